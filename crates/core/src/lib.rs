@@ -1,0 +1,22 @@
+//! Plain types shared by every qpslab crate.
+//!
+//! Nothing here performs I/O. Results cross crate boundaries as these serde types: the engine
+//! produces [`result::PhaseResult`]s, the store persists them, the CLI prints them.
+//!
+//! ```
+//! use qpslab_core::dsn::Dsn;
+//! let dsn: Dsn = "mysql://bench:secret@127.0.0.1:3306/sbtest".parse().unwrap();
+//! assert_eq!(dsn.to_string(), "mysql://bench@127.0.0.1:3306/sbtest");
+//! ```
+
+pub mod dsn;
+pub mod plan;
+pub mod result;
+pub mod secret;
+pub mod workload;
+
+pub use dsn::{ConnectOptions, Dsn, Endpoint, SslMode};
+pub use plan::{RateSpec, RunPlan, StopCondition};
+pub use result::{PhaseResult, Sample};
+pub use secret::Secret;
+pub use workload::{RandType, WorkloadKind, WorkloadOptions};

@@ -1,0 +1,80 @@
+//! What a run does: the plan built by the CLI (or a study) and handed to the engine.
+
+use crate::workload::WorkloadOptions;
+use serde::{Deserialize, Serialize};
+
+/// When a measured phase ends. sysbench semantics: whichever limit is reached first; with
+/// neither set, the phase runs for 10 s.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StopCondition {
+    /// `--time`: seconds of measurement.
+    pub time_s: Option<f64>,
+    /// `--events`: transactions across all sessions.
+    pub events: Option<u64>,
+}
+
+/// How fixed-rate arrivals are spaced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Evenly spaced intended starts.
+    Uniform,
+    /// Exponentially distributed gaps (a Poisson process), as sysbench's `--rate` does.
+    Poisson,
+}
+
+/// `--rate N`: a fixed arrival rate of events per second across all sessions. Latency is
+/// measured from each event's intended start, so a stalled server shows in the percentiles.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RateSpec {
+    /// Events per second across all sessions.
+    pub per_second: f64,
+    /// Spacing of intended starts.
+    pub arrival: Arrival,
+}
+
+/// One `qpslab run`: a workload swept over thread counts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunPlan {
+    /// The workload and its sysbench options.
+    pub workload: WorkloadOptions,
+    /// `--threads`: the sweep of session counts, one measured phase each.
+    pub threads: Vec<u32>,
+    /// End of each measured phase.
+    pub stop: StopCondition,
+    /// `--warmup`: seconds run before each measured phase and discarded.
+    pub warmup_s: f64,
+    /// `--report-interval`: seconds per sample (default 1).
+    pub report_interval_s: f64,
+    /// `--percentiles`: which latency percentiles to report (default 95, 99).
+    pub percentiles: Vec<f64>,
+    /// `--rate`: fixed arrival rate, if any.
+    pub rate: Option<RateSpec>,
+    /// `--ps on|off`: server-side prepared statements (on) or the text protocol (off).
+    pub prepared_statements: bool,
+    /// `--client-cpus`: CPUs for the client's event loops (none: not pinned).
+    pub client_cpus: Option<Vec<usize>>,
+    /// Number of event-loop threads (none: one per client CPU, or one per core).
+    pub event_loops: Option<usize>,
+}
+
+impl RunPlan {
+    /// The plan for `workload` with qpslab's defaults (sysbench's where it has one).
+    pub fn new(workload: WorkloadOptions) -> Self {
+        RunPlan {
+            workload,
+            threads: vec![1],
+            stop: StopCondition {
+                time_s: Some(10.0),
+                events: None,
+            },
+            warmup_s: 0.0,
+            report_interval_s: 1.0,
+            percentiles: vec![95.0, 99.0],
+            rate: None,
+            prepared_statements: true,
+            client_cpus: None,
+            event_loops: None,
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! What a measured phase produced: per-interval samples and the phase summary.
+//!
+//! The engine fills these; the store persists them; the CLI and reports read them.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A latency percentile.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Percentile {
+    /// Which percentile (e.g. 99.0).
+    pub p: f64,
+    /// Its value in milliseconds.
+    pub ms: f64,
+}
+
+/// Latency of events (or of one statement kind) over a span of time.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub min_ms: f64,
+    pub avg_ms: f64,
+    pub max_ms: f64,
+    pub percentiles: Vec<Percentile>,
+}
+
+/// Queries by sysbench's classes: reads (SELECT), writes (INSERT/UPDATE/DELETE), other
+/// (BEGIN/COMMIT and the like).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueryCounts {
+    pub read: u64,
+    pub write: u64,
+    pub other: u64,
+}
+
+impl QueryCounts {
+    /// All queries.
+    pub fn total(&self) -> u64 {
+        self.read + self.write + self.other
+    }
+}
+
+/// CPU time and memory of the client process over a span.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuUsage {
+    /// User CPU seconds.
+    pub user_s: f64,
+    /// System CPU seconds.
+    pub sys_s: f64,
+    /// Peak resident set size in KiB (0 when unknown).
+    pub max_rss_kib: u64,
+}
+
+/// Fixed-rate bookkeeping: how far behind its intended schedule the client ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RateStats {
+    /// Requested events per second.
+    pub target_per_s: f64,
+    /// Events per second actually started.
+    pub achieved_per_s: f64,
+    /// Events that started later than 1 ms after their intended start.
+    pub late_events: u64,
+    /// Mean schedule lag (actual start - intended start), ms.
+    pub mean_lag_ms: f64,
+    /// Maximum schedule lag, ms.
+    pub max_lag_ms: f64,
+}
+
+/// One report interval of a measured phase.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Seconds since the measured phase began, at the end of this interval.
+    pub elapsed_s: f64,
+    /// Length of the interval in seconds.
+    pub interval_s: f64,
+    /// Events (transactions) completed.
+    pub events: u64,
+    /// Queries completed, by class.
+    pub queries: QueryCounts,
+    /// Errors that were retried or ignored (deadlocks, lock waits...), all codes.
+    pub errors: u64,
+    /// Connections re-established after a loss.
+    pub reconnects: u64,
+    /// Event latency percentiles over this interval.
+    pub latency: LatencySummary,
+    /// Client CPU spent in this interval.
+    pub client_cpu: CpuUsage,
+    /// Events behind schedule in fixed-rate mode (0 otherwise).
+    pub late_events: u64,
+    /// Maximum schedule lag in this interval, ms (fixed-rate mode).
+    pub max_lag_ms: f64,
+}
+
+/// A serialized HDR histogram (V2 format, microsecond values, 3 significant digits).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistogramBlob {
+    /// `event` for whole events, or the statement kind (`point_selects`, `begin`...).
+    pub name: String,
+    /// The V2-serialized histogram.
+    #[serde(with = "hex_bytes")]
+    pub v2: Vec<u8>,
+}
+
+/// Latency of one statement kind over the phase.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatementLatency {
+    /// Statement kind, by sysbench's names (`point_selects`, `simple_ranges`, `begin`...).
+    pub kind: String,
+    pub latency: LatencySummary,
+}
+
+/// The result of one measured phase (one thread count of a sweep).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseResult {
+    /// Sessions.
+    pub threads: u32,
+    /// Measured seconds (warm-up excluded).
+    pub duration_s: f64,
+    /// Events (transactions) completed.
+    pub events: u64,
+    /// Queries by class.
+    pub queries: QueryCounts,
+    /// Retried or ignored errors by server error code.
+    pub errors: BTreeMap<u16, u64>,
+    /// Connections re-established after a loss.
+    pub reconnects: u64,
+    /// Event latency over the phase.
+    pub latency: LatencySummary,
+    /// Latency per statement kind.
+    pub statements: Vec<StatementLatency>,
+    /// One sample per report interval.
+    pub samples: Vec<Sample>,
+    /// Client CPU and memory over the measured phase.
+    pub client_cpu: CpuUsage,
+    /// Fixed-rate statistics, when `--rate` was used.
+    pub rate: Option<RateStats>,
+    /// Serialized histograms: `event` first, then one per statement kind.
+    pub histograms: Vec<HistogramBlob>,
+}
+
+impl PhaseResult {
+    /// Events per second.
+    pub fn tps(&self) -> f64 {
+        per_second(self.events, self.duration_s)
+    }
+    /// Queries per second.
+    pub fn qps(&self) -> f64 {
+        per_second(self.queries.total(), self.duration_s)
+    }
+    /// All retried/ignored errors.
+    pub fn error_total(&self) -> u64 {
+        self.errors.values().sum()
+    }
+    /// Client CPU microseconds per query (user + sys), if any query ran.
+    pub fn client_cpu_us_per_query(&self) -> Option<f64> {
+        let q = self.queries.total();
+        (q > 0).then(|| (self.client_cpu.user_s + self.client_cpu.sys_s) * 1e6 / q as f64)
+    }
+}
+
+fn per_second(n: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        n as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+mod hex_bytes {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        let mut out = String::with_capacity(b.len() * 2);
+        for byte in b {
+            out.push_str(&format!("{byte:02x}"));
+        }
+        s.serialize_str(&out)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let s = String::deserialize(d)?;
+        if s.len() % 2 != 0 {
+            return Err(serde::de::Error::custom("odd hex length"));
+        }
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(serde::de::Error::custom))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_and_hex_round_trip() {
+        let r = PhaseResult {
+            duration_s: 2.0,
+            events: 10,
+            queries: QueryCounts {
+                read: 30,
+                write: 8,
+                other: 2,
+            },
+            histograms: vec![HistogramBlob {
+                name: "event".into(),
+                v2: vec![0, 1, 254, 255],
+            }],
+            ..Default::default()
+        };
+        assert_eq!(r.tps(), 5.0);
+        assert_eq!(r.qps(), 20.0);
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(json.contains("\"0001feff\""), "{json}");
+        let back: PhaseResult = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r);
+    }
+}

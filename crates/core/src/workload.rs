@@ -1,0 +1,243 @@
+//! The sysbench 1.0.20 workload names and the options that shape them, with sysbench's defaults.
+//!
+//! This is plain data: statement generation lives in `qpslab-engine`'s `workload` module.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// One of sysbench's bundled OLTP scripts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    OltpPointSelect,
+    OltpReadOnly,
+    OltpReadWrite,
+    OltpWriteOnly,
+    OltpUpdateIndex,
+    OltpUpdateNonIndex,
+    OltpInsert,
+    OltpDelete,
+    SelectRandomPoints,
+    SelectRandomRanges,
+}
+
+impl WorkloadKind {
+    /// Every workload, in the order `--help` lists them.
+    pub const ALL: [WorkloadKind; 10] = [
+        WorkloadKind::OltpPointSelect,
+        WorkloadKind::OltpReadOnly,
+        WorkloadKind::OltpReadWrite,
+        WorkloadKind::OltpWriteOnly,
+        WorkloadKind::OltpUpdateIndex,
+        WorkloadKind::OltpUpdateNonIndex,
+        WorkloadKind::OltpInsert,
+        WorkloadKind::OltpDelete,
+        WorkloadKind::SelectRandomPoints,
+        WorkloadKind::SelectRandomRanges,
+    ];
+
+    /// The sysbench script name, e.g. `oltp_read_write`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::OltpPointSelect => "oltp_point_select",
+            WorkloadKind::OltpReadOnly => "oltp_read_only",
+            WorkloadKind::OltpReadWrite => "oltp_read_write",
+            WorkloadKind::OltpWriteOnly => "oltp_write_only",
+            WorkloadKind::OltpUpdateIndex => "oltp_update_index",
+            WorkloadKind::OltpUpdateNonIndex => "oltp_update_non_index",
+            WorkloadKind::OltpInsert => "oltp_insert",
+            WorkloadKind::OltpDelete => "oltp_delete",
+            WorkloadKind::SelectRandomPoints => "select_random_points",
+            WorkloadKind::SelectRandomRanges => "select_random_ranges",
+        }
+    }
+}
+
+impl fmt::Display for WorkloadKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown workload name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown workload '{0}' (known: {known})", known = WorkloadKind::ALL.map(|w| w.name()).join(", "))]
+pub struct UnknownWorkload(pub String);
+
+impl FromStr for WorkloadKind {
+    type Err = UnknownWorkload;
+    fn from_str(s: &str) -> Result<Self, UnknownWorkload> {
+        let s = s.trim_end_matches(".lua");
+        WorkloadKind::ALL
+            .into_iter()
+            .find(|w| w.name() == s)
+            .ok_or_else(|| UnknownWorkload(s.to_string()))
+    }
+}
+
+/// sysbench's `--rand-type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RandType {
+    Uniform,
+    Gaussian,
+    Special,
+    Pareto,
+    Zipfian,
+}
+
+impl FromStr for RandType {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "uniform" => RandType::Uniform,
+            "gaussian" => RandType::Gaussian,
+            "special" => RandType::Special,
+            "pareto" => RandType::Pareto,
+            "zipfian" => RandType::Zipfian,
+            _ => {
+                return Err(format!(
+                    "unknown rand-type '{s}' (known: uniform, gaussian, special, pareto, zipfian)"
+                ))
+            }
+        })
+    }
+}
+
+/// sysbench's random-number options (`--rand-*`), with 1.0.20's defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RandOptions {
+    /// `--rand-type` (default `special`).
+    pub rand_type: RandType,
+    /// `--rand-spec-iter` (12): iterations for the gaussian and special distributions.
+    pub spec_iter: u32,
+    /// `--rand-spec-pct` (1): percentage of values treated as "special".
+    pub spec_pct: u32,
+    /// `--rand-spec-res` (75): percentage of draws that hit the special values.
+    pub spec_res: u32,
+    /// `--rand-pareto-h` (0.2).
+    pub pareto_h: f64,
+    /// `--rand-zipfian-exp` (0.8).
+    pub zipfian_exp: f64,
+    /// `--rand-seed` (0: seed from the clock).
+    pub seed: u64,
+}
+
+impl Default for RandOptions {
+    fn default() -> Self {
+        RandOptions {
+            rand_type: RandType::Special,
+            spec_iter: 12,
+            spec_pct: 1,
+            spec_res: 75,
+            pareto_h: 0.2,
+            zipfian_exp: 0.8,
+            seed: 0,
+        }
+    }
+}
+
+/// Options of sysbench's `oltp_common.lua` and the `select_random_*` scripts, by their sysbench
+/// names (dashes become underscores). Defaults are sysbench 1.0.20's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadOptions {
+    /// Which script.
+    pub kind: WorkloadKind,
+    /// `--tables` (1).
+    pub tables: u32,
+    /// `--table-size` (10000).
+    pub table_size: u64,
+    /// `--range-size` (100).
+    pub range_size: u64,
+    /// `--point-selects` (10; oltp_point_select always runs 1 per event, as sysbench does).
+    pub point_selects: u32,
+    /// `--simple-ranges` (1).
+    pub simple_ranges: u32,
+    /// `--sum-ranges` (1).
+    pub sum_ranges: u32,
+    /// `--order-ranges` (1).
+    pub order_ranges: u32,
+    /// `--distinct-ranges` (1).
+    pub distinct_ranges: u32,
+    /// `--index-updates` (1).
+    pub index_updates: u32,
+    /// `--non-index-updates` (1).
+    pub non_index_updates: u32,
+    /// `--delete-inserts` (1).
+    pub delete_inserts: u32,
+    /// `--range-selects` (on).
+    pub range_selects: bool,
+    /// `--auto-inc` (on).
+    pub auto_inc: bool,
+    /// `--skip-trx` (off).
+    pub skip_trx: bool,
+    /// `--secondary` (off): `id` is a secondary key instead of the primary key.
+    pub secondary: bool,
+    /// `--create-secondary` (on): build the `k_N` index after loading.
+    pub create_secondary: bool,
+    /// `--mysql-storage-engine` (innodb).
+    pub storage_engine: String,
+    /// `--create-table-options` (empty).
+    pub create_table_options: String,
+    /// `--random-points` of select_random_points (10).
+    pub random_points: u32,
+    /// `--number-of-ranges` of select_random_ranges (10).
+    pub number_of_ranges: u32,
+    /// `--delta` of select_random_ranges (5).
+    pub delta: u64,
+    /// The `--rand-*` options.
+    pub rand: RandOptions,
+}
+
+impl WorkloadOptions {
+    /// sysbench 1.0.20's defaults for `kind`.
+    pub fn new(kind: WorkloadKind) -> Self {
+        WorkloadOptions {
+            kind,
+            tables: 1,
+            table_size: 10_000,
+            range_size: 100,
+            point_selects: 10,
+            simple_ranges: 1,
+            sum_ranges: 1,
+            order_ranges: 1,
+            distinct_ranges: 1,
+            index_updates: 1,
+            non_index_updates: 1,
+            delete_inserts: 1,
+            range_selects: true,
+            auto_inc: true,
+            skip_trx: false,
+            secondary: false,
+            create_secondary: true,
+            storage_engine: "innodb".into(),
+            create_table_options: String::new(),
+            random_points: 10,
+            number_of_ranges: 10,
+            delta: 5,
+            rand: RandOptions::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for w in WorkloadKind::ALL {
+            assert_eq!(w.name().parse::<WorkloadKind>().unwrap(), w);
+        }
+        assert_eq!(
+            "oltp_read_only.lua".parse::<WorkloadKind>().unwrap(),
+            WorkloadKind::OltpReadOnly
+        );
+        let err = "oltp_foo".parse::<WorkloadKind>().unwrap_err().to_string();
+        assert!(
+            err.contains("oltp_foo") && err.contains("oltp_point_select"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! qpslab-engine (being built).

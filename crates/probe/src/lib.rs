@@ -1,0 +1,1 @@
+//! qpslab-probe (being built).

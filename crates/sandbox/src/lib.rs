@@ -1,0 +1,1 @@
+//! qpslab-sandbox (being built).

@@ -1,0 +1,1 @@
+//! qpslab-store (being built).

@@ -1,0 +1,1 @@
+//! qpslab-wire (being built).
