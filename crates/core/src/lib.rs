@@ -10,12 +10,14 @@
 //! ```
 
 pub mod dsn;
+pub mod env;
 pub mod plan;
 pub mod result;
 pub mod secret;
 pub mod workload;
 
 pub use dsn::{ConnectOptions, Dsn, Endpoint, SslMode};
+pub use env::{HostFacts, ProcessCpu, ServerInfo};
 pub use plan::{RateSpec, RunPlan, StopCondition};
 pub use result::{PhaseResult, Sample};
 pub use secret::Secret;
