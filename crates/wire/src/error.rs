@@ -1,0 +1,76 @@
+//! The one error type of this crate.
+//!
+//! Server errors keep their code, SQLSTATE and message so callers can count them by code
+//! (sysbench's ignore list is by code). Nothing here ever holds a password.
+
+/// Everything that can go wrong while talking to a server.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The socket failed (refused, reset, closed, timed out). The message names the endpoint
+    /// when the failure happened while connecting.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The server answered with an ERR packet.
+    #[error("server error {code} ({sqlstate}): {message}")]
+    Server {
+        /// MySQL/MariaDB error number, e.g. 1045.
+        code: u16,
+        /// Five-character SQLSTATE ("HY000" when the server sent none).
+        sqlstate: String,
+        /// The server's message, verbatim.
+        message: String,
+    },
+    /// The server sent bytes this client does not understand, or a reply out of order.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+    /// Authentication could not proceed on our side (unsupported plugin, cleartext refused
+    /// over an insecure channel, ...).
+    #[error("authentication failed: {0}")]
+    Auth(String),
+    /// TLS could not be set up or failed.
+    #[error("TLS error: {0}")]
+    Tls(String),
+}
+
+impl Error {
+    /// True when the session is gone and the caller must reconnect: socket errors and the
+    /// server's "gone away / lost / killed" codes.
+    pub fn is_connection_lost(&self) -> bool {
+        match self {
+            Error::Io(_) => true,
+            // 1053 server shutdown, 1927 connection killed (MariaDB), 2006/2013 client-side
+            // "gone away"/"lost" numbers some proxies relay, 4031 inactive client disconnected.
+            Error::Server { code, .. } => matches!(code, 1053 | 1927 | 2006 | 2013 | 4031),
+            Error::Tls(_) => true,
+            Error::Protocol(_) | Error::Auth(_) => false,
+        }
+    }
+
+    /// The server's error number, when this is a server error.
+    pub fn server_code(&self) -> Option<u16> {
+        match self {
+            Error::Server { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_errors() {
+        let e = Error::Server {
+            code: 1213,
+            sqlstate: "40001".into(),
+            message: "Deadlock found".into(),
+        };
+        assert_eq!(e.server_code(), Some(1213));
+        assert!(!e.is_connection_lost());
+        let io = Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert!(io.is_connection_lost());
+        assert_eq!(io.server_code(), None);
+        assert!(e.to_string().contains("1213"));
+    }
+}

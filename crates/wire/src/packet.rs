@@ -1,0 +1,1 @@
+//! Blocking packet I/O.
