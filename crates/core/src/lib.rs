@@ -11,6 +11,7 @@
 
 pub mod dsn;
 pub mod env;
+pub mod optfile;
 pub mod plan;
 pub mod result;
 pub mod secret;
