@@ -1,1 +1,76 @@
-//! qpslab-store (being built).
+//! The SQLite results store: every run qpslab measures, kept self-describing.
+//!
+//! A run is a [`RunMeta`] (plan, redacted target, server version and variables, host facts,
+//! tool version) and its measured phases, each with per-interval samples, serialized HDR
+//! histograms and telemetry. A phase is written by [`Store::record_phase`] in one transaction the
+//! moment it ends, so a later failure never loses it and a failed phase leaves nothing half
+//! written. The schema is versioned (`PRAGMA user_version`) and migrated on open.
+//!
+//! ```no_run
+//! # fn demo(meta: qpslab_store::RunMeta, phase: qpslab_core::PhaseResult) -> Result<(), qpslab_store::Error> {
+//! use qpslab_store::{RunStatus, Store};
+//! let mut store = Store::open("qpslab.db".as_ref())?;
+//! let id = store.record_phase(&meta, &phase, &[])?;
+//! store.finish_run(&meta.uuid, RunStatus::Completed)?;
+//! let run = store.load_run(id)?;
+//! assert_eq!(run.phases.len(), 1);
+//! # Ok(()) }
+//! ```
+
+mod error;
+mod export;
+mod model;
+mod read;
+mod schema;
+mod write;
+
+pub use error::Error;
+pub use model::{
+    new_run_uuid, redact_url_passwords, unix_now, RunId, RunMeta, RunStatus, RunSummary,
+    StoredPhase, StoredRun, TelemetrySample, UnixSeconds,
+};
+pub use schema::SCHEMA_VERSION;
+
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The default store file, relative to the working directory.
+pub const DEFAULT_PATH: &str = "qpslab.db";
+
+/// An open results store.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens the store at `path`, creating it if missing and migrating it to
+    /// [`SCHEMA_VERSION`]. Fails with a clear error when the file is not SQLite, is another
+    /// program's SQLite database, or was written by a newer qpslab.
+    pub fn open(path: &Path) -> Result<Store, Error> {
+        let mut conn = Connection::open(path).map_err(|source| Error::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        // Studies may run several qpslab processes on one store: wait for a writer rather
+        // than fail at once.
+        conn.busy_timeout(Duration::from_secs(10))?;
+        schema::check_and_migrate(&mut conn, path)?;
+        // WAL only after the file is known to be ours: it changes the file format on disk.
+        // On file systems without shared memory SQLite keeps its rollback journal: still correct.
+        let _mode: String =
+            conn.pragma_update_and_check(None, "journal_mode", "wal", |r| r.get(0))?;
+        conn.pragma_update(None, "foreign_keys", true)?;
+        conn.pragma_update(None, "synchronous", "normal")?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The file this store lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}

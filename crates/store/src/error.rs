@@ -1,0 +1,64 @@
+//! The store's error type.
+
+use crate::model::RunId;
+use std::path::PathBuf;
+
+/// Everything that can go wrong opening, writing or reading a results store.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The file could not be opened or created (missing directory, permissions...).
+    #[error("cannot open results store {path}: {source}")]
+    Open {
+        /// The path given to [`crate::Store::open`].
+        path: PathBuf,
+        /// What SQLite said.
+        source: rusqlite::Error,
+    },
+    /// The file exists but is not an SQLite database at all.
+    #[error(
+        "{path} is not an SQLite database (not a qpslab results store); pass another --db path"
+    )]
+    NotADatabase {
+        /// The offending file.
+        path: PathBuf,
+    },
+    /// The file is an SQLite database that some other program owns.
+    #[error("{path} is an SQLite database but not a qpslab results store; pass another --db path")]
+    NotQpslab {
+        /// The offending file.
+        path: PathBuf,
+    },
+    /// The store was written by a newer qpslab whose schema this build does not know.
+    #[error("{path} has results schema version {found}, newer than this qpslab supports ({supported}); upgrade qpslab")]
+    NewerSchema {
+        /// The store's file.
+        path: PathBuf,
+        /// `PRAGMA user_version` found in the file.
+        found: i64,
+        /// The newest schema version this build knows.
+        supported: i64,
+    },
+    /// No run has this id.
+    #[error("no run with id {0} in the results store")]
+    RunNotFound(RunId),
+    /// A counter too large for SQLite's signed 64-bit integers.
+    #[error("{what} = {value} does not fit the store's 64-bit signed integers")]
+    OutOfRange {
+        /// Which value.
+        what: &'static str,
+        /// The value itself.
+        value: u64,
+    },
+    /// A stored value that this build cannot read back (hand-edited or damaged store).
+    #[error("damaged results store: {0}")]
+    Corrupt(String),
+    /// Any other SQLite failure.
+    #[error("results store: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// A JSON column could not be encoded or decoded.
+    #[error("results store JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// Writing an export failed.
+    #[error("writing export: {0}")]
+    Io(#[from] std::io::Error),
+}

@@ -1,0 +1,270 @@
+//! The values the store takes and gives back.
+
+use qpslab_core::env::{HostFacts, ServerInfo};
+use qpslab_core::plan::RunPlan;
+use qpslab_core::result::PhaseResult;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Seconds since the Unix epoch (UTC). An `f64` keeps microseconds for centuries and survives
+/// SQLite's REAL and JSON unchanged.
+pub type UnixSeconds = f64;
+
+/// The store's id of a run (its `runs.id`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunId(pub i64);
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Where a run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Phases are still being recorded (or the process died before finishing it).
+    Running,
+    /// Every planned phase ran.
+    Completed,
+    /// A phase failed; the phases before it are kept.
+    Failed,
+    /// The user stopped it (Ctrl-C).
+    Interrupted,
+}
+
+impl RunStatus {
+    /// The word stored in `runs.status`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for RunStatus {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "running" => RunStatus::Running,
+            "completed" => RunStatus::Completed,
+            "failed" => RunStatus::Failed,
+            "interrupted" => RunStatus::Interrupted,
+            _ => return Err(format!("unknown run status '{s}'")),
+        })
+    }
+}
+
+/// What describes a run as a whole; written with its first phase.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    /// A unique id chosen by the caller ([`new_run_uuid`]); phases with the same uuid belong to
+    /// the same run.
+    pub uuid: String,
+    /// When the run began.
+    pub started_at: UnixSeconds,
+    /// The command line, without secrets. URL passwords (`scheme://user:pass@`) are removed
+    /// again before storing, as a second line of defence.
+    pub command: String,
+    /// The full plan (it holds no connection secrets by construction).
+    pub plan: RunPlan,
+    /// `user@host:port/db` or a `Dsn`'s Display: never a password (removed if present).
+    pub target: String,
+    /// The server measured.
+    pub server: ServerInfo,
+    /// The machine measured on.
+    pub host: HostFacts,
+    /// `qpslab` version that produced the run.
+    pub tool_version: String,
+    /// The study this run is a cell of, if any.
+    pub study_id: Option<String>,
+    /// The cell's label within its study, if any.
+    pub cell_label: Option<String>,
+}
+
+/// One telemetry reading taken during a phase (server status, server or client process CPU...).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TelemetrySample {
+    /// Seconds since the measured phase began.
+    pub elapsed_s: f64,
+    /// What was read: `server_status`, `server_proc`, `client_proc`...
+    pub source: String,
+    /// The reading.
+    pub values: serde_json::Value,
+}
+
+/// One line of `qpslab show`'s run list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// The run's id.
+    pub id: RunId,
+    /// The run's uuid.
+    pub uuid: String,
+    /// When it began.
+    pub started_at: UnixSeconds,
+    /// Where it stands.
+    pub status: RunStatus,
+    /// Workload name, e.g. `oltp_read_only`.
+    pub workload: String,
+    /// Redacted target.
+    pub target: String,
+    /// `@@version` of the server.
+    pub server_version: String,
+    /// Phases recorded.
+    pub phases: u32,
+    /// Highest events per second among its phases.
+    pub best_tps: f64,
+    /// Highest queries per second among its phases.
+    pub best_qps: f64,
+}
+
+/// A measured phase as stored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredPhase {
+    /// Order within the run, from 1.
+    pub seq: u32,
+    /// When the phase was written (right after it ended).
+    pub recorded_at: UnixSeconds,
+    /// The phase, with its samples and histograms.
+    pub result: PhaseResult,
+    /// Telemetry taken during it, in the order given.
+    pub telemetry: Vec<TelemetrySample>,
+}
+
+/// A whole run read back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredRun {
+    /// Its id.
+    pub id: RunId,
+    /// What was recorded with its first phase.
+    pub meta: RunMeta,
+    /// Where it stands.
+    pub status: RunStatus,
+    /// When [`crate::Store::finish_run`] was called, if it was.
+    pub finished_at: Option<UnixSeconds>,
+    /// Its phases in the order they ran.
+    pub phases: Vec<StoredPhase>,
+}
+
+/// The current time as [`UnixSeconds`].
+pub fn unix_now() -> UnixSeconds {
+    // A clock before 1970 is a broken clock; 0 is as good an answer as any.
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// A random (version 4) UUID for a new run, from the kernel's random source; falls back to the
+/// clock, the process id and a counter when `/dev/urandom` cannot be read.
+pub fn new_run_uuid() -> String {
+    use std::io::Read;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut b = [0u8; 16];
+    let from_kernel = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok();
+    if !from_kernel {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        b[..8].copy_from_slice(&nanos.to_le_bytes());
+        b[8..12].copy_from_slice(&std::process::id().to_le_bytes());
+        b[12..].copy_from_slice(&(n as u32).to_le_bytes());
+    }
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+/// `text` with the password of every `scheme://user:password@` URL removed.
+pub fn redact_url_passwords(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        out.push_str(&rest[..i + 3]);
+        rest = &rest[i + 3..];
+        // The authority ends at the first '/', '?', '#' or whitespace; its userinfo at the last
+        // '@' before that.
+        let end = rest
+            .find(|c: char| c == '/' || c == '?' || c == '#' || c.is_whitespace())
+            .unwrap_or(rest.len());
+        let authority = &rest[..end];
+        if let Some(at) = authority.rfind('@') {
+            let userinfo = &authority[..at];
+            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+            out.push_str(user);
+            out.push_str(&authority[at..]);
+        } else {
+            out.push_str(authority);
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuids_are_v4_and_distinct() {
+        let a = new_run_uuid();
+        let b = new_run_uuid();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+        assert!("89ab".contains(&a[19..20]), "{a}");
+    }
+
+    #[test]
+    fn url_passwords_are_removed() {
+        assert_eq!(
+            redact_url_passwords("qpslab run x --target mysql://bench:pw@h:3306/db --threads 4"),
+            "qpslab run x --target mysql://bench@h:3306/db --threads 4"
+        );
+        assert_eq!(
+            redact_url_passwords("a mysql://u:p@ss:w@[::1]/d?socket=/s b mariadb://r@h"),
+            "a mysql://u@[::1]/d?socket=/s b mariadb://r@h"
+        );
+        assert_eq!(redact_url_passwords("no url here"), "no url here");
+    }
+
+    #[test]
+    fn status_words_round_trip() {
+        for s in [
+            RunStatus::Running,
+            RunStatus::Completed,
+            RunStatus::Failed,
+            RunStatus::Interrupted,
+        ] {
+            assert_eq!(s.as_str().parse::<RunStatus>().unwrap(), s);
+        }
+        assert!("done".parse::<RunStatus>().is_err());
+    }
+}

@@ -1,0 +1,160 @@
+//! The schema and its migrations.
+//!
+//! A qpslab store is marked by `PRAGMA application_id` and versioned by `PRAGMA user_version`:
+//! migration N (1-based) takes the store from version N-1 to N, and runs once, in a transaction.
+//! Never edit a released migration; append a new one.
+
+use crate::error::Error;
+use rusqlite::{Connection, ErrorCode};
+use std::path::Path;
+
+/// `PRAGMA application_id` of a qpslab store: "qpsl" in ASCII.
+pub const APPLICATION_ID: i32 = 0x7170_736c;
+
+/// Ordered migrations; index 0 takes an empty file to version 1.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE runs (
+    id             INTEGER PRIMARY KEY,
+    uuid           TEXT NOT NULL UNIQUE,
+    started_at     REAL NOT NULL,          -- Unix seconds, UTC
+    finished_at    REAL,                   -- Unix seconds, NULL until finished
+    status         TEXT NOT NULL CHECK (status IN ('running','completed','failed','interrupted')),
+    command        TEXT NOT NULL,          -- argv, without secrets
+    workload       TEXT NOT NULL,
+    plan_json      TEXT NOT NULL,          -- qpslab_core::RunPlan
+    target         TEXT NOT NULL,          -- user@host:port/db, never a password
+    server_version TEXT NOT NULL,
+    server_json    TEXT NOT NULL,          -- qpslab_core::env::ServerInfo
+    host_json      TEXT NOT NULL,          -- qpslab_core::env::HostFacts
+    tool_version   TEXT NOT NULL,
+    study_id       TEXT,
+    cell_label     TEXT
+);
+CREATE INDEX runs_started ON runs (started_at);
+CREATE INDEX runs_study ON runs (study_id) WHERE study_id IS NOT NULL;
+
+CREATE TABLE phases (
+    id                 INTEGER PRIMARY KEY,
+    run_id             INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq                INTEGER NOT NULL,   -- 1, 2, ... within the run
+    recorded_at        REAL NOT NULL,      -- Unix seconds, when the phase was written
+    threads            INTEGER NOT NULL,
+    duration_s         REAL NOT NULL,
+    events             INTEGER NOT NULL,
+    reads              INTEGER NOT NULL,
+    writes             INTEGER NOT NULL,
+    other              INTEGER NOT NULL,
+    errors_json        TEXT NOT NULL,      -- {"1213": 4, ...}: retried errors by code
+    reconnects         INTEGER NOT NULL,
+    tps                REAL NOT NULL,
+    qps                REAL NOT NULL,
+    lat_min_ms         REAL NOT NULL,
+    lat_avg_ms         REAL NOT NULL,
+    lat_max_ms         REAL NOT NULL,
+    percentiles_json   TEXT NOT NULL,      -- [{"p": 95.0, "ms": 1.2}, ...]
+    statements_json    TEXT NOT NULL,      -- latency per statement kind
+    client_cpu_user_s  REAL NOT NULL,
+    client_cpu_sys_s   REAL NOT NULL,
+    client_max_rss_kib INTEGER NOT NULL,
+    rate_json          TEXT,               -- fixed-rate statistics, NULL without --rate
+    summary_json       TEXT NOT NULL,      -- the whole PhaseResult minus samples and histograms
+    UNIQUE (run_id, seq)
+);
+
+CREATE TABLE samples (
+    phase_id           INTEGER NOT NULL REFERENCES phases (id) ON DELETE CASCADE,
+    seq                INTEGER NOT NULL,
+    elapsed_s          REAL NOT NULL,
+    interval_s         REAL NOT NULL,
+    events             INTEGER NOT NULL,
+    reads              INTEGER NOT NULL,
+    writes             INTEGER NOT NULL,
+    other              INTEGER NOT NULL,
+    errors             INTEGER NOT NULL,
+    reconnects         INTEGER NOT NULL,
+    lat_count          INTEGER NOT NULL,
+    lat_min_ms         REAL NOT NULL,
+    lat_avg_ms         REAL NOT NULL,
+    lat_max_ms         REAL NOT NULL,
+    p_json             TEXT NOT NULL,      -- percentiles of this interval
+    client_cpu_user_s  REAL NOT NULL,
+    client_cpu_sys_s   REAL NOT NULL,
+    client_max_rss_kib INTEGER NOT NULL,
+    late_events        INTEGER NOT NULL,
+    max_lag_ms         REAL NOT NULL,
+    PRIMARY KEY (phase_id, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE histograms (
+    phase_id INTEGER NOT NULL REFERENCES phases (id) ON DELETE CASCADE,
+    seq      INTEGER NOT NULL,             -- 0 is `event`, then statement kinds
+    name     TEXT NOT NULL,
+    v2       BLOB NOT NULL,                -- HdrHistogram V2 serialization, microseconds
+    PRIMARY KEY (phase_id, seq)
+);
+
+CREATE TABLE telemetry (
+    phase_id  INTEGER NOT NULL REFERENCES phases (id) ON DELETE CASCADE,
+    seq       INTEGER NOT NULL,
+    elapsed_s REAL NOT NULL,
+    source    TEXT NOT NULL,               -- server_status, server_proc, client_proc, ...
+    json      TEXT NOT NULL,
+    PRIMARY KEY (phase_id, seq)
+) WITHOUT ROWID;
+
+-- For people reading the file with the sqlite3 shell.
+CREATE VIEW phase_overview AS
+SELECT r.id AS run_id, datetime(r.started_at, 'unixepoch') AS started_utc, r.workload,
+       r.target, r.server_version, r.status, p.seq AS phase, p.threads, p.duration_s,
+       round(p.tps, 2) AS tps, round(p.qps, 2) AS qps, p.lat_avg_ms, p.lat_max_ms
+FROM runs r JOIN phases p ON p.run_id = r.id
+ORDER BY r.id, p.seq;
+"#];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Checks that `conn` is an empty file or a qpslab store this build can read, then applies the
+/// missing migrations.
+pub(crate) fn check_and_migrate(conn: &mut Connection, path: &Path) -> Result<(), Error> {
+    let not_db = |e: rusqlite::Error| match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => Error::NotADatabase {
+            path: path.to_path_buf(),
+        },
+        _ => Error::Sqlite(e),
+    };
+    let app_id: i32 = conn
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .map_err(not_db)?;
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(not_db)?;
+    if app_id != APPLICATION_ID {
+        let objects: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(not_db)?;
+        if app_id != 0 || version != 0 || objects != 0 {
+            return Err(Error::NotQpslab {
+                path: path.to_path_buf(),
+            });
+        }
+    }
+    if version < 0 {
+        return Err(Error::Corrupt(format!("negative schema version {version}")));
+    }
+    if version > SCHEMA_VERSION {
+        return Err(Error::NewerSchema {
+            path: path.to_path_buf(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", i as i64 + 1)?;
+        tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,419 @@
+//! The store against real SQLite files in temporary directories.
+
+use qpslab_core::env::{HostFacts, ServerInfo};
+use qpslab_core::plan::RunPlan;
+use qpslab_core::result::{
+    CpuUsage, HistogramBlob, LatencySummary, Percentile, PhaseResult, QueryCounts, RateStats,
+    Sample, StatementLatency,
+};
+use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
+use qpslab_core::Dsn;
+use qpslab_store::{
+    new_run_uuid, Error, RunMeta, RunStatus, Store, TelemetrySample, SCHEMA_VERSION,
+};
+use std::path::Path;
+
+fn meta(target: &str, started_at: f64) -> RunMeta {
+    let mut server = ServerInfo {
+        version: "10.11.6-MariaDB-0+deb12u1".into(),
+        version_comment: "Debian 12".into(),
+        flavor: "mariadb".into(),
+        ..Default::default()
+    };
+    server
+        .variables
+        .insert("innodb_buffer_pool_size".into(), "134217728".into());
+    RunMeta {
+        uuid: new_run_uuid(),
+        started_at,
+        command: "qpslab run oltp_read_only --threads 1,4".into(),
+        plan: RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpReadOnly)),
+        target: target.into(),
+        server,
+        host: HostFacts {
+            hostname: "bench1".into(),
+            cores: 2,
+            memory_bytes: 24 << 30,
+            ..Default::default()
+        },
+        tool_version: "0.1.0".into(),
+        study_id: None,
+        cell_label: None,
+    }
+}
+
+fn latency(scale: f64) -> LatencySummary {
+    LatencySummary {
+        count: 100,
+        min_ms: 0.125 * scale,
+        avg_ms: 0.5 * scale,
+        max_ms: 7.25 * scale,
+        percentiles: vec![
+            Percentile {
+                p: 95.0,
+                ms: 1.5 * scale,
+            },
+            Percentile {
+                p: 99.0,
+                ms: 3.0 * scale,
+            },
+        ],
+    }
+}
+
+fn phase(threads: u32, events: u64) -> PhaseResult {
+    let queries = QueryCounts {
+        read: events * 14,
+        write: 0,
+        other: events * 2,
+    };
+    let samples = (1..=3)
+        .map(|i| Sample {
+            elapsed_s: i as f64,
+            interval_s: 1.0,
+            events: events / 3,
+            queries,
+            errors: i,
+            reconnects: 0,
+            latency: latency(i as f64),
+            client_cpu: CpuUsage {
+                user_s: 0.01 * i as f64,
+                sys_s: 0.02,
+                max_rss_kib: 4096,
+            },
+            late_events: 0,
+            max_lag_ms: 0.0,
+        })
+        .collect();
+    PhaseResult {
+        threads,
+        duration_s: 3.0,
+        events,
+        queries,
+        errors: [(1213u16, 3u64), (1205, 1)].into_iter().collect(),
+        reconnects: 1,
+        latency: latency(1.0),
+        statements: vec![StatementLatency {
+            kind: "point_selects".into(),
+            latency: latency(0.5),
+        }],
+        samples,
+        client_cpu: CpuUsage {
+            user_s: 0.25,
+            sys_s: 0.75,
+            max_rss_kib: 8192,
+        },
+        rate: Some(RateStats {
+            target_per_s: 100.0,
+            achieved_per_s: 99.5,
+            ..Default::default()
+        }),
+        histograms: vec![
+            HistogramBlob {
+                name: "event".into(),
+                v2: vec![0x1c, 0x84, 0x93, 0x14, 0, 1, 2],
+            },
+            HistogramBlob {
+                name: "point_selects".into(),
+                v2: vec![0xff; 40],
+            },
+        ],
+    }
+}
+
+fn telemetry() -> Vec<TelemetrySample> {
+    vec![
+        TelemetrySample {
+            elapsed_s: 1.0,
+            source: "server_status".into(),
+            values: serde_json::json!({"Com_select": 1400, "Threads_running": 4}),
+        },
+        TelemetrySample {
+            elapsed_s: 1.0,
+            source: "client_proc".into(),
+            values: serde_json::json!({"user_s": 0.1, "sys_s": 0.2, "rss_kib": 5000}),
+        },
+    ]
+}
+
+#[test]
+fn round_trip_of_a_two_phase_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("qpslab.db");
+    let m = meta("root@127.0.0.1:3306/sbtest", 1_700_000_000.123456);
+    let (p1, p2) = (phase(1, 300), phase(4, 1200));
+    let id = {
+        let mut store = Store::open(&path).unwrap();
+        let id = store.record_phase(&m, &p1, &telemetry()).unwrap();
+        assert_eq!(store.record_phase(&m, &p2, &[]).unwrap(), id);
+        store.finish_run(&m.uuid, RunStatus::Completed).unwrap();
+        id
+    };
+    // Reopened: everything comes back as it went in.
+    let store = Store::open(&path).unwrap();
+    let run = store.load_run(id).unwrap();
+    assert_eq!(run.meta, m);
+    assert_eq!(run.status, RunStatus::Completed);
+    assert!(run.finished_at.is_some());
+    assert_eq!(run.phases.len(), 2);
+    assert_eq!(run.phases[0].seq, 1);
+    assert_eq!(run.phases[0].result, p1);
+    assert_eq!(run.phases[0].telemetry, telemetry());
+    assert_eq!(run.phases[1].seq, 2);
+    assert_eq!(run.phases[1].result, p2);
+    assert!(run.phases[1].telemetry.is_empty());
+
+    let list = store.list_runs(10).unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].id, id);
+    assert_eq!(list[0].phases, 2);
+    assert_eq!(list[0].best_tps, p2.tps());
+    assert_eq!(list[0].best_qps, p2.qps());
+    assert_eq!(list[0].workload, "oltp_read_only");
+    assert_eq!(list[0].server_version, "10.11.6-MariaDB-0+deb12u1");
+    assert_eq!(store.latest_run_id().unwrap(), Some(id));
+}
+
+#[test]
+fn runs_list_newest_first_and_finish_without_row_is_a_no_op() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+    assert_eq!(store.latest_run_id().unwrap(), None);
+    store
+        .finish_run("never-recorded", RunStatus::Failed)
+        .unwrap();
+    assert!(store.list_runs(10).unwrap().is_empty());
+    let old = meta("a@h:1/db", 1_000.0);
+    let new = meta("b@h:1/db", 2_000.0);
+    let new_id = store.record_phase(&new, &phase(1, 30), &[]).unwrap();
+    let old_id = store.record_phase(&old, &phase(1, 30), &[]).unwrap();
+    let list = store.list_runs(10).unwrap();
+    assert_eq!(
+        list.iter().map(|r| r.id).collect::<Vec<_>>(),
+        vec![new_id, old_id]
+    );
+    assert_eq!(list[0].status, RunStatus::Running);
+    assert_eq!(store.list_runs(1).unwrap().len(), 1);
+    assert_eq!(store.latest_run_id().unwrap(), Some(new_id));
+    assert_eq!(store.run_id_by_uuid(&old.uuid).unwrap(), Some(old_id));
+}
+
+#[test]
+fn migration_from_an_empty_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.db");
+    std::fs::write(&path, b"").unwrap();
+    drop(Store::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let v: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, SCHEMA_VERSION);
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        tables,
+        ["histograms", "phases", "runs", "samples", "telemetry"]
+    );
+    drop(conn);
+    // A second open of a current store migrates nothing and keeps working.
+    drop(Store::open(&path).unwrap());
+}
+
+#[test]
+fn newer_schema_foreign_sqlite_and_non_sqlite_are_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+
+    let newer = dir.path().join("newer.db");
+    drop(Store::open(&newer).unwrap());
+    rusqlite::Connection::open(&newer)
+        .unwrap()
+        .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .unwrap();
+    let err = Store::open(&newer).err().unwrap();
+    assert!(matches!(err, Error::NewerSchema { found, .. } if found == SCHEMA_VERSION + 1));
+    assert!(err.to_string().contains("upgrade qpslab"), "{err}");
+
+    let foreign = dir.path().join("foreign.db");
+    rusqlite::Connection::open(&foreign)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x INTEGER)")
+        .unwrap();
+    let err = Store::open(&foreign).err().unwrap();
+    assert!(matches!(err, Error::NotQpslab { .. }), "{err}");
+    assert!(
+        err.to_string().contains("not a qpslab results store"),
+        "{err}"
+    );
+
+    let text = dir.path().join("notes.txt");
+    let junk = "this is a text file, not a database\n".repeat(200);
+    std::fs::write(&text, &junk).unwrap();
+    let err = Store::open(&text).err().unwrap();
+    assert!(matches!(err, Error::NotADatabase { .. }), "{err}");
+    assert!(err.to_string().contains("notes.txt"), "{err}");
+    assert!(err.to_string().contains("not an SQLite database"), "{err}");
+    // Refusing must not have touched the file.
+    assert_eq!(std::fs::read_to_string(&text).unwrap(), junk);
+}
+
+#[test]
+fn a_failed_phase_leaves_earlier_phases_intact_and_a_failed_first_phase_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("f.db")).unwrap();
+    // A counter beyond SQLite's i64 makes the write fail after the phase row was inserted.
+    let mut bad = phase(8, 100);
+    bad.samples[2].events = u64::MAX;
+
+    let first_fails = meta("u@h:1/db", 10.0);
+    let err = store
+        .record_phase(&first_fails, &bad, &telemetry())
+        .unwrap_err();
+    assert!(matches!(err, Error::OutOfRange { .. }), "{err}");
+    assert!(store.list_runs(10).unwrap().is_empty());
+
+    let m = meta("u@h:1/db", 20.0);
+    let good = phase(1, 300);
+    let id = store.record_phase(&m, &good, &telemetry()).unwrap();
+    assert!(store.record_phase(&m, &bad, &telemetry()).is_err());
+    store.finish_run(&m.uuid, RunStatus::Failed).unwrap();
+    let run = store.load_run(id).unwrap();
+    assert_eq!(run.status, RunStatus::Failed);
+    assert_eq!(run.phases.len(), 1);
+    assert_eq!(run.phases[0].result, good);
+    assert_eq!(run.phases[0].telemetry.len(), 2);
+    // The next phase still gets the next number: nothing of the failed one remains.
+    let id2 = store.record_phase(&m, &phase(16, 900), &[]).unwrap();
+    assert_eq!(id2, id);
+    let seqs: Vec<u32> = store
+        .load_run(id)
+        .unwrap()
+        .phases
+        .iter()
+        .map(|p| p.seq)
+        .collect();
+    assert_eq!(seqs, [1, 2]);
+}
+
+fn bytes_of_dir(dir: &Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        all.extend(std::fs::read(e.unwrap().path()).unwrap());
+    }
+    all
+}
+
+fn contains(hay: &[u8], needle: &str) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+#[test]
+fn a_stored_run_holds_no_password() {
+    const PW: &str = "Sup3rS3cretPw";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("qpslab.db");
+    let url = format!("mysql://bench:{PW}@127.0.0.1:3306/sbtest");
+    let dsn: Dsn = url.parse().unwrap();
+    let mut m = meta(&dsn.to_string(), 1.0);
+    // A careless caller passing the raw argv: the store strips URL passwords itself.
+    m.command = format!("qpslab run oltp_read_only --target {url}");
+    m.server
+        .variables
+        .insert("wsrep_sst_auth_password".into(), PW.into());
+    let id = {
+        let mut store = Store::open(&path).unwrap();
+        let id = store.record_phase(&m, &phase(2, 60), &telemetry()).unwrap();
+        store.finish_run(&m.uuid, RunStatus::Completed).unwrap();
+        let json = store.export_json(id).unwrap().to_string();
+        assert!(!json.contains(PW), "{json}");
+        let mut csv = Vec::new();
+        store.export_csv(id, &mut csv).unwrap();
+        assert!(!contains(&csv, PW));
+        // Read while open: the WAL file holds the data too.
+        assert!(!contains(&bytes_of_dir(dir.path()), PW));
+        id
+    };
+    assert!(!contains(&bytes_of_dir(dir.path()), PW));
+    let run = Store::open(&path).unwrap().load_run(id).unwrap();
+    assert_eq!(run.meta.target, "mysql://bench@127.0.0.1:3306/sbtest");
+    assert_eq!(
+        run.meta.command,
+        "qpslab run oltp_read_only --target mysql://bench@127.0.0.1:3306/sbtest"
+    );
+    // The check above would be vacuous if the file did not hold the rest of the target.
+    assert!(contains(&bytes_of_dir(dir.path()), "bench@127.0.0.1:3306"));
+}
+
+#[test]
+fn exports_json_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("e.db")).unwrap();
+    let m = meta("root@localhost/sb,test", 1_700_000_000.0);
+    let mut p2 = phase(4, 1200);
+    p2.latency.percentiles.push(Percentile { p: 99.9, ms: 9.0 });
+    let id = store
+        .record_phase(&m, &phase(1, 300), &telemetry())
+        .unwrap();
+    store.record_phase(&m, &p2, &[]).unwrap();
+
+    let v = store.export_json(id).unwrap();
+    assert_eq!(v["format"], "qpslab-run");
+    assert_eq!(v["schema_version"], SCHEMA_VERSION);
+    assert_eq!(v["started_utc"], "2023-11-14T22:13:20Z");
+    assert_eq!(v["meta"]["uuid"], m.uuid.as_str());
+    assert_eq!(v["phases"].as_array().unwrap().len(), 2);
+    assert_eq!(v["phases"][1]["result"]["threads"], 4);
+    assert_eq!(
+        v["phases"][0]["result"]["histograms"][0]["v2"],
+        "1c849314000102"
+    );
+    assert_eq!(v["phases"][0]["telemetry"][0]["values"]["Com_select"], 1400);
+
+    let mut out = Vec::new();
+    store.export_csv(id, &mut out).unwrap();
+    let csv = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    assert!(
+        header.contains(&"p95_ms") && header.contains(&"p99.9_ms"),
+        "{}",
+        lines[0]
+    );
+    // The comma in the target is quoted.
+    assert!(
+        lines[1].contains("\"root@localhost/sb,test\""),
+        "{}",
+        lines[1]
+    );
+    let unquote = |l: &str| l.replace("\"root@localhost/sb,test\"", "T");
+    let (l1, l2) = (unquote(lines[1]), unquote(lines[2]));
+    let row1: Vec<&str> = l1.split(',').collect();
+    let row2: Vec<&str> = l2.split(',').collect();
+    assert_eq!(row1.len(), header.len());
+    assert_eq!(row2.len(), header.len());
+    assert_eq!(row2[col("threads")], "4");
+    assert_eq!(row2[col("tps")], "400");
+    assert_eq!(row2[col("p99.9_ms")], "9");
+    assert_eq!(row1[col("p99.9_ms")], "");
+    assert_eq!(row1[col("errors")], "4");
+}
+
+#[test]
+fn load_of_a_missing_run_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("m.db")).unwrap();
+    let err = store.load_run(qpslab_store::RunId(42)).unwrap_err();
+    assert!(matches!(err, Error::RunNotFound(_)));
+    assert_eq!(err.to_string(), "no run with id 42 in the results store");
+}
