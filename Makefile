@@ -1,0 +1,34 @@
+# Two commands do all the set-up on a fresh Debian 12 machine with Rust:
+#   make demo   installs what is missing, builds, and runs the main job on an embedded sandbox
+#   make test   installs what is missing, builds, and runs the whole test suite
+SHELL := /bin/bash
+CARGO ?= cargo
+QPSLAB := target/release/qpslab
+DEBIAN_PACKAGES := mariadb-server mariadb-client sysbench libjemalloc2 openssl
+
+.PHONY: demo test deps build lint bench
+
+deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+build:
+	$(CARGO) build --release --locked -p qpslab
+
+demo: deps build
+	$(QPSLAB) run oltp_point_select --tables 4 --table-size 20000 --threads 1,4,16 --time 5 --warmup 1
+	$(QPSLAB) run oltp_read_write --tables 4 --table-size 20000 --threads 1,4,16 --time 5 --warmup 1
+	$(QPSLAB) show
+
+test: deps
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --locked --all-targets -- -D warnings
+	$(CARGO) test --locked --workspace
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets -- -D warnings
