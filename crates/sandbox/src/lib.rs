@@ -1,1 +1,38 @@
-//! qpslab-sandbox (being built).
+//! Private MariaDB/MySQL server instances ("sandboxes") for the lab.
+//!
+//! A sandbox has its own datadir, socket, free TCP port, error log and pid file under a lab
+//! directory (`~/.qpslab` by default), runs the installed `mariadbd`/`mysqld` or one from an
+//! unpacked tarball, and never touches the system instance. Datadirs are copied from a
+//! template initialised once per server version. The server's configuration is its stock one
+//! plus the lab's needs (paths, 127.0.0.1, limits for thousands of sessions), then a profile,
+//! then `--set` overrides.
+//!
+//! ```no_run
+//! use qpslab_sandbox::{start, LabDir, SandboxSpec};
+//! let lab = LabDir::default_location();
+//! let mut spec = SandboxSpec::new("bench");
+//! spec.settings.push(("innodb_buffer_pool_size".into(), "1G".into()));
+//! spec.cpus = Some(vec![0]);
+//! let sandbox = start(&lab, &spec)?;
+//! println!("{} up on {}", sandbox.version(), sandbox.socket().display());
+//! sandbox.stop()?; // or drop it; or `keep()` to leave it running
+//! # Ok::<(), qpslab_sandbox::Error>(())
+//! ```
+
+mod binary;
+pub mod config;
+pub mod error;
+mod process;
+pub mod registry;
+mod sandbox;
+pub mod spec;
+pub mod state;
+mod template;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use error::Error;
+pub use process::log_tail_of;
+pub use sandbox::{start, Sandbox, StartTimings};
+pub use spec::{validate_name, LabDir, Malloc, Profile, SandboxSpec};
+pub use state::{find, list, log_tail, remove, stop_by_name, SandboxInfo};

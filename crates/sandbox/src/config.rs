@@ -1,0 +1,255 @@
+//! The sandbox's my.cnf: the lab's own settings (paths, limits sized for thousands of sessions),
+//! then the profile, then `--set` overrides, later entries winning. Everything not named here
+//! stays the server's stock setting: the file is passed with `--defaults-file`, so no system
+//! option file is read.
+
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Settings the lab owns; a profile or override must not move them (the sandbox would lose
+/// track of its own files).
+const RESERVED: &[&str] = &[
+    "datadir",
+    "socket",
+    "port",
+    "pid_file",
+    "log_error",
+    "basedir",
+    "user",
+];
+
+/// The files and port of one sandbox.
+#[derive(Clone, Debug)]
+pub(crate) struct Paths {
+    pub datadir: PathBuf,
+    pub socket: PathBuf,
+    pub port: u16,
+    pub pid_file: PathBuf,
+    pub log_error: PathBuf,
+    pub tmpdir: PathBuf,
+}
+
+/// A setting's identity for "later wins": case-insensitive, dashes and underscores alike.
+fn key_of(name: &str) -> String {
+    name.to_ascii_lowercase().replace('-', "_")
+}
+
+/// Checks one override and returns it cleaned (`--` prefix dropped, spaces trimmed).
+pub fn check_setting(name: &str, value: &str) -> Result<(String, String)> {
+    let bad = |reason: &str| Error::InvalidSetting {
+        setting: format!("{name}={value}"),
+        reason: reason.to_string(),
+    };
+    let name = name.trim().trim_start_matches("--");
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        return Err(bad(
+            "a setting name has only letters, digits, '_', '-' and '.'",
+        ));
+    }
+    if value.contains(['\n', '\r']) {
+        return Err(bad("a value cannot span lines"));
+    }
+    if RESERVED.contains(&key_of(name).as_str()) {
+        return Err(bad(
+            "the lab manages this setting itself (use the sandbox's port option for the port)",
+        ));
+    }
+    Ok((name.to_string(), value.trim().to_string()))
+}
+
+/// Parses a `name=value` override as typed on the command line.
+pub fn parse_override(s: &str) -> Result<(String, String)> {
+    match s.split_once('=') {
+        Some((n, v)) => check_setting(n, v),
+        None => check_setting(s, ""),
+    }
+}
+
+/// Reads the server groups of a my.cnf fragment.
+pub(crate) fn parse_profile(text: &str) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let mut in_server_group = true;
+    for raw in text.lines() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some(group) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            let g = group.trim().to_ascii_lowercase();
+            in_server_group = matches!(g.as_str(), "mysqld" | "mariadb" | "mariadbd" | "server");
+            continue;
+        }
+        if line.starts_with('!') {
+            return Err(Error::InvalidSetting {
+                setting: line.to_string(),
+                reason: "!include directives are not supported in a profile".into(),
+            });
+        }
+        if !in_server_group {
+            continue;
+        }
+        let (name, value) = match line.split_once('=') {
+            Some((n, v)) => (n.trim(), unquote(v.trim())),
+            None => (line, String::new()),
+        };
+        out.push(check_setting(name, &value)?);
+    }
+    Ok(out)
+}
+
+fn unquote(v: &str) -> String {
+    for q in ['"', '\''] {
+        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
+            return v[1..v.len() - 1].to_string();
+        }
+    }
+    // An unquoted value ends at a trailing comment.
+    match v.find(" #") {
+        Some(i) => v[..i].trim_end().to_string(),
+        None => v.to_string(),
+    }
+}
+
+/// The lab's own settings, before the profile and overrides.
+pub(crate) fn lab_settings(paths: &Paths, mysql: bool, as_root: bool) -> Vec<(String, String)> {
+    let p = |p: &Path| p.display().to_string();
+    let mut s: Vec<(String, String)> = vec![
+        ("datadir".into(), p(&paths.datadir)),
+        ("socket".into(), p(&paths.socket)),
+        ("port".into(), paths.port.to_string()),
+        ("pid-file".into(), p(&paths.pid_file)),
+        ("log-error".into(), p(&paths.log_error)),
+        ("tmpdir".into(), p(&paths.tmpdir)),
+        ("bind-address".into(), "127.0.0.1".into()),
+        // Room for 4096 benchmark sessions plus monitoring.
+        ("max_connections".into(), "5000".into()),
+        // Each session opens each table it touches: 4 tables per session for 4096 sessions.
+        // The server lowers these itself (with a warning) when the fd limit is lower.
+        ("table_open_cache".into(), "16384".into()),
+        ("open_files_limit".into(), "65535".into()),
+        // The engine prepares its statements per session and table.
+        ("max_prepared_stmt_count".into(), "1048576".into()),
+        // prepare loads data with LOAD DATA LOCAL INFILE.
+        ("local_infile".into(), "ON".into()),
+    ];
+    if mysql {
+        // MySQL 8's X plugin listens on 33060 by default: two sandboxes would collide.
+        s.push(("loose-mysqlx".into(), "OFF".into()));
+    }
+    if as_root {
+        s.insert(0, ("user".into(), "root".into()));
+    }
+    s
+}
+
+/// Merges layers of settings: a later entry replaces an earlier one with the same name, and
+/// takes its position at the end so the file reads in precedence order.
+pub(crate) fn merge(layers: &[&[(String, String)]]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (name, value) in layers.iter().flat_map(|l| l.iter()) {
+        out.retain(|(n, _)| key_of(n) != key_of(name));
+        out.push((name.clone(), value.clone()));
+    }
+    out
+}
+
+/// Renders the `[mysqld]` group.
+pub(crate) fn render(sandbox: &str, settings: &[(String, String)]) -> String {
+    let mut s = format!(
+        "# my.cnf of qpslab sandbox '{sandbox}', rewritten at each start.\n\
+         # Lab settings first, then the profile, then --set overrides.\n[mysqld]\n"
+    );
+    for (name, value) in settings {
+        if value.is_empty() {
+            s.push_str(name);
+        } else if value.contains(['#', ';', '"', '\'', '\\']) {
+            let v = value.replace('\\', "\\\\").replace('"', "\\\"");
+            s.push_str(&format!("{name} = \"{v}\""));
+        } else {
+            s.push_str(&format!("{name} = {value}"));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths() -> Paths {
+        Paths {
+            datadir: "/l/s/data".into(),
+            socket: "/l/s/mysqld.sock".into(),
+            port: 3400,
+            pid_file: "/l/s/mysqld.pid".into(),
+            log_error: "/l/s/error.log".into(),
+            tmpdir: "/l/s/tmp".into(),
+        }
+    }
+
+    #[test]
+    fn later_wins_across_dash_and_underscore() {
+        let lab = lab_settings(&paths(), false, false);
+        let profile = parse_profile(
+            "[client]\nport=1\n[mysqld]\nmax-connections = 100\ninnodb_buffer_pool_size=1G # big\n",
+        )
+        .unwrap();
+        let sets = vec![parse_override("innodb-buffer-pool-size=2G").unwrap()];
+        let merged = merge(&[&lab, &profile, &sets]);
+        let text = render("s", &merged);
+        assert!(text.contains("max-connections = 100\n"), "{text}");
+        assert!(!text.contains("max_connections = 5000"), "{text}");
+        assert!(text.contains("innodb-buffer-pool-size = 2G\n"), "{text}");
+        assert!(!text.contains("1G"), "{text}");
+        assert!(
+            text.contains("port = 3400\n") && !text.contains("port=1"),
+            "{text}"
+        );
+        assert!(text.contains("local_infile = ON\n"));
+        assert!(!text.contains("skip-name-resolve") && !text.contains("user ="));
+        // Overrides come after the lab's settings.
+        assert!(text.find("datadir").unwrap() < text.find("innodb-buffer").unwrap());
+    }
+
+    #[test]
+    fn flavour_and_root() {
+        let t = render("s", &lab_settings(&paths(), true, true));
+        assert!(
+            t.contains("loose-mysqlx = OFF") && t.contains("user = root"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn rejects_reserved_and_malformed() {
+        for bad in [
+            "datadir=/x",
+            "pid-file=/x",
+            "PORT=1",
+            "a b=1",
+            "=1",
+            "x=a\nb",
+        ] {
+            let e = parse_override(bad).unwrap_err();
+            assert!(e.is_user_error(), "{bad}");
+        }
+        assert!(parse_profile("!includedir /etc").is_err());
+        assert_eq!(
+            parse_override("--skip-log-bin").unwrap(),
+            ("skip-log-bin".to_string(), String::new())
+        );
+    }
+
+    #[test]
+    fn quotes_values_with_comment_chars() {
+        let t = render("s", &[("init_connect".into(), "SET @a='#x'".into())]);
+        assert!(t.contains("init_connect = \"SET @a='#x'\"\n"), "{t}");
+        let t = render("s", &[("skip-log-bin".into(), String::new())]);
+        assert!(t.ends_with("\nskip-log-bin\n"), "{t}");
+    }
+}

@@ -1,0 +1,163 @@
+//! The sandbox error type. Every variant says what went wrong and, where the user can act, what
+//! to do next; [`Error::is_user_error`] separates the user's mistakes (exit code 2) from runtime
+//! failures (exit code 1).
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while managing a sandbox.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The sandbox name is not `[A-Za-z0-9_-]{1,32}`.
+    #[error("invalid sandbox name '{name}': {reason}")]
+    InvalidName {
+        /// The rejected name.
+        name: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// A `--set` override or profile line is malformed or names a setting the lab owns.
+    #[error("invalid setting '{setting}': {reason}")]
+    InvalidSetting {
+        /// The rejected setting as given.
+        setting: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// The profile file could not be read.
+    #[error("cannot read profile {}: {source}", path.display())]
+    Profile {
+        /// The profile file.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
+    /// The explicitly requested TCP port is already taken on 127.0.0.1.
+    #[error("port {port} is already in use on 127.0.0.1 (pick another port or leave it unset to get a free one)")]
+    PortInUse {
+        /// The requested port.
+        port: u16,
+    },
+    /// No server binary was found.
+    #[error("no MariaDB/MySQL server binary found (looked for {searched}); install mariadb-server or pass --basedir with an unpacked tarball")]
+    NoServerBinary {
+        /// Where we looked.
+        searched: String,
+    },
+    /// The requested allocator library is not installed.
+    #[error("{library} not found (looked in {searched}); install it (e.g. apt-get install {package}) or drop the malloc option")]
+    NoMallocLibrary {
+        /// The library file name we looked for.
+        library: String,
+        /// The directories searched.
+        searched: String,
+        /// The Debian package that provides it.
+        package: String,
+    },
+    /// A sandbox with this name is already running.
+    #[error("sandbox '{name}' is already running (pid {pid}); stop it first or pick another name")]
+    AlreadyRunning {
+        /// The sandbox name.
+        name: String,
+        /// Its server pid.
+        pid: u32,
+    },
+    /// No sandbox with this name exists in the lab directory.
+    #[error("no sandbox named '{name}' in {}", lab.display())]
+    NotFound {
+        /// The sandbox name.
+        name: String,
+        /// The lab directory searched.
+        lab: PathBuf,
+    },
+    /// The sandbox exists but its server is not running.
+    #[error("sandbox '{name}' is not running (start it with `qpslab server start {name}`)")]
+    NotRunning {
+        /// The sandbox name.
+        name: String,
+    },
+    /// The server refused a setting it does not know (from the profile or `--set`).
+    #[error("server rejected a setting of sandbox '{name}': {detail}\n--- last lines of the error log ---\n{log_tail}")]
+    UnknownSetting {
+        /// The sandbox name.
+        name: String,
+        /// The server's own complaint (e.g. `unknown variable 'foo=1'`).
+        detail: String,
+        /// The last lines of the error log.
+        log_tail: String,
+    },
+    /// Initialising a data directory (the template) failed.
+    #[error("initialising the data directory {} failed\n--- output ---\n{log_tail}", datadir.display())]
+    InitFailed {
+        /// The data directory being initialised.
+        datadir: PathBuf,
+        /// The last lines of the installer's output.
+        log_tail: String,
+    },
+    /// The server exited or did not accept connections in time.
+    #[error("sandbox '{name}' failed to start: {reason}\n--- last lines of the error log ---\n{log_tail}")]
+    StartFailed {
+        /// The sandbox name.
+        name: String,
+        /// What we observed (process exit status or timeout).
+        reason: String,
+        /// The last ~20 lines of the error log.
+        log_tail: String,
+    },
+    /// The server did not stop even after SIGKILL.
+    #[error("sandbox '{name}' (pid {pid}) did not stop: {detail}")]
+    StopFailed {
+        /// The sandbox name.
+        name: String,
+        /// Its server pid.
+        pid: u32,
+        /// What went wrong.
+        detail: String,
+    },
+    /// A state file under the lab directory is unreadable or corrupt.
+    #[error("bad state file {}: {detail}", path.display())]
+    State {
+        /// The state file.
+        path: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// An I/O operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What we were doing.
+        context: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// True for mistakes the user can fix by changing the command (bad name, port in use,
+    /// unknown setting, missing binary or library, wrong sandbox); false for runtime failures.
+    pub fn is_user_error(&self) -> bool {
+        matches!(
+            self,
+            Error::InvalidName { .. }
+                | Error::InvalidSetting { .. }
+                | Error::Profile { .. }
+                | Error::PortInUse { .. }
+                | Error::NoServerBinary { .. }
+                | Error::NoMallocLibrary { .. }
+                | Error::AlreadyRunning { .. }
+                | Error::NotFound { .. }
+                | Error::NotRunning { .. }
+                | Error::UnknownSetting { .. }
+        )
+    }
+
+    /// Wraps an I/O error with what we were doing.
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Error {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

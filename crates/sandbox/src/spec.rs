@@ -1,0 +1,176 @@
+//! What the caller asks for: the lab directory that holds every sandbox, and the
+//! [`SandboxSpec`] of one sandbox (name, binaries, profile, overrides, placement, allocator).
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The directory holding sandboxes (`sandboxes/<name>/`) and initialised datadir templates
+/// (`templates/<version>/`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabDir {
+    root: PathBuf,
+    templates: Option<PathBuf>,
+}
+
+impl LabDir {
+    /// A lab directory at `path` (created on first use).
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        LabDir {
+            root: path.into(),
+            templates: None,
+        }
+    }
+
+    /// `$QPSLAB_LAB` if set, else `~/.qpslab`, else `/tmp/qpslab-<uid>` when there is no home.
+    pub fn default_location() -> LabDir {
+        if let Some(p) = std::env::var_os("QPSLAB_LAB").filter(|p| !p.is_empty()) {
+            return LabDir::new(p);
+        }
+        match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+            Some(home) => LabDir::new(Path::new(&home).join(".qpslab")),
+            // SAFETY: getuid has no preconditions and cannot fail.
+            None => LabDir::new(format!("/tmp/qpslab-{}", unsafe { libc::getuid() })),
+        }
+    }
+
+    /// Keeps datadir templates in `dir` instead of `<lab>/templates`, so that several labs (e.g.
+    /// one temporary lab per test process) share one initialisation per server version.
+    pub fn with_templates(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.templates = Some(dir.into());
+        self
+    }
+
+    /// The lab root.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where initialised datadir templates live.
+    pub fn templates_dir(&self) -> PathBuf {
+        self.templates
+            .clone()
+            .unwrap_or_else(|| self.root.join("templates"))
+    }
+
+    /// The directory of sandbox `name`.
+    pub fn sandbox_dir(&self, name: &str) -> PathBuf {
+        self.root.join("sandboxes").join(name)
+    }
+
+    /// The parent of every sandbox directory.
+    pub(crate) fn sandboxes_dir(&self) -> PathBuf {
+        self.root.join("sandboxes")
+    }
+}
+
+/// The server configuration on top of the lab's own settings.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// The server's stock settings plus only what the lab needs.
+    #[default]
+    Default,
+    /// A my.cnf fragment: `name = value` lines of its `[mysqld]`, `[mariadb]`, `[server]` and
+    /// `[mariadbd]` groups (lines before any group count too), applied before `--set` overrides.
+    File(PathBuf),
+}
+
+/// An allocator preloaded into the server with `LD_PRELOAD`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Malloc {
+    /// The system's `libjemalloc.so.2` (Debian package `libjemalloc2`).
+    Jemalloc,
+    /// The system's `libtcmalloc_minimal.so.4` (Debian package `libtcmalloc-minimal4`).
+    Tcmalloc,
+    /// Any shared library given by path.
+    Library(PathBuf),
+}
+
+/// Everything that defines one sandbox. Build it with [`SandboxSpec::new`] and set fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SandboxSpec {
+    /// `[A-Za-z0-9_-]{1,32}`; names the directory, state file and socket.
+    pub name: String,
+    /// An unpacked MariaDB/MySQL/Percona tarball; `None` uses the installed binaries
+    /// (`mariadbd`/`mysqld` on PATH or in /usr/sbin).
+    pub basedir: Option<PathBuf>,
+    /// The configuration profile.
+    pub profile: Profile,
+    /// `--set name=value` overrides with my.cnf names (dashes and underscores both accepted); an
+    /// empty value renders a bare flag (`skip-log-bin`). Later entries win.
+    pub settings: Vec<(String, String)>,
+    /// CPUs the server may run on (set before exec, so every server thread inherits it).
+    pub cpus: Option<Vec<usize>>,
+    /// An allocator to preload.
+    pub malloc: Option<Malloc>,
+    /// The TCP port; `None` picks a free one.
+    pub port: Option<u16>,
+    /// How long to wait for the server to accept connections.
+    pub start_timeout: std::time::Duration,
+}
+
+impl SandboxSpec {
+    /// A spec with the default profile, installed binaries, a free port and a 60 s start timeout.
+    pub fn new(name: impl Into<String>) -> Self {
+        SandboxSpec {
+            name: name.into(),
+            basedir: None,
+            profile: Profile::Default,
+            settings: Vec::new(),
+            cpus: None,
+            malloc: None,
+            port: None,
+            start_timeout: std::time::Duration::from_secs(60),
+        }
+    }
+}
+
+/// Checks a sandbox name: `[A-Za-z0-9_-]{1,32}`.
+pub fn validate_name(name: &str) -> Result<()> {
+    let reason = if name.is_empty() {
+        Some("it is empty")
+    } else if name.len() > 32 {
+        Some("it is longer than 32 characters")
+    } else if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        Some("only letters, digits, '_' and '-' are allowed")
+    } else {
+        None
+    };
+    match reason {
+        Some(r) => Err(Error::InvalidName {
+            name: name.to_string(),
+            reason: r.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        for ok in ["a", "bench_1", "A-b-9", &"x".repeat(32)] {
+            assert!(validate_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "a b", "../x", "a/b", "é", &"x".repeat(33)] {
+            let e = validate_name(bad).unwrap_err();
+            assert!(e.is_user_error(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn lab_layout() {
+        let lab = LabDir::new("/l");
+        assert_eq!(lab.sandbox_dir("s"), PathBuf::from("/l/sandboxes/s"));
+        assert_eq!(lab.templates_dir(), PathBuf::from("/l/templates"));
+        let lab = lab.with_templates("/t");
+        assert_eq!(lab.templates_dir(), PathBuf::from("/t"));
+    }
+}
