@@ -1,9 +1,16 @@
-//! The blocking session.
+//! The blocking session: text queries, prepared statements, LOAD DATA LOCAL INFILE.
 
 use crate::caps::Capabilities;
 use crate::error::Error;
+use crate::packet::PacketIo;
+use crate::proto::{
+    is_eof, parse_eof_status, parse_err, parse_ok, put_lenenc_bytes, OkPacket, Reader,
+    SERVER_MORE_RESULTS_EXISTS,
+};
+use crate::rows::{binary_row, parse_column, text_row, Column};
 use crate::stream::Stream;
 use qpslab_core::ConnectOptions;
+use std::collections::HashMap;
 
 /// Result of a text-protocol query or a statement execution, fully read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -58,55 +65,189 @@ pub struct SessionInfo {
 /// A blocking session.
 #[derive(Debug)]
 pub struct Conn {
-    stream: Stream,
+    io: PacketIo,
     info: SessionInfo,
+    /// Result columns of each open prepared statement: with MariaDB metadata caching the
+    /// server omits them from execute replies, so they are kept from the prepare reply.
+    stmt_columns: HashMap<u32, Vec<Column>>,
 }
 
+const COM_QUERY: u8 = 0x03;
+const COM_PING: u8 = 0x0E;
+const COM_STMT_PREPARE: u8 = 0x16;
+const COM_STMT_EXECUTE: u8 = 0x17;
+const COM_STMT_CLOSE: u8 = 0x19;
+
 impl Conn {
-    /// Connects and authenticates.
+    /// Connects and authenticates. A refused connection is [`Error::Io`] naming the endpoint;
+    /// a rejected login is [`Error::Server`] (1045) with the server's message.
     pub fn connect(opts: &ConnectOptions) -> Result<Conn, Error> {
-        let _ = opts;
-        todo!()
+        let (io, info) = crate::handshake::establish(opts)?;
+        Ok(Conn {
+            io,
+            info,
+            stmt_columns: HashMap::new(),
+        })
     }
-    /// Runs a text-protocol query and reads every row.
+
+    fn command(&mut self, cmd: u8, body: &[u8]) -> Result<(), Error> {
+        let mut p = Vec::with_capacity(1 + body.len());
+        p.push(cmd);
+        p.extend_from_slice(body);
+        self.io.reset_seq();
+        self.io.write(&p)
+    }
+
+    /// Runs a text-protocol query and reads every row. With several result sets (multi-result
+    /// procedures) the rows of the first one with columns are kept and the rest are read.
     pub fn query(&mut self, sql: &str) -> Result<QueryResult, Error> {
-        let _ = sql;
-        todo!()
+        self.command(COM_QUERY, sql.as_bytes())?;
+        self.read_results(false, None)
     }
-    /// Runs a statement, drops any rows, returns affected rows.
+
+    /// Runs a statement, drops any rows, returns the affected rows.
     pub fn execute(&mut self, sql: &str) -> Result<u64, Error> {
-        let _ = sql;
-        todo!()
+        Ok(self.query(sql)?.affected_rows)
     }
-    /// Prepares a statement.
+
+    /// Prepares a statement (COM_STMT_PREPARE).
     pub fn prepare(&mut self, sql: &str) -> Result<Statement, Error> {
-        let _ = sql;
-        todo!()
+        self.command(COM_STMT_PREPARE, sql.as_bytes())?;
+        let p = self.io.read()?;
+        if p.first() == Some(&0xFF) {
+            return Err(parse_err(&p));
+        }
+        let mut r = Reader::new(&p);
+        if r.u8()? != 0 {
+            return Err(Error::Protocol("bad COM_STMT_PREPARE reply".into()));
+        }
+        let id = r.u32()?;
+        let columns = r.u16()?;
+        let params = r.u16()?;
+        for _ in 0..params {
+            self.io.read()?;
+        }
+        if params > 0 && !self.info.caps.deprecate_eof() {
+            self.io.read()?;
+        }
+        let mut cols = Vec::with_capacity(columns as usize);
+        for _ in 0..columns {
+            cols.push(parse_column(&self.io.read()?)?);
+        }
+        if columns > 0 && !self.info.caps.deprecate_eof() {
+            self.io.read()?;
+        }
+        self.stmt_columns.insert(id, cols);
+        Ok(Statement {
+            id,
+            params,
+            columns,
+        })
     }
-    /// Executes a prepared statement.
+
+    /// Executes a prepared statement with `params` (binary protocol); values come back as
+    /// text formatted like the text protocol's.
     pub fn exec(&mut self, stmt: &Statement, params: &[Value]) -> Result<QueryResult, Error> {
-        let _ = (stmt, params);
-        todo!()
+        if params.len() != stmt.params as usize {
+            return Err(Error::Protocol(format!(
+                "statement {} takes {} parameters, {} given",
+                stmt.id,
+                stmt.params,
+                params.len()
+            )));
+        }
+        let mut b = Vec::with_capacity(16 + params.len() * 12);
+        b.extend_from_slice(&stmt.id.to_le_bytes());
+        b.push(0); // CURSOR_TYPE_NO_CURSOR
+        b.extend_from_slice(&1u32.to_le_bytes()); // iteration count
+        if !params.is_empty() {
+            let mut nulls = vec![0u8; params.len().div_ceil(8)];
+            for (i, v) in params.iter().enumerate() {
+                if *v == Value::Null {
+                    nulls[i / 8] |= 1 << (i % 8);
+                }
+            }
+            b.extend_from_slice(&nulls);
+            b.push(1); // new parameters bound: types follow
+            for v in params {
+                b.extend_from_slice(match v {
+                    Value::Null => &[6, 0],
+                    Value::Int(_) => &[8, 0],
+                    Value::Bytes(_) => &[0xFE, 0],
+                });
+            }
+            for v in params {
+                match v {
+                    Value::Null => {}
+                    Value::Int(i) => b.extend_from_slice(&i.to_le_bytes()),
+                    Value::Bytes(x) => put_lenenc_bytes(&mut b, x),
+                }
+            }
+        }
+        self.command(COM_STMT_EXECUTE, &b)?;
+        let mut cols = self.stmt_columns.remove(&stmt.id).unwrap_or_default();
+        let r = self.read_results(true, Some(&mut cols));
+        self.stmt_columns.insert(stmt.id, cols);
+        r
     }
-    /// Closes a prepared statement.
+
+    /// Closes a prepared statement (the server sends no reply).
     pub fn close_statement(&mut self, stmt: &Statement) -> Result<(), Error> {
-        let _ = stmt;
-        todo!()
+        self.stmt_columns.remove(&stmt.id);
+        self.command(COM_STMT_CLOSE, &stmt.id.to_le_bytes())
     }
-    /// Runs LOAD DATA LOCAL INFILE, streaming `data` as the file.
+
+    /// Runs `sql` (a LOAD DATA LOCAL INFILE statement) and, when the server asks for the
+    /// file, streams `data` as its content. Returns the affected rows. The file name the
+    /// server asks for is ignored: only `data` is ever sent.
     pub fn load_data_local(
         &mut self,
         sql: &str,
         data: &mut dyn std::io::Read,
     ) -> Result<u64, Error> {
-        let _ = (sql, data);
-        todo!()
+        self.command(COM_QUERY, sql.as_bytes())?;
+        let p = self.io.read()?;
+        match p.first() {
+            Some(0xFB) => {}
+            Some(0xFF) => return Err(parse_err(&p)),
+            Some(0x00) => return Ok(parse_ok(&p)?.affected_rows),
+            _ => {
+                return Err(Error::Protocol(
+                    "LOAD DATA LOCAL INFILE: the server did not ask for the file".into(),
+                ))
+            }
+        }
+        let mut chunk = vec![0u8; 64 * 1024];
+        let sent = loop {
+            let n = match data.read(&mut chunk) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => break Err(e),
+            };
+            if n == 0 {
+                break Ok(());
+            }
+            self.io.write(&chunk[..n])?;
+        };
+        // The empty packet ends the file, also after a read error, so the session stays usable.
+        self.io.write(&[])?;
+        let r = self.read_results(false, None);
+        sent?;
+        Ok(r?.affected_rows)
     }
-    /// COM_PING.
+
+    /// Checks the session is alive (COM_PING).
     pub fn ping(&mut self) -> Result<(), Error> {
-        todo!()
+        self.command(COM_PING, &[])?;
+        let p = self.io.read()?;
+        match p.first() {
+            Some(0x00) => Ok(()),
+            Some(0xFF) => Err(parse_err(&p)),
+            _ => Err(Error::Protocol("unexpected reply to COM_PING".into())),
+        }
     }
-    /// Server version string.
+
+    /// Server version string, without MariaDB's "5.5.5-" replication prefix.
     pub fn server_version(&self) -> &str {
         &self.info.server_version
     }
@@ -114,7 +255,7 @@ impl Conn {
     pub fn is_mariadb(&self) -> bool {
         self.info.mariadb
     }
-    /// Server thread id.
+    /// Server thread id (what `SELECT CONNECTION_ID()` returns).
     pub fn connection_id(&self) -> u32 {
         self.info.connection_id
     }
@@ -122,8 +263,124 @@ impl Conn {
     pub fn capabilities(&self) -> Capabilities {
         self.info.caps
     }
-    /// Hands the authenticated socket to an event loop.
+
+    /// Hands the authenticated socket to an event loop, in blocking mode, with no reply
+    /// pending: the next byte the server sends answers the caller's next command.
     pub fn into_stream(self) -> (Stream, SessionInfo) {
-        (self.stream, self.info)
+        debug_assert_eq!(self.io.buffered(), 0, "unread bytes at hand-over");
+        (self.io.into_stream(), self.info)
+    }
+
+    /// Reads every result of one command. `cached` holds the columns of a prepared statement:
+    /// used when the server omits them (MariaDB metadata caching on execute) and replaced
+    /// when it sends them (the first execute reports the types the parameters produced).
+    fn read_results(
+        &mut self,
+        binary: bool,
+        mut cached: Option<&mut Vec<Column>>,
+    ) -> Result<QueryResult, Error> {
+        let mut out = QueryResult::default();
+        let mut have_rows = false;
+        loop {
+            let p = self.io.read()?;
+            let more = match p.first() {
+                Some(0x00) => {
+                    let ok = parse_ok(&p)?;
+                    out.affected_rows += ok.affected_rows;
+                    out.last_insert_id = ok.last_insert_id.max(out.last_insert_id);
+                    out.warnings = out.warnings.saturating_add(ok.warnings);
+                    ok.status
+                }
+                Some(0xFF) => {
+                    // Later results may follow an error only on a new command; drain nothing.
+                    return Err(parse_err(&p));
+                }
+                Some(0xFB) => {
+                    // LOAD DATA LOCAL outside load_data_local: refuse by sending no content.
+                    self.io.write(&[])?;
+                    continue;
+                }
+                _ => {
+                    let (cols, status) =
+                        self.read_result_set(&p, binary, cached.as_deref_mut(), !have_rows)?;
+                    if !have_rows {
+                        out.columns = cols.0;
+                        out.rows = cols.1;
+                        have_rows = true;
+                    }
+                    out.warnings = out.warnings.saturating_add(status.warnings);
+                    status.status
+                }
+            };
+            if more & SERVER_MORE_RESULTS_EXISTS == 0 {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// Reads one result set after its column-count packet `first`.
+    #[allow(clippy::type_complexity)]
+    fn read_result_set(
+        &mut self,
+        first: &[u8],
+        binary: bool,
+        cached: Option<&mut Vec<Column>>,
+        keep: bool,
+    ) -> Result<((Vec<String>, Vec<Vec<Option<String>>>), OkPacket), Error> {
+        let mut r = Reader::new(first);
+        let n = r.lenenc_int()? as usize;
+        // MariaDB metadata caching adds a "metadata follows" byte to the column count.
+        let follows = !self.info.caps.cache_metadata() || r.u8()? != 0;
+        let cols: Vec<Column> = if follows {
+            let mut v = Vec::with_capacity(n);
+            for _ in 0..n {
+                v.push(parse_column(&self.io.read()?)?);
+            }
+            if !self.info.caps.deprecate_eof() {
+                self.io.read()?;
+            }
+            if let Some(c) = cached {
+                c.clone_from(&v);
+            }
+            v
+        } else {
+            cached
+                .filter(|c| c.len() == n)
+                .ok_or_else(|| {
+                    Error::Protocol("server skipped metadata this client does not have".into())
+                })?
+                .clone()
+        };
+        let mut rows = Vec::new();
+        let mut p = Vec::new();
+        loop {
+            self.io.read_into(&mut p)?;
+            if is_eof(&p) {
+                let status = if self.info.caps.deprecate_eof() {
+                    parse_ok(&p)?
+                } else {
+                    OkPacket {
+                        status: parse_eof_status(&p),
+                        warnings: u16::from_le_bytes([
+                            p.get(1).copied().unwrap_or(0),
+                            p.get(2).copied().unwrap_or(0),
+                        ]),
+                        ..OkPacket::default()
+                    }
+                };
+                let names = cols.iter().map(|c| c.name.clone()).collect();
+                return Ok(((names, rows), status));
+            }
+            if p.first() == Some(&0xFF) {
+                return Err(parse_err(&p));
+            }
+            if keep {
+                rows.push(if binary {
+                    binary_row(&p, &cols)?
+                } else {
+                    text_row(&p, n)?
+                });
+            }
+        }
     }
 }

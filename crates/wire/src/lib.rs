@@ -22,8 +22,10 @@ pub mod caps;
 pub mod codec;
 mod conn;
 pub mod error;
+mod handshake;
 mod packet;
 mod proto;
+mod rows;
 pub mod stream;
 mod tls;
 

@@ -1,0 +1,229 @@
+//! Connection phase: the server greeting (Handshake v10), the optional switch to TLS, the
+//! HandshakeResponse41 and the authentication exchange.
+
+use crate::auth::{AuthFlow, Step};
+use crate::caps::*;
+use crate::conn::SessionInfo;
+use crate::error::Error;
+use crate::packet::PacketIo;
+use crate::proto::{put_lenenc_bytes, Reader};
+use crate::stream::{Stream, TlsStream};
+use crate::tls;
+use qpslab_core::{ConnectOptions, Endpoint, SslMode};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+
+/// utf8mb4_general_ci: understood by every server this client targets.
+const CHARSET_UTF8MB4: u8 = 45;
+/// Largest packet we accept, as announced to the server.
+const MAX_PACKET: u32 = 1 << 30;
+
+/// What the server's greeting tells us.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Greeting {
+    pub version: String,
+    pub connection_id: u32,
+    pub nonce: Vec<u8>,
+    /// Standard flags in the low 32 bits, MariaDB extended flags in the high 32 bits.
+    pub caps: u64,
+    pub plugin: String,
+}
+
+/// Parses a Handshake v10 payload.
+pub(crate) fn parse_greeting(p: &[u8]) -> Result<Greeting, Error> {
+    if p.first() == Some(&0xFF) {
+        return Err(crate::proto::parse_err(p));
+    }
+    let mut r = Reader::new(p);
+    let proto = r.u8()?;
+    if proto != 10 {
+        return Err(Error::Protocol(format!(
+            "unsupported handshake protocol version {proto} (expected 10)"
+        )));
+    }
+    let version = String::from_utf8_lossy(r.nul_str()).into_owned();
+    let connection_id = r.u32()?;
+    let mut nonce = r.take(8)?.to_vec();
+    r.u8()?;
+    let mut caps = r.u16()? as u64;
+    let mut plugin = String::from("mysql_native_password");
+    if r.remaining() > 0 {
+        let _charset = r.u8()?;
+        let _status = r.u16()?;
+        caps |= (r.u16()? as u64) << 16;
+        let auth_len = r.u8()? as usize;
+        r.take(6)?;
+        let ext = r.u32()?;
+        // MariaDB announces its extended capabilities here when it clears CLIENT_MYSQL.
+        if caps & CLIENT_LONG_PASSWORD == 0 {
+            caps |= (ext as u64) << 32;
+        }
+        if caps & CLIENT_SECURE_CONNECTION != 0 {
+            let n = auth_len.saturating_sub(8).max(13);
+            let part2 = r.take(n.min(r.remaining()))?;
+            // The last byte is a NUL terminator, not part of the nonce.
+            let keep = part2.iter().position(|b| *b == 0).unwrap_or(part2.len());
+            nonce.extend_from_slice(&part2[..keep]);
+        }
+        if caps & CLIENT_PLUGIN_AUTH != 0 && r.remaining() > 0 {
+            plugin = String::from_utf8_lossy(r.nul_str()).into_owned();
+        }
+    }
+    Ok(Greeting {
+        version,
+        connection_id,
+        nonce,
+        caps,
+        plugin,
+    })
+}
+
+/// The flags we ask for, given what the server offers.
+pub(crate) fn client_caps(g: &Greeting, with_db: bool, tls: bool) -> u64 {
+    let mut c = CLIENT_PROTOCOL_41
+        | CLIENT_SECURE_CONNECTION
+        | CLIENT_PLUGIN_AUTH
+        | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
+        | CLIENT_LOCAL_FILES
+        | CLIENT_MULTI_RESULTS
+        | CLIENT_PS_MULTI_RESULTS
+        | CLIENT_TRANSACTIONS
+        | CLIENT_LONG_FLAG
+        | CLIENT_DEPRECATE_EOF;
+    if with_db {
+        c |= CLIENT_CONNECT_WITH_DB;
+    }
+    if tls {
+        c |= CLIENT_SSL;
+    }
+    if g.caps & CLIENT_LONG_PASSWORD == 0 {
+        // MariaDB: leave CLIENT_MYSQL clear so the server reads our extended flags.
+        c |= MARIADB_CLIENT_CACHE_METADATA;
+    } else {
+        c |= CLIENT_LONG_PASSWORD;
+    }
+    c & g.caps
+}
+
+/// The fixed 32-byte prefix shared by SSLRequest and HandshakeResponse41.
+fn put_prefix(buf: &mut Vec<u8>, caps: u64) {
+    buf.extend_from_slice(&(caps as u32).to_le_bytes());
+    buf.extend_from_slice(&MAX_PACKET.to_le_bytes());
+    buf.push(CHARSET_UTF8MB4);
+    buf.extend_from_slice(&[0u8; 19]);
+    buf.extend_from_slice(&((caps >> 32) as u32).to_le_bytes());
+}
+
+/// Builds HandshakeResponse41.
+pub(crate) fn response(
+    caps: u64,
+    user: &str,
+    auth: &[u8],
+    db: Option<&str>,
+    plugin: &str,
+) -> Vec<u8> {
+    let mut b = Vec::with_capacity(64 + user.len() + auth.len());
+    put_prefix(&mut b, caps);
+    b.extend_from_slice(user.as_bytes());
+    b.push(0);
+    put_lenenc_bytes(&mut b, auth);
+    if let Some(db) = db.filter(|_| caps & CLIENT_CONNECT_WITH_DB != 0) {
+        b.extend_from_slice(db.as_bytes());
+        b.push(0);
+    }
+    b.extend_from_slice(plugin.as_bytes());
+    b.push(0);
+    b
+}
+
+fn open(endpoint: &Endpoint) -> Result<Stream, Error> {
+    let wrap = |e: std::io::Error| {
+        Error::Io(std::io::Error::new(
+            e.kind(),
+            format!("cannot connect to {endpoint}: {e}"),
+        ))
+    };
+    Ok(match endpoint {
+        Endpoint::Tcp { host, port } => {
+            let s = TcpStream::connect((host.as_str(), *port)).map_err(wrap)?;
+            s.set_nodelay(true).map_err(wrap)?;
+            Stream::Tcp(s)
+        }
+        Endpoint::Unix { path } => Stream::Unix(UnixStream::connect(path).map_err(wrap)?),
+    })
+}
+
+/// Opens the socket, negotiates, authenticates.
+pub(crate) fn establish(opts: &ConnectOptions) -> Result<(PacketIo, SessionInfo), Error> {
+    let mut io = PacketIo::new(open(&opts.endpoint)?);
+    let g = parse_greeting(&io.read()?)?;
+    let is_tcp = matches!(opts.endpoint, Endpoint::Tcp { .. });
+    let server_tls = g.caps & CLIENT_SSL != 0;
+    // Over a Unix socket the channel is already private; TLS is not used there.
+    let use_tls = is_tcp
+        && match opts.ssl_mode {
+            SslMode::Disabled => false,
+            SslMode::Preferred => server_tls,
+            _ if !server_tls => {
+                return Err(Error::Tls(format!(
+                    "ssl-mode {:?} but the server at {} does not offer TLS",
+                    opts.ssl_mode, opts.endpoint
+                )))
+            }
+            _ => true,
+        };
+    let caps = client_caps(&g, opts.database.is_some(), use_tls);
+    if use_tls {
+        let mut req = Vec::with_capacity(32);
+        put_prefix(&mut req, caps);
+        io.write(&req)?;
+        let Endpoint::Tcp { host, .. } = &opts.endpoint else {
+            return Err(Error::Tls("TLS needs a TCP endpoint".into()));
+        };
+        let cfg = tls::client_config(opts.ssl_mode, opts.ssl_ca.as_deref())?;
+        let conn = rustls::ClientConnection::new(cfg, tls::server_name(host)?)
+            .map_err(|e| Error::Tls(e.to_string()))?;
+        // The server sends nothing until the TLS handshake, so no byte is buffered here.
+        let Stream::Tcp(sock) = io.into_stream() else {
+            return Err(Error::Tls("TLS needs a TCP endpoint".into()));
+        };
+        let tls = TlsStream::handshake(conn, sock)
+            .map_err(|e| Error::Tls(format!("handshake with {} failed: {e}", opts.endpoint)))?;
+        io = PacketIo::new(Stream::Tls(Box::new(tls)));
+        // The response continues the sequence after the SSLRequest (1).
+        io.set_seq(2);
+    }
+    let secure = use_tls || !is_tcp;
+    let mut flow = AuthFlow::new(&g.plugin, &g.nonce, &opts.password, secure);
+    let first = flow.initial()?;
+    io.write(&response(
+        caps,
+        &opts.user,
+        &first,
+        opts.database.as_deref(),
+        flow.plugin(),
+    ))?;
+    loop {
+        let p = io.read()?;
+        match flow.step(&p)? {
+            Step::Done => break,
+            Step::Read => {}
+            Step::Send(data) => io.write(&data)?,
+        }
+    }
+    let mariadb = g.version.contains("MariaDB");
+    // MariaDB prefixes "5.5.5-" for old replication clients.
+    let version = g
+        .version
+        .strip_prefix("5.5.5-")
+        .filter(|_| mariadb)
+        .unwrap_or(&g.version)
+        .to_string();
+    let info = SessionInfo {
+        caps: Capabilities(caps),
+        connection_id: g.connection_id,
+        server_version: version,
+        mariadb,
+    };
+    Ok((io, info))
+}
