@@ -1,1 +1,31 @@
-//! qpslab-probe (being built).
+//! Telemetry: what the host is, what the server is and does, and what processes spend.
+//!
+//! - [`host_facts`] reads the machine (CPU, memory, kernel, OS, THP, swappiness...) from `/proc`,
+//!   `/sys` and `uname`; a missing source reads `unknown`, never an error.
+//! - [`server_info`] reads the server's version and global variables, without any variable that
+//!   could hold a credential, so the result can be stored with every run.
+//! - [`global_status`] snapshots `SHOW GLOBAL STATUS`; [`StatusDelta`] is the difference of two.
+//! - [`process_cpu`] and [`self_cpu`] read a process's CPU seconds and RSS from `/proc`.
+//!
+//! ```no_run
+//! # fn demo(conn: &mut qpslab_wire::Conn) -> Result<(), qpslab_probe::Error> {
+//! use qpslab_probe::{global_status, StatusDelta};
+//! let before = global_status(conn)?;
+//! // ... one second of load ...
+//! let after = global_status(conn)?;
+//! let d = StatusDelta::between(&before, &after, 1.0);
+//! println!("{} selects/s", d.per_second("Com_select").unwrap_or(0.0));
+//! # Ok(()) }
+//! ```
+
+mod error;
+mod host;
+mod process;
+mod server;
+mod status;
+
+pub use error::Error;
+pub use host::host_facts;
+pub use process::{process_cpu, self_cpu};
+pub use server::{flavor, global_status, may_hold_secret, server_info, variables_from_rows};
+pub use status::{is_gauge, status_from_rows, GlobalStatus, StatusDelta, StatusValue};

@@ -1,0 +1,27 @@
+//! The probe's error type.
+
+use std::path::PathBuf;
+
+/// What can go wrong reading telemetry.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A `/proc` file could not be read (for a process: it has most likely exited).
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A `/proc` file or a server reply did not have the expected shape.
+    #[error("unexpected format of {what}: {detail}")]
+    Format {
+        /// Which source (`/proc/123/stat`, `SHOW GLOBAL STATUS`...).
+        what: String,
+        /// What was wrong.
+        detail: String,
+    },
+    /// The server query failed.
+    #[error(transparent)]
+    Wire(#[from] qpslab_wire::Error),
+}

@@ -1,0 +1,121 @@
+//! CPU time and memory of a process, from `/proc/PID/stat` and `/proc/PID/status`.
+//!
+//! Readings are cumulative since the process started; callers subtract two readings to get the
+//! CPU spent over an interval (the server's, or the client's own).
+
+use crate::error::Error;
+use qpslab_core::env::ProcessCpu;
+use std::path::PathBuf;
+
+/// CPU seconds and current RSS of process `pid`. Fails when the process does not exist (any
+/// more) or `/proc` is not mounted.
+pub fn process_cpu(pid: u32) -> Result<ProcessCpu, Error> {
+    read_proc(&format!("/proc/{pid}"))
+}
+
+/// The same for the calling process.
+pub fn self_cpu() -> Result<ProcessCpu, Error> {
+    read_proc("/proc/self")
+}
+
+fn read_proc(dir: &str) -> Result<ProcessCpu, Error> {
+    let read = |name: &str| {
+        let path = PathBuf::from(format!("{dir}/{name}"));
+        std::fs::read_to_string(&path).map_err(|source| Error::Io { path, source })
+    };
+    let stat = read("stat")?;
+    let (utime, stime) = parse_stat_times(&stat).ok_or_else(|| Error::Format {
+        what: format!("{dir}/stat"),
+        detail: "no utime/stime fields".into(),
+    })?;
+    let ticks = clock_ticks_per_second();
+    Ok(ProcessCpu {
+        user_s: utime as f64 / ticks,
+        sys_s: stime as f64 / ticks,
+        // Kernel threads and zombies have no VmRSS line: they hold no user memory.
+        rss_kib: parse_vm_rss_kib(&read("status")?).unwrap_or(0),
+    })
+}
+
+fn clock_ticks_per_second() -> f64 {
+    // SAFETY: sysconf only reads a configuration value.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    // Linux has reported 100 on every architecture for decades; a failed call falls back to it.
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+/// `utime` and `stime` (fields 14 and 15, in clock ticks) of a `/proc/PID/stat` line. The
+/// command name (field 2) is in parentheses and may itself hold spaces and parentheses, so
+/// fields are counted from the last `)`.
+pub(crate) fn parse_stat_times(stat: &str) -> Option<(u64, u64)> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    let mut fields = after.split_whitespace().skip(11); // field 3 (state) is index 0
+    let utime = fields.next()?.parse().ok()?;
+    let stime = fields.next()?.parse().ok()?;
+    Some((utime, stime))
+}
+
+/// `VmRSS` of a `/proc/PID/status` file, in KiB.
+pub(crate) fn parse_vm_rss_kib(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line["VmRSS:".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_fields_after_a_tricky_command_name() {
+        let stat = "14395 (my (odd) cmd) R 14383 14383 5216 0 -1 4194304 102 0 0 0 \
+                    731 42 0 0 20 0 1 0 64716 3133440 393 18446744073709551615";
+        assert_eq!(parse_stat_times(stat), Some((731, 42)));
+        assert_eq!(parse_stat_times("1 (x) R 1 2"), None);
+        let status = "Name:\tmariadbd\nVmPeak:\t 1000 kB\nVmRSS:\t   86112 kB\nThreads:\t9\n";
+        assert_eq!(parse_vm_rss_kib(status), Some(86_112));
+        assert_eq!(parse_vm_rss_kib("Name:\tkthreadd\n"), None);
+    }
+
+    #[test]
+    fn own_cpu_grows_with_work() {
+        let before = self_cpu().unwrap();
+        assert!(before.rss_kib > 0);
+        // Burn at least 50 ms of CPU (5 ticks at 100 Hz) in this thread.
+        let start = std::time::Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < std::time::Duration::from_millis(200) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let after = self_cpu().unwrap();
+        let spent = (after.user_s + after.sys_s) - (before.user_s + before.sys_s);
+        assert!(spent >= 0.05, "only {spent} s of CPU seen");
+        assert!(process_cpu(std::process::id()).unwrap().rss_kib > 0);
+    }
+
+    #[test]
+    fn another_process_and_a_missing_one() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let c = process_cpu(child.id()).unwrap();
+        assert!(c.rss_kib > 0 && c.user_s < 1.0, "{c:?}");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // Reaped: its /proc entry is gone.
+        let err = process_cpu(child.id()).unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{err}");
+        assert!(
+            err.to_string().contains(&format!("/proc/{}", child.id())),
+            "{err}"
+        );
+    }
+}
