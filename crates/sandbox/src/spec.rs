@@ -14,10 +14,13 @@ pub struct LabDir {
 }
 
 impl LabDir {
-    /// A lab directory at `path` (created on first use).
+    /// A lab directory at `path` (created on first use). A relative path is made absolute
+    /// now: the server resolves paths against its own working directory, and a sandbox is
+    /// recognised later by the datadir on its command line.
     pub fn new(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
         LabDir {
-            root: path.into(),
+            root: std::path::absolute(&path).unwrap_or(path),
             templates: None,
         }
     }
@@ -37,7 +40,8 @@ impl LabDir {
     /// Keeps datadir templates in `dir` instead of `<lab>/templates`, so that several labs (e.g.
     /// one temporary lab per test process) share one initialisation per server version.
     pub fn with_templates(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.templates = Some(dir.into());
+        let dir = dir.into();
+        self.templates = Some(std::path::absolute(&dir).unwrap_or(dir));
         self
     }
 
@@ -172,5 +176,6 @@ mod tests {
         assert_eq!(lab.templates_dir(), PathBuf::from("/l/templates"));
         let lab = lab.with_templates("/t");
         assert_eq!(lab.templates_dir(), PathBuf::from("/t"));
+        assert!(LabDir::new("rel").path().is_absolute());
     }
 }
