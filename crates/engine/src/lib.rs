@@ -1,1 +1,12 @@
-//! qpslab-engine (being built).
+//! qpslab-engine: sysbench-compatible workloads and the load loop that drives them.
+//!
+//! [`workload`] turns sysbench's options into statements; [`run::run_phase`] drives them against a
+//! server from a few event-loop threads, each serving many sessions over non-blocking sockets, and
+//! reports one [`qpslab_core::Sample`] per interval and a [`qpslab_core::PhaseResult`] at the end.
+
+pub mod prepare;
+pub mod rand;
+pub mod run;
+pub mod workload;
+
+pub use run::{run_phase, PhaseSpec, RunError};

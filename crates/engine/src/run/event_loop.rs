@@ -1,0 +1,636 @@
+//! One event-loop thread: many sessions as state machines over non-blocking sockets (mio/epoll,
+//! edge-triggered).
+//!
+//! Per query the loop does one `write` and, in the common case, one `read`: a read that returns
+//! less than the buffer holds means the socket was drained, so the loop waits for the next edge
+//! instead of issuing a read that would only say `EAGAIN` (TLS streams are always drained, as
+//! their decrypted bytes are invisible to epoll). Statistics go into the loop's own
+//! [`IntervalStats`], handed to the coordinator once per report interval; nothing per query
+//! takes a lock, sends on a channel or allocates.
+
+use super::error::{RunError, LOST_CODES, RETRY_CODES};
+use super::schedule::{Arrivals, Boundaries};
+use super::session::{err_message, open, Session, State};
+use super::stats::{record_us, IntervalStats};
+use crate::workload::{StmtClass, Workload};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use qpslab_core::ConnectOptions;
+use qpslab_wire::codec::Reply;
+use std::io::{self, Read};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+/// Read buffer per loop: a point-select reply is ~150 bytes, a 100-row range ~20 KB.
+const READ_BUF: usize = 64 * 1024;
+/// Longest sleep in `epoll_wait`, so a raised stop flag is seen promptly.
+const MAX_WAIT: Duration = Duration::from_millis(50);
+/// First reconnection delay; doubles up to `MAX_BACKOFF`.
+const FIRST_BACKOFF: Duration = Duration::from_millis(10);
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+/// How long a lost session keeps trying before the phase fails.
+const RECONNECT_FOR: Duration = Duration::from_secs(30);
+
+/// What a loop tells the coordinator.
+pub(crate) enum LoopMsg {
+    /// All of the loop's sessions are open (or one failed).
+    Ready { result: Result<(), RunError> },
+    /// The statistics of interval `k` (0 is warm-up), cut at boundary `k`.
+    Interval {
+        index: usize,
+        k: u64,
+        stats: Box<IntervalStats>,
+    },
+    /// The loop ended during interval `k`, at `at`; `stats` is that last partial interval.
+    Finished {
+        index: usize,
+        k: u64,
+        at: Instant,
+        stats: Box<IntervalStats>,
+        result: Result<(), RunError>,
+    },
+}
+
+/// The phase's timeline, fixed by the coordinator once every session is open.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Clock {
+    /// Start of warm-up (the first events).
+    pub t0: Instant,
+    /// Report boundaries and the time limit.
+    pub bounds: Boundaries,
+}
+
+/// Read-only context shared by every loop of a phase.
+pub(crate) struct Shared<'a> {
+    pub target: &'a ConnectOptions,
+    pub workload: &'a Workload,
+    pub ps: bool,
+    pub seed: u64,
+    pub sessions: u32,
+    /// Statement index → statement-kind index.
+    pub kind_of: Vec<usize>,
+    pub kinds: usize,
+    /// Statement index → read/write/other.
+    pub class_of: Vec<StmtClass>,
+    /// `--events`: total events, handed out as tickets.
+    pub events: Option<u64>,
+    pub tickets: AtomicU64,
+    /// `--rate` across all loops, with its arrival spacing.
+    pub rate: Option<qpslab_core::RateSpec>,
+    pub loops: usize,
+    /// The caller's stop flag (Ctrl-C).
+    pub stop: &'a AtomicBool,
+    /// Raised by the coordinator when another loop failed.
+    pub abort: AtomicBool,
+}
+
+impl Shared<'_> {
+    /// The phase must end now.
+    #[inline]
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.abort.load(Ordering::Relaxed)
+    }
+}
+
+/// A loop's sessions and state while the phase runs.
+pub(crate) struct EventLoop<'a> {
+    shared: &'a Shared<'a>,
+    index: usize,
+    poll: Poll,
+    sessions: Vec<Session>,
+    rbuf: Vec<u8>,
+    scratch: Vec<u8>,
+    stats: Box<IntervalStats>,
+    k: u64,
+    next_boundary: Option<Instant>,
+    clock: Clock,
+    /// Sessions waiting for a fixed-rate arrival.
+    idle: Vec<usize>,
+    arrivals: Option<Arrivals>,
+    /// Sessions not yet `Done`.
+    active: usize,
+    /// `--events` tickets ran out.
+    exhausted: bool,
+    reconnecting: Vec<usize>,
+}
+
+/// Opens the sessions `ids` (blocking, in this thread).
+pub(crate) fn open_sessions(shared: &Shared<'_>, ids: &[u32]) -> Result<Vec<Session>, RunError> {
+    let now = Instant::now();
+    let mut out = Vec::with_capacity(ids.len());
+    for &id in ids {
+        if shared.stopping() {
+            return Err(RunError::Interrupted);
+        }
+        let opened = open(shared.target, shared.workload, shared.ps)?;
+        let gen = shared.workload.session_in(id, shared.sessions, shared.seed);
+        out.push(Session::new(opened, gen, now));
+    }
+    Ok(out)
+}
+
+impl<'a> EventLoop<'a> {
+    /// A loop over `sessions`, registered with a new poller.
+    pub fn new(
+        shared: &'a Shared<'a>,
+        index: usize,
+        sessions: Vec<Session>,
+        clock: Clock,
+    ) -> Result<Self, RunError> {
+        let poll = Poll::new()?;
+        for (i, s) in sessions.iter().enumerate() {
+            let fd = s.stream.as_raw_fd();
+            poll.registry()
+                .register(&mut SourceFd(&fd), Token(i), Interest::READABLE)?;
+        }
+        let arrivals = shared.rate.as_ref().map(|r| {
+            Arrivals::new(
+                clock.t0,
+                r.per_second,
+                r.arrival,
+                index,
+                shared.loops,
+                shared.seed,
+            )
+        });
+        let active = sessions.len();
+        Ok(EventLoop {
+            shared,
+            index,
+            poll,
+            idle: Vec::with_capacity(sessions.len()),
+            sessions,
+            rbuf: vec![0; READ_BUF],
+            scratch: Vec::new(),
+            stats: Box::new(IntervalStats::new(shared.kinds)),
+            k: 0,
+            next_boundary: clock.bounds.get(0),
+            clock,
+            arrivals,
+            active,
+            exhausted: false,
+            reconnecting: Vec::new(),
+        })
+    }
+
+    /// Runs until every session is done, the stop flag is raised or an error stops the phase;
+    /// then reports the last interval.
+    pub fn run(mut self, tx: &Sender<LoopMsg>) {
+        let result = self.drive(tx);
+        let at = Instant::now();
+        self.cut(at, tx);
+        let stats = std::mem::replace(&mut self.stats, Box::new(IntervalStats::new(0)));
+        let _ = tx.send(LoopMsg::Finished {
+            index: self.index,
+            k: self.k,
+            at,
+            stats,
+            result,
+        });
+    }
+
+    fn drive(&mut self, tx: &Sender<LoopMsg>) -> Result<(), RunError> {
+        let mut events = Events::with_capacity(1024);
+        // Every loop starts at the same instant; an event sent before t0 would run unmeasured.
+        std::thread::sleep(self.clock.t0.saturating_duration_since(Instant::now()));
+        let now = Instant::now();
+        self.cut(now, tx);
+        for i in 0..self.sessions.len() {
+            if self.arrivals.is_some() {
+                self.idle.push(i);
+            } else {
+                self.start_event(i, now, None)?;
+            }
+        }
+        loop {
+            let now = Instant::now();
+            self.start_arrivals(now)?;
+            self.reconnect_due(now)?;
+            self.retire_idle(now);
+            if self.active == 0 {
+                return Ok(());
+            }
+            let wait = self.wait(now);
+            match self.poll.poll(&mut events, Some(wait)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e.into()),
+            }
+            if self.shared.stopping() {
+                return Err(RunError::Interrupted);
+            }
+            let now = Instant::now();
+            self.cut(now, tx);
+            for ev in events.iter() {
+                let i = ev.token().0;
+                if ev.is_writable() && self.sessions[i].want_write {
+                    self.on_writable(i, now)?;
+                }
+                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                    self.on_readable(i, now)?;
+                }
+            }
+        }
+    }
+
+    /// How long `epoll_wait` may sleep: until the next boundary, arrival or reconnection.
+    fn wait(&self, now: Instant) -> Duration {
+        let mut until = now + MAX_WAIT;
+        if let Some(b) = self.next_boundary {
+            until = until.min(b);
+        }
+        if let (Some(a), false) = (&self.arrivals, self.idle.is_empty()) {
+            until = until.min(a.peek());
+        }
+        if let Some(end) = self.clock.bounds.end {
+            if !self.idle.is_empty() {
+                until = until.min(end);
+            }
+        }
+        for &i in &self.reconnecting {
+            if let State::Reconnect { at, .. } = self.sessions[i].state {
+                until = until.min(at);
+            }
+        }
+        until.saturating_duration_since(now)
+    }
+
+    /// Hands the coordinator every interval whose boundary has passed.
+    fn cut(&mut self, now: Instant, tx: &Sender<LoopMsg>) {
+        while self.next_boundary.is_some_and(|b| now >= b) {
+            let fresh = Box::new(IntervalStats::new(self.shared.kinds));
+            let stats = std::mem::replace(&mut self.stats, fresh);
+            let _ = tx.send(LoopMsg::Interval {
+                index: self.index,
+                k: self.k,
+                stats,
+            });
+            self.k += 1;
+            self.next_boundary = self.clock.bounds.get(self.k);
+        }
+    }
+
+    fn time_is_up(&self, now: Instant) -> bool {
+        self.clock.bounds.end.is_some_and(|end| now >= end)
+    }
+
+    fn done(&mut self, i: usize) {
+        if self.sessions[i].state != State::Done {
+            self.sessions[i].state = State::Done;
+            self.active -= 1;
+        }
+    }
+
+    /// Starts the next event of session `i`, or retires it when the phase is over.
+    fn start_event(
+        &mut self,
+        i: usize,
+        now: Instant,
+        intended: Option<Instant>,
+    ) -> Result<(), RunError> {
+        if self.exhausted || self.time_is_up(now) {
+            self.done(i);
+            return Ok(());
+        }
+        let warm = now < self.clock.bounds.measure_start;
+        if !warm {
+            if let Some(limit) = self.shared.events {
+                if self.shared.tickets.fetch_add(1, Ordering::Relaxed) >= limit {
+                    self.exhausted = true;
+                    self.done(i);
+                    return Ok(());
+                }
+            }
+            if let Some(at) = intended {
+                let lag = now.saturating_duration_since(at).as_micros();
+                self.stats
+                    .record_lag(u64::try_from(lag).unwrap_or(u64::MAX));
+            }
+        }
+        let s = &mut self.sessions[i];
+        s.gen.next_event(&mut s.ev);
+        if s.ev.calls.is_empty() {
+            return Err(RunError::Config(
+                "the workload produced an event without statements".into(),
+            ));
+        }
+        s.warm = warm;
+        s.event_start = intended.unwrap_or(now);
+        s.call = 0;
+        s.state = State::Call;
+        self.send(i, now)
+    }
+
+    /// Writes the current call of session `i`.
+    fn send(&mut self, i: usize, now: Instant) -> Result<(), RunError> {
+        let s = &mut self.sessions[i];
+        s.call_start = now;
+        let sent = match s.state {
+            State::Rollback => s.send_text(b"ROLLBACK"),
+            _ => s.send_call(self.shared.workload, &mut self.scratch),
+        };
+        match sent {
+            Ok(true) => Ok(()),
+            Ok(false) => self.want_write(i, true),
+            Err(e) => self.lost(i, now, e.into()),
+        }
+    }
+
+    fn want_write(&mut self, i: usize, on: bool) -> Result<(), RunError> {
+        let s = &mut self.sessions[i];
+        if s.want_write == on {
+            return Ok(());
+        }
+        s.want_write = on;
+        let interest = if on {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
+        let fd = s.stream.as_raw_fd();
+        self.poll
+            .registry()
+            .reregister(&mut SourceFd(&fd), Token(i), interest)?;
+        Ok(())
+    }
+
+    fn on_writable(&mut self, i: usize, now: Instant) -> Result<(), RunError> {
+        match self.sessions[i].flush() {
+            Ok(true) => self.want_write(i, false),
+            Ok(false) => Ok(()),
+            Err(e) => self.lost(i, now, e.into()),
+        }
+    }
+
+    fn on_readable(&mut self, i: usize, now: Instant) -> Result<(), RunError> {
+        let mut rbuf = std::mem::take(&mut self.rbuf);
+        let r = self.read_replies(i, &mut rbuf, now);
+        self.rbuf = rbuf;
+        r
+    }
+
+    fn read_replies(&mut self, i: usize, rbuf: &mut [u8], now: Instant) -> Result<(), RunError> {
+        loop {
+            let s = &mut self.sessions[i];
+            if matches!(s.state, State::Reconnect { .. } | State::Done) {
+                return Ok(());
+            }
+            let n = match s.stream.read(rbuf) {
+                Ok(0) => {
+                    let eof = io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "server closed the connection",
+                    );
+                    return self.lost(i, now, eof.into());
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return self.lost(i, now, e.into()),
+            };
+            let drained = n < rbuf.len() && !s.stream.is_tls();
+            if s.inbuf.is_empty() {
+                let used = self.feed(i, &rbuf[..n], now)?;
+                if used < n {
+                    self.sessions[i].inbuf.extend_from_slice(&rbuf[used..n]);
+                }
+            } else {
+                // Rare: the parser left bytes it needs more of. Feed from the session's buffer.
+                let mut pending = std::mem::take(&mut self.sessions[i].inbuf);
+                pending.extend_from_slice(&rbuf[..n]);
+                let used = self.feed(i, &pending, now)?;
+                pending.drain(..used);
+                self.sessions[i].inbuf = pending;
+            }
+            if drained {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Feeds `bytes` to session `i`'s parser, acting on each complete reply. Returns how many
+    /// bytes were consumed.
+    fn feed(&mut self, i: usize, bytes: &[u8], now: Instant) -> Result<usize, RunError> {
+        let mut pos = 0;
+        while pos < bytes.len() {
+            let s = &mut self.sessions[i];
+            match s.state {
+                State::Call | State::Rollback => {}
+                // The session was retired or lost while handling an earlier reply.
+                State::Reconnect { .. } | State::Done => return Ok(bytes.len()),
+                // Unsolicited bytes on an idle session: the server's farewell (an idle timeout
+                // or a kill) before it closes.
+                State::Idle => {
+                    let e = io::Error::new(io::ErrorKind::ConnectionAborted, "unsolicited reply");
+                    self.lost(i, now, e.into())?;
+                    return Ok(bytes.len());
+                }
+            }
+            let (used, reply) = s
+                .reader()
+                .feed(&bytes[pos..])
+                .map_err(|e| RunError::Protocol(e.to_string()))?;
+            let start = pos;
+            pos += used;
+            match reply {
+                Some(r) => self.on_reply(i, r, now, &bytes[start..pos])?,
+                None if used == 0 => break,
+                None => {}
+            }
+        }
+        Ok(pos)
+    }
+
+    fn on_reply(
+        &mut self,
+        i: usize,
+        reply: Reply,
+        now: Instant,
+        raw: &[u8],
+    ) -> Result<(), RunError> {
+        let s = &mut self.sessions[i];
+        if s.state == State::Rollback {
+            if let Reply::Err { code } = reply {
+                return Err(RunError::Server {
+                    code,
+                    message: err_message(raw, code),
+                    statement: "ROLLBACK".into(),
+                });
+            }
+            if !s.warm {
+                self.stats.queries.other += 1;
+            }
+            s.call = 0;
+            s.state = State::Call;
+            return self.send(i, now);
+        }
+        let stmt = s.ev.calls[s.call].stmt as usize;
+        if let Reply::Err { code } = reply {
+            return self.on_server_error(i, stmt, code, now, raw);
+        }
+        if !s.warm {
+            let us = now.saturating_duration_since(s.call_start).as_micros();
+            record_us(&mut self.stats.kinds[self.shared.kind_of[stmt]], us as u64);
+            match self.shared.class_of[stmt] {
+                StmtClass::Read => self.stats.queries.read += 1,
+                StmtClass::Write => self.stats.queries.write += 1,
+                StmtClass::Other => self.stats.queries.other += 1,
+            }
+        }
+        s.call += 1;
+        if s.call < s.ev.calls.len() {
+            return self.send(i, now);
+        }
+        if !s.warm {
+            let us = now.saturating_duration_since(s.event_start).as_micros();
+            record_us(&mut self.stats.events, us as u64);
+        }
+        if self.arrivals.is_some() {
+            s.state = State::Idle;
+            self.idle.push(i);
+            Ok(())
+        } else {
+            self.start_event(i, now, None)
+        }
+    }
+
+    fn on_server_error(
+        &mut self,
+        i: usize,
+        stmt: usize,
+        code: u16,
+        now: Instant,
+        raw: &[u8],
+    ) -> Result<(), RunError> {
+        if RETRY_CODES.contains(&code) {
+            if !self.sessions[i].warm {
+                *self.stats.errors.entry(code).or_insert(0) += 1;
+            }
+            self.sessions[i].state = State::Rollback;
+            return self.send(i, now);
+        }
+        if LOST_CODES.contains(&code) {
+            let e = qpslab_wire::Error::Server {
+                code,
+                sqlstate: String::new(),
+                message: err_message(raw, code),
+            };
+            return self.lost(i, now, e);
+        }
+        Err(RunError::Server {
+            code,
+            message: err_message(raw, code),
+            statement: self.shared.workload.statements()[stmt].sql.clone(),
+        })
+    }
+
+    /// Session `i` lost its connection: stop watching it and schedule a reconnection. The
+    /// event in flight restarts from its first call once the session is back.
+    fn lost(&mut self, i: usize, now: Instant, _cause: qpslab_wire::Error) -> Result<(), RunError> {
+        let s = &mut self.sessions[i];
+        let fd = s.stream.as_raw_fd();
+        // The socket is dead; failing to deregister it changes nothing.
+        let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
+        if s.state == State::Idle {
+            // No event in flight: after reconnecting, wait for the next arrival.
+            self.idle.retain(|&j| j != i);
+            s.ev.clear();
+        }
+        s.state = State::Reconnect {
+            at: now,
+            backoff: FIRST_BACKOFF,
+            since: now,
+        };
+        self.reconnecting.push(i);
+        Ok(())
+    }
+
+    /// Tries the reconnections that are due. Connecting blocks this loop for a few
+    /// milliseconds; losses are rare, so the other sessions' short stall is accepted.
+    fn reconnect_due(&mut self, now: Instant) -> Result<(), RunError> {
+        let mut n = 0;
+        while n < self.reconnecting.len() {
+            let i = self.reconnecting[n];
+            let State::Reconnect { at, backoff, since } = self.sessions[i].state else {
+                self.reconnecting.swap_remove(n);
+                continue;
+            };
+            if self.exhausted || self.time_is_up(now) {
+                self.reconnecting.swap_remove(n);
+                self.done(i);
+                continue;
+            }
+            if at > now {
+                n += 1;
+                continue;
+            }
+            match open(self.shared.target, self.shared.workload, self.shared.ps) {
+                Ok(opened) => {
+                    self.reconnecting.swap_remove(n);
+                    let s = &mut self.sessions[i];
+                    s.replace(opened);
+                    let fd = s.stream.as_raw_fd();
+                    self.poll.registry().register(
+                        &mut SourceFd(&fd),
+                        Token(i),
+                        Interest::READABLE,
+                    )?;
+                    self.stats.reconnects += 1;
+                    let after = Instant::now();
+                    if self.arrivals.is_some() && s.ev.calls.is_empty() {
+                        s.state = State::Idle;
+                        self.idle.push(i);
+                    } else {
+                        s.call = 0;
+                        s.state = State::Call;
+                        self.send(i, after)?;
+                    }
+                }
+                Err(RunError::Connect { .. }) if now.duration_since(since) < RECONNECT_FOR => {
+                    self.sessions[i].state = State::Reconnect {
+                        at: now + backoff,
+                        backoff: (backoff * 2).min(MAX_BACKOFF),
+                        since,
+                    };
+                    n += 1;
+                }
+                Err(RunError::Connect { source, .. }) => {
+                    return Err(RunError::Reconnect {
+                        target: self.shared.target.describe(),
+                        source,
+                    })
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts fixed-rate arrivals that are due on idle sessions; arrivals beyond the idle
+    /// sessions wait (the backlog shows as lag and in the latencies).
+    fn start_arrivals(&mut self, now: Instant) -> Result<(), RunError> {
+        while !self.idle.is_empty() && !self.exhausted && !self.time_is_up(now) {
+            let Some(a) = self.arrivals.as_mut() else {
+                return Ok(());
+            };
+            if a.peek() > now {
+                break;
+            }
+            let intended = a.take();
+            let Some(i) = self.idle.pop() else { break };
+            self.start_event(i, now, Some(intended))?;
+        }
+        Ok(())
+    }
+
+    /// Under a fixed rate, idle sessions retire once the phase is over.
+    fn retire_idle(&mut self, now: Instant) {
+        if self.exhausted || self.time_is_up(now) {
+            while let Some(i) = self.idle.pop() {
+                self.done(i);
+            }
+        }
+    }
+}

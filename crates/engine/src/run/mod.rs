@@ -1,0 +1,342 @@
+//! The load loop: [`run_phase`] drives a workload against a server for one measured phase.
+//!
+//! A few event-loop threads (one per core by default, or one per `--client-cpus` entry, pinned
+//! there) each open their share of the sessions with the blocking client, then drive them as
+//! state machines over non-blocking sockets. The calling thread coordinates: it fixes the
+//! timeline once every session is open, snapshots the process CPU at each report boundary, and
+//! merges the loops' interval statistics into one [`Sample`] per interval and the
+//! [`PhaseResult`].
+//!
+//! Warm-up runs on the same sessions and is discarded. With `--events N` exactly N events are
+//! measured (tickets from one shared counter). Under a fixed rate, latency counts from each
+//! event's intended start, so a stalled server shows in the percentiles instead of hiding in a
+//! slower request stream. Retryable server errors (1213, 1205, 1020) roll back and retry the
+//! event; a lost connection reconnects with backoff; any other error stops the phase.
+
+mod collect;
+mod cpu;
+mod error;
+mod event_loop;
+mod schedule;
+mod session;
+mod stats;
+
+pub use error::RunError;
+
+use crate::workload::Workload;
+use collect::Collector;
+use cpu::CpuSnapshot;
+use event_loop::{open_sessions, Clock, EventLoop, LoopMsg, Shared};
+use qpslab_core::plan::{RateSpec, RunPlan, StopCondition};
+use qpslab_core::result::{PhaseResult, Sample};
+use qpslab_core::ConnectOptions;
+use schedule::Boundaries;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+/// sysbench's default when neither `--time` nor `--events` is given.
+const DEFAULT_TIME_S: f64 = 10.0;
+/// Slack between "all sessions open" and the first event, so every loop starts on time.
+const START_DELAY: Duration = Duration::from_millis(5);
+
+/// What one phase runs: sessions, limits, reporting and placement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseSpec {
+    /// Sessions (sysbench's `--threads`).
+    pub threads: u32,
+    /// Seconds run first on the same sessions and discarded.
+    pub warmup_s: f64,
+    /// End of the measured phase (10 s when neither limit is set).
+    pub stop: StopCondition,
+    /// Seconds per [`Sample`].
+    pub report_interval_s: f64,
+    /// Latency percentiles to report, e.g. `[95.0, 99.0]`.
+    pub percentiles: Vec<f64>,
+    /// Fixed arrival rate, if any.
+    pub rate: Option<RateSpec>,
+    /// Server-side prepared statements (true) or the text protocol.
+    pub prepared_statements: bool,
+    /// CPUs to pin the event loops to, one loop per entry by default.
+    pub client_cpus: Option<Vec<usize>>,
+    /// Number of event loops (default: one per client CPU, or one per core).
+    pub event_loops: Option<usize>,
+    /// Seed of the sessions' statement generators.
+    pub seed: u64,
+}
+
+impl PhaseSpec {
+    /// The phase for `threads` sessions of `plan`.
+    pub fn from_plan(plan: &RunPlan, threads: u32) -> PhaseSpec {
+        PhaseSpec {
+            threads,
+            warmup_s: plan.warmup_s,
+            stop: plan.stop.clone(),
+            report_interval_s: plan.report_interval_s,
+            percentiles: plan.percentiles.clone(),
+            rate: plan.rate.clone(),
+            prepared_statements: plan.prepared_statements,
+            client_cpus: plan.client_cpus.clone(),
+            event_loops: plan.event_loops,
+            seed: plan.workload.rand.seed,
+        }
+    }
+
+    fn validate(&self) -> Result<(), RunError> {
+        let bad = |m: &str| Err(RunError::Config(m.to_string()));
+        if self.threads == 0 {
+            return bad("threads must be at least 1");
+        }
+        if !(self.report_interval_s.is_finite() && self.report_interval_s >= 0.001) {
+            return bad("report interval must be at least 1 ms");
+        }
+        if !(self.warmup_s.is_finite() && self.warmup_s >= 0.0) {
+            return bad("warm-up must be 0 or more seconds");
+        }
+        if self
+            .stop
+            .time_s
+            .is_some_and(|t| !(t.is_finite() && t >= 0.0))
+        {
+            return bad("time must be 0 or more seconds");
+        }
+        if self.percentiles.iter().any(|p| !(0.0..=100.0).contains(p)) {
+            return bad("percentiles must be between 0 and 100");
+        }
+        if let Some(r) = &self.rate {
+            if !(r.per_second.is_finite() && r.per_second > 0.0) {
+                return bad("rate must be a positive number of events per second");
+            }
+        }
+        if self.client_cpus.as_ref().is_some_and(Vec::is_empty) {
+            return bad("the client CPU list is empty");
+        }
+        if self.event_loops == Some(0) {
+            return bad("event loops must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// How many event loops run the phase.
+    fn loops(&self) -> usize {
+        let default = || {
+            self.client_cpus.as_ref().map_or_else(
+                || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                Vec::len,
+            )
+        };
+        self.event_loops
+            .unwrap_or_else(default)
+            .clamp(1, self.threads as usize)
+    }
+}
+
+/// Runs one phase of `workload` against `target`: warm-up, then measurement until `spec.stop`,
+/// calling `on_sample` once per report interval. Raising `stop` ends the phase promptly with
+/// [`RunError::Interrupted`].
+pub fn run_phase(
+    target: &ConnectOptions,
+    workload: &Workload,
+    spec: &PhaseSpec,
+    on_sample: &mut dyn FnMut(&Sample),
+    stop: &AtomicBool,
+) -> Result<PhaseResult, RunError> {
+    spec.validate()?;
+    let loops = spec.loops();
+    let workload = workload.clone().with_sessions(spec.threads);
+    let mut kinds: Vec<&'static str> = Vec::new();
+    let mut kind_of = Vec::new();
+    let mut class_of = Vec::new();
+    for def in workload.statements() {
+        let k = kinds
+            .iter()
+            .position(|k| *k == def.kind)
+            .unwrap_or_else(|| {
+                kinds.push(def.kind);
+                kinds.len() - 1
+            });
+        kind_of.push(k);
+        class_of.push(def.class);
+    }
+    let shared = Shared {
+        target,
+        workload: &workload,
+        ps: spec.prepared_statements,
+        seed: spec.seed,
+        sessions: spec.threads,
+        kind_of,
+        kinds: kinds.len(),
+        class_of,
+        events: spec.stop.events,
+        tickets: AtomicU64::new(0),
+        rate: spec.rate.clone(),
+        loops,
+        stop,
+        abort: AtomicBool::new(false),
+    };
+    let (tx, rx) = mpsc::channel();
+    std::thread::scope(|scope| {
+        let mut starts = Vec::with_capacity(loops);
+        for index in 0..loops {
+            let (start_tx, start_rx) = mpsc::channel();
+            starts.push(start_tx);
+            let ids: Vec<u32> = (0..spec.threads)
+                .filter(|s| *s as usize % loops == index)
+                .collect();
+            let cpu = spec.client_cpus.as_ref().map(|c| c[index % c.len()]);
+            let (tx, shared) = (tx.clone(), &shared);
+            let spawned = std::thread::Builder::new()
+                .name(format!("qpslab-loop-{index}"))
+                .spawn_scoped(scope, move || {
+                    loop_thread(shared, index, &ids, cpu, &start_rx, &tx)
+                });
+            if let Err(e) = spawned {
+                shared.abort.store(true, Ordering::Relaxed);
+                for s in starts.iter() {
+                    let _ = s.send(None);
+                }
+                return Err(RunError::Io(e));
+            }
+        }
+        drop(tx);
+        coordinate(&shared, spec, kinds, &rx, &starts, on_sample)
+    })
+}
+
+/// One loop thread: pin, open the sessions, wait for the start, run.
+fn loop_thread(
+    shared: &Shared<'_>,
+    index: usize,
+    ids: &[u32],
+    cpu: Option<usize>,
+    start: &Receiver<Option<Clock>>,
+    tx: &Sender<LoopMsg>,
+) {
+    let opened = cpu
+        .map_or(Ok(()), cpu::pin_current_thread)
+        .map_err(RunError::Io)
+        .and_then(|()| open_sessions(shared, ids));
+    let (sessions, ready) = match opened {
+        Ok(s) => (s, Ok(())),
+        Err(e) => (Vec::new(), Err(e)),
+    };
+    let _ = tx.send(LoopMsg::Ready { result: ready });
+    let Ok(Some(clock)) = start.recv() else {
+        return;
+    };
+    // A panic here would otherwise leave the coordinator waiting for this loop's report.
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        EventLoop::new(shared, index, sessions, clock).map(|l| l.run(tx))
+    }));
+    let failed = match run {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => e,
+        Err(_) => RunError::Internal(format!("event loop {index} panicked")),
+    };
+    let _ = tx.send(LoopMsg::Finished {
+        index,
+        k: 0,
+        at: Instant::now(),
+        stats: Box::new(stats::IntervalStats::new(shared.kinds)),
+        result: Err(failed),
+    });
+}
+
+/// The coordinator: waits for every session, starts the clock, merges intervals until every
+/// loop has ended.
+fn coordinate(
+    shared: &Shared<'_>,
+    spec: &PhaseSpec,
+    kinds: Vec<&'static str>,
+    rx: &Receiver<LoopMsg>,
+    starts: &[Sender<Option<Clock>>],
+    on_sample: &mut dyn FnMut(&Sample),
+) -> Result<PhaseResult, RunError> {
+    let loops = starts.len();
+    let mut failure: Option<RunError> = None;
+    for _ in 0..loops {
+        match rx.recv() {
+            Ok(LoopMsg::Ready { result: Err(e) }) => {
+                failure.get_or_insert(e);
+                shared.abort.store(true, Ordering::Relaxed);
+            }
+            Ok(_) => {}
+            Err(_) => {
+                failure.get_or_insert(RunError::Internal("an event loop exited early".into()));
+                break;
+            }
+        }
+    }
+    if shared.stop.load(Ordering::Relaxed) {
+        failure = Some(RunError::Interrupted);
+    }
+    if let Some(e) = failure {
+        for s in starts.iter() {
+            let _ = s.send(None);
+        }
+        return Err(e);
+    }
+    let t0 = Instant::now() + START_DELAY;
+    let measure_start = t0 + Duration::from_secs_f64(spec.warmup_s);
+    let time_s = match spec.stop {
+        StopCondition {
+            time_s: None,
+            events: None,
+        } => Some(DEFAULT_TIME_S),
+        StopCondition { time_s, .. } => time_s,
+    };
+    let bounds = Boundaries {
+        measure_start,
+        interval: Duration::from_secs_f64(spec.report_interval_s),
+        end: time_s.map(|t| measure_start + Duration::from_secs_f64(t)),
+    };
+    let clock = Clock { t0, bounds };
+    for s in starts {
+        let _ = s.send(Some(clock));
+    }
+    let mut col = Collector::new(bounds, loops, kinds, spec.percentiles.clone());
+    let mut running = loops;
+    while running > 0 {
+        let now = Instant::now();
+        let next = bounds.get(col.next_cpu_boundary());
+        if let Some(b) = next.filter(|b| now >= *b) {
+            let _ = b;
+            col.cpu_at_boundary(col.next_cpu_boundary(), CpuSnapshot::now(), on_sample);
+            continue;
+        }
+        let wait = next.map_or(Duration::from_millis(100), |b| {
+            b.saturating_duration_since(now)
+        });
+        match rx.recv_timeout(wait) {
+            Ok(LoopMsg::Interval { index, k, stats }) => col.interval(index, k, &stats, on_sample),
+            Ok(LoopMsg::Finished {
+                index,
+                k,
+                at,
+                stats,
+                result,
+            }) => {
+                running -= 1;
+                if let Err(e) = result {
+                    shared.abort.store(true, Ordering::Relaxed);
+                    if failure.is_none() || matches!(failure, Some(RunError::Interrupted)) {
+                        failure = Some(e);
+                    }
+                }
+                col.finished(index, k, at, &stats, CpuSnapshot::now(), on_sample);
+            }
+            Ok(LoopMsg::Ready { .. }) | Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                failure.get_or_insert(RunError::Internal("an event loop exited early".into()));
+                break;
+            }
+        }
+    }
+    if shared.stop.load(Ordering::Relaxed) && failure.is_none() {
+        failure = Some(RunError::Interrupted);
+    }
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(col.result(spec.threads, spec.rate.as_ref().map(|r| r.per_second))),
+    }
+}

@@ -1,0 +1,283 @@
+//! One session of a phase: its socket, its statement generator and its pre-encoded packets.
+//!
+//! A session is opened with the blocking client (connect, authenticate, prepare every statement
+//! the workload may run), then its socket is switched to non-blocking mode and driven by an event
+//! loop. Per call it patches the statement's COM_STMT_EXECUTE packet in place (or renders a
+//! COM_QUERY with the text protocol) and writes it with one `write`; a partial write is the only
+//! case that copies bytes.
+
+use super::error::RunError;
+use crate::workload::{Arg, EventBuf, ParamKind, SessionGen, Workload};
+use qpslab_core::ConnectOptions;
+use qpslab_wire::codec::{write_com_query, ExecPacket, ParamType, ReplyReader};
+use qpslab_wire::{Capabilities, Conn, Stream};
+use std::io::{self, Write};
+use std::time::{Duration, Instant};
+
+/// Where a session is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    /// Waiting for a fixed-rate arrival.
+    Idle,
+    /// A call of the current event is on the wire.
+    Call,
+    /// A ROLLBACK after a retryable error is on the wire; the event restarts when it returns.
+    Rollback,
+    /// The connection was lost; the next attempt is due at `at`.
+    Reconnect {
+        /// When to try again.
+        at: Instant,
+        /// The delay before the attempt after this one.
+        backoff: Duration,
+        /// When the connection was lost.
+        since: Instant,
+    },
+    /// No more events for this session.
+    Done,
+}
+
+/// A connected session.
+pub(crate) struct Session {
+    pub stream: Stream,
+    /// Parser for COM_STMT_EXECUTE replies (binary rows).
+    bin: ReplyReader,
+    /// Parser for COM_QUERY replies (text rows).
+    text: ReplyReader,
+    /// True when the command on the wire gets a binary reply.
+    binary: bool,
+    pub gen: SessionGen,
+    pub ev: EventBuf,
+    /// One execute packet per statement index; `None` for text-only statements or with `--ps off`.
+    execs: Vec<Option<ExecPacket>>,
+    /// Bytes not yet written (a partial write, or a whole COM_QUERY).
+    out: Vec<u8>,
+    out_pos: usize,
+    /// Bytes read but not yet consumed by the reply parser (a parser that wants more first).
+    pub inbuf: Vec<u8>,
+    pub state: State,
+    /// Index of the call on the wire within `ev.calls`.
+    pub call: usize,
+    /// Start of the current event (its intended start under a fixed rate).
+    pub event_start: Instant,
+    /// When the current call was written.
+    pub call_start: Instant,
+    /// The current event began during warm-up: it is not recorded.
+    pub warm: bool,
+    /// The socket is also registered for writability (a write is pending).
+    pub want_write: bool,
+}
+
+/// A freshly opened, non-blocking socket with its prepared statements.
+pub(crate) struct Opened {
+    stream: Stream,
+    caps: Capabilities,
+    execs: Vec<Option<ExecPacket>>,
+}
+
+/// Connects, prepares every statement (when `ps`), and switches the socket to non-blocking.
+pub(crate) fn open(
+    target: &ConnectOptions,
+    workload: &Workload,
+    ps: bool,
+) -> Result<Opened, RunError> {
+    let mut conn = Conn::connect(target).map_err(|source| RunError::Connect {
+        target: target.describe(),
+        source,
+    })?;
+    let mut execs = Vec::new();
+    if ps {
+        for def in workload.statements() {
+            if def.text_only {
+                execs.push(None);
+                continue;
+            }
+            let stmt = conn.prepare(&def.sql).map_err(|source| RunError::Prepare {
+                sql: def.sql.clone(),
+                source,
+            })?;
+            let types: Vec<ParamType> = def
+                .params
+                .iter()
+                .map(|p| match *p {
+                    ParamKind::Int => ParamType::Int,
+                    ParamKind::FixedBytes(n) => ParamType::FixedBytes(n),
+                })
+                .collect();
+            execs.push(Some(ExecPacket::new(stmt.id, &types)));
+        }
+    }
+    let (stream, info) = conn.into_stream();
+    stream.set_nonblocking(true)?;
+    stream.set_nodelay(true)?;
+    Ok(Opened {
+        stream,
+        caps: info.caps,
+        execs,
+    })
+}
+
+impl Session {
+    /// A session around an opened socket.
+    pub fn new(opened: Opened, gen: SessionGen, now: Instant) -> Session {
+        Session {
+            stream: opened.stream,
+            bin: ReplyReader::new(opened.caps, true),
+            text: ReplyReader::new(opened.caps, false),
+            binary: false,
+            gen,
+            ev: EventBuf::default(),
+            execs: opened.execs,
+            out: Vec::new(),
+            out_pos: 0,
+            inbuf: Vec::new(),
+            state: State::Idle,
+            call: 0,
+            event_start: now,
+            call_start: now,
+            warm: false,
+            want_write: false,
+        }
+    }
+
+    /// Replaces a lost connection with a new one.
+    pub fn replace(&mut self, opened: Opened) {
+        self.stream = opened.stream;
+        self.bin = ReplyReader::new(opened.caps, true);
+        self.text = ReplyReader::new(opened.caps, false);
+        self.execs = opened.execs;
+        self.out.clear();
+        self.out_pos = 0;
+        self.inbuf.clear();
+        self.want_write = false;
+    }
+
+    /// The parser for the command on the wire.
+    #[inline]
+    pub fn reader(&mut self) -> &mut ReplyReader {
+        if self.binary {
+            &mut self.bin
+        } else {
+            &mut self.text
+        }
+    }
+
+    /// Writes call `self.call` of the current event. Returns `Ok(true)` when the whole packet
+    /// went out, `Ok(false)` when the rest waits for writability.
+    pub fn send_call(&mut self, workload: &Workload, scratch: &mut Vec<u8>) -> io::Result<bool> {
+        let call = &self.ev.calls[self.call];
+        if let Some(Some(packet)) = self.execs.get_mut(call.stmt as usize) {
+            for (i, arg) in self.ev.call_args(call).iter().enumerate() {
+                match *arg {
+                    Arg::Int(v) => packet.set_int(i, v),
+                    Arg::Bytes { .. } => packet.set_bytes(i, self.ev.arg_bytes(arg).unwrap_or(&[])),
+                }
+            }
+            self.binary = true;
+            self.bin.reset();
+            let bytes = packet.packet();
+            let n = write_some(&mut self.stream, bytes)?;
+            if n < bytes.len() {
+                self.out.clear();
+                self.out.extend_from_slice(&bytes[n..]);
+                self.out_pos = 0;
+                return Ok(false);
+            }
+            Ok(!self.stream.wants_write())
+        } else {
+            workload.render_text(&self.ev, call, scratch);
+            self.send_text(scratch)
+        }
+    }
+
+    /// Writes a COM_QUERY for `sql` (text reply). Same result as [`Session::send_call`].
+    pub fn send_text(&mut self, sql: &[u8]) -> io::Result<bool> {
+        self.binary = false;
+        self.text.reset();
+        self.out.clear();
+        self.out_pos = 0;
+        write_com_query(&mut self.out, sql);
+        self.flush()
+    }
+
+    /// Writes what is pending. `Ok(true)` when nothing is left.
+    pub fn flush(&mut self) -> io::Result<bool> {
+        if self.out_pos < self.out.len() {
+            self.out_pos += write_some(&mut self.stream, &self.out[self.out_pos..])?;
+            if self.out_pos < self.out.len() {
+                return Ok(false);
+            }
+        }
+        if self.stream.wants_write() {
+            match self.stream.flush() {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Writes as much of `buf` as the socket takes without blocking.
+fn write_some(stream: &mut Stream, buf: &[u8]) -> io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match stream.write(&buf[done..]) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+/// Best-effort message of the ERR packet with `code` among the packets at the start of `bytes`
+/// (the reply parser reports only the code; the message matters only when the phase stops).
+pub(crate) fn err_message(bytes: &[u8], code: u16) -> String {
+    let mut rest = bytes;
+    while rest.len() >= 4 {
+        let len = usize::from(rest[0]) | usize::from(rest[1]) << 8 | usize::from(rest[2]) << 16;
+        let Some(payload) = rest.get(4..4 + len) else {
+            break;
+        };
+        if payload.len() >= 3
+            && payload[0] == 0xFF
+            && u16::from_le_bytes([payload[1], payload[2]]) == code
+        {
+            let msg = &payload[3..];
+            let msg = match msg.first() {
+                Some(b'#') if msg.len() >= 6 => &msg[6..],
+                _ => msg,
+            };
+            return String::from_utf8_lossy(msg).into_owned();
+        }
+        rest = &rest[4 + len..];
+    }
+    String::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn err_message_is_read_back_from_the_packet() {
+        let mut payload = vec![0xFF];
+        payload.extend_from_slice(&1062u16.to_le_bytes());
+        payload.extend_from_slice(b"#23000Duplicate entry '1' for key 'PRIMARY'");
+        let mut bytes = vec![payload.len() as u8, 0, 0, 1];
+        bytes.extend_from_slice(&payload);
+        assert_eq!(
+            err_message(&bytes, 1062),
+            "Duplicate entry '1' for key 'PRIMARY'"
+        );
+        assert_eq!(err_message(&bytes, 1213), "");
+        assert_eq!(err_message(&bytes[..10], 1062), "");
+        // An OK packet first, then the error.
+        let mut two = vec![7, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0];
+        two.extend_from_slice(&bytes);
+        assert!(err_message(&two, 1062).starts_with("Duplicate"));
+    }
+}

@@ -1,0 +1,234 @@
+//! Per-loop interval statistics: HDR histograms (microseconds, 3 significant digits) for events
+//! and per statement kind, plus counters. A loop records into its own [`IntervalStats`] with no
+//! lock; at each report tick it hands the whole value to the coordinator, which merges the loops'
+//! intervals into one sample and into the phase totals.
+
+use hdrhistogram::serialization::{Serializer, V2Serializer};
+use hdrhistogram::Histogram;
+use qpslab_core::result::{HistogramBlob, LatencySummary, Percentile, QueryCounts};
+use std::collections::BTreeMap;
+
+/// Highest latency a histogram holds: one hour in microseconds. Larger values are clamped
+/// (a fixed-rate backlog can make latencies measured from the intended start grow without bound).
+const MAX_US: u64 = 3_600_000_000;
+
+/// An empty latency histogram with the project's bounds.
+pub(crate) fn new_histogram() -> Histogram<u64> {
+    // The bounds are constants that hdrhistogram accepts (low >= 1, high >= 2 * low, sigfig <= 5).
+    Histogram::new_with_bounds(1, MAX_US, 3).expect("constant histogram bounds are valid")
+}
+
+/// Records one latency, clamped into the histogram's range.
+#[inline]
+pub(crate) fn record_us(h: &mut Histogram<u64>, us: u64) {
+    h.saturating_record(us.clamp(1, MAX_US));
+}
+
+/// What one loop saw during one report interval.
+#[derive(Debug)]
+pub(crate) struct IntervalStats {
+    /// Whole events (transactions), from start (or intended start) to last reply.
+    pub events: Histogram<u64>,
+    /// One histogram per statement kind, indexed like the phase's kind list.
+    pub kinds: Vec<Histogram<u64>>,
+    /// Successful statements by class.
+    pub queries: QueryCounts,
+    /// Retried errors by server code.
+    pub errors: BTreeMap<u16, u64>,
+    /// Connections re-established.
+    pub reconnects: u64,
+    /// Events that started more than 1 ms after their intended start (fixed rate).
+    pub late_events: u64,
+    /// Events started under a fixed rate.
+    pub rate_started: u64,
+    /// Sum of schedule lags, µs.
+    pub lag_sum_us: u64,
+    /// Largest schedule lag, µs.
+    pub lag_max_us: u64,
+}
+
+impl IntervalStats {
+    /// Empty statistics for `kinds` statement kinds.
+    pub fn new(kinds: usize) -> Self {
+        IntervalStats {
+            events: new_histogram(),
+            kinds: (0..kinds).map(|_| new_histogram()).collect(),
+            queries: QueryCounts::default(),
+            errors: BTreeMap::new(),
+            reconnects: 0,
+            late_events: 0,
+            rate_started: 0,
+            lag_sum_us: 0,
+            lag_max_us: 0,
+        }
+    }
+
+    /// Adds `other` into `self`.
+    pub fn merge(&mut self, other: &IntervalStats) {
+        // Both histograms share the same bounds, so adding cannot fail; ignore the impossible.
+        let _ = self.events.add(&other.events);
+        for (a, b) in self.kinds.iter_mut().zip(&other.kinds) {
+            let _ = a.add(b);
+        }
+        self.queries.read += other.queries.read;
+        self.queries.write += other.queries.write;
+        self.queries.other += other.queries.other;
+        for (code, n) in &other.errors {
+            *self.errors.entry(*code).or_insert(0) += n;
+        }
+        self.reconnects += other.reconnects;
+        self.late_events += other.late_events;
+        self.rate_started += other.rate_started;
+        self.lag_sum_us += other.lag_sum_us;
+        self.lag_max_us = self.lag_max_us.max(other.lag_max_us);
+    }
+
+    /// Records a schedule lag of `lag_us` for an event started under a fixed rate.
+    #[inline]
+    pub fn record_lag(&mut self, lag_us: u64) {
+        self.rate_started += 1;
+        self.lag_sum_us += lag_us;
+        self.lag_max_us = self.lag_max_us.max(lag_us);
+        if lag_us > 1_000 {
+            self.late_events += 1;
+        }
+    }
+
+    /// All retried errors.
+    pub fn error_total(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
+/// Summarizes a microsecond histogram in milliseconds with the requested percentiles.
+pub(crate) fn summarize(h: &Histogram<u64>, percentiles: &[f64]) -> LatencySummary {
+    if h.is_empty() {
+        return LatencySummary {
+            percentiles: percentiles
+                .iter()
+                .map(|&p| Percentile { p, ms: 0.0 })
+                .collect(),
+            ..LatencySummary::default()
+        };
+    }
+    LatencySummary {
+        count: h.len(),
+        min_ms: h.min() as f64 / 1e3,
+        avg_ms: h.mean() / 1e3,
+        max_ms: h.max() as f64 / 1e3,
+        percentiles: percentiles
+            .iter()
+            .map(|&p| Percentile {
+                p,
+                ms: h.value_at_quantile((p / 100.0).clamp(0.0, 1.0)) as f64 / 1e3,
+            })
+            .collect(),
+    }
+}
+
+/// Serializes a histogram in the V2 format for the results store.
+pub(crate) fn blob(name: &str, h: &Histogram<u64>) -> HistogramBlob {
+    let mut v2 = Vec::new();
+    // Writing into a Vec cannot fail on I/O; a serialization error would only mean an empty blob.
+    let _ = V2Serializer::new().serialize(h, &mut v2);
+    HistogramBlob {
+        name: name.to_string(),
+        v2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hdrhistogram::serialization::Deserializer;
+
+    #[test]
+    fn percentiles_of_a_known_distribution() {
+        let mut h = new_histogram();
+        // 1..=1000 µs, once each: p50 ≈ 0.5 ms, p99 ≈ 0.99 ms, max 1 ms.
+        for us in 1..=1000 {
+            record_us(&mut h, us);
+        }
+        let s = summarize(&h, &[50.0, 95.0, 99.0, 100.0]);
+        assert_eq!(s.count, 1000);
+        assert_eq!(s.min_ms, 0.001);
+        assert!((s.avg_ms - 0.5005).abs() < 0.001, "{}", s.avg_ms);
+        let p: Vec<f64> = s.percentiles.iter().map(|p| p.ms).collect();
+        assert!((p[0] - 0.500).abs() <= 0.001, "{p:?}");
+        assert!((p[1] - 0.950).abs() <= 0.001, "{p:?}");
+        assert!((p[2] - 0.990).abs() <= 0.001, "{p:?}");
+        assert!((p[3] - 1.000).abs() <= 0.001, "{p:?}");
+        assert_eq!(s.max_ms, p[3]);
+    }
+
+    #[test]
+    fn a_rare_stall_shows_in_p99_not_p50() {
+        let mut h = new_histogram();
+        for _ in 0..980 {
+            record_us(&mut h, 200);
+        }
+        for _ in 0..20 {
+            record_us(&mut h, 1_000_000);
+        }
+        let s = summarize(&h, &[50.0, 99.0]);
+        assert!((s.percentiles[0].ms - 0.2).abs() < 0.001);
+        assert!(
+            (s.percentiles[1].ms - 1000.0).abs() < 1.0,
+            "{:?}",
+            s.percentiles
+        );
+    }
+
+    #[test]
+    fn merge_adds_counts_and_keeps_extremes() {
+        let mut a = IntervalStats::new(2);
+        let mut b = IntervalStats::new(2);
+        record_us(&mut a.events, 100);
+        record_us(&mut b.events, 300);
+        record_us(&mut b.kinds[1], 7);
+        a.queries.read = 3;
+        b.queries.read = 4;
+        b.queries.write = 1;
+        a.errors.insert(1213, 1);
+        b.errors.insert(1213, 2);
+        b.errors.insert(1205, 1);
+        a.record_lag(500);
+        b.record_lag(5_000);
+        a.merge(&b);
+        assert_eq!(a.events.len(), 2);
+        assert_eq!(a.events.max(), 300);
+        assert_eq!(a.kinds[1].len(), 1);
+        assert_eq!(a.queries.total(), 8);
+        assert_eq!(a.errors[&1213], 3);
+        assert_eq!(a.error_total(), 4);
+        assert_eq!(a.late_events, 1);
+        assert_eq!(a.lag_max_us, 5_000);
+        assert_eq!(a.lag_sum_us, 5_500);
+    }
+
+    #[test]
+    fn empty_summary_and_clamping() {
+        let s = summarize(&new_histogram(), &[99.0]);
+        assert_eq!(s.count, 0);
+        assert_eq!(s.percentiles, vec![Percentile { p: 99.0, ms: 0.0 }]);
+        let mut h = new_histogram();
+        record_us(&mut h, 0);
+        record_us(&mut h, u64::MAX);
+        assert_eq!(h.len(), 2);
+        assert_eq!(h.min(), 1);
+        assert!(h.max() >= MAX_US);
+    }
+
+    #[test]
+    fn blob_round_trips() {
+        let mut h = new_histogram();
+        record_us(&mut h, 42);
+        record_us(&mut h, 4200);
+        let b = blob("event", &h);
+        let back: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut b.v2.as_slice())
+            .unwrap();
+        assert_eq!(back.len(), 2);
+        assert_eq!(back.max(), h.max());
+    }
+}
