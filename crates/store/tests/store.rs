@@ -264,6 +264,11 @@ fn newer_schema_foreign_sqlite_and_non_sqlite_are_refused_clearly() {
     assert!(err.to_string().contains("not an SQLite database"), "{err}");
     // Refusing must not have touched the file.
     assert_eq!(std::fs::read_to_string(&text).unwrap(), junk);
+
+    let nowhere = dir.path().join("no-such-dir").join("qpslab.db");
+    let err = Store::open(&nowhere).err().unwrap();
+    assert!(matches!(err, Error::Open { .. }), "{err}");
+    assert!(err.to_string().contains("no-such-dir"), "{err}");
 }
 
 #[test]
