@@ -348,3 +348,177 @@ fn next_after_column(n: u64, caps: Capabilities) -> State {
         n => State::Columns(n - 1),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::caps::{CLIENT_DEPRECATE_EOF, MARIADB_CLIENT_CACHE_METADATA};
+
+    fn unhex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    const CACHED: Capabilities = Capabilities(CLIENT_DEPRECATE_EOF | MARIADB_CLIENT_CACHE_METADATA);
+
+    // Captured from MariaDB 10.11.19 (Debian) with DEPRECATE_EOF and CACHE_METADATA:
+    // execute of `SELECT c FROM t WHERE id=?` returning one row whose c is 1 byte 'x':
+    // column count 1 + "metadata follows" 0, a binary row, an OK packet with 0xFE header.
+    const EXEC_ONE_ROW: &str = "020000010100040000020000017807000003fe000002000000";
+    // COM_QUERY `SELECT 1 FROM t` (2 rows): count 1 + follows 1, one column definition, rows.
+    const QUERY_TWO_ROWS: &str = "02000001010117000002036465660000000131000c3f000100000003810000000002000003013102000004013107000005fe000022000000";
+    // COM_QUERY UPDATE: OK, 1 affected row, with an info string.
+    const UPDATE_OK: &str = "300000010001000200000028526f7773206d6174636865643a203120204368616e6765643a203120205761726e696e67733a2030";
+    // COM_QUERY `SELECT nosuch`: ERR 1054.
+    const ERR_1054: &str = "2c000001ff1e04233432533232556e6b6e6f776e20636f6c756d6e20276e6f737563682720696e202753454c45435427";
+
+    #[test]
+    fn parses_captured_replies_whole() {
+        let mut r = ReplyReader::new(CACHED, true);
+        let b = unhex(EXEC_ONE_ROW);
+        assert_eq!(
+            r.feed(&b).unwrap(),
+            (b.len(), Some(Reply::Rows { rows: 1 }))
+        );
+        let mut r = ReplyReader::new(CACHED, false);
+        let b = unhex(QUERY_TWO_ROWS);
+        assert_eq!(
+            r.feed(&b).unwrap(),
+            (b.len(), Some(Reply::Rows { rows: 2 }))
+        );
+        let b = unhex(UPDATE_OK);
+        assert_eq!(
+            r.feed(&b).unwrap(),
+            (b.len(), Some(Reply::Ok { affected_rows: 1 }))
+        );
+        let b = unhex(ERR_1054);
+        assert_eq!(
+            r.feed(&b).unwrap(),
+            (b.len(), Some(Reply::Err { code: 1054 }))
+        );
+    }
+
+    #[test]
+    fn parses_replies_fed_byte_by_byte_and_keeps_the_next_reply() {
+        let mut all = unhex(QUERY_TWO_ROWS);
+        let first = all.len();
+        all.extend(unhex(UPDATE_OK));
+        let mut r = ReplyReader::new(CACHED, false);
+        let mut have = 0; // bytes received so far
+        let mut used = 0; // bytes consumed
+        let mut replies = Vec::new();
+        while have < all.len() {
+            have += 1;
+            let (n, reply) = r.feed(&all[used..have]).unwrap();
+            used += n;
+            if let Some(reply) = reply {
+                replies.push((used, reply));
+            }
+        }
+        assert_eq!(
+            replies,
+            [
+                (first, Reply::Rows { rows: 2 }),
+                (all.len(), Reply::Ok { affected_rows: 1 })
+            ]
+        );
+    }
+
+    #[test]
+    fn old_style_eof_and_uncached_metadata() {
+        // Without DEPRECATE_EOF: count, one column def, EOF, one row, EOF.
+        let mut b = Vec::new();
+        for (seq, p) in [
+            vec![1u8],
+            vec![
+                3, b'd', b'e', b'f', 0, 0, 0, 1, b'a', 0, 0x0c, 8, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0,
+            ],
+            vec![0xFE, 0, 0, 2, 0],
+            vec![1, b'7'],
+            vec![0xFE, 0, 0, 2, 0],
+        ]
+        .iter()
+        .enumerate()
+        {
+            crate::packet::frame(&mut b, p, seq as u8);
+        }
+        let mut r = ReplyReader::new(Capabilities(0), false);
+        assert_eq!(
+            r.feed(&b).unwrap(),
+            (b.len(), Some(Reply::Rows { rows: 1 }))
+        );
+    }
+
+    #[test]
+    fn streams_past_rows_larger_than_the_buffer() {
+        // A text row of 100 000 bytes, fed in 4 KiB pieces, then the final OK.
+        let mut b = Vec::new();
+        crate::packet::frame(&mut b, &[1, 0], 1);
+        let mut row = vec![0xFD, 0xA0, 0x86, 0x01];
+        row.resize(4 + 100_000, b'z');
+        crate::packet::frame(&mut b, &row, 2);
+        crate::packet::frame(&mut b, &[0xFE, 0, 0, 2, 0, 0, 0], 3);
+        let mut r = ReplyReader::new(CACHED, false);
+        let mut used = 0;
+        let mut have = 0;
+        let reply = loop {
+            have = (have + 4096).min(b.len());
+            let (n, reply) = r.feed(&b[used..have]).unwrap();
+            used += n;
+            assert!(have - used < 2048, "the reader must not need the whole row");
+            if let Some(x) = reply {
+                break x;
+            }
+        };
+        assert_eq!(reply, Reply::Rows { rows: 1 });
+        assert_eq!(used, b.len());
+    }
+
+    #[test]
+    fn more_results_are_followed() {
+        let mut b = Vec::new();
+        // OK with SERVER_MORE_RESULTS_EXISTS, then a final OK.
+        crate::packet::frame(&mut b, &[0, 2, 0, 8, 0, 0, 0], 1);
+        crate::packet::frame(&mut b, &[0, 3, 0, 2, 0, 0, 0], 2);
+        let mut r = ReplyReader::new(CACHED, false);
+        assert_eq!(
+            r.feed(&b).unwrap(),
+            (b.len(), Some(Reply::Ok { affected_rows: 5 }))
+        );
+    }
+
+    #[test]
+    fn exec_packet_is_patched_in_place() {
+        let mut e = ExecPacket::new(7, &[ParamType::Int, ParamType::FixedBytes(3)]);
+        let p = e.packet().to_vec();
+        assert_eq!(p.len(), 4 + 10 + 1 + 1 + 4 + 8 + 1 + 3);
+        assert_eq!(&p[..4], &[(p.len() - 4) as u8, 0, 0, 0]);
+        assert_eq!(&p[4..9], &[0x17, 7, 0, 0, 0]);
+        assert_eq!(&p[16..20], &[8, 0, 0xFE, 0]);
+        e.set_int(0, -2);
+        e.set_bytes(1, b"abc");
+        let q = e.packet();
+        assert_eq!(&q[20..28], &(-2i64).to_le_bytes());
+        assert_eq!(&q[28..], &[3, b'a', b'b', b'c']);
+        assert_eq!(q.len(), p.len());
+    }
+
+    #[test]
+    fn com_query_framing() {
+        let mut b = Vec::new();
+        write_com_query(&mut b, b"SELECT 1");
+        assert_eq!(b, b"\x09\x00\x00\x00\x03SELECT 1");
+        let big = vec![b'x'; MAX_PAYLOAD - 1]; // with the command byte: exactly one full chunk
+        let mut b = Vec::new();
+        write_com_query(&mut b, &big);
+        assert_eq!(b.len(), 4 + MAX_PAYLOAD + 4);
+        assert_eq!(&b[..5], &[0xFF, 0xFF, 0xFF, 0, 0x03]);
+        assert_eq!(&b[b.len() - 4..], &[0, 0, 0, 1]);
+        let mut b = Vec::new();
+        write_com_query(&mut b, &vec![b'y'; MAX_PAYLOAD + 5]);
+        assert_eq!(&b[4 + MAX_PAYLOAD..8 + MAX_PAYLOAD], &[6, 0, 0, 1]);
+        assert_eq!(b.len(), MAX_PAYLOAD + 6 + 8);
+    }
+}
