@@ -1,0 +1,163 @@
+//! The load loop against a real server: counts, limits, protocols and failures.
+
+#[path = "run_common.rs"]
+mod common;
+
+use common::*;
+use qpslab_core::workload::WorkloadKind;
+use std::sync::Mutex;
+
+/// The tests share one server and compare its global counters: run them one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+#[test]
+fn point_select_events_match_the_servers_execute_count() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let opts = database("run_basic", 2, 1000);
+    let w = workload(WorkloadKind::OltpPointSelect, 2, 1000);
+    let mut ctl = control(&opts);
+    let before = status(&mut ctl, "Com_stmt_execute");
+    let (r, samples) = run(&opts, &w, &spec(4, 2.0));
+    let after = status(&mut ctl, "Com_stmt_execute");
+    let r = r.unwrap();
+    assert!(r.events > 100, "{r:?}");
+    assert_eq!(r.events, after - before, "every execute is counted once");
+    assert_eq!(r.queries.read, r.events);
+    assert_eq!(r.queries.write + r.queries.other, 0);
+    assert_eq!(samples.len(), 2, "{samples:?}");
+    assert_eq!(samples.iter().map(|s| s.events).sum::<u64>(), r.events);
+    assert!((r.duration_s - 2.0).abs() < 0.2, "{}", r.duration_s);
+    assert!(r.latency.count == r.events && r.latency.max_ms > 0.0);
+    assert!(r.client_cpu.user_s + r.client_cpu.sys_s > 0.0);
+    assert_eq!(r.statements.len(), 1);
+    assert_eq!(r.statements[0].kind, "point_selects");
+    assert_eq!(r.histograms[0].name, "event");
+    eprintln!(
+        "4 sessions: {:.0} qps, {:.1} us client CPU/query",
+        r.qps(),
+        r.client_cpu_us_per_query().unwrap()
+    );
+}
+
+#[test]
+fn events_limit_is_exact_across_loops() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let opts = database("run_basic", 2, 1000);
+    let w = workload(WorkloadKind::OltpPointSelect, 2, 1000);
+    let mut s = spec(8, 0.0);
+    s.stop.time_s = None;
+    s.stop.events = Some(777);
+    s.event_loops = Some(3);
+    s.warmup_s = 0.3;
+    let mut ctl = control(&opts);
+    let before = status(&mut ctl, "Com_stmt_execute");
+    let (r, _) = run(&opts, &w, &s);
+    let after = status(&mut ctl, "Com_stmt_execute");
+    let r = r.unwrap();
+    assert_eq!(r.events, 777);
+    assert_eq!(r.latency.count, 777);
+    // Warm-up ran on the same sessions and is not counted.
+    assert!(after - before > 777, "warm-up executed too: {}", after - before);
+}
+
+#[test]
+fn text_protocol_and_transactions() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let opts = database("run_basic", 2, 1000);
+    let w = workload(WorkloadKind::OltpReadWrite, 2, 1000);
+    let mut s = spec(3, 1.5);
+    s.prepared_statements = false;
+    let mut ctl = control(&opts);
+    let exec_before = status(&mut ctl, "Com_stmt_execute");
+    let commit_before = status(&mut ctl, "Com_commit");
+    let (r, _) = run(&opts, &w, &s);
+    let exec_after = status(&mut ctl, "Com_stmt_execute");
+    let commit_after = status(&mut ctl, "Com_commit");
+    let r = r.unwrap();
+    assert!(r.events > 10, "{r:?}");
+    assert_eq!(exec_after, exec_before, "--ps off sends no COM_STMT_EXECUTE");
+    // Each event is BEGIN, 14 reads, 4 writes, COMMIT (sysbench's defaults). A deadlock or
+    // lock wait rolls the event back (one more "other") and runs it again: the statements of
+    // the failed attempt count too, at most one event's worth per error.
+    let (n, e) = (r.events, r.error_total());
+    assert!((14 * n..=14 * (n + e)).contains(&r.queries.read), "{r:?}");
+    assert!((4 * n..=4 * (n + e)).contains(&r.queries.write), "{r:?}");
+    assert!((2 * n + e..=2 * n + 2 * e).contains(&r.queries.other), "{r:?}");
+    let kinds: Vec<&str> = r.statements.iter().map(|s| s.kind.as_str()).collect();
+    for k in ["begin", "point_selects", "simple_ranges", "index_updates", "commit"] {
+        assert!(kinds.contains(&k), "{kinds:?}");
+    }
+}
+
+#[test]
+fn a_non_retryable_server_error_stops_the_phase_with_its_code() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let opts = database("run_basic_drop", 1, 100);
+    let w = workload(WorkloadKind::OltpPointSelect, 1, 100);
+    let dropper = {
+        let opts = opts.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            control(&opts).execute("DROP TABLE sbtest1").unwrap();
+        })
+    };
+    let (r, _) = run(&opts, &w, &spec(2, 20.0));
+    dropper.join().unwrap();
+    let e = r.unwrap_err();
+    assert_eq!(e.server_code(), Some(1146), "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("sbtest1") && msg.contains("SELECT c FROM"), "{msg}");
+    assert!(!e.is_user_error());
+}
+
+#[test]
+fn connect_failures_are_classified() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let opts = database("run_basic", 1, 1000);
+    let w = workload(WorkloadKind::OltpPointSelect, 1, 1000);
+    let mut ctl = control(&opts);
+    ctl.execute("CREATE USER IF NOT EXISTS 'runner'@'localhost' IDENTIFIED BY 'right'")
+        .unwrap();
+    let mut bad = opts.clone();
+    bad.user = "runner".into();
+    bad.password = qpslab_core::Secret::new("wrong");
+    let e = run(&bad, &w, &spec(2, 1.0)).0.unwrap_err();
+    assert!(e.is_access_denied() && e.is_user_error(), "{e}");
+    assert_eq!(e.server_code(), Some(1045));
+
+    let mut nowhere = opts.clone();
+    nowhere.endpoint = qpslab_core::Endpoint::Unix {
+        path: "/nonexistent/qpslab.sock".into(),
+    };
+    let e = run(&nowhere, &w, &spec(2, 1.0)).0.unwrap_err();
+    assert!(e.is_unreachable() && e.is_user_error(), "{e}");
+
+    let mut missing = opts.clone();
+    missing.database = Some("run_basic_empty".into());
+    ctl.execute("CREATE DATABASE IF NOT EXISTS run_basic_empty")
+        .unwrap();
+    let e = run(&missing, &w, &spec(2, 1.0)).0.unwrap_err();
+    assert_eq!(e.server_code(), Some(1146), "{e}");
+    assert!(e.is_user_error(), "missing tables: {e}");
+
+    let e = run(&opts, &w, &spec(0, 1.0)).0.unwrap_err();
+    assert!(matches!(e, qpslab_engine::RunError::Config(_)), "{e}");
+}
+
+#[test]
+fn the_stop_flag_ends_the_phase_promptly() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let opts = database("run_basic", 1, 1000);
+    let w = workload(WorkloadKind::OltpPointSelect, 1, 1000);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let t = std::time::Instant::now();
+    let r = std::thread::scope(|sc| {
+        sc.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(700));
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        qpslab_engine::run_phase(&opts, &w, &spec(16, 60.0), &mut |_| {}, &stop)
+    });
+    assert!(matches!(r, Err(qpslab_engine::RunError::Interrupted)), "{r:?}");
+    assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());
+}

@@ -1,0 +1,107 @@
+//! Helpers shared by the `run_*` integration tests (included with `#[path]`); as a test target
+//! of its own it holds no tests.
+#![allow(dead_code)]
+
+use qpslab_core::plan::StopCondition;
+use qpslab_core::result::{PhaseResult, Sample};
+use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
+use qpslab_core::ConnectOptions;
+use qpslab_engine::workload::Workload;
+use qpslab_engine::{run_phase, PhaseSpec, RunError};
+use qpslab_wire::Conn;
+use std::sync::atomic::AtomicBool;
+
+/// Options for database `db` on the shared test server (created with `tables` sysbench tables
+/// of `rows` rows each, unless they exist).
+pub fn database(db: &str, tables: u32, rows: u64) -> ConnectOptions {
+    let server = qpslab_sandbox::testing::shared_server();
+    let mut opts = server.connect_options();
+    let mut conn = Conn::connect(&opts).expect("control connection");
+    conn.execute(&format!("CREATE DATABASE IF NOT EXISTS {db}"))
+        .unwrap();
+    conn.execute(&format!("USE {db}")).unwrap();
+    for t in 1..=tables {
+        let exists = conn
+            .query(&format!("SHOW TABLES LIKE 'sbtest{t}'"))
+            .unwrap()
+            .rows
+            .len()
+            == 1;
+        if exists {
+            continue;
+        }
+        // sysbench 1.0.20's schema; values need not match its generator for these tests.
+        conn.execute(&format!(
+            "CREATE TABLE sbtest{t} (id INTEGER NOT NULL AUTO_INCREMENT, \
+             k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, \
+             pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE=InnoDB"
+        ))
+        .unwrap();
+        conn.execute(&format!(
+            "INSERT INTO sbtest{t} (k, c, pad) SELECT FLOOR(1 + RAND() * {rows}), \
+             REPEAT('1', 119), REPEAT('2', 59) FROM seq_1_to_{rows}"
+        ))
+        .unwrap();
+        conn.execute(&format!("CREATE INDEX k_{t} ON sbtest{t}(k)"))
+            .unwrap();
+    }
+    opts.database = Some(db.to_string());
+    opts
+}
+
+/// A control connection to `opts`.
+pub fn control(opts: &ConnectOptions) -> Conn {
+    Conn::connect(opts).expect("control connection")
+}
+
+/// A global status counter.
+pub fn status(conn: &mut Conn, name: &str) -> u64 {
+    let r = conn
+        .query(&format!("SHOW GLOBAL STATUS LIKE '{name}'"))
+        .unwrap();
+    r.rows[0][1].as_deref().unwrap().parse().unwrap()
+}
+
+/// The workload `kind` over `tables` x `rows`.
+pub fn workload(kind: WorkloadKind, tables: u32, rows: u64) -> Workload {
+    let mut o = WorkloadOptions::new(kind);
+    o.tables = tables;
+    o.table_size = rows;
+    Workload::new(&o).unwrap()
+}
+
+/// A phase of `threads` sessions for `time_s` seconds, no warm-up, 1 s reports.
+pub fn spec(threads: u32, time_s: f64) -> PhaseSpec {
+    PhaseSpec {
+        threads,
+        warmup_s: 0.0,
+        stop: StopCondition {
+            time_s: Some(time_s),
+            events: None,
+        },
+        report_interval_s: 1.0,
+        percentiles: vec![50.0, 95.0, 99.0],
+        rate: None,
+        prepared_statements: true,
+        client_cpus: None,
+        event_loops: None,
+        seed: 7,
+    }
+}
+
+/// Runs a phase, returning the result and the samples it reported.
+pub fn run(
+    opts: &ConnectOptions,
+    w: &Workload,
+    spec: &PhaseSpec,
+) -> (Result<PhaseResult, RunError>, Vec<Sample>) {
+    let mut samples = Vec::new();
+    let stop = AtomicBool::new(false);
+    let r = run_phase(opts, w, spec, &mut |s| samples.push(s.clone()), &stop);
+    (r, samples)
+}
+
+/// The percentile `p` of a latency summary, in ms.
+pub fn pct(l: &qpslab_core::result::LatencySummary, p: f64) -> f64 {
+    l.percentiles.iter().find(|x| x.p == p).unwrap().ms
+}
