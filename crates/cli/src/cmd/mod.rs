@@ -1,0 +1,23 @@
+//! One module per subcommand. Each takes its parsed arguments and returns `anyhow::Result`.
+
+mod prepare;
+mod run;
+mod server;
+mod show;
+
+use crate::args::Command;
+use std::sync::atomic::AtomicBool;
+
+/// Set by the Ctrl-C handler; long-running work polls it.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Runs the chosen subcommand.
+pub fn dispatch(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Run(a) => run::run(a),
+        Command::Prepare(a) => prepare::prepare(a),
+        Command::Cleanup(a) => prepare::cleanup(a),
+        Command::Show(a) => show::show(a),
+        Command::Server(c) => server::server(c),
+    }
+}

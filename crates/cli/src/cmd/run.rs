@@ -1,0 +1,277 @@
+//! `qpslab run`: resolve the target, make sure the dataset is there, then for each thread count
+//! run a warm-up and a measured phase, print it, and store it the moment it ends.
+
+use crate::args::RunArgs;
+use crate::cmd::prepare::ensure_dataset;
+use crate::cmd::INTERRUPTED;
+use crate::error::user;
+use crate::hiargs::run_plan;
+use crate::render::{live_line, phase_summary, sweep_table};
+use crate::target::{connect, lab_dir, Connected};
+use anyhow::{Context, Result};
+use qpslab_core::result::PhaseResult;
+use qpslab_core::RunPlan;
+use qpslab_engine::workload::Workload;
+use qpslab_engine::{run_phase, PhaseSpec, RunError};
+use qpslab_store::{RunMeta, RunStatus, Store, TelemetrySample};
+use qpslab_wire::Conn;
+use serde_json::json;
+use std::io::Write;
+
+/// Runs `qpslab run`.
+pub fn run(a: RunArgs) -> Result<()> {
+    let plan = run_plan(&a)?;
+    let workload = Workload::new(&plan.workload).map_err(|e| user(e.to_string()))?;
+    let mut store =
+        Store::open(&a.db.db).with_context(|| format!("results store {}", a.db.db.display()))?;
+    let connected = connect(&a.target, Some(&a.embedded), &lab_dir(&a.lab))?;
+    let outcome = sweep(&a, &plan, &workload, &mut store, &connected);
+    let stopped = connected.finish();
+    outcome?;
+    stopped
+}
+
+fn sweep(
+    a: &RunArgs,
+    plan: &RunPlan,
+    workload: &Workload,
+    store: &mut Store,
+    target: &Connected,
+) -> Result<()> {
+    let mut control = Conn::connect(&target.server_options())
+        .with_context(|| format!("connecting to {}", target.options.describe()))?;
+    let server = qpslab_probe::server_info(&mut control).context("reading server variables")?;
+    eprintln!(
+        "server: {} ({}) at {}",
+        server.version,
+        server.version_comment,
+        target.options.describe()
+    );
+    ensure_dataset(target, &plan.workload, a.prepare_threads)?;
+    let meta = RunMeta {
+        uuid: qpslab_store::new_run_uuid(),
+        started_at: qpslab_store::unix_now(),
+        command: command_line(),
+        plan: plan.clone(),
+        target: target.options.describe(),
+        server,
+        host: qpslab_probe::host_facts(),
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        study_id: None,
+        cell_label: None,
+    };
+    let server_pid = target.sandbox.as_ref().map(|s| s.pid());
+    let mut phases = Vec::new();
+    let mut run_id = None;
+    for &threads in &plan.threads {
+        let spec = phase_spec(plan, threads);
+        println!(
+            "\n== {} · {threads} thread(s) · {} ==",
+            plan.workload.kind,
+            stop_text(plan)
+        );
+        let before = Telemetry::read(&mut control, server_pid)?;
+        let mut on_sample = |s: &qpslab_core::Sample| println!("{}", live_line(threads, s));
+        let result = run_phase(
+            &target.options,
+            workload,
+            &spec,
+            &mut on_sample,
+            &INTERRUPTED,
+        );
+        let phase = match result {
+            Ok(p) => p,
+            Err(e) => {
+                let status = if matches!(e, RunError::Interrupted) {
+                    RunStatus::Interrupted
+                } else {
+                    RunStatus::Failed
+                };
+                store.finish_run(&meta.uuid, status)?;
+                return Err(e)
+                    .with_context(|| format!("{} at {threads} thread(s)", plan.workload.kind));
+            }
+        };
+        let after = Telemetry::read(&mut control, server_pid)?;
+        let telemetry = before.delta(&after, phase.duration_s + spec.warmup_s);
+        run_id = Some(store.record_phase(&meta, &phase, &telemetry)?);
+        println!();
+        print!("{}", phase_summary(&phase));
+        warn_if_client_bound(&phase, &telemetry);
+        phases.push(phase);
+    }
+    store.finish_run(&meta.uuid, RunStatus::Completed)?;
+    let run_id = run_id.map(|r| r.0);
+    println!(
+        "\n{} on {} ({} per phase)",
+        plan.workload.kind,
+        meta.target,
+        stop_text(plan)
+    );
+    print!("{}", sweep_table(&plan.percentiles, &phases));
+    if let Some(id) = run_id {
+        println!(
+            "stored as run {id} in {}  (qpslab show {id})",
+            store.path().display()
+        );
+    }
+    if let Some(path) = &a.json {
+        write_json(path, &run_json(run_id, &meta, &phases))?;
+    }
+    Ok(())
+}
+
+fn phase_spec(plan: &RunPlan, threads: u32) -> PhaseSpec {
+    PhaseSpec {
+        threads,
+        warmup_s: plan.warmup_s,
+        stop: plan.stop.clone(),
+        report_interval_s: plan.report_interval_s,
+        percentiles: plan.percentiles.clone(),
+        rate: plan.rate.clone(),
+        prepared_statements: plan.prepared_statements,
+        client_cpus: plan.client_cpus.clone(),
+        event_loops: plan.event_loops,
+        seed: plan.workload.rand.seed,
+    }
+}
+
+fn stop_text(plan: &RunPlan) -> String {
+    match (plan.stop.time_s, plan.stop.events) {
+        (Some(t), Some(n)) => format!("{t} s or {n} events"),
+        (Some(t), None) => format!("{t} s"),
+        (None, Some(n)) => format!("{n} events"),
+        (None, None) => "10 s".into(),
+    }
+}
+
+/// The command line as typed, for the stored run; the store strips URL passwords again.
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+/// Server status counters and, for a sandbox, the server process's CPU, read around a phase.
+struct Telemetry {
+    status: qpslab_probe::GlobalStatus,
+    server_cpu: Option<qpslab_core::env::ProcessCpu>,
+}
+
+impl Telemetry {
+    fn read(control: &mut Conn, server_pid: Option<u32>) -> Result<Telemetry> {
+        let status = qpslab_probe::global_status(control).context("reading SHOW GLOBAL STATUS")?;
+        let server_cpu = server_pid.and_then(|pid| qpslab_probe::process_cpu(pid).ok());
+        Ok(Telemetry { status, server_cpu })
+    }
+
+    /// Status counter deltas and server CPU over the phase (warm-up included: the counters
+    /// cannot tell it apart).
+    fn delta(&self, after: &Telemetry, elapsed_s: f64) -> Vec<TelemetrySample> {
+        let delta = qpslab_probe::StatusDelta::between(&self.status, &after.status, elapsed_s);
+        let mut out = vec![TelemetrySample {
+            elapsed_s,
+            source: "server_status_delta".into(),
+            values: serde_json::to_value(delta.nonzero()).unwrap_or_default(),
+        }];
+        if let (Some(c0), Some(c1)) = (self.server_cpu, after.server_cpu) {
+            out.push(TelemetrySample {
+                elapsed_s,
+                source: "server_proc".into(),
+                values: json!({"user_s": c1.user_s - c0.user_s, "sys_s": c1.sys_s - c0.sys_s, "rss_kib": c1.rss_kib}),
+            });
+        }
+        out
+    }
+}
+
+/// Warns when the client used most of a CPU: then the client, not the server, may be the limit.
+fn warn_if_client_bound(phase: &PhaseResult, telemetry: &[TelemetrySample]) {
+    let c = &phase.client_cpu;
+    if phase.duration_s <= 0.0 {
+        return;
+    }
+    let share = (c.user_s + c.sys_s) / phase.duration_s;
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get() as f64)
+        .unwrap_or(1.0);
+    let server = telemetry
+        .iter()
+        .find(|t| t.source == "server_proc")
+        .and_then(|t| Some(t.values["user_s"].as_f64()? + t.values["sys_s"].as_f64()?));
+    if let Some(s) = server {
+        println!(
+            "    server cpu:                          {:.2}s ({:.0}% of the machine)",
+            s,
+            100.0 * s / phase.duration_s / cores
+        );
+    }
+    // The client is the limit when it keeps the machine's CPUs busy, or spends more CPU than the
+    // server it is measuring.
+    let client_s = c.user_s + c.sys_s;
+    if share >= 0.9 * cores || server.is_some_and(|s| client_s > s) {
+        println!(
+            "warning: the client used {:.0}% of the machine{}: it may be limiting the result; \
+             place it with --client-cpus and --server-cpus on disjoint CPUs",
+            100.0 * share / cores,
+            server.map_or(String::new(), |s| format!(
+                ", more CPU than the server ({client_s:.2}s vs {s:.2}s)"
+            )),
+        );
+    }
+}
+
+fn run_json(run_id: Option<i64>, meta: &RunMeta, phases: &[PhaseResult]) -> serde_json::Value {
+    let phases: Vec<_> = phases
+        .iter()
+        .map(|p| {
+            let mut latency = serde_json::Map::new();
+            latency.insert("min".into(), json!(p.latency.min_ms));
+            latency.insert("avg".into(), json!(p.latency.avg_ms));
+            latency.insert("max".into(), json!(p.latency.max_ms));
+            for x in &p.latency.percentiles {
+                latency.insert(format!("p{}", format!("{}", x.p).trim_end_matches(".0")), json!(x.ms));
+            }
+            json!({
+                "workload": meta.plan.workload.kind.name(),
+                "threads": p.threads,
+                "duration_s": p.duration_s,
+                "events": p.events,
+                "tps": p.tps(),
+                "qps": p.qps(),
+                "queries": p.queries,
+                "latency_ms": latency,
+                "errors": p.errors.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+                "reconnects": p.reconnects,
+                "client_cpu_s": {"user": p.client_cpu.user_s, "sys": p.client_cpu.sys_s},
+                "client_max_rss_kib": p.client_cpu.max_rss_kib,
+                "rate": p.rate,
+                "statements": p.statements,
+            })
+        })
+        .collect();
+    json!({
+        "run_id": run_id,
+        "uuid": meta.uuid,
+        "workload": meta.plan.workload.kind.name(),
+        "target": meta.target,
+        "server_version": meta.server.version,
+        "tool_version": meta.tool_version,
+        "plan": meta.plan,
+        "phases": phases,
+    })
+}
+
+/// Writes `value` to `path` through a temporary file, so a failure never leaves half a file.
+pub fn write_json(path: &std::path::Path, value: &serde_json::Value) -> Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        serde_json::to_writer_pretty(&mut f, value)?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        user(format!("--json {}: {e}", path.display()))
+    })
+}

@@ -1,0 +1,134 @@
+//! `qpslab show [RUN]`: the stored runs, or one run's phases.
+
+use crate::args::ShowArgs;
+use crate::error::user;
+use crate::render::{sweep_table, table};
+use anyhow::{Context, Result};
+use qpslab_store::{RunId, Store};
+
+/// Runs `qpslab show`.
+pub fn show(a: ShowArgs) -> Result<()> {
+    if !a.db.db.exists() {
+        return Err(user(format!(
+            "no results store at {} (run something first, or pass --db)",
+            a.db.db.display()
+        )));
+    }
+    let store =
+        Store::open(&a.db.db).with_context(|| format!("results store {}", a.db.db.display()))?;
+    match a.run {
+        None => list(&store, &a),
+        Some(id) => one(&store, RunId(id), a.json),
+    }
+}
+
+fn list(store: &Store, a: &ShowArgs) -> Result<()> {
+    let runs = store.list_runs(a.limit)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&runs)?);
+        return Ok(());
+    }
+    if runs.is_empty() {
+        println!("no runs stored in {}", store.path().display());
+        return Ok(());
+    }
+    let header: Vec<String> = [
+        "run", "started", "status", "workload", "phases", "best tps", "best qps", "server",
+        "target",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            vec![
+                r.id.0.to_string(),
+                format_time(r.started_at),
+                r.status.as_str().to_string(),
+                r.workload.clone(),
+                r.phases.to_string(),
+                format!("{:.1}", r.best_tps),
+                format!("{:.1}", r.best_qps),
+                r.server_version.clone(),
+                r.target.clone(),
+            ]
+        })
+        .collect();
+    print!("{}", table(&header, &rows));
+    Ok(())
+}
+
+fn one(store: &Store, id: RunId, json: bool) -> Result<()> {
+    let run = store.load_run(id).map_err(|e| match e {
+        qpslab_store::Error::RunNotFound(..) => user(format!(
+            "no run {} in {} (see: qpslab show)",
+            id.0,
+            store.path().display()
+        )),
+        e => e.into(),
+    })?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&store.export_json(id)?)?);
+        return Ok(());
+    }
+    let m = &run.meta;
+    println!(
+        "run {} · {} · {}",
+        id.0,
+        m.plan.workload.kind,
+        run.status.as_str()
+    );
+    println!("  started   {}", format_time(m.started_at));
+    println!("  target    {}", m.target);
+    println!(
+        "  server    {} ({})",
+        m.server.version, m.server.version_comment
+    );
+    println!(
+        "  host      {} · {} CPUs · {:.1} GiB · kernel {}",
+        m.host.cpu_model,
+        m.host.cores,
+        m.host.memory_bytes as f64 / (1u64 << 30) as f64,
+        m.host.kernel
+    );
+    println!("  command   {}", m.command);
+    println!();
+    let phases: Vec<_> = run.phases.iter().map(|p| p.result.clone()).collect();
+    print!("{}", sweep_table(&m.plan.percentiles, &phases));
+    Ok(())
+}
+
+/// `2026-11-22 10:18:23 UTC` from Unix seconds, without a date crate.
+fn format_time(unix: f64) -> String {
+    let unix = unix as i64;
+    let days = unix.div_euclid(86_400);
+    let secs = unix.rem_euclid(86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn formats_unix_time() {
+        assert_eq!(super::format_time(0.0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(
+            super::format_time(1_795_342_703.0),
+            "2026-11-22 10:18:23 UTC"
+        );
+    }
+}

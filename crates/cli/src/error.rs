@@ -1,0 +1,44 @@
+//! Exit codes: 0 success, 1 runtime failure, 2 the user's mistake. Errors travel as `anyhow`
+//! chains; a [`UserError`] anywhere in the chain, or a library error that says it is the user's,
+//! makes the exit code 2.
+
+/// A mistake in what the user asked for (bad option value, unknown name, wrong password...).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UserError(pub String);
+
+/// Builds a user error.
+pub fn user(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UserError(msg.into()))
+}
+
+/// The process exit code for an error chain.
+pub fn exit_code(err: &anyhow::Error) -> i32 {
+    for cause in err.chain() {
+        if cause.is::<UserError>() {
+            return 2;
+        }
+        if let Some(e) = cause.downcast_ref::<qpslab_sandbox::Error>() {
+            return if e.is_user_error() { 2 } else { 1 };
+        }
+        if let Some(e) = cause.downcast_ref::<qpslab_engine::RunError>() {
+            return if e.is_user_error() { 2 } else { 1 };
+        }
+        if let Some(e) = cause.downcast_ref::<qpslab_wire::Error>() {
+            return if wire_is_user_error(e) { 2 } else { 1 };
+        }
+    }
+    1
+}
+
+/// Wrong credentials, unknown database, or nothing listening where the user pointed us.
+pub fn wire_is_user_error(e: &qpslab_wire::Error) -> bool {
+    match e.server_code() {
+        // access denied (1045, 1698), unknown database (1049), host not allowed (1130)
+        Some(code) => matches!(code, 1045 | 1049 | 1130 | 1698),
+        None => matches!(e, qpslab_wire::Error::Io(io) if matches!(
+            io.kind(),
+            std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+        )),
+    }
+}

@@ -1,0 +1,229 @@
+//! From what the user typed to what the libraries take: plans, workload options, CPU lists.
+//! Every check that can fail on user input happens here, with one clear line.
+
+use crate::args::{ArrivalArg, OnOff, RunArgs, WorkloadArgs};
+use crate::error::user;
+use anyhow::Result;
+use qpslab_core::plan::{Arrival, RateSpec, RunPlan, StopCondition};
+use qpslab_core::{RandType, WorkloadKind, WorkloadOptions};
+
+/// Parses `1,4,16` into a non-empty list of positive integers.
+pub fn parse_threads(s: &str) -> Result<Vec<u32>> {
+    let list: Vec<u32> = s
+        .split(',')
+        .map(|t| t.trim().parse::<u32>().ok().filter(|n| *n > 0))
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            user(format!(
+                "--threads '{s}': expected a list of positive integers like 1,4,16"
+            ))
+        })?;
+    if list.iter().any(|n| *n > 100_000) {
+        return Err(user(format!("--threads '{s}': at most 100000 sessions")));
+    }
+    Ok(list)
+}
+
+/// Parses a CPU list in taskset's format: `0`, `0-3`, `0-3,6`.
+pub fn parse_cpus(s: &str) -> Result<Vec<usize>> {
+    let bad = || user(format!("CPU list '{s}': expected e.g. 0 or 0-3,6"));
+    let mut cpus = Vec::new();
+    for part in s.split(',') {
+        let part = part.trim();
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) =
+                    (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+                if a > b {
+                    return Err(bad());
+                }
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(part.parse().map_err(|_| bad())?),
+        }
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    let online = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(usize::MAX);
+    if let Some(c) = cpus.iter().find(|c| **c >= online) {
+        return Err(user(format!(
+            "CPU list '{s}': CPU {c} does not exist (this machine has CPUs 0-{})",
+            online - 1
+        )));
+    }
+    Ok(cpus)
+}
+
+/// Parses `50,95,99.9` into percentiles in (0, 100].
+pub fn parse_percentiles(s: &str) -> Result<Vec<f64>> {
+    s.split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|p| *p > 0.0 && *p <= 100.0)
+        })
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| {
+            user(format!(
+                "--percentiles '{s}': expected numbers in (0, 100] like 50,95,99.9"
+            ))
+        })
+}
+
+/// Parses repeated `--set name=value` into pairs.
+pub fn parse_settings(items: &[String]) -> Result<Vec<(String, String)>> {
+    items
+        .iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(user(format!(
+                "--set '{s}': expected NAME=VALUE, e.g. innodb_buffer_pool_size=1G"
+            ))),
+        })
+        .collect()
+}
+
+fn on(v: Option<OnOff>, default: bool) -> bool {
+    v.map_or(default, |v| v == OnOff::On)
+}
+
+/// Builds the workload options: sysbench's defaults, overridden by what was given.
+pub fn workload_options(a: &WorkloadArgs) -> Result<WorkloadOptions> {
+    let kind: WorkloadKind = a
+        .workload
+        .parse()
+        .map_err(|e: qpslab_core::workload::UnknownWorkload| user(e.to_string()))?;
+    let mut w = WorkloadOptions::new(kind);
+    macro_rules! set {
+        ($($field:ident <- $arg:ident),* $(,)?) => { $( if let Some(v) = a.$arg.clone() { w.$field = v; } )* };
+    }
+    set!(tables <- tables, table_size <- table_size, range_size <- range_size,
+         point_selects <- point_selects, simple_ranges <- simple_ranges, sum_ranges <- sum_ranges,
+         order_ranges <- order_ranges, distinct_ranges <- distinct_ranges,
+         index_updates <- index_updates, non_index_updates <- non_index_updates,
+         delete_inserts <- delete_inserts, storage_engine <- mysql_storage_engine,
+         create_table_options <- create_table_options, random_points <- random_points,
+         number_of_ranges <- number_of_ranges, delta <- delta);
+    w.range_selects = on(a.range_selects, w.range_selects);
+    w.auto_inc = on(a.auto_inc, w.auto_inc);
+    w.skip_trx = on(a.skip_trx, w.skip_trx);
+    w.secondary = on(a.secondary, w.secondary);
+    w.create_secondary = on(a.create_secondary, w.create_secondary);
+    if let Some(t) = &a.rand_type {
+        w.rand.rand_type = t.parse::<RandType>().map_err(user)?;
+    }
+    macro_rules! set_rand {
+        ($($field:ident <- $arg:ident),* $(,)?) => { $( if let Some(v) = a.$arg { w.rand.$field = v; } )* };
+    }
+    set_rand!(spec_iter <- rand_spec_iter, spec_pct <- rand_spec_pct, spec_res <- rand_spec_res,
+              pareto_h <- rand_pareto_h, zipfian_exp <- rand_zipfian_exp, seed <- rand_seed);
+    if w.tables == 0 {
+        return Err(user("--tables must be at least 1"));
+    }
+    if w.table_size == 0 {
+        return Err(user("--table-size must be at least 1"));
+    }
+    if w.table_size > i32::MAX as u64 {
+        return Err(user(
+            "--table-size: ids are INTEGER columns, at most 2147483647 rows",
+        ));
+    }
+    if w.rand.spec_pct > 100 || w.rand.spec_res > 100 {
+        return Err(user(
+            "--rand-spec-pct and --rand-spec-res are percentages (0-100)",
+        ));
+    }
+    Ok(w)
+}
+
+/// Builds the run plan of `qpslab run`.
+pub fn run_plan(a: &RunArgs) -> Result<RunPlan> {
+    let mut plan = RunPlan::new(workload_options(&a.workload)?);
+    plan.threads = parse_threads(&a.threads)?;
+    if a.time.is_some_and(|t| !(t > 0.0 && t.is_finite())) {
+        return Err(user("--time must be a positive number of seconds"));
+    }
+    if a.events == Some(0) {
+        return Err(user("--events must be at least 1"));
+    }
+    plan.stop = match (a.time, a.events) {
+        (None, None) => StopCondition {
+            time_s: Some(10.0),
+            events: None,
+        },
+        (time_s, events) => StopCondition { time_s, events },
+    };
+    if !(a.warmup >= 0.0 && a.warmup.is_finite()) {
+        return Err(user(
+            "--warmup must be zero or a positive number of seconds",
+        ));
+    }
+    plan.warmup_s = a.warmup;
+    if !(a.report_interval >= 0.1 && a.report_interval.is_finite()) {
+        return Err(user("--report-interval must be at least 0.1 s"));
+    }
+    plan.report_interval_s = a.report_interval;
+    plan.percentiles = parse_percentiles(&a.percentiles)?;
+    plan.rate = match a.rate {
+        None => None,
+        Some(r) if r == 0.0 => None,
+        Some(r) if r > 0.0 && r.is_finite() => Some(RateSpec {
+            per_second: r,
+            arrival: match a.rate_arrival {
+                ArrivalArg::Uniform => Arrival::Uniform,
+                ArrivalArg::Poisson => Arrival::Poisson,
+            },
+        }),
+        Some(_) => {
+            return Err(user(
+                "--rate must be a positive number of transactions per second",
+            ))
+        }
+    };
+    plan.prepared_statements = a.ps == OnOff::On;
+    plan.client_cpus = a.client_cpus.as_deref().map(parse_cpus).transpose()?;
+    if a.event_loops == Some(0) {
+        return Err(user("--event-loops must be at least 1"));
+    }
+    plan.event_loops = a.event_loops;
+    Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_lists() {
+        assert_eq!(parse_threads("1,4, 16").unwrap(), vec![1, 4, 16]);
+        for bad in ["", "0", "1,,2", "a", "-1", "200000"] {
+            assert!(parse_threads(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpus("0").unwrap(), vec![0]);
+        assert!(parse_cpus("1-0").is_err());
+        assert!(parse_cpus("x").is_err());
+        assert!(parse_cpus("100000").is_err());
+    }
+
+    #[test]
+    fn percentiles_and_settings() {
+        assert_eq!(parse_percentiles("50,99.9").unwrap(), vec![50.0, 99.9]);
+        assert!(parse_percentiles("0").is_err());
+        assert!(parse_percentiles("101").is_err());
+        let s = parse_settings(&["a=1".into(), "b = x=y".into()]).unwrap();
+        assert_eq!(
+            s,
+            vec![("a".into(), "1".into()), ("b".into(), "x=y".into())]
+        );
+        assert!(parse_settings(&["novalue".into()]).is_err());
+    }
+}

@@ -1,0 +1,227 @@
+//! Which server a command talks to: a DSN, a socket, a named sandbox, or the embedded default (a
+//! sandbox started for this command). Passwords come from the DSN, `MYSQL_PWD` or the option file,
+//! in the mysql client's order of precedence, and never appear in anything we print.
+
+use crate::args::{EmbeddedArgs, LabArgs, MallocArg, TargetArgs};
+use crate::error::user;
+use crate::hiargs::{parse_cpus, parse_settings};
+use anyhow::{Context, Result};
+use qpslab_core::{ConnectOptions, Dsn, Endpoint, Secret, SslMode};
+use qpslab_sandbox::{LabDir, Malloc, Profile, Sandbox, SandboxSpec};
+use std::path::PathBuf;
+
+/// The default schema for the sbtest tables, as sysbench's `--mysql-db`.
+pub const DEFAULT_DATABASE: &str = "sbtest";
+/// The name of the sandbox started when no target is given.
+pub const EMBEDDED_NAME: &str = "embedded";
+
+/// A server reached for one command. Holds the sandbox started for it, if any, which is stopped
+/// when this is dropped (unless kept).
+pub struct Connected {
+    /// How to open sessions (database set to the schema of the sbtest tables).
+    pub options: ConnectOptions,
+    /// The sandbox we started for this command, stopped on drop unless `--keep`.
+    pub sandbox: Option<Sandbox>,
+    keep: bool,
+}
+
+impl Connected {
+    /// The options without a default schema, for creating it.
+    pub fn server_options(&self) -> ConnectOptions {
+        ConnectOptions {
+            database: None,
+            ..self.options.clone()
+        }
+    }
+
+    /// Stops the embedded sandbox (or leaves it running with `--keep`), reporting a failure.
+    pub fn finish(mut self) -> Result<()> {
+        if let Some(sb) = self.sandbox.take() {
+            if self.keep {
+                let info = sb.keep();
+                eprintln!(
+                    "sandbox '{}' left running (socket {}); stop it with: qpslab server stop {}",
+                    info.name,
+                    info.socket.display(),
+                    info.name
+                );
+            } else {
+                sb.stop().context("stopping the embedded sandbox")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The lab directory from `--lab`, `QPSLAB_LAB` or the default.
+pub fn lab_dir(l: &LabArgs) -> LabDir {
+    match &l.lab {
+        Some(p) => LabDir::new(p.clone()),
+        None => LabDir::default_location(),
+    }
+}
+
+fn explicit(t: &TargetArgs) -> bool {
+    t.target.is_some() || t.socket.is_some() || t.sandbox.is_some() || t.defaults_file.is_some()
+}
+
+/// Resolves the target and, for the embedded default, starts its sandbox.
+pub fn connect(t: &TargetArgs, embedded: Option<&EmbeddedArgs>, lab: &LabDir) -> Result<Connected> {
+    if let Some(e) = embedded {
+        if explicit(t)
+            && (e.keep
+                || !e.settings.is_empty()
+                || e.server_cpus.is_some()
+                || e.malloc.is_some()
+                || e.basedir.is_some())
+        {
+            return Err(user("--set, --server-cpus, --malloc, --basedir and --keep configure the embedded sandbox; they cannot be combined with --target, --socket, --sandbox or --defaults-file"));
+        }
+    }
+    let (mut options, sandbox, keep) = if let Some(name) = &t.sandbox {
+        let info = qpslab_sandbox::find(lab, name)?;
+        (info.connect_options(), None, false)
+    } else if explicit(t) {
+        (explicit_options(t)?, None, false)
+    } else {
+        let e = embedded.cloned().unwrap_or_default();
+        let spec = embedded_spec(&e)?;
+        let sb = start_embedded(lab, &spec)?;
+        (sb.connect_options(), Some(sb), e.keep)
+    };
+    apply_overrides(t, &mut options)?;
+    if options.database.is_none() {
+        options.database = Some(DEFAULT_DATABASE.to_string());
+    }
+    Ok(Connected {
+        options,
+        sandbox,
+        keep,
+    })
+}
+
+fn start_embedded(lab: &LabDir, spec: &SandboxSpec) -> Result<Sandbox> {
+    if let Ok(info) = qpslab_sandbox::find(lab, &spec.name) {
+        return Err(user(format!(
+            "the embedded sandbox is already running (pid {}): use --sandbox {} to run against it, or stop it with: qpslab server stop {}",
+            info.pid, spec.name, spec.name
+        )));
+    }
+    eprintln!("starting embedded sandbox '{}' ...", spec.name);
+    let sb = qpslab_sandbox::start(lab, spec)?;
+    eprintln!(
+        "sandbox '{}': {} pid {} socket {}",
+        sb.name(),
+        sb.version(),
+        sb.pid(),
+        sb.socket().display()
+    );
+    Ok(sb)
+}
+
+/// The sandbox spec of the embedded default.
+pub fn embedded_spec(e: &EmbeddedArgs) -> Result<SandboxSpec> {
+    Ok(SandboxSpec {
+        basedir: e.basedir.clone(),
+        profile: Profile::Default,
+        settings: parse_settings(&e.settings)?,
+        cpus: e.server_cpus.as_deref().map(parse_cpus).transpose()?,
+        malloc: e.malloc.map(|MallocArg::Jemalloc| Malloc::Jemalloc),
+        ..SandboxSpec::new(EMBEDDED_NAME)
+    })
+}
+
+fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
+    let file = match &t.defaults_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| user(format!("--defaults-file {}: {e}", path.display())))?;
+            qpslab_core::optfile::parse_client_options(&text)
+                .map_err(|e| user(format!("--defaults-file {}: {e}", path.display())))?
+        }
+        None => Default::default(),
+    };
+    let mut o = ConnectOptions {
+        endpoint: Endpoint::Tcp {
+            host: file
+                .get("host")
+                .cloned()
+                .unwrap_or_else(|| "localhost".into()),
+            port: match file.get("port") {
+                Some(p) => p
+                    .parse()
+                    .map_err(|_| user(format!("--defaults-file: bad port '{p}'")))?,
+                None => 3306,
+            },
+        },
+        user: file.get("user").cloned().unwrap_or_else(|| "root".into()),
+        password: Secret::new(file.get("password").cloned().unwrap_or_default()),
+        database: file.get("database").cloned(),
+        ssl_mode: match file.get("ssl-mode") {
+            Some(m) => m
+                .parse()
+                .map_err(|e: qpslab_core::dsn::DsnError| user(e.to_string()))?,
+            None => SslMode::default(),
+        },
+        ssl_ca: file.get("ssl-ca").map(PathBuf::from),
+    };
+    if let Some(s) = file.get("socket") {
+        if t.target.is_none() && file.get("host").is_none_or(|h| h == "localhost") {
+            o.endpoint = Endpoint::Unix {
+                path: PathBuf::from(s),
+            };
+        }
+    }
+    if let Some(url) = &t.target {
+        let dsn: Dsn = url
+            .parse()
+            .map_err(|e: qpslab_core::dsn::DsnError| user(format!("--target: {e}")))?;
+        let d = dsn.0;
+        let password = if d.password.is_empty() {
+            o.password
+        } else {
+            d.password
+        };
+        o = ConnectOptions { password, ..d };
+    }
+    // Precedence as the mysql client: the URL's password, then the option file's, then MYSQL_PWD.
+    if o.password.is_empty() {
+        if let Ok(pw) = std::env::var("MYSQL_PWD") {
+            o.password = Secret::new(pw);
+        }
+    }
+    Ok(o)
+}
+
+fn apply_overrides(t: &TargetArgs, o: &mut ConnectOptions) -> Result<()> {
+    if let Some(s) = &t.socket {
+        o.endpoint = Endpoint::Unix { path: s.clone() };
+    }
+    if let Some(u) = &t.user {
+        o.user = u.clone();
+    }
+    if let Some(d) = &t.database {
+        o.database = Some(d.clone());
+    }
+    if let Some(m) = &t.ssl_mode {
+        o.ssl_mode = m
+            .parse()
+            .map_err(|e: qpslab_core::dsn::DsnError| user(format!("--ssl-mode: {e}")))?;
+    }
+    if let Some(ca) = &t.ssl_ca {
+        o.ssl_ca = Some(ca.clone());
+    }
+    if matches!(o.ssl_mode, SslMode::VerifyCa | SslMode::VerifyIdentity) && o.ssl_ca.is_none() {
+        return Err(user(
+            "--ssl-mode VERIFY_CA/VERIFY_IDENTITY needs --ssl-ca FILE",
+        ));
+    }
+    if let Some(db) = &o.database {
+        if db.is_empty() || db.len() > 64 || db.contains('`') || db.contains('/') {
+            return Err(user(format!(
+                "database name '{db}' is not valid (1-64 characters, no ` or /)"
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,118 @@
+//! User errors of every subcommand: one clear line on stderr, exit 2, nothing written.
+
+mod common;
+use common::*;
+
+#[test]
+fn unknown_subcommand_and_option_exit_2() {
+    let s = Scratch::new();
+    assert_eq!(s.run(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(
+        s.run(&["run", "oltp_point_select", "--no-such-option"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn run_rejects_bad_values_before_touching_anything() {
+    let s = Scratch::new();
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "oltp_foo"], "unknown workload 'oltp_foo'"),
+        (&["run", "oltp_point_select", "--threads", "0"], "--threads"),
+        (
+            &["run", "oltp_point_select", "--table-size", "0"],
+            "--table-size",
+        ),
+        (
+            &["run", "oltp_point_select", "--percentiles", "150"],
+            "--percentiles",
+        ),
+        (
+            &["run", "oltp_point_select", "--rand-type", "bogus"],
+            "rand-type",
+        ),
+        (
+            &["run", "oltp_point_select", "--target", "postgres://x@y/z"],
+            "mysql://",
+        ),
+        (
+            &[
+                "run",
+                "oltp_point_select",
+                "--target",
+                "mysql://u:pw@h:0/db",
+            ],
+            "port",
+        ),
+        (&["run", "oltp_point_select", "--client-cpus", "999"], "CPU"),
+    ];
+    for (args, needle) in cases {
+        let o = s.run(args);
+        assert_user_error(&o, needle);
+        assert_eq!(stderr(&o).lines().count(), 1, "one line: {}", stderr(&o));
+    }
+    assert!(
+        !s.db().exists(),
+        "nothing may be written for rejected input"
+    );
+    assert!(!s.lab().exists() || std::fs::read_dir(s.lab()).unwrap().next().is_none());
+}
+
+#[test]
+fn unreachable_server_is_a_user_error() {
+    let s = Scratch::new();
+    // Port 1 on loopback: nothing listens there.
+    let o = s.run(&[
+        "run",
+        "oltp_point_select",
+        "--target",
+        "mysql://root@127.0.0.1:1/sbtest",
+        "--time",
+        "1",
+    ]);
+    assert_user_error(&o, "127.0.0.1:1");
+}
+
+#[test]
+fn wrong_password_is_a_user_error_and_never_printed() {
+    let s = Scratch::new();
+    let sock = socket();
+    sql("CREATE USER IF NOT EXISTS 'pwtest'@'localhost' IDENTIFIED BY 'right-pass'");
+    let url = format!("mysql://pwtest:Sup3rSecretWrong@localhost/sbtest?socket={sock}");
+    let o = s.run(&["run", "oltp_point_select", "--target", &url, "--time", "1"]);
+    assert_user_error(&o, "1045");
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(!all.contains("Sup3rSecretWrong"), "password leaked: {all}");
+    assert!(
+        !s.db().exists()
+            || std::fs::read(s.db())
+                .unwrap()
+                .windows(16)
+                .all(|w| w != b"Sup3rSecretWrong")
+    );
+}
+
+#[test]
+fn show_errors() {
+    let s = Scratch::new();
+    assert_user_error(&s.run(&["show"]), "no results store");
+    std::fs::write(s.db(), b"this is not sqlite at all, just text").unwrap();
+    let o = s.run(&["show"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+}
+
+#[test]
+fn server_subcommand_errors() {
+    let s = Scratch::new();
+    assert_user_error(&s.run(&["server", "start", "bad name!"]), "name");
+    assert_user_error(&s.run(&["server", "stop", "nosuch"]), "nosuch");
+    assert_user_error(&s.run(&["server", "logs", "nosuch"]), "nosuch");
+    assert_user_error(&s.run(&["cleanup", "--sandbox", "nosuch"]), "nosuch");
+    assert_user_error(
+        &s.run(&["prepare", "oltp_point_select", "--sandbox", "nosuch"]),
+        "nosuch",
+    );
+}

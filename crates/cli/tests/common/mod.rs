@@ -1,0 +1,83 @@
+//! Helpers for running the real `qpslab` binary in tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A scratch directory with its own lab dir and results store.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::Builder::new()
+                .prefix("qpslab-test")
+                .tempdir_in("/tmp")
+                .unwrap(),
+        }
+    }
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("results.db")
+    }
+    pub fn lab(&self) -> PathBuf {
+        self.dir.path().join("lab")
+    }
+    /// `qpslab ARGS` with this scratch's lab and store.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_qpslab"));
+        c.args(args)
+            .env("QPSLAB_LAB", self.lab())
+            .env("QPSLAB_DB", self.db())
+            .env_remove("MYSQL_PWD")
+            .env("RUST_BACKTRACE", "1");
+        c
+    }
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("run qpslab")
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts a user error: exit 2, one line on stderr that mentions `needle`, no backtrace.
+pub fn assert_user_error(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "expected exit 2, stderr: {err}");
+    assert!(
+        err.contains(needle),
+        "stderr should mention '{needle}': {err}"
+    );
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "{err}"
+    );
+}
+
+/// The shared test server's socket path as a string.
+pub fn socket() -> String {
+    qpslab_sandbox::testing::shared_server()
+        .socket()
+        .display()
+        .to_string()
+}
+
+/// Runs SQL through the mariadb client on the shared server.
+pub fn sql(query: &str) -> String {
+    let o = Command::new("mariadb")
+        .args(["--socket", &socket(), "-uroot", "-N", "-B", "-e", query])
+        .output()
+        .expect("mariadb client");
+    assert!(o.status.success(), "{query}: {}", stderr(&o));
+    stdout(&o)
+}
