@@ -81,6 +81,10 @@ const COM_STMT_CLOSE: u8 = 0x19;
 impl Conn {
     /// Connects and authenticates. A refused connection is [`Error::Io`] naming the endpoint;
     /// a rejected login is [`Error::Server`] (1045) with the server's message.
+    ///
+    /// TLS is used over TCP only. A Unix socket is already a private channel (the server
+    /// counts it as secure transport too), so every ssl-mode is satisfied there without TLS,
+    /// and cleartext passwords (caching_sha2 full auth, mysql_clear_password) may be sent.
     pub fn connect(opts: &ConnectOptions) -> Result<Conn, Error> {
         let (io, info) = crate::handshake::establish(opts)?;
         Ok(Conn {
