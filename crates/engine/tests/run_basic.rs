@@ -16,9 +16,10 @@ fn point_select_events_match_the_servers_execute_count() {
     let opts = database("run_basic", 2, 1000);
     let w = workload(WorkloadKind::OltpPointSelect, 2, 1000);
     let mut ctl = control(&opts);
+    let connected = status(&mut ctl, "Threads_connected");
     let before = status(&mut ctl, "Com_stmt_execute");
     let (r, samples) = run(&opts, &w, &spec(4, 2.0));
-    let after = status(&mut ctl, "Com_stmt_execute");
+    let after = status_after(&mut ctl, "Com_stmt_execute", connected);
     let r = r.unwrap();
     assert!(r.events > 100, "{r:?}");
     assert_eq!(r.events, after - before, "every execute is counted once");
@@ -50,14 +51,19 @@ fn events_limit_is_exact_across_loops() {
     s.event_loops = Some(3);
     s.warmup_s = 0.3;
     let mut ctl = control(&opts);
+    let connected = status(&mut ctl, "Threads_connected");
     let before = status(&mut ctl, "Com_stmt_execute");
     let (r, _) = run(&opts, &w, &s);
-    let after = status(&mut ctl, "Com_stmt_execute");
+    let after = status_after(&mut ctl, "Com_stmt_execute", connected);
     let r = r.unwrap();
     assert_eq!(r.events, 777);
     assert_eq!(r.latency.count, 777);
     // Warm-up ran on the same sessions and is not counted.
-    assert!(after - before > 777, "warm-up executed too: {}", after - before);
+    assert!(
+        after - before > 777,
+        "warm-up executed too: {}",
+        after - before
+    );
 }
 
 #[test]
@@ -68,23 +74,37 @@ fn text_protocol_and_transactions() {
     let mut s = spec(3, 1.5);
     s.prepared_statements = false;
     let mut ctl = control(&opts);
+    let connected = status(&mut ctl, "Threads_connected");
     let exec_before = status(&mut ctl, "Com_stmt_execute");
     let commit_before = status(&mut ctl, "Com_commit");
     let (r, _) = run(&opts, &w, &s);
+    let commit_after = status_after(&mut ctl, "Com_commit", connected);
     let exec_after = status(&mut ctl, "Com_stmt_execute");
-    let commit_after = status(&mut ctl, "Com_commit");
     let r = r.unwrap();
     assert!(r.events > 10, "{r:?}");
-    assert_eq!(exec_after, exec_before, "--ps off sends no COM_STMT_EXECUTE");
+    assert_eq!(
+        exec_after, exec_before,
+        "--ps off sends no COM_STMT_EXECUTE"
+    );
     // Each event is BEGIN, 14 reads, 4 writes, COMMIT (sysbench's defaults). A deadlock or
     // lock wait rolls the event back (one more "other") and runs it again: the statements of
     // the failed attempt count too, at most one event's worth per error.
     let (n, e) = (r.events, r.error_total());
     assert!((14 * n..=14 * (n + e)).contains(&r.queries.read), "{r:?}");
     assert!((4 * n..=4 * (n + e)).contains(&r.queries.write), "{r:?}");
-    assert!((2 * n + e..=2 * n + 2 * e).contains(&r.queries.other), "{r:?}");
+    assert!(
+        (2 * n + e..=2 * n + 2 * e).contains(&r.queries.other),
+        "{r:?}"
+    );
+    assert_eq!(commit_after - commit_before, n, "one COMMIT per event");
     let kinds: Vec<&str> = r.statements.iter().map(|s| s.kind.as_str()).collect();
-    for k in ["begin", "point_selects", "simple_ranges", "index_updates", "commit"] {
+    for k in [
+        "begin",
+        "point_selects",
+        "simple_ranges",
+        "index_updates",
+        "commit",
+    ] {
         assert!(kinds.contains(&k), "{kinds:?}");
     }
 }
@@ -106,7 +126,10 @@ fn a_non_retryable_server_error_stops_the_phase_with_its_code() {
     let e = r.unwrap_err();
     assert_eq!(e.server_code(), Some(1146), "{e}");
     let msg = e.to_string();
-    assert!(msg.contains("sbtest1") && msg.contains("SELECT c FROM"), "{msg}");
+    assert!(
+        msg.contains("sbtest1") && msg.contains("SELECT c FROM"),
+        "{msg}"
+    );
     assert!(!e.is_user_error());
 }
 
@@ -158,6 +181,9 @@ fn the_stop_flag_ends_the_phase_promptly() {
         });
         qpslab_engine::run_phase(&opts, &w, &spec(16, 60.0), &mut |_| {}, &stop)
     });
-    assert!(matches!(r, Err(qpslab_engine::RunError::Interrupted)), "{r:?}");
+    assert!(
+        matches!(r, Err(qpslab_engine::RunError::Interrupted)),
+        "{r:?}"
+    );
     assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());
 }

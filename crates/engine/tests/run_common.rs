@@ -62,6 +62,18 @@ pub fn status(conn: &mut Conn, name: &str) -> u64 {
     r.rows[0][1].as_deref().unwrap().parse().unwrap()
 }
 
+/// A global status counter once the phase's sessions are gone: a session's counters reach the
+/// global ones only as it disconnects, so read after the server has closed them all.
+pub fn status_after(conn: &mut Conn, name: &str, connected_before: u64) -> u64 {
+    for _ in 0..500 {
+        if status(conn, "Threads_connected") <= connected_before {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    status(conn, name)
+}
+
 /// The workload `kind` over `tables` x `rows`.
 pub fn workload(kind: WorkloadKind, tables: u32, rows: u64) -> Workload {
     let mut o = WorkloadOptions::new(kind);

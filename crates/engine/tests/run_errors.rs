@@ -18,7 +18,8 @@ fn lock_wait_timeouts_are_rolled_back_retried_and_counted() {
     let w = workload(WorkloadKind::OltpUpdateIndex, 1, 1000);
     let mut ctl = control(&opts);
     // New sessions (the phase's) wait 1 s for a row lock, then get 1205.
-    ctl.execute("SET GLOBAL innodb_lock_wait_timeout = 1").unwrap();
+    ctl.execute("SET GLOBAL innodb_lock_wait_timeout = 1")
+        .unwrap();
     let holder = {
         let opts = opts.clone();
         std::thread::spawn(move || {
@@ -32,7 +33,8 @@ fn lock_wait_timeouts_are_rolled_back_retried_and_counted() {
     };
     let (r, samples) = run(&opts, &w, &spec(2, 4.0));
     holder.join().unwrap();
-    ctl.execute("SET GLOBAL innodb_lock_wait_timeout = 50").unwrap();
+    ctl.execute("SET GLOBAL innodb_lock_wait_timeout = 50")
+        .unwrap();
     let r = r.unwrap();
     // Each of the 2 sessions times out about twice during the 2.6 s hold.
     let waits = r.errors.get(&1205).copied().unwrap_or(0);
@@ -57,7 +59,9 @@ fn killed_sessions_reconnect_and_the_phase_goes_on() {
             let mut c = control(&opts);
             std::thread::sleep(Duration::from_millis(800));
             let me = c.connection_id();
-            let list = c.query("SELECT id FROM information_schema.processlist WHERE db = 'run_errors'").unwrap();
+            let list = c
+                .query("SELECT id FROM information_schema.processlist WHERE db = 'run_errors'")
+                .unwrap();
             let mut killed = 0;
             for row in list.rows {
                 let id: u32 = row[0].as_deref().unwrap().parse().unwrap();

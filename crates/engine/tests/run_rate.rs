@@ -68,12 +68,17 @@ fn a_rate_above_capacity_finishes_on_time_and_reports_lag() {
     assert!((r.duration_s - 2.0).abs() < 0.3, "{}", r.duration_s);
     let rate = r.rate.unwrap();
     assert!(rate.achieved_per_s < 1_000_000.0, "{rate:?}");
-    assert!((rate.achieved_per_s - r.tps()).abs() < 0.05 * r.tps() + 10.0, "{rate:?}");
+    assert!(
+        (rate.achieved_per_s - r.tps()).abs() < 0.05 * r.tps() + 10.0,
+        "{rate:?}"
+    );
     // Past the first instant every arrival is behind schedule.
     assert!(rate.late_events as f64 > 0.9 * r.events as f64, "{rate:?}");
     assert!(samples.iter().all(|s| s.late_events > 0), "{samples:?}");
-    assert!(rate.mean_lag_ms > 200.0 && rate.max_lag_ms > 1500.0, "{rate:?}");
+    assert!(
+        rate.mean_lag_ms > 200.0 && rate.max_lag_ms > 1500.0,
+        "{rate:?}"
+    );
     // Latency counts the wait in the backlog: it grows to about the phase length.
     assert!(r.latency.max_ms > 1500.0, "{:?}", r.latency);
 }
-

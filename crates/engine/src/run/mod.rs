@@ -26,7 +26,7 @@ pub use error::RunError;
 use crate::workload::Workload;
 use collect::Collector;
 use cpu::CpuSnapshot;
-use event_loop::{open_sessions, Clock, EventLoop, LoopMsg, Shared};
+use event_loop::{keep_first_cause, open_sessions, Clock, EventLoop, LoopMsg, Shared};
 use qpslab_core::plan::{RateSpec, RunPlan, StopCondition};
 use qpslab_core::result::{PhaseResult, Sample};
 use qpslab_core::ConnectOptions;
@@ -257,7 +257,7 @@ fn coordinate(
     for _ in 0..loops {
         match rx.recv() {
             Ok(LoopMsg::Ready { result: Err(e) }) => {
-                failure.get_or_insert(e);
+                keep_first_cause(&mut failure, e);
                 shared.abort.store(true, Ordering::Relaxed);
             }
             Ok(_) => {}
@@ -319,9 +319,7 @@ fn coordinate(
                 running -= 1;
                 if let Err(e) = result {
                     shared.abort.store(true, Ordering::Relaxed);
-                    if failure.is_none() || matches!(failure, Some(RunError::Interrupted)) {
-                        failure = Some(e);
-                    }
+                    keep_first_cause(&mut failure, e);
                 }
                 col.finished(index, k, at, &stats, CpuSnapshot::now(), on_sample);
             }
