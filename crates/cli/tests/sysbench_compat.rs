@@ -17,6 +17,9 @@ const COUNTERS: [&str; 7] = [
     "Com_rollback",
 ];
 
+/// The counters are server-wide: the tests of this file take turns.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn counters() -> BTreeMap<String, i64> {
     sql("SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Com\\_%'")
         .lines()
@@ -66,6 +69,7 @@ fn sysbench(workload: &str, db: &str, extra: &[&str], cmd: &str) {
 
 #[test]
 fn statement_mix_matches_sysbench_for_every_workload() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new();
     let sock = socket();
     sql("CREATE DATABASE IF NOT EXISTS mixdb");
@@ -149,6 +153,7 @@ fn statement_mix_matches_sysbench_for_every_workload() {
 
 #[test]
 fn each_tool_runs_on_tables_the_other_prepared() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new();
     let sock = socket();
     // qpslab prepares, sysbench runs.

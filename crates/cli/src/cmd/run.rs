@@ -22,10 +22,11 @@ use std::io::Write;
 pub fn run(a: RunArgs) -> Result<()> {
     let plan = run_plan(&a)?;
     let workload = Workload::new(&plan.workload).map_err(|e| user(e.to_string()))?;
-    let mut store =
-        Store::open(&a.db.db).with_context(|| format!("results store {}", a.db.db.display()))?;
     let connected = connect(&a.target, Some(&a.embedded), &lab_dir(&a.lab))?;
-    let outcome = sweep(&a, &plan, &workload, &mut store, &connected);
+    // The store is opened once the target is known to be valid, so rejected input writes nothing.
+    let outcome = Store::open(&a.db.db)
+        .with_context(|| format!("results store {}", a.db.db.display()))
+        .and_then(|mut store| sweep(&a, &plan, &workload, &mut store, &connected));
     let stopped = connected.finish();
     outcome?;
     stopped

@@ -4,7 +4,7 @@
 //! `select_random_points.lua` / `select_random_ranges.lua`, whitespace included, so that
 //! statement digests on the server match sysbench's.
 
-use super::{ParamKind, StatementDef, StmtClass, WorkloadError, MAX_TABLE_SIZE};
+use super::{ParamKind, StatementDef, StmtClass, WorkloadError, C_TEMPLATE, MAX_TABLE_SIZE, PAD_TEMPLATE};
 use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
 
 /// A statement kind, by sysbench's name.
@@ -95,12 +95,12 @@ impl Kind {
             Kind::IndexUpdates => (format!("UPDATE sbtest{t} SET k=k+1 WHERE id=?"), vec![Int]),
             Kind::NonIndexUpdates => (
                 format!("UPDATE sbtest{t} SET c=? WHERE id=?"),
-                vec![FixedBytes(120), Int],
+                vec![FixedBytes(C_TEMPLATE.len()), Int],
             ),
             Kind::Deletes => (format!("DELETE FROM sbtest{t} WHERE id=?"), vec![Int]),
             Kind::Inserts => (
                 format!("INSERT INTO sbtest{t} (id, k, c, pad) VALUES (?, ?, ?, ?)"),
-                vec![Int, Int, FixedBytes(120), FixedBytes(60)],
+                vec![Int, Int, FixedBytes(C_TEMPLATE.len()), FixedBytes(PAD_TEMPLATE.len())],
             ),
             Kind::RandomPoints => {
                 let n = o.random_points as usize;
