@@ -15,9 +15,9 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run a sysbench-compatible workload over a sweep of thread counts and store the results.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Create and load the workload's tables (sysbench's `prepare`).
-    Prepare(PrepareArgs),
+    Prepare(Box<PrepareArgs>),
     /// Drop the tables qpslab created (never anything else).
     Cleanup(CleanupArgs),
     /// List stored runs, or show one run's phases.

@@ -171,7 +171,7 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan> {
     plan.percentiles = parse_percentiles(&a.percentiles)?;
     plan.rate = match a.rate {
         None => None,
-        Some(r) if r == 0.0 => None,
+        Some(0.0) => None,
         Some(r) if r > 0.0 && r.is_finite() => Some(RateSpec {
             per_second: r,
             arrival: match a.rate_arrival {

@@ -14,8 +14,8 @@ pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Runs the chosen subcommand.
 pub fn dispatch(command: Command) -> anyhow::Result<()> {
     match command {
-        Command::Run(a) => run::run(a),
-        Command::Prepare(a) => prepare::prepare(a),
+        Command::Run(a) => run::run(*a),
+        Command::Prepare(a) => prepare::prepare(*a),
         Command::Cleanup(a) => prepare::cleanup(a),
         Command::Show(a) => show::show(a),
         Command::Server(c) => server::server(c),

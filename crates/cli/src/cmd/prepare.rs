@@ -115,13 +115,9 @@ fn load(target: &Connected, w: &WorkloadOptions, threads: u32) -> Result<()> {
 fn progress_line(p: &PrepareProgress) -> String {
     let secs = p.elapsed.as_secs_f64().max(1e-9);
     let rate = p.rows_done as f64 / secs;
-    let pct = if p.rows_total > 0 {
-        100 * p.rows_done / p.rows_total
-    } else {
-        100
-    };
+    let pct = (100 * p.rows_done).checked_div(p.rows_total).unwrap_or(100);
     let eta = if rate > 0.0 {
-        (p.rows_total - p.rows_done) as f64 / rate
+        p.rows_total.saturating_sub(p.rows_done) as f64 / rate
     } else {
         0.0
     };
