@@ -253,3 +253,40 @@ fn no_live_sandbox(s: &Scratch) -> bool {
         serde_json::from_str(&stdout(&o)).unwrap_or(serde_json::json!([]));
     list.as_array().unwrap().iter().all(|i| i["alive"] == false)
 }
+
+#[test]
+fn defaults_file_supplies_socket_user_and_password() {
+    let s = Scratch::new();
+    sql("CREATE USER IF NOT EXISTS 'optfile'@'localhost' IDENTIFIED BY 'From-Option-File-9'");
+    sql("GRANT ALL ON *.* TO 'optfile'@'localhost'");
+    let cnf = s.path().join("my.cnf");
+    std::fs::write(
+        &cnf,
+        format!("[client]\nuser=optfile\npassword=\"From-Option-File-9\"\nsocket={}\n[mysqld]\nport=1\n", socket()),
+    )
+    .unwrap();
+    let o = s.run(&[
+        "run",
+        "oltp_point_select",
+        "--defaults-file",
+        cnf.to_str().unwrap(),
+        "--database",
+        "optdb",
+        "--table-size",
+        "200",
+        "--events",
+        "100",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("optfile@"), "{}", stdout(&o));
+    assert!(!format!("{}{}", stdout(&o), stderr(&o)).contains("From-Option-File-9"));
+
+    std::fs::write(&cnf, "user=nobody-without-group\n").unwrap();
+    let o = s.run(&[
+        "run",
+        "oltp_point_select",
+        "--defaults-file",
+        cnf.to_str().unwrap(),
+    ]);
+    assert_user_error(&o, "--defaults-file");
+}
