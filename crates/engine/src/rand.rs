@@ -380,11 +380,15 @@ mod tests {
         assert!(validate(&o).is_ok());
         o.spec_res = 100;
         assert!(validate(&o).unwrap_err().contains("--rand-spec-res"));
-        let mut o = RandOptions::default();
-        o.pareto_h = 1.0;
+        let o = RandOptions {
+            pareto_h: 1.0,
+            ..RandOptions::default()
+        };
         assert!(validate(&o).unwrap_err().contains("--rand-pareto-h"));
-        let mut o = RandOptions::default();
-        o.zipfian_exp = -0.5;
+        let o = RandOptions {
+            zipfian_exp: -0.5,
+            ..RandOptions::default()
+        };
         assert!(validate(&o).unwrap_err().contains("--rand-zipfian-exp"));
     }
 

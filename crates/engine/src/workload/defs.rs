@@ -4,7 +4,9 @@
 //! `select_random_points.lua` / `select_random_ranges.lua`, whitespace included, so that
 //! statement digests on the server match sysbench's.
 
-use super::{ParamKind, StatementDef, StmtClass, WorkloadError, C_TEMPLATE, MAX_TABLE_SIZE, PAD_TEMPLATE};
+use super::{
+    ParamKind, StatementDef, StmtClass, WorkloadError, C_TEMPLATE, MAX_TABLE_SIZE, PAD_TEMPLATE,
+};
 use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
 
 /// A statement kind, by sysbench's name.
@@ -100,7 +102,12 @@ impl Kind {
             Kind::Deletes => (format!("DELETE FROM sbtest{t} WHERE id=?"), vec![Int]),
             Kind::Inserts => (
                 format!("INSERT INTO sbtest{t} (id, k, c, pad) VALUES (?, ?, ?, ?)"),
-                vec![Int, Int, FixedBytes(C_TEMPLATE.len()), FixedBytes(PAD_TEMPLATE.len())],
+                vec![
+                    Int,
+                    Int,
+                    FixedBytes(C_TEMPLATE.len()),
+                    FixedBytes(PAD_TEMPLATE.len()),
+                ],
             ),
             Kind::RandomPoints => {
                 let n = o.random_points as usize;

@@ -21,7 +21,10 @@
 //! assert_eq!(sql, b"BEGIN");
 //! ```
 
+pub mod dataset;
 mod defs;
+pub mod rows;
+pub mod schema;
 mod session;
 mod text;
 
@@ -55,7 +58,7 @@ pub enum StmtClass {
 pub enum ParamKind {
     /// An integer (sysbench binds `INT`).
     Int,
-    /// A string of at most this many bytes (sysbench binds `CHAR(n)`).
+    /// A string parameter of exactly this many bytes (sysbench's c and pad values: 119 and 59).
     FixedBytes(usize),
 }
 

@@ -1,0 +1,495 @@
+//! Building and removing sysbench datasets: `qpslab prepare` and `qpslab cleanup`.
+//!
+//! [`prepare`] creates the database if needed and the `sbtestN` tables exactly as sysbench
+//! 1.0.20 does, loads their rows from several connections at once (a table's id range is split
+//! into chunks, so one big table loads in parallel too), streaming rows through `LOAD DATA
+//! LOCAL INFILE` from a generator (no temporary file) or through multi-row INSERTs, and builds
+//! each `k_N` index as soon as its table is loaded. What it built is recorded in the
+//! `qpslab_datasets` table, which lets [`dataset_status`] tell whether a dataset matches a
+//! workload and lets [`cleanup`] drop only what qpslab created.
+
+use crate::workload::dataset::{rows_to_load, tables_used};
+use crate::workload::rows::{insert_batches, load_data_sql, RowGen, RowStream};
+use crate::workload::schema::{create_index_sql, create_table_sql, table_name};
+use crate::workload::{Workload, WorkloadError};
+use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
+use qpslab_core::ConnectOptions;
+use qpslab_wire::Conn;
+use std::collections::HashMap;
+use std::io::Read;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+mod catalog;
+
+pub use catalog::{dataset_status, DatasetStatus};
+
+/// The database used when the connection options name none (sysbench's `--mysql-db`).
+pub const DEFAULT_DATABASE: &str = "sbtest";
+
+/// How rows reach the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadMethod {
+    /// `LOAD DATA LOCAL INFILE` when the server allows it (`local_infile`), else INSERTs.
+    Auto,
+    /// `LOAD DATA LOCAL INFILE` streamed from the generator.
+    LoadData,
+    /// Multi-row INSERTs of about 512 KiB, as sysbench sends them.
+    Insert,
+}
+
+/// Tuning of [`prepare_with`].
+#[derive(Clone, Debug)]
+pub struct PrepareConfig {
+    /// Connections loading at once (at least 1).
+    pub threads: u32,
+    /// How rows are sent.
+    pub method: LoadMethod,
+    /// Rows per chunk; 0 picks one from the table size and thread count.
+    pub chunk_rows: u64,
+}
+
+impl PrepareConfig {
+    /// `threads` connections, automatic method and chunk size.
+    pub fn new(threads: u32) -> PrepareConfig {
+        PrepareConfig {
+            threads,
+            method: LoadMethod::Auto,
+            chunk_rows: 0,
+        }
+    }
+}
+
+/// Progress of a running prepare, reported a few times per second.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PrepareProgress {
+    /// Rows sent so far.
+    pub rows_done: u64,
+    /// Rows to send in all.
+    pub rows_total: u64,
+    /// Tables whose secondary index is built (or that need none) so far.
+    pub tables_done: u32,
+    /// Tables being prepared.
+    pub tables_total: u32,
+    /// Time since prepare started.
+    pub elapsed: Duration,
+}
+
+/// What [`prepare`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrepareReport {
+    /// The database holding the tables.
+    pub database: String,
+    /// Tables created (0 when a matching dataset was already there).
+    pub tables: u32,
+    /// Rows loaded.
+    pub rows: u64,
+    /// The method used ([`LoadMethod::Auto`] resolved).
+    pub method: LoadMethod,
+    /// True when a matching dataset was found and nothing was built.
+    pub already_present: bool,
+    /// Wall time from start to the last index built.
+    pub elapsed: Duration,
+}
+
+/// What [`cleanup`] dropped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CleanupReport {
+    /// The database cleaned.
+    pub database: String,
+    /// Tables dropped, in order.
+    pub dropped: Vec<String>,
+}
+
+/// Why a prepare, status check or cleanup failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// The workload options are invalid.
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    /// A statement failed; `context` says which step.
+    #[error("{context}: {source}")]
+    Server {
+        /// The step that failed, e.g. "loading sbtest3".
+        context: String,
+        /// The client's error.
+        #[source]
+        source: qpslab_wire::Error,
+    },
+    /// Tables are in the way: a different qpslab dataset, or tables qpslab did not create.
+    #[error("{0}")]
+    Conflict(String),
+    /// The request cannot be done as asked (e.g. select_random_* with more than one table).
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Adds the step to a client error.
+pub(crate) trait Context<T> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T, PrepareError>;
+}
+
+impl<T> Context<T> for Result<T, qpslab_wire::Error> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T, PrepareError> {
+        self.map_err(|source| PrepareError::Server {
+            context: what(),
+            source,
+        })
+    }
+}
+
+/// Prepares with `threads` connections, choosing the fastest method the server allows.
+pub fn prepare(
+    opts: &ConnectOptions,
+    w: &WorkloadOptions,
+    threads: u32,
+    progress: &mut dyn FnMut(PrepareProgress),
+) -> Result<PrepareReport, PrepareError> {
+    prepare_with(opts, w, &PrepareConfig::new(threads), progress)
+}
+
+/// Prepares as `cfg` says. A matching dataset is left alone; a different one, or sbtest
+/// tables qpslab did not create, are an error (nothing is dropped here: see [`cleanup`]).
+pub fn prepare_with(
+    opts: &ConnectOptions,
+    w: &WorkloadOptions,
+    cfg: &PrepareConfig,
+    progress: &mut dyn FnMut(PrepareProgress),
+) -> Result<PrepareReport, PrepareError> {
+    Workload::new(w)?;
+    if matches!(
+        w.kind,
+        WorkloadKind::SelectRandomPoints | WorkloadKind::SelectRandomRanges
+    ) && w.tables != 1
+    {
+        return Err(PrepareError::Unsupported(format!(
+            "{} does not support --tables > 1 (as in sysbench)",
+            w.kind
+        )));
+    }
+    let started = Instant::now();
+    let (db_opts, database) = ensure_database(opts)?;
+    let mut conn = Conn::connect(&db_opts).context(|| format!("connecting to {database}"))?;
+    let report = |tables, rows, method, already_present| PrepareReport {
+        database: database.clone(),
+        tables,
+        rows,
+        method,
+        already_present,
+        elapsed: started.elapsed(),
+    };
+    match dataset_status(&mut conn, w)? {
+        DatasetStatus::Matches => return Ok(report(0, 0, cfg.method, true)),
+        DatasetStatus::Missing => {}
+        DatasetStatus::Different(why) => {
+            return Err(PrepareError::Conflict(format!(
+                "a different dataset is in {database}: {why}; run cleanup first"
+            )))
+        }
+        DatasetStatus::Foreign => {
+            return Err(PrepareError::Conflict(format!(
+                "{database} already holds usable sbtest tables not created by qpslab; \
+                 use them as they are, or drop them yourself"
+            )))
+        }
+    }
+    let method = resolve_method(&mut conn, cfg.method)?;
+    let tables = tables_used(w);
+    catalog::create_catalog(&mut conn)?;
+    for t in 1..=tables {
+        let name = table_name(t);
+        conn.execute(&create_table_sql(w, t))
+            .context(|| format!("creating {name}"))?;
+        catalog::record(&mut conn, w, t)?;
+    }
+    let rows_per_table = rows_to_load(w);
+    load_all(&db_opts, w, cfg, method, started, progress)?;
+    for t in 1..=tables {
+        catalog::mark_complete(&mut conn, t)?;
+    }
+    Ok(report(
+        tables,
+        rows_per_table * u64::from(tables),
+        method,
+        false,
+    ))
+}
+
+/// Creates the database when missing; returns options that select it, and its name.
+fn ensure_database(opts: &ConnectOptions) -> Result<(ConnectOptions, String), PrepareError> {
+    let database = opts
+        .database
+        .clone()
+        .unwrap_or_else(|| DEFAULT_DATABASE.to_string());
+    let mut admin = opts.clone();
+    admin.database = None;
+    let mut conn =
+        Conn::connect(&admin).context(|| format!("connecting to {}", opts.describe()))?;
+    conn.execute(&format!(
+        "CREATE DATABASE IF NOT EXISTS {}",
+        quote_ident(&database)
+    ))
+    .context(|| format!("creating database {database}"))?;
+    let mut db_opts = opts.clone();
+    db_opts.database = Some(database.clone());
+    Ok((db_opts, database))
+}
+
+/// `name` as a backquoted identifier.
+pub(crate) fn quote_ident(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
+fn resolve_method(conn: &mut Conn, m: LoadMethod) -> Result<LoadMethod, PrepareError> {
+    if m != LoadMethod::Auto {
+        return Ok(m);
+    }
+    let r = conn
+        .query("SELECT @@global.local_infile")
+        .context(|| "reading local_infile".into())?;
+    let on = matches!(
+        r.rows
+            .first()
+            .and_then(|row| row.first())
+            .cloned()
+            .flatten()
+            .as_deref(),
+        Some("1" | "ON")
+    );
+    Ok(if on {
+        LoadMethod::LoadData
+    } else {
+        LoadMethod::Insert
+    })
+}
+
+/// One unit of loading work: a range of ids of one table.
+struct Chunk {
+    table: u32,
+    ids: std::ops::Range<u64>,
+}
+
+/// State shared by the loading threads.
+struct Shared<'a> {
+    w: &'a WorkloadOptions,
+    method: LoadMethod,
+    chunks: Vec<Chunk>,
+    next: AtomicUsize,
+    /// Chunks still to load, per table (index t - 1); whoever loads the last builds the index.
+    chunks_left: Vec<AtomicU32>,
+    rows_done: AtomicU64,
+    tables_done: AtomicU32,
+    abort: AtomicBool,
+}
+
+fn load_all(
+    db_opts: &ConnectOptions,
+    w: &WorkloadOptions,
+    cfg: &PrepareConfig,
+    method: LoadMethod,
+    started: Instant,
+    progress: &mut dyn FnMut(PrepareProgress),
+) -> Result<(), PrepareError> {
+    let tables = tables_used(w);
+    let rows = rows_to_load(w);
+    let threads = cfg.threads.max(1);
+    let chunk = if cfg.chunk_rows > 0 {
+        cfg.chunk_rows
+    } else {
+        // About four chunks per thread overall keeps threads busy to the end without paying
+        // a statement per few rows.
+        let per = (rows * u64::from(tables)) / (u64::from(threads) * 4);
+        per.clamp(10_000, 1_000_000)
+    };
+    let mut chunks = Vec::new();
+    let mut chunks_left = Vec::new();
+    for t in 1..=tables {
+        let mut n = 0;
+        let mut start = 1;
+        while start <= rows {
+            let end = (start + chunk).min(rows + 1);
+            chunks.push(Chunk {
+                table: t,
+                ids: start..end,
+            });
+            start = end;
+            n += 1;
+        }
+        if n == 0 {
+            // An empty table still needs its index: one empty chunk carries that duty.
+            chunks.push(Chunk {
+                table: t,
+                ids: 1..1,
+            });
+            n = 1;
+        }
+        chunks_left.push(AtomicU32::new(n));
+    }
+    let shared = Shared {
+        w,
+        method,
+        chunks,
+        next: AtomicUsize::new(0),
+        chunks_left,
+        rows_done: AtomicU64::new(0),
+        tables_done: AtomicU32::new(0),
+        abort: AtomicBool::new(false),
+    };
+    let workers = (threads as usize).min(shared.chunks.len());
+    let rows_total = rows * u64::from(tables);
+    let report = |s: &Shared| PrepareProgress {
+        rows_done: s.rows_done.load(Ordering::Relaxed),
+        rows_total,
+        tables_done: s.tables_done.load(Ordering::Relaxed),
+        tables_total: tables,
+        elapsed: started.elapsed(),
+    };
+    let results: Vec<Result<(), PrepareError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| scope.spawn(|| worker(db_opts, &shared)))
+            .collect();
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(200));
+            progress(report(&shared));
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(PrepareError::Unsupported(
+                        "a loading thread panicked".into(),
+                    ))
+                })
+            })
+            .collect()
+    });
+    progress(report(&shared));
+    results.into_iter().collect()
+}
+
+fn worker(db_opts: &ConnectOptions, s: &Shared) -> Result<(), PrepareError> {
+    let r = worker_loop(db_opts, s);
+    if r.is_err() {
+        s.abort.store(true, Ordering::Relaxed);
+    }
+    r
+}
+
+fn worker_loop(db_opts: &ConnectOptions, s: &Shared) -> Result<(), PrepareError> {
+    let mut conn = Conn::connect(db_opts).context(|| "connecting a loading session".into())?;
+    let mut sql = Vec::new();
+    while !s.abort.load(Ordering::Relaxed) {
+        let i = s.next.fetch_add(1, Ordering::Relaxed);
+        let Some(c) = s.chunks.get(i) else {
+            break;
+        };
+        let name = table_name(c.table);
+        let mut gen = RowGen::new(s.w, c.table, c.ids.clone());
+        if gen.remaining() > 0 {
+            match s.method {
+                LoadMethod::Insert => loop {
+                    let n = insert_batches(&mut gen, c.table, &mut sql);
+                    if n == 0 {
+                        break;
+                    }
+                    // The generator writes only ASCII digits, quotes and punctuation.
+                    let text = String::from_utf8_lossy(&sql);
+                    conn.execute(&text)
+                        .context(|| format!("inserting into {name}"))?;
+                    s.rows_done.fetch_add(n, Ordering::Relaxed);
+                },
+                LoadMethod::LoadData | LoadMethod::Auto => {
+                    let mut stream = Counted {
+                        inner: RowStream::new(gen),
+                        done: &s.rows_done,
+                        seen: 0,
+                    };
+                    conn.load_data_local(&load_data_sql(c.table), &mut stream)
+                        .context(|| format!("loading {name} with LOAD DATA LOCAL INFILE (set the server's local_infile=ON, or load with INSERTs)"))?;
+                }
+            }
+        }
+        if s.chunks_left[c.table as usize - 1].fetch_sub(1, Ordering::AcqRel) == 1 {
+            if s.w.create_secondary {
+                conn.execute(&create_index_sql(c.table))
+                    .context(|| format!("creating index k_{} on {name}", c.table))?;
+            }
+            s.tables_done.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    Ok(())
+}
+
+/// A row stream that publishes how many rows it handed out.
+struct Counted<'a> {
+    inner: RowStream,
+    done: &'a AtomicU64,
+    seen: u64,
+}
+
+impl Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let delta = self.inner.rows - self.seen;
+        if delta > 0 {
+            self.done.fetch_add(delta, Ordering::Relaxed);
+            self.seen = self.inner.rows;
+        }
+        Ok(n)
+    }
+}
+
+/// Drops the tables qpslab recorded in the database of `opts` (default `sbtest`): all of
+/// them, or `sbtest1..=n` with `tables = Some(n)`. Refuses, dropping nothing, when one of
+/// those sbtest tables exists but was not created by qpslab.
+pub fn cleanup(opts: &ConnectOptions, tables: Option<u32>) -> Result<CleanupReport, PrepareError> {
+    let database = opts
+        .database
+        .clone()
+        .unwrap_or_else(|| DEFAULT_DATABASE.to_string());
+    let mut report = CleanupReport {
+        database: database.clone(),
+        dropped: Vec::new(),
+    };
+    let mut admin = opts.clone();
+    admin.database = None;
+    let mut conn =
+        Conn::connect(&admin).context(|| format!("connecting to {}", opts.describe()))?;
+    let present = catalog::sbtest_tables(&mut conn, &database)?;
+    let recorded: HashMap<String, bool> = if catalog::has_catalog(&mut conn, &database)? {
+        catalog::recorded(&mut conn, &database)?
+    } else {
+        HashMap::new()
+    };
+    let targets: Vec<String> = match tables {
+        None => {
+            let mut v: Vec<String> = recorded.keys().cloned().collect();
+            v.sort_by_key(|n| catalog::table_number(n));
+            v
+        }
+        Some(n) => (1..=n).map(table_name).collect(),
+    };
+    let foreign: Vec<&String> = targets
+        .iter()
+        .filter(|t| present.contains(*t) && !recorded.contains_key(*t))
+        .collect();
+    if !foreign.is_empty() {
+        let names: Vec<&str> = foreign.iter().map(|s| s.as_str()).collect();
+        return Err(PrepareError::Conflict(format!(
+            "refusing to drop {} in {database}: not created by qpslab (no record in \
+             qpslab_datasets); drop them yourself or with `sysbench ... cleanup`",
+            names.join(", ")
+        )));
+    }
+    let db = quote_ident(&database);
+    for t in targets.iter().filter(|t| recorded.contains_key(*t)) {
+        conn.execute(&format!("DROP TABLE IF EXISTS {db}.{}", quote_ident(t)))
+            .context(|| format!("dropping {t}"))?;
+        catalog::forget(&mut conn, &database, t)?;
+        report.dropped.push(t.to_string());
+    }
+    if !recorded.is_empty() {
+        catalog::drop_catalog_if_empty(&mut conn, &database)?;
+    }
+    Ok(report)
+}

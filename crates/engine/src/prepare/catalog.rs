@@ -1,0 +1,327 @@
+//! The `qpslab_datasets` record of what prepare built, and reading a dataset's shape back from
+//! the server to decide whether it can serve a workload.
+
+use super::{quote_ident, Context, PrepareError};
+use crate::workload::dataset::{tables_used, TableShape, SCHEMA_VERSION};
+use crate::workload::schema::table_name;
+use qpslab_core::workload::WorkloadOptions;
+use qpslab_wire::Conn;
+use std::collections::{HashMap, HashSet};
+
+/// Whether the dataset in the connection's current database can serve a workload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DatasetStatus {
+    /// None of the workload's tables exist.
+    Missing,
+    /// qpslab built the tables, completely, with the shape the workload wants.
+    Matches,
+    /// Tables exist but cannot serve the workload as asked; the text says why.
+    Different(String),
+    /// sbtest tables not created by qpslab (e.g. by `sysbench prepare`) have the wanted shape:
+    /// usable, but qpslab will not drop them.
+    Foreign,
+}
+
+/// A table as `qpslab_datasets` records it.
+struct Record {
+    shape: TableShape,
+    complete: bool,
+}
+
+const CATALOG: &str = "qpslab_datasets";
+
+/// A string literal for SQL, quotes and backslashes escaped.
+fn quote_str(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// `sbtestN` -> N (0 for anything else).
+pub(super) fn table_number(name: &str) -> u32 {
+    name.strip_prefix("sbtest")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+pub(super) fn create_catalog(conn: &mut Conn) -> Result<(), PrepareError> {
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS qpslab_datasets (
+  table_name VARCHAR(64) NOT NULL PRIMARY KEY,
+  schema_version INT NOT NULL,
+  workload VARCHAR(64) NOT NULL,
+  tables INT NOT NULL,
+  table_size BIGINT NOT NULL,
+  id_secondary TINYINT NOT NULL,
+  auto_inc TINYINT NOT NULL,
+  create_secondary TINYINT NOT NULL,
+  engine VARCHAR(64) NOT NULL,
+  create_table_options VARCHAR(1024) NOT NULL,
+  complete TINYINT NOT NULL,
+  created_at DATETIME NOT NULL,
+  tool_version VARCHAR(32) NOT NULL
+) ENGINE=InnoDB",
+    )
+    .context(|| format!("creating {CATALOG}"))?;
+    Ok(())
+}
+
+/// Records table `t` as created by qpslab, not yet loaded.
+pub(super) fn record(conn: &mut Conn, w: &WorkloadOptions, t: u32) -> Result<(), PrepareError> {
+    let shape = TableShape::wanted(w);
+    let sql = format!(
+        "REPLACE INTO qpslab_datasets VALUES ({}, {SCHEMA_VERSION}, {}, {}, {}, {}, {}, {}, {}, {}, 0, NOW(), {})",
+        quote_str(&table_name(t)),
+        quote_str(w.kind.name()),
+        tables_used(w),
+        shape.rows,
+        u8::from(shape.secondary),
+        u8::from(shape.auto_inc),
+        u8::from(shape.k_index),
+        quote_str(&shape.engine),
+        quote_str(&w.create_table_options),
+        quote_str(env!("CARGO_PKG_VERSION")),
+    );
+    conn.execute(&sql)
+        .context(|| format!("recording sbtest{t} in {CATALOG}"))?;
+    Ok(())
+}
+
+pub(super) fn mark_complete(conn: &mut Conn, t: u32) -> Result<(), PrepareError> {
+    conn.execute(&format!(
+        "UPDATE qpslab_datasets SET complete = 1 WHERE table_name = 'sbtest{t}'"
+    ))
+    .context(|| format!("recording sbtest{t} as complete"))?;
+    Ok(())
+}
+
+/// Names `sbtestN` present in `db`.
+pub(super) fn sbtest_tables(conn: &mut Conn, db: &str) -> Result<HashSet<String>, PrepareError> {
+    let r = conn
+        .query(&format!(
+            "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} AND TABLE_NAME LIKE 'sbtest%'",
+            quote_str(db)
+        ))
+        .context(|| format!("listing tables of {db}"))?;
+    Ok(r.rows
+        .into_iter()
+        .filter_map(|row| row.into_iter().next().flatten())
+        .filter(|n| table_number(n) > 0 && table_name(table_number(n)) == *n)
+        .collect())
+}
+
+pub(super) fn has_catalog(conn: &mut Conn, db: &str) -> Result<bool, PrepareError> {
+    let r = conn
+        .query(&format!(
+            "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} AND TABLE_NAME = '{CATALOG}'",
+            quote_str(db)
+        ))
+        .context(|| format!("looking for {CATALOG}"))?;
+    Ok(!r.rows.is_empty())
+}
+
+fn records(conn: &mut Conn, db: &str) -> Result<HashMap<String, Record>, PrepareError> {
+    let r = conn
+        .query(&format!(
+            "SELECT table_name, table_size, id_secondary, auto_inc, create_secondary, engine, complete FROM {}.{CATALOG}",
+            quote_ident(db)
+        ))
+        .context(|| format!("reading {CATALOG}"))?;
+    let mut out = HashMap::new();
+    for row in r.rows {
+        let f = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
+        let flag = |i: usize| f(i) == "1";
+        out.insert(
+            f(0),
+            Record {
+                shape: TableShape {
+                    rows: f(1).parse().unwrap_or(0),
+                    secondary: flag(2),
+                    auto_inc: flag(3),
+                    k_index: flag(4),
+                    engine: f(5).to_ascii_lowercase(),
+                },
+                complete: flag(6),
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// Recorded table names, each with whether its prepare completed.
+pub(super) fn recorded(conn: &mut Conn, db: &str) -> Result<HashMap<String, bool>, PrepareError> {
+    Ok(records(conn, db)?
+        .into_iter()
+        .map(|(k, r)| (k, r.complete))
+        .collect())
+}
+
+pub(super) fn forget(conn: &mut Conn, db: &str, table: &str) -> Result<(), PrepareError> {
+    conn.execute(&format!(
+        "DELETE FROM {}.{CATALOG} WHERE table_name = {}",
+        quote_ident(db),
+        quote_str(table)
+    ))
+    .context(|| format!("removing {table} from {CATALOG}"))?;
+    Ok(())
+}
+
+pub(super) fn drop_catalog_if_empty(conn: &mut Conn, db: &str) -> Result<(), PrepareError> {
+    if records(conn, db)?.is_empty() {
+        conn.execute(&format!("DROP TABLE {}.{CATALOG}", quote_ident(db)))
+            .context(|| format!("dropping {CATALOG}"))?;
+    }
+    Ok(())
+}
+
+/// Checks the tables the workload needs in the connection's current database.
+pub fn dataset_status(conn: &mut Conn, w: &WorkloadOptions) -> Result<DatasetStatus, PrepareError> {
+    let r = conn
+        .query("SELECT DATABASE()")
+        .context(|| "reading the current database".into())?;
+    let Some(db) = r
+        .rows
+        .into_iter()
+        .next()
+        .and_then(|row| row.into_iter().next().flatten())
+    else {
+        return Err(PrepareError::Unsupported(
+            "no database selected: connect with a database (sysbench uses sbtest)".into(),
+        ));
+    };
+    let present = sbtest_tables(conn, &db)?;
+    let records = if has_catalog(conn, &db)? {
+        records(conn, &db)?
+    } else {
+        HashMap::new()
+    };
+    let need: Vec<String> = (1..=tables_used(w)).map(table_name).collect();
+    if need
+        .iter()
+        .all(|t| !present.contains(t) && !records.contains_key(t))
+    {
+        return Ok(DatasetStatus::Missing);
+    }
+    let want = TableShape::wanted(w);
+    let mut foreign = false;
+    for t in &need {
+        if let Some(rec) = records.get(t) {
+            if !present.contains(t) {
+                return Ok(DatasetStatus::Different(format!(
+                    "{t} is recorded in {CATALOG} but missing"
+                )));
+            }
+            if !rec.complete {
+                return Ok(DatasetStatus::Different(format!(
+                    "{t} was not completely prepared (interrupted?)"
+                )));
+            }
+            if let Some(why) = rec.shape.mismatch(&want, t) {
+                return Ok(DatasetStatus::Different(why));
+            }
+        } else if present.contains(t) {
+            match read_shape(conn, t)? {
+                Ok(shape) => {
+                    if let Some(why) = shape.mismatch(&want, t) {
+                        return Ok(DatasetStatus::Different(format!(
+                            "{why} (not created by qpslab)"
+                        )));
+                    }
+                }
+                Err(why) => return Ok(DatasetStatus::Different(why)),
+            }
+            foreign = true;
+        } else {
+            return Ok(DatasetStatus::Different(format!(
+                "{t} is missing (the dataset has fewer tables than --tables)"
+            )));
+        }
+    }
+    Ok(if foreign {
+        DatasetStatus::Foreign
+    } else {
+        DatasetStatus::Matches
+    })
+}
+
+/// Reads a table's shape in the current database; `Err(why)` when its columns are not
+/// sysbench's.
+fn read_shape(conn: &mut Conn, table: &str) -> Result<Result<TableShape, String>, PrepareError> {
+    let lit = quote_str(table);
+    let ctx = || format!("reading the definition of {table}");
+    let cols = conn
+        .query(&format!(
+            "SELECT COLUMN_NAME, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH, EXTRA FROM information_schema.COLUMNS \
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = {lit} ORDER BY ORDINAL_POSITION"
+        ))
+        .context(ctx)?;
+    let got: Vec<(String, String, String)> = cols
+        .rows
+        .iter()
+        .map(|r| {
+            let f = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+            (f(0).to_ascii_lowercase(), f(1).to_ascii_lowercase(), f(2))
+        })
+        .collect();
+    let want = [
+        ("id", "int", ""),
+        ("k", "int", ""),
+        ("c", "char", "120"),
+        ("pad", "char", "60"),
+    ];
+    let same = got.len() == want.len()
+        && got
+            .iter()
+            .zip(want)
+            .all(|(g, w)| g.0 == w.0 && g.1 == w.1 && (w.2.is_empty() || g.2 == w.2));
+    if !same {
+        return Ok(Err(format!(
+            "{table} does not have sysbench's columns (id INTEGER, k INTEGER, c CHAR(120), pad CHAR(60))"
+        )));
+    }
+    let auto_inc = cols
+        .rows
+        .first()
+        .and_then(|r| r.get(3).cloned().flatten())
+        .is_some_and(|e| e.to_ascii_lowercase().contains("auto_increment"));
+    let idx = conn
+        .query(&format!(
+            "SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS \
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = {lit}"
+        ))
+        .context(ctx)?;
+    let indexes: Vec<(String, String)> = idx
+        .rows
+        .iter()
+        .map(|r| {
+            let f = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+            (f(0), f(1).to_ascii_lowercase())
+        })
+        .collect();
+    let k_name = format!("k_{}", table_number(table));
+    let engine = conn
+        .query(&format!(
+            "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = {lit}"
+        ))
+        .context(ctx)?
+        .rows
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next().flatten())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let count = conn
+        .query(&format!("SELECT COUNT(*) FROM {}", quote_ident(table)))
+        .context(|| format!("counting rows of {table}"))?;
+    let rows = count
+        .rows
+        .first()
+        .and_then(|r| r.first().cloned().flatten())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    Ok(Ok(TableShape {
+        rows,
+        secondary: !indexes.iter().any(|(n, c)| n == "PRIMARY" && c == "id"),
+        auto_inc,
+        k_index: indexes.iter().any(|(n, c)| *n == k_name && c == "k"),
+        engine,
+    }))
+}
