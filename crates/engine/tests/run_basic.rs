@@ -187,3 +187,49 @@ fn the_stop_flag_ends_the_phase_promptly() {
     );
     assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());
 }
+
+/// Plain TCP (the test server has no TLS certificate, so TLS is not exercised here).
+#[test]
+fn tcp_sessions_and_pinned_loops() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let unix = database("run_basic", 2, 1000);
+    let mut opts = qpslab_sandbox::testing::shared_server().tcp_options();
+    opts.database = unix.database.clone();
+    let w = workload(WorkloadKind::OltpReadOnly, 2, 1000);
+    let mut s = spec(5, 1.5);
+    s.client_cpus = Some(vec![1]);
+    // The event loops' CPU lists, read while the phase runs.
+    let mut placement = Vec::new();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let r = qpslab_engine::run_phase(
+        &opts,
+        &w,
+        &s,
+        &mut |_| {
+            for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+                let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+                if comm.starts_with("qpslab-loop") {
+                    let status = std::fs::read_to_string(task.path().join("status")).unwrap();
+                    let cpus = status
+                        .lines()
+                        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                        .unwrap()
+                        .trim()
+                        .to_string();
+                    placement.push((comm.trim().to_string(), cpus));
+                }
+            }
+        },
+        &stop,
+    )
+    .unwrap();
+    assert!(r.events > 10, "{r:?}");
+    assert_eq!(r.queries.read, 14 * r.events);
+    assert!(!placement.is_empty());
+    assert!(
+        placement
+            .iter()
+            .all(|(name, cpus)| name == "qpslab-loop-0" && cpus == "1"),
+        "{placement:?}"
+    );
+}
