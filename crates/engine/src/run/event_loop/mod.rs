@@ -8,16 +8,15 @@
 //! [`IntervalStats`], handed to the coordinator once per report interval; nothing per query
 //! takes a lock, sends on a channel or allocates.
 
-use super::error::{RunError, LOST_CODES, RETRY_CODES};
+use super::error::RunError;
 use super::schedule::{Arrivals, Boundaries};
-use super::session::{err_message, open, Session, State};
-use super::stats::{record_us, IntervalStats};
+use super::session::{Session, State};
+use super::stats::IntervalStats;
 use crate::workload::{StmtClass, Workload};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use qpslab_core::ConnectOptions;
-use qpslab_wire::codec::Reply;
-use std::io::{self, Read};
+use std::io;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
@@ -27,11 +26,6 @@ use std::time::{Duration, Instant};
 const READ_BUF: usize = 64 * 1024;
 /// Longest sleep in `epoll_wait`, so a raised stop flag is seen promptly.
 const MAX_WAIT: Duration = Duration::from_millis(50);
-/// First reconnection delay; doubles up to `MAX_BACKOFF`.
-const FIRST_BACKOFF: Duration = Duration::from_millis(10);
-const MAX_BACKOFF: Duration = Duration::from_secs(1);
-/// How long a lost session keeps trying before the phase fails.
-const RECONNECT_FOR: Duration = Duration::from_secs(30);
 
 /// What a loop tells the coordinator.
 pub(crate) enum LoopMsg {
@@ -116,57 +110,11 @@ pub(crate) struct EventLoop<'a> {
     reconnecting: Vec<usize>,
 }
 
-/// Connections opened at once per loop: opening is a round-trip chain (handshake, auth,
-/// prepares), so a few in parallel keep both sides busy.
-const OPENERS_PER_LOOP: usize = 4;
+mod open;
+mod recovery;
+mod replies;
 
-/// Opens the sessions `ids` (blocking), a few at a time.
-pub(crate) fn open_sessions(shared: &Shared<'_>, ids: &[u32]) -> Result<Vec<Session>, RunError> {
-    let chunk = ids.len().div_ceil(OPENERS_PER_LOOP).max(1);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = ids
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || open_some(shared, part)))
-            .collect();
-        let mut out = Vec::with_capacity(ids.len());
-        let mut failure = None;
-        for w in workers {
-            match w.join() {
-                Ok(Ok(mut s)) => out.append(&mut s),
-                Ok(Err(e)) => keep_first_cause(&mut failure, e),
-                Err(_) => {
-                    failure
-                        .get_or_insert(RunError::Internal("a connecting thread panicked".into()));
-                }
-            }
-        }
-        failure.map_or(Ok(out), Err)
-    })
-}
-
-/// Keeps the first error that is not a consequence of another (`Interrupted` after an abort).
-pub(crate) fn keep_first_cause(slot: &mut Option<RunError>, e: RunError) {
-    if slot.is_none() || matches!(slot, Some(RunError::Interrupted)) {
-        *slot = Some(e);
-    }
-}
-
-fn open_some(shared: &Shared<'_>, ids: &[u32]) -> Result<Vec<Session>, RunError> {
-    let now = Instant::now();
-    let mut out = Vec::with_capacity(ids.len());
-    for &id in ids {
-        if shared.stopping() {
-            return Err(RunError::Interrupted);
-        }
-        let opened = open(shared.target, shared.workload, shared.ps).inspect_err(|_| {
-            // No point opening the rest: the phase cannot start.
-            shared.abort.store(true, Ordering::Relaxed);
-        })?;
-        let gen = shared.workload.session_in(id, shared.sessions, shared.seed);
-        out.push(Session::new(opened, gen, now));
-    }
-    Ok(out)
-}
+pub(crate) use open::{keep_first_cause, open_sessions};
 
 impl<'a> EventLoop<'a> {
     /// A loop over `sessions`, registered with a new poller.
@@ -258,9 +206,11 @@ impl<'a> EventLoop<'a> {
             if self.shared.stopping() {
                 return Err(RunError::Interrupted);
             }
-            let now = Instant::now();
-            self.cut(now, tx);
             for ev in events.iter() {
+                // A clock read per socket (vDSO, no syscall): with hundreds of sessions ready at
+                // once, one timestamp per wake-up would skew the later ones' latencies.
+                let now = Instant::now();
+                self.cut(now, tx);
                 let i = ev.token().0;
                 if ev.is_writable() && self.sessions[i].want_write {
                     self.on_writable(i, now)?;
@@ -399,250 +349,6 @@ impl<'a> EventLoop<'a> {
             Ok(false) => Ok(()),
             Err(e) => self.lost(i, now, e.into()),
         }
-    }
-
-    fn on_readable(&mut self, i: usize, now: Instant) -> Result<(), RunError> {
-        let mut rbuf = std::mem::take(&mut self.rbuf);
-        let r = self.read_replies(i, &mut rbuf, now);
-        self.rbuf = rbuf;
-        r
-    }
-
-    fn read_replies(&mut self, i: usize, rbuf: &mut [u8], now: Instant) -> Result<(), RunError> {
-        loop {
-            let s = &mut self.sessions[i];
-            if matches!(s.state, State::Reconnect { .. } | State::Done) {
-                return Ok(());
-            }
-            let n = match s.stream.read(rbuf) {
-                Ok(0) => {
-                    let eof = io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "server closed the connection",
-                    );
-                    return self.lost(i, now, eof.into());
-                }
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return self.lost(i, now, e.into()),
-            };
-            let drained = n < rbuf.len() && !s.stream.is_tls();
-            if s.inbuf.is_empty() {
-                let used = self.feed(i, &rbuf[..n], now)?;
-                if used < n {
-                    self.sessions[i].inbuf.extend_from_slice(&rbuf[used..n]);
-                }
-            } else {
-                // Rare: the parser left bytes it needs more of. Feed from the session's buffer.
-                let mut pending = std::mem::take(&mut self.sessions[i].inbuf);
-                pending.extend_from_slice(&rbuf[..n]);
-                let used = self.feed(i, &pending, now)?;
-                pending.drain(..used);
-                self.sessions[i].inbuf = pending;
-            }
-            if drained {
-                return Ok(());
-            }
-        }
-    }
-
-    /// Feeds `bytes` to session `i`'s parser, acting on each complete reply. Returns how many
-    /// bytes were consumed.
-    fn feed(&mut self, i: usize, bytes: &[u8], now: Instant) -> Result<usize, RunError> {
-        let mut pos = 0;
-        while pos < bytes.len() {
-            let s = &mut self.sessions[i];
-            match s.state {
-                State::Call | State::Rollback => {}
-                // The session was retired or lost while handling an earlier reply.
-                State::Reconnect { .. } | State::Done => return Ok(bytes.len()),
-                // Unsolicited bytes on an idle session: the server's farewell (an idle timeout
-                // or a kill) before it closes.
-                State::Idle => {
-                    let e = io::Error::new(io::ErrorKind::ConnectionAborted, "unsolicited reply");
-                    self.lost(i, now, e.into())?;
-                    return Ok(bytes.len());
-                }
-            }
-            let (used, reply) = s
-                .reader()
-                .feed(&bytes[pos..])
-                .map_err(|e| RunError::Protocol(e.to_string()))?;
-            let start = pos;
-            pos += used;
-            match reply {
-                Some(r) => self.on_reply(i, r, now, &bytes[start..pos])?,
-                None if used == 0 => break,
-                None => {}
-            }
-        }
-        Ok(pos)
-    }
-
-    fn on_reply(
-        &mut self,
-        i: usize,
-        reply: Reply,
-        now: Instant,
-        raw: &[u8],
-    ) -> Result<(), RunError> {
-        let s = &mut self.sessions[i];
-        if s.state == State::Rollback {
-            if let Reply::Err { code } = reply {
-                return Err(RunError::Server {
-                    code,
-                    message: err_message(raw, code),
-                    statement: "ROLLBACK".into(),
-                });
-            }
-            if !s.warm {
-                self.stats.queries.other += 1;
-            }
-            s.call = 0;
-            s.state = State::Call;
-            return self.send(i, now);
-        }
-        let stmt = s.ev.calls[s.call].stmt as usize;
-        if let Reply::Err { code } = reply {
-            return self.on_server_error(i, stmt, code, now, raw);
-        }
-        if !s.warm {
-            let us = now.saturating_duration_since(s.call_start).as_micros();
-            record_us(&mut self.stats.kinds[self.shared.kind_of[stmt]], us as u64);
-            match self.shared.class_of[stmt] {
-                StmtClass::Read => self.stats.queries.read += 1,
-                StmtClass::Write => self.stats.queries.write += 1,
-                StmtClass::Other => self.stats.queries.other += 1,
-            }
-        }
-        s.call += 1;
-        if s.call < s.ev.calls.len() {
-            return self.send(i, now);
-        }
-        if !s.warm {
-            let us = now.saturating_duration_since(s.event_start).as_micros();
-            record_us(&mut self.stats.events, us as u64);
-        }
-        if self.arrivals.is_some() {
-            s.state = State::Idle;
-            self.idle.push(i);
-            Ok(())
-        } else {
-            self.start_event(i, now, None)
-        }
-    }
-
-    fn on_server_error(
-        &mut self,
-        i: usize,
-        stmt: usize,
-        code: u16,
-        now: Instant,
-        raw: &[u8],
-    ) -> Result<(), RunError> {
-        if RETRY_CODES.contains(&code) {
-            if !self.sessions[i].warm {
-                *self.stats.errors.entry(code).or_insert(0) += 1;
-            }
-            self.sessions[i].state = State::Rollback;
-            return self.send(i, now);
-        }
-        if LOST_CODES.contains(&code) {
-            let e = qpslab_wire::Error::Server {
-                code,
-                sqlstate: String::new(),
-                message: err_message(raw, code),
-            };
-            return self.lost(i, now, e);
-        }
-        Err(RunError::Server {
-            code,
-            message: err_message(raw, code),
-            statement: self.shared.workload.statements()[stmt].sql.clone(),
-        })
-    }
-
-    /// Session `i` lost its connection: stop watching it and schedule a reconnection. The
-    /// event in flight restarts from its first call once the session is back.
-    fn lost(&mut self, i: usize, now: Instant, _cause: qpslab_wire::Error) -> Result<(), RunError> {
-        let s = &mut self.sessions[i];
-        let fd = s.stream.as_raw_fd();
-        // The socket is dead; failing to deregister it changes nothing.
-        let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
-        if s.state == State::Idle {
-            // No event in flight: after reconnecting, wait for the next arrival.
-            self.idle.retain(|&j| j != i);
-            s.ev.clear();
-        }
-        s.state = State::Reconnect {
-            at: now,
-            backoff: FIRST_BACKOFF,
-            since: now,
-        };
-        self.reconnecting.push(i);
-        Ok(())
-    }
-
-    /// Tries the reconnections that are due. Connecting blocks this loop for a few
-    /// milliseconds; losses are rare, so the other sessions' short stall is accepted.
-    fn reconnect_due(&mut self, now: Instant) -> Result<(), RunError> {
-        let mut n = 0;
-        while n < self.reconnecting.len() {
-            let i = self.reconnecting[n];
-            let State::Reconnect { at, backoff, since } = self.sessions[i].state else {
-                self.reconnecting.swap_remove(n);
-                continue;
-            };
-            if self.exhausted || self.time_is_up(now) {
-                self.reconnecting.swap_remove(n);
-                self.done(i);
-                continue;
-            }
-            if at > now {
-                n += 1;
-                continue;
-            }
-            match open(self.shared.target, self.shared.workload, self.shared.ps) {
-                Ok(opened) => {
-                    self.reconnecting.swap_remove(n);
-                    let s = &mut self.sessions[i];
-                    s.replace(opened);
-                    let fd = s.stream.as_raw_fd();
-                    self.poll.registry().register(
-                        &mut SourceFd(&fd),
-                        Token(i),
-                        Interest::READABLE,
-                    )?;
-                    self.stats.reconnects += 1;
-                    let after = Instant::now();
-                    if self.arrivals.is_some() && s.ev.calls.is_empty() {
-                        s.state = State::Idle;
-                        self.idle.push(i);
-                    } else {
-                        s.call = 0;
-                        s.state = State::Call;
-                        self.send(i, after)?;
-                    }
-                }
-                Err(RunError::Connect { .. }) if now.duration_since(since) < RECONNECT_FOR => {
-                    self.sessions[i].state = State::Reconnect {
-                        at: now + backoff,
-                        backoff: (backoff * 2).min(MAX_BACKOFF),
-                        since,
-                    };
-                    n += 1;
-                }
-                Err(RunError::Connect { source, .. }) => {
-                    return Err(RunError::Reconnect {
-                        target: self.shared.target.describe(),
-                        source,
-                    })
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
     }
 
     /// Starts fixed-rate arrivals that are due on idle sessions; arrivals beyond the idle

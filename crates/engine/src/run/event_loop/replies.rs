@@ -1,0 +1,180 @@
+//! Reading replies: one read per readable edge in the common case, each complete reply moving
+//! its session to the next call, the next event, or the error policy.
+
+use super::EventLoop;
+use crate::run::error::{RunError, LOST_CODES, RETRY_CODES};
+use crate::run::session::{err_message, State};
+use crate::run::stats::record_us;
+use crate::workload::StmtClass;
+use qpslab_wire::codec::Reply;
+use std::io::{self, Read};
+use std::time::Instant;
+
+impl EventLoop<'_> {
+    pub(super) fn on_readable(&mut self, i: usize, now: Instant) -> Result<(), RunError> {
+        let mut rbuf = std::mem::take(&mut self.rbuf);
+        let r = self.read_replies(i, &mut rbuf, now);
+        self.rbuf = rbuf;
+        r
+    }
+
+    pub(super) fn read_replies(
+        &mut self,
+        i: usize,
+        rbuf: &mut [u8],
+        now: Instant,
+    ) -> Result<(), RunError> {
+        loop {
+            let s = &mut self.sessions[i];
+            if matches!(s.state, State::Reconnect { .. } | State::Done) {
+                return Ok(());
+            }
+            let n = match s.stream.read(rbuf) {
+                Ok(0) => {
+                    let eof = io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "server closed the connection",
+                    );
+                    return self.lost(i, now, eof.into());
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return self.lost(i, now, e.into()),
+            };
+            let drained = n < rbuf.len() && !s.stream.is_tls();
+            if s.inbuf.is_empty() {
+                let used = self.feed(i, &rbuf[..n], now)?;
+                if used < n {
+                    self.sessions[i].inbuf.extend_from_slice(&rbuf[used..n]);
+                }
+            } else {
+                // Rare: the parser left bytes it needs more of. Feed from the session's buffer.
+                let mut pending = std::mem::take(&mut self.sessions[i].inbuf);
+                pending.extend_from_slice(&rbuf[..n]);
+                let used = self.feed(i, &pending, now)?;
+                pending.drain(..used);
+                self.sessions[i].inbuf = pending;
+            }
+            if drained {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Feeds `bytes` to session `i`'s parser, acting on each complete reply. Returns how many
+    /// bytes were consumed.
+    pub(super) fn feed(&mut self, i: usize, bytes: &[u8], now: Instant) -> Result<usize, RunError> {
+        let mut pos = 0;
+        while pos < bytes.len() {
+            let s = &mut self.sessions[i];
+            match s.state {
+                State::Call | State::Rollback => {}
+                // The session was retired or lost while handling an earlier reply.
+                State::Reconnect { .. } | State::Done => return Ok(bytes.len()),
+                // Unsolicited bytes on an idle session: the server's farewell (an idle timeout
+                // or a kill) before it closes.
+                State::Idle => {
+                    let e = io::Error::new(io::ErrorKind::ConnectionAborted, "unsolicited reply");
+                    self.lost(i, now, e.into())?;
+                    return Ok(bytes.len());
+                }
+            }
+            let (used, reply) = s
+                .reader()
+                .feed(&bytes[pos..])
+                .map_err(|e| RunError::Protocol(e.to_string()))?;
+            let start = pos;
+            pos += used;
+            match reply {
+                Some(r) => self.on_reply(i, r, now, &bytes[start..pos])?,
+                None if used == 0 => break,
+                None => {}
+            }
+        }
+        Ok(pos)
+    }
+
+    pub(super) fn on_reply(
+        &mut self,
+        i: usize,
+        reply: Reply,
+        now: Instant,
+        raw: &[u8],
+    ) -> Result<(), RunError> {
+        let s = &mut self.sessions[i];
+        if s.state == State::Rollback {
+            if let Reply::Err { code } = reply {
+                return Err(RunError::Server {
+                    code,
+                    message: err_message(raw, code),
+                    statement: "ROLLBACK".into(),
+                });
+            }
+            if !s.warm {
+                self.stats.queries.other += 1;
+            }
+            s.call = 0;
+            s.state = State::Call;
+            return self.send(i, now);
+        }
+        let stmt = s.ev.calls[s.call].stmt as usize;
+        if let Reply::Err { code } = reply {
+            return self.on_server_error(i, stmt, code, now, raw);
+        }
+        if !s.warm {
+            let us = now.saturating_duration_since(s.call_start).as_micros();
+            record_us(&mut self.stats.kinds[self.shared.kind_of[stmt]], us as u64);
+            match self.shared.class_of[stmt] {
+                StmtClass::Read => self.stats.queries.read += 1,
+                StmtClass::Write => self.stats.queries.write += 1,
+                StmtClass::Other => self.stats.queries.other += 1,
+            }
+        }
+        s.call += 1;
+        if s.call < s.ev.calls.len() {
+            return self.send(i, now);
+        }
+        if !s.warm {
+            let us = now.saturating_duration_since(s.event_start).as_micros();
+            record_us(&mut self.stats.events, us as u64);
+        }
+        if self.arrivals.is_some() {
+            s.state = State::Idle;
+            self.idle.push(i);
+            Ok(())
+        } else {
+            self.start_event(i, now, None)
+        }
+    }
+
+    pub(super) fn on_server_error(
+        &mut self,
+        i: usize,
+        stmt: usize,
+        code: u16,
+        now: Instant,
+        raw: &[u8],
+    ) -> Result<(), RunError> {
+        if RETRY_CODES.contains(&code) {
+            if !self.sessions[i].warm {
+                *self.stats.errors.entry(code).or_insert(0) += 1;
+            }
+            self.sessions[i].state = State::Rollback;
+            return self.send(i, now);
+        }
+        if LOST_CODES.contains(&code) {
+            let e = qpslab_wire::Error::Server {
+                code,
+                sqlstate: String::new(),
+                message: err_message(raw, code),
+            };
+            return self.lost(i, now, e);
+        }
+        Err(RunError::Server {
+            code,
+            message: err_message(raw, code),
+            statement: self.shared.workload.statements()[stmt].sql.clone(),
+        })
+    }
+}
