@@ -1,0 +1,190 @@
+//! Loading rows from several connections: the tables' id ranges are cut into chunks that
+//! loader threads take in turn; whoever loads a table's last chunk builds its `k_N` index, so
+//! index builds overlap the loading of other tables.
+
+use super::{Context, LoadMethod, PrepareConfig, PrepareError, PrepareProgress};
+use crate::workload::dataset::{rows_to_load, tables_used};
+use crate::workload::rows::{insert_batches, load_data_sql, RowGen, RowStream};
+use crate::workload::schema::{create_index_sql, table_name};
+use qpslab_core::workload::WorkloadOptions;
+use qpslab_core::ConnectOptions;
+use qpslab_wire::Conn;
+use std::io::Read;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// One unit of loading work: a range of ids of one table.
+struct Chunk {
+    table: u32,
+    ids: std::ops::Range<u64>,
+}
+
+/// State shared by the loading threads.
+struct Shared<'a> {
+    w: &'a WorkloadOptions,
+    method: LoadMethod,
+    chunks: Vec<Chunk>,
+    next: AtomicUsize,
+    /// Chunks still to load, per table (index t - 1); whoever loads the last builds the index.
+    chunks_left: Vec<AtomicU32>,
+    rows_done: AtomicU64,
+    tables_done: AtomicU32,
+    abort: AtomicBool,
+}
+
+pub(super) fn load_all(
+    db_opts: &ConnectOptions,
+    w: &WorkloadOptions,
+    cfg: &PrepareConfig,
+    method: LoadMethod,
+    started: Instant,
+    progress: &mut dyn FnMut(PrepareProgress),
+) -> Result<(), PrepareError> {
+    let tables = tables_used(w);
+    let rows = rows_to_load(w);
+    let threads = cfg.threads.max(1);
+    let chunk = if cfg.chunk_rows > 0 {
+        cfg.chunk_rows
+    } else {
+        // About four chunks per thread overall keeps threads busy to the end without paying
+        // a statement per few rows.
+        let per = (rows * u64::from(tables)) / (u64::from(threads) * 4);
+        per.clamp(10_000, 1_000_000)
+    };
+    let mut chunks = Vec::new();
+    let mut chunks_left = Vec::new();
+    for t in 1..=tables {
+        let mut n = 0;
+        let mut start = 1;
+        while start <= rows {
+            let end = (start + chunk).min(rows + 1);
+            chunks.push(Chunk {
+                table: t,
+                ids: start..end,
+            });
+            start = end;
+            n += 1;
+        }
+        if n == 0 {
+            // An empty table still needs its index: one empty chunk carries that duty.
+            chunks.push(Chunk {
+                table: t,
+                ids: 1..1,
+            });
+            n = 1;
+        }
+        chunks_left.push(AtomicU32::new(n));
+    }
+    let shared = Shared {
+        w,
+        method,
+        chunks,
+        next: AtomicUsize::new(0),
+        chunks_left,
+        rows_done: AtomicU64::new(0),
+        tables_done: AtomicU32::new(0),
+        abort: AtomicBool::new(false),
+    };
+    let workers = (threads as usize).min(shared.chunks.len());
+    let rows_total = rows * u64::from(tables);
+    let report = |s: &Shared| PrepareProgress {
+        rows_done: s.rows_done.load(Ordering::Relaxed),
+        rows_total,
+        tables_done: s.tables_done.load(Ordering::Relaxed),
+        tables_total: tables,
+        elapsed: started.elapsed(),
+    };
+    let results: Vec<Result<(), PrepareError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| scope.spawn(|| worker(db_opts, &shared)))
+            .collect();
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(200));
+            progress(report(&shared));
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(PrepareError::Unsupported(
+                        "a loading thread panicked".into(),
+                    ))
+                })
+            })
+            .collect()
+    });
+    progress(report(&shared));
+    results.into_iter().collect()
+}
+
+fn worker(db_opts: &ConnectOptions, s: &Shared) -> Result<(), PrepareError> {
+    let r = worker_loop(db_opts, s);
+    if r.is_err() {
+        s.abort.store(true, Ordering::Relaxed);
+    }
+    r
+}
+
+fn worker_loop(db_opts: &ConnectOptions, s: &Shared) -> Result<(), PrepareError> {
+    let mut conn = Conn::connect(db_opts).context(|| "connecting a loading session".into())?;
+    let mut sql = Vec::new();
+    while !s.abort.load(Ordering::Relaxed) {
+        let i = s.next.fetch_add(1, Ordering::Relaxed);
+        let Some(c) = s.chunks.get(i) else {
+            break;
+        };
+        let name = table_name(c.table);
+        let mut gen = RowGen::new(s.w, c.table, c.ids.clone());
+        if gen.remaining() > 0 {
+            match s.method {
+                LoadMethod::Insert => loop {
+                    let n = insert_batches(&mut gen, c.table, &mut sql);
+                    if n == 0 {
+                        break;
+                    }
+                    // The generator writes only ASCII digits, quotes and punctuation.
+                    let text = String::from_utf8_lossy(&sql);
+                    conn.execute(&text)
+                        .context(|| format!("inserting into {name}"))?;
+                    s.rows_done.fetch_add(n, Ordering::Relaxed);
+                },
+                LoadMethod::LoadData | LoadMethod::Auto => {
+                    let mut stream = Counted {
+                        inner: RowStream::new(gen),
+                        done: &s.rows_done,
+                        seen: 0,
+                    };
+                    conn.load_data_local(&load_data_sql(c.table), &mut stream)
+                        .context(|| format!("loading {name} with LOAD DATA LOCAL INFILE (set the server's local_infile=ON, or load with INSERTs)"))?;
+                }
+            }
+        }
+        if s.chunks_left[c.table as usize - 1].fetch_sub(1, Ordering::AcqRel) == 1 {
+            if s.w.create_secondary {
+                conn.execute(&create_index_sql(c.table))
+                    .context(|| format!("creating index k_{} on {name}", c.table))?;
+            }
+            s.tables_done.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    Ok(())
+}
+
+/// A row stream that publishes how many rows it handed out.
+struct Counted<'a> {
+    inner: RowStream,
+    done: &'a AtomicU64,
+    seen: u64,
+}
+
+impl Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let delta = self.inner.rows - self.seen;
+        if delta > 0 {
+            self.done.fetch_add(delta, Ordering::Relaxed);
+            self.seen = self.inner.rows;
+        }
+        Ok(n)
+    }
+}
