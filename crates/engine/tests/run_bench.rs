@@ -4,7 +4,7 @@
 //! cargo test --release -p qpslab-engine --test run_bench -- --ignored --nocapture
 //! ```
 //! `QPSLAB_BENCH_THREADS` (default `4,64,256,1024`) and `QPSLAB_BENCH_TIME` (default 8 s) shape
-//! it. sysbench's CPU comes from `getrusage(RUSAGE_CHILDREN)`, ours from the phase result.
+//! it; `QPSLAB_BENCH_SYSBENCH=0` skips sysbench (for profiling). sysbench's CPU comes from `getrusage(RUSAGE_CHILDREN)`, ours from the phase result.
 
 #[path = "run_common.rs"]
 mod common;
@@ -76,24 +76,13 @@ fn point_select_against_sysbench() {
     let mut opts = server.connect_options();
     opts.database = Some("sbtest".into());
     let w = workload(WorkloadKind::OltpPointSelect, 8, 10_000);
+    let with_sysbench = std::env::var("QPSLAB_BENCH_SYSBENCH").map_or(true, |v| v != "0");
     println!("threads | tool     |     QPS | client CPU us/query | RSS MiB");
     for &n in &threads {
         // Interleave the tools so drift in this noisy VM hits both.
-        let before = children_cpu_s();
-        let report = sysbench(
-            &socket,
-            &[
-                format!("--threads={n}"),
-                format!("--time={time}"),
-                "run".into(),
-            ],
-        );
-        let cpu = children_cpu_s() - before;
-        let (q, qps) = sysbench_queries(&report);
-        println!(
-            "{n:7} | sysbench | {qps:7.0} | {:19.1} |",
-            cpu * 1e6 / q as f64
-        );
+        if with_sysbench {
+            sysbench_row(&socket, n, time);
+        }
         let (r, _) = run(&opts, &w, &spec(n, time));
         let r = r.unwrap();
         println!(
@@ -103,4 +92,22 @@ fn point_select_against_sysbench() {
             r.client_cpu.max_rss_kib / 1024
         );
     }
+}
+
+fn sysbench_row(socket: &str, n: u32, time: f64) {
+    let before = children_cpu_s();
+    let report = sysbench(
+        socket,
+        &[
+            format!("--threads={n}"),
+            format!("--time={time}"),
+            "run".into(),
+        ],
+    );
+    let cpu = children_cpu_s() - before;
+    let (q, qps) = sysbench_queries(&report);
+    println!(
+        "{n:7} | sysbench | {qps:7.0} | {:19.1} |",
+        cpu * 1e6 / q as f64
+    );
 }
