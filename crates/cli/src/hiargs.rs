@@ -191,7 +191,19 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan> {
         return Err(user("--event-loops must be at least 1"));
     }
     plan.event_loops = a.event_loops;
+    // sysbench: --rand-seed=0 seeds from the clock. Resolve it here so the stored plan holds the
+    // seed actually used and the run can be repeated exactly.
+    if plan.workload.rand.seed == 0 {
+        plan.workload.rand.seed = clock_seed();
+    }
     Ok(plan)
+}
+
+fn clock_seed() -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    (now.as_nanos() as u64 ^ u64::from(std::process::id()).rotate_left(32)).max(1)
 }
 
 #[cfg(test)]

@@ -205,7 +205,7 @@ pub fn sweep_table(percentiles: &[f64], phases: &[PhaseResult]) -> String {
     table(&header, &rows)
 }
 
-/// A plain aligned table: first column left-aligned, the rest right-aligned.
+/// A plain aligned table: numeric columns right-aligned, text columns left-aligned.
 pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
     let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for r in rows {
@@ -213,16 +213,22 @@ pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
             width[i] = width[i].max(c.chars().count());
         }
     }
+    let numeric: Vec<bool> = (0..width.len())
+        .map(|i| {
+            rows.iter()
+                .all(|r| r[i] == "-" || r[i].parse::<f64>().is_ok())
+        })
+        .collect();
     let line = |cells: &[String]| {
         let mut s = String::new();
         for (i, c) in cells.iter().enumerate() {
             if i > 0 {
                 s.push_str("  ");
             }
-            if i == 0 {
-                let _ = write!(s, "{c:<w$}", w = width[i]);
-            } else {
+            if numeric[i] {
                 let _ = write!(s, "{c:>w$}", w = width[i]);
+            } else {
+                let _ = write!(s, "{c:<w$}", w = width[i]);
             }
         }
         s.trim_end().to_string()

@@ -82,10 +82,16 @@ pub struct ConnectOptions {
 }
 
 impl ConnectOptions {
-    /// A redacted one-line description: `user@host:port/db`.
+    /// A one-line description without the password, in the DSN's own syntax:
+    /// `user@host:port/db` or `user@localhost/db?socket=PATH`.
     pub fn describe(&self) -> String {
         let db = self.database.as_deref().unwrap_or("");
-        format!("{}@{}/{}", self.user, self.endpoint, db)
+        match &self.endpoint {
+            Endpoint::Tcp { .. } => format!("{}@{}/{}", self.user, self.endpoint, db),
+            Endpoint::Unix { path } => {
+                format!("{}@localhost/{}?socket={}", self.user, db, path.display())
+            }
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use qpslab_core::WorkloadOptions;
 use qpslab_engine::prepare::{self, DatasetStatus, PrepareProgress};
 use qpslab_wire::Conn;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 /// Runs `qpslab prepare`.
@@ -89,16 +89,25 @@ fn default_loaders() -> u32 {
 fn load(target: &Connected, w: &WorkloadOptions, threads: u32) -> Result<()> {
     let started = Instant::now();
     let mut last = Instant::now() - Duration::from_secs(1);
+    // On a terminal the progress line rewrites itself; in a log, one line every few seconds.
+    let tty = std::io::stderr().is_terminal();
+    let every = Duration::from_millis(if tty { 500 } else { 5000 });
     let mut progress = |p: PrepareProgress| {
-        if last.elapsed() >= Duration::from_millis(500) || p.rows_done == p.rows_total {
+        if last.elapsed() >= every {
             last = Instant::now();
-            eprint!("\r{}", progress_line(&p));
-            let _ = std::io::stderr().flush();
+            if tty {
+                eprint!("\r{}", progress_line(&p));
+                let _ = std::io::stderr().flush();
+            } else {
+                eprintln!("{}", progress_line(&p));
+            }
         }
     };
     let report = prepare::prepare(&target.options, w, threads, &mut progress)
         .with_context(|| format!("preparing {} on {}", w.kind, target.options.describe()))?;
-    eprintln!();
+    if tty {
+        eprintln!();
+    }
     let secs = started.elapsed().as_secs_f64();
     println!(
         "prepared {} table(s) × {} rows in {:.1}s ({:.0} rows/s, {} loader connection(s))",
