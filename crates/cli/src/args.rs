@@ -25,6 +25,13 @@ pub enum Command {
     /// Start, stop, list and inspect sandbox servers.
     #[command(subcommand)]
     Server(ServerCommand),
+    /// Studies: matrices and factorial experiments from a spec file.
+    #[command(subcommand)]
+    Lab(crate::cmd::lab::LabCommand),
+    /// Write a report (HTML, Markdown, JSON) of runs or studies.
+    Report(crate::cmd::report::ReportArgs),
+    /// Compare two runs or two variants of a study, with confidence intervals.
+    Compare(crate::cmd::report::CompareArgs),
 }
 
 /// Where the results store lives.

@@ -1,6 +1,8 @@
 //! One module per subcommand. Each takes its parsed arguments and returns `anyhow::Result`.
 
+pub mod lab;
 mod prepare;
+pub mod report;
 mod run;
 mod server;
 mod show;
@@ -19,5 +21,8 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Cleanup(a) => prepare::cleanup(a),
         Command::Show(a) => show::show(a),
         Command::Server(c) => server::server(c),
+        Command::Lab(c) => lab::lab(c),
+        Command::Report(a) => report::report(a),
+        Command::Compare(a) => report::compare(a),
     }
 }
