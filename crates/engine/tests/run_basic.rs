@@ -233,3 +233,25 @@ fn tcp_sessions_and_pinned_loops() {
         "{placement:?}"
     );
 }
+
+#[test]
+fn every_workload_runs_with_and_without_prepared_statements() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let opts = database("run_basic_all", 2, 1000);
+    for kind in WorkloadKind::ALL {
+        for ps in [true, false] {
+            let w = workload(kind, 2, 1000);
+            let mut s = spec(3, 0.0);
+            s.stop = qpslab_core::StopCondition {
+                time_s: None,
+                events: Some(60),
+            };
+            s.prepared_statements = ps;
+            let (r, _) = run(&opts, &w, &s);
+            let r = r.unwrap_or_else(|e| panic!("{kind} ps={ps}: {e}"));
+            assert_eq!(r.events, 60, "{kind} ps={ps}");
+            assert!(r.queries.total() >= 60, "{kind} ps={ps}: {:?}", r.queries);
+            assert!(!r.statements.is_empty(), "{kind}");
+        }
+    }
+}
