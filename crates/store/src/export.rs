@@ -131,7 +131,7 @@ fn csv_field(s: &str) -> String {
 }
 
 /// `2024-05-01T12:34:56Z` for a Unix time (whole seconds, UTC).
-pub(crate) fn iso8601_utc(t: UnixSeconds) -> String {
+pub fn iso8601_utc(t: UnixSeconds) -> String {
     let secs = t.floor() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).

@@ -19,6 +19,7 @@
 
 mod error;
 mod export;
+pub use export::iso8601_utc;
 mod model;
 mod read;
 mod schema;

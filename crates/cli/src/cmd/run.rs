@@ -65,7 +65,7 @@ fn sweep(
     let mut phases = Vec::new();
     let mut run_id = None;
     for &threads in &plan.threads {
-        let spec = phase_spec(plan, threads);
+        let spec = PhaseSpec::from_plan(plan, threads);
         println!(
             "\n== {} · {threads} thread(s) · {} ==",
             plan.workload.kind,
@@ -120,21 +120,6 @@ fn sweep(
         write_json(path, &run_json(run_id, &meta, &phases))?;
     }
     Ok(())
-}
-
-fn phase_spec(plan: &RunPlan, threads: u32) -> PhaseSpec {
-    PhaseSpec {
-        threads,
-        warmup_s: plan.warmup_s,
-        stop: plan.stop.clone(),
-        report_interval_s: plan.report_interval_s,
-        percentiles: plan.percentiles.clone(),
-        rate: plan.rate.clone(),
-        prepared_statements: plan.prepared_statements,
-        client_cpus: plan.client_cpus.clone(),
-        event_loops: plan.event_loops,
-        seed: plan.workload.rand.seed,
-    }
 }
 
 fn stop_text(plan: &RunPlan) -> String {

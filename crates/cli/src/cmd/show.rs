@@ -98,27 +98,11 @@ fn one(store: &Store, id: RunId, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// `2026-11-22 10:18:23 UTC` from Unix seconds, without a date crate.
+/// `2026-11-22 10:18:23 UTC` from Unix seconds.
 fn format_time(unix: f64) -> String {
-    let unix = unix as i64;
-    let days = unix.div_euclid(86_400);
-    let secs = unix.rem_euclid(86_400);
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
+    qpslab_store::iso8601_utc(unix)
+        .replace('T', " ")
+        .replace('Z', " UTC")
 }
 
 #[cfg(test)]
