@@ -41,6 +41,12 @@ pub enum Error {
     /// No run has this id.
     #[error("no run with id {0} in the results store")]
     RunNotFound(RunId),
+    /// No study has this name.
+    #[error("no study named '{0}' in the results store (`qpslab lab show` lists them)")]
+    StudyNotFound(String),
+    /// A study of this name already exists.
+    #[error("a study named '{0}' already exists in the results store; `qpslab lab resume` continues it, or rename the study")]
+    StudyExists(String),
     /// A counter too large for SQLite's signed 64-bit integers.
     #[error("{what} = {value} does not fit the store's 64-bit signed integers")]
     OutOfRange {

@@ -23,6 +23,7 @@ pub use export::iso8601_utc;
 mod model;
 mod read;
 mod schema;
+mod study;
 mod write;
 
 pub use error::Error;
@@ -31,6 +32,9 @@ pub use model::{
     StoredPhase, StoredRun, TelemetrySample, UnixSeconds,
 };
 pub use schema::SCHEMA_VERSION;
+pub use study::{
+    CellId, CellRecord, CellStatus, Factor, NewCell, NewStudy, StudyId, StudyRecord, StudyStatus,
+};
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};

@@ -12,7 +12,8 @@ use std::path::Path;
 pub const APPLICATION_ID: i32 = 0x7170_736c;
 
 /// Ordered migrations; index 0 takes an empty file to version 1.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     id             INTEGER PRIMARY KEY,
     uuid           TEXT NOT NULL UNIQUE,
@@ -109,7 +110,40 @@ SELECT r.id AS run_id, datetime(r.started_at, 'unixepoch') AS started_utc, r.wor
        round(p.tps, 2) AS tps, round(p.qps, 2) AS qps, p.lat_avg_ms, p.lat_max_ms
 FROM runs r JOIN phases p ON p.run_id = r.id
 ORDER BY r.id, p.seq;
-"#];
+"#,
+    r#"
+CREATE TABLE studies (
+    id           INTEGER PRIMARY KEY,
+    name         TEXT UNIQUE NOT NULL,
+    spec_toml    TEXT NOT NULL,            -- the spec file as given
+    spec_hash    TEXT NOT NULL,            -- hash of the normalized spec (resume checks it)
+    created_at   REAL NOT NULL,            -- Unix seconds, UTC
+    finished_at  REAL,
+    status       TEXT NOT NULL CHECK (status IN ('running','done','failed','interrupted')),
+    env_json     TEXT NOT NULL,            -- host facts, OS settings, servers
+    factors_json TEXT NOT NULL             -- [{"name": .., "levels": [..]}]
+);
+
+CREATE TABLE cells (
+    id          INTEGER PRIMARY KEY,
+    study_id    INTEGER NOT NULL REFERENCES studies (id) ON DELETE CASCADE,
+    seq         INTEGER NOT NULL,          -- execution order, from 1
+    label       TEXT NOT NULL,             -- e.g. "bp1g/threads=8/r2"
+    variant     TEXT NOT NULL,
+    levels_json TEXT NOT NULL,             -- {"factor": "level"}, {} unless factorial
+    params_json TEXT NOT NULL,             -- the swept settings of this cell
+    repeat      INTEGER NOT NULL,          -- from 1
+    status      TEXT NOT NULL CHECK (status IN ('pending','running','done','failed')),
+    run_id      INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+    error       TEXT,
+    log_tail    TEXT,
+    started_at  REAL,
+    finished_at REAL,
+    UNIQUE (study_id, seq),
+    UNIQUE (study_id, label)
+);
+"#,
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

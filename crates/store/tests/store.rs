@@ -222,7 +222,15 @@ fn migration_from_an_empty_file() {
         .unwrap();
     assert_eq!(
         tables,
-        ["histograms", "phases", "runs", "samples", "telemetry"]
+        [
+            "cells",
+            "histograms",
+            "phases",
+            "runs",
+            "samples",
+            "studies",
+            "telemetry"
+        ]
     );
     drop(conn);
     // A second open of a current store migrates nothing and keeps working.

@@ -1,0 +1,519 @@
+//! Studies and their cells.
+//!
+//! A study is a spec file expanded into cells; each cell is one measured run (one run with one
+//! phase, recorded by [`Store::record_phase`] with `RunMeta.study_id` = the study's name and
+//! `cell_label` = the cell's label). The study row keeps the spec text and its hash, so a resume
+//! can tell whether the spec changed, and the environment the study ran in. Cells are written all
+//! at once when the study is created (status `pending`) and then move through `running` to
+//! `done` or `failed`, each change in its own small transaction.
+
+use crate::error::Error;
+use crate::model::{unix_now, RunId, UnixSeconds};
+use crate::Store;
+use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+/// The store's id of a study (its `studies.id`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct StudyId(pub i64);
+
+impl fmt::Display for StudyId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The store's id of a cell (its `cells.id`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CellId(pub i64);
+
+/// Where a study stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StudyStatus {
+    /// Cells are being executed (or the process died: `resume` continues it).
+    Running,
+    /// Every cell ran (some may have failed: see the cells).
+    Done,
+    /// The study stopped on an error that was not a cell's own.
+    Failed,
+    /// The user stopped it (Ctrl-C); `resume` continues it.
+    Interrupted,
+}
+
+/// Where a cell stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CellStatus {
+    /// Not run yet (or discarded when interrupted).
+    Pending,
+    /// Being measured now (or its process died: a resume runs it again).
+    Running,
+    /// Measured; its run is `run_id`.
+    Done,
+    /// Could not be measured; `error` and `log_tail` say why.
+    Failed,
+}
+
+macro_rules! status_words {
+    ($t:ty, $($v:ident = $s:literal),+) => {
+        impl $t {
+            /// The word stored in the database.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$v => $s),+ }
+            }
+        }
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+        impl FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s {
+                    $($s => Ok(Self::$v),)+
+                    _ => Err(format!("unknown {} '{s}'", stringify!($t))),
+                }
+            }
+        }
+    };
+}
+status_words!(
+    StudyStatus,
+    Running = "running",
+    Done = "done",
+    Failed = "failed",
+    Interrupted = "interrupted"
+);
+status_words!(
+    CellStatus,
+    Pending = "pending",
+    Running = "running",
+    Done = "done",
+    Failed = "failed"
+);
+
+/// A named factor of a factorial study and its level names, in spec order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Factor {
+    /// The factor's name, e.g. `jemalloc`.
+    pub name: String,
+    /// Its level names, e.g. `["off", "on"]`.
+    pub levels: Vec<String>,
+}
+
+/// A study as stored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StudyRecord {
+    /// Its id.
+    pub id: StudyId,
+    /// Its unique name (the spec's `name`).
+    pub name: String,
+    /// The spec file's text as it was when the study was created.
+    pub spec_toml: String,
+    /// A hash of the normalized spec, to tell whether a resumed spec changed.
+    pub spec_hash: String,
+    /// When the study was created.
+    pub created_at: UnixSeconds,
+    /// When it last stopped (done, failed or interrupted); `None` while running.
+    pub finished_at: Option<UnixSeconds>,
+    /// Where it stands.
+    pub status: StudyStatus,
+    /// The environment: host facts, OS settings, servers' versions and variables.
+    pub env: serde_json::Value,
+    /// The factors of a factorial study (empty otherwise).
+    pub factors: Vec<Factor>,
+}
+
+/// A cell as stored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CellRecord {
+    /// Its id.
+    pub id: CellId,
+    /// The study it belongs to.
+    pub study_id: StudyId,
+    /// Execution order within the study, from 1.
+    pub seq: u32,
+    /// Unique within the study, e.g. `bp1g/threads=8/r2`.
+    pub label: String,
+    /// The variant's name (for factorial studies, the levels joined, e.g. `tuned+je`).
+    pub variant: String,
+    /// `{"factor": "level"}` for factorial studies, empty otherwise.
+    pub levels: BTreeMap<String, String>,
+    /// The swept settings of this cell, e.g. `{"threads": 8}`.
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// Which repeat this is, from 1.
+    pub repeat: u32,
+    /// Where it stands.
+    pub status: CellStatus,
+    /// Its run (one run with one measured phase) once done.
+    pub run_id: Option<RunId>,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// The tail of the server's error log when it failed.
+    pub log_tail: Option<String>,
+    /// When it last started.
+    pub started_at: Option<UnixSeconds>,
+    /// When it last finished (done or failed).
+    pub finished_at: Option<UnixSeconds>,
+}
+
+/// A cell to create with its study.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewCell {
+    /// Execution order, from 1.
+    pub seq: u32,
+    /// Unique label within the study.
+    pub label: String,
+    /// The variant's name.
+    pub variant: String,
+    /// Factor levels (empty unless factorial).
+    pub levels: BTreeMap<String, String>,
+    /// Swept settings.
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// Repeat number, from 1.
+    pub repeat: u32,
+}
+
+/// A study to create.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewStudy {
+    /// Unique name.
+    pub name: String,
+    /// The spec's text.
+    pub spec_toml: String,
+    /// Hash of the normalized spec.
+    pub spec_hash: String,
+    /// The environment at creation.
+    pub env: serde_json::Value,
+    /// Factors (empty unless factorial).
+    pub factors: Vec<Factor>,
+}
+
+fn corrupt(e: String) -> Error {
+    Error::Corrupt(e)
+}
+
+const CELL_COLUMNS: &str = "id, study_id, seq, label, variant, levels_json, params_json, repeat,
+    status, run_id, error, log_tail, started_at, finished_at";
+
+fn study_row(r: &Row<'_>) -> rusqlite::Result<[Option<String>; 6]> {
+    Ok([
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(6)?,
+        r.get(7)?,
+        r.get(8)?,
+    ])
+}
+
+impl Store {
+    /// Creates `study` with all its `cells` (status `pending`, study status `running`) in one
+    /// transaction. Fails with [`Error::StudyExists`] if a study of that name exists.
+    pub fn create_study(&mut self, study: &NewStudy, cells: &[NewCell]) -> Result<StudyId, Error> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let exists: Option<i64> = tx
+            .query_row(
+                "SELECT id FROM studies WHERE name = ?1",
+                [&study.name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if exists.is_some() {
+            return Err(Error::StudyExists(study.name.clone()));
+        }
+        tx.execute(
+            "INSERT INTO studies (name, spec_toml, spec_hash, created_at, status, env_json,
+                                  factors_json)
+             VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6)",
+            params![
+                study.name,
+                study.spec_toml,
+                study.spec_hash,
+                unix_now(),
+                serde_json::to_string(&study.env)?,
+                serde_json::to_string(&study.factors)?,
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        {
+            let mut st = tx.prepare(
+                "INSERT INTO cells (study_id, seq, label, variant, levels_json, params_json,
+                                    repeat, status)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending')",
+            )?;
+            for c in cells {
+                st.execute(params![
+                    id,
+                    c.seq,
+                    c.label,
+                    c.variant,
+                    serde_json::to_string(&c.levels)?,
+                    serde_json::to_string(&c.params)?,
+                    c.repeat,
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(StudyId(id))
+    }
+
+    /// Every study, oldest first.
+    pub fn list_studies(&self) -> Result<Vec<StudyRecord>, Error> {
+        let mut st = self.conn.prepare(
+            "SELECT id, name, spec_toml, spec_hash, created_at, finished_at, status, env_json,
+                    factors_json FROM studies ORDER BY created_at, id",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get(4)?, r.get(5)?, study_row(r)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, created_at, finished_at, s) = row?;
+            out.push(study_record(id, created_at, finished_at, s)?);
+        }
+        Ok(out)
+    }
+
+    /// The study named `name`, or [`Error::StudyNotFound`].
+    pub fn study_by_name(&self, name: &str) -> Result<StudyRecord, Error> {
+        let row = self
+            .conn
+            .query_row(
+                "SELECT id, name, spec_toml, spec_hash, created_at, finished_at, status, env_json,
+                        factors_json FROM studies WHERE name = ?1",
+                [name],
+                |r| Ok((r.get::<_, i64>(0)?, r.get(4)?, r.get(5)?, study_row(r)?)),
+            )
+            .optional()?
+            .ok_or_else(|| Error::StudyNotFound(name.to_string()))?;
+        let (id, created_at, finished_at, s) = row;
+        study_record(id, created_at, finished_at, s)
+    }
+
+    /// The cells of `study` in execution order.
+    pub fn study_cells(&self, study: StudyId) -> Result<Vec<CellRecord>, Error> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {CELL_COLUMNS} FROM cells WHERE study_id = ?1 ORDER BY seq"
+        ))?;
+        let rows = st.query_map([study.0], |r| {
+            Ok((
+                CellRecord {
+                    id: CellId(r.get(0)?),
+                    study_id: StudyId(r.get(1)?),
+                    seq: r.get(2)?,
+                    label: r.get(3)?,
+                    variant: r.get(4)?,
+                    levels: BTreeMap::new(),
+                    params: BTreeMap::new(),
+                    repeat: r.get(7)?,
+                    status: CellStatus::Pending,
+                    run_id: r.get::<_, Option<i64>>(9)?.map(RunId),
+                    error: r.get(10)?,
+                    log_tail: r.get(11)?,
+                    started_at: r.get(12)?,
+                    finished_at: r.get(13)?,
+                },
+                r.get::<_, String>(5)?,
+                r.get::<_, String>(6)?,
+                r.get::<_, String>(8)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (mut cell, levels, params, status) = row?;
+            cell.levels = serde_json::from_str(&levels)?;
+            cell.params = serde_json::from_str(&params)?;
+            cell.status = status.parse().map_err(corrupt)?;
+            out.push(cell);
+        }
+        Ok(out)
+    }
+
+    /// Sets the study's status; `finished_at` is set for any status but `running` and cleared
+    /// for `running`.
+    pub fn set_study_status(&mut self, study: StudyId, status: StudyStatus) -> Result<(), Error> {
+        let finished = (status != StudyStatus::Running).then(unix_now);
+        self.conn.execute(
+            "UPDATE studies SET status = ?1, finished_at = ?2 WHERE id = ?3",
+            params![status.as_str(), finished, study.0],
+        )?;
+        Ok(())
+    }
+
+    /// Replaces the study's environment (servers are added to it as they start).
+    pub fn set_study_env(&mut self, study: StudyId, env: &serde_json::Value) -> Result<(), Error> {
+        self.conn.execute(
+            "UPDATE studies SET env_json = ?1 WHERE id = ?2",
+            params![serde_json::to_string(env)?, study.0],
+        )?;
+        Ok(())
+    }
+
+    /// Marks a cell `running` now, clearing what an earlier attempt left.
+    pub fn cell_running(&mut self, cell: CellId) -> Result<(), Error> {
+        self.conn.execute(
+            "UPDATE cells SET status = 'running', started_at = ?1, finished_at = NULL,
+                              error = NULL, log_tail = NULL, run_id = NULL
+             WHERE id = ?2",
+            params![unix_now(), cell.0],
+        )?;
+        Ok(())
+    }
+
+    /// Marks a cell `done` with its run.
+    pub fn cell_done(&mut self, cell: CellId, run: RunId) -> Result<(), Error> {
+        self.conn.execute(
+            "UPDATE cells SET status = 'done', run_id = ?1, finished_at = ?2 WHERE id = ?3",
+            params![run.0, unix_now(), cell.0],
+        )?;
+        Ok(())
+    }
+
+    /// Marks a cell `failed` with why and, when known, the server's error-log tail.
+    pub fn cell_failed(
+        &mut self,
+        cell: CellId,
+        error: &str,
+        log_tail: Option<&str>,
+    ) -> Result<(), Error> {
+        self.conn.execute(
+            "UPDATE cells SET status = 'failed', error = ?1, log_tail = ?2, finished_at = ?3
+             WHERE id = ?4",
+            params![error, log_tail, unix_now(), cell.0],
+        )?;
+        Ok(())
+    }
+
+    /// Puts every `running` cell of `study` back to `pending` (their process died or was
+    /// interrupted) and deletes the study's runs that no cell claims (a cell killed between
+    /// recording its phase and being marked done). Returns how many cells were reset.
+    pub fn discard_unfinished_cells(&mut self, study: StudyId) -> Result<usize, Error> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let n = tx.execute(
+            "UPDATE cells SET status = 'pending', started_at = NULL, finished_at = NULL,
+                              run_id = NULL
+             WHERE study_id = ?1 AND status = 'running'",
+            [study.0],
+        )?;
+        tx.execute(
+            "DELETE FROM runs WHERE study_id = (SELECT name FROM studies WHERE id = ?1)
+               AND id NOT IN (SELECT run_id FROM cells WHERE study_id = ?1
+                                                     AND run_id IS NOT NULL)",
+            [study.0],
+        )?;
+        tx.commit()?;
+        Ok(n)
+    }
+}
+
+fn study_record(
+    id: i64,
+    created_at: f64,
+    finished_at: Option<f64>,
+    s: [Option<String>; 6],
+) -> Result<StudyRecord, Error> {
+    let [name, spec_toml, spec_hash, status, env, factors] = s.map(|v| v.unwrap_or_default());
+    Ok(StudyRecord {
+        id: StudyId(id),
+        name,
+        spec_toml,
+        spec_hash,
+        created_at,
+        finished_at,
+        status: status.parse().map_err(corrupt)?,
+        env: serde_json::from_str(&env)?,
+        factors: serde_json::from_str(&factors)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(seq: u32, label: &str) -> NewCell {
+        NewCell {
+            seq,
+            label: label.into(),
+            variant: "stock".into(),
+            levels: BTreeMap::new(),
+            params: [("threads".to_string(), serde_json::json!(seq))].into(),
+            repeat: 1,
+        }
+    }
+
+    #[test]
+    fn study_and_cells_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+        let new = NewStudy {
+            name: "s1".into(),
+            spec_toml: "name = \"s1\"".into(),
+            spec_hash: "abc".into(),
+            env: serde_json::json!({"host": {"cores": 2}}),
+            factors: vec![Factor {
+                name: "je".into(),
+                levels: vec!["off".into(), "on".into()],
+            }],
+        };
+        let id = store
+            .create_study(&new, &[cell(2, "b"), cell(1, "a")])
+            .unwrap();
+        assert!(matches!(
+            store.create_study(&new, &[]),
+            Err(Error::StudyExists(_))
+        ));
+        let s = store.study_by_name("s1").unwrap();
+        assert_eq!(s.id, id);
+        assert_eq!(s.status, StudyStatus::Running);
+        assert_eq!(s.factors, new.factors);
+        assert_eq!(s.env["host"]["cores"], 2);
+        assert!(matches!(
+            store.study_by_name("nope"),
+            Err(Error::StudyNotFound(_))
+        ));
+        let cells = store.study_cells(id).unwrap();
+        assert_eq!(
+            cells.iter().map(|c| c.label.as_str()).collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        assert_eq!(cells[0].params["threads"], 1);
+        store.cell_running(cells[0].id).unwrap();
+        store
+            .cell_failed(cells[0].id, "boom", Some("tail"))
+            .unwrap();
+        store.cell_running(cells[1].id).unwrap();
+        assert_eq!(store.discard_unfinished_cells(id).unwrap(), 1);
+        let cells = store.study_cells(id).unwrap();
+        assert_eq!(cells[0].status, CellStatus::Failed);
+        assert_eq!(cells[0].log_tail.as_deref(), Some("tail"));
+        assert_eq!(cells[1].status, CellStatus::Pending);
+        store.set_study_status(id, StudyStatus::Done).unwrap();
+        let all = store.list_studies().unwrap();
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].status, StudyStatus::Done);
+        assert!(all[0].finished_at.is_some());
+    }
+
+    #[test]
+    fn status_words_round_trip() {
+        for s in ["pending", "running", "done", "failed"] {
+            assert_eq!(s.parse::<CellStatus>().unwrap().as_str(), s);
+        }
+        for s in ["running", "done", "failed", "interrupted"] {
+            assert_eq!(s.parse::<StudyStatus>().unwrap().as_str(), s);
+        }
+        assert!("completed".parse::<CellStatus>().is_err());
+    }
+}
