@@ -15,6 +15,7 @@ pub mod optfile;
 pub mod plan;
 pub mod result;
 pub mod secret;
+pub mod telemetry;
 pub mod workload;
 
 pub use dsn::{ConnectOptions, Dsn, Endpoint, SslMode};
@@ -22,4 +23,5 @@ pub use env::{HostFacts, ProcessCpu, ServerInfo};
 pub use plan::{RateSpec, RunPlan, StopCondition};
 pub use result::{PhaseResult, Sample};
 pub use secret::Secret;
+pub use telemetry::TelemetrySample;
 pub use workload::{RandType, WorkloadKind, WorkloadOptions};

@@ -95,16 +95,7 @@ pub struct RunMeta {
     pub cell_label: Option<String>,
 }
 
-/// One telemetry reading taken during a phase (server status, server or client process CPU...).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TelemetrySample {
-    /// Seconds since the measured phase began.
-    pub elapsed_s: f64,
-    /// What was read: `server_status`, `server_proc`, `client_proc`...
-    pub source: String,
-    /// The reading.
-    pub values: serde_json::Value,
-}
+pub use qpslab_core::telemetry::TelemetrySample;
 
 /// One line of `qpslab show`'s run list.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
