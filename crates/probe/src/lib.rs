@@ -5,7 +5,11 @@
 //! - [`server_info`] reads the server's version and global variables, without any variable that
 //!   could hold a credential, so the result can be stored with every run.
 //! - [`global_status`] snapshots `SHOW GLOBAL STATUS`; [`StatusDelta`] is the difference of two.
-//! - [`process_cpu`] and [`self_cpu`] read a process's CPU seconds and RSS from `/proc`.
+//! - [`process_cpu`] and [`self_cpu`] read a process's CPU seconds and RSS from `/proc`;
+//!   [`process_io`] its I/O bytes.
+//! - [`Sampler`] takes all of these on every report tick of a phase, plus `perf stat` counters
+//!   when the machine has them ([`perf`]).
+//! - [`storage_facts`] tells where a directory lives (mount options, I/O scheduler).
 //!
 //! ```no_run
 //! # fn demo(conn: &mut qpslab_wire::Conn) -> Result<(), qpslab_probe::Error> {
@@ -20,12 +24,17 @@
 
 mod error;
 mod host;
+pub mod perf;
 mod process;
+mod sampler;
 mod server;
 mod status;
+mod storage;
 
 pub use error::Error;
 pub use host::host_facts;
 pub use process::{process_cpu, self_cpu};
+pub use sampler::{process_io, IoBytes, Sampler};
 pub use server::{flavor, global_status, may_hold_secret, server_info, variables_from_rows};
 pub use status::{is_gauge, status_from_rows, GlobalStatus, StatusDelta, StatusValue};
+pub use storage::{storage_facts, StorageFacts};
