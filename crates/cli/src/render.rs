@@ -50,6 +50,11 @@ pub fn live_line(threads: u32, s: &Sample) -> String {
         rate(s.errors, dt),
         rate(s.reconnects, dt)
     );
+    // The client's own CPU, in percent of one CPU, so a saturated client shows at once.
+    if dt > 0.0 {
+        let cpu = (s.client_cpu.user_s + s.client_cpu.sys_s) / dt * 100.0;
+        let _ = write!(line, " client cpu: {cpu:.0}%");
+    }
     if s.late_events > 0 {
         let _ = write!(
             line,
@@ -336,6 +341,7 @@ mod tests {
             latency: latency(2.0),
             late_events: 5,
             max_lag_ms: 3.25,
+            client_cpu: CpuUsage { user_s: 0.12, sys_s: 0.33, max_rss_kib: 0 },
             ..Default::default()
         };
         golden("live_line.txt", &(live_line(16, &s) + "\n"));
