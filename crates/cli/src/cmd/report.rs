@@ -1,13 +1,56 @@
 //! `qpslab report` and `qpslab compare`: reports and comparisons from the results store.
+//!
+//! Both take runs (by id) or studies; this module only resolves those names against the store
+//! into a [`ReportInput`] and writes what `qpslab-report` produces.
 
-use anyhow::Result;
-use clap::Args;
+use crate::args::DbArgs;
+use crate::error::user;
+use crate::render::table;
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use qpslab_report::{build, model::points, Comparison, FactorDef, Format, ReportInput, Subject};
+use qpslab_store::{CellStatus, RunId, Store};
+use std::path::PathBuf;
+
+/// Report formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// One self-contained HTML file with inline SVG charts.
+    Html,
+    /// Markdown, for pasting into a ticket.
+    Md,
+    /// The report's data as JSON.
+    Json,
+}
 
 /// `qpslab report RUN|STUDY ... --out FILE`.
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// Runs (ids) or studies (names) to report on.
+    #[arg(required = true, value_name = "RUN|STUDY")]
     pub items: Vec<String>,
+    /// Where to write the report (default: standard output).
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Format (default: from the --out extension, else html).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Also write every chart as DIR/<chart>.png.
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+/// Comparison output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    /// An aligned terminal table.
+    Table,
+    /// JSON: per setting, per metric a, b, change_pct, ci_low, ci_high, significant.
+    Json,
+    /// Markdown tables.
+    Md,
 }
 
 /// `qpslab compare A B`.
@@ -17,14 +60,249 @@ pub struct CompareArgs {
     pub a: String,
     /// Candidate: a run id or STUDY/VARIANT.
     pub b: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+fn open_store(db: &DbArgs) -> Result<Store> {
+    if !db.db.exists() {
+        return Err(user(format!(
+            "no results store at {} (run something first, or pass --db)",
+            db.db.display()
+        )));
+    }
+    Store::open(&db.db).with_context(|| format!("results store {}", db.db.display()))
+}
+
+fn run_subject(store: &Store, id: &str) -> Result<Subject> {
+    let id: i64 = id
+        .parse()
+        .map_err(|_| user(format!("'{id}' is not a run id")))?;
+    let run = store.load_run(RunId(id)).map_err(|e| match e {
+        qpslab_store::Error::RunNotFound(_) => user(format!(
+            "no run {id} in the results store (see qpslab show)"
+        )),
+        e => e.into(),
+    })?;
+    if run.phases.is_empty() {
+        return Err(user(format!("run {id} has no measured phase")));
+    }
+    Ok(Subject::lone(run))
+}
+
+/// The finished cells of `study` (only those of `variant` when given) as subjects, and the
+/// study's factors.
+fn study_subjects(
+    store: &Store,
+    study: &str,
+    variant: Option<&str>,
+) -> Result<(Vec<Subject>, Vec<FactorDef>)> {
+    let record = store.study_by_name(study).map_err(|e| match e {
+        qpslab_store::Error::StudyNotFound(_) => user(format!(
+            "no run or study named '{study}' in the results store (see qpslab show, qpslab lab show)"
+        )),
+        e => e.into(),
+    })?;
+    let mut out = Vec::new();
+    for cell in store.study_cells(record.id)? {
+        if variant.is_some_and(|v| v != cell.variant) {
+            continue;
+        }
+        let (CellStatus::Done, Some(run_id)) = (cell.status, cell.run_id) else {
+            continue;
+        };
+        let run = store.load_run(run_id)?;
+        out.push(Subject {
+            run,
+            variant: match variant {
+                Some(_) => format!("{study}/{}", cell.variant),
+                None => cell.variant,
+            },
+            levels: cell.levels,
+            params: cell.params,
+            repeat: cell.repeat,
+        });
+    }
+    if out.is_empty() {
+        return Err(user(match variant {
+            Some(v) => format!("study '{study}' has no finished cell of variant '{v}'"),
+            None => format!("study '{study}' has no finished cell yet"),
+        }));
+    }
+    let factors = record
+        .factors
+        .into_iter()
+        .map(|f| FactorDef {
+            name: f.name,
+            levels: f.levels,
+        })
+        .collect();
+    Ok((out, factors))
+}
+
+fn is_run_id(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Runs `qpslab report`.
-pub fn report(_a: ReportArgs) -> Result<()> {
-    Err(crate::error::user("reports are not available yet"))
+pub fn report(a: ReportArgs) -> Result<()> {
+    let store = open_store(&a.db)?;
+    let mut input = ReportInput::default();
+    let mut runs = Vec::new();
+    for item in &a.items {
+        if is_run_id(item) {
+            input.subjects.push(run_subject(&store, item)?);
+            runs.push(item.clone());
+        } else {
+            let (subjects, factors) = study_subjects(&store, item, None)?;
+            input.subjects.extend(subjects);
+            input.factors.extend(factors);
+            input.studies.push(item.clone());
+        }
+    }
+    input.title = match (input.studies.is_empty(), runs.is_empty()) {
+        (false, true) => format!("Study {}", input.studies.join(", ")),
+        (true, _) => format!(
+            "Run{} {}",
+            if runs.len() > 1 { "s" } else { "" },
+            runs.join(", ")
+        ),
+        (false, false) => format!(
+            "Study {} and runs {}",
+            input.studies.join(", "),
+            runs.join(", ")
+        ),
+    };
+    let format = a.format.unwrap_or_else(|| {
+        match a
+            .out
+            .as_ref()
+            .and_then(|p| p.extension())
+            .and_then(|e| e.to_str())
+        {
+            Some("md") => ReportFormat::Md,
+            Some("json") => ReportFormat::Json,
+            _ => ReportFormat::Html,
+        }
+    });
+    let report = build(&input);
+    let text = match format {
+        ReportFormat::Html => Format::Html,
+        ReportFormat::Md => Format::Markdown,
+        ReportFormat::Json => Format::Json,
+    }
+    .renderer()
+    .render(&report)?;
+    match &a.out {
+        Some(path) => {
+            write_atomically(path, &text)?;
+            eprintln!("report written to {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    if let Some(dir) = &a.png {
+        let written =
+            qpslab_report::png::write_pngs(&report.charts, dir).map_err(|e| user(e.to_string()))?;
+        eprintln!("{} chart(s) written to {}", written.len(), dir.display());
+    }
+    for v in &report.verdicts {
+        eprintln!("{v}");
+    }
+    Ok(())
+}
+
+fn write_atomically(path: &std::path::Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            user(format!("--out {}: {e}", path.display()))
+        })
+}
+
+/// A side of `compare`: a run id or STUDY/VARIANT.
+fn side(store: &Store, spec: &str) -> Result<Vec<Subject>> {
+    if is_run_id(spec) {
+        return Ok(vec![run_subject(store, spec)?]);
+    }
+    let Some((study, variant)) = spec.split_once('/') else {
+        return Err(user(format!(
+            "'{spec}' is neither a run id nor STUDY/VARIANT"
+        )));
+    };
+    Ok(study_subjects(store, study, Some(variant))?.0)
 }
 
 /// Runs `qpslab compare`.
-pub fn compare(_a: CompareArgs) -> Result<()> {
-    Err(crate::error::user("comparisons are not available yet"))
+pub fn compare(a: CompareArgs) -> Result<()> {
+    let store = open_store(&a.db)?;
+    let mut sa = side(&store, &a.a)?;
+    let mut sb = side(&store, &a.b)?;
+    // The same run on both sides would be compared with itself under one name.
+    for s in sa.iter_mut() {
+        if is_run_id(&a.a) {
+            s.variant = format!("run {}", a.a);
+        }
+    }
+    for s in sb.iter_mut() {
+        if is_run_id(&a.b) {
+            s.variant = format!("run {}", a.b);
+        }
+    }
+    let ia = ReportInput {
+        subjects: sa,
+        ..Default::default()
+    };
+    let ib = ReportInput {
+        subjects: sb,
+        ..Default::default()
+    };
+    let (pa, pb) = (points(&ia), points(&ib));
+    let (na, nb) = (&ia.subjects[0].variant, &ib.subjects[0].variant);
+    let c = qpslab_report::compare(na, &pa, nb, &pb);
+    if c.points.is_empty() {
+        return Err(user(format!(
+            "{na} and {nb} share no measured setting (thread counts or swept settings differ)"
+        )));
+    }
+    match a.format {
+        CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
+        CompareFormat::Md => print!("{}", qpslab_report::comparison_markdown(&c)),
+        CompareFormat::Table => print!("{}", terminal(&c)),
+    }
+    Ok(())
+}
+
+fn terminal(c: &Comparison) -> String {
+    let mut out = String::new();
+    for p in &c.points {
+        out.push_str(&format!("\n== {} ==\n", p.key));
+        let header: Vec<String> = ["metric", &c.a, &c.b, "change", "95% CI", "verdict"]
+            .map(String::from)
+            .to_vec();
+        let rows: Vec<Vec<String>> = p
+            .metrics
+            .iter()
+            .map(|m| qpslab_report::metric_cells(m).to_vec())
+            .collect();
+        out.push_str(&table(&header, &rows));
+    }
+    out.push_str(&format!("\n{}\n", c.headline()));
+    if c.differences.is_empty() {
+        out.push_str("\nno configuration or environment differences\n");
+    } else {
+        out.push_str("\ndifferences:\n");
+        let header: Vec<String> = ["setting", &c.a, &c.b].map(String::from).to_vec();
+        let rows: Vec<Vec<String>> = c
+            .differences
+            .iter()
+            .map(|d| vec![d.name.clone(), d.a.clone(), d.b.clone()])
+            .collect();
+        out.push_str(&table(&header, &rows));
+    }
+    out
 }

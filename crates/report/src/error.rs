@@ -1,0 +1,17 @@
+//! The report crate's error type.
+
+use std::path::PathBuf;
+
+/// What can go wrong building or writing a report.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Encoding the report as JSON failed.
+    #[error("report JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// An SVG chart could not be rendered to PNG.
+    #[error("rendering a chart to PNG: {0}")]
+    Png(String),
+    /// A file or directory could not be written.
+    #[error("writing {0}: {1}")]
+    Write(PathBuf, std::io::Error),
+}

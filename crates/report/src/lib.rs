@@ -1,0 +1,38 @@
+//! Reports and comparisons of stored runs and studies.
+//!
+//! The input is a [`ReportInput`]: stored runs placed in a study's design (variant, factor
+//! levels, swept settings, repeat). [`build`] turns it into a [`Report`]: what changed, one
+//! verdict per comparison, comparisons with 95% confidence intervals computed from per-interval
+//! samples ([`stats`]), each variant's best result, factorial effects ([`effects`]), results and
+//! SVG charts. A [`Renderer`] lays it out as HTML, Markdown or JSON; [`png`] renders the charts
+//! to PNG.
+//!
+//! ```no_run
+//! # fn demo(run: qpslab_store::StoredRun) -> Result<(), qpslab_report::Error> {
+//! use qpslab_report::{build, Format, ReportInput, Subject};
+//! let input = ReportInput {
+//!     title: "run 1".into(),
+//!     subjects: vec![Subject::lone(run)],
+//!     ..Default::default()
+//! };
+//! let html = Format::Html.renderer().render(&build(&input))?;
+//! # Ok(()) }
+//! ```
+
+mod charts;
+pub mod compare;
+pub mod effects;
+mod error;
+pub mod metrics;
+pub mod model;
+pub mod png;
+mod render;
+mod report;
+pub mod stats;
+pub mod svg;
+
+pub use compare::{compare, Comparison, MetricComparison, PointComparison};
+pub use error::Error;
+pub use model::{FactorDef, Point, ReportInput, Subject};
+pub use render::{comparison_markdown, metric_cells, Format, Html, Json, Markdown, Renderer};
+pub use report::{build, BestRow, Chart, Report, ResultRow};

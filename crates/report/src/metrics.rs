@@ -1,0 +1,278 @@
+//! The metrics a comparison looks at, and how each is read from a stored phase: per-interval
+//! series where the samples carry it, a single phase-level value otherwise.
+
+use crate::model::Point;
+use qpslab_core::result::{PhaseResult, Sample};
+use qpslab_store::{StoredPhase, TelemetrySample};
+use serde::{Deserialize, Serialize};
+
+/// A compared metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Transactions (events) per second.
+    Tps,
+    /// Queries per second.
+    Qps,
+    /// Median event latency.
+    P50,
+    /// 95th percentile event latency.
+    P95,
+    /// 99th percentile event latency.
+    P99,
+    /// Server CPU (user + system) per transaction.
+    ServerCpuPerTxn,
+}
+
+impl Metric {
+    /// Every metric, in display order.
+    pub const ALL: [Metric; 6] = [
+        Metric::Tps,
+        Metric::Qps,
+        Metric::P50,
+        Metric::P95,
+        Metric::P99,
+        Metric::ServerCpuPerTxn,
+    ];
+
+    /// Short name, as in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Tps => "tps",
+            Metric::Qps => "qps",
+            Metric::P50 => "p50",
+            Metric::P95 => "p95",
+            Metric::P99 => "p99",
+            Metric::ServerCpuPerTxn => "server_cpu_per_txn",
+        }
+    }
+
+    /// Unit of its values.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Tps | Metric::Qps => "/s",
+            Metric::P50 | Metric::P95 | Metric::P99 => "ms",
+            Metric::ServerCpuPerTxn => "µs",
+        }
+    }
+
+    /// Whether a larger value is an improvement.
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Metric::Tps | Metric::Qps)
+    }
+
+    fn percentile(self) -> Option<f64> {
+        match self {
+            Metric::P50 => Some(50.0),
+            Metric::P95 => Some(95.0),
+            Metric::P99 => Some(99.0),
+            _ => None,
+        }
+    }
+
+    /// The per-interval values of this metric in a phase (empty when the samples lack it).
+    pub fn series(self, stored: &StoredPhase) -> Vec<f64> {
+        let phase = &stored.result;
+        let per_s = |s: &Sample, n: u64| (s.interval_s > 0.0).then(|| n as f64 / s.interval_s);
+        match self {
+            Metric::Tps => phase
+                .samples
+                .iter()
+                .filter_map(|s| per_s(s, s.events))
+                .collect(),
+            Metric::Qps => phase
+                .samples
+                .iter()
+                .filter_map(|s| per_s(s, s.queries.total()))
+                .collect(),
+            Metric::P50 | Metric::P95 | Metric::P99 => {
+                let p = self.percentile().unwrap_or_default();
+                let vals: Vec<f64> = phase
+                    .samples
+                    .iter()
+                    .filter(|s| s.events > 0)
+                    .filter_map(|s| percentile_of(&s.latency.percentiles, p))
+                    .collect();
+                // A series with holes would bias the mean; use it only when every interval
+                // that saw events reported this percentile.
+                let with_events = phase.samples.iter().filter(|s| s.events > 0).count();
+                if vals.len() == with_events {
+                    vals
+                } else {
+                    Vec::new()
+                }
+            }
+            Metric::ServerCpuPerTxn => server_cpu_per_txn_series(stored),
+        }
+    }
+
+    /// The phase-level value (over the whole measured phase), if known.
+    pub fn phase_value(self, point: &Point<'_>) -> Option<f64> {
+        let phase = &point.phase.result;
+        match self {
+            Metric::Tps => Some(phase.tps()),
+            Metric::Qps => Some(phase.qps()),
+            Metric::P50 | Metric::P95 | Metric::P99 => {
+                let p = self.percentile().unwrap_or_default();
+                percentile_of(&phase.latency.percentiles, p)
+                    .or_else(|| histogram_percentile(phase, p))
+            }
+            Metric::ServerCpuPerTxn => {
+                let cpu = server_cpu(point)?;
+                let tps = phase.tps();
+                (tps > 0.0).then(|| (cpu.user + cpu.sys) * 1e6 / tps)
+            }
+        }
+    }
+}
+
+/// Server CPU µs per transaction on each report tick, from the `tick` telemetry whose
+/// `elapsed_s` matches a sample's; empty unless every interval with events has its tick.
+fn server_cpu_per_txn_series(stored: &StoredPhase) -> Vec<f64> {
+    let ticks: Vec<&TelemetrySample> = stored
+        .telemetry
+        .iter()
+        .filter(|t| t.source == "tick")
+        .collect();
+    let mut out = Vec::new();
+    for s in stored.result.samples.iter().filter(|s| s.events > 0) {
+        let cpu = ticks
+            .iter()
+            .find(|t| (t.elapsed_s - s.elapsed_s).abs() < 1e-6)
+            .and_then(|t| {
+                let server = t.values.get("server")?;
+                Some(server.get("user_s")?.as_f64()? + server.get("sys_s")?.as_f64()?)
+            });
+        match cpu {
+            Some(c) => out.push(c * 1e6 / s.events as f64),
+            None => return Vec::new(),
+        }
+    }
+    out
+}
+
+fn percentile_of(ps: &[qpslab_core::result::Percentile], p: f64) -> Option<f64> {
+    ps.iter().find(|x| (x.p - p).abs() < 1e-9).map(|x| x.ms)
+}
+
+/// A percentile from the phase's serialized `event` histogram (microsecond values).
+fn histogram_percentile(phase: &PhaseResult, p: f64) -> Option<f64> {
+    use hdrhistogram::serialization::Deserializer;
+    let blob = phase.histograms.iter().find(|h| h.name == "event")?;
+    let h: hdrhistogram::Histogram<u64> = Deserializer::new()
+        .deserialize(&mut blob.v2.as_slice())
+        .ok()?;
+    (h.len() > 0).then(|| h.value_at_quantile(p / 100.0) as f64 / 1000.0)
+}
+
+/// CPU seconds per second (1.0 = one core busy), split user/system.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CpuRate {
+    /// User CPU per second.
+    pub user: f64,
+    /// System CPU per second.
+    pub sys: f64,
+}
+
+/// The server process's CPU rate over a phase, from its `server_proc` telemetry: CPU deltas
+/// summed over the readings, divided by the span they cover (warm-up included when the probe
+/// could not separate it).
+pub fn server_cpu(point: &Point<'_>) -> Option<CpuRate> {
+    let readings: Vec<_> = point
+        .phase
+        .telemetry
+        .iter()
+        .filter(|t| t.source == "server_proc")
+        .collect();
+    let span = readings.iter().map(|t| t.elapsed_s).fold(0.0, f64::max);
+    if readings.is_empty() || span <= 0.0 {
+        return None;
+    }
+    let sum = |k: &str| -> Option<f64> { readings.iter().map(|t| t.values.get(k)?.as_f64()).sum() };
+    Some(CpuRate {
+        user: sum("user_s")? / span,
+        sys: sum("sys_s")? / span,
+    })
+}
+
+/// The client's CPU rate over a measured phase.
+pub fn client_cpu(phase: &PhaseResult) -> Option<CpuRate> {
+    (phase.duration_s > 0.0).then(|| CpuRate {
+        user: phase.client_cpu.user_s / phase.duration_s,
+        sys: phase.client_cpu.sys_s / phase.duration_s,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qpslab_core::result::{LatencySummary, Percentile};
+
+    fn sample(events: u64, p99: Option<f64>) -> Sample {
+        Sample {
+            interval_s: 0.5,
+            events,
+            latency: LatencySummary {
+                percentiles: p99
+                    .map(|ms| vec![Percentile { p: 99.0, ms }])
+                    .unwrap_or_default(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn stored(result: PhaseResult) -> StoredPhase {
+        StoredPhase {
+            seq: 1,
+            recorded_at: 0.0,
+            result,
+            telemetry: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn server_cpu_per_transaction_from_ticks() {
+        let mut p = stored(PhaseResult {
+            samples: vec![sample(10, None), sample(20, None)],
+            ..Default::default()
+        });
+        p.result.samples[0].elapsed_s = 0.5;
+        p.result.samples[1].elapsed_s = 1.0;
+        for (t, cpu) in [(0.5, 0.01), (1.0, 0.01)] {
+            p.telemetry.push(TelemetrySample {
+                elapsed_s: t,
+                source: "tick".into(),
+                values: serde_json::json!({"server": {"user_s": cpu * 0.75, "sys_s": cpu * 0.25}}),
+            });
+        }
+        let got = Metric::ServerCpuPerTxn.series(&p);
+        assert_eq!(got.len(), 2);
+        assert!(
+            (got[0] - 1000.0).abs() < 1e-9 && (got[1] - 500.0).abs() < 1e-9,
+            "{got:?}"
+        );
+        p.telemetry.pop();
+        assert!(Metric::ServerCpuPerTxn.series(&p).is_empty());
+    }
+
+    #[test]
+    fn series_per_second_and_percentiles_without_holes() {
+        let phase = stored(PhaseResult {
+            samples: vec![
+                sample(10, Some(2.0)),
+                sample(20, Some(3.0)),
+                sample(0, None),
+            ],
+            ..Default::default()
+        });
+        assert_eq!(Metric::Tps.series(&phase), vec![20.0, 40.0, 0.0]);
+        assert_eq!(Metric::P99.series(&phase), vec![2.0, 3.0]);
+        assert!(Metric::P95.series(&phase).is_empty());
+        let holes = stored(PhaseResult {
+            samples: vec![sample(10, Some(2.0)), sample(20, None)],
+            ..Default::default()
+        });
+        assert!(Metric::P99.series(&holes).is_empty());
+    }
+}

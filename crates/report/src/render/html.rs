@@ -1,0 +1,181 @@
+//! One self-contained HTML file: inline CSS and SVG, no script, and a Content-Security-Policy
+//! that forbids every fetch, so the file reads the same offline and cannot leak a request.
+
+use super::{metric_cells, num, opt, Renderer};
+use crate::error::Error;
+use crate::report::Report;
+use crate::svg::esc;
+use std::fmt::Write;
+
+/// HTML renderer.
+pub struct Html;
+
+const STYLE: &str = "body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px auto;max-width:1180px;color:#222;line-height:1.4}\
+h1{font-size:24px;margin-bottom:4px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}h3{font-size:15px}\
+table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right}\
+th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}.verdicts li{font-size:15px;margin:3px 0}\
+.better{color:#0a7a2a;font-weight:bold}.worse{color:#b3261e;font-weight:bold}.charts{display:flex;flex-wrap:wrap;gap:12px}\
+.chart{border:1px solid #eee}.muted{color:#666;font-size:13px}";
+
+fn table(out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<String>>) {
+    out.push_str("<table><tr>");
+    for h in head {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    out.push_str("</tr>");
+    for r in rows {
+        out.push_str("<tr>");
+        for c in r {
+            let class = match c.as_str() {
+                "better" => " class=\"better\"",
+                "worse" => " class=\"worse\"",
+                _ => "",
+            };
+            let _ = write!(out, "<td{class}>{}</td>", esc(&c));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>\n");
+}
+
+fn verdict_class(line: &str) -> &'static str {
+    match (line.contains(" better"), line.contains(" worse")) {
+        (true, false) => "better",
+        (false, true) => "worse",
+        _ => "",
+    }
+}
+
+impl Renderer for Html {
+    fn render(&self, r: &Report) -> Result<String, Error> {
+        let mut o = String::new();
+        let _ = write!(
+            o,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
+             <meta name=\"viewport\" content=\"width=device-width\"><title>{t}</title><style>{STYLE}</style></head><body>\n\
+             <h1>{t}</h1><p class=\"muted\">runs {runs}</p>\n<h2>What changed</h2><ul>",
+            t = esc(&r.title),
+            runs = r.runs.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+        );
+        for l in &r.what_changed {
+            let _ = write!(o, "<li>{}</li>", esc(l));
+        }
+        o.push_str("</ul>\n");
+        if !r.verdicts.is_empty() {
+            o.push_str("<h2>Verdicts (95% confidence)</h2><ul class=\"verdicts\">");
+            for l in &r.verdicts {
+                let _ = write!(o, "<li class=\"{}\">{}</li>", verdict_class(l), esc(l));
+            }
+            o.push_str("</ul>\n");
+        }
+        o.push_str("<h2>Charts</h2><div class=\"charts\">\n");
+        for c in &r.charts {
+            let _ = writeln!(
+                o,
+                "<figure class=\"chart\" id=\"{}\">{}</figure>",
+                esc(&c.id),
+                c.svg
+            );
+        }
+        o.push_str("</div>\n");
+        for c in &r.comparisons {
+            let _ = write!(o, "<h2>{} vs {}</h2>", esc(&c.b), esc(&c.a));
+            for p in &c.points {
+                let _ = write!(o, "<h3>{}</h3>", esc(&p.key));
+                table(
+                    &mut o,
+                    &["metric", &c.a, &c.b, "change", "95% CI", "verdict"],
+                    p.metrics.iter().map(|m| metric_cells(m).to_vec()),
+                );
+            }
+            if !c.differences.is_empty() {
+                o.push_str("<h3>Differences</h3>");
+                table(
+                    &mut o,
+                    &["setting", &c.a, &c.b],
+                    c.differences
+                        .iter()
+                        .map(|d| vec![d.name.clone(), d.a.clone(), d.b.clone()]),
+                );
+            }
+        }
+        if !r.best_of.is_empty() {
+            o.push_str("<h2>Best result per variant</h2>");
+            table(
+                &mut o,
+                &["variant", "at", "tps", "qps", "p99 ms"],
+                r.best_of.iter().map(|b| {
+                    vec![
+                        b.variant.clone(),
+                        b.key.clone(),
+                        num(b.tps),
+                        num(b.qps),
+                        opt(b.p99_ms),
+                    ]
+                }),
+            );
+        }
+        if !r.effects.is_empty() {
+            o.push_str("<h2>Factor effects</h2>");
+            table(
+                &mut o,
+                &[
+                    "at",
+                    "metric",
+                    "term",
+                    "effect",
+                    "effect %",
+                    "95% CI",
+                    "significant",
+                ],
+                r.effects.iter().map(|e| {
+                    vec![
+                        e.key.clone(),
+                        e.metric.clone(),
+                        e.term.clone(),
+                        num(e.effect),
+                        format!("{:+.1}%", e.effect_pct),
+                        match (e.ci_low, e.ci_high) {
+                            (Some(l), Some(h)) => format!("[{}, {}]", num(l), num(h)),
+                            _ => "–".into(),
+                        },
+                        if e.significant { "yes" } else { "no" }.into(),
+                    ]
+                }),
+            );
+        }
+        o.push_str("<h2>Results</h2>");
+        table(
+            &mut o,
+            &[
+                "variant",
+                "at",
+                "repeat",
+                "run",
+                "tps",
+                "qps",
+                "p95 ms",
+                "p99 ms",
+                "server CPU %",
+                "client CPU %",
+            ],
+            r.results.iter().map(|x| {
+                vec![
+                    x.variant.clone(),
+                    x.key.clone(),
+                    x.repeat.to_string(),
+                    x.run_id.to_string(),
+                    num(x.tps),
+                    num(x.qps),
+                    opt(x.p95_ms),
+                    opt(x.p99_ms),
+                    opt(x.server_cpu_pct),
+                    opt(x.client_cpu_pct),
+                ]
+            }),
+        );
+        o.push_str("<p class=\"muted\">Intervals: Welch's t on per-interval means with an effective sample size corrected for autocorrelation; with repeats, between-repeat variation.</p>\n</body></html>\n");
+        Ok(o)
+    }
+}

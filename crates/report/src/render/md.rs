@@ -1,0 +1,147 @@
+//! Markdown for pasting into a ticket: what changed and the verdicts first, then tables.
+
+use super::{metric_cells, num, opt, Renderer};
+use crate::compare::Comparison;
+use crate::error::Error;
+use crate::report::Report;
+use std::fmt::Write;
+
+/// Markdown renderer.
+pub struct Markdown;
+
+fn row(cells: &[String]) -> String {
+    let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+    format!("| {} |\n", cells.join(" | "))
+}
+
+fn table(out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<String>>) {
+    let head: Vec<String> = head.iter().map(|h| h.to_string()).collect();
+    out.push_str(&row(&head));
+    out.push_str(&row(&vec!["---".to_string(); head.len()]));
+    for r in rows {
+        out.push_str(&row(&r));
+    }
+    out.push('\n');
+}
+
+/// One comparison as Markdown: a table per setting, then the differences.
+pub fn comparison_markdown(c: &Comparison) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "## {} vs {}\n", c.b, c.a);
+    for p in &c.points {
+        let _ = writeln!(o, "### {}\n", p.key);
+        table(
+            &mut o,
+            &["metric", &c.a, &c.b, "change", "95% CI", "verdict"],
+            p.metrics.iter().map(|m| metric_cells(m).to_vec()),
+        );
+    }
+    if !c.differences.is_empty() {
+        o.push_str("Differences:\n\n");
+        table(
+            &mut o,
+            &["setting", &c.a, &c.b],
+            c.differences
+                .iter()
+                .map(|d| vec![d.name.clone(), d.a.clone(), d.b.clone()]),
+        );
+    }
+    o
+}
+
+impl Renderer for Markdown {
+    fn render(&self, r: &Report) -> Result<String, Error> {
+        let mut o = String::new();
+        let _ = writeln!(o, "# {}\n", r.title);
+        o.push_str("## What changed\n\n");
+        for l in &r.what_changed {
+            let _ = writeln!(o, "- {l}");
+        }
+        if !r.verdicts.is_empty() {
+            o.push_str("\n## Verdicts (95% confidence)\n\n");
+            for l in &r.verdicts {
+                let _ = writeln!(o, "- {l}");
+            }
+        }
+        o.push('\n');
+        for c in &r.comparisons {
+            o.push_str(&comparison_markdown(c));
+        }
+        if !r.best_of.is_empty() {
+            o.push_str("## Best result per variant\n\n");
+            table(
+                &mut o,
+                &["variant", "at", "tps", "qps", "p99 ms"],
+                r.best_of.iter().map(|b| {
+                    vec![
+                        b.variant.clone(),
+                        b.key.clone(),
+                        num(b.tps),
+                        num(b.qps),
+                        opt(b.p99_ms),
+                    ]
+                }),
+            );
+        }
+        if !r.effects.is_empty() {
+            o.push_str("## Factor effects\n\n");
+            table(
+                &mut o,
+                &[
+                    "at",
+                    "metric",
+                    "term",
+                    "effect",
+                    "effect %",
+                    "95% CI",
+                    "significant",
+                ],
+                r.effects.iter().map(|e| {
+                    vec![
+                        e.key.clone(),
+                        e.metric.clone(),
+                        e.term.clone(),
+                        num(e.effect),
+                        format!("{:+.1}%", e.effect_pct),
+                        match (e.ci_low, e.ci_high) {
+                            (Some(l), Some(h)) => format!("[{}, {}]", num(l), num(h)),
+                            _ => "–".into(),
+                        },
+                        if e.significant { "yes" } else { "no" }.into(),
+                    ]
+                }),
+            );
+        }
+        o.push_str("## Results\n\n");
+        table(
+            &mut o,
+            &[
+                "variant",
+                "at",
+                "repeat",
+                "run",
+                "tps",
+                "qps",
+                "p95 ms",
+                "p99 ms",
+                "server CPU %",
+                "client CPU %",
+            ],
+            r.results.iter().map(|x| {
+                vec![
+                    x.variant.clone(),
+                    x.key.clone(),
+                    x.repeat.to_string(),
+                    x.run_id.to_string(),
+                    num(x.tps),
+                    num(x.qps),
+                    opt(x.p95_ms),
+                    opt(x.p99_ms),
+                    opt(x.server_cpu_pct),
+                    opt(x.client_cpu_pct),
+                ]
+            }),
+        );
+        Ok(o)
+    }
+}

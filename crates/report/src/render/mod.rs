@@ -1,0 +1,74 @@
+//! Renderers: one per format, each behind [`Renderer`].
+
+mod html;
+mod json;
+mod md;
+
+pub use html::Html;
+pub use json::Json;
+pub use md::{comparison_markdown, Markdown};
+
+use crate::compare::MetricComparison;
+use crate::error::Error;
+use crate::report::Report;
+
+/// Lays a [`Report`] out as one document.
+pub trait Renderer {
+    /// The document's text.
+    fn render(&self, report: &Report) -> Result<String, Error>;
+}
+
+/// A report format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Self-contained HTML with inline SVG charts.
+    Html,
+    /// Markdown tables, for pasting into a ticket.
+    Markdown,
+    /// The report's data (no charts).
+    Json,
+}
+
+impl Format {
+    /// The renderer of this format.
+    pub fn renderer(self) -> Box<dyn Renderer> {
+        match self {
+            Format::Html => Box::new(Html),
+            Format::Markdown => Box::new(Markdown),
+            Format::Json => Box::new(Json),
+        }
+    }
+}
+
+/// A number with a precision that suits its size.
+pub(crate) fn num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// The cells of one compared metric: name (unit), a, b, change, 95% CI, verdict.
+pub fn metric_cells(m: &MetricComparison) -> [String; 6] {
+    let ci = match (m.ci_low, m.ci_high) {
+        (Some(l), Some(h)) => format!("[{l:+.1}%, {h:+.1}%]"),
+        _ => "–".into(),
+    };
+    [
+        format!("{} ({})", m.metric, m.unit),
+        num(m.a),
+        num(m.b),
+        format!("{:+.1}%", m.change_pct),
+        ci,
+        m.verdict.clone(),
+    ]
+}
+
+/// `Some(x)` as a number, `None` as a dash.
+pub(crate) fn opt(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".into(), num)
+}

@@ -1,0 +1,212 @@
+//! The report as data: what changed, one verdict per comparison, comparisons, best-of,
+//! factor effects, per-point results and charts. Renderers only lay it out.
+
+use crate::charts;
+use crate::compare::{self, group_estimate, Comparison};
+use crate::effects::{self, Effect};
+use crate::metrics::{self, Metric};
+use crate::model::{self, Point, ReportInput};
+use serde::{Deserialize, Serialize};
+
+/// One chart, as SVG.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Chart {
+    /// A file-name-safe id, e.g. `throughput-vs-sessions`.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// The `<svg>` element.
+    #[serde(skip)]
+    pub svg: String,
+}
+
+/// A variant's best throughput over every combination of the swept settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BestRow {
+    /// The variant.
+    pub variant: String,
+    /// The settings that gave it.
+    pub key: String,
+    /// Transactions per second (mean over repeats).
+    pub tps: f64,
+    /// Queries per second.
+    pub qps: f64,
+    /// p99 latency at that point, ms.
+    pub p99_ms: Option<f64>,
+}
+
+/// One measured phase's headline numbers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResultRow {
+    /// The variant.
+    pub variant: String,
+    /// Its swept settings.
+    pub key: String,
+    /// Repeat number.
+    pub repeat: u32,
+    /// The stored run.
+    pub run_id: i64,
+    /// Transactions per second.
+    pub tps: f64,
+    /// Queries per second.
+    pub qps: f64,
+    /// p95 latency, ms.
+    pub p95_ms: Option<f64>,
+    /// p99 latency, ms.
+    pub p99_ms: Option<f64>,
+    /// Server CPU in percent of one core (user + system).
+    pub server_cpu_pct: Option<f64>,
+    /// Client CPU in percent of one core (user + system).
+    pub client_cpu_pct: Option<f64>,
+}
+
+/// Everything a renderer lays out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Title.
+    pub title: String,
+    /// Studies covered.
+    pub studies: Vec<String>,
+    /// Runs covered.
+    pub runs: Vec<i64>,
+    /// Variants in order; the first is every comparison's baseline.
+    pub variants: Vec<String>,
+    /// What the study changed, one line each.
+    pub what_changed: Vec<String>,
+    /// One line per comparison.
+    pub verdicts: Vec<String>,
+    /// Each variant against the baseline.
+    pub comparisons: Vec<Comparison>,
+    /// Each variant's best result.
+    pub best_of: Vec<BestRow>,
+    /// Factor effects (factorial studies).
+    pub effects: Vec<Effect>,
+    /// Every measured point.
+    pub results: Vec<ResultRow>,
+    /// Charts (SVG; not part of the JSON form).
+    pub charts: Vec<Chart>,
+}
+
+/// Builds the report of `input`.
+pub fn build(input: &ReportInput) -> Report {
+    let points = model::points(input);
+    let variants = model::variants(input);
+    let of = |v: &str| -> Vec<Point<'_>> {
+        points
+            .iter()
+            .filter(|p| p.subject.variant == v)
+            .copied()
+            .collect()
+    };
+    let comparisons: Vec<Comparison> = variants
+        .iter()
+        .skip(1)
+        .filter_map(|v| {
+            let base = variants.first()?;
+            Some(compare::compare(base, &of(base), v, &of(v)))
+        })
+        .collect();
+    let mut runs: Vec<i64> = input.subjects.iter().map(|s| s.run.id.0).collect();
+    runs.dedup();
+    Report {
+        title: input.title.clone(),
+        studies: input.studies.clone(),
+        runs,
+        what_changed: what_changed(input, &variants, &points, &comparisons),
+        verdicts: comparisons.iter().map(Comparison::headline).collect(),
+        best_of: variants.iter().filter_map(|v| best(v, &of(v))).collect(),
+        effects: effects::effects(&input.factors, &points),
+        results: points.iter().map(result_row).collect(),
+        charts: charts::charts(&variants, &points),
+        comparisons,
+        variants,
+    }
+}
+
+fn what_changed(
+    input: &ReportInput,
+    variants: &[String],
+    points: &[Point<'_>],
+    comparisons: &[Comparison],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in &input.factors {
+        out.push(format!("factor {}: {}", f.name, f.levels.join(" / ")));
+    }
+    if variants.len() > 1 {
+        out.push(format!(
+            "variants: {} (baseline: {})",
+            variants.join(", "),
+            variants[0]
+        ));
+    }
+    let mut keys: Vec<String> = points.iter().map(Point::key).collect();
+    keys.sort_by_key(|k| (k.len(), k.clone()));
+    keys.dedup();
+    out.push(format!("measured at: {}", keys.join("; ")));
+    for c in comparisons {
+        let shown: Vec<String> = c
+            .differences
+            .iter()
+            .filter(|d| !d.name.starts_with("factor."))
+            .take(6)
+            .map(|d| format!("{} {} → {}", d.name, or_dash(&d.a), or_dash(&d.b)))
+            .collect();
+        let more = c.differences.len().saturating_sub(shown.len());
+        let tail = if more > 0 {
+            format!(" (+{more} more)")
+        } else {
+            String::new()
+        };
+        if shown.is_empty() {
+            out.push(format!(
+                "{} vs {}: same configuration and environment",
+                c.b, c.a
+            ));
+        } else {
+            out.push(format!("{} vs {}: {}{tail}", c.b, c.a, shown.join(", ")));
+        }
+    }
+    out
+}
+
+fn or_dash(s: &str) -> &str {
+    if s.is_empty() {
+        "–"
+    } else {
+        s
+    }
+}
+
+fn best(variant: &str, ps: &[Point<'_>]) -> Option<BestRow> {
+    compare::by_key(ps)
+        .into_iter()
+        .filter_map(|(key, g)| {
+            let tps = group_estimate(Metric::Tps, &g)?.mean;
+            Some(BestRow {
+                variant: variant.to_string(),
+                key,
+                tps,
+                qps: group_estimate(Metric::Qps, &g).map_or(0.0, |e| e.mean),
+                p99_ms: group_estimate(Metric::P99, &g).map(|e| e.mean),
+            })
+        })
+        .max_by(|a, b| a.tps.total_cmp(&b.tps))
+}
+
+fn result_row(p: &Point<'_>) -> ResultRow {
+    let ph = &p.phase.result;
+    let pct = |c: metrics::CpuRate| 100.0 * (c.user + c.sys);
+    ResultRow {
+        variant: p.subject.variant.clone(),
+        key: p.key(),
+        repeat: p.subject.repeat,
+        run_id: p.subject.run.id.0,
+        tps: ph.tps(),
+        qps: ph.qps(),
+        p95_ms: Metric::P95.phase_value(p),
+        p99_ms: Metric::P99.phase_value(p),
+        server_cpu_pct: metrics::server_cpu(p).map(pct),
+        client_cpu_pct: metrics::client_cpu(ph).map(pct),
+    }
+}

@@ -1,0 +1,297 @@
+//! Hand-written SVG line charts: axes with round ticks (linear, or log2 for sessions), one path
+//! and its markers per series, a legend, and an optional shaded band (the discarded warm-up).
+//!
+//! Plain SVG 1.1 with inline attributes only, so the same text renders in a browser, inside a
+//! Markdown viewer and through resvg to PNG. Every series path carries `class="series"` and
+//! `data-points="N"`, which lets tests check that a chart really drew data.
+
+use std::fmt::Write;
+
+const W: f64 = 720.0;
+const H: f64 = 380.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 170.0;
+const TOP: f64 = 36.0;
+const BOTTOM: f64 = 52.0;
+/// Colour-blind-safe palette (Okabe–Ito).
+const COLORS: [&str; 8] = [
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
+];
+const FONT: &str = "DejaVu Sans, Liberation Sans, Arial, sans-serif";
+
+/// One line of a chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// Legend text.
+    pub name: String,
+    /// `(x, y)` points in x order.
+    pub points: Vec<(f64, f64)>,
+    /// Palette index: series of the same variant share a colour.
+    pub color: usize,
+    /// Dashed line (e.g. p95 beside a solid p99).
+    pub dashed: bool,
+}
+
+/// A chart's description.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct LineChart {
+    /// Title drawn above the plot.
+    pub title: String,
+    /// X axis label.
+    pub x_label: String,
+    /// Y axis label.
+    pub y_label: String,
+    /// Log2 x axis (sessions: 1, 2, 4 ... 1024).
+    pub x_log2: bool,
+    /// Lines.
+    pub series: Vec<Series>,
+    /// A shaded x range and its label.
+    pub band: Option<(f64, f64, String)>,
+}
+
+impl LineChart {
+    /// Whether any series has a point to draw.
+    pub fn has_data(&self) -> bool {
+        self.series.iter().any(|s| !s.points.is_empty())
+    }
+
+    /// The chart as one `<svg>` element.
+    pub fn to_svg(&self) -> String {
+        let pts = self.series.iter().flat_map(|s| s.points.iter().copied());
+        let tx = |x: f64| if self.x_log2 { x.max(1e-9).log2() } else { x };
+        let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0.0f64);
+        for (x, y) in pts {
+            x0 = x0.min(tx(x));
+            x1 = x1.max(tx(x));
+            y1 = y1.max(y);
+        }
+        if let Some((a, b, _)) = &self.band {
+            x0 = x0.min(tx(*a));
+            x1 = x1.max(tx(*b));
+        }
+        if x0 > x1 {
+            (x0, x1) = (0.0, 1.0);
+        }
+        if x1 - x0 < 1e-9 {
+            (x0, x1) = (x0 - 1.0, x1 + 1.0);
+        }
+        let (ticks_y, ymax) = nice_ticks(if y1 > 0.0 { y1 } else { 1.0 });
+        let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+        let sx = |x: f64| LEFT + (tx(x) - x0) / (x1 - x0) * pw;
+        let sy = |y: f64| TOP + ph - y / ymax * ph;
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="{FONT}" font-size="12" role="img"><title>{t}</title><rect width="{W}" height="{H}" fill="#ffffff"/><text x="{LEFT}" y="22" font-size="15" font-weight="bold" fill="#222">{t}</text>"##,
+            t = esc(&self.title)
+        );
+        if let Some((a, b, label)) = &self.band {
+            let (xa, xb) = (sx(*a), sx(*b));
+            let _ = write!(
+                s,
+                r##"<rect class="band" x="{xa:.1}" y="{TOP}" width="{w:.1}" height="{ph}" fill="#999999" fill-opacity="0.18"/><text x="{tx:.1}" y="{ty}" font-size="11" fill="#555" text-anchor="middle">{l}</text>"##,
+                w = (xb - xa).max(0.0),
+                tx = (xa + xb) / 2.0,
+                ty = TOP + 14.0,
+                l = esc(label)
+            );
+        }
+        for &v in &ticks_y {
+            let y = sy(v);
+            let _ = write!(
+                s,
+                r##"<line x1="{LEFT}" x2="{x2}" y1="{y:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{tx}" y="{ty:.1}" text-anchor="end" fill="#444">{v}</text>"##,
+                x2 = LEFT + pw,
+                tx = LEFT - 6.0,
+                ty = y + 4.0,
+                v = fmt_num(v)
+            );
+        }
+        for v in self.x_ticks(x0, x1) {
+            let x = sx(v);
+            let _ = write!(
+                s,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{y2}" stroke="#f0f0f0"/><text x="{x:.1}" y="{ty}" text-anchor="middle" fill="#444">{v}</text>"##,
+                y2 = TOP + ph,
+                ty = TOP + ph + 16.0,
+                v = fmt_num(v)
+            );
+        }
+        let _ = write!(
+            s,
+            r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#888"/><text x="{cx}" y="{by}" text-anchor="middle" fill="#222">{xl}</text><text transform="translate(16 {cy}) rotate(-90)" text-anchor="middle" fill="#222">{yl}</text>"##,
+            cx = LEFT + pw / 2.0,
+            by = H - 12.0,
+            cy = TOP + ph / 2.0,
+            xl = esc(&self.x_label),
+            yl = esc(&self.y_label)
+        );
+        for (i, se) in self.series.iter().enumerate() {
+            let color = COLORS[se.color % COLORS.len()];
+            let d: Vec<String> = se
+                .points
+                .iter()
+                .enumerate()
+                .map(|(j, &(x, y))| {
+                    format!(
+                        "{}{:.1},{:.1}",
+                        if j == 0 { "M" } else { "L" },
+                        sx(x),
+                        sy(y)
+                    )
+                })
+                .collect();
+            let dash = if se.dashed {
+                r#" stroke-dasharray="6 4""#
+            } else {
+                ""
+            };
+            let _ = write!(
+                s,
+                r#"<path class="series" data-points="{n}" d="{d}" fill="none" stroke="{color}" stroke-width="2"{dash}/>"#,
+                n = se.points.len(),
+                d = d.join(" ")
+            );
+            // Markers only where points are sparse enough to tell apart.
+            if se.points.len() <= 24 {
+                for &(x, y) in &se.points {
+                    let _ = write!(
+                        s,
+                        r#"<circle class="mark" cx="{:.1}" cy="{:.1}" r="3.5" fill="{color}"/>"#,
+                        sx(x),
+                        sy(y)
+                    );
+                }
+            }
+            let ly = TOP + 8.0 + 18.0 * i as f64;
+            let lx = LEFT + pw + 12.0;
+            let _ = write!(
+                s,
+                r##"<line x1="{lx}" x2="{lx2}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"{dash}/><text x="{tx}" y="{ty}" fill="#222">{name}</text>"##,
+                lx2 = lx + 22.0,
+                tx = lx + 28.0,
+                ty = ly + 4.0,
+                name = esc(&se.name)
+            );
+        }
+        s.push_str("</svg>");
+        s
+    }
+
+    fn x_ticks(&self, x0: f64, x1: f64) -> Vec<f64> {
+        if self.x_log2 {
+            // Powers of two over the transformed range, thinned to at most 12 labels.
+            let (a, b) = (x0.floor() as i32, x1.ceil() as i32);
+            let step = (((b - a) as f64 / 11.0).ceil() as i32).max(1);
+            (a..=b)
+                .step_by(step as usize)
+                .map(|e| 2f64.powi(e))
+                .filter(|v| v.log2() >= x0 - 1e-9 && v.log2() <= x1 + 1e-9)
+                .collect()
+        } else {
+            let step = nice_step((x1 - x0) / 8.0);
+            let mut v = (x0 / step).ceil() * step;
+            let mut out = Vec::new();
+            while v <= x1 + 1e-9 {
+                out.push(if v.abs() < 1e-9 { 0.0 } else { v });
+                v += step;
+            }
+            out
+        }
+    }
+}
+
+fn nice_step(raw: f64) -> f64 {
+    if raw <= 0.0 || !raw.is_finite() {
+        return 1.0;
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    let n = if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    n * mag
+}
+
+/// Ticks from 0 to a round maximum at or above `max`, and that maximum.
+fn nice_ticks(max: f64) -> (Vec<f64>, f64) {
+    let step = nice_step(max / 5.0);
+    let top = (max / step).ceil() * step;
+    let n = (top / step).round() as usize;
+    ((0..=n).map(|i| i as f64 * step).collect(), top)
+}
+
+/// A number as a short label: `12k`, `1.5M`, `0.25`.
+pub fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if a >= 1e6 {
+        format!("{}M", trim(format!("{:.2}", v / 1e6)))
+    } else if a >= 1e4 {
+        format!("{}k", trim(format!("{:.1}", v / 1e3)))
+    } else if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else {
+        trim(format!("{v:.3}"))
+    }
+}
+
+/// Escapes text for XML.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_each_series_with_its_points() {
+        let c = LineChart {
+            title: "tps <vs> sessions".into(),
+            x_log2: true,
+            series: vec![Series {
+                name: "a".into(),
+                points: vec![(1.0, 10.0), (4.0, 35.0), (16.0, 80.0)],
+                color: 0,
+                dashed: false,
+            }],
+            ..Default::default()
+        };
+        let svg = c.to_svg();
+        assert!(svg.contains(r#"data-points="3""#), "{svg}");
+        assert_eq!(svg.matches("<circle").count(), 3);
+        assert!(svg.contains("tps &lt;vs&gt; sessions"));
+        // Log2 ticks at powers of two.
+        for t in [">1<", ">2<", ">4<", ">8<", ">16<"] {
+            assert!(svg.contains(t), "{t}");
+        }
+    }
+
+    #[test]
+    fn round_ticks_and_labels() {
+        assert_eq!(
+            nice_ticks(87.0),
+            (vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0], 100.0)
+        );
+        assert_eq!(fmt_num(12_500.0), "12.5k");
+        assert_eq!(fmt_num(2_000_000.0), "2M");
+        assert_eq!(fmt_num(0.25), "0.25");
+        assert_eq!(fmt_num(250.0), "250");
+    }
+}
