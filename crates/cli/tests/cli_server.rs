@@ -4,8 +4,13 @@
 mod common;
 use common::*;
 
+/// Running, as opposed to gone or a zombie waiting for a parent that may never reap it (PID 1
+/// in a container often does not).
 fn pid_alive(pid: u32) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit(") ").next().is_some_and(|rest| !rest.starts_with('Z')),
+        Err(_) => false,
+    }
 }
 
 #[test]
