@@ -1,0 +1,130 @@
+//! The lab's error types.
+
+use std::path::PathBuf;
+
+/// A study spec that cannot be used. Every variant is the user's mistake.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    /// The file could not be read.
+    #[error("cannot read study spec {path}: {source}")]
+    Read {
+        /// The spec's path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A key the spec format does not know, with where it is and what was probably meant.
+    #[error("{file}: line {line}: unknown key `{key}`{}{}", .section.as_ref().map_or(String::new(), |s| format!(" in {s}")), .suggestion.as_ref().map_or(String::new(), |s| format!("; did you mean `{s}`?")))]
+    UnknownKey {
+        /// The spec's file name.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// The key as written.
+        key: String,
+        /// The table it is in, e.g. `[sweep]`, when known.
+        section: Option<String>,
+        /// The valid key nearest to it.
+        suggestion: Option<String>,
+    },
+    /// TOML syntax or a value of the wrong type.
+    #[error("{file}: line {line}: {message}")]
+    Invalid {
+        /// The spec's file name.
+        file: String,
+        /// 1-based line (0 when unknown).
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A value that has the right type but cannot be used.
+    #[error("{file}: {message}")]
+    Value {
+        /// The spec's file name.
+        file: String,
+        /// What is wrong and where.
+        message: String,
+    },
+    /// The spec expands to no cell at all.
+    #[error("{file}: the study has no cells: {why}")]
+    Empty {
+        /// The spec's file name.
+        file: String,
+        /// Which list is empty.
+        why: String,
+    },
+}
+
+/// Why a measured cell (or `qpslab run`'s phase) could not be executed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// The server could not be reached.
+    #[error("connecting to {target}: {source}")]
+    Connect {
+        /// The redacted target.
+        target: String,
+        /// The client's error.
+        source: qpslab_wire::Error,
+    },
+    /// Checking, loading or dropping the dataset failed.
+    #[error("dataset: {0}")]
+    Dataset(#[from] qpslab_engine::prepare::PrepareError),
+    /// The workload options are invalid.
+    #[error(transparent)]
+    Workload(#[from] qpslab_engine::workload::WorkloadError),
+    /// The phase failed or was interrupted.
+    #[error(transparent)]
+    Run(#[from] qpslab_engine::RunError),
+    /// Telemetry could not be read before or after the phase.
+    #[error("telemetry: {0}")]
+    Probe(#[from] qpslab_probe::Error),
+    /// The results store failed.
+    #[error(transparent)]
+    Store(#[from] qpslab_store::Error),
+}
+
+impl ExecError {
+    /// True when the user stopped the phase (Ctrl-C).
+    pub fn is_interrupted(&self) -> bool {
+        matches!(self, ExecError::Run(qpslab_engine::RunError::Interrupted))
+    }
+}
+
+/// Why a study stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum StudyError {
+    /// The spec is unusable.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// `resume` of a study whose spec changed since it was created.
+    #[error("study '{name}' was created from a different spec: {changes}; rename the study (name = ...) to start a new one, or restore the old spec to resume")]
+    SpecChanged {
+        /// The study.
+        name: String,
+        /// What differs, e.g. `[sweep].threads, [[variant]] 2`.
+        changes: String,
+    },
+    /// `resume` of a study that was never created, or `run` of one that exists.
+    #[error(transparent)]
+    Store(#[from] qpslab_store::Error),
+    /// The user stopped the study (Ctrl-C); finished cells are kept.
+    #[error("study '{0}' interrupted; finished cells are kept: continue with `qpslab lab resume`")]
+    Interrupted(String),
+    /// An OS-level toggle could not be applied.
+    #[error("{0}")]
+    Os(String),
+}
+
+impl StudyError {
+    /// True when the user's input is at fault (exit code 2).
+    pub fn is_user_error(&self) -> bool {
+        match self {
+            StudyError::Spec(_) | StudyError::SpecChanged { .. } | StudyError::Os(_) => true,
+            StudyError::Store(e) => matches!(
+                e,
+                qpslab_store::Error::StudyNotFound(_) | qpslab_store::Error::StudyExists(_)
+            ),
+            StudyError::Interrupted(_) => false,
+        }
+    }
+}

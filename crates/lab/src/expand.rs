@@ -1,0 +1,263 @@
+//! From a spec to its cells, in execution order.
+//!
+//! Setups: each `[[variant]]` (or one stock sandbox named `default`), times the full
+//! factorial of `[factors]` levels. Points: the cross product of the `[sweep]` lists. Cells:
+//! setups × points × repeats.
+//!
+//! Order: repeat rounds, and in each round every setup runs all its points back to back; the
+//! setups go forward in odd rounds and backward in even ones (A B C, C B A, A B C...).
+//! Trade-off: a sandbox restarts only when the setup changes, so one round costs one restart
+//! per setup (the reversed rounds even save one at each turn), and machine drift over the
+//! study is spread across setups (each repeat of A sits next to a repeat of B, and the
+//! serpentine cancels a linear drift over pairs of rounds). Drift *within* one setup's block
+//! of points is not spread; interleaving single cells (A1 B1 A2 B2) would spread it too, at
+//! one restart per cell, which on a laptop costs more time than the cells themselves.
+
+use crate::error::SpecError;
+use crate::options::RunOptions;
+use crate::spec::{Levels, Setup, Spec};
+use std::collections::BTreeMap;
+
+/// One setup of the study: a variant, possibly with factor levels applied.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetupCell {
+    /// Its name: the variant's, `+`-joined levels for a factorial (prefixed by the variant
+    /// when there are several variants).
+    pub name: String,
+    /// The merged setup.
+    pub setup: Setup,
+    /// The factor levels (empty unless factorial).
+    pub levels: Levels,
+}
+
+/// One cell of the study, with everything needed to run it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cell {
+    /// Execution order, from 1.
+    pub seq: u32,
+    /// Unique label, e.g. `bp1g/threads=8/r2`.
+    pub label: String,
+    /// Index into [`Expanded::setups`].
+    pub setup: usize,
+    /// The swept settings of this cell.
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// The cell's run options (defaults overlaid with its point).
+    pub options: RunOptions,
+    /// Repeat number, from 1.
+    pub repeat: u32,
+}
+
+/// A spec expanded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expanded {
+    /// Setups in spec order.
+    pub setups: Vec<SetupCell>,
+    /// Cells in execution order.
+    pub cells: Vec<Cell>,
+}
+
+/// Expands `spec`; `file` names it in errors.
+pub fn expand(file: &str, spec: &Spec) -> Result<Expanded, SpecError> {
+    let empty = |why: String| SpecError::Empty {
+        file: file.into(),
+        why,
+    };
+    let setups = setups(spec);
+    if let Some((f, _)) = spec.factors.iter().find(|(_, l)| l.is_empty()) {
+        return Err(empty(format!("factor '{f}' has no levels")));
+    }
+    let axes = spec.sweep.axes();
+    if let Some((name, _)) = axes.iter().find(|(_, v)| v.is_empty()) {
+        return Err(empty(format!("[sweep] {name} is an empty list")));
+    }
+    // The cross product of the sweep, first axis slowest.
+    let mut points: Vec<BTreeMap<String, serde_json::Value>> = vec![BTreeMap::new()];
+    for (name, values) in &axes {
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                values.iter().map(move |v| {
+                    let mut q = p.clone();
+                    q.insert(name.to_string(), v.clone());
+                    q
+                })
+            })
+            .collect();
+    }
+    let repeats = spec.defaults.repeats();
+    let mut cells = Vec::new();
+    for round in 1..=repeats {
+        let order: Vec<usize> = if round % 2 == 1 {
+            (0..setups.len()).collect()
+        } else {
+            (0..setups.len()).rev().collect()
+        };
+        for si in order {
+            for point in &points {
+                let mut options = spec.defaults.clone();
+                for (k, v) in point {
+                    options.set_json(k, v).map_err(|e| SpecError::Value {
+                        file: file.into(),
+                        message: format!("[sweep] {e}"),
+                    })?;
+                }
+                let mut label = setups[si].name.clone();
+                // Labels follow the sweep's axis order, not the map's.
+                for (name, _) in &axes {
+                    label.push_str(&format!("/{name}={}", show(&point[*name])));
+                }
+                label.push_str(&format!("/r{round}"));
+                cells.push(Cell {
+                    seq: cells.len() as u32 + 1,
+                    label,
+                    setup: si,
+                    params: point.clone(),
+                    options,
+                    repeat: round,
+                });
+            }
+        }
+    }
+    Ok(Expanded { setups, cells })
+}
+
+fn show(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn setups(spec: &Spec) -> Vec<SetupCell> {
+    let bases: Vec<(String, Setup)> = if spec.variant.is_empty() {
+        vec![("default".into(), Setup::default())]
+    } else {
+        spec.variant
+            .iter()
+            .map(|v| (v.name.clone().unwrap_or_default(), v.clone()))
+            .collect()
+    };
+    let mut combos: Vec<(Vec<String>, Levels, Setup)> =
+        vec![(Vec::new(), Levels::new(), Setup::default())];
+    for (factor, levels) in &spec.factors {
+        combos = combos
+            .into_iter()
+            .flat_map(|(names, lv, s)| {
+                levels.iter().map(move |(level, setup)| {
+                    let mut names = names.clone();
+                    names.push(level.clone());
+                    let mut lv = lv.clone();
+                    lv.insert(factor.clone(), level.clone());
+                    (names, lv, s.with(setup))
+                })
+            })
+            .collect();
+    }
+    let several = bases.len() > 1;
+    let factorial = !spec.factors.is_empty();
+    let mut out = Vec::new();
+    for (base, setup) in &bases {
+        for (names, levels, partial) in &combos {
+            let name = match (factorial, several) {
+                (false, _) => base.clone(),
+                (true, false) => names.join("+"),
+                (true, true) => format!("{base}:{}", names.join("+")),
+            };
+            out.push(SetupCell {
+                name,
+                setup: setup.with(partial),
+                levels: levels.clone(),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::parse;
+
+    fn labels(text: &str) -> Vec<String> {
+        let s = parse("t", text).unwrap();
+        expand("t", &s)
+            .unwrap()
+            .cells
+            .into_iter()
+            .map(|c| c.label)
+            .collect()
+    }
+
+    #[test]
+    fn variants_sweep_and_repeats_interleave_in_a_serpentine() {
+        let l = labels(
+            "name = \"s\"\n[defaults]\nrepeats = 2\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n[sweep]\nthreads = [1, 4]\n",
+        );
+        assert_eq!(
+            l,
+            [
+                "a/threads=1/r1",
+                "a/threads=4/r1",
+                "b/threads=1/r1",
+                "b/threads=4/r1",
+                "b/threads=1/r2",
+                "b/threads=4/r2",
+                "a/threads=1/r2",
+                "a/threads=4/r2",
+            ]
+        );
+    }
+
+    #[test]
+    fn factorial_is_full_and_named_by_levels() {
+        let s = parse(
+            "t",
+            "name = \"f\"\n[factors.config]\nstock = {}\ntuned = { set = { x = 1 } }\n[factors.malloc]\nsystem = {}\njemalloc = { malloc = \"jemalloc\" }\n[factors.thp]\nmadvise = { os = { thp = \"madvise\" } }\nnever = { os = { thp = \"never\" } }\n[sweep]\nthreads = [2]\n",
+        )
+        .unwrap();
+        let e = expand("t", &s).unwrap();
+        assert_eq!(e.setups.len(), 8);
+        assert_eq!(e.cells.len(), 8);
+        assert_eq!(e.setups[0].name, "stock+system+madvise");
+        assert_eq!(e.setups[7].name, "tuned+jemalloc+never");
+        assert_eq!(e.setups[7].levels["malloc"], "jemalloc");
+        assert_eq!(e.setups[7].setup.os.thp.as_deref(), Some("never"));
+        assert_eq!(e.setups[7].setup.set["x"].render(), "1");
+        assert!(e.setups[0].setup.set.is_empty());
+        let names: std::collections::HashSet<_> = e.setups.iter().map(|s| &s.name).collect();
+        assert_eq!(names.len(), 8);
+    }
+
+    #[test]
+    fn sweep_is_a_cross_product_and_cells_get_their_options() {
+        let s = parse(
+            "t",
+            "name = \"x\"\n[defaults]\nduration = \"2s\"\n[sweep]\nworkload = [\"oltp_read_only\", \"oltp_write_only\"]\nthreads = [1, 2, 4]\n",
+        )
+        .unwrap();
+        let e = expand("t", &s).unwrap();
+        assert_eq!(e.cells.len(), 6);
+        assert_eq!(
+            e.cells[0].label,
+            "default/workload=oltp_read_only/threads=1/r1"
+        );
+        assert_eq!(e.cells[5].options.threads, Some(4));
+        assert_eq!(
+            e.cells[5].options.workload.as_deref(),
+            Some("oltp_write_only")
+        );
+        assert_eq!(e.cells[5].params["threads"], 4);
+    }
+
+    #[test]
+    fn empty_lists_are_refused() {
+        let s = parse("t", "name = \"x\"\n[sweep]\nthreads = []\n").unwrap();
+        let e = expand("t", &s).unwrap_err();
+        assert!(
+            e.to_string().contains("no cells") && e.to_string().contains("threads"),
+            "{e}"
+        );
+        let s = parse("t", "name = \"x\"\n[factors.a]\n").unwrap();
+        assert!(expand("t", &s).is_err());
+    }
+}

@@ -1,0 +1,36 @@
+//! Studies: a spec file expanded into cells, executed in an order that spreads machine drift,
+//! stored cell by cell so that an interrupted study resumes where it stopped.
+//!
+//! - [`spec`] parses and checks the TOML spec (unknown keys name their line and the nearest
+//!   valid key);
+//! - [`expand`] turns it into setups (variants × factorial of factor levels) and cells (setups ×
+//!   the sweep's cross product × repeats), in execution order;
+//! - [`exec`] measures one cell: dataset check, phase with per-tick telemetry, store (also used
+//!   by `qpslab run`);
+//! - [`study`] runs or resumes a whole study, starting each setup's sandbox as needed;
+//! - [`os`] applies OS-level toggles (THP) reversibly.
+//!
+//! ```no_run
+//! # fn demo(store: &mut qpslab_store::Store) -> Result<(), Box<dyn std::error::Error>> {
+//! use qpslab_lab::{exec::Quiet, study};
+//! let loaded = study::load("examples/bp-vs-stock.toml".as_ref())?;
+//! for c in &loaded.expanded.cells {
+//!     println!("{:>3} {}", c.seq, c.label);
+//! }
+//! # struct Q; impl qpslab_lab::exec::Observer for Q {} impl study::StudyObserver for Q {}
+//! let lab = qpslab_sandbox::LabDir::default_location();
+//! let stop = std::sync::atomic::AtomicBool::new(false);
+//! let out = study::run_study(store, &loaded, "qpslab lab run", study::Mode::Run, &lab, &mut Q, &stop)?;
+//! println!("{} cells done", out.done);
+//! # let _ = Quiet; Ok(()) }
+//! ```
+
+pub mod error;
+pub mod exec;
+pub mod expand;
+pub mod options;
+pub mod os;
+pub mod spec;
+pub mod study;
+
+pub use error::{ExecError, SpecError, StudyError};

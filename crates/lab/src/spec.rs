@@ -1,0 +1,408 @@
+//! The study spec file (TOML) and its checks.
+//!
+//! ```toml
+//! name = "bp-vs-stock"
+//! [defaults]                 # any run option
+//! workload = "oltp_read_only"
+//! duration = "5s"
+//! repeats = 2
+//! [[variant]]                # a server setup
+//! name = "stock"
+//! [[variant]]
+//! name = "bp1g"
+//! set = { innodb_buffer_pool_size = "1G" }
+//! [sweep]                    # any run option over a list: cross product
+//! threads = [2, 8]
+//! [factors.malloc]           # named factors with named levels: full factorial
+//! system = {}
+//! jemalloc = { malloc = "jemalloc" }
+//! ```
+//!
+//! Unknown keys are refused with their line and the nearest valid key; values of the wrong
+//! type with their line.
+
+use crate::error::SpecError;
+use crate::options::{RunOptions, SweepOptions};
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// A whole spec as written.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    /// The study's unique name in the store.
+    pub name: String,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Run options of every cell.
+    #[serde(default)]
+    pub defaults: RunOptions,
+    /// Server setups; none means one sandbox with stock settings, named `default`.
+    #[serde(default)]
+    pub variant: Vec<Setup>,
+    /// Run options swept as a cross product.
+    #[serde(default)]
+    pub sweep: SweepOptions,
+    /// Named factors, each with named levels (partial setups), in spec order.
+    #[serde(default)]
+    pub factors: IndexMap<String, IndexMap<String, Setup>>,
+}
+
+/// A server setup: a `[[variant]]`, or one level of a factor (which has no `name`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setup {
+    /// The variant's name (variants only).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Server settings, my.cnf names: `{ innodb_buffer_pool_size = "1G" }`.
+    #[serde(default)]
+    pub set: IndexMap<String, SettingValue>,
+    /// CPUs of the sandbox server: `"0"`, `"0-3,6"`.
+    #[serde(default)]
+    pub cpus: Option<String>,
+    /// Allocator preloaded: `jemalloc`, `tcmalloc`, `system`, or a library path.
+    #[serde(default)]
+    pub malloc: Option<String>,
+    /// An unpacked server tarball to run instead of the installed server.
+    #[serde(default)]
+    pub basedir: Option<PathBuf>,
+    /// A my.cnf fragment applied before `set`.
+    #[serde(default)]
+    pub profile: Option<PathBuf>,
+    /// An external server (`mysql://user@host:port/db`) instead of a sandbox.
+    #[serde(default)]
+    pub target: Option<String>,
+    /// OS-level toggles applied while this setup runs.
+    #[serde(default)]
+    pub os: OsToggles,
+}
+
+/// A setting's value: written as a string, a number or a boolean.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SettingValue {
+    /// `"1G"`.
+    Text(String),
+    /// `2`.
+    Int(i64),
+    /// `0.5`.
+    Float(f64),
+    /// `true` (rendered ON) / `false` (OFF).
+    Bool(bool),
+}
+
+impl SettingValue {
+    /// The value as my.cnf would hold it.
+    pub fn render(&self) -> String {
+        match self {
+            SettingValue::Text(s) => s.clone(),
+            SettingValue::Int(n) => n.to_string(),
+            SettingValue::Float(f) => f.to_string(),
+            SettingValue::Bool(b) => if *b { "ON" } else { "OFF" }.into(),
+        }
+    }
+}
+
+/// OS-level toggles (host-wide; applied before the server starts, restored afterwards).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OsToggles {
+    /// Transparent huge pages: `always`, `madvise` or `never`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thp: Option<String>,
+}
+
+impl Setup {
+    /// This setup with `level` applied on top (settings merged, other fields replaced when set).
+    pub fn with(&self, level: &Setup) -> Setup {
+        let mut s = self.clone();
+        for (k, v) in &level.set {
+            s.set.insert(k.clone(), v.clone());
+        }
+        macro_rules! replace {
+            ($($f:ident),*) => { $(if level.$f.is_some() { s.$f = level.$f.clone(); })* };
+        }
+        replace!(cpus, malloc, basedir, profile, target);
+        if level.os.thp.is_some() {
+            s.os.thp = level.os.thp.clone();
+        }
+        s
+    }
+}
+
+/// Parses and checks a spec's text; `file` names it in errors.
+pub fn parse(file: &str, text: &str) -> Result<Spec, SpecError> {
+    let spec: Spec = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
+    check(file, &spec)?;
+    Ok(spec)
+}
+
+/// Reads and parses a spec file; returns its text too (stored with the study).
+pub fn load(path: &std::path::Path) -> Result<(Spec, String), SpecError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let file = path.display().to_string();
+    Ok((parse(&file, &text)?, text))
+}
+
+fn check(file: &str, spec: &Spec) -> Result<(), SpecError> {
+    let value = |message: String| SpecError::Value {
+        file: file.into(),
+        message,
+    };
+    if spec.name.trim().is_empty() {
+        return Err(value("name must not be empty".into()));
+    }
+    if spec.sweep.repeats.is_some() {
+        return Err(value(
+            "[sweep] repeats: repeats is set once, in [defaults]".into(),
+        ));
+    }
+    if spec.defaults.repeats == Some(0) {
+        return Err(value("[defaults] repeats must be at least 1".into()));
+    }
+    let mut names = std::collections::HashSet::new();
+    for (i, v) in spec.variant.iter().enumerate() {
+        let Some(n) = v.name.as_deref().filter(|n| !n.trim().is_empty()) else {
+            return Err(value(format!("[[variant]] number {} has no name", i + 1)));
+        };
+        if n.contains('/') || n.contains('+') {
+            return Err(value(format!(
+                "[[variant]] name '{n}': no '/' or '+' in names"
+            )));
+        }
+        if !names.insert(n) {
+            return Err(value(format!("[[variant]] name '{n}' is used twice")));
+        }
+        check_setup(&format!("[[variant]] {n}"), v).map_err(value)?;
+    }
+    for (f, levels) in &spec.factors {
+        for (l, setup) in levels {
+            if setup.name.is_some() {
+                return Err(value(format!(
+                    "[factors.{f}] level {l}: a level takes its name from its key; remove `name`"
+                )));
+            }
+            check_setup(&format!("[factors.{f}] level {l}"), setup).map_err(value)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_setup(what: &str, s: &Setup) -> Result<(), String> {
+    if let Some(c) = &s.cpus {
+        crate::options::parse_cpu_list(c).map_err(|e| format!("{what}: {e}"))?;
+    }
+    if let Some(t) = &s.os.thp {
+        if !["always", "madvise", "never"].contains(&t.as_str()) {
+            return Err(format!("{what}: os.thp '{t}': always, madvise or never"));
+        }
+    }
+    if s.target.is_some()
+        && (!s.set.is_empty() || s.cpus.is_some() || s.malloc.is_some() || s.basedir.is_some())
+    {
+        return Err(format!(
+            "{what}: `target` is an external server; set, cpus, malloc and basedir configure sandboxes"
+        ));
+    }
+    Ok(())
+}
+
+/// Turns a TOML/serde error into one line with the line number, naming an unknown key's
+/// nearest valid spelling.
+fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> SpecError {
+    let line = e.span().map_or(0, |s| {
+        text[..s.start.min(text.len())].matches('\n').count() + 1
+    });
+    let msg = e.message().trim().to_string();
+    if let Some(rest) = msg.strip_prefix("unknown field `") {
+        if let Some((key, tail)) = rest.split_once('`') {
+            let candidates: Vec<&str> = tail.split('`').skip(1).step_by(2).collect();
+            let suggestion = nearest(key, &candidates);
+            return SpecError::UnknownKey {
+                file: file.into(),
+                line,
+                key: key.into(),
+                section: section_at(text, line),
+                suggestion,
+            };
+        }
+    }
+    SpecError::Invalid {
+        file: file.into(),
+        line,
+        message: msg.lines().next().unwrap_or("").to_string(),
+    }
+}
+
+/// The valid key nearest to `key`, if one is close enough to be a typo.
+pub fn nearest(key: &str, candidates: &[&str]) -> Option<String> {
+    candidates
+        .iter()
+        .map(|c| (strsim::damerau_levenshtein(key, c), *c))
+        .filter(|(d, c)| *d <= 3.max(c.len() / 3) || c.contains(key) || key.contains(c))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c.to_string())
+}
+
+/// The `[table]` header above `line`, if any.
+fn section_at(text: &str, line: usize) -> Option<String> {
+    text.lines()
+        .take(line)
+        .filter_map(|l| {
+            let t = l.trim();
+            t.starts_with('[')
+                .then(|| t.split('#').next().unwrap_or(t).trim().to_string())
+        })
+        .last()
+}
+
+/// The spec as a canonical JSON tree: what `resume` compares.
+pub fn normalized(spec: &Spec) -> serde_json::Value {
+    serde_json::to_value(spec).unwrap_or_default()
+}
+
+/// SHA-256 of the normalized spec, hex.
+pub fn spec_hash(spec: &Spec) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(normalized(spec).to_string().as_bytes());
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The paths where two normalized specs differ, e.g. `sweep.threads`, `variant[1]`.
+pub fn differences(old: &serde_json::Value, new: &serde_json::Value) -> Vec<String> {
+    fn walk(path: String, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<String>) {
+        use serde_json::Value::{Array, Object};
+        match (a, b) {
+            (Object(x), Object(y)) => {
+                let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+                for k in keys {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    let null = serde_json::Value::Null;
+                    walk(p, x.get(k).unwrap_or(&null), y.get(k).unwrap_or(&null), out);
+                }
+            }
+            (Array(x), Array(y)) if x.len() == y.len() && path.ends_with("variant") => {
+                for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                    walk(format!("{path}[{}]", i + 1), p, q, out);
+                }
+            }
+            _ if a != b => out.push(path),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(String::new(), old, new, &mut out);
+    out
+}
+
+/// Factor names and their level names, in spec order.
+pub fn factor_list(spec: &Spec) -> Vec<(String, Vec<String>)> {
+    spec.factors
+        .iter()
+        .map(|(f, l)| (f.clone(), l.keys().cloned().collect()))
+        .collect()
+}
+
+/// `{"factor": "level"}` for one combination.
+pub type Levels = BTreeMap<String, String>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_name_line_and_nearest_key() {
+        let text =
+            "name = \"s\"\n[defaults]\nworkload = \"oltp_read_only\"\n[sweep]\ntreads = [1, 2]\n";
+        let e = parse("s.toml", text).unwrap_err();
+        let m = e.to_string();
+        assert!(matches!(e, SpecError::UnknownKey { line: 5, .. }), "{m}");
+        assert!(
+            m.contains("`treads`") && m.contains("did you mean `threads`") && m.contains("[sweep]"),
+            "{m}"
+        );
+
+        let e = parse(
+            "s.toml",
+            "name = \"s\"\n\n[[variant]]\nname = \"a\"\nsett = {}\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("line 5") && e.to_string().contains("`set`"),
+            "{e}"
+        );
+
+        let e = parse("s.toml", "nmae = \"s\"\n").unwrap_err();
+        assert!(e.to_string().contains("did you mean `name`"), "{e}");
+    }
+
+    #[test]
+    fn wrong_types_name_their_line() {
+        let e = parse("s.toml", "name = \"s\"\n[sweep]\nthreads = [1, \"two\"]\n").unwrap_err();
+        assert!(matches!(e, SpecError::Invalid { line: 3, .. }), "{e}");
+        let e = parse("s.toml", "name = \"s\"\n[defaults]\nrepeats = \"x\"\n").unwrap_err();
+        assert!(e.to_string().contains("line 3"), "{e}");
+        let e = parse(
+            "s.toml",
+            "name = \"s\"\n[[variant]]\nname = \"a\"\ncpus = \"z\"\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("CPU list"), "{e}");
+    }
+
+    #[test]
+    fn factor_levels_keep_spec_order_and_merge() {
+        let s = parse(
+            "s.toml",
+            "name = \"f\"\n[factors.config]\nstock = {}\ntuned = { set = { a = 1 } }\n[factors.malloc]\nsystem = {}\njemalloc = { malloc = \"jemalloc\" }\n",
+        )
+        .unwrap();
+        assert_eq!(
+            factor_list(&s),
+            vec![
+                (
+                    "config".to_string(),
+                    vec!["stock".to_string(), "tuned".to_string()]
+                ),
+                (
+                    "malloc".to_string(),
+                    vec!["system".to_string(), "jemalloc".to_string()]
+                )
+            ]
+        );
+        let merged = Setup::default()
+            .with(&s.factors["config"]["tuned"])
+            .with(&s.factors["malloc"]["jemalloc"]);
+        assert_eq!(merged.set["a"].render(), "1");
+        assert_eq!(merged.malloc.as_deref(), Some("jemalloc"));
+    }
+
+    #[test]
+    fn differences_name_what_changed() {
+        let a = parse("s", "name = \"s\"\n[sweep]\nthreads = [1, 2]\n").unwrap();
+        let b = parse(
+            "s",
+            "name = \"s\"\n# a comment\n[sweep]\nthreads = [1, 4]\n",
+        )
+        .unwrap();
+        let c = parse("s", "name = \"s\"\n\n[sweep]\nthreads = [1, 2]\n").unwrap();
+        assert_eq!(
+            differences(&normalized(&a), &normalized(&b)),
+            ["sweep.threads"]
+        );
+        assert!(differences(&normalized(&a), &normalized(&c)).is_empty());
+        assert_eq!(spec_hash(&a), spec_hash(&c));
+        assert_ne!(spec_hash(&a), spec_hash(&b));
+    }
+}

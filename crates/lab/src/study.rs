@@ -1,0 +1,547 @@
+//! Running a study: create it (or resume it), then execute its pending cells in order,
+//! starting each setup's server when the setup changes, recording every cell as it ends.
+
+use crate::error::{SpecError, StudyError};
+use crate::exec::{default_loaders, ensure_dataset, measure, Observer};
+use crate::expand::{expand, Cell, Expanded};
+use crate::options::Transport;
+use crate::os::OsGuard;
+use crate::spec::{self, Setup, Spec};
+use qpslab_core::{ConnectOptions, Dsn, PhaseResult};
+use qpslab_engine::workload::Workload;
+use qpslab_engine::PhaseSpec;
+use qpslab_probe::Sampler;
+use qpslab_sandbox::{LabDir, Malloc, Profile, Sandbox, SandboxSpec};
+use qpslab_store::{
+    CellRecord, CellStatus, Factor, NewCell, NewStudy, RunMeta, RunStatus, Store, StudyId,
+    StudyRecord, StudyStatus,
+};
+use qpslab_wire::Conn;
+use serde_json::json;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What the runner tells about a study's progress, on top of a cell's [`Observer`] events.
+pub trait StudyObserver: Observer {
+    /// A cell begins (`total` cells in the study).
+    fn cell_started(&mut self, _cell: &CellRecord, _total: usize) {}
+    /// A cell ended: its phase, or why it failed.
+    fn cell_finished(&mut self, _cell: &CellRecord, _outcome: Result<&PhaseResult, &str>) {}
+    /// A setup's server is up.
+    fn server_started(&mut self, _setup: &str, _version: &str) {}
+}
+
+/// Run a new study, or resume an existing one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Create the study; refuse if the name exists.
+    Run,
+    /// Continue the study of that name; refuse if the spec changed.
+    Resume,
+}
+
+/// How a study run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StudyOutcome {
+    /// The study.
+    pub study: StudyRecord,
+    /// Cells measured now.
+    pub done: usize,
+    /// Cells that failed now.
+    pub failed: usize,
+    /// Cells already done before (resume).
+    pub skipped: usize,
+}
+
+/// A parsed and expanded spec, ready to plan or run.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The spec.
+    pub spec: Spec,
+    /// Its text.
+    pub text: String,
+    /// Its cells.
+    pub expanded: Expanded,
+}
+
+/// Reads, checks and expands the spec at `path`, checking every cell's options.
+pub fn load(path: &Path) -> Result<Loaded, SpecError> {
+    let (spec, text) = spec::load(path)?;
+    let file = path.display().to_string();
+    let expanded = expand(&file, &spec)?;
+    for c in &expanded.cells {
+        c.options.to_plan().map_err(|message| SpecError::Value {
+            file: file.clone(),
+            message: format!("cell {}: {message}", c.label),
+        })?;
+    }
+    Ok(Loaded {
+        spec,
+        text,
+        expanded,
+    })
+}
+
+/// The sandbox name of a setup: unique per study and setup, at most 32 characters.
+pub fn sandbox_name(study: &str, setup: &str) -> String {
+    use sha2::Digest;
+    let h = sha2::Sha256::digest(format!("{study}\0{setup}").as_bytes());
+    let clean: String = setup
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(22)
+        .collect();
+    format!("s{:02x}{:02x}{:02x}-{clean}", h[0], h[1], h[2])
+}
+
+/// The environment of a study: host facts, storage of the lab, what can be measured here.
+pub fn environment(lab: &LabDir) -> serde_json::Value {
+    let _ = std::fs::create_dir_all(lab.path());
+    json!({
+        "host": qpslab_probe::host_facts(),
+        "lab_storage": qpslab_probe::storage_facts(lab.path()),
+        "perf": match qpslab_probe::perf::perf_support() {
+            Ok(()) => json!({"supported": true, "events": qpslab_probe::perf::EVENTS}),
+            Err(reason) => json!({"supported": false, "reason": reason}),
+        },
+        "os_toggles": match crate::os::thp_support() {
+            Ok(thp) => json!({"thp": {"supported": true, "initial": thp}}),
+            Err(reason) => json!({"thp": {"supported": false, "reason": reason}}),
+        },
+        "servers": {},
+        "tool_version": env!("CARGO_PKG_VERSION"),
+    })
+}
+
+/// The server of the setup being measured.
+struct Active {
+    setup: usize,
+    sandbox: Option<Sandbox>,
+    /// Without a database; cells add `sbtest`.
+    socket: ConnectOptions,
+    tcp: Option<ConnectOptions>,
+    server: qpslab_core::ServerInfo,
+    sampler: Sampler,
+}
+
+/// A setup whose server did not start: its cells fail without retrying in this round.
+struct Broken {
+    setup: usize,
+    error: String,
+    log_tail: Option<String>,
+}
+
+/// Runs (or resumes) the study of `loaded` in `store`, with sandboxes under `lab`; `stop` is the
+/// Ctrl-C flag. Finished cells are stored as they end; on Ctrl-C the running cell is discarded
+/// and the study marked interrupted.
+pub fn run_study<O: StudyObserver>(
+    store: &mut Store,
+    loaded: &Loaded,
+    command: &str,
+    mode: Mode,
+    lab: &LabDir,
+    obs: &mut O,
+    stop: &AtomicBool,
+) -> Result<StudyOutcome, StudyError> {
+    let spec = &loaded.spec;
+    let id = match mode {
+        Mode::Run => create(store, loaded, lab)?,
+        Mode::Resume => {
+            let old = store.study_by_name(&spec.name)?;
+            let stored = spec::parse(&spec.name, &old.spec_toml)?;
+            let changes = spec::differences(&spec::normalized(&stored), &spec::normalized(spec));
+            if !changes.is_empty() {
+                return Err(StudyError::SpecChanged {
+                    name: spec.name.clone(),
+                    changes: changes.join(", "),
+                });
+            }
+            store.discard_unfinished_cells(old.id)?;
+            store.set_study_status(old.id, StudyStatus::Running)?;
+            old.id
+        }
+    };
+    let mut runner = Runner {
+        store,
+        loaded,
+        lab,
+        command,
+        study: id,
+        active: None,
+        broken: None,
+        os: OsGuard::new(),
+        host: qpslab_probe::host_facts(),
+    };
+    let result = runner.run_cells(obs, stop);
+    runner.stop_server();
+    runner.os.restore();
+    let status = match &result {
+        Ok(_) => StudyStatus::Done,
+        Err(StudyError::Interrupted(_)) => StudyStatus::Interrupted,
+        Err(_) => StudyStatus::Failed,
+    };
+    runner.store.set_study_status(id, status)?;
+    let (done, failed, skipped) = result?;
+    Ok(StudyOutcome {
+        study: runner.store.study_by_name(&spec.name)?,
+        done,
+        failed,
+        skipped,
+    })
+}
+
+fn create(store: &mut Store, loaded: &Loaded, lab: &LabDir) -> Result<StudyId, StudyError> {
+    let spec = &loaded.spec;
+    let e = &loaded.expanded;
+    let cells: Vec<NewCell> = e
+        .cells
+        .iter()
+        .map(|c| NewCell {
+            seq: c.seq,
+            label: c.label.clone(),
+            variant: e.setups[c.setup].name.clone(),
+            levels: e.setups[c.setup].levels.clone(),
+            params: c.params.clone(),
+            repeat: c.repeat,
+        })
+        .collect();
+    let new = NewStudy {
+        name: spec.name.clone(),
+        spec_toml: loaded.text.clone(),
+        spec_hash: spec::spec_hash(spec),
+        env: environment(lab),
+        factors: spec::factor_list(spec)
+            .into_iter()
+            .map(|(name, levels)| Factor { name, levels })
+            .collect(),
+    };
+    Ok(store.create_study(&new, &cells)?)
+}
+
+struct Runner<'a> {
+    store: &'a mut Store,
+    loaded: &'a Loaded,
+    lab: &'a LabDir,
+    command: &'a str,
+    study: StudyId,
+    active: Option<Active>,
+    broken: Option<Broken>,
+    os: OsGuard,
+    host: qpslab_core::HostFacts,
+}
+
+impl Runner<'_> {
+    fn run_cells<O: StudyObserver>(
+        &mut self,
+        obs: &mut O,
+        stop: &AtomicBool,
+    ) -> Result<(usize, usize, usize), StudyError> {
+        let records = self.store.study_cells(self.study)?;
+        let total = records.len();
+        let (mut done, mut failed, mut skipped) = (0, 0, 0);
+        for rec in &records {
+            if rec.status != CellStatus::Pending {
+                skipped += 1;
+                continue;
+            }
+            if stop.load(Ordering::SeqCst) {
+                return Err(StudyError::Interrupted(self.loaded.spec.name.clone()));
+            }
+            let Some(cell) = self
+                .loaded
+                .expanded
+                .cells
+                .iter()
+                .find(|c| c.label == rec.label)
+            else {
+                // The spec was compared on resume, so every stored label is in the expansion.
+                self.store
+                    .cell_failed(rec.id, "cell not in the spec", None)?;
+                failed += 1;
+                continue;
+            };
+            obs.cell_started(rec, total);
+            self.store.cell_running(rec.id)?;
+            match self.run_cell(cell, rec, obs, stop) {
+                Ok(phase) => {
+                    done += 1;
+                    obs.cell_finished(rec, Ok(&phase));
+                }
+                Err(CellError::Interrupted) => {
+                    self.store.discard_unfinished_cells(self.study)?;
+                    return Err(StudyError::Interrupted(self.loaded.spec.name.clone()));
+                }
+                Err(CellError::Store(e)) => return Err(StudyError::Store(e)),
+                Err(CellError::Failed { error, log_tail }) => {
+                    self.store
+                        .cell_failed(rec.id, &error, log_tail.as_deref())?;
+                    failed += 1;
+                    obs.cell_finished(rec, Err(&error));
+                    // A server that died takes its setup with it: start it again next time.
+                    if let Some(a) = &self.active {
+                        if let Some(sb) = &a.sandbox {
+                            if qpslab_probe::process_cpu(sb.pid()).is_err() {
+                                self.stop_server();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok((done, failed, skipped))
+    }
+
+    fn run_cell<O: StudyObserver>(
+        &mut self,
+        cell: &Cell,
+        rec: &CellRecord,
+        obs: &mut O,
+        stop: &AtomicBool,
+    ) -> Result<PhaseResult, CellError> {
+        self.ensure_server(cell.setup, obs)?;
+        let fail = |e: String| CellError::Failed {
+            error: e,
+            log_tail: None,
+        };
+        let plan = cell.options.to_plan().map_err(fail)?;
+        let workload = Workload::new(&plan.workload).map_err(|e| fail(e.to_string()))?;
+        let Some(active) = self.active.as_mut() else {
+            return Err(fail("no server".into()));
+        };
+        let mut target = match (cell.options.transport(), &active.tcp) {
+            (Transport::Tcp, Some(t)) => t.clone(),
+            _ => active.socket.clone(),
+        };
+        if target.database.is_none() {
+            target.database = Some("sbtest".into());
+        }
+        let loaders = cell.options.prepare_threads.unwrap_or_else(default_loaders);
+        let exec = |e: crate::error::ExecError| {
+            if e.is_interrupted() {
+                CellError::Interrupted
+            } else if let crate::error::ExecError::Store(s) = e {
+                CellError::Store(s)
+            } else {
+                fail(e.to_string())
+            }
+        };
+        ensure_dataset(&target, &plan.workload, loaders, obs).map_err(exec)?;
+        let meta = RunMeta {
+            uuid: qpslab_store::new_run_uuid(),
+            started_at: qpslab_store::unix_now(),
+            command: self.command.to_string(),
+            plan: plan.clone(),
+            target: target.describe(),
+            server: active.server.clone(),
+            host: self.host.clone(),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            study_id: Some(self.loaded.spec.name.clone()),
+            cell_label: Some(rec.label.clone()),
+        };
+        let spec = PhaseSpec::from_plan(&plan, plan.threads[0]);
+        let m = measure(
+            self.store,
+            &meta,
+            &target,
+            &workload,
+            &spec,
+            &mut active.sampler,
+            obs,
+            stop,
+        )
+        .map_err(exec)?;
+        self.store
+            .finish_run(&meta.uuid, RunStatus::Completed)
+            .map_err(CellError::Store)?;
+        self.store
+            .cell_done(rec.id, m.run_id)
+            .map_err(CellError::Store)?;
+        Ok(m.phase)
+    }
+
+    fn stop_server(&mut self) {
+        if let Some(a) = self.active.take() {
+            if let Some(sb) = a.sandbox {
+                let _ = sb.stop();
+            }
+        }
+    }
+
+    fn ensure_server<O: StudyObserver>(
+        &mut self,
+        setup: usize,
+        obs: &mut O,
+    ) -> Result<(), CellError> {
+        if self.active.as_ref().is_some_and(|a| a.setup == setup) {
+            return Ok(());
+        }
+        if let Some(b) = &self.broken {
+            if b.setup == setup {
+                return Err(CellError::Failed {
+                    error: b.error.clone(),
+                    log_tail: b.log_tail.clone(),
+                });
+            }
+        }
+        self.stop_server();
+        self.broken = None;
+        match self.start_server(setup, obs) {
+            Ok(a) => {
+                self.active = Some(a);
+                Ok(())
+            }
+            Err(CellError::Failed { error, log_tail }) => {
+                self.broken = Some(Broken {
+                    setup,
+                    error: error.clone(),
+                    log_tail: log_tail.clone(),
+                });
+                Err(CellError::Failed { error, log_tail })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn start_server<O: StudyObserver>(
+        &mut self,
+        idx: usize,
+        obs: &mut O,
+    ) -> Result<Active, CellError> {
+        let sc = &self.loaded.expanded.setups[idx];
+        let fail = |error: String, log_tail: Option<String>| CellError::Failed { error, log_tail };
+        if let Some(thp) = &sc.setup.os.thp {
+            self.os.set_thp(thp).map_err(|e| fail(e, None))?;
+        }
+        let (sandbox, socket, tcp) = match &sc.setup.target {
+            Some(url) => {
+                let dsn: Dsn = url
+                    .parse()
+                    .map_err(|e: qpslab_core::dsn::DsnError| fail(format!("target: {e}"), None))?;
+                (None, dsn.0, None)
+            }
+            None => {
+                let spec = sandbox_spec(&self.loaded.spec.name, &sc.name, &sc.setup)
+                    .map_err(|e| fail(e, None))?;
+                // A sandbox left running by a killed qpslab holds the name: stop it first.
+                if qpslab_sandbox::find(self.lab, &spec.name).is_ok_and(|i| i.alive) {
+                    let _ = qpslab_sandbox::stop_by_name(self.lab, &spec.name);
+                }
+                obs.message(&format!("starting sandbox '{}' for {}", spec.name, sc.name));
+                let sb = qpslab_sandbox::start(self.lab, &spec).map_err(|e| start_error(&e))?;
+                let (s, t) = (sb.connect_options(), sb.tcp_options());
+                (Some(sb), s, Some(t))
+            }
+        };
+        let server_opts = ConnectOptions {
+            database: None,
+            ..socket.clone()
+        };
+        let mut conn = Conn::connect(&server_opts).map_err(|e| {
+            fail(
+                format!("connecting to {}: {e}", server_opts.describe()),
+                None,
+            )
+        })?;
+        let server = qpslab_probe::server_info(&mut conn)
+            .map_err(|e| fail(format!("reading server variables: {e}"), None))?;
+        obs.server_started(&sc.name, &server.version);
+        self.record_server(&sc.name, &server, sandbox.as_ref(), &sc.setup)
+            .map_err(CellError::Store)?;
+        let pid = sandbox.as_ref().map(|s| s.pid());
+        Ok(Active {
+            setup: idx,
+            sandbox,
+            socket,
+            tcp,
+            server,
+            sampler: Sampler::new(conn, pid),
+        })
+    }
+
+    fn record_server(
+        &mut self,
+        name: &str,
+        server: &qpslab_core::ServerInfo,
+        sb: Option<&Sandbox>,
+        setup: &Setup,
+    ) -> Result<(), qpslab_store::Error> {
+        let mut study = self.store.study_by_name(&self.loaded.spec.name)?;
+        study.env["servers"][name] = json!({
+            "version": server.version,
+            "version_comment": server.version_comment,
+            "flavor": server.flavor,
+            "variables": server.variables,
+            "setup": setup,
+            "sandbox": sb.map(|s| s.name()),
+            "datadir_storage": sb.map(|s| qpslab_probe::storage_facts(s.datadir())),
+        });
+        if let Some(t) = self.os.original_thp() {
+            study.env["os_toggles"]["thp"]["restore_to"] = json!(t);
+        }
+        self.store.set_study_env(self.study, &study.env)
+    }
+}
+
+enum CellError {
+    Interrupted,
+    Store(qpslab_store::Error),
+    Failed {
+        error: String,
+        log_tail: Option<String>,
+    },
+}
+
+fn start_error(e: &qpslab_sandbox::Error) -> CellError {
+    use qpslab_sandbox::Error as E;
+    let tail = match e {
+        E::StartFailed { log_tail, .. }
+        | E::UnknownSetting { log_tail, .. }
+        | E::InitFailed { log_tail, .. } => Some(log_tail.clone()),
+        _ => None,
+    };
+    CellError::Failed {
+        error: e.to_string().lines().next().unwrap_or("").to_string(),
+        log_tail: tail,
+    }
+}
+
+/// The sandbox spec of a setup.
+pub fn sandbox_spec(study: &str, setup_name: &str, s: &Setup) -> Result<SandboxSpec, String> {
+    let mut spec = SandboxSpec::new(sandbox_name(study, setup_name));
+    spec.basedir = s.basedir.clone();
+    spec.profile = s.profile.clone().map_or(Profile::Default, Profile::File);
+    spec.settings = s.set.iter().map(|(k, v)| (k.clone(), v.render())).collect();
+    spec.cpus = s
+        .cpus
+        .as_deref()
+        .map(crate::options::parse_cpu_list)
+        .transpose()?;
+    spec.malloc = match s.malloc.as_deref() {
+        None | Some("system") | Some("glibc") => None,
+        Some("jemalloc") => Some(Malloc::Jemalloc),
+        Some("tcmalloc") => Some(Malloc::Tcmalloc),
+        Some(path) => Some(Malloc::Library(path.into())),
+    };
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sandbox_names_are_valid_and_distinct() {
+        let a = sandbox_name("study", "tuned+jemalloc+never");
+        let b = sandbox_name("other", "tuned+jemalloc+never");
+        assert_ne!(a, b);
+        assert!(a.len() <= 32, "{a}");
+        qpslab_sandbox::validate_name(&a).unwrap();
+        qpslab_sandbox::validate_name(&sandbox_name("s", &"x".repeat(80))).unwrap();
+    }
+}
