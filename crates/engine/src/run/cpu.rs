@@ -72,12 +72,17 @@ mod tests {
     #[test]
     fn usage_grows_with_work_and_rss_is_known() {
         let a = CpuSnapshot::now();
+        // Spin until the measured CPU time grows (capped at 10 s of wall time): on a loaded
+        // machine a fixed wall-clock spin may get little CPU, but a broken reading never grows.
         let mut x = 0u64;
         let t = std::time::Instant::now();
-        while t.elapsed().as_millis() < 50 {
-            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        let mut d = CpuSnapshot::now().since(&a);
+        while d.user_s + d.sys_s <= 0.02 && t.elapsed().as_secs() < 10 {
+            for _ in 0..100_000 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+            }
+            d = CpuSnapshot::now().since(&a);
         }
-        let d = CpuSnapshot::now().since(&a);
         assert!(d.user_s + d.sys_s > 0.02, "{d:?}");
         assert!(d.max_rss_kib > 0);
     }
