@@ -1,28 +1,437 @@
-//! `qpslab lab run|plan|resume|show SPEC.toml`: studies over servers, configs and workloads.
+//! `qpslab lab run|plan|resume|show`: studies over servers, configs and workloads, from a spec
+//! file (see `qpslab_lab::spec`). This module only parses, prints and maps errors; the lab crate
+//! expands, orders, executes and resumes.
 
-use anyhow::Result;
+use crate::args::{DbArgs, LabArgs};
+use crate::cmd::prepare::Printer;
+use crate::cmd::INTERRUPTED;
+use crate::error::user;
+use crate::render::table;
+use crate::target::lab_dir;
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use qpslab_core::PhaseResult;
+use qpslab_lab::exec::Observer;
+use qpslab_lab::study::{self, Loaded, Mode, StudyObserver};
+use qpslab_lab::{SpecError, StudyError};
+use qpslab_store::{CellRecord, Store};
+use serde_json::json;
+use std::path::{Path, PathBuf};
 
 /// `qpslab lab` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum LabCommand {
     /// Print the cells a study spec expands to, in the order they would run.
     Plan(LabSpecArgs),
+    /// Create the study and execute all its cells.
+    Run(LabRunArgs),
+    /// Continue an interrupted study without rerunning its finished cells.
+    Resume(LabRunArgs),
+    /// List studies, or one study's cells with status and headline numbers.
+    Show(LabShowArgs),
 }
 
 /// A study spec file.
 #[derive(Args, Debug)]
 pub struct LabSpecArgs {
     /// The study spec (TOML).
-    pub spec: std::path::PathBuf,
+    pub spec: PathBuf,
+    /// Print the cells as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `lab run` / `lab resume`.
+#[derive(Args, Debug)]
+pub struct LabRunArgs {
+    /// The study spec (TOML).
+    pub spec: PathBuf,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[command(flatten)]
+    pub lab: LabArgs,
+}
+
+/// `lab show`.
+#[derive(Args, Debug)]
+pub struct LabShowArgs {
+    /// A study name, or its spec file (default: list every study).
+    pub study: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Print JSON.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV (one line per cell).
+    #[arg(long)]
+    pub csv: bool,
 }
 
 /// Runs a `lab` subcommand.
 pub fn lab(c: LabCommand) -> Result<()> {
     match c {
-        LabCommand::Plan(a) => Err(crate::error::user(format!(
-            "{}: studies are not available yet",
-            a.spec.display()
-        ))),
+        LabCommand::Plan(a) => plan(&a),
+        LabCommand::Run(a) => run(&a, Mode::Run),
+        LabCommand::Resume(a) => run(&a, Mode::Resume),
+        LabCommand::Show(a) => show(&a),
     }
+}
+
+fn load(path: &Path) -> Result<Loaded> {
+    study::load(path).map_err(spec_error)
+}
+
+fn spec_error(e: SpecError) -> anyhow::Error {
+    user(e.to_string())
+}
+
+fn study_error(e: StudyError) -> anyhow::Error {
+    if e.is_user_error() {
+        user(e.to_string())
+    } else {
+        e.into()
+    }
+}
+
+fn plan(a: &LabSpecArgs) -> Result<()> {
+    let l = load(&a.spec)?;
+    let e = &l.expanded;
+    if a.json {
+        let cells: Vec<_> = e
+            .cells
+            .iter()
+            .map(|c| {
+                json!({"seq": c.seq, "label": c.label, "variant": e.setups[c.setup].name,
+                       "levels": e.setups[c.setup].levels, "params": c.params, "repeat": c.repeat})
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"name": l.spec.name, "cells": cells}))?
+        );
+        return Ok(());
+    }
+    println!(
+        "study '{}': {} setup(s), {} cell(s)",
+        l.spec.name,
+        e.setups.len(),
+        e.cells.len()
+    );
+    let header: Vec<String> = ["seq", "cell", "variant", "workload", "threads", "time"]
+        .map(String::from)
+        .to_vec();
+    let mut secs = 0.0;
+    let mut restarts = 0;
+    let mut prev = None;
+    let rows: Vec<Vec<String>> = e
+        .cells
+        .iter()
+        .map(|c| {
+            let p = c.options.to_plan().unwrap_or_else(|_| {
+                // load() checked every cell's plan.
+                qpslab_core::RunPlan::new(qpslab_core::WorkloadOptions::new(
+                    qpslab_core::WorkloadKind::OltpReadOnly,
+                ))
+            });
+            let t = p.warmup_s + p.stop.time_s.unwrap_or(0.0);
+            secs += t;
+            if prev != Some(c.setup) {
+                restarts += 1;
+                prev = Some(c.setup);
+            }
+            vec![
+                c.seq.to_string(),
+                c.label.clone(),
+                e.setups[c.setup].name.clone(),
+                p.workload.kind.name().to_string(),
+                p.threads[0].to_string(),
+                format!("{t:.0}s"),
+            ]
+        })
+        .collect();
+    print!("{}", table(&header, &rows));
+    println!(
+        "{} server start(s); at least {:.0}s of warm-up and measurement",
+        restarts, secs
+    );
+    Ok(())
+}
+
+struct LabPrinter {
+    inner: Printer,
+}
+
+impl Observer for LabPrinter {
+    fn message(&mut self, line: &str) {
+        self.inner.message(line);
+    }
+    fn prepare_progress(&mut self, p: &qpslab_engine::prepare::PrepareProgress) {
+        self.inner.prepare_progress(p);
+    }
+    fn prepared(
+        &mut self,
+        w: &qpslab_core::WorkloadOptions,
+        r: &qpslab_engine::prepare::PrepareReport,
+        loaders: u32,
+    ) {
+        self.inner.prepared(w, r, loaders);
+    }
+    fn sample(&mut self, threads: u32, s: &qpslab_core::Sample) {
+        self.inner.sample(threads, s);
+    }
+}
+
+impl StudyObserver for LabPrinter {
+    fn cell_started(&mut self, cell: &CellRecord, total: usize) {
+        println!("\n== [{}/{total}] {} ==", cell.seq, cell.label);
+    }
+    fn cell_finished(&mut self, cell: &CellRecord, outcome: Result<&PhaseResult, &str>) {
+        match outcome {
+            Ok(p) => println!(
+                "-- {}: done, {:.1} tps, {:.1} qps, avg {:.2} ms",
+                cell.label,
+                p.tps(),
+                p.qps(),
+                p.latency.avg_ms
+            ),
+            Err(e) => println!("-- {}: FAILED: {e}", cell.label),
+        }
+    }
+    fn server_started(&mut self, setup: &str, version: &str) {
+        eprintln!("server for {setup}: {version}");
+    }
+}
+
+fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
+    let l = load(&a.spec)?;
+    let mut store =
+        Store::open(&a.db.db).with_context(|| format!("results store {}", a.db.db.display()))?;
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let started = std::time::Instant::now();
+    let mut printer = LabPrinter {
+        inner: Printer::new(),
+    };
+    let out = study::run_study(
+        &mut store,
+        &l,
+        &command,
+        mode,
+        &lab_dir(&a.lab),
+        &mut printer,
+        &INTERRUPTED,
+    )
+    .map_err(study_error)?;
+    println!(
+        "\nstudy '{}' {}: {} cell(s) measured, {} failed, {} already done, in {:.0}s",
+        out.study.name,
+        out.study.status,
+        out.done,
+        out.failed,
+        out.skipped,
+        started.elapsed().as_secs_f64()
+    );
+    print_cells(&store, &out.study.name)?;
+    println!(
+        "stored in {}  (qpslab lab show {})",
+        store.path().display(),
+        out.study.name
+    );
+    Ok(())
+}
+
+/// Headline numbers of a cell: its phase, when done.
+fn cell_phase(store: &Store, c: &CellRecord) -> Option<PhaseResult> {
+    let run = store.load_run(c.run_id?).ok()?;
+    run.phases.into_iter().next().map(|p| p.result)
+}
+
+fn pct(p: &PhaseResult, q: f64) -> Option<f64> {
+    p.latency
+        .percentiles
+        .iter()
+        .find(|x| (x.p - q).abs() < 1e-9)
+        .map(|x| x.ms)
+}
+
+fn print_cells(store: &Store, name: &str) -> Result<()> {
+    let s = store.study_by_name(name)?;
+    let cells = store.study_cells(s.id)?;
+    let header: Vec<String> = [
+        "seq", "cell", "status", "tps", "qps", "avg ms", "p95 ms", "p99 ms", "run",
+    ]
+    .map(String::from)
+    .to_vec();
+    let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.2}"));
+    let rows: Vec<Vec<String>> = cells
+        .iter()
+        .map(|c| {
+            let p = cell_phase(store, c);
+            vec![
+                c.seq.to_string(),
+                c.label.clone(),
+                match &c.error {
+                    Some(e) if c.status == qpslab_store::CellStatus::Failed => {
+                        format!("failed: {}", e.chars().take(60).collect::<String>())
+                    }
+                    _ => c.status.to_string(),
+                },
+                f(p.as_ref().map(|p| p.tps())),
+                f(p.as_ref().map(|p| p.qps())),
+                f(p.as_ref().map(|p| p.latency.avg_ms)),
+                f(p.as_ref().and_then(|p| pct(p, 95.0))),
+                f(p.as_ref().and_then(|p| pct(p, 99.0))),
+                c.run_id.map_or(String::new(), |r| r.to_string()),
+            ]
+        })
+        .collect();
+    print!("{}", table(&header, &rows));
+    Ok(())
+}
+
+fn study_name(arg: &str) -> Result<String> {
+    let p = Path::new(arg);
+    if arg.ends_with(".toml") && p.is_file() {
+        return Ok(load(p)?.spec.name);
+    }
+    Ok(arg.to_string())
+}
+
+fn show(a: &LabShowArgs) -> Result<()> {
+    if !a.db.db.exists() {
+        return Err(user(format!(
+            "no results store at {} (run a study first, or pass --db)",
+            a.db.db.display()
+        )));
+    }
+    let store =
+        Store::open(&a.db.db).with_context(|| format!("results store {}", a.db.db.display()))?;
+    let Some(arg) = &a.study else {
+        return list(&store, a);
+    };
+    let name = study_name(arg)?;
+    let s = store
+        .study_by_name(&name)
+        .map_err(|e| user(e.to_string()))?;
+    let cells = store.study_cells(s.id)?;
+    if a.json {
+        let cells: Vec<_> = cells.iter().map(|c| cell_json(&store, c)).collect();
+        let v = json!({
+            "name": s.name, "status": s.status, "created_at": s.created_at,
+            "finished_at": s.finished_at, "spec_hash": s.spec_hash, "factors": s.factors,
+            "env": s.env, "cells": cells,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else if a.csv {
+        println!(
+            "seq,label,variant,repeat,status,params,run_id,tps,qps,lat_avg_ms,p95_ms,p99_ms,error"
+        );
+        for c in &cells {
+            let p = cell_phase(&store, c);
+            let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
+            let fields = [
+                c.seq.to_string(),
+                c.label.clone(),
+                c.variant.clone(),
+                c.repeat.to_string(),
+                c.status.to_string(),
+                serde_json::to_string(&c.params)?,
+                c.run_id.map_or(String::new(), |r| r.to_string()),
+                f(p.as_ref().map(|p| p.tps())),
+                f(p.as_ref().map(|p| p.qps())),
+                f(p.as_ref().map(|p| p.latency.avg_ms)),
+                f(p.as_ref().and_then(|p| pct(p, 95.0))),
+                f(p.as_ref().and_then(|p| pct(p, 99.0))),
+                c.error.clone().unwrap_or_default(),
+            ];
+            println!("{}", fields.map(|x| csv_field(&x)).join(","));
+        }
+    } else {
+        println!(
+            "study '{}': {} ({} cells){}",
+            s.name,
+            s.status,
+            cells.len(),
+            if s.factors.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", factors: {}",
+                    s.factors
+                        .iter()
+                        .map(|f| format!("{} ({})", f.name, f.levels.join("/")))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        );
+        print_cells(&store, &s.name)?;
+    }
+    Ok(())
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn cell_json(store: &Store, c: &CellRecord) -> serde_json::Value {
+    let mut v = serde_json::to_value(c).unwrap_or_default();
+    if let Some(p) = cell_phase(store, c) {
+        v["tps"] = json!(p.tps());
+        v["qps"] = json!(p.qps());
+        v["threads"] = json!(p.threads);
+        v["latency_ms"] = json!({"min": p.latency.min_ms, "avg": p.latency.avg_ms,
+                                 "max": p.latency.max_ms, "percentiles": p.latency.percentiles});
+        v["queries"] = json!(p.queries);
+        v["events"] = json!(p.events);
+    }
+    v
+}
+
+fn list(store: &Store, a: &LabShowArgs) -> Result<()> {
+    let studies = store.list_studies()?;
+    let mut rows = Vec::new();
+    let mut out = Vec::new();
+    for s in &studies {
+        let cells = store.study_cells(s.id)?;
+        let count = |st: qpslab_store::CellStatus| cells.iter().filter(|c| c.status == st).count();
+        let (done, failed) = (
+            count(qpslab_store::CellStatus::Done),
+            count(qpslab_store::CellStatus::Failed),
+        );
+        out.push(json!({"name": s.name, "status": s.status, "created_at": s.created_at,
+                        "finished_at": s.finished_at, "cells": cells.len(), "done": done, "failed": failed}));
+        rows.push(vec![
+            s.name.clone(),
+            s.status.to_string(),
+            format!("{done}/{}", cells.len()),
+            failed.to_string(),
+        ]);
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else if a.csv {
+        println!("name,status,cells,done,failed");
+        for o in &out {
+            println!(
+                "{},{},{},{},{}",
+                csv_field(o["name"].as_str().unwrap_or("")),
+                o["status"].as_str().unwrap_or(""),
+                o["cells"],
+                o["done"],
+                o["failed"]
+            );
+        }
+    } else if rows.is_empty() {
+        println!("no studies stored in {}", store.path().display());
+    } else {
+        let header: Vec<String> = ["study", "status", "done", "failed"]
+            .map(String::from)
+            .to_vec();
+        print!("{}", table(&header, &rows));
+    }
+    Ok(())
 }

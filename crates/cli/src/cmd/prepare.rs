@@ -6,8 +6,7 @@ use crate::hiargs::workload_options;
 use crate::target::{connect, lab_dir, Connected};
 use anyhow::{Context, Result};
 use qpslab_core::WorkloadOptions;
-use qpslab_engine::prepare::{self, DatasetStatus, PrepareProgress};
-use qpslab_wire::Conn;
+use qpslab_engine::prepare::{self, PrepareProgress, PrepareReport};
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
@@ -50,74 +49,103 @@ pub fn cleanup(a: CleanupArgs) -> Result<()> {
 }
 
 /// Makes sure the dataset `w` describes is present on `target`, preparing it when it is missing or
-/// was built by qpslab with another shape. A dataset built by another tool (sysbench) is used
-/// as it is when its shape fits, and never dropped.
+/// was built by qpslab with another shape (see `qpslab_lab::exec::ensure_dataset`).
 pub fn ensure_dataset(target: &Connected, w: &WorkloadOptions, threads: Option<u32>) -> Result<()> {
-    let status = match Conn::connect(&target.options) {
-        Ok(mut conn) => prepare::dataset_status(&mut conn, w).context("checking the dataset")?,
-        // The schema itself is missing: prepare creates it.
-        Err(e) if e.server_code() == Some(1049) => DatasetStatus::Missing,
-        Err(e) => {
-            return Err(e).with_context(|| format!("connecting to {}", target.options.describe()))
+    qpslab_lab::exec::ensure_dataset(
+        &target.options,
+        w,
+        threads.unwrap_or_else(default_loaders),
+        &mut Printer::new(),
+    )
+    .map(|_| ())
+    .map_err(exec_error)
+}
+
+/// An `ExecError` as an error chain that keeps the engine's and the client's errors visible to
+/// the exit-code mapping.
+pub fn exec_error(e: qpslab_lab::ExecError) -> anyhow::Error {
+    use qpslab_lab::ExecError as E;
+    match e {
+        E::Run(e) => e.into(),
+        E::Connect { target, source } => {
+            anyhow::Error::new(source).context(format!("connecting to {target}"))
         }
-    };
-    match status {
-        DatasetStatus::Matches => Ok(()),
-        DatasetStatus::Foreign => {
-            eprintln!("using existing sbtest tables (not created by qpslab)");
-            Ok(())
-        }
-        DatasetStatus::Missing => {
-            eprintln!(
-                "dataset missing: preparing {} × {} rows",
-                w.tables, w.table_size
-            );
-            load(target, w, threads.unwrap_or_else(default_loaders))
-        }
-        DatasetStatus::Different(why) => {
-            eprintln!("dataset differs ({why}): rebuilding it");
-            prepare::cleanup(&target.options, None).context("dropping the old dataset")?;
-            load(target, w, threads.unwrap_or_else(default_loaders))
-        }
+        E::Dataset(e) => anyhow::Error::new(e).context("checking the dataset"),
+        other => other.into(),
     }
 }
 
 fn default_loaders() -> u32 {
-    std::thread::available_parallelism().map_or(2, |n| n.get() as u32 * 2)
+    qpslab_lab::exec::default_loaders()
 }
 
 fn load(target: &Connected, w: &WorkloadOptions, threads: u32) -> Result<()> {
-    let started = Instant::now();
-    let mut last = Instant::now() - Duration::from_secs(1);
-    // On a terminal the progress line rewrites itself; in a log, one line every few seconds.
-    let tty = std::io::stderr().is_terminal();
-    let every = Duration::from_millis(if tty { 500 } else { 5000 });
-    let mut progress = |p: PrepareProgress| {
-        if last.elapsed() >= every {
-            last = Instant::now();
-            if tty {
-                eprint!("\r{}", progress_line(&p));
+    qpslab_lab::exec::load_dataset(&target.options, w, threads, &mut Printer::new())
+        .map(|_| ())
+        .map_err(|e| {
+            exec_error(e).context(format!(
+                "preparing {} on {}",
+                w.kind,
+                target.options.describe()
+            ))
+        })
+}
+
+/// Prints dataset progress as `qpslab prepare` always has, and live lines of a phase.
+pub struct Printer {
+    last: Instant,
+    tty: bool,
+    every: Duration,
+}
+
+impl Printer {
+    /// A printer for this terminal (or log).
+    pub fn new() -> Printer {
+        // On a terminal the progress line rewrites itself; in a log, one line every few seconds.
+        let tty = std::io::stderr().is_terminal();
+        Printer {
+            last: Instant::now() - Duration::from_secs(10),
+            tty,
+            every: Duration::from_millis(if tty { 500 } else { 5000 }),
+        }
+    }
+}
+
+impl qpslab_lab::exec::Observer for Printer {
+    fn message(&mut self, line: &str) {
+        eprintln!("{line}");
+    }
+
+    fn prepare_progress(&mut self, p: &PrepareProgress) {
+        if self.last.elapsed() >= self.every {
+            self.last = Instant::now();
+            if self.tty {
+                eprint!("\r{}", progress_line(p));
                 let _ = std::io::stderr().flush();
             } else {
-                eprintln!("{}", progress_line(&p));
+                eprintln!("{}", progress_line(p));
             }
         }
-    };
-    let report = prepare::prepare(&target.options, w, threads, &mut progress)
-        .with_context(|| format!("preparing {} on {}", w.kind, target.options.describe()))?;
-    if tty {
-        eprintln!();
     }
-    let secs = started.elapsed().as_secs_f64();
-    println!(
-        "prepared {} table(s) × {} rows in {:.1}s ({:.0} rows/s, {} loader connection(s))",
-        w.tables,
-        w.table_size,
-        secs,
-        report.rows as f64 / secs.max(1e-9),
-        threads
-    );
-    Ok(())
+
+    fn prepared(&mut self, w: &WorkloadOptions, report: &PrepareReport, loaders: u32) {
+        if self.tty {
+            eprintln!();
+        }
+        let secs = report.elapsed.as_secs_f64();
+        println!(
+            "prepared {} table(s) × {} rows in {:.1}s ({:.0} rows/s, {} loader connection(s))",
+            w.tables,
+            w.table_size,
+            secs,
+            report.rows as f64 / secs.max(1e-9),
+            loaders
+        );
+    }
+
+    fn sample(&mut self, threads: u32, s: &qpslab_core::Sample) {
+        println!("{}", crate::render::live_line(threads, s));
+    }
 }
 
 /// `loading 1200000/8000000 rows (15%) 412345 rows/s, ETA 16s`.

@@ -1,18 +1,19 @@
 //! `qpslab run`: resolve the target, make sure the dataset is there, then for each thread count
-//! run a warm-up and a measured phase, print it, and store it the moment it ends.
+//! run a warm-up and a measured phase (the lab's `exec::measure`, telemetry on every tick),
+//! print it, and store it the moment it ends.
 
 use crate::args::RunArgs;
-use crate::cmd::prepare::ensure_dataset;
+use crate::cmd::prepare::{ensure_dataset, exec_error, Printer};
 use crate::cmd::INTERRUPTED;
 use crate::error::user;
 use crate::hiargs::run_plan;
-use crate::render::{live_line, phase_summary, sweep_table};
+use crate::render::{phase_summary, sweep_table};
 use crate::target::{connect, lab_dir, Connected};
 use anyhow::{Context, Result};
 use qpslab_core::result::PhaseResult;
 use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
-use qpslab_engine::{run_phase, PhaseSpec, RunError};
+use qpslab_engine::PhaseSpec;
 use qpslab_store::{RunMeta, RunStatus, Store, TelemetrySample};
 use qpslab_wire::Conn;
 use serde_json::json;
@@ -62,6 +63,8 @@ fn sweep(
         cell_label: None,
     };
     let server_pid = target.sandbox.as_ref().map(|s| s.pid());
+    let mut sampler = qpslab_probe::Sampler::new(control, server_pid);
+    let mut printer = Printer::new();
     let mut phases = Vec::new();
     let mut run_id = None;
     for &threads in &plan.threads {
@@ -71,31 +74,32 @@ fn sweep(
             plan.workload.kind,
             stop_text(plan)
         );
-        let before = Telemetry::read(&mut control, server_pid)?;
-        let mut on_sample = |s: &qpslab_core::Sample| println!("{}", live_line(threads, s));
-        let result = run_phase(
+        let measured = qpslab_lab::exec::measure(
+            store,
+            &meta,
             &target.options,
             workload,
             &spec,
-            &mut on_sample,
+            &mut sampler,
+            &mut printer,
             &INTERRUPTED,
         );
-        let phase = match result {
-            Ok(p) => p,
+        let (phase, telemetry) = match measured {
+            Ok(m) => {
+                run_id = Some(m.run_id);
+                (m.phase, m.telemetry)
+            }
             Err(e) => {
-                let status = if matches!(e, RunError::Interrupted) {
+                let status = if e.is_interrupted() {
                     RunStatus::Interrupted
                 } else {
                     RunStatus::Failed
                 };
                 store.finish_run(&meta.uuid, status)?;
-                return Err(e)
+                return Err(exec_error(e))
                     .with_context(|| format!("{} at {threads} thread(s)", plan.workload.kind));
             }
         };
-        let after = Telemetry::read(&mut control, server_pid)?;
-        let telemetry = before.delta(&after, phase.duration_s + spec.warmup_s);
-        run_id = Some(store.record_phase(&meta, &phase, &telemetry)?);
         println!();
         print!("{}", phase_summary(&phase));
         warn_if_client_bound(&phase, &telemetry);
@@ -134,39 +138,6 @@ fn stop_text(plan: &RunPlan) -> String {
 /// The command line as typed, for the stored run; the store strips URL passwords again.
 fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
-}
-
-/// Server status counters and, for a sandbox, the server process's CPU, read around a phase.
-struct Telemetry {
-    status: qpslab_probe::GlobalStatus,
-    server_cpu: Option<qpslab_core::env::ProcessCpu>,
-}
-
-impl Telemetry {
-    fn read(control: &mut Conn, server_pid: Option<u32>) -> Result<Telemetry> {
-        let status = qpslab_probe::global_status(control).context("reading SHOW GLOBAL STATUS")?;
-        let server_cpu = server_pid.and_then(|pid| qpslab_probe::process_cpu(pid).ok());
-        Ok(Telemetry { status, server_cpu })
-    }
-
-    /// Status counter deltas and server CPU over the phase (warm-up included: the counters
-    /// cannot tell it apart).
-    fn delta(&self, after: &Telemetry, elapsed_s: f64) -> Vec<TelemetrySample> {
-        let delta = qpslab_probe::StatusDelta::between(&self.status, &after.status, elapsed_s);
-        let mut out = vec![TelemetrySample {
-            elapsed_s,
-            source: "server_status_delta".into(),
-            values: serde_json::to_value(delta.nonzero()).unwrap_or_default(),
-        }];
-        if let (Some(c0), Some(c1)) = (self.server_cpu, after.server_cpu) {
-            out.push(TelemetrySample {
-                elapsed_s,
-                source: "server_proc".into(),
-                values: json!({"user_s": c1.user_s - c0.user_s, "sys_s": c1.sys_s - c0.sys_s, "rss_kib": c1.rss_kib}),
-            });
-        }
-        out
-    }
 }
 
 /// Warns when the client used most of a CPU: then the client, not the server, may be the limit.
