@@ -341,7 +341,11 @@ mod tests {
             latency: latency(2.0),
             late_events: 5,
             max_lag_ms: 3.25,
-            client_cpu: CpuUsage { user_s: 0.12, sys_s: 0.33, max_rss_kib: 0 },
+            client_cpu: CpuUsage {
+                user_s: 0.12,
+                sys_s: 0.33,
+                max_rss_kib: 0,
+            },
             ..Default::default()
         };
         golden("live_line.txt", &(live_line(16, &s) + "\n"));

@@ -8,7 +8,10 @@ use common::*;
 /// in a container often does not).
 fn pid_alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rsplit(") ").next().is_some_and(|rest| !rest.starts_with('Z')),
+        Ok(stat) => stat
+            .rsplit(") ")
+            .next()
+            .is_some_and(|rest| !rest.starts_with('Z')),
         Err(_) => false,
     }
 }
