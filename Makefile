@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 QPSLAB := target/release/qpslab
-DEBIAN_PACKAGES := mariadb-server mariadb-client sysbench libjemalloc2 openssl linux-perf
+DEBIAN_PACKAGES := mariadb-server mariadb-client sysbench libjemalloc2 openssl linux-perf chromium
 
 .PHONY: demo test deps build lint bench
 

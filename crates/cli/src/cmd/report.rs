@@ -26,7 +26,7 @@ pub enum ReportFormat {
 /// `qpslab report RUN|STUDY ... --out FILE`.
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Runs (ids) or studies (names) to report on.
+    /// Runs (ids; repeats of one setup as ids joined by commas) or studies (names).
     #[arg(required = true, value_name = "RUN|STUDY")]
     pub items: Vec<String>,
     /// Where to write the report (default: standard output).
@@ -56,9 +56,9 @@ pub enum CompareFormat {
 /// `qpslab compare A B`.
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// Baseline: a run id or STUDY/VARIANT.
+    /// Baseline: a run id, repeats as ids joined by commas (1,3,5), or STUDY/VARIANT.
     pub a: String,
-    /// Candidate: a run id or STUDY/VARIANT.
+    /// Candidate: a run id, repeats as ids joined by commas, or STUDY/VARIANT.
     pub b: String,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
@@ -153,8 +153,8 @@ pub fn report(a: ReportArgs) -> Result<()> {
     let mut input = ReportInput::default();
     let mut runs = Vec::new();
     for item in &a.items {
-        if is_run_id(item) {
-            input.subjects.push(run_subject(&store, item)?);
+        if item.split(',').all(is_run_id) {
+            input.subjects.extend(side(&store, item)?);
             runs.push(item.clone());
         } else {
             let (subjects, factors) = study_subjects(&store, item, None)?;
@@ -224,10 +224,22 @@ fn write_atomically(path: &std::path::Path, text: &str) -> Result<()> {
         })
 }
 
-/// A side of `compare`: a run id or STUDY/VARIANT.
+/// A side of `compare`: a run id, repeats of one setup as comma-separated run ids
+/// (`3,5,7`: their run-to-run variation then sets the interval), or STUDY/VARIANT.
 fn side(store: &Store, spec: &str) -> Result<Vec<Subject>> {
-    if is_run_id(spec) {
-        return Ok(vec![run_subject(store, spec)?]);
+    if spec.split(',').all(is_run_id) {
+        let mut out = Vec::new();
+        for (i, id) in spec.split(',').enumerate() {
+            let mut s = run_subject(store, id)?;
+            s.variant = if spec.contains(',') {
+                format!("runs {spec}")
+            } else {
+                format!("run {spec}")
+            };
+            s.repeat = u32::try_from(i + 1).unwrap_or(u32::MAX);
+            out.push(s);
+        }
+        return Ok(out);
     }
     let Some((study, variant)) = spec.split_once('/') else {
         return Err(user(format!(
@@ -240,19 +252,8 @@ fn side(store: &Store, spec: &str) -> Result<Vec<Subject>> {
 /// Runs `qpslab compare`.
 pub fn compare(a: CompareArgs) -> Result<()> {
     let store = open_store(&a.db)?;
-    let mut sa = side(&store, &a.a)?;
-    let mut sb = side(&store, &a.b)?;
-    // The same run on both sides would be compared with itself under one name.
-    for s in sa.iter_mut() {
-        if is_run_id(&a.a) {
-            s.variant = format!("run {}", a.a);
-        }
-    }
-    for s in sb.iter_mut() {
-        if is_run_id(&a.b) {
-            s.variant = format!("run {}", a.b);
-        }
-    }
+    let sa = side(&store, &a.a)?;
+    let sb = side(&store, &a.b)?;
     let ia = ReportInput {
         subjects: sa,
         ..Default::default()

@@ -1,0 +1,194 @@
+//! Golden files of `qpslab report --format md|json` and `qpslab compare --format json|md` on a
+//! store written with fixed runs (no server: the numbers must not move between test runs).
+//! Regenerate with `UPDATE_GOLDEN=1 cargo test -p qpslab --test report_golden` and review the diff.
+
+mod common;
+use common::*;
+use qpslab_core::result::{LatencySummary, Percentile, PhaseResult, QueryCounts, Sample};
+use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
+use qpslab_store::{RunMeta, RunStatus, Store, TelemetrySample};
+use std::path::Path;
+
+/// A deterministic wobble in [-1, 1] so series have noise but never change.
+fn wobble(i: usize, k: usize) -> f64 {
+    (((i * 7919 + k * 104_729) % 1000) as f64 / 500.0) - 1.0
+}
+
+fn phase(threads: u32, tps: f64, p99: f64, k: usize) -> PhaseResult {
+    let samples: Vec<Sample> = (0..12)
+        .map(|i| {
+            let events = (tps * 0.5 * (1.0 + 0.04 * wobble(i, k))).round() as u64;
+            Sample {
+                elapsed_s: 0.5 * (i + 1) as f64,
+                interval_s: 0.5,
+                events,
+                queries: QueryCounts {
+                    read: events * 10,
+                    write: 0,
+                    other: events * 2,
+                },
+                latency: LatencySummary {
+                    count: events,
+                    min_ms: 0.1,
+                    avg_ms: p99 / 3.0,
+                    max_ms: p99 * 2.0,
+                    percentiles: vec![
+                        Percentile {
+                            p: 95.0,
+                            ms: p99 * 0.7 * (1.0 + 0.05 * wobble(i, k + 1)),
+                        },
+                        Percentile {
+                            p: 99.0,
+                            ms: p99 * (1.0 + 0.05 * wobble(i, k + 2)),
+                        },
+                    ],
+                },
+                ..Default::default()
+            }
+        })
+        .collect();
+    let events: u64 = samples.iter().map(|s| s.events).sum();
+    PhaseResult {
+        threads,
+        duration_s: 6.0,
+        events,
+        queries: QueryCounts {
+            read: events * 10,
+            write: 0,
+            other: events * 2,
+        },
+        latency: LatencySummary {
+            count: events,
+            min_ms: 0.1,
+            avg_ms: p99 / 3.0,
+            max_ms: p99 * 2.0,
+            percentiles: vec![
+                Percentile {
+                    p: 95.0,
+                    ms: p99 * 0.7,
+                },
+                Percentile { p: 99.0, ms: p99 },
+            ],
+        },
+        samples,
+        client_cpu: qpslab_core::result::CpuUsage {
+            user_s: 0.6 * threads as f64,
+            sys_s: 1.2,
+            max_rss_kib: 9000,
+        },
+        ..Default::default()
+    }
+}
+
+fn record(store: &mut Store, uuid: &str, pool: &str, phases: &[PhaseResult]) {
+    let mut plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpReadOnly));
+    plan.threads = phases.iter().map(|p| p.threads).collect();
+    plan.warmup_s = 1.0;
+    plan.report_interval_s = 0.5;
+    let mut server = qpslab_core::ServerInfo {
+        version: "10.11.6-MariaDB".into(),
+        flavor: "mariadb".into(),
+        ..Default::default()
+    };
+    server
+        .variables
+        .insert("innodb_buffer_pool_size".into(), pool.into());
+    server
+        .variables
+        .insert("port".into(), uuid.len().to_string());
+    let meta = RunMeta {
+        uuid: uuid.into(),
+        started_at: 1_700_000_000.0,
+        command: "qpslab run oltp_read_only".into(),
+        plan,
+        target: "root@localhost/sbtest".into(),
+        server,
+        host: Default::default(),
+        tool_version: "0.1.0".into(),
+        study_id: None,
+        cell_label: None,
+    };
+    for p in phases {
+        let cpu = TelemetrySample {
+            elapsed_s: 7.0,
+            source: "server_proc".into(),
+            values: serde_json::json!({"user_s": 0.9 * p.threads as f64, "sys_s": 0.7, "rss_kib": 100000}),
+        };
+        store.record_phase(&meta, p, &[cpu]).unwrap();
+    }
+    store.finish_run(uuid, RunStatus::Completed).unwrap();
+}
+
+fn check(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "missing golden file {}; run with UPDATE_GOLDEN=1",
+            path.display()
+        )
+    });
+    assert_eq!(actual, want, "{name} differs from its golden file");
+}
+
+fn scratch_with_runs() -> Scratch {
+    let s = Scratch::new();
+    let mut store = Store::open(&s.db()).unwrap();
+    record(
+        &mut store,
+        "run-a",
+        "134217728",
+        &[phase(1, 900.0, 2.0, 1), phase(4, 3000.0, 3.0, 2)],
+    );
+    record(
+        &mut store,
+        "run-b",
+        "1073741824",
+        &[phase(1, 910.0, 2.0, 3), phase(4, 3600.0, 2.4, 4)],
+    );
+    s
+}
+
+#[test]
+fn report_markdown_and_json_match_golden_files() {
+    let s = scratch_with_runs();
+    for (format, file) in [("md", "report_runs.md"), ("json", "report_runs.json")] {
+        let o = s.run(&["report", "1", "2", "--format", format]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        check(file, &stdout(&o));
+    }
+}
+
+#[test]
+fn compare_json_and_markdown_match_golden_files() {
+    let s = scratch_with_runs();
+    for (format, file) in [("json", "report_compare.json"), ("md", "report_compare.md")] {
+        let o = s.run(&["compare", "1", "2", "--format", format]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        check(file, &stdout(&o));
+    }
+}
+
+#[test]
+fn report_and_compare_reject_what_is_not_there() {
+    let s = scratch_with_runs();
+    assert_user_error(&s.run(&["compare", "1", "9"]), "no run 9");
+    assert_user_error(
+        &s.run(&["report", "nosuchstudy"]),
+        "no run or study named 'nosuchstudy'",
+    );
+    assert_user_error(
+        &s.run(&["compare", "1", "x"]),
+        "neither a run id nor STUDY/VARIANT",
+    );
+    let missing = s.path().join("none.db");
+    assert_user_error(
+        &s.run(&["report", "1", "--db", missing.to_str().unwrap()]),
+        "no results store",
+    );
+}
