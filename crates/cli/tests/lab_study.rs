@@ -1,0 +1,227 @@
+//! `qpslab lab`: plans, bad specs, a real study with a failing variant, telemetry that agrees
+//! with the client, and resume after `kill -9`.
+
+mod common;
+
+use common::{assert_user_error, stdout, Scratch};
+use qpslab_store::{CellStatus, Store};
+use std::time::{Duration, Instant};
+
+fn spec(s: &Scratch, name: &str, text: &str) -> String {
+    let p = s.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+const SMALL: &str = "[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\ntable_size = 500\nduration = \"1s\"\nprepare_threads = 1\n";
+
+#[test]
+fn plan_expands_a_full_factorial_in_interleaved_order() {
+    let s = Scratch::new();
+    let p = spec(
+        &s,
+        "f.toml",
+        "name = \"f\"\n[defaults]\nrepeats = 2\n[factors.config]\nstock = {}\ntuned = { set = { innodb_flush_log_at_trx_commit = 2 } }\n[factors.malloc]\nsystem = {}\njemalloc = { malloc = \"jemalloc\" }\n[factors.thp]\nmadvise = { os = { thp = \"madvise\" } }\nnever = { os = { thp = \"never\" } }\n[sweep]\nthreads = [1, 4]\n",
+    );
+    let o = s.run(&["lab", "plan", &p, "--json"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let cells = v["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 8 * 2 * 2);
+    let variants: std::collections::BTreeSet<_> = cells
+        .iter()
+        .map(|c| c["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(variants.len(), 8);
+    assert!(variants.contains("tuned+jemalloc+never"));
+    // Round 1 forward, round 2 backward: the last setup of round 1 opens round 2.
+    assert_eq!(cells[0]["label"], "stock+system+madvise/threads=1/r1");
+    assert_eq!(cells[15]["label"], "tuned+jemalloc+never/threads=4/r1");
+    assert_eq!(cells[16]["label"], "tuned+jemalloc+never/threads=1/r2");
+    assert_eq!(cells[31]["label"], "stock+system+madvise/threads=4/r2");
+    assert_eq!(cells[31]["levels"]["thp"], "madvise");
+    let o = s.run(&["lab", "plan", &p]);
+    assert!(
+        stdout(&o).contains("8 server start(s)") || stdout(&o).contains("15 server start(s)"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn bad_specs_are_user_errors_with_lines() {
+    let s = Scratch::new();
+    let p = spec(&s, "a.toml", "name = \"a\"\n[sweep]\ntreads = [1]\n");
+    let o = s.run(&["lab", "plan", &p]);
+    assert_user_error(
+        &o,
+        "line 3: unknown key `treads` in [sweep]; did you mean `threads`?",
+    );
+    let p = spec(
+        &s,
+        "b.toml",
+        "name = \"b\"\n[defaults]\nthreads = \"many\"\n",
+    );
+    assert_user_error(&s.run(&["lab", "plan", &p]), "line 3");
+    let p = spec(&s, "c.toml", "name = \"c\"\n[sweep]\nthreads = []\n");
+    assert_user_error(&s.run(&["lab", "run", &p]), "no cells");
+    assert_user_error(&s.run(&["lab", "plan", "/nonexistent.toml"]), "cannot read");
+    assert!(!s.db().exists(), "a rejected spec writes nothing");
+}
+
+fn study_json(s: &Scratch, name: &str) -> serde_json::Value {
+    let o = s.run(&["lab", "show", name, "--json"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+#[test]
+fn a_failing_variant_is_recorded_and_the_study_goes_on() {
+    let s = Scratch::new();
+    let p = spec(
+        &s,
+        "v.toml",
+        &format!("name = \"v\"\n{SMALL}[[variant]]\nname = \"stock\"\n[[variant]]\nname = \"broken\"\nset = {{ no_such_variable_qpslab = 1 }}\n[sweep]\nthreads = [1]\n"),
+    );
+    let o = s.run(&["lab", "run", &p]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v = study_json(&s, "v");
+    assert_eq!(v["status"], "done");
+    let cells = v["cells"].as_array().unwrap();
+    assert_eq!(cells[0]["status"], "done");
+    assert!(cells[0]["tps"].as_f64().unwrap() > 0.0);
+    assert_eq!(cells[1]["status"], "failed");
+    assert!(
+        cells[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("no_such_variable_qpslab"),
+        "{}",
+        cells[1]
+    );
+    assert!(
+        cells[1]["log_tail"]
+            .as_str()
+            .unwrap()
+            .contains("no_such_variable_qpslab"),
+        "{}",
+        cells[1]
+    );
+    assert!(v["env"]["servers"]["stock"]["version"]
+        .as_str()
+        .unwrap()
+        .contains("MariaDB"));
+    assert!(v["env"]["host"]["thp"].is_string());
+    let csv = stdout(&s.run(&["lab", "show", "v", "--csv"]));
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(stdout(&s.run(&["lab", "show"])).contains("1/2"));
+    // The name is taken now.
+    assert_user_error(&s.run(&["lab", "run", &p]), "already exists");
+}
+
+#[test]
+fn telemetry_agrees_with_the_client() {
+    let s = Scratch::new();
+    let p = spec(
+        &s,
+        "t.toml",
+        "name = \"t\"\n[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\ntable_size = 500\nevents = 3000\nreport_interval = 0.2\n[sweep]\nthreads = [2]\n",
+    );
+    let o = s.run(&["lab", "run", &p]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let store = Store::open(&s.db()).unwrap();
+    let study = store.study_by_name("t").unwrap();
+    let cells = store.study_cells(study.id).unwrap();
+    assert_eq!(cells[0].status, CellStatus::Done);
+    let run = store.load_run(cells[0].run_id.unwrap()).unwrap();
+    assert_eq!(run.meta.study_id.as_deref(), Some("t"));
+    assert_eq!(run.meta.cell_label.as_deref(), Some("default/threads=2/r1"));
+    let ph = &run.phases[0];
+    let reads = ph.result.queries.read;
+    assert!(reads >= 3000, "{reads}");
+    let total = ph
+        .telemetry
+        .iter()
+        .find(|t| t.source == "server_status_delta")
+        .unwrap();
+    let com_select = total.values["counters"]["Com_select"].as_i64().unwrap() as u64;
+    assert_eq!(com_select, reads, "server Com_select vs client reads");
+    // Per tick: the deltas add up to the whole, give or take what ran between begin and the
+    // first tick; each tick carries server and client CPU.
+    let ticks: Vec<_> = ph.telemetry.iter().filter(|t| t.source == "tick").collect();
+    assert!(!ticks.is_empty());
+    let sum: i64 = ticks
+        .iter()
+        .map(|t| {
+            t.values["status"]["counters"]["Com_select"]
+                .as_i64()
+                .unwrap_or(0)
+        })
+        .sum();
+    assert!(sum as u64 <= com_select && sum > 0, "{sum} vs {com_select}");
+    assert!(ticks[0].values["server"]["rss_kib"].as_u64().unwrap() > 0);
+    assert!(ticks[0].values["client"]["user_s"].is_number());
+    let perf = ph.telemetry.iter().find(|t| t.source == "perf").unwrap();
+    assert!(perf.values["supported"].is_boolean(), "{}", perf.values);
+    if perf.values["supported"] == false {
+        assert!(
+            perf.values["reason"]
+                .as_str()
+                .unwrap()
+                .contains("not supported")
+                || perf.values["reason"].as_str().unwrap().contains("perf")
+        );
+    }
+}
+
+#[test]
+fn resume_after_kill_9_keeps_done_cells_and_refuses_a_changed_spec() {
+    let s = Scratch::new();
+    let body = format!("name = \"k\"\n{SMALL}[sweep]\nthreads = [1, 2, 3, 4]\n");
+    let p = spec(&s, "k.toml", &body);
+    let mut child = s
+        .cmd(&["lab", "run", &p])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let done_before = loop {
+        std::thread::sleep(Duration::from_millis(200));
+        if let Ok(store) = Store::open(&s.db()) {
+            if let Ok(st) = store.study_by_name("k") {
+                let cells = store.study_cells(st.id).unwrap();
+                let done: Vec<_> = cells
+                    .iter()
+                    .filter(|c| c.status == CellStatus::Done)
+                    .map(|c| (c.label.clone(), c.run_id))
+                    .collect();
+                if !done.is_empty() && cells.iter().any(|c| c.status == CellStatus::Running) {
+                    break done;
+                }
+            }
+        }
+        assert!(Instant::now() < deadline, "the study never got going");
+    };
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let changed = spec(&s, "k2.toml", &body.replace("[1, 2, 3, 4]", "[1, 2, 3, 8]"));
+    assert_user_error(&s.run(&["lab", "resume", &changed]), "sweep.threads");
+    let o = s.run(&["lab", "resume", &p]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(stdout(&o).contains("already done"));
+    let store = Store::open(&s.db()).unwrap();
+    let st = store.study_by_name("k").unwrap();
+    let cells = store.study_cells(st.id).unwrap();
+    assert!(
+        cells.iter().all(|c| c.status == CellStatus::Done),
+        "{cells:?}"
+    );
+    for (label, run) in &done_before {
+        let c = cells.iter().find(|c| &c.label == label).unwrap();
+        assert_eq!(&c.run_id, run, "{label} was rerun");
+    }
+    // One run per cell: nothing left over from the killed cell.
+    let runs = store.list_runs(100).unwrap();
+    assert_eq!(runs.len(), 4, "{runs:?}");
+}
