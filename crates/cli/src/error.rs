@@ -35,7 +35,8 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
 pub fn wire_is_user_error(e: &qpslab_wire::Error) -> bool {
     match e.server_code() {
         // access denied (1045, 1698), unknown database (1049), host not allowed (1130)
-        Some(code) => matches!(code, 1045 | 1049 | 1130 | 1698),
+        // too many connections (1040): the user asked for more sessions than the server accepts
+        Some(code) => matches!(code, 1040 | 1045 | 1049 | 1130 | 1698),
         None => matches!(e, qpslab_wire::Error::Io(io) if matches!(
             io.kind(),
             std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied

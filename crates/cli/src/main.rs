@@ -18,10 +18,27 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             qpslab_sandbox::registry::stop_all_started();
-            eprintln!("qpslab: error: {err:#}");
+            eprintln!("qpslab: error: {}", one_line(&err));
             ExitCode::from(error::exit_code(&err) as u8)
         }
     }
+}
+
+/// The error and its causes on one line, leaving out a cause whose text the message before it
+/// already includes (library errors often print their source themselves).
+fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line.replace('\n', " ")
 }
 
 /// Ctrl-C: a first press asks the running phase to stop (it is discarded, finished phases are

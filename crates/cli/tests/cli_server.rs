@@ -104,3 +104,31 @@ fn a_server_that_fails_to_start_reports_its_log_and_leaves_nothing() {
         "{list}"
     );
 }
+
+#[test]
+fn more_threads_than_the_server_accepts_is_a_user_error() {
+    let s = Scratch::new();
+    let o = s.run(&["server", "start", "tight", "--set", "max_connections=5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = s.run(&[
+        "run",
+        "oltp_point_select",
+        "--sandbox",
+        "tight",
+        "--table-size",
+        "100",
+        "--threads",
+        "20",
+        "--time",
+        "1",
+    ]);
+    assert_user_error(&o, "max_connections");
+    assert_eq!(
+        stderr(&o).matches("Too many connections").count(),
+        1,
+        "{}",
+        stderr(&o)
+    );
+    let o = s.run(&["server", "stop", "tight", "--rm"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -19,7 +19,7 @@ pub enum RunError {
     #[error(transparent)]
     Workload(#[from] crate::workload::WorkloadError),
     /// A session could not be opened before the phase started.
-    #[error("cannot connect to {target}: {source}")]
+    #[error("cannot connect to {target}: {source}{hint}", hint = connect_hint(source))]
     Connect {
         /// The redacted target, `user@host:port/db`.
         target: String,
@@ -67,6 +67,15 @@ pub enum RunError {
     /// An event-loop thread died unexpectedly.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+fn connect_hint(e: &qpslab_wire::Error) -> &'static str {
+    match e.server_code() {
+        Some(1040) => {
+            " (more sessions than the server's max_connections: lower --threads or raise it)"
+        }
+        _ => "",
+    }
 }
 
 fn prepare_hint(e: &qpslab_wire::Error) -> &'static str {
@@ -121,7 +130,7 @@ impl RunError {
             RunError::Connect { source, .. } => {
                 self.is_access_denied()
                     || self.is_unreachable()
-                    || matches!(source.server_code(), Some(1049))
+                    || matches!(source.server_code(), Some(1049 | 1040))
             }
             RunError::Prepare { source, .. } => {
                 matches!(source.server_code(), Some(1461 | 1146 | 1049))
