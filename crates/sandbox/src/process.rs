@@ -176,11 +176,29 @@ fn signal(pid: u32, datadir: &Path, sig: libc::c_int) {
     }
 }
 
+/// True when `pid` has exited: no such process, or a zombie (whose parent may never reap it).
+fn exited(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses and may hold spaces.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+        Err(_) => true,
+    }
+}
+
 fn wait_gone(pid: u32, datadir: &Path, timeout: Duration) -> bool {
     let deadline = Instant::now() + timeout;
     loop {
         reap(pid);
         if !is_ours(pid, datadir) {
+            // An exiting process loses its command line before it is gone: wait for the exit
+            // itself too, but only briefly, in case the pid was already reused.
+            let until = Instant::now() + Duration::from_secs(2);
+            while !exited(pid) && Instant::now() < until {
+                reap(pid);
+                std::thread::sleep(Duration::from_millis(5));
+            }
             return true;
         }
         if Instant::now() >= deadline {

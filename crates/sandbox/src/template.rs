@@ -89,6 +89,11 @@ pub(crate) fn ensure(
 
 fn initialise(server: &Server, datadir: &Path, init: &[(String, String)]) -> Result<()> {
     let sql_path = datadir.with_extension("sql");
+    // A private tmpdir: the bootstrap's temporary tables must not live in a /tmp that other
+    // processes clean or share.
+    let tmpdir = datadir.with_extension("tmpdir");
+    std::fs::create_dir_all(&tmpdir)
+        .map_err(|e| Error::io(format!("creating {}", tmpdir.display()), e))?;
     let mut cmd = match server.flavor {
         Flavor::MariaDb => {
             // Bootstrap runs with grant tables off; FLUSH PRIVILEGES turns them on so that
@@ -121,10 +126,12 @@ fn initialise(server: &Server, datadir: &Path, init: &[(String, String)]) -> Res
     for (n, v) in init {
         cmd.arg(format!("--{n}={v}"));
     }
+    cmd.arg(format!("--tmpdir={}", tmpdir.display()));
     let out = cmd
         .output()
         .map_err(|e| Error::io("running the datadir installer", e))?;
     let _ = std::fs::remove_file(&sql_path);
+    let _ = std::fs::remove_dir_all(&tmpdir);
     if !out.status.success() || !datadir.join("mysql").is_dir() {
         let text = format!(
             "{}{}",
