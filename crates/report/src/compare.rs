@@ -244,9 +244,23 @@ pub fn differences(a: &Subject, b: &Subject) -> Vec<Difference> {
         flatten("plan", &plan, f);
         f.remove("plan.threads");
         f.insert("server.version".into(), meta.server.version.clone());
+        // Paths inside the server's own directory (its datadir's parent: a sandbox's home)
+        // differ between any two sandboxes; compare them relative to it.
+        let home = meta
+            .server
+            .variables
+            .get("datadir")
+            .map(|d| d.trim_end_matches('/'))
+            .and_then(|d| d.rsplit_once('/'))
+            .map(|(parent, _)| parent.to_string())
+            .filter(|p| p.len() > 1);
         for (k, v) in &meta.server.variables {
             if !INCIDENTAL.contains(&k.as_str()) {
-                f.insert(format!("server.{k}"), v.clone());
+                let v = match &home {
+                    Some(h) => v.replace(h.as_str(), "<server dir>"),
+                    None => v.clone(),
+                };
+                f.insert(format!("server.{k}"), v);
             }
         }
         let host = serde_json::to_value(&meta.host).unwrap_or(Value::Null);
