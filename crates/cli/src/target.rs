@@ -53,11 +53,16 @@ impl Connected {
     }
 }
 
-/// The lab directory from `--lab`, `QPSLAB_LAB` or the default.
+/// The lab directory from `--lab`, `QPSLAB_LAB` or the default; `QPSLAB_TEMPLATES` names a
+/// datadir-template directory shared between labs (each lab keeps its own otherwise).
 pub fn lab_dir(l: &LabArgs) -> LabDir {
-    match &l.lab {
+    let lab = match &l.lab {
         Some(p) => LabDir::new(p.clone()),
         None => LabDir::default_location(),
+    };
+    match std::env::var_os("QPSLAB_TEMPLATES") {
+        Some(t) if !t.is_empty() => lab.with_templates(std::path::PathBuf::from(t)),
+        _ => lab,
     }
 }
 

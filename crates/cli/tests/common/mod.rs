@@ -33,6 +33,7 @@ impl Scratch {
         c.args(args)
             .env("QPSLAB_LAB", self.lab())
             .env("QPSLAB_DB", self.db())
+            .env("QPSLAB_TEMPLATES", templates())
             .env_remove("MYSQL_PWD")
             .env("RUST_BACKTRACE", "1");
         c
@@ -62,6 +63,14 @@ pub fn assert_user_error(o: &Output, needle: &str) {
         !err.contains("panicked") && !err.contains("backtrace"),
         "{err}"
     );
+}
+
+/// Datadir templates shared by every test's lab, so each server version is initialised once.
+pub fn templates() -> PathBuf {
+    let uid = unsafe { libc::geteuid() };
+    std::env::temp_dir()
+        .join(format!("qpslab-cli-tests-{uid}"))
+        .join("templates")
 }
 
 /// The shared test server's socket path as a string.
