@@ -117,6 +117,7 @@ fn a_a_comparison_is_not_significant() {
     let c = compare_json(&r.big.join(","), &r.big_again.join(","));
     for name in ["tps", "qps", "p99"] {
         let m = metric(&c, name);
+        eprintln!("A/A {name}: {m}");
         assert_eq!(m["significant"], false, "A/A called significant: {m}");
         assert!(m["ci_low"].as_f64().unwrap() < 0.0 && m["ci_high"].as_f64().unwrap() > 0.0);
     }
@@ -135,6 +136,7 @@ fn buffer_pool_8m_against_1g_is_significant() {
     let r = runs();
     let c = compare_json(&r.small.join(","), &r.big.join(","));
     let tps = metric(&c, "tps");
+    eprintln!("8M vs 1G tps: {tps}");
     assert_eq!(tps["significant"], true, "{c}");
     assert_eq!(tps["verdict"], "better", "{tps}");
     assert!(tps["b"].as_f64().unwrap() > tps["a"].as_f64().unwrap());

@@ -162,7 +162,7 @@ fn histogram_percentile(phase: &PhaseResult, p: f64) -> Option<f64> {
     let h: hdrhistogram::Histogram<u64> = Deserializer::new()
         .deserialize(&mut blob.v2.as_slice())
         .ok()?;
-    (h.len() > 0).then(|| h.value_at_quantile(p / 100.0) as f64 / 1000.0)
+    (!h.is_empty()).then(|| h.value_at_quantile(p / 100.0) as f64 / 1000.0)
 }
 
 /// CPU seconds per second (1.0 = one core busy), split user/system.

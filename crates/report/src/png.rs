@@ -43,7 +43,7 @@ pub fn write_pngs(charts: &[Chart], dir: &Path) -> Result<Vec<PathBuf>, Error> {
 pub fn fonts_available() -> bool {
     let mut db = resvg::usvg::fontdb::Database::new();
     db.load_system_fonts();
-    db.len() > 0
+    !db.is_empty()
 }
 
 #[cfg(test)]
