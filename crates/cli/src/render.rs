@@ -346,7 +346,6 @@ mod tests {
                 sys_s: 0.33,
                 max_rss_kib: 0,
             },
-            ..Default::default()
         };
         golden("live_line.txt", &(live_line(16, &s) + "\n"));
     }
