@@ -3,7 +3,8 @@
 //! A session is opened with the blocking client (connect, authenticate, prepare every statement
 //! the workload may run), then its socket is switched to non-blocking mode and driven by an event
 //! loop. Per call it patches the statement's COM_STMT_EXECUTE packet in place (or renders a
-//! COM_QUERY with the text protocol) and writes it with one `write`; a partial write is the only
+//! COM_QUERY with the text protocol) and stages it; the loop writes the staged bytes of all its
+//! sessions at once (one io_uring submission) or one `write` each. A partial write is the only
 //! case that copies bytes.
 
 use super::error::RunError;
@@ -51,6 +52,8 @@ pub(crate) struct Session {
     execs: Vec<Option<ExecPacket>>,
     /// Bytes not yet written (a partial write, or a whole COM_QUERY).
     out: Vec<u8>,
+    /// The staged request is this statement's execute packet (else it is in `out`).
+    staged_exec: Option<usize>,
     out_pos: usize,
     /// Bytes read but not yet consumed by the reply parser (a parser that wants more first).
     pub inbuf: Vec<u8>,
@@ -129,6 +132,7 @@ impl Session {
             execs: opened.execs,
             out: Vec::new(),
             out_pos: 0,
+            staged_exec: None,
             inbuf: Vec::new(),
             state: State::Idle,
             call: 0,
@@ -147,6 +151,7 @@ impl Session {
         self.execs = opened.execs;
         self.out.clear();
         self.out_pos = 0;
+        self.staged_exec = None;
         self.inbuf.clear();
         self.want_write = false;
     }
@@ -161,11 +166,12 @@ impl Session {
         }
     }
 
-    /// Writes call `self.call` of the current event. Returns `Ok(true)` when the whole packet
-    /// went out, `Ok(false)` when the rest waits for writability.
-    pub fn send_call(&mut self, workload: &Workload, scratch: &mut Vec<u8>) -> io::Result<bool> {
+    /// Encodes call `self.call` of the current event: patches its execute packet in place, or
+    /// renders its COM_QUERY into the output buffer. [`Session::staged`] then holds the bytes.
+    pub fn stage_call(&mut self, workload: &Workload, scratch: &mut Vec<u8>) {
         let call = &self.ev.calls[self.call];
-        if let Some(Some(packet)) = self.execs.get_mut(call.stmt as usize) {
+        let stmt = call.stmt as usize;
+        if let Some(Some(packet)) = self.execs.get_mut(stmt) {
             for (i, arg) in self.ev.call_args(call).iter().enumerate() {
                 match *arg {
                     Arg::Int(v) => packet.set_int(i, v),
@@ -174,29 +180,72 @@ impl Session {
             }
             self.binary = true;
             self.bin.reset();
-            let bytes = packet.packet();
-            let n = write_some(&mut self.stream, bytes)?;
-            if n < bytes.len() {
-                self.out.clear();
-                self.out.extend_from_slice(&bytes[n..]);
-                self.out_pos = 0;
-                return Ok(false);
-            }
-            Ok(!self.stream.wants_write())
+            self.staged_exec = Some(stmt);
         } else {
             workload.render_text(&self.ev, call, scratch);
-            self.send_text(scratch)
+            self.stage_text(scratch);
         }
     }
 
-    /// Writes a COM_QUERY for `sql` (text reply). Same result as [`Session::send_call`].
-    pub fn send_text(&mut self, sql: &[u8]) -> io::Result<bool> {
+    /// Renders a COM_QUERY for `sql` (text reply) as the staged bytes.
+    pub fn stage_text(&mut self, sql: &[u8]) {
         self.binary = false;
         self.text.reset();
         self.out.clear();
         self.out_pos = 0;
+        self.staged_exec = None;
         write_com_query(&mut self.out, sql);
+    }
+
+    /// The staged bytes not yet written.
+    pub fn staged(&self) -> &[u8] {
+        match self.staged_exec {
+            Some(stmt) => self.execs[stmt].as_ref().map_or(&[], ExecPacket::packet),
+            None => &self.out[self.out_pos..],
+        }
+    }
+
+    /// Records that `n` staged bytes were written. Returns true when all were; otherwise the
+    /// rest is kept in the output buffer for [`Session::flush`].
+    pub fn wrote(&mut self, n: usize) -> bool {
+        match self.staged_exec.take() {
+            Some(stmt) => {
+                let bytes = self.execs[stmt]
+                    .as_ref()
+                    .map_or(&[][..], ExecPacket::packet);
+                if n >= bytes.len() {
+                    return true;
+                }
+                self.out.clear();
+                self.out.extend_from_slice(&bytes[n..]);
+                self.out_pos = 0;
+                false
+            }
+            None => {
+                self.out_pos = (self.out_pos + n).min(self.out.len());
+                self.out_pos == self.out.len()
+            }
+        }
+    }
+
+    /// Writes the staged bytes with plain writes. `Ok(true)` when all went out, `Ok(false)`
+    /// when the rest waits for writability.
+    pub fn write_staged(&mut self) -> io::Result<bool> {
+        if let Some(stmt) = self.staged_exec {
+            let bytes = self.execs[stmt]
+                .as_ref()
+                .map_or(&[][..], ExecPacket::packet);
+            let n = write_some(&mut self.stream, bytes)?;
+            if !self.wrote(n) {
+                return Ok(false);
+            }
+        }
         self.flush()
+    }
+
+    /// True when the staged bytes may go through an io_uring send (a plain socket).
+    pub fn ring_ok(&self) -> bool {
+        !self.stream.is_tls()
     }
 
     /// Writes what is pending. `Ok(true)` when nothing is left.

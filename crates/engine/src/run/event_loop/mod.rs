@@ -1,10 +1,12 @@
 //! One event-loop thread: many sessions as state machines over non-blocking sockets (mio/epoll,
 //! edge-triggered).
 //!
-//! Per query the loop does one `write` and, in the common case, one `read`: a read that returns
-//! less than the buffer holds means the socket was drained, so the loop waits for the next edge
-//! instead of issuing a read that would only say `EAGAIN` (TLS streams are always drained, as
-//! their decrypted bytes are invisible to epoll). Statistics go into the loop's own
+//! Per query the loop does, in the common case, one `read`: a read that returns less than the
+//! buffer holds means the socket was drained, so the loop waits for the next edge instead of
+//! issuing a read that would only say `EAGAIN` (TLS streams are always drained, as their
+//! decrypted bytes are invisible to epoll). Requests are staged while a wake-up's replies are
+//! handled and written together before the loop sleeps, with one io_uring submission (see
+//! [`super::uring`]); without io_uring, one `write` each. Statistics go into the loop's own
 //! [`IntervalStats`], handed to the coordinator once per report interval; nothing per query
 //! takes a lock, sends on a channel or allocates.
 
@@ -12,6 +14,7 @@ use super::error::RunError;
 use super::schedule::{Arrivals, Boundaries};
 use super::session::{Session, State};
 use super::stats::IntervalStats;
+use super::uring::{self, Ring};
 use crate::workload::{StmtClass, Workload};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
@@ -24,6 +27,9 @@ use std::time::{Duration, Instant};
 
 /// Read buffer per loop: a point-select reply is ~150 bytes, a 100-row range ~20 KB.
 const READ_BUF: usize = 64 * 1024;
+/// Staged requests written at once at most: bounds how long the first of a large wake-up's
+/// requests waits for the others.
+const SEND_BATCH: usize = 128;
 /// Longest sleep in `epoll_wait`, so a raised stop flag is seen promptly.
 const MAX_WAIT: Duration = Duration::from_millis(50);
 
@@ -108,6 +114,13 @@ pub(crate) struct EventLoop<'a> {
     /// `--events` tickets ran out.
     exhausted: bool,
     reconnecting: Vec<usize>,
+    /// Writes all staged requests with one submission; `None` when the kernel refuses
+    /// io_uring (or `QPSLAB_IO_URING=0`), then each request is one `write`.
+    ring: Option<Ring>,
+    /// Sessions whose staged request waits for the next [`EventLoop::flush_sends`].
+    pending: Vec<usize>,
+    sends: Vec<uring::Send>,
+    sent: Vec<(usize, io::Result<usize>)>,
 }
 
 mod open;
@@ -141,6 +154,10 @@ impl<'a> EventLoop<'a> {
             )
         });
         let active = sessions.len();
+        let use_ring = std::env::var("QPSLAB_IO_URING").map_or(true, |v| v != "0");
+        let ring = use_ring
+            .then(|| Ring::new(sessions.len().min(SEND_BATCH) as u32).ok())
+            .flatten();
         Ok(EventLoop {
             shared,
             index,
@@ -157,6 +174,10 @@ impl<'a> EventLoop<'a> {
             active,
             exhausted: false,
             reconnecting: Vec::new(),
+            ring,
+            pending: Vec::with_capacity(SEND_BATCH),
+            sends: Vec::with_capacity(SEND_BATCH),
+            sent: Vec::with_capacity(SEND_BATCH),
         })
     }
 
@@ -194,6 +215,7 @@ impl<'a> EventLoop<'a> {
             self.start_arrivals(now)?;
             self.reconnect_due(now)?;
             self.retire_idle(now);
+            self.flush_sends(now)?;
             if self.active == 0 {
                 return Ok(());
             }
@@ -310,19 +332,72 @@ impl<'a> EventLoop<'a> {
         self.send(i, now)
     }
 
-    /// Writes the current call of session `i`.
+    /// Stages the current call of session `i` and writes it: with the ring, at the next
+    /// [`EventLoop::flush_sends`] (before the loop sleeps); without, now.
     fn send(&mut self, i: usize, now: Instant) -> Result<(), RunError> {
         let s = &mut self.sessions[i];
         s.call_start = now;
-        let sent = match s.state {
-            State::Rollback => s.send_text(b"ROLLBACK"),
-            _ => s.send_call(self.shared.workload, &mut self.scratch),
-        };
-        match sent {
+        match s.state {
+            State::Rollback => s.stage_text(b"ROLLBACK"),
+            _ => s.stage_call(self.shared.workload, &mut self.scratch),
+        }
+        if self.ring.is_some() && s.ring_ok() {
+            self.pending.push(i);
+            if self.pending.len() >= SEND_BATCH {
+                return self.flush_sends(now);
+            }
+            return Ok(());
+        }
+        match s.write_staged() {
             Ok(true) => Ok(()),
             Ok(false) => self.want_write(i, true),
             Err(e) => self.lost(i, now, e.into()),
         }
+    }
+
+    /// Writes every pending staged request with one io_uring submission.
+    fn flush_sends(&mut self, now: Instant) -> Result<(), RunError> {
+        let Some(ring) = self.ring.as_mut() else {
+            return Ok(());
+        };
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.sends.clear();
+        for &i in &self.pending {
+            let s = &self.sessions[i];
+            if !matches!(s.state, State::Call | State::Rollback) {
+                continue;
+            }
+            let b = s.staged();
+            self.sends.push(uring::Send {
+                fd: s.stream.as_raw_fd(),
+                ptr: b.as_ptr(),
+                len: b.len(),
+                tag: i,
+            });
+        }
+        self.pending.clear();
+        let sent = &mut self.sent;
+        ring.send_all(&self.sends, &mut |tag, r| sent.push((tag, r)))?;
+        let mut sent = std::mem::take(&mut self.sent);
+        let mut result = Ok(());
+        for (i, r) in sent.drain(..) {
+            if result.is_err() {
+                continue;
+            }
+            result = match r {
+                Ok(n) if self.sessions[i].wrote(n) => Ok(()),
+                Ok(_) => self.want_write(i, true),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.sessions[i].wrote(0);
+                    self.want_write(i, true)
+                }
+                Err(e) => self.lost(i, now, e.into()),
+            };
+        }
+        self.sent = sent;
+        result
     }
 
     fn want_write(&mut self, i: usize, on: bool) -> Result<(), RunError> {
