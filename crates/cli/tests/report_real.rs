@@ -1,11 +1,11 @@
-//! `qpslab compare` and `qpslab report` on real runs: an A/A comparison is not called
-//! significant, an 8M against a 1G buffer pool on a dataset larger than 8M is; the HTML report
-//! loads in headless Chromium without errors or requests and every chart draws data.
+//! `qpslab compare` and `qpslab report` on a real study: an A/A comparison is not called
+//! significant, an 8M against a 1G buffer pool on a dataset larger than 8M is; the study's HTML
+//! report loads in headless Chromium without errors or requests and every chart draws data.
 //!
-//! The runs are made once per test process: two sandboxes (innodb_buffer_pool_size 8M and 1G,
-//! both with O_DIRECT so the small pool really reads from storage), four interleaved rounds of
-//! "8M, 1G, 1G again" in alternating directions, so that machine drift and order effects spread
-//! over both sides and each side's repeats give its run-to-run variation.
+//! The study runs once per test process: three variants (innodb_buffer_pool_size 8M, 1G, and
+//! the same 1G again, all with O_DIRECT so the small pool really reads from storage) over four
+//! repeats. The lab interleaves them in alternating directions, so machine drift and order
+//! effects spread over every side, and each variant's repeats give its run-to-run variation.
 
 mod common;
 use common::*;
@@ -14,90 +14,49 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-struct Runs {
-    scratch: Scratch,
-    small: Vec<String>,
-    big: Vec<String>,
-    big_again: Vec<String>,
-}
+const SPEC: &str = r#"
+name = "bp-aa"
+description = "buffer pool 8M vs 1G, and 1G twice (A/A)"
 
-fn measure(s: &Scratch, sandbox: &str, json: &std::path::Path) -> String {
-    let o = s.run(&[
-        "run",
-        "oltp_point_select",
-        "--sandbox",
-        sandbox,
-        "--tables",
-        "4",
-        "--table-size",
-        "100000",
-        "--rand-type",
-        "uniform",
-        "--threads",
-        "4",
-        "--time",
-        "3",
-        "--warmup",
-        "1",
-        "--report-interval",
-        "0.25",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
-    v["run_id"].as_i64().unwrap().to_string()
-}
+[defaults]
+workload = "oltp_point_select"
+tables = 4
+table_size = 50000
+rand_type = "uniform"
+threads = 4
+warmup = "2s"
+duration = "3s"
+report_interval = "250ms"
+repeats = 4
 
-fn runs() -> &'static Runs {
-    static RUNS: OnceLock<Runs> = OnceLock::new();
-    RUNS.get_or_init(|| {
+[[variant]]
+name = "bp8m"
+set = { innodb_buffer_pool_size = "8M", innodb_flush_method = "O_DIRECT" }
+
+[[variant]]
+name = "bp1g"
+set = { innodb_buffer_pool_size = "1G", innodb_flush_method = "O_DIRECT" }
+
+[[variant]]
+name = "bp1g_again"
+set = { innodb_buffer_pool_size = "1G", innodb_flush_method = "O_DIRECT" }
+"#;
+
+/// The scratch directory holding the finished study.
+fn study() -> &'static Scratch {
+    static STUDY: OnceLock<Scratch> = OnceLock::new();
+    STUDY.get_or_init(|| {
         let s = Scratch::new();
-        for (name, pool) in [("bp8m", "8M"), ("bp1g", "1G")] {
-            let o = s.run(&[
-                "server",
-                "start",
-                name,
-                "--set",
-                &format!("innodb_buffer_pool_size={pool}"),
-                "--set",
-                "innodb_flush_method=O_DIRECT",
-            ]);
-            assert!(o.status.success(), "{}", stderr(&o));
-        }
-        let json = s.path().join("run.json");
-        // Each server loads its dataset on its first run; those runs warm up and are not used.
-        measure(&s, "bp8m", &json);
-        measure(&s, "bp1g", &json);
-        let (mut small, mut big, mut big_again) = (Vec::new(), Vec::new(), Vec::new());
-        // Rounds alternate direction (8M A A', then A' A 8M), as studies do: a fixed order
-        // would make "second run on this server" a hidden factor (seen here: -17% for A').
-        for round in 0..4 {
-            let order: [(&str, usize); 3] = [("bp8m", 0), ("bp1g", 1), ("bp1g", 2)];
-            let mut order = order.to_vec();
-            if round % 2 == 1 {
-                order.reverse();
-            }
-            for (server, side) in order {
-                let id = measure(&s, server, &json);
-                [&mut small, &mut big, &mut big_again][side].push(id);
-            }
-        }
-        for name in ["bp8m", "bp1g"] {
-            let _ = s.run(&["server", "stop", name]);
-        }
-        Runs {
-            scratch: s,
-            small,
-            big,
-            big_again,
-        }
+        let spec = s.path().join("bp-aa.toml");
+        std::fs::write(&spec, SPEC).unwrap();
+        let o = s.run(&["lab", "run", spec.to_str().unwrap()]);
+        assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+        s
     })
 }
 
 fn compare_json(a: &str, b: &str) -> Value {
-    let s = &runs().scratch;
-    let o = s.run(&["compare", a, b, "--format", "json"]);
+    let o = study().run(&["compare", a, b, "--format", "json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     serde_json::from_str(&stdout(&o)).unwrap()
 }
@@ -113,28 +72,27 @@ fn metric<'a>(c: &'a Value, name: &str) -> &'a Value {
 
 #[test]
 fn a_a_comparison_is_not_significant() {
-    let r = runs();
-    let c = compare_json(&r.big.join(","), &r.big_again.join(","));
+    let c = compare_json("bp-aa/bp1g", "bp-aa/bp1g_again");
     for name in ["tps", "qps", "p99"] {
         let m = metric(&c, name);
         eprintln!("A/A {name}: {m}");
         assert_eq!(m["significant"], false, "A/A called significant: {m}");
         assert!(m["ci_low"].as_f64().unwrap() < 0.0 && m["ci_high"].as_f64().unwrap() > 0.0);
     }
-    // Same servers, same settings: no configuration difference beyond the run's seed.
+    // Same settings on both sides: no configuration difference at all.
     let diffs = c["differences"].as_array().unwrap();
     assert!(
         diffs
             .iter()
-            .all(|d| !d["name"].as_str().unwrap().starts_with("server.")),
+            .all(|d| !d["name"].as_str().unwrap().starts_with("server.")
+                && !d["name"].as_str().unwrap().starts_with("plan.")),
         "{diffs:?}"
     );
 }
 
 #[test]
 fn buffer_pool_8m_against_1g_is_significant() {
-    let r = runs();
-    let c = compare_json(&r.small.join(","), &r.big.join(","));
+    let c = compare_json("bp-aa/bp8m", "bp-aa/bp1g");
     let tps = metric(&c, "tps");
     eprintln!("8M vs 1G tps: {tps}");
     assert_eq!(tps["significant"], true, "{c}");
@@ -149,9 +107,7 @@ fn buffer_pool_8m_against_1g_is_significant() {
     assert_eq!(pool["a"], "8388608");
     assert_eq!(pool["b"], "1073741824");
     // The terminal table says the same.
-    let o = r
-        .scratch
-        .run(&["compare", &r.small.join(","), &r.big.join(",")]);
+    let o = study().run(&["compare", "bp-aa/bp8m", "bp-aa/bp1g"]);
     let out = stdout(&o);
     assert!(
         out.contains("better") && out.contains("innodb_buffer_pool_size"),
@@ -187,14 +143,12 @@ fn chromium(args: &[&str], profile: &std::path::Path) -> std::process::Output {
 
 #[test]
 fn html_report_loads_in_chromium_and_every_chart_draws() {
-    let r = runs();
-    let s = &r.scratch;
+    let s = study();
     let html = s.path().join("report.html");
     let pngs = s.path().join("png");
     let o = s.run(&[
         "report",
-        &r.small.join(","),
-        &r.big.join(","),
+        "bp-aa",
         "--out",
         html.to_str().unwrap(),
         "--png",

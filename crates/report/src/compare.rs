@@ -243,6 +243,8 @@ pub fn differences(a: &Subject, b: &Subject) -> Vec<Difference> {
         let plan = serde_json::to_value(&meta.plan).unwrap_or(Value::Null);
         flatten("plan", &plan, f);
         f.remove("plan.threads");
+        // Each run draws its own seed from the clock unless one was given: not a setting.
+        f.remove("plan.workload.rand.seed");
         f.insert("server.version".into(), meta.server.version.clone());
         // Paths inside the server's own directory (its datadir's parent: a sandbox's home)
         // differ between any two sandboxes; compare them relative to it.
