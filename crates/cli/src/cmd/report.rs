@@ -270,12 +270,25 @@ pub fn compare(a: CompareArgs) -> Result<()> {
             "{na} and {nb} share no measured setting (thread counts or swept settings differ)"
         )));
     }
+    if single_runs(&pa) && single_runs(&pb) {
+        eprintln!(
+            "note: one run per side: the intervals cover the noise within each run, not the drift \
+             between runs; for a run-to-run interval compare repeats (ids joined by commas, or a \
+             study with repeats)"
+        );
+    }
     match a.format {
         CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
         CompareFormat::Md => print!("{}", qpslab_report::comparison_markdown(&c)),
         CompareFormat::Table => print!("{}", terminal(&c)),
     }
     Ok(())
+}
+
+/// True when no measured setting has more than one run on this side.
+fn single_runs(points: &[qpslab_report::Point]) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    points.iter().all(|p| seen.insert(p.key()))
 }
 
 fn terminal(c: &Comparison) -> String {
