@@ -30,6 +30,7 @@ fn point_select_events_match_the_servers_execute_count() {
     assert!((r.duration_s - 2.0).abs() < 0.2, "{}", r.duration_s);
     assert!(r.latency.count == r.events && r.latency.max_ms > 0.0);
     assert!(r.client_cpu.user_s + r.client_cpu.sys_s > 0.0);
+    assert_cpu_adds_up(&r, &samples);
     assert_eq!(r.statements.len(), 1);
     assert_eq!(r.statements[0].kind, "point_selects");
     assert_eq!(r.histograms[0].name, "event");
@@ -53,10 +54,11 @@ fn events_limit_is_exact_across_loops() {
     let mut ctl = control(&opts);
     let connected = status(&mut ctl, "Threads_connected");
     let before = status(&mut ctl, "Com_stmt_execute");
-    let (r, _) = run(&opts, &w, &s);
+    let (r, samples) = run(&opts, &w, &s);
     let after = status_after(&mut ctl, "Com_stmt_execute", connected);
     let r = r.unwrap();
     assert_eq!(r.events, 777);
+    assert_cpu_adds_up(&r, &samples);
     assert_eq!(r.latency.count, 777);
     // Warm-up ran on the same sessions and is not counted.
     assert!(

@@ -117,3 +117,23 @@ pub fn run(
 pub fn pct(l: &qpslab_core::result::LatencySummary, p: f64) -> f64 {
     l.percentiles.iter().find(|x| x.p == p).unwrap().ms
 }
+
+/// Every sample carries the client's CPU of its interval, and the samples add up to the
+/// phase's (the boundaries' snapshots telescope); the phase's peak RSS is the samples' peak.
+pub fn assert_cpu_adds_up(r: &PhaseResult, samples: &[Sample]) {
+    let total = r.client_cpu.user_s + r.client_cpu.sys_s;
+    let mut sum = 0.0;
+    for s in samples {
+        let c = s.client_cpu.user_s + s.client_cpu.sys_s;
+        assert!(c > 0.0 || s.events == 0, "sample without CPU: {s:?}");
+        assert!(s.client_cpu.max_rss_kib > 0, "{s:?}");
+        assert!(s.client_cpu.max_rss_kib <= r.client_cpu.max_rss_kib);
+        sum += c;
+    }
+    assert!(
+        (sum - total).abs() < 1e-6,
+        "samples {sum} s, phase {total} s"
+    );
+    let peak = samples.iter().map(|s| s.client_cpu.max_rss_kib).max();
+    assert_eq!(peak, Some(r.client_cpu.max_rss_kib));
+}

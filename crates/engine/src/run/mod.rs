@@ -247,6 +247,16 @@ fn loop_thread(
     });
 }
 
+/// Takes the process CPU snapshot of every report boundary that has passed.
+fn snapshot_passed(col: &mut Collector, bounds: &Boundaries, on_sample: &mut dyn FnMut(&Sample)) {
+    while let Some(b) = bounds.get(col.next_cpu_boundary()) {
+        if Instant::now() < b {
+            break;
+        }
+        col.cpu_at_boundary(col.next_cpu_boundary(), CpuSnapshot::now(), on_sample);
+    }
+}
+
 /// The coordinator: waits for every session, starts the clock, merges intervals until every
 /// loop has ended.
 fn coordinate(
@@ -302,17 +312,16 @@ fn coordinate(
     let mut col = Collector::new(bounds, loops, kinds, spec.percentiles.clone());
     let mut running = loops;
     while running > 0 {
-        let now = Instant::now();
+        snapshot_passed(&mut col, &bounds, on_sample);
         let next = bounds.get(col.next_cpu_boundary());
-        if let Some(b) = next.filter(|b| now >= *b) {
-            let _ = b;
-            col.cpu_at_boundary(col.next_cpu_boundary(), CpuSnapshot::now(), on_sample);
-            continue;
-        }
         let wait = next.map_or(Duration::from_millis(100), |b| {
-            b.saturating_duration_since(now)
+            b.saturating_duration_since(Instant::now())
         });
-        match rx.recv_timeout(wait) {
+        let msg = rx.recv_timeout(wait);
+        // A boundary may have passed while waiting: its snapshot must come before a loop's
+        // last report, or the interval would lose its CPU figure.
+        snapshot_passed(&mut col, &bounds, on_sample);
+        match msg {
             Ok(LoopMsg::Interval { index, k, stats }) => col.interval(index, k, &stats, on_sample),
             Ok(LoopMsg::Finished {
                 index,
