@@ -4,12 +4,21 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 QPSLAB := target/release/qpslab
-DEBIAN_PACKAGES := mariadb-server mariadb-client sysbench libjemalloc2 openssl linux-perf chromium
+# What the demo needs (a server to sandbox, jemalloc for --malloc), and what the tests add:
+# sysbench to compare against, openssl for TLS certificates, perf, Chromium and a font for reports.
+DEMO_PACKAGES := mariadb-server mariadb-client libjemalloc2
+TEST_PACKAGES := $(DEMO_PACKAGES) sysbench openssl linux-perf chromium fonts-dejavu-core
 
-.PHONY: demo test deps build lint bench
+.PHONY: demo test deps deps-test install-packages build lint bench
 
 deps:
-	@missing=""; for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEMO_PACKAGES)"
+
+deps-test:
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(TEST_PACKAGES)"
+
+install-packages:
+	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -24,7 +33,7 @@ demo: deps build
 	$(QPSLAB) run oltp_read_write --tables 4 --table-size 20000 --threads 1,4,16 --time 5 --warmup 1
 	$(QPSLAB) show
 
-test: deps
+test: deps-test
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	$(CARGO) test --locked --workspace
@@ -32,3 +41,7 @@ test: deps
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
+
+# qpslab against sysbench, interleaved on one sandbox (bench/README.md); ~25 min on 2 cores.
+bench: deps-test build
+	python3 bench/bench.py --qpslab $(QPSLAB)
