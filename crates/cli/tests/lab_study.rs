@@ -1,5 +1,5 @@
 //! `qpslab lab`: plans, bad specs, a real study with a failing variant, telemetry that agrees
-//! with the client, and resume after `kill -9`.
+//! with the client, Ctrl-C mid-study, and resume after `kill -9`.
 
 mod common;
 
@@ -224,4 +224,66 @@ fn resume_after_kill_9_keeps_done_cells_and_refuses_a_changed_spec() {
     // One run per cell: nothing left over from the killed cell.
     let runs = store.list_runs(100).unwrap();
     assert_eq!(runs.len(), 4, "{runs:?}");
+}
+
+#[test]
+fn ctrl_c_discards_the_running_cell_keeps_finished_ones_and_stops_the_server() {
+    let s = Scratch::new();
+    let body = format!("name = \"c\"\n{SMALL}[sweep]\nthreads = [1, 2, 3, 4]\n");
+    let p = spec(&s, "c.toml", &body);
+    let mut child = s
+        .cmd(&["lab", "run", &p])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let going = Store::open(&s.db()).ok().and_then(|store| {
+            let st = store.study_by_name("c").ok()?;
+            let cells = store.study_cells(st.id).ok()?;
+            Some(
+                cells.iter().any(|c| c.status == CellStatus::Done)
+                    && cells.iter().any(|c| c.status == CellStatus::Running),
+            )
+        });
+        if going == Some(true) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the study never got going");
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        !out.status.success(),
+        "an interrupted study must not exit 0"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+
+    let store = Store::open(&s.db()).unwrap();
+    let st = store.study_by_name("c").unwrap();
+    let cells = store.study_cells(st.id).unwrap();
+    assert!(
+        cells.iter().all(|c| c.status != CellStatus::Running),
+        "no cell may stay running: {cells:?}"
+    );
+    let done = cells
+        .iter()
+        .filter(|c| c.status == CellStatus::Done)
+        .count();
+    assert!(done >= 1 && done < 4, "{cells:?}");
+    // Only finished cells have runs; the interrupted one left nothing behind.
+    assert_eq!(store.list_runs(100).unwrap().len(), done);
+    // The sandbox the study started is gone.
+    let o = s.run(&["server", "list", "--json"]);
+    let list: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(
+        list.as_array().unwrap().iter().all(|i| i["alive"] == false),
+        "{list}"
+    );
+    // And the study can be finished.
+    let o = s.run(&["lab", "resume", &p]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
 }
