@@ -45,6 +45,11 @@ pub(super) fn load_all(
     let threads = cfg.threads.max(1);
     let chunk = if cfg.chunk_rows > 0 {
         cfg.chunk_rows
+    } else if tables >= threads {
+        // Enough tables for every thread: one chunk per table, so each table's ids arrive in
+        // ascending order from one connection and InnoDB appends to full pages instead of
+        // splitting pages between interleaved id ranges.
+        rows.max(1)
     } else {
         // About four chunks per thread overall keeps threads busy to the end without paying
         // a statement per few rows.
