@@ -169,7 +169,8 @@ impl<'a> EventLoop<'a> {
         });
         let active = sessions.len();
         let use_ring = std::env::var("QPSLAB_IO_URING").map_or(true, |v| v != "0");
-        let ring = use_ring
+        // A loop of one session never has two requests to write at once.
+        let ring = (use_ring && sessions.len() > 1)
             .then(|| Ring::new(sessions.len().min(SEND_BATCH) as u32).ok())
             .flatten();
         Ok(EventLoop {
