@@ -1,11 +1,12 @@
 //! A minimal io_uring used to write many sessions' requests with one system call.
 //!
-//! Why: each write to a server connection wakes that connection's server thread, and on a
-//! kernel without forced preemption the woken thread preempts the client on its way back to
-//! user space. One `write` per session thus costs a context switch per query; one
-//! `io_uring_enter` carrying every request of a loop wake-up costs one per batch. Only sends go
-//! through the ring (reads stay on epoll + `read`), and every submission is reaped before
-//! [`Ring::send_all`] returns, so the buffers handed to the kernel never outlive the call.
+//! Why: a loop wake-up that handles several replies has several requests to write; one
+//! `io_uring_enter` carrying them all replaces one `write` each. Measured on 2 cores with one
+//! loop: 4 sessions 26–28k → 30–37k QPS and 15.5–16 → 9.5–14 µs of client CPU per query,
+//! 64 sessions 27–32k → 32–42k QPS (the loop's involuntary context switches were rare either
+//! way, so the gain is the system calls, not preemption). Only sends go through the ring (reads
+//! stay on epoll + `read`), and every submission is reaped before [`Ring::send_all`] returns,
+//! so the buffers handed to the kernel never outlive the call.
 //!
 //! Raw syscalls over `libc` keep the dependency set as it is; the structures below mirror
 //! `<linux/io_uring.h>`. When the kernel refuses (old kernel, `io_uring_disabled`, seccomp),
