@@ -44,9 +44,7 @@ pub fn parse_cpus(s: &str) -> Result<Vec<usize>> {
     }
     cpus.sort_unstable();
     cpus.dedup();
-    let online = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(usize::MAX);
+    let online = configured_cpus();
     if let Some(c) = cpus.iter().find(|c| **c >= online) {
         return Err(user(format!(
             "CPU list '{s}': CPU {c} does not exist (this machine has CPUs 0-{})",
@@ -54,6 +52,18 @@ pub fn parse_cpus(s: &str) -> Result<Vec<usize>> {
         )));
     }
     Ok(cpus)
+}
+
+/// CPUs the machine has, whatever this process's own affinity (a qpslab started under
+/// `taskset -c 1` may still place a sandbox server on CPU 0).
+fn configured_cpus() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    if n > 0 {
+        n as usize
+    } else {
+        std::thread::available_parallelism().map_or(usize::MAX, |n| n.get())
+    }
 }
 
 /// Parses `50,95,99.9` into percentiles in (0, 100].
