@@ -231,7 +231,7 @@ fn ctrl_c_discards_the_running_cell_keeps_finished_ones_and_stops_the_server() {
     let s = Scratch::new();
     let body = format!("name = \"c\"\n{SMALL}[sweep]\nthreads = [1, 2, 3, 4]\n");
     let p = spec(&s, "c.toml", &body);
-    let mut child = s
+    let child = s
         .cmd(&["lab", "run", &p])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -273,7 +273,7 @@ fn ctrl_c_discards_the_running_cell_keeps_finished_ones_and_stops_the_server() {
         .iter()
         .filter(|c| c.status == CellStatus::Done)
         .count();
-    assert!(done >= 1 && done < 4, "{cells:?}");
+    assert!((1..4).contains(&done), "{cells:?}");
     // Only finished cells have runs; the interrupted one left nothing behind.
     assert_eq!(store.list_runs(100).unwrap().len(), done);
     // The sandbox the study started is gone.
