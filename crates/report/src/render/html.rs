@@ -1,7 +1,7 @@
 //! One self-contained HTML file: inline CSS and SVG, no script, and a Content-Security-Policy
 //! that forbids every fetch, so the file reads the same offline and cannot leak a request.
 
-use super::{metric_cells, num, opt, Renderer};
+use super::{best_of_table, effects_table, metric_cells, results_table, Renderer};
 use crate::error::Error;
 use crate::report::Report;
 use crate::svg::esc;
@@ -102,79 +102,17 @@ impl Renderer for Html {
         }
         if !r.best_of.is_empty() {
             o.push_str("<h2>Best result per variant</h2>");
-            table(
-                &mut o,
-                &["variant", "at", "tps", "qps", "p99 ms"],
-                r.best_of.iter().map(|b| {
-                    vec![
-                        b.variant.clone(),
-                        b.key.clone(),
-                        num(b.tps),
-                        num(b.qps),
-                        opt(b.p99_ms),
-                    ]
-                }),
-            );
+            let (head, rows) = best_of_table(r);
+            table(&mut o, head, rows);
         }
         if !r.effects.is_empty() {
             o.push_str("<h2>Factor effects</h2>");
-            table(
-                &mut o,
-                &[
-                    "at",
-                    "metric",
-                    "term",
-                    "effect",
-                    "effect %",
-                    "95% CI",
-                    "significant",
-                ],
-                r.effects.iter().map(|e| {
-                    vec![
-                        e.key.clone(),
-                        e.metric.clone(),
-                        e.term.clone(),
-                        num(e.effect),
-                        format!("{:+.1}%", e.effect_pct),
-                        match (e.ci_low, e.ci_high) {
-                            (Some(l), Some(h)) => format!("[{}, {}]", num(l), num(h)),
-                            _ => "–".into(),
-                        },
-                        if e.significant { "yes" } else { "no" }.into(),
-                    ]
-                }),
-            );
+            let (head, rows) = effects_table(r);
+            table(&mut o, head, rows);
         }
         o.push_str("<h2>Results</h2>");
-        table(
-            &mut o,
-            &[
-                "variant",
-                "at",
-                "repeat",
-                "run",
-                "tps",
-                "qps",
-                "p95 ms",
-                "p99 ms",
-                "server CPU %",
-                "client CPU %",
-            ],
-            r.results.iter().map(|x| {
-                vec![
-                    x.variant.clone(),
-                    x.key.clone(),
-                    x.repeat.to_string(),
-                    x.run_id.to_string(),
-                    num(x.tps),
-                    num(x.qps),
-                    opt(x.p95_ms),
-                    opt(x.p99_ms),
-                    opt(x.server_cpu_pct),
-                    opt(x.client_cpu_pct),
-                ]
-            }),
-        );
+        let (head, rows) = results_table(r);
+        table(&mut o, head, rows);
         o.push_str("<p class=\"muted\">Intervals: Welch's t on per-interval means with an effective sample size corrected for autocorrelation; with repeats, between-repeat variation.</p>\n</body></html>\n");
         Ok(o)
     }

@@ -72,3 +72,93 @@ pub fn metric_cells(m: &MetricComparison) -> [String; 6] {
 pub(crate) fn opt(v: Option<f64>) -> String {
     v.map_or_else(|| "–".into(), num)
 }
+
+/// A table as header and rows, for the renderers to format each in its own syntax.
+pub(crate) type Table = (&'static [&'static str], Vec<Vec<String>>);
+
+/// Each variant's best result.
+pub(crate) fn best_of_table(r: &Report) -> Table {
+    let rows = r
+        .best_of
+        .iter()
+        .map(|b| {
+            vec![
+                b.variant.clone(),
+                b.key.clone(),
+                num(b.tps),
+                num(b.qps),
+                opt(b.p99_ms),
+            ]
+        })
+        .collect();
+    (&["variant", "at", "tps", "qps", "p99 ms"], rows)
+}
+
+/// Factorial main effects and interactions.
+pub(crate) fn effects_table(r: &Report) -> Table {
+    let rows = r
+        .effects
+        .iter()
+        .map(|e| {
+            vec![
+                e.key.clone(),
+                e.metric.clone(),
+                e.term.clone(),
+                num(e.effect),
+                format!("{:+.1}%", e.effect_pct),
+                match (e.ci_low, e.ci_high) {
+                    (Some(l), Some(h)) => format!("[{}, {}]", num(l), num(h)),
+                    _ => "–".into(),
+                },
+                if e.significant { "yes" } else { "no" }.into(),
+            ]
+        })
+        .collect();
+    (
+        &[
+            "at",
+            "metric",
+            "term",
+            "effect",
+            "effect %",
+            "95% CI",
+            "significant",
+        ],
+        rows,
+    )
+}
+
+/// Every measured point.
+pub(crate) fn results_table(r: &Report) -> Table {
+    let rows = r
+        .results
+        .iter()
+        .map(|x| {
+            vec![
+                x.variant.clone(),
+                x.key.clone(),
+                x.repeat.to_string(),
+                x.run_id.to_string(),
+                num(x.tps),
+                num(x.qps),
+                opt(x.p95_ms),
+                opt(x.p99_ms),
+                opt(x.server_cpu_pct),
+                opt(x.client_cpu_pct),
+            ]
+        })
+        .collect();
+    let head: &[&str] = &[
+        "variant",
+        "at",
+        "repeat",
+        "run",
+        "tps",
+        "qps",
+        "p95 ms",
+        "p99 ms",
+        "server CPU %",
+        "client CPU %",
+    ];
+    (head, rows)
+}
