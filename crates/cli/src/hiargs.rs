@@ -1,11 +1,12 @@
 //! From what the user typed to what the libraries take: plans, workload options, CPU lists.
 //! Every check that can fail on user input happens here, with one clear line.
 
-use crate::args::{ArrivalArg, OnOff, RunArgs, WorkloadArgs};
+use crate::args::{ArrivalArg, MallocArg, OnOff, RunArgs, WorkloadArgs};
 use crate::error::user;
 use anyhow::Result;
 use qpslab_core::plan::{Arrival, RateSpec, RunPlan, StopCondition};
 use qpslab_core::{RandType, WorkloadKind, WorkloadOptions};
+use qpslab_sandbox::{Malloc, SandboxSpec};
 
 /// Parses `1,4,16` into a non-empty list of positive integers.
 pub fn parse_threads(s: &str) -> Result<Vec<u32>> {
@@ -100,6 +101,24 @@ pub fn parse_settings(items: &[String]) -> Result<Vec<(String, String)>> {
 
 fn on(v: Option<OnOff>, default: bool) -> bool {
     v.map_or(default, |v| v == OnOff::On)
+}
+
+/// The sandbox spec shared by `server start` and the embedded default: parses `--set`, the CPU
+/// list and the allocator; profile and port stay at their defaults for the caller to set.
+pub fn sandbox_spec(
+    name: &str,
+    settings: &[String],
+    cpus: Option<&str>,
+    malloc: Option<MallocArg>,
+    basedir: Option<&std::path::Path>,
+) -> Result<SandboxSpec> {
+    Ok(SandboxSpec {
+        basedir: basedir.map(std::path::Path::to_path_buf),
+        settings: parse_settings(settings)?,
+        cpus: cpus.map(parse_cpus).transpose()?,
+        malloc: malloc.map(|MallocArg::Jemalloc| Malloc::Jemalloc),
+        ..SandboxSpec::new(name)
+    })
 }
 
 /// Builds the workload options: sysbench's defaults, overridden by what was given.

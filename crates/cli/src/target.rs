@@ -2,12 +2,12 @@
 //! sandbox started for this command). Passwords come from the DSN, `MYSQL_PWD` or the option file,
 //! in the mysql client's order of precedence, and never appear in anything we print.
 
-use crate::args::{EmbeddedArgs, LabArgs, MallocArg, TargetArgs};
+use crate::args::{EmbeddedArgs, LabArgs, TargetArgs};
 use crate::error::user;
-use crate::hiargs::{parse_cpus, parse_settings};
+use crate::hiargs::sandbox_spec;
 use anyhow::{Context, Result};
 use qpslab_core::{ConnectOptions, Dsn, Endpoint, Secret, SslMode};
-use qpslab_sandbox::{LabDir, Malloc, Profile, Sandbox, SandboxSpec};
+use qpslab_sandbox::{LabDir, Sandbox, SandboxSpec};
 use std::path::PathBuf;
 
 /// The default schema for the sbtest tables, as sysbench's `--mysql-db`.
@@ -126,14 +126,13 @@ fn start_embedded(lab: &LabDir, spec: &SandboxSpec) -> Result<Sandbox> {
 
 /// The sandbox spec of the embedded default.
 pub fn embedded_spec(e: &EmbeddedArgs) -> Result<SandboxSpec> {
-    Ok(SandboxSpec {
-        basedir: e.basedir.clone(),
-        profile: Profile::Default,
-        settings: parse_settings(&e.settings)?,
-        cpus: e.server_cpus.as_deref().map(parse_cpus).transpose()?,
-        malloc: e.malloc.map(|MallocArg::Jemalloc| Malloc::Jemalloc),
-        ..SandboxSpec::new(EMBEDDED_NAME)
-    })
+    sandbox_spec(
+        EMBEDDED_NAME,
+        &e.settings,
+        e.server_cpus.as_deref(),
+        e.malloc,
+        e.basedir.as_deref(),
+    )
 }
 
 fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {

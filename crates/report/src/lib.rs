@@ -34,5 +34,7 @@ pub mod svg;
 pub use compare::{compare, Comparison, MetricComparison, PointComparison};
 pub use error::Error;
 pub use model::{FactorDef, Point, ReportInput, Subject};
-pub use render::{comparison_markdown, metric_cells, Format, Html, Json, Markdown, Renderer};
+pub use render::{
+    comparison_markdown, difference_cells, metric_cells, Format, Html, Json, Markdown, Renderer,
+};
 pub use report::{build, BestRow, Chart, Report, ResultRow};

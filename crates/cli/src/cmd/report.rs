@@ -314,7 +314,7 @@ fn terminal(c: &Comparison) -> String {
         let rows: Vec<Vec<String>> = c
             .differences
             .iter()
-            .map(|d| vec![d.name.clone(), d.a.clone(), d.b.clone()])
+            .map(qpslab_report::difference_cells)
             .collect();
         out.push_str(&table(&header, &rows));
     }

@@ -1,11 +1,11 @@
 //! `qpslab server start|stop|list|logs`.
 
-use crate::args::{MallocArg, ServerCommand, ServerListArgs, ServerStartArgs};
-use crate::hiargs::{parse_cpus, parse_settings};
+use crate::args::{ServerCommand, ServerListArgs, ServerStartArgs};
+use crate::hiargs::sandbox_spec;
 use crate::render::table;
 use crate::target::lab_dir;
 use anyhow::Result;
-use qpslab_sandbox::{Malloc, Profile, SandboxSpec};
+use qpslab_sandbox::Profile;
 
 /// Runs a `server` subcommand.
 pub fn server(c: ServerCommand) -> Result<()> {
@@ -35,19 +35,17 @@ pub fn server(c: ServerCommand) -> Result<()> {
 
 fn start(a: ServerStartArgs) -> Result<()> {
     let lab = lab_dir(&a.lab);
-    let spec = SandboxSpec {
-        name: a.name.clone(),
-        basedir: a.basedir.clone(),
-        profile: match &a.profile {
-            Some(p) => Profile::File(p.clone()),
-            None => Profile::Default,
-        },
-        settings: parse_settings(&a.settings)?,
-        cpus: a.cpus.as_deref().map(parse_cpus).transpose()?,
-        malloc: a.malloc.map(|MallocArg::Jemalloc| Malloc::Jemalloc),
-        port: a.port,
-        ..SandboxSpec::new(a.name.clone())
-    };
+    let mut spec = sandbox_spec(
+        &a.name,
+        &a.settings,
+        a.cpus.as_deref(),
+        a.malloc,
+        a.basedir.as_deref(),
+    )?;
+    if let Some(p) = &a.profile {
+        spec.profile = Profile::File(p.clone());
+    }
+    spec.port = a.port;
     let info = qpslab_sandbox::start(&lab, &spec)?.keep();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&info)?);

@@ -1,7 +1,9 @@
 //! One self-contained HTML file: inline CSS and SVG, no script, and a Content-Security-Policy
 //! that forbids every fetch, so the file reads the same offline and cannot leak a request.
 
-use super::{best_of_table, effects_table, metric_cells, results_table, Renderer};
+use super::{
+    best_of_table, difference_cells, effects_table, metric_cells, results_table, Renderer,
+};
 use crate::error::Error;
 use crate::report::Report;
 use crate::svg::esc;
@@ -94,9 +96,7 @@ impl Renderer for Html {
                 table(
                     &mut o,
                     &["setting", &c.a, &c.b],
-                    c.differences
-                        .iter()
-                        .map(|d| vec![d.name.clone(), d.a.clone(), d.b.clone()]),
+                    c.differences.iter().map(difference_cells),
                 );
             }
         }

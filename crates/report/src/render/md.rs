@@ -1,6 +1,8 @@
 //! Markdown for pasting into a ticket: what changed and the verdicts first, then tables.
 
-use super::{best_of_table, effects_table, metric_cells, results_table, Renderer};
+use super::{
+    best_of_table, difference_cells, effects_table, metric_cells, results_table, Renderer,
+};
 use crate::compare::Comparison;
 use crate::error::Error;
 use crate::report::Report;
@@ -41,9 +43,7 @@ pub fn comparison_markdown(c: &Comparison) -> String {
         table(
             &mut o,
             &["setting", &c.a, &c.b],
-            c.differences
-                .iter()
-                .map(|d| vec![d.name.clone(), d.a.clone(), d.b.clone()]),
+            c.differences.iter().map(difference_cells),
         );
     }
     o

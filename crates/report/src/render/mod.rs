@@ -68,6 +68,11 @@ pub fn metric_cells(m: &MetricComparison) -> [String; 6] {
     ]
 }
 
+/// The cells of one configuration difference: setting, a, b.
+pub fn difference_cells(d: &crate::compare::Difference) -> Vec<String> {
+    vec![d.name.clone(), d.a.clone(), d.b.clone()]
+}
+
 /// `Some(x)` as a number, `None` as a dash.
 pub(crate) fn opt(v: Option<f64>) -> String {
     v.map_or_else(|| "–".into(), num)
