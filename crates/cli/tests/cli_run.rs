@@ -174,7 +174,7 @@ fn cleanup_drops_only_what_qpslab_created() {
     assert_eq!(tables, "customers\nsbtest1\n");
 
     // What qpslab prepared is dropped, and only that.
-    let o = s.run(&[
+    let prep = [
         "prepare",
         "oltp_read_only",
         "--socket",
@@ -185,8 +185,21 @@ fn cleanup_drops_only_what_qpslab_created() {
         "2",
         "--table-size",
         "100",
-    ]);
+    ];
+    let o = s.run(&prep);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("prepared 2 table(s) × 100 rows") && stdout(&o).contains("bulk INSERT"),
+        "{}",
+        stdout(&o)
+    );
+    // Again: the same dataset is there, nothing is loaded.
+    let o = s.run(&prep);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "2 table(s) × 100 rows already prepared in ours_db by qpslab: nothing to do\n"
+    );
     sql("CREATE TABLE ours_db.keep_me (id INT)");
     let o = s.run(&["cleanup", "--socket", &sock, "--database", "ours_db"]);
     assert!(o.status.success(), "{}", stderr(&o));

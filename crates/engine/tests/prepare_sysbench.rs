@@ -256,10 +256,11 @@ fn status_and_cleanup_follow_the_record() {
 }
 
 #[test]
-fn load_data_and_inserts_load_the_same_rows() {
+fn every_method_loads_the_same_rows() {
     let w = workload(WorkloadKind::OltpReadWrite, 1, 5000);
     let mut sums = Vec::new();
     for (db, method) in [
+        ("qp_bulk", LoadMethod::Bulk),
         ("qp_load", LoadMethod::LoadData),
         ("qp_ins", LoadMethod::Insert),
     ] {
@@ -274,6 +275,17 @@ fn load_data_and_inserts_load_the_same_rows() {
         sums.push(sql(db, "CHECKSUM TABLE sbtest1")[0][1].clone());
     }
     assert_eq!(sums[0], sums[1]);
+    assert_eq!(sums[1], sums[2]);
+    // On MariaDB the automatic choice is the bulk path.
+    fresh_db("qp_auto");
+    let cfg = PrepareConfig {
+        threads: 2,
+        method: LoadMethod::Auto,
+        chunk_rows: 1000,
+    };
+    let r = prepare_with(&server_opts("qp_auto"), &w, &cfg, &mut no_progress()).unwrap();
+    assert_eq!(r.method, LoadMethod::Bulk);
+    assert_eq!(sql("qp_auto", "CHECKSUM TABLE sbtest1")[0][1], sums[0]);
 }
 
 #[test]

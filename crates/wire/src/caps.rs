@@ -40,6 +40,9 @@ pub const CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA: u64 = 1 << 21;
 pub const CLIENT_SESSION_TRACK: u64 = 1 << 23;
 /// `CLIENT_DEPRECATE_EOF`: OK packets (0xFE header) replace EOF packets.
 pub const CLIENT_DEPRECATE_EOF: u64 = 1 << 24;
+/// MariaDB `MARIADB_CLIENT_STMT_BULK_OPERATIONS` (extended bit 2): COM_STMT_BULK_EXECUTE runs a
+/// prepared statement over many parameter rows in one command.
+pub const MARIADB_CLIENT_STMT_BULK_OPERATIONS: u64 = 1 << 34;
 /// MariaDB `MARIADB_CLIENT_CACHE_METADATA` (extended bit 4): execute replies omit column
 /// definitions the client already has.
 pub const MARIADB_CLIENT_CACHE_METADATA: u64 = 1 << 36;
@@ -56,6 +59,10 @@ impl Capabilities {
     /// MariaDB metadata caching: result sets carry a "metadata follows" byte.
     pub fn cache_metadata(self) -> bool {
         self.has(MARIADB_CLIENT_CACHE_METADATA)
+    }
+    /// MariaDB array binding: [`crate::Conn::bulk_execute`] is available.
+    pub fn bulk_operations(self) -> bool {
+        self.has(MARIADB_CLIENT_STMT_BULK_OPERATIONS)
     }
     /// The session runs over TLS.
     pub fn ssl(self) -> bool {

@@ -77,6 +77,7 @@ const COM_PING: u8 = 0x0E;
 const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_STMT_CLOSE: u8 = 0x19;
+const COM_STMT_BULK_EXECUTE: u8 = 0xFA;
 
 impl Conn {
     /// Connects and authenticates. A refused connection is [`Error::Io`] naming the endpoint;
@@ -193,6 +194,33 @@ impl Conn {
         let r = self.read_results(true, Some(&mut cols));
         self.stmt_columns.insert(stmt.id, cols);
         r
+    }
+
+    /// Runs prepared statement `stmt` once per parameter row (MariaDB's COM_STMT_BULK_EXECUTE,
+    /// when [`Capabilities::bulk_operations`]). `types` holds a (field type, flags) pair per
+    /// parameter; `rows` the rows, each parameter an indicator byte (0: a value follows) and
+    /// its binary value. Returns the affected rows.
+    pub fn bulk_execute(
+        &mut self,
+        stmt: &Statement,
+        types: &[(u8, u8)],
+        rows: &[u8],
+    ) -> Result<u64, Error> {
+        if !self.info.caps.bulk_operations() {
+            return Err(Error::Protocol(
+                "the server does not offer bulk operations".into(),
+            ));
+        }
+        let mut b = Vec::with_capacity(7 + types.len() * 2 + rows.len());
+        b.extend_from_slice(&stmt.id.to_le_bytes());
+        b.extend_from_slice(&128u16.to_le_bytes()); // SEND_TYPES_TO_SERVER
+        for &(t, f) in types {
+            b.push(t);
+            b.push(f);
+        }
+        b.extend_from_slice(rows);
+        self.command(COM_STMT_BULK_EXECUTE, &b)?;
+        Ok(self.read_results(false, None)?.affected_rows)
     }
 
     /// Closes a prepared statement (the server sends no reply).

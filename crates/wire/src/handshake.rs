@@ -98,7 +98,7 @@ pub(crate) fn client_caps(g: &Greeting, with_db: bool, tls: bool) -> u64 {
     }
     if g.caps & CLIENT_LONG_PASSWORD == 0 {
         // MariaDB: leave CLIENT_MYSQL clear so the server reads our extended flags.
-        c |= MARIADB_CLIENT_CACHE_METADATA;
+        c |= MARIADB_CLIENT_CACHE_METADATA | MARIADB_CLIENT_STMT_BULK_OPERATIONS;
     } else {
         c |= CLIENT_LONG_PASSWORD;
     }

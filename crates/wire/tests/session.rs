@@ -26,6 +26,7 @@ fn negotiates_deprecate_eof_and_cache_metadata() {
     assert!(!c.server_version().starts_with("5.5.5-"));
     assert!(c.capabilities().deprecate_eof());
     assert!(c.capabilities().cache_metadata());
+    assert!(c.capabilities().bulk_operations());
     let mut c = c;
     let id = c.query("SELECT CONNECTION_ID()").unwrap();
     assert_eq!(
@@ -92,6 +93,46 @@ fn text_queries_prepared_statements_and_ping() {
         c.query("SELECT 4").unwrap().rows[0][0].as_deref(),
         Some("4")
     );
+}
+
+#[test]
+fn bulk_execute_runs_an_insert_over_parameter_rows() {
+    let mut c = root_socket();
+    c.execute("CREATE DATABASE IF NOT EXISTS wire_b").unwrap();
+    c.execute("DROP TABLE IF EXISTS wire_b.t").unwrap();
+    c.execute("CREATE TABLE wire_b.t (id BIGINT PRIMARY KEY, c CHAR(20))")
+        .unwrap();
+    let s = c
+        .prepare("INSERT INTO wire_b.t (id, c) VALUES (?, ?)")
+        .unwrap();
+    let types = [(8u8, 0u8), (0xFE, 0)];
+    let mut rows = Vec::new();
+    for (id, text) in [(1i64, &b"one"[..]), (2, b""), (3, b"three")] {
+        rows.push(0);
+        rows.extend_from_slice(&id.to_le_bytes());
+        rows.push(0);
+        rows.push(text.len() as u8);
+        rows.extend_from_slice(text);
+    }
+    // A NULL (indicator 1) carries no value.
+    rows.push(0);
+    rows.extend_from_slice(&4i64.to_le_bytes());
+    rows.push(1);
+    assert_eq!(c.bulk_execute(&s, &types, &rows).unwrap(), 4);
+    let r = c
+        .query("SELECT GROUP_CONCAT(id, '=', IFNULL(c, 'null') ORDER BY id) FROM wire_b.t")
+        .unwrap();
+    assert_eq!(r.rows[0][0].as_deref(), Some("1=one,2=,3=three,4=null"));
+    // A duplicate key fails the command with the server's error; the session stays usable.
+    match c.bulk_execute(&s, &types, &rows) {
+        Err(Error::Server { code: 1062, .. }) => {}
+        other => panic!("expected a duplicate-key error, got {other:?}"),
+    }
+    assert_eq!(
+        c.query("SELECT COUNT(*) FROM wire_b.t").unwrap().rows[0][0].as_deref(),
+        Some("4")
+    );
+    c.execute("DROP DATABASE wire_b").unwrap();
 }
 
 #[test]

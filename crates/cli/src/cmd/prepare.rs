@@ -132,14 +132,22 @@ impl qpslab_lab::exec::Observer for Printer {
         if self.tty {
             eprintln!();
         }
+        if report.already_present {
+            println!(
+                "{} table(s) × {} rows already prepared in {} by qpslab: nothing to do",
+                w.tables, w.table_size, report.database
+            );
+            return;
+        }
         let secs = report.elapsed.as_secs_f64();
         println!(
-            "prepared {} table(s) × {} rows in {:.1}s ({:.0} rows/s, {} loader connection(s))",
+            "prepared {} table(s) × {} rows in {:.1}s ({:.0} rows/s, {} loader connection(s), {})",
             w.tables,
             w.table_size,
             secs,
             report.rows as f64 / secs.max(1e-9),
-            loaders
+            loaders,
+            report.method.describe()
         );
     }
 

@@ -1,9 +1,10 @@
 //! Rows of a prepared table, generated as sysbench's `create_table` does: `k` from the default
 //! distribution over [1, table_size], `c` and `pad` from their templates.
 //!
-//! Two encodings of the same rows: a tab-separated stream for `LOAD DATA LOCAL INFILE`
-//! ([`RowStream`], an `io::Read` so nothing touches the disk) and multi-row `INSERT`
-//! statements ([`insert_batches`]). A chunk's rows depend only on the seed, the table and the
+//! Three encodings of the same rows: binary parameter rows for MariaDB's COM_STMT_BULK_EXECUTE
+//! ([`bulk_batch`]), a tab-separated stream for `LOAD DATA LOCAL INFILE` ([`RowStream`], an
+//! `io::Read` so nothing touches the disk) and multi-row `INSERT` statements
+//! ([`insert_batches`]). A chunk's rows depend only on the seed, the table and the
 //! chunk's first id, so loading in parallel gives the same data whatever the interleaving.
 
 use super::{C_TEMPLATE, PAD_TEMPLATE};
@@ -58,9 +59,41 @@ impl RowGen {
         true
     }
 
+    /// Appends the next row as the binary parameters of [`bulk_insert_sql`]: per parameter an
+    /// indicator byte (0: a value follows) and the value (8-byte integers, length-prefixed
+    /// strings). False when the chunk is done.
+    fn next_row_binary(&mut self, out: &mut Vec<u8>) -> bool {
+        let Some(id) = self.ids.next() else {
+            return false;
+        };
+        let k = self.k.sample(&mut self.rng);
+        for v in [id, k] {
+            out.push(0);
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        for tpl in [&C_TEMPLATE[..], &PAD_TEMPLATE[..]] {
+            out.push(0);
+            put_lenenc_len(out, tpl.len());
+            let start = out.len();
+            out.resize(start + tpl.len(), 0);
+            self.rng.fill_template(tpl, &mut out[start..]);
+        }
+        true
+    }
+
     /// Rows left in the chunk.
     pub fn remaining(&self) -> u64 {
         self.ids.end.saturating_sub(self.ids.start)
+    }
+}
+
+/// A length-encoded integer prefix for a string of `len` bytes (templates are short).
+fn put_lenenc_len(out: &mut Vec<u8>, len: usize) {
+    if len < 251 {
+        out.push(len as u8);
+    } else {
+        out.push(0xFC);
+        out.extend_from_slice(&(len as u16).to_le_bytes());
     }
 }
 
@@ -151,6 +184,25 @@ pub fn insert_batches(gen: &mut RowGen, t: u32, sql: &mut Vec<u8>) -> u64 {
     rows
 }
 
+/// The single-row INSERT that [`bulk_batch`]'s parameter rows are bound to.
+pub fn bulk_insert_sql(t: u32) -> String {
+    format!("INSERT INTO sbtest{t}(id, k, c, pad) VALUES (?, ?, ?, ?)")
+}
+
+/// Field types (and flags) of [`bulk_insert_sql`]'s parameters: two BIGINTs, two strings.
+pub const BULK_PARAM_TYPES: [(u8, u8); 4] = [(8, 0), (8, 0), (0xFE, 0), (0xFE, 0)];
+
+/// Fills `out` with up to about `max_bytes` of `gen`'s rows as COM_STMT_BULK_EXECUTE
+/// parameter rows. Returns the number of rows (0: the chunk is done).
+pub fn bulk_batch(gen: &mut RowGen, out: &mut Vec<u8>, max_bytes: usize) -> u64 {
+    out.clear();
+    let mut rows = 0;
+    while out.len() < max_bytes && gen.next_row_binary(out) {
+        rows += 1;
+    }
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +275,47 @@ mod tests {
             total += n;
         }
         assert_eq!(total, 20_000);
+    }
+
+    #[test]
+    fn bulk_rows_decode_to_the_tsv_rows() {
+        let mut tsv = String::new();
+        RowStream::new(RowGen::new(&opts(), 3, 5..9))
+            .read_to_string(&mut tsv)
+            .unwrap();
+        let mut g = RowGen::new(&opts(), 3, 5..9);
+        let mut out = Vec::new();
+        assert_eq!(bulk_batch(&mut g, &mut out, 1 << 20), 4);
+        // Decode: per parameter an indicator 0, then i64 LE or a 1-byte length and bytes.
+        let mut p = &out[..];
+        let mut decoded = Vec::new();
+        for _ in 0..4 {
+            let mut f = Vec::new();
+            for ty in BULK_PARAM_TYPES {
+                assert_eq!(p[0], 0, "indicator");
+                p = &p[1..];
+                if ty.0 == 8 {
+                    f.push(i64::from_le_bytes(p[..8].try_into().unwrap()).to_string());
+                    p = &p[8..];
+                } else {
+                    let n = usize::from(p[0]);
+                    f.push(String::from_utf8(p[1..1 + n].to_vec()).unwrap());
+                    p = &p[1 + n..];
+                }
+            }
+            decoded.push(f.join("\t"));
+        }
+        assert!(p.is_empty());
+        assert_eq!(decoded, tsv.lines().collect::<Vec<_>>());
+        // The byte budget bounds a batch; the rest follows in the next one.
+        let mut g = RowGen::new(&opts(), 3, 1..1001);
+        let first = bulk_batch(&mut g, &mut out, 4096);
+        assert!(
+            first > 1 && out.len() < 4096 + 256,
+            "{first} rows, {} bytes",
+            out.len()
+        );
+        assert_eq!(first + bulk_batch(&mut g, &mut out, 1 << 20), 1000);
+        assert_eq!(bulk_batch(&mut g, &mut out, 1 << 20), 0);
     }
 }
