@@ -219,7 +219,12 @@ pub fn prepare_with(
         catalog::record(&mut conn, w, t)?;
     }
     let rows_per_table = rows_to_load(w);
-    load::load_all(&db_opts, w, cfg, method, started, progress)?;
+    let max_packet = conn
+        .query("SELECT @@max_allowed_packet")
+        .context(|| "reading max_allowed_packet".into())?
+        .first_value()
+        .and_then(|v| v.parse().ok());
+    load::load_all(&db_opts, w, cfg, method, max_packet, started, progress)?;
     for t in 1..=tables {
         catalog::mark_complete(&mut conn, t)?;
     }
@@ -271,15 +276,7 @@ fn resolve_method(conn: &mut Conn, m: LoadMethod) -> Result<LoadMethod, PrepareE
     let r = conn
         .query("SELECT @@global.local_infile")
         .context(|| "reading local_infile".into())?;
-    let on = matches!(
-        r.rows
-            .first()
-            .and_then(|row| row.first())
-            .cloned()
-            .flatten()
-            .as_deref(),
-        Some("1" | "ON")
-    );
+    let on = matches!(r.first_value(), Some("1" | "ON"));
     Ok(if on {
         LoadMethod::LoadData
     } else {

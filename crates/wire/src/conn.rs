@@ -27,6 +27,13 @@ pub struct QueryResult {
     pub warnings: u16,
 }
 
+impl QueryResult {
+    /// The first column of the first row, when there is one and it is not NULL.
+    pub fn first_value(&self) -> Option<&str> {
+        self.rows.first()?.first()?.as_deref()
+    }
+}
+
 /// A prepared statement on the server.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Statement {

@@ -33,6 +33,9 @@ fn negotiates_deprecate_eof_and_cache_metadata() {
         id.rows[0][0].as_deref(),
         Some(c.connection_id().to_string().as_str())
     );
+    assert_eq!(id.first_value(), id.rows[0][0].as_deref());
+    assert_eq!(c.query("SELECT NULL").unwrap().first_value(), None);
+    assert_eq!(c.query("DO 1").unwrap().first_value(), None);
 }
 
 #[test]

@@ -177,12 +177,7 @@ pub fn dataset_status(conn: &mut Conn, w: &WorkloadOptions) -> Result<DatasetSta
     let r = conn
         .query("SELECT DATABASE()")
         .context(|| "reading the current database".into())?;
-    let Some(db) = r
-        .rows
-        .into_iter()
-        .next()
-        .and_then(|row| row.into_iter().next().flatten())
-    else {
+    let Some(db) = r.first_value().map(str::to_string) else {
         return Err(PrepareError::Unsupported(
             "no database selected: connect with a database (sysbench uses sbtest)".into(),
         ));
@@ -302,19 +297,14 @@ fn read_shape(conn: &mut Conn, table: &str) -> Result<Result<TableShape, String>
             "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = {lit}"
         ))
         .context(ctx)?
-        .rows
-        .into_iter()
-        .next()
-        .and_then(|r| r.into_iter().next().flatten())
+        .first_value()
         .unwrap_or_default()
         .to_ascii_lowercase();
     let count = conn
         .query(&format!("SELECT COUNT(*) FROM {}", quote_ident(table)))
         .context(|| format!("counting rows of {table}"))?;
     let rows = count
-        .rows
-        .first()
-        .and_then(|r| r.first().cloned().flatten())
+        .first_value()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
     Ok(Ok(TableShape {

@@ -25,6 +25,8 @@ struct Chunk {
 struct Shared<'a> {
     w: &'a WorkloadOptions,
     method: LoadMethod,
+    /// Bytes of parameter rows per bulk command.
+    bulk_bytes: usize,
     chunks: Vec<Chunk>,
     next: AtomicUsize,
     /// Chunks still to load, per table (index t - 1); whoever loads the last builds the index.
@@ -39,6 +41,7 @@ pub(super) fn load_all(
     w: &WorkloadOptions,
     cfg: &PrepareConfig,
     method: LoadMethod,
+    max_packet: Option<usize>,
     started: Instant,
     progress: &mut dyn FnMut(PrepareProgress),
 ) -> Result<(), PrepareError> {
@@ -85,6 +88,7 @@ pub(super) fn load_all(
     let shared = Shared {
         w,
         method,
+        bulk_bytes: max_packet.map_or(BULK_BATCH_BYTES, |m| BULK_BATCH_BYTES.min(m / 2)),
         chunks,
         next: AtomicUsize::new(0),
         chunks_left,
@@ -139,7 +143,6 @@ const BULK_BATCH_BYTES: usize = 512 * 1024;
 fn worker_loop(db_opts: &ConnectOptions, s: &Shared) -> Result<(), PrepareError> {
     let mut conn = Conn::connect(db_opts).context(|| "connecting a loading session".into())?;
     let mut sql = Vec::new();
-    let mut batch_bytes = BULK_BATCH_BYTES;
     if s.method == LoadMethod::Bulk {
         // Parameter strings in the connection's character set (utf8mb4) would be converted
         // character by character into the column's (sysbench's tables take the database
@@ -147,17 +150,6 @@ fn worker_loop(db_opts: &ConnectOptions, s: &Shared) -> Result<(), PrepareError>
         // so binary strings store the same bytes without a conversion.
         conn.execute("SET NAMES binary")
             .context(|| "setting the loading session's character set".into())?;
-        let r = conn
-            .query("SELECT @@max_allowed_packet")
-            .context(|| "reading max_allowed_packet".into())?;
-        if let Some(max) = r
-            .rows
-            .first()
-            .and_then(|row| row.first().cloned().flatten())
-            .and_then(|v| v.parse::<usize>().ok())
-        {
-            batch_bytes = batch_bytes.min(max / 2);
-        }
     }
     while !s.abort.load(Ordering::Relaxed) {
         let i = s.next.fetch_add(1, Ordering::Relaxed);
@@ -173,7 +165,7 @@ fn worker_loop(db_opts: &ConnectOptions, s: &Shared) -> Result<(), PrepareError>
                         .prepare(&bulk_insert_sql(c.table))
                         .context(|| format!("preparing the insert into {name}"))?;
                     loop {
-                        let n = bulk_batch(&mut gen, &mut sql, batch_bytes);
+                        let n = bulk_batch(&mut gen, &mut sql, s.bulk_bytes);
                         if n == 0 {
                             break;
                         }
