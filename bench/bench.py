@@ -106,6 +106,8 @@ def measured(cmd, server_pid, log_path, env=None):
         "user_s": ru.ru_utime,
         "sys_s": ru.ru_stime,
         "max_rss_kib": ru.ru_maxrss,
+        "voluntary_switches": ru.ru_nvcsw,
+        "involuntary_switches": ru.ru_nivcsw,
         "server_user_s": s1[0] - s0[0],
         "server_sys_s": s1[1] - s0[1],
     }
@@ -206,6 +208,7 @@ class Bench:
                  client_cpu_us=(m["user_s"] + m["sys_s"]) * 1e6 / max(queries, 1),
                  client_user_us=m["user_s"] * 1e6 / max(queries, 1),
                  client_sys_us=m["sys_s"] * 1e6 / max(queries, 1),
+                 client_sleeps_per_q=m["voluntary_switches"] / max(queries, 1),
                  server_cpu_us=(m["server_user_s"] + m["server_sys_s"]) * 1e6 / max(queries, 1),
                  phase_client_cpu_us=phase_cpu_us)
         log(f"  {tag}: {qps:9.0f} qps, client {r['client_cpu_us']:5.1f} us/q "
@@ -288,7 +291,8 @@ def summarize(runs, prepares):
                   and r["tool"] == tool]
             row[tool] = {m: median([r[m] for r in rs]) for m in
                          ("qps", "client_cpu_us", "client_user_us", "client_sys_us",
-                          "server_cpu_us", "max_rss_kib", "errors", "phase_client_cpu_us")}
+                          "client_sleeps_per_q", "server_cpu_us", "max_rss_kib", "errors",
+                          "phase_client_cpu_us")}
             row[tool]["n"] = len(rs)
         row["ratio"] = {m: (row["qpslab"][m] / row["sysbench"][m]
                             if row["qpslab"][m] is not None and row["sysbench"][m] else None)
@@ -336,11 +340,27 @@ def fmt(v, spec):
     return format(v, spec) if v is not None else "-"
 
 
+def kernel_floor(rows):
+    """At the fewest sessions run with shared CPUs: qpslab's kernel time per query against
+    sysbench's whole client CPU per query, with how often each client slept per query."""
+    few = [r for r in rows if r["placement"] == "shared" and r["workload"] == "oltp_point_select"
+           and r["qpslab"]["client_sys_us"] and r["sysbench"]["client_cpu_us"]]
+    if not few:
+        return None
+    r = min(few, key=lambda r: r["threads"])
+    q, s = r["qpslab"], r["sysbench"]
+    return (f"At {r['threads']} sessions (shared) qpslab's kernel time alone is "
+            f"{q['client_sys_us'] / s['client_cpu_us']:.2f} × sysbench's whole client CPU per "
+            f"query ({q['client_sys_us']:.1f} of {s['client_cpu_us']:.1f} µs); the clients slept "
+            f"{fmt(q['client_sleeps_per_q'], '.2f')} and {fmt(s['client_sleeps_per_q'], '.2f')} "
+            f"times per query.")
+
+
 def table(rows, prep, goal_rows):
     lines = ["| placement | workload | sessions | QPS qpslab | QPS sysbench | QPS ratio | "
              "client µs/q qpslab (user/sys) | client µs/q sysbench (user/sys) | CPU ratio | "
-             "server µs/q q / s | RSS MiB q / s |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "client sleeps/q q / s | server µs/q q / s | RSS MiB q / s |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         q, s, x = r["qpslab"], r["sysbench"], r["ratio"]
         lines.append(
@@ -349,6 +369,7 @@ def table(rows, prep, goal_rows):
             f"({fmt(q['client_user_us'], '.1f')}/{fmt(q['client_sys_us'], '.1f')}) | "
             f"{fmt(s['client_cpu_us'], '.1f')} ({fmt(s['client_user_us'], '.1f')}/"
             f"{fmt(s['client_sys_us'], '.1f')}) | {fmt(x['client_cpu_us'], '.2f')} | "
+            f"{fmt(q['client_sleeps_per_q'], '.2f')} / {fmt(s['client_sleeps_per_q'], '.2f')} | "
             f"{fmt(q['server_cpu_us'], '.1f')} / {fmt(s['server_cpu_us'], '.1f')} | "
             f"{fmt(q['max_rss_kib'] and q['max_rss_kib'] / 1024, '.0f')} / "
             f"{fmt(s['max_rss_kib'] and s['max_rss_kib'] / 1024, '.0f')} |")
@@ -363,6 +384,9 @@ def table(rows, prep, goal_rows):
         lines += ["", "| goal (shared CPUs) | value | met |", "|---|---:|---|"]
         lines += [f"| {g['goal']} | {g['value']} | {'yes' if g['met'] else 'NO'} |"
                   for g in goal_rows]
+    floor = kernel_floor(rows)
+    if floor:
+        lines += ["", floor]
     return "\n".join(lines)
 
 

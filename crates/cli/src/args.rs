@@ -257,7 +257,8 @@ pub struct RunArgs {
     /// CPUs for qpslab's own event loops, e.g. 1 or 2-3.
     #[arg(long, value_name = "LIST")]
     pub client_cpus: Option<String>,
-    /// Event-loop threads (default: one per client CPU).
+    /// Event-loop threads (default: one per --client-cpus entry; else one per session up to two
+    /// sessions per core, else one per four cores).
     #[arg(long, value_name = "N")]
     pub event_loops: Option<usize>,
     /// Threads used if the dataset has to be prepared first.

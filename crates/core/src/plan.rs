@@ -54,7 +54,8 @@ pub struct RunPlan {
     pub prepared_statements: bool,
     /// `--client-cpus`: CPUs for the client's event loops (none: not pinned).
     pub client_cpus: Option<Vec<usize>>,
-    /// Number of event-loop threads (none: one per client CPU, or one per core).
+    /// Number of event-loop threads (none: one per client CPU; else one per session up to two
+    /// sessions per core, else one per four cores).
     pub event_loops: Option<usize>,
 }
 
