@@ -14,6 +14,7 @@ import platform
 import re
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -424,6 +425,8 @@ def main():
             sys.exit(f"{tool} is not installed")
     if not os.path.exists(a.qpslab):
         sys.exit(f"{a.qpslab} is missing: cargo build --release -p qpslab")
+    # A `kill` ends the run through the same clean-up as Ctrl-C: the sandbox is stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     b = Bench(a)
     b.prepared = False
     facts = machine_facts()
@@ -437,6 +440,7 @@ def main():
             b.run_prepare()
     finally:
         b.stop_server()
+        shutil.rmtree(b.lab, ignore_errors=True)
     facts["load_after"] = loadavg()
     facts["minutes"] = round((time.time() - started) / 60, 1)
     facts["date"] = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -457,7 +461,6 @@ def main():
         with open(a.results_md, "w") as f:
             f.write("# Latest bench/ results\n\n")
             f.write(f"`{' '.join(sys.argv)}`\n\n{head}\n\n{text}\n")
-    shutil.rmtree(b.lab, ignore_errors=True)
 
 
 if __name__ == "__main__":
