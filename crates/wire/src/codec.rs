@@ -54,6 +54,33 @@ pub enum ParamType {
     FixedBytes(usize),
 }
 
+impl ParamType {
+    /// The (field type, flags) pair that declares the parameter in an execute packet.
+    pub fn declared(self) -> [u8; 2] {
+        match self {
+            ParamType::Int => [8, 0],
+            ParamType::FixedBytes(_) => [0xFE, 0],
+        }
+    }
+}
+
+/// Appends one non-NULL integer parameter of a COM_STMT_BULK_EXECUTE row
+/// ([`crate::Conn::bulk_execute`]): the indicator byte 0, then 8 bytes little-endian.
+pub fn put_bulk_int(row: &mut Vec<u8>, v: i64) {
+    row.push(0);
+    row.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Appends one non-NULL string parameter of `len` bytes to a COM_STMT_BULK_EXECUTE row and
+/// returns its bytes for the caller to fill (zeroed).
+pub fn put_bulk_bytes(row: &mut Vec<u8>, len: usize) -> &mut [u8] {
+    row.push(0);
+    crate::proto::put_lenenc(row, len as u64);
+    let start = row.len();
+    row.resize(start + len, 0);
+    &mut row[start..]
+}
+
 /// A COM_STMT_EXECUTE packet encoded once per statement and patched in place per call.
 ///
 /// The whole payload must fit one physical packet (under 16 MiB); sysbench's parameters are
@@ -80,10 +107,7 @@ impl ExecPacket {
             b.resize(b.len() + params.len().div_ceil(8), 0); // no NULLs
             b.push(1);
             for p in params {
-                b.extend_from_slice(match p {
-                    ParamType::Int => &[8, 0],
-                    ParamType::FixedBytes(_) => &[0xFE, 0],
-                });
+                b.extend_from_slice(&p.declared());
             }
             for p in params {
                 match p {

@@ -1,6 +1,7 @@
 //! The blocking session: text queries, prepared statements, LOAD DATA LOCAL INFILE.
 
 use crate::caps::Capabilities;
+use crate::codec::ParamType;
 use crate::error::Error;
 use crate::packet::PacketIo;
 use crate::proto::{
@@ -204,13 +205,14 @@ impl Conn {
     }
 
     /// Runs prepared statement `stmt` once per parameter row (MariaDB's COM_STMT_BULK_EXECUTE,
-    /// when [`Capabilities::bulk_operations`]). `types` holds a (field type, flags) pair per
-    /// parameter; `rows` the rows, each parameter an indicator byte (0: a value follows) and
-    /// its binary value. Returns the affected rows.
+    /// when [`Capabilities::bulk_operations`]). `types` declares the parameters; `rows` holds
+    /// the rows, each parameter an indicator byte (0: a value follows, as
+    /// [`crate::codec::put_bulk_int`] and [`crate::codec::put_bulk_bytes`] write it; 1: NULL)
+    /// and its binary value. Returns the affected rows.
     pub fn bulk_execute(
         &mut self,
         stmt: &Statement,
-        types: &[(u8, u8)],
+        types: &[ParamType],
         rows: &[u8],
     ) -> Result<u64, Error> {
         if !self.info.caps.bulk_operations() {
@@ -221,9 +223,8 @@ impl Conn {
         let mut b = Vec::with_capacity(7 + types.len() * 2 + rows.len());
         b.extend_from_slice(&stmt.id.to_le_bytes());
         b.extend_from_slice(&128u16.to_le_bytes()); // SEND_TYPES_TO_SERVER
-        for &(t, f) in types {
-            b.push(t);
-            b.push(f);
+        for t in types {
+            b.extend_from_slice(&t.declared());
         }
         b.extend_from_slice(rows);
         self.command(COM_STMT_BULK_EXECUTE, &b)?;

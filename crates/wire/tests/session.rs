@@ -1,6 +1,7 @@
 //! The blocking session and every supported auth plugin, against a real MariaDB.
 
 use qpslab_core::{ConnectOptions, Endpoint, Secret};
+use qpslab_wire::codec::ParamType;
 use qpslab_wire::{Conn, Error, Value};
 
 fn root_socket() -> Conn {
@@ -108,7 +109,8 @@ fn bulk_execute_runs_an_insert_over_parameter_rows() {
     let s = c
         .prepare("INSERT INTO wire_b.t (id, c) VALUES (?, ?)")
         .unwrap();
-    let types = [(8u8, 0u8), (0xFE, 0)];
+    // Bulk execute reads only the declared types; each row's string carries its own length.
+    let types = [ParamType::Int, ParamType::FixedBytes(0)];
     let mut rows = Vec::new();
     for (id, text) in [(1i64, &b"one"[..]), (2, b""), (3, b"three")] {
         rows.push(0);

@@ -10,6 +10,7 @@
 use super::{C_TEMPLATE, PAD_TEMPLATE};
 use crate::rand::{Distribution, Rng};
 use qpslab_core::workload::WorkloadOptions;
+use qpslab_wire::codec::{put_bulk_bytes, put_bulk_int, ParamType};
 use std::io::{self, Read};
 use std::ops::Range;
 
@@ -59,24 +60,18 @@ impl RowGen {
         true
     }
 
-    /// Appends the next row as the binary parameters of [`bulk_insert_sql`]: per parameter an
-    /// indicator byte (0: a value follows) and the value (8-byte integers, length-prefixed
-    /// strings). False when the chunk is done.
+    /// Appends the next row as the binary parameters of [`bulk_insert_sql`] (types
+    /// [`BULK_PARAM_TYPES`]). False when the chunk is done.
     fn next_row_binary(&mut self, out: &mut Vec<u8>) -> bool {
         let Some(id) = self.ids.next() else {
             return false;
         };
         let k = self.k.sample(&mut self.rng);
         for v in [id, k] {
-            out.push(0);
-            out.extend_from_slice(&v.to_le_bytes());
+            put_bulk_int(out, v as i64);
         }
         for tpl in [&C_TEMPLATE[..], &PAD_TEMPLATE[..]] {
-            out.push(0);
-            put_lenenc_len(out, tpl.len());
-            let start = out.len();
-            out.resize(start + tpl.len(), 0);
-            self.rng.fill_template(tpl, &mut out[start..]);
+            self.rng.fill_template(tpl, put_bulk_bytes(out, tpl.len()));
         }
         true
     }
@@ -84,16 +79,6 @@ impl RowGen {
     /// Rows left in the chunk.
     pub fn remaining(&self) -> u64 {
         self.ids.end.saturating_sub(self.ids.start)
-    }
-}
-
-/// A length-encoded integer prefix for a string of `len` bytes (templates are short).
-fn put_lenenc_len(out: &mut Vec<u8>, len: usize) {
-    if len < 251 {
-        out.push(len as u8);
-    } else {
-        out.push(0xFC);
-        out.extend_from_slice(&(len as u16).to_le_bytes());
     }
 }
 
@@ -189,8 +174,13 @@ pub fn bulk_insert_sql(t: u32) -> String {
     format!("INSERT INTO sbtest{t}(id, k, c, pad) VALUES (?, ?, ?, ?)")
 }
 
-/// Field types (and flags) of [`bulk_insert_sql`]'s parameters: two BIGINTs, two strings.
-pub const BULK_PARAM_TYPES: [(u8, u8); 4] = [(8, 0), (8, 0), (0xFE, 0), (0xFE, 0)];
+/// [`bulk_insert_sql`]'s parameters: two BIGINTs, then `c` and `pad`.
+pub const BULK_PARAM_TYPES: [ParamType; 4] = [
+    ParamType::Int,
+    ParamType::Int,
+    ParamType::FixedBytes(C_TEMPLATE.len()),
+    ParamType::FixedBytes(PAD_TEMPLATE.len()),
+];
 
 /// Fills `out` with up to about `max_bytes` of `gen`'s rows as COM_STMT_BULK_EXECUTE
 /// parameter rows. Returns the number of rows (0: the chunk is done).
@@ -294,7 +284,7 @@ mod tests {
             for ty in BULK_PARAM_TYPES {
                 assert_eq!(p[0], 0, "indicator");
                 p = &p[1..];
-                if ty.0 == 8 {
+                if ty == ParamType::Int {
                     f.push(i64::from_le_bytes(p[..8].try_into().unwrap()).to_string());
                     p = &p[8..];
                 } else {
