@@ -15,6 +15,7 @@ pub mod optfile;
 pub mod plan;
 pub mod result;
 pub mod secret;
+pub mod stability;
 pub mod telemetry;
 pub mod workload;
 
@@ -23,5 +24,6 @@ pub use env::{HostFacts, ProcessCpu, ServerInfo};
 pub use plan::{RateSpec, RunPlan, StopCondition};
 pub use result::{PhaseResult, Sample};
 pub use secret::Secret;
+pub use stability::{Instability, Stability};
 pub use telemetry::TelemetrySample;
 pub use workload::{RandType, WorkloadKind, WorkloadOptions};

@@ -136,6 +136,9 @@ pub struct PhaseResult {
     pub rate: Option<RateStats>,
     /// Serialized histograms: `event` first, then one per statement kind.
     pub histograms: Vec<HistogramBlob>,
+    /// Whether the phase is fit to compare (none: not judged, e.g. stored before verdicts).
+    #[serde(default)]
+    pub stability: Option<crate::stability::Stability>,
 }
 
 impl PhaseResult {

@@ -118,6 +118,7 @@ fn phase(threads: u32, events: u64) -> PhaseResult {
                 v2: vec![0xff; 40],
             },
         ],
+        stability: None,
     }
 }
 

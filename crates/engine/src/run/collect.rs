@@ -232,6 +232,7 @@ impl Collector {
             client_cpu: cpu,
             rate,
             histograms,
+            stability: None,
         }
     }
 }
