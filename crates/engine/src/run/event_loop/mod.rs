@@ -249,6 +249,9 @@ impl<'a> EventLoop<'a> {
             if self.shared.stopping() {
                 return Err(RunError::Interrupted);
             }
+            // Boundaries are cut on time even when nothing arrives (a stalled server): an
+            // interval left uncut would make the next wait zero and the loop spin.
+            self.cut(Instant::now(), tx);
             self.last_batch = events.iter().count();
             for ev in events.iter() {
                 // A clock read per socket (vDSO, no syscall): with hundreds of sessions ready at
@@ -275,8 +278,10 @@ impl<'a> EventLoop<'a> {
         let in_flight = self
             .active
             .saturating_sub(self.idle.len() + self.reconnecting.len());
+        // No reply at the last wake-up (a stall, or the wait timed out): nothing piles up.
         if self.linger.is_zero()
             || in_flight < LINGER_MIN_IN_FLIGHT
+            || self.last_batch == 0
             || self.last_batch >= in_flight / 4
         {
             return;
