@@ -70,7 +70,8 @@ pub struct SessionInfo {
     pub mariadb: bool,
 }
 
-/// A blocking session.
+/// A blocking session. Dropping it says goodbye to the server (COM_QUIT, best effort and
+/// never blocking; see [`Stream::quit`]).
 #[derive(Debug)]
 pub struct Conn {
     io: PacketIo,
@@ -78,6 +79,12 @@ pub struct Conn {
     /// Result columns of each open prepared statement: with MariaDB metadata caching the
     /// server omits them from execute replies, so they are kept from the prepare reply.
     stmt_columns: HashMap<u32, Vec<Column>>,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.io.stream.quit();
+    }
 }
 
 const COM_QUERY: u8 = 0x03;
@@ -308,7 +315,17 @@ impl Conn {
     /// pending: the next byte the server sends answers the caller's next command.
     pub fn into_stream(self) -> (Stream, SessionInfo) {
         debug_assert_eq!(self.io.buffered(), 0, "unread bytes at hand-over");
-        (self.io.into_stream(), self.info)
+        // The session lives on in the caller's hands: no COM_QUIT (see `Drop`).
+        let mut me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `me` is never dropped nor used again; each field is moved out exactly once
+        // (`io`, `info`) or dropped in place (`stmt_columns`).
+        unsafe {
+            std::ptr::drop_in_place(&mut me.stmt_columns);
+            (
+                std::ptr::read(&me.io).into_stream(),
+                std::ptr::read(&me.info),
+            )
+        }
     }
 
     /// Reads every result of one command. `cached` holds the columns of a prepared statement:

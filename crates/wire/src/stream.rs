@@ -176,6 +176,46 @@ impl Stream {
     pub fn is_tls(&self) -> bool {
         matches!(self, Stream::Tls(_))
     }
+
+    /// Says goodbye before the socket is closed: sends COM_QUIT (and TLS's close_notify),
+    /// best effort. Never blocks and never raises SIGPIPE, so a dead or stalled server cannot
+    /// hold the caller; every failure is ignored (the socket is being closed anyway). Without
+    /// it the server counts the connection in `Aborted_clients` and logs "Got an error reading
+    /// communication packets". Call only between commands: no request may be half written.
+    pub fn quit(&mut self) {
+        match self {
+            Stream::Tcp(s) => send_now(s.as_raw_fd(), &COM_QUIT_PACKET),
+            Stream::Unix(s) => send_now(s.as_raw_fd(), &COM_QUIT_PACKET),
+            Stream::Tls(t) => {
+                // std's TCP writes pass MSG_NOSIGNAL; non-blocking keeps a full socket from
+                // holding us.
+                if t.sock.set_nonblocking(true).is_err() {
+                    return;
+                }
+                if t.conn.writer().write_all(&COM_QUIT_PACKET).is_ok() {
+                    t.conn.send_close_notify();
+                    let _ = t.push_tls();
+                }
+            }
+        }
+    }
+}
+
+/// COM_QUIT: a one-byte command payload (0x01), sequence 0.
+const COM_QUIT_PACKET: [u8; 5] = [1, 0, 0, 0, 0x01];
+
+/// One non-blocking `send` that cannot raise SIGPIPE; the result is ignored.
+fn send_now(fd: RawFd, bytes: &[u8]) {
+    // SAFETY: `bytes` is valid for `bytes.len()` bytes for the duration of the call; `send`
+    // only reads it.
+    unsafe {
+        libc::send(
+            fd,
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
+        );
+    }
 }
 
 impl Read for Stream {

@@ -267,6 +267,16 @@ impl Session {
     }
 }
 
+impl Drop for Session {
+    /// Closes politely (COM_QUIT, never blocking), unless the connection is already lost or a
+    /// request is half written (the server would read the goodbye as part of it).
+    fn drop(&mut self) {
+        if !self.want_write && !matches!(self.state, State::Reconnect { .. }) {
+            self.stream.quit();
+        }
+    }
+}
+
 /// Writes as much of `buf` as the socket takes without blocking.
 fn write_some(stream: &mut Stream, buf: &[u8]) -> io::Result<usize> {
     let mut done = 0;
