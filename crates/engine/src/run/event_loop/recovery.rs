@@ -6,14 +6,21 @@ use crate::run::error::RunError;
 use crate::run::session::{open, State};
 use mio::unix::SourceFd;
 use mio::{Interest, Token};
+use qpslab_core::dsn::Endpoint;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// First reconnection delay; doubles up to `MAX_BACKOFF`.
 const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
-/// How long a lost session keeps trying before the phase fails.
+/// How long a lost session keeps trying before the phase fails, when the phase has no time
+/// limit (`--events`); a timed phase keeps trying until it ends, so a server that stays down
+/// shows as intervals without events rather than a lost phase.
 const RECONNECT_FOR: Duration = Duration::from_secs(30);
+/// The client error numbers a failed reconnection is counted under (libmysqlclient's
+/// CR_CONNECTION_ERROR and CR_CONN_HOST_ERROR), unless the server answered with its own.
+const CR_CONNECTION_ERROR: u16 = 2002;
+const CR_CONN_HOST_ERROR: u16 = 2003;
 
 impl EventLoop<'_> {
     /// Session `i` lost its connection: stop watching it and schedule a reconnection. The
@@ -83,7 +90,14 @@ impl EventLoop<'_> {
                         self.send(i, after)?;
                     }
                 }
-                Err(RunError::Connect { .. }) if now.duration_since(since) < RECONNECT_FOR => {
+                Err(RunError::Connect { source, .. }) if self.keeps_trying(now, since) => {
+                    let code = source
+                        .server_code()
+                        .unwrap_or(match self.shared.target.endpoint {
+                            Endpoint::Unix { .. } => CR_CONNECTION_ERROR,
+                            Endpoint::Tcp { .. } => CR_CONN_HOST_ERROR,
+                        });
+                    *self.stats.errors.entry(code).or_insert(0) += 1;
                     self.sessions[i].state = State::Reconnect {
                         at: now + backoff,
                         backoff: (backoff * 2).min(MAX_BACKOFF),
@@ -101,5 +115,11 @@ impl EventLoop<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A session lost at `since` tries again: always in a timed phase (it ends on time anyway),
+    /// for [`RECONNECT_FOR`] otherwise.
+    fn keeps_trying(&self, now: Instant, since: Instant) -> bool {
+        self.clock.bounds.end.is_some() || now.duration_since(since) < RECONNECT_FOR
     }
 }
