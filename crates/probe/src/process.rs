@@ -5,6 +5,7 @@
 
 use crate::error::Error;
 use qpslab_core::env::ProcessCpu;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// CPU seconds and current RSS of process `pid`. Fails when the process does not exist (any
@@ -35,6 +36,67 @@ fn read_proc(dir: &str) -> Result<ProcessCpu, Error> {
         // Kernel threads and zombies have no VmRSS line: they hold no user memory.
         rss_kib: parse_vm_rss_kib(&read("status")?).unwrap_or(0),
     })
+}
+
+/// Bytes a process read and wrote, from `/proc/PID/io`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoBytes {
+    /// Bytes read through any syscall (`rchar`).
+    pub rchar: u64,
+    /// Bytes written through any syscall (`wchar`).
+    pub wchar: u64,
+    /// Bytes fetched from storage (`read_bytes`).
+    pub read_bytes: u64,
+    /// Bytes sent to storage (`write_bytes`).
+    pub write_bytes: u64,
+}
+
+impl IoBytes {
+    pub(crate) fn since(&self, before: &IoBytes) -> IoBytes {
+        IoBytes {
+            rchar: self.rchar.saturating_sub(before.rchar),
+            wchar: self.wchar.saturating_sub(before.wchar),
+            read_bytes: self.read_bytes.saturating_sub(before.read_bytes),
+            write_bytes: self.write_bytes.saturating_sub(before.write_bytes),
+        }
+    }
+
+    pub(crate) fn plus(&self, other: &IoBytes) -> IoBytes {
+        IoBytes {
+            rchar: self.rchar.saturating_add(other.rchar),
+            wchar: self.wchar.saturating_add(other.wchar),
+            read_bytes: self.read_bytes.saturating_add(other.read_bytes),
+            write_bytes: self.write_bytes.saturating_add(other.write_bytes),
+        }
+    }
+}
+
+/// `/proc/PID/io` of process `pid` (reading another user's process needs root).
+pub fn process_io(pid: u32) -> Result<IoBytes, Error> {
+    let path = PathBuf::from(format!("/proc/{pid}/io"));
+    let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(parse_io(&text))
+}
+
+pub(crate) fn parse_io(text: &str) -> IoBytes {
+    let mut io = IoBytes::default();
+    for line in text.lines() {
+        let Some((k, v)) = line.split_once(':') else {
+            continue;
+        };
+        let v = v.trim().parse().unwrap_or(0);
+        match k {
+            "rchar" => io.rchar = v,
+            "wchar" => io.wchar = v,
+            "read_bytes" => io.read_bytes = v,
+            "write_bytes" => io.write_bytes = v,
+            _ => {}
+        }
+    }
+    io
 }
 
 fn clock_ticks_per_second() -> f64 {
@@ -72,6 +134,24 @@ pub(crate) fn parse_vm_rss_kib(status: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn proc_io_is_parsed() {
+        let text = "rchar: 2012\nwchar: 40\nsyscr: 7\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
+        let io = parse_io(text);
+        assert_eq!(io.rchar, 2012);
+        assert_eq!(io.write_bytes, 8192);
+        let later = IoBytes { rchar: 3000, ..io };
+        assert_eq!(later.since(&io).rchar, 988);
+        assert_eq!(later.since(&io).read_bytes, 0);
+        assert_eq!(later.plus(&io).rchar, 5012);
+    }
+
+    #[test]
+    fn own_io_is_readable() {
+        let io = process_io(std::process::id()).unwrap();
+        assert!(io.rchar > 0, "{io:?}");
+    }
 
     #[test]
     fn stat_fields_after_a_tricky_command_name() {

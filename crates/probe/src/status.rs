@@ -107,7 +107,9 @@ pub struct StatusDelta {
     /// Seconds between the snapshots.
     pub elapsed_s: f64,
     /// Running totals (`Com_select`, `Handler_read_key`, `Innodb_rows_read`, `Questions`...):
-    /// after minus before. Negative only if `FLUSH STATUS` ran in between.
+    /// after minus before, never negative: a counter that went back was reset (`FLUSH STATUS`,
+    /// or every counter when the server restarted, seen as a smaller `Uptime`) and counts from
+    /// zero.
     pub counters: BTreeMap<String, i64>,
     /// Levels (`Threads_running`, `Innodb_buffer_pool_pages_dirty`...): the later value.
     pub gauges: BTreeMap<String, u64>,
@@ -120,6 +122,8 @@ impl StatusDelta {
             elapsed_s,
             ..Default::default()
         };
+        let uptime = |s: &GlobalStatus| s.get("Uptime").and_then(StatusValue::as_u64);
+        let restarted = matches!((uptime(before), uptime(after)), (Some(b), Some(a)) if a < b);
         for (name, value) in after {
             let (Some(a), Some(b)) = (value.as_u64(), before.get(name).and_then(|v| v.as_u64()))
             else {
@@ -128,9 +132,8 @@ impl StatusDelta {
             if is_gauge(name) {
                 d.gauges.insert(name.clone(), a);
             } else {
-                let diff = i128::from(a) - i128::from(b);
-                let diff =
-                    i64::try_from(diff).unwrap_or(if diff < 0 { i64::MIN } else { i64::MAX });
+                let diff = if restarted || a < b { a } else { a - b };
+                let diff = i64::try_from(diff).unwrap_or(i64::MAX);
                 d.counters.insert(name.clone(), diff);
             }
         }
@@ -221,12 +224,31 @@ mod tests {
     }
 
     #[test]
-    fn a_flush_between_snapshots_goes_negative_and_gauges_read_as_is() {
+    fn a_flush_between_snapshots_counts_from_zero_and_gauges_read_as_is() {
         let before = status_from_rows([("Questions", Some("100")), ("Open_tables", Some("40"))]);
         let after = status_from_rows([("Questions", Some("7")), ("Open_tables", Some("38"))]);
         let d = StatusDelta::between(&before, &after, 0.0);
-        assert_eq!(d.counter("Questions"), -93);
+        assert_eq!(d.counter("Questions"), 7);
         assert_eq!(d.gauges["Open_tables"], 38);
         assert_eq!(d.per_second("Questions"), None);
+    }
+
+    #[test]
+    fn after_a_restart_every_counter_counts_from_zero() {
+        let before = status_from_rows([
+            ("Uptime", Some("900")),
+            ("Questions", Some("100")),
+            ("Com_select", Some("50")),
+        ]);
+        // Restarted: Uptime went back; Questions happens to be above its old value.
+        let after = status_from_rows([
+            ("Uptime", Some("3")),
+            ("Questions", Some("130")),
+            ("Com_select", Some("20")),
+        ]);
+        let d = StatusDelta::between(&before, &after, 1.0);
+        assert_eq!(d.counter("Questions"), 130);
+        assert_eq!(d.counter("Com_select"), 20);
+        assert!(d.counters.values().all(|v| *v >= 0));
     }
 }
