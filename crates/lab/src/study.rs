@@ -460,7 +460,7 @@ impl Runner<'_> {
             socket,
             tcp,
             server,
-            sampler: Sampler::new(conn, pid),
+            sampler: Sampler::new(conn, pid).reconnect_to(server_opts),
         })
     }
 

@@ -106,6 +106,11 @@ impl Sampler {
     fn read(&mut self) -> Result<Reading, Error> {
         let status = self.link.run(global_status)?;
         if std::mem::take(&mut self.link.fresh) {
+            // What happened since the last reading until the connection was lost is unread
+            // (a restarted server's counters begin again).
+            if self.gap.is_none() {
+                self.gap = Some((self.last_ok_s, self.link.lost_because().to_string()));
+            }
             self.follow_pid();
         }
         Ok(Reading {
@@ -145,10 +150,12 @@ impl Sampler {
         self.samples.clear();
         self.perf_parts.clear();
         self.totals = Totals::default();
+        self.link.reset_count();
+        let r = self.read()?;
+        // A reconnection between phases is no gap of this one.
         self.gap = None;
         self.gaps = 0;
         self.link.reset_count();
-        let r = self.read()?;
         self.first_client = self_cpu().ok();
         self.client_last = self.first_client;
         self.last = Some(r);

@@ -49,6 +49,11 @@ impl Link {
         self.conn.as_mut()
     }
 
+    /// Why the connection was last lost.
+    pub fn lost_because(&self) -> &str {
+        &self.lost_because
+    }
+
     pub fn reset_count(&mut self) {
         self.reconnects = 0;
     }
@@ -109,7 +114,10 @@ impl Link {
                 Ok(())
             }
             Err(e) => {
-                self.lost_because = format!("reconnecting: {e}");
+                self.lost_because = match self.lost_because.split_once("; reconnecting: ") {
+                    Some((cause, _)) => format!("{cause}; reconnecting: {e}"),
+                    None => format!("{}; reconnecting: {e}", self.lost_because),
+                };
                 self.next_try = now + self.backoff;
                 self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
                 Err(Error::Wire(e))
