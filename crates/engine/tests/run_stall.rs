@@ -6,13 +6,14 @@
 mod common;
 
 use common::*;
+use qpslab_core::plan::{Arrival, RateSpec};
 use qpslab_core::result::Sample;
 use qpslab_core::workload::WorkloadKind;
 use std::time::Duration;
 
-/// Runs a 6 s phase of `threads` sessions with 0.5 s reports while another connection holds a
-/// write lock on the only table from about 1.5 s to 4 s.
-fn stalled_phase(threads: u32) -> Vec<Sample> {
+/// Runs a 6 s phase of `threads` sessions (at `rate` events/s if given) with 0.5 s reports
+/// while another connection holds a write lock on the only table from about 1.5 s to 4 s.
+fn stalled_phase(threads: u32, rate: Option<f64>) -> Vec<Sample> {
     let opts = database("run_stall", 1, 1000);
     let w = workload(WorkloadKind::OltpPointSelect, 1, 1000);
     let holder = {
@@ -27,6 +28,10 @@ fn stalled_phase(threads: u32) -> Vec<Sample> {
     };
     let mut s = spec(threads, 6.0);
     s.report_interval_s = 0.5;
+    s.rate = rate.map(|per_second| RateSpec {
+        per_second,
+        arrival: Arrival::Uniform,
+    });
     let (r, samples) = run(&opts, &w, &s);
     holder.join().unwrap();
     let r = r.unwrap();
@@ -69,9 +74,10 @@ fn assert_stall_sleeps(threads: u32, samples: &[Sample]) {
 
 #[test]
 fn a_stalled_server_costs_the_client_no_cpu_and_intervals_stay_on_time() {
-    // One loop per session at 4 sessions; at 64 sessions one loop with the linger nap armed.
-    for threads in [4, 64] {
-        let samples = stalled_phase(threads);
+    // One loop per session at 4 sessions; at 64 sessions one loop with the linger nap armed;
+    // under a fixed rate the arrivals that fall due during the stall wait without spinning.
+    for (threads, rate) in [(4, None), (64, None), (8, Some(2000.0))] {
+        let samples = stalled_phase(threads, rate);
         assert_stall_sleeps(threads, &samples);
     }
 }
