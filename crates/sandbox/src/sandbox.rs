@@ -215,6 +215,22 @@ pub fn start(lab: &LabDir, spec: &SandboxSpec) -> Result<Sandbox> {
     Ok(sandbox)
 }
 
+/// A fresh error log (0600, the server's account's), open for appending.
+fn open_log(path: &Path, account: Option<&runas::Account>) -> Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+    if let Some(a) = account {
+        std::os::unix::fs::fchown(&f, Some(a.uid), Some(a.gid))
+            .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+    }
+    Ok(f)
+}
+
 /// The profile's settings, then the `--set` overrides, checked.
 fn overrides(spec: &SandboxSpec) -> Result<Vec<(String, String)>> {
     let mut overrides = match &spec.profile {
@@ -278,14 +294,16 @@ fn launch(s: &Start<'_>) -> Result<(SandboxInfo, Child, Duration)> {
         let _ = std::fs::rename(&paths.log_error, s.run.join("error.log.old"));
         let _ = std::fs::remove_file(&s.socket);
 
+        let output = open_log(&paths.log_error, s.account)?;
         let t0 = Instant::now();
-        let mut child = process::spawn(&Launch {
+        let mut child = process::spawn(Launch {
             mysqld: &s.server.mysqld,
             defaults_file: &defaults_file,
             datadir: &datadir,
             cpus: spec.cpus.as_deref(),
             preload: s.preload,
             extra_args: &[],
+            output: Some(output),
         })?;
         let pid = child.id();
         match process::wait_ready(&mut child, &s.socket, spec.start_timeout) {
@@ -353,10 +371,7 @@ fn start_error(name: &str, why: NotReady, timeout: Duration, log: &str) -> Error
         NotReady::Timeout => format!("no connection accepted within {} s", timeout.as_secs()),
     };
     let mut errors: Vec<&str> = Vec::new();
-    for line in all
-        .iter()
-        .filter_map(|l| l.find("[ERROR]").map(|i| l[i..].trim()))
-    {
+    for line in all.iter().filter_map(|l| server_error(l)) {
         // "Aborting" and friends only repeat that something failed.
         if !errors.contains(&line) && !line.ends_with("Aborting") && errors.len() < 3 {
             errors.push(line);
@@ -372,6 +387,18 @@ fn start_error(name: &str, why: NotReady, timeout: Duration, log: &str) -> Error
         reason,
         log_tail,
     }
+}
+
+/// The server's own complaint in a log line: an `[ERROR]` entry, or what it printed to stderr
+/// before its log was open (`/usr/sbin/mariadbd: Character set 'x' is not ...`).
+fn server_error(line: &str) -> Option<&str> {
+    if let Some(i) = line.find("[ERROR]") {
+        return Some(line[i..].trim());
+    }
+    let untagged = !line.contains("[Note]") && !line.contains("[Warning]");
+    ["mariadbd: ", "mysqld: "]
+        .iter()
+        .find_map(|p| line.find(p).filter(|_| untagged).map(|_| line.trim()))
 }
 
 /// `<runtime dir>/mysqld.sock`, or `/tmp/qpslab-<uid>/<hash>-<name>.sock` (a 0700 directory)
@@ -451,6 +478,13 @@ mod tests {
         assert!(
             msg.contains("(exit 1)") && !msg.contains("[ERROR] Aborting ("),
             "{msg}"
+        );
+        let log = "2026 [Warning] Changed limits\n/usr/sbin/mariadbd: Character set 'x' is not a compiled character set\n2026 [ERROR] Aborting\n";
+        let e = start_error("s", NotReady::Exited("exit 1".into()), Duration::ZERO, log);
+        assert!(
+            e.to_string()
+                .starts_with("sandbox 's' failed to start: /usr/sbin/mariadbd: Character set 'x'"),
+            "{e}"
         );
     }
 }
