@@ -78,6 +78,8 @@ fn start_list_logs_stop() {
         list.as_array().unwrap().iter().all(|i| i["alive"] == false),
         "{list}"
     );
+    let o = s.run(&["server", "rm", "t1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
@@ -229,7 +231,7 @@ fn a_started_sandbox_is_closed_to_other_local_users() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains(password.trim()));
-    let o = s.run(&["server", "stop", "sec"]);
+    let o = s.run(&["server", "stop", "sec", "--rm"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!pid_alive(pid));
 }

@@ -4,12 +4,12 @@
 //! directory (0700). Run by root, the server runs as the unprivileged `mysql` user, which must
 //! own its datadir and reach it; the default lab `/root/.qpslab` is under `/root` (0700), which
 //! is never loosened. So the server's runtime directory (datadir, tmpdir, `secure_file_priv`
-//! directory, socket, error log, pid file) is `/var/lib/qpslab/<hash>-<name>/`, owned by mysql,
-//! 0700, under a base directory that only the mysql group may traverse (root:mysql 0710) and
-//! nobody but root may list. The lab's sandbox directory keeps what the server never reads
-//! after it dropped root (my.cnf, password, client.cnf, state). A runtime directory records its
-//! sandbox directory in `owner`; one whose sandbox directory is gone (a deleted lab) is removed
-//! by the next start, unless its server still runs.
+//! directory, socket, my.cnf, error log, pid file) is `/var/lib/qpslab/<hash>-<name>/`, owned
+//! by mysql, 0700, under a base directory that only the mysql group may traverse (root:mysql
+//! 0710) and nobody but root may list. The lab's sandbox directory keeps what the server never
+//! reads (password, client.cnf, state). A runtime directory records its sandbox directory in
+//! `owner`; one whose sandbox directory is gone (a deleted lab) is removed by the next start,
+//! unless its server still runs.
 
 use crate::error::{Error, Result};
 use crate::process;

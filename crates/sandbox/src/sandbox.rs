@@ -287,9 +287,12 @@ fn launch(s: &Start<'_>) -> Result<(SandboxInfo, Child, Duration)> {
         let run_as = s.account.map(|a| a.name.as_str());
         let lab_settings = config::lab_settings(&paths, mysql, run_as);
         let merged = config::merge(&[&lab_settings, s.overrides]);
-        let defaults_file = s.dir.join("my.cnf");
+        // In the runtime directory: the server reads it again after it dropped root (plugin
+        // options on INSTALL SONAME). Rewritten before each launch.
+        let defaults_file = s.run.join("my.cnf");
         let text = config::render(&spec.name, &merged);
-        secure::write_private(&defaults_file, text.as_bytes(), None)?;
+        let owner = s.account.map(runas::Account::ids);
+        secure::write_private(&defaults_file, text.as_bytes(), owner)?;
         // Each start gets a fresh log so a failure's tail is about this start only.
         let _ = std::fs::rename(&paths.log_error, s.run.join("error.log.old"));
         let _ = std::fs::remove_file(&s.socket);
@@ -316,6 +319,7 @@ fn launch(s: &Start<'_>) -> Result<(SandboxInfo, Child, Duration)> {
                     datadir: datadir.clone(),
                     error_log: paths.log_error.clone(),
                     defaults_file,
+                    sandbox_dir: s.dir.to_path_buf(),
                     version: s.server.version.clone(),
                     started_at: SystemTime::now()
                         .duration_since(SystemTime::UNIX_EPOCH)

@@ -30,8 +30,12 @@ pub struct SandboxInfo {
     pub datadir: PathBuf,
     /// Its error log.
     pub error_log: PathBuf,
-    /// Its rendered option file.
+    /// Its rendered option file (in the runtime directory: the server reads it again after
+    /// dropping root, e.g. for `INSTALL SONAME`).
     pub defaults_file: PathBuf,
+    /// The sandbox directory (password, client.cnf, state), set when read.
+    #[serde(default)]
+    pub sandbox_dir: PathBuf,
     /// The server version, e.g. `10.11.19-MariaDB-0+deb12u1`.
     pub version: String,
     /// When it became ready, in seconds since the Unix epoch.
@@ -70,9 +74,9 @@ impl SandboxInfo {
         })
     }
 
-    /// The sandbox directory (my.cnf, password, client.cnf, state).
+    /// The sandbox directory (password, client.cnf, state).
     pub fn dir(&self) -> &Path {
-        self.defaults_file.parent().unwrap_or(Path::new("/"))
+        &self.sandbox_dir
     }
 
     /// The mysql-client option file: `mariadb --defaults-file=<this>` logs in as root.
@@ -131,6 +135,7 @@ pub(crate) fn read(dir: &Path) -> Result<Option<SandboxInfo>> {
         detail: e.to_string(),
     })?;
     info.password = secure::read_password(dir).unwrap_or_default();
+    info.sandbox_dir = dir.to_path_buf();
     Ok(Some(info.refresh()))
 }
 

@@ -70,9 +70,10 @@ fn another_local_user_is_refused_and_files_stay_inside() {
     assert_eq!(mode(&sandbox_dir), 0o700);
     assert_eq!(mode(&run), 0o700);
     assert_eq!(mode(sock.parent().unwrap()), 0o700);
-    for f in ["password", "client.cnf", "my.cnf", "state.json"] {
+    for f in ["password", "client.cnf", "state.json"] {
         assert_eq!(mode(&sandbox_dir.join(f)), 0o600, "{f}");
     }
+    assert_eq!(mode(s.defaults_file()), 0o600);
     assert!(!run.join("init.sql").exists());
 
     // The server is not root, and owns what it writes.
@@ -96,7 +97,7 @@ fn another_local_user_is_refused_and_files_stay_inside() {
     for (what, bytes) in [
         ("argv", cmdline),
         ("environment", environ),
-        ("my.cnf", std::fs::read(sandbox_dir.join("my.cnf")).unwrap()),
+        ("my.cnf", std::fs::read(s.defaults_file()).unwrap()),
         (
             "state",
             std::fs::read(sandbox_dir.join("state.json")).unwrap(),
@@ -151,6 +152,10 @@ fn another_local_user_is_refused_and_files_stay_inside() {
         common::query_socket(&sock, "SELECT @@bind_address"),
         "127.0.0.1"
     );
+
+    // The server reads its option file again after dropping root (plugin options).
+    common::query_socket(&sock, "INSTALL SONAME 'auth_ed25519'");
+    common::query_socket(&sock, "UNINSTALL SONAME 'auth_ed25519'");
 
     // Only the accounts we mean: no anonymous user, no passwordless root anywhere.
     let users = common::query_socket(
