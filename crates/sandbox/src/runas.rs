@@ -151,6 +151,32 @@ pub(crate) fn prepare_runtime(run: &Path, dir: &Path, server: Option<&Account>) 
     Ok(())
 }
 
+/// Moves the datadir a sandbox kept inside its lab directory (qpslab before the server ran as
+/// its own account) to the runtime directory, so its data survives the change; nothing to do
+/// when there is none or the runtime directory has one already. A move across filesystems is
+/// not attempted (the sandbox then starts from a fresh copy of the template).
+pub(crate) fn adopt_old_datadir(old: &Path, new: &Path, owner: (u32, u32)) -> Result<()> {
+    if !old.join("mysql").is_dir() || new.join("mysql").is_dir() {
+        return Ok(());
+    }
+    let _ = std::fs::remove_dir_all(new);
+    if std::fs::rename(old, new).is_err() {
+        return Ok(());
+    }
+    chown_tree(new, owner)
+}
+
+fn chown_tree(path: &Path, (uid, gid): (u32, u32)) -> Result<()> {
+    let ctx = || format!("giving {} to the server's account", path.display());
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid)).map_err(|e| Error::io(ctx(), e))?;
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        for entry in std::fs::read_dir(path).map_err(|e| Error::io(ctx(), e))? {
+            chown_tree(&entry.map_err(|e| Error::io(ctx(), e))?.path(), (uid, gid))?;
+        }
+    }
+    Ok(())
+}
+
 /// Removes runtime directories whose sandbox directory no longer exists and whose server does
 /// not run (their lab was deleted with `rm -r`).
 pub(crate) fn sweep_orphans() {

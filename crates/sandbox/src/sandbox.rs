@@ -168,6 +168,9 @@ pub fn start(lab: &LabDir, spec: &SandboxSpec) -> Result<Sandbox> {
     runas::prepare_runtime(&run, &dir, account.as_ref())?;
     let owner = account.as_ref().map(runas::Account::ids);
     let datadir = run.join("data");
+    if let Some(owner) = owner {
+        runas::adopt_old_datadir(&dir.join("data"), &datadir, owner)?;
+    }
     let mut timings = StartTimings::default();
     if !datadir.join("mysql").is_dir() {
         let _ = std::fs::remove_dir_all(&datadir);

@@ -327,3 +327,44 @@ fn start_timeout_reports_log_tail_and_leaves_no_process() {
     assert!(processes_mentioning(&lab.sandbox_dir("slow")).is_empty());
     assert!(list(&lab).unwrap().is_empty());
 }
+
+/// A sandbox made when the server still ran as root from `<lab>/sandboxes/<name>/data` keeps its
+/// data when it moves to the runtime directory of the server's own account.
+#[test]
+fn a_datadir_from_the_old_layout_is_adopted_with_its_data() {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: only root's sandboxes moved");
+        return;
+    }
+    let (_d, lab) = lab();
+    let s = start(&lab, &SandboxSpec::new("moved")).unwrap();
+    common::query_socket(s.socket(), "CREATE DATABASE kept_across_layouts");
+    let (run, pid) = (s.info().runtime_dir().to_path_buf(), s.pid());
+    s.stop().unwrap();
+    // The old layout: the datadir inside the sandbox directory, owned by root.
+    let old = lab.sandbox_dir("moved").join("data");
+    assert!(std::process::Command::new("mv")
+        .arg(run.join("data"))
+        .arg(&old)
+        .status()
+        .unwrap()
+        .success());
+    assert!(std::process::Command::new("chown")
+        .args(["-R", "root:root"])
+        .arg(&old)
+        .status()
+        .unwrap()
+        .success());
+    let s = start(&lab, &SandboxSpec::new("moved")).unwrap();
+    assert_ne!(s.pid(), pid);
+    assert!(s.timings().datadir_copy.is_none() && !old.exists());
+    assert_eq!(
+        common::query_socket(s.socket(), "SHOW DATABASES LIKE 'kept_across_layouts'"),
+        "kept_across_layouts"
+    );
+    let ibdata = std::fs::metadata(s.datadir().join("ibdata1")).unwrap();
+    assert_ne!(ibdata.uid(), 0);
+    s.stop().unwrap();
+}
