@@ -293,3 +293,28 @@ fn a_failed_start_leads_with_the_servers_own_error() {
     let o = s.run(&["server", "rm", "badcs"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn root_without_an_unprivileged_server_account_is_told_so_in_one_line() {
+    if !is_root() {
+        eprintln!("skipped: only root needs another account for the server");
+        return;
+    }
+    let s = Scratch::new();
+    let o = s
+        .cmd(&["server", "start", "nouser"])
+        .env("QPSLAB_SERVER_USER", "qpslab_no_such_user")
+        .output()
+        .unwrap();
+    assert_user_error(&o, "'qpslab_no_such_user'");
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    // Root itself is not an acceptable server account.
+    let o = s
+        .cmd(&["server", "start", "nouser"])
+        .env("QPSLAB_SERVER_USER", "root")
+        .output()
+        .unwrap();
+    assert_user_error(&o, "'root'");
+    let o = s.run(&["server", "list"]);
+    assert!(stdout(&o).contains("no sandboxes"), "{}", stdout(&o));
+}

@@ -54,7 +54,7 @@ pub enum Error {
         package: String,
     },
     /// qpslab runs as root and there is no unprivileged account to run the server as.
-    #[error("a sandbox started by root runs its server as the '{user}' user, which does not exist here; create it (useradd --system --no-create-home {user}) or run qpslab as a normal user")]
+    #[error("a sandbox started by root runs its server as the unprivileged user '{user}', which does not exist here (or is root); create it (useradd --system --no-create-home {user}), name another with QPSLAB_SERVER_USER, or run qpslab as a normal user")]
     NoServerUser {
         /// The account we looked for.
         user: String,

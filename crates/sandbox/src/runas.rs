@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 
 /// The parent of the runtime directories of sandboxes started by root.
 pub(crate) const RUN_BASE: &str = "/var/lib/qpslab";
-/// The unprivileged account that runs servers started by root (Debian's mariadb-server makes it).
+/// The unprivileged account that runs servers started by root (Debian's mariadb-server makes
+/// it); `QPSLAB_SERVER_USER` names another.
 pub(crate) const SERVER_USER: &str = "mysql";
 
 /// An OS account.
@@ -93,11 +94,13 @@ pub(crate) fn server_account() -> Result<Option<Account>> {
     if !process::running_as_root() {
         return Ok(None);
     }
-    match account_named(SERVER_USER) {
+    let name = std::env::var("QPSLAB_SERVER_USER")
+        .ok()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| SERVER_USER.to_string());
+    match account_named(&name) {
         Some(a) if a.uid != 0 => Ok(Some(a)),
-        _ => Err(Error::NoServerUser {
-            user: SERVER_USER.into(),
-        }),
+        _ => Err(Error::NoServerUser { user: name }),
     }
 }
 

@@ -101,7 +101,7 @@ impl Sandbox {
         self.info.clone()
     }
 
-    /// Stops the server (SIGTERM, then SIGKILL after 30 s) and clears its state file.
+    /// Stops the server (SIGTERM, then SIGKILL after 30 s); its state and datadir stay.
     pub fn stop(mut self) -> Result<()> {
         self.shutdown()
     }
@@ -168,19 +168,9 @@ pub fn start(lab: &LabDir, spec: &SandboxSpec) -> Result<Sandbox> {
     runas::prepare_runtime(&run, &dir, account.as_ref())?;
     let owner = account.as_ref().map(runas::Account::ids);
     let datadir = run.join("data");
-    if let Some(owner) = owner {
-        runas::adopt_old_datadir(&dir.join("data"), &datadir, owner)?;
-    }
     let mut timings = StartTimings::default();
-    if !datadir.join("mysql").is_dir() {
-        let _ = std::fs::remove_dir_all(&datadir);
-        let init = template::init_settings(&overrides);
-        let (tpl, init_time) = template::ensure(&lab.templates_dir(), &server, &init)?;
-        timings.template_init = init_time;
-        let t0 = Instant::now();
-        template::copy_tree(&tpl, &datadir, owner)?;
-        timings.datadir_copy = Some(t0.elapsed());
-    }
+    (timings.template_init, timings.datadir_copy) =
+        ensure_datadir(lab, &server, &overrides, &dir, &datadir, owner)?;
     let password = secure::ensure_password(&dir)?;
     let init_sql = match server.flavor {
         Flavor::MariaDb => secure::init_sql_mariadb(&password, &runas::current_user()),
@@ -232,6 +222,31 @@ fn open_log(path: &Path, account: Option<&runas::Account>) -> Result<std::fs::Fi
             .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
     }
     Ok(f)
+}
+
+/// Makes sure `datadir` holds an initialised datadir: the one the sandbox already has (moved
+/// from the old layout if needed), else a copy of the version's template. Returns how long
+/// making the template and copying it took, when they happened.
+fn ensure_datadir(
+    lab: &LabDir,
+    server: &Server,
+    overrides: &[(String, String)],
+    dir: &Path,
+    datadir: &Path,
+    owner: Option<(u32, u32)>,
+) -> Result<(Option<Duration>, Option<Duration>)> {
+    if let Some(owner) = owner {
+        runas::adopt_old_datadir(&dir.join("data"), datadir, owner)?;
+    }
+    if datadir.join("mysql").is_dir() {
+        return Ok((None, None));
+    }
+    let _ = std::fs::remove_dir_all(datadir);
+    let init = template::init_settings(overrides);
+    let (tpl, init_time) = template::ensure(&lab.templates_dir(), server, &init)?;
+    let t0 = Instant::now();
+    template::copy_tree(&tpl, datadir, owner)?;
+    Ok((init_time, Some(t0.elapsed())))
 }
 
 /// The profile's settings, then the `--set` overrides, checked.
