@@ -22,6 +22,7 @@
 mod binary;
 pub mod config;
 pub mod error;
+mod failure;
 mod process;
 pub mod registry;
 mod runas;
