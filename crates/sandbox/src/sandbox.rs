@@ -14,6 +14,7 @@ use crate::spec::{validate_name, LabDir, Profile, SandboxSpec};
 use crate::state::{self, SandboxInfo, STOP_GRACE};
 use crate::{registry, runas, secure, template};
 use qpslab_core::ConnectOptions;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::{Duration, Instant, SystemTime};
@@ -150,7 +151,14 @@ pub fn start(lab: &LabDir, spec: &SandboxSpec) -> Result<Sandbox> {
     }
 
     let dir = lab.sandbox_dir(&spec.name);
-    for d in [lab.path().to_path_buf(), lab.sandboxes_dir(), dir.clone()] {
+    // A lab the user already has keeps its mode (it may be any directory they chose); what we
+    // create under it is 0700.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(lab.path())
+        .map_err(|e| Error::io(format!("creating {}", lab.path().display()), e))?;
+    for d in [lab.sandboxes_dir(), dir.clone()] {
         runas::private_dir(&d, 0o700, None)?;
     }
     // Two processes starting the same name would share a datadir.

@@ -68,6 +68,7 @@ fn another_local_user_is_refused_and_files_stay_inside() {
 
     // Files and directories: nothing for other users.
     assert_eq!(mode(&sandbox_dir), 0o700);
+    assert_eq!(mode(sandbox_dir.parent().unwrap()), 0o700);
     assert_eq!(mode(&run), 0o700);
     assert_eq!(mode(sock.parent().unwrap()), 0o700);
     for f in ["password", "client.cnf", "state.json"] {
