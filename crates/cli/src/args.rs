@@ -314,7 +314,9 @@ pub enum ServerCommand {
     Start(ServerStartArgs),
     /// Stop a sandbox server (its data directory is kept unless --rm).
     Stop(ServerStopArgs),
-    /// List sandbox servers.
+    /// Delete a stopped sandbox (its data directory, logs and password).
+    Rm(ServerRmArgs),
+    /// List sandbox servers, running and stopped, with their size on disk.
     List(ServerListArgs),
     /// Print the tail of a sandbox server's error log.
     Logs(ServerLogsArgs),
@@ -358,6 +360,14 @@ pub struct ServerStopArgs {
     /// Also delete its directory (datadir, logs).
     #[arg(long)]
     pub rm: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ServerRmArgs {
+    /// Sandbox name.
+    pub name: String,
+    #[command(flatten)]
+    pub lab: LabArgs,
 }
 
 #[derive(Args, Debug)]

@@ -78,6 +78,8 @@ fn start_list_logs_stop() {
         list.as_array().unwrap().iter().all(|i| i["alive"] == false),
         "{list}"
     );
+    let o = s.run(&["server", "rm", "t1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
@@ -131,4 +133,188 @@ fn more_threads_than_the_server_accepts_is_a_user_error() {
     );
     let o = s.run(&["server", "stop", "tight", "--rm"]);
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The value of `field` in `/proc/PID/status`, e.g. the real uid of `Uid`.
+fn status_first(pid: u32, field: &str) -> String {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(&format!("{field}:")))
+        .unwrap();
+    line.split_whitespace().nth(1).unwrap().to_string()
+}
+
+#[test]
+fn a_started_sandbox_is_closed_to_other_local_users() {
+    let s = Scratch::new();
+    let o = s.run(&["server", "start", "sec"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let client = s.lab().join("sandboxes/sec/client.cnf");
+    assert!(
+        out.contains(&format!("mariadb --defaults-file={}", client.display())),
+        "{out}"
+    );
+    let password = std::fs::read_to_string(s.lab().join("sandboxes/sec/password")).unwrap();
+    assert!(!out.contains(password.trim()), "start printed the password");
+    let o = s.run(&["server", "list", "--json"]);
+    assert!(!stdout(&o).contains(password.trim()));
+    let info: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let (pid, port) = (
+        info[0]["pid"].as_u64().unwrap() as u32,
+        info[0]["port"].as_u64().unwrap(),
+    );
+    let socket = info[0]["socket"].as_str().unwrap().to_string();
+
+    // The user's own client logs in with the option file start printed.
+    let o = std::process::Command::new("mariadb")
+        .arg(format!("--defaults-file={}", client.display()))
+        .args(["-N", "-B", "-e", "SELECT CURRENT_USER()"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "root@localhost");
+
+    let sock_dir = std::path::Path::new(&socket)
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let ls = std::process::Command::new("ls")
+        .arg("-ld")
+        .arg(&sock_dir)
+        .arg(&socket)
+        .output()
+        .unwrap();
+    eprintln!("{}", stdout(&ls));
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(&sock_dir).unwrap().mode() & 0o777, 0o700);
+
+    if is_root() {
+        assert_ne!(status_first(pid, "Uid"), "0", "the server runs as root");
+        let outfile = format!("/tmp/qpslab-owned-{}", std::process::id());
+        let tcp = format!(
+            "mariadb -h127.0.0.1 -P{port} -uroot -e \"select 'x' into outfile '{outfile}'\""
+        );
+        let sock = format!("mariadb -S{socket} -uroot -e 'select 1'");
+        for cmd in [tcp, sock] {
+            let o = std::process::Command::new("su")
+                .args(["nobody", "-s", "/bin/sh", "-c", &cmd])
+                .current_dir("/")
+                .output()
+                .unwrap();
+            assert!(!o.status.success(), "{cmd}: {}", stdout(&o));
+            let err = stderr(&o);
+            assert!(
+                err.contains("Access denied") || err.contains("(13"),
+                "{cmd}: {err}"
+            );
+        }
+        assert!(!std::path::Path::new(&outfile).exists());
+    }
+
+    // qpslab itself still connects by name, over the socket and with --user root over TCP.
+    let o = s.run(&[
+        "prepare",
+        "oltp_point_select",
+        "--sandbox",
+        "sec",
+        "--table-size",
+        "100",
+        "--tables",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains(password.trim()));
+    let o = s.run(&["server", "stop", "sec", "--rm"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!pid_alive(pid));
+}
+
+#[test]
+fn stopped_sandboxes_are_listed_with_their_size_and_removed_by_rm() {
+    let s = Scratch::new();
+    let o = s.run(&["server", "start", "old"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = s.run(&["server", "rm", "old"]);
+    assert_user_error(&o, "is running");
+    let o = s.run(&["server", "stop", "old"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = s.run(&["server", "stop", "old"]);
+    assert_user_error(&o, "not running");
+
+    let o = s.run(&["server", "list"]);
+    let out = stdout(&o);
+    let row = out.lines().find(|l| l.starts_with("old ")).unwrap_or("");
+    assert!(row.contains("stopped") && row.contains("MiB"), "{out}");
+    assert!(out.contains("qpslab server rm NAME"), "{out}");
+    let o = s.run(&["server", "list", "--json"]);
+    let list: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let bytes = list[0]["disk_bytes"].as_u64().unwrap();
+    assert!(bytes > 10 << 20, "{list}");
+    let run_dir = std::path::Path::new(list[0]["datadir"].as_str().unwrap())
+        .parent()
+        .unwrap()
+        .to_path_buf();
+
+    let o = s.run(&["server", "rm", "old"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!run_dir.exists() && !s.lab().join("sandboxes/old").exists());
+    let o = s.run(&["server", "list"]);
+    assert!(stdout(&o).contains("no sandboxes"), "{}", stdout(&o));
+    let o = s.run(&["server", "rm", "old"]);
+    assert_user_error(&o, "no sandbox named 'old'");
+}
+
+#[test]
+fn a_failed_start_leads_with_the_servers_own_error() {
+    let s = Scratch::new();
+    let o = s.run(&[
+        "server",
+        "start",
+        "badcs",
+        "--set",
+        "character_set_server=no_such_charset",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    // The server's complaint comes before the log's tail, not only inside it.
+    let head = err.split("---").next().unwrap_or("");
+    assert!(
+        head.contains("failed to start: ") && head.contains("no_such_charset"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    let o = s.run(&["server", "rm", "badcs"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn root_without_an_unprivileged_server_account_is_told_so_in_one_line() {
+    if !is_root() {
+        eprintln!("skipped: only root needs another account for the server");
+        return;
+    }
+    let s = Scratch::new();
+    let o = s
+        .cmd(&["server", "start", "nouser"])
+        .env("QPSLAB_SERVER_USER", "qpslab_no_such_user")
+        .output()
+        .unwrap();
+    assert_user_error(&o, "'qpslab_no_such_user'");
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    // Root itself is not an acceptable server account.
+    let o = s
+        .cmd(&["server", "start", "nouser"])
+        .env("QPSLAB_SERVER_USER", "root")
+        .output()
+        .unwrap();
+    assert_user_error(&o, "'root'");
+    let o = s.run(&["server", "list"]);
+    assert!(stdout(&o).contains("no sandboxes"), "{}", stdout(&o));
 }

@@ -16,6 +16,7 @@ const RESERVED: &[&str] = &[
     "log_error",
     "basedir",
     "user",
+    "init_file",
 ];
 
 /// The files and port of one sandbox.
@@ -27,6 +28,11 @@ pub(crate) struct Paths {
     pub pid_file: PathBuf,
     pub log_error: PathBuf,
     pub tmpdir: PathBuf,
+    /// `secure_file_priv`: the only directory `SELECT ... INTO OUTFILE` and `LOAD DATA` (not
+    /// LOCAL) may touch.
+    pub files: PathBuf,
+    /// The SQL run at start (accounts and password).
+    pub init_file: PathBuf,
 }
 
 /// A setting's identity for "later wins": case-insensitive, dashes and underscores alike.
@@ -115,7 +121,12 @@ fn unquote(v: &str) -> String {
 }
 
 /// The lab's own settings, before the profile and overrides.
-pub(crate) fn lab_settings(paths: &Paths, mysql: bool, as_root: bool) -> Vec<(String, String)> {
+/// `run_as` is the account the server switches to after reading this file (qpslab is root).
+pub(crate) fn lab_settings(
+    paths: &Paths,
+    mysql: bool,
+    run_as: Option<&str>,
+) -> Vec<(String, String)> {
     let p = |p: &Path| p.display().to_string();
     let mut s: Vec<(String, String)> = vec![
         ("datadir".into(), p(&paths.datadir)),
@@ -124,6 +135,8 @@ pub(crate) fn lab_settings(paths: &Paths, mysql: bool, as_root: bool) -> Vec<(St
         ("pid-file".into(), p(&paths.pid_file)),
         ("log-error".into(), p(&paths.log_error)),
         ("tmpdir".into(), p(&paths.tmpdir)),
+        ("secure_file_priv".into(), p(&paths.files)),
+        ("init-file".into(), p(&paths.init_file)),
         ("bind-address".into(), "127.0.0.1".into()),
         // Room for 4096 benchmark sessions plus monitoring.
         ("max_connections".into(), "5000".into()),
@@ -140,8 +153,8 @@ pub(crate) fn lab_settings(paths: &Paths, mysql: bool, as_root: bool) -> Vec<(St
         // MySQL 8's X plugin listens on 33060 by default: two sandboxes would collide.
         s.push(("loose-mysqlx".into(), "OFF".into()));
     }
-    if as_root {
-        s.insert(0, ("user".into(), "root".into()));
+    if let Some(user) = run_as {
+        s.insert(0, ("user".into(), user.into()));
     }
     s
 }
@@ -189,12 +202,14 @@ mod tests {
             pid_file: "/l/s/mysqld.pid".into(),
             log_error: "/l/s/error.log".into(),
             tmpdir: "/l/s/tmp".into(),
+            files: "/l/s/files".into(),
+            init_file: "/l/s/init.sql".into(),
         }
     }
 
     #[test]
     fn later_wins_across_dash_and_underscore() {
-        let lab = lab_settings(&paths(), false, false);
+        let lab = lab_settings(&paths(), false, None);
         let profile = parse_profile(
             "[client]\nport=1\n[mysqld]\nmax-connections = 100\ninnodb_buffer_pool_size=1G # big\n",
         )
@@ -218,11 +233,13 @@ mod tests {
 
     #[test]
     fn flavour_and_root() {
-        let t = render("s", &lab_settings(&paths(), true, true));
+        let t = render("s", &lab_settings(&paths(), true, Some("mysql")));
         assert!(
-            t.contains("loose-mysqlx = OFF") && t.contains("user = root"),
+            t.contains("loose-mysqlx = OFF") && t.contains("user = mysql"),
             "{t}"
         );
+        assert!(t.contains("secure_file_priv = /l/s/files\n"), "{t}");
+        assert!(t.contains("bind-address = 127.0.0.1\n"), "{t}");
     }
 
     #[test]
@@ -231,6 +248,7 @@ mod tests {
             "datadir=/x",
             "pid-file=/x",
             "PORT=1",
+            "init-file=/x",
             "a b=1",
             "=1",
             "x=a\nb",

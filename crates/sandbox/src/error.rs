@@ -53,6 +53,20 @@ pub enum Error {
         /// The Debian package that provides it.
         package: String,
     },
+    /// qpslab runs as root and there is no unprivileged account to run the server as.
+    #[error("a sandbox started by root runs its server as the unprivileged user '{user}', which does not exist here (or is root); create it (useradd --system --no-create-home {user}), name another with QPSLAB_SERVER_USER, or run qpslab as a normal user")]
+    NoServerUser {
+        /// The account we looked for.
+        user: String,
+    },
+    /// The sandbox is running and the operation needs it stopped.
+    #[error("sandbox '{name}' is running (pid {pid}); stop it first, or use `qpslab server stop {name} --rm`")]
+    Running {
+        /// The sandbox name.
+        name: String,
+        /// Its server pid.
+        pid: u32,
+    },
     /// A sandbox with this name is already running.
     #[error("sandbox '{name}' is already running (pid {pid}); stop it first or pick another name")]
     AlreadyRunning {
@@ -143,6 +157,8 @@ impl Error {
                 | Error::PortInUse { .. }
                 | Error::NoServerBinary { .. }
                 | Error::NoMallocLibrary { .. }
+                | Error::NoServerUser { .. }
+                | Error::Running { .. }
                 | Error::AlreadyRunning { .. }
                 | Error::NotFound { .. }
                 | Error::NotRunning { .. }

@@ -20,6 +20,9 @@ pub(crate) struct Launch<'a> {
     pub cpus: Option<&'a [usize]>,
     pub preload: Option<&'a Path>,
     pub extra_args: &'a [String],
+    /// Where the server's stdout and stderr go: its error log, so that what it prints before
+    /// it opens the log itself (a bad setting found early) is kept too.
+    pub output: Option<std::fs::File>,
 }
 
 /// Checks that every CPU is one this process may use, so the server's affinity is satisfiable.
@@ -54,15 +57,25 @@ pub(crate) fn check_cpus(cpus: &[usize]) -> Result<()> {
 
 /// Starts the server in its own session (a Ctrl-C at the terminal reaches us, not it: we stop it
 /// cleanly ourselves) with stdio detached; it writes to its error log.
-pub(crate) fn spawn(l: &Launch<'_>) -> Result<Child> {
+pub(crate) fn spawn(l: Launch<'_>) -> Result<Child> {
     let mut cmd = Command::new(l.mysqld);
     cmd.arg(format!("--defaults-file={}", l.defaults_file.display()))
         // Repeated on the command line so /proc/PID/cmdline identifies the sandbox.
         .arg(format!("--datadir={}", l.datadir.display()))
         .args(l.extra_args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stdin(Stdio::null());
+    match &l.output {
+        Some(f) => {
+            let dup = |f: &std::fs::File| {
+                f.try_clone()
+                    .map_err(|e| Error::io("duplicating the error log descriptor", e))
+            };
+            cmd.stdout(dup(f)?).stderr(dup(f)?);
+        }
+        None => {
+            cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        }
+    }
     if let Some(lib) = l.preload {
         cmd.env("LD_PRELOAD", lib);
     }

@@ -6,7 +6,7 @@
 //! still name their datadir; a `Sandbox` stopped afterwards finds its server already gone.
 
 use crate::process;
-use crate::state::{self, STOP_GRACE};
+use crate::state::STOP_GRACE;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -15,7 +15,6 @@ pub(crate) struct Entry {
     id: u64,
     pid: u32,
     datadir: PathBuf,
-    dir: PathBuf,
 }
 
 static STARTED: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
@@ -27,14 +26,9 @@ fn entries() -> MutexGuard<'static, Vec<Entry>> {
 }
 
 /// Records a started server; returns its registry id.
-pub(crate) fn add(pid: u32, datadir: PathBuf, dir: PathBuf) -> u64 {
+pub(crate) fn add(pid: u32, datadir: PathBuf) -> u64 {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    entries().push(Entry {
-        id,
-        pid,
-        datadir,
-        dir,
-    });
+    entries().push(Entry { id, pid, datadir });
     id
 }
 
@@ -44,7 +38,7 @@ pub(crate) fn take(id: u64) {
 }
 
 /// Stops every sandbox this process started and has not kept (SIGTERM, then SIGKILL after
-/// 30 s), and clears their state files. Safe to call from any thread, any number of times.
+/// 30 s). Safe to call from any thread, any number of times.
 pub fn stop_all_started() {
     let taken: Vec<Entry> = std::mem::take(&mut *entries());
     // Signal all first so they shut down in parallel, then wait for each.
@@ -59,6 +53,5 @@ pub fn stop_all_started() {
     for e in taken {
         // Best effort: there is nobody to report a failure to on this path.
         let _ = process::terminate(e.pid, &e.datadir, STOP_GRACE);
-        state::forget(&e.dir);
     }
 }

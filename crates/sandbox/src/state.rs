@@ -1,11 +1,12 @@
 //! What the lab remembers about each sandbox: `sandboxes/<name>/state.json`, written when the
-//! server is up and removed when it is stopped. Listing, finding and stopping by name work from
-//! these files, so they work from any process, and liveness is always checked afresh by pid
-//! and command line.
+//! server is up and kept after it stops (a stopped sandbox still holds its datadir). Listing,
+//! finding and stopping by name work from these files, so they work from any process, and
+//! liveness is always checked afresh by pid and command line. The root password is read from
+//! the sandbox directory, never stored in the state file.
 
 use crate::error::{Error, Result};
-use crate::process;
 use crate::spec::{validate_name, LabDir, Malloc};
+use crate::{process, runas, secure};
 use qpslab_core::{ConnectOptions, Endpoint, Secret, SslMode};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -29,8 +30,12 @@ pub struct SandboxInfo {
     pub datadir: PathBuf,
     /// Its error log.
     pub error_log: PathBuf,
-    /// Its rendered option file.
+    /// Its rendered option file (in the runtime directory: the server reads it again after
+    /// dropping root, e.g. for `INSTALL SONAME`).
     pub defaults_file: PathBuf,
+    /// The sandbox directory (password, client.cnf, state), set when read.
+    #[serde(default)]
+    pub sandbox_dir: PathBuf,
     /// The server version, e.g. `10.11.19-MariaDB-0+deb12u1`.
     pub version: String,
     /// When it became ready, in seconds since the Unix epoch.
@@ -44,23 +49,56 @@ pub struct SandboxInfo {
     pub cpus: Option<Vec<usize>>,
     /// The preloaded allocator, if any.
     pub malloc: Option<Malloc>,
+    /// Bytes on disk (datadir, logs), filled in by [`list`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_bytes: Option<u64>,
+    /// root's password, read from the sandbox directory; never serialized.
+    #[serde(skip)]
+    pub(crate) password: Secret,
 }
 
 impl SandboxInfo {
-    /// Unix-socket options: user root, empty password, no database.
+    /// Unix-socket options: user root with the sandbox's password, no database.
     pub fn connect_options(&self) -> ConnectOptions {
-        options(Endpoint::Unix {
+        self.options(Endpoint::Unix {
             path: self.socket.clone(),
         })
     }
 
-    /// TCP options: 127.0.0.1 and the sandbox port, user root (created for 127.0.0.1 when the
-    /// datadir was initialised), empty password, no database.
+    /// TCP options: 127.0.0.1 and the sandbox port, user root with the sandbox's password, no
+    /// database.
     pub fn tcp_options(&self) -> ConnectOptions {
-        options(Endpoint::Tcp {
+        self.options(Endpoint::Tcp {
             host: "127.0.0.1".into(),
             port: self.port,
         })
+    }
+
+    /// The sandbox directory (password, client.cnf, state).
+    pub fn dir(&self) -> &Path {
+        &self.sandbox_dir
+    }
+
+    /// The mysql-client option file: `mariadb --defaults-file=<this>` logs in as root.
+    pub fn client_file(&self) -> PathBuf {
+        self.dir().join(secure::CLIENT_FILE)
+    }
+
+    /// The directory the server writes to (datadir, socket, logs): the sandbox directory, or
+    /// one under /var/lib/qpslab when the server runs as another account.
+    pub fn runtime_dir(&self) -> &Path {
+        self.datadir.parent().unwrap_or(Path::new("/"))
+    }
+
+    fn options(&self, endpoint: Endpoint) -> ConnectOptions {
+        ConnectOptions {
+            endpoint,
+            user: "root".into(),
+            password: self.password.clone(),
+            database: None,
+            ssl_mode: SslMode::Disabled,
+            ssl_ca: None,
+        }
     }
 
     /// Re-checks `alive` against the process table.
@@ -70,32 +108,18 @@ impl SandboxInfo {
     }
 }
 
-fn options(endpoint: Endpoint) -> ConnectOptions {
-    ConnectOptions {
-        endpoint,
-        user: "root".into(),
-        password: Secret::default(),
-        database: None,
-        ssl_mode: SslMode::Disabled,
-        ssl_ca: None,
-    }
-}
-
 pub(crate) fn state_file(dir: &Path) -> PathBuf {
     dir.join("state.json")
 }
 
-/// Writes the state file atomically (a reader never sees half of it).
+/// Writes the state file atomically (a reader never sees half of it), 0600.
 pub(crate) fn write(dir: &Path, info: &SandboxInfo) -> Result<()> {
     let path = state_file(dir);
-    let tmp = dir.join("state.json.tmp");
     let json = serde_json::to_vec_pretty(info).map_err(|e| Error::State {
         path: path.clone(),
         detail: e.to_string(),
     })?;
-    std::fs::write(&tmp, json)
-        .and_then(|_| std::fs::rename(&tmp, &path))
-        .map_err(|e| Error::io(format!("writing {}", path.display()), e))
+    secure::write_private(&path, &json, None)
 }
 
 /// Reads a state file; `None` when there is none.
@@ -106,18 +130,16 @@ pub(crate) fn read(dir: &Path) -> Result<Option<SandboxInfo>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
     };
-    let info: SandboxInfo = serde_json::from_slice(&bytes).map_err(|e| Error::State {
+    let mut info: SandboxInfo = serde_json::from_slice(&bytes).map_err(|e| Error::State {
         path,
         detail: e.to_string(),
     })?;
+    info.password = secure::read_password(dir).unwrap_or_default();
+    info.sandbox_dir = dir.to_path_buf();
     Ok(Some(info.refresh()))
 }
 
-pub(crate) fn forget(dir: &Path) {
-    let _ = std::fs::remove_file(state_file(dir));
-}
-
-/// Every sandbox with a state file, by name; `alive` tells which still run.
+/// Every sandbox with a state file, by name, running or stopped, with its size on disk.
 pub fn list(lab: &LabDir) -> Result<Vec<SandboxInfo>> {
     let root = lab.sandboxes_dir();
     let entries = match std::fs::read_dir(&root) {
@@ -128,7 +150,12 @@ pub fn list(lab: &LabDir) -> Result<Vec<SandboxInfo>> {
     let mut out = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| Error::io(format!("listing {}", root.display()), e))?;
-        if let Some(info) = read(&entry.path())? {
+        if let Some(mut info) = read(&entry.path())? {
+            let mut bytes = runas::disk_usage(&entry.path());
+            if info.runtime_dir() != entry.path() {
+                bytes += runas::disk_usage(info.runtime_dir());
+            }
+            info.disk_bytes = Some(bytes);
             out.push(info);
         }
     }
@@ -158,12 +185,13 @@ pub fn find(lab: &LabDir, name: &str) -> Result<SandboxInfo> {
     }
 }
 
-/// Stops sandbox `name` (SIGTERM, then SIGKILL after 30 s) and forgets its state; its datadir
-/// stays for the next start. Stopping a sandbox that is not running only clears its state.
+/// Stops sandbox `name` (SIGTERM, then SIGKILL after 30 s); its datadir stays for the next
+/// start.
 pub fn stop_by_name(lab: &LabDir, name: &str) -> Result<()> {
     let dir = existing_dir(lab, name)?;
-    let Some(info) = read(&dir)? else {
-        return Err(Error::NotRunning { name: name.into() });
+    let info = match read(&dir)? {
+        Some(info) if info.alive => info,
+        _ => return Err(Error::NotRunning { name: name.into() }),
     };
     process::terminate(info.pid, &info.datadir, STOP_GRACE).map_err(|detail| {
         Error::StopFailed {
@@ -172,11 +200,11 @@ pub fn stop_by_name(lab: &LabDir, name: &str) -> Result<()> {
             detail,
         }
     })?;
-    forget(&dir);
     Ok(())
 }
 
-/// Stops sandbox `name` if it runs and deletes its directory (datadir included).
+/// Stops sandbox `name` if it runs and deletes its directory and its runtime directory
+/// (datadir included).
 pub fn remove(lab: &LabDir, name: &str) -> Result<()> {
     let dir = existing_dir(lab, name)?;
     if let Some(info) = read(&dir)? {
@@ -191,6 +219,14 @@ pub fn remove(lab: &LabDir, name: &str) -> Result<()> {
             let _ = std::fs::remove_file(&info.socket);
         }
     }
+    // A runtime directory elsewhere is found by name, so a lost state file leaks nothing.
+    if let Ok(Some(server)) = runas::server_account() {
+        let run = runas::runtime_dir(&dir, name, Some(&server));
+        if run.exists() {
+            std::fs::remove_dir_all(&run)
+                .map_err(|e| Error::io(format!("removing {}", run.display()), e))?;
+        }
+    }
     std::fs::remove_dir_all(&dir).map_err(|e| Error::io(format!("removing {}", dir.display()), e))
 }
 
@@ -199,7 +235,10 @@ pub fn log_tail(lab: &LabDir, name: &str, lines: usize) -> Result<String> {
     let dir = existing_dir(lab, name)?;
     let log = match read(&dir) {
         Ok(Some(info)) => info.error_log,
-        _ => dir.join("error.log"),
+        _ => match runas::server_account() {
+            Ok(server) => runas::runtime_dir(&dir, name, server.as_ref()).join("error.log"),
+            Err(_) => dir.join("error.log"),
+        },
     };
     Ok(process::log_tail_of(&log, lines))
 }

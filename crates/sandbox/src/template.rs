@@ -2,12 +2,16 @@
 //! initialisation such as innodb_page_size) and copied for each new sandbox: a copy takes a
 //! fraction of what the installer takes.
 //!
-//! The installer also creates `root@127.0.0.1` with an empty password, so a fresh sandbox takes
-//! TCP logins from its first start (root@localhost already has an empty password).
+//! A template keeps only `root@localhost` (and the installer's locked system accounts): no
+//! anonymous users, no test database, no root for other hosts. Each start then gives root the
+//! sandbox's own password (see `secure`), before the server accepts its first connection.
+//! Templates made as root are owned by root (0700) and chowned to the server's account when
+//! copied.
 
 use crate::binary::{self, Flavor, Server};
 use crate::error::{Error, Result};
 use crate::process;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -29,6 +33,10 @@ pub(crate) fn init_settings(settings: &[(String, String)]) -> Vec<(String, Strin
         .cloned()
         .collect()
 }
+
+/// What the installer's extra SQL does to the accounts; part of the key, so a template made by
+/// an older qpslab (with a passwordless root@127.0.0.1) is never reused.
+const ACCOUNTS_VERSION: &str = "accounts-v2";
 
 /// FNV-1a: a stable short hash for directory names (std's hasher is not stable across releases).
 fn fnv(parts: &[&str]) -> u64 {
@@ -53,7 +61,10 @@ pub(crate) fn template_key(server: &Server, init: &[(String, String)]) -> String
             }
         })
         .collect();
-    let mut parts = vec![server.mysqld.to_string_lossy().into_owned()];
+    let mut parts = vec![
+        server.mysqld.to_string_lossy().into_owned(),
+        ACCOUNTS_VERSION.to_string(),
+    ];
     parts.extend(init.iter().map(|(n, v)| format!("{n}={v}")));
     let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
     format!("{version}-{:08x}", fnv(&refs) as u32)
@@ -71,7 +82,10 @@ pub(crate) fn ensure(
     if dir.is_dir() {
         return Ok((dir, None));
     }
-    std::fs::create_dir_all(templates)
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(templates)
         .map_err(|e| Error::io(format!("creating {}", templates.display()), e))?;
     // Another process (a parallel test binary) may be initialising the same template.
     let _lock = process::lock(&templates.join(format!("{key}.lock")))?;
@@ -96,9 +110,10 @@ fn initialise(server: &Server, datadir: &Path, init: &[(String, String)]) -> Res
         .map_err(|e| Error::io(format!("creating {}", tmpdir.display()), e))?;
     let mut cmd = match server.flavor {
         Flavor::MariaDb => {
-            // Bootstrap runs with grant tables off; FLUSH PRIVILEGES turns them on so that
-            // CREATE USER works.
-            write_sql(&sql_path, "FLUSH PRIVILEGES;\n")?;
+            write_sql(
+                &sql_path,
+                "DELETE FROM mysql.global_priv WHERE User = '' OR (User = 'root' AND Host <> 'localhost');\n",
+            )?;
             let mut c = Command::new(binary::mariadb_installer(server)?);
             c.arg("--no-defaults")
                 .arg(format!("--datadir={}", datadir.display()))
@@ -121,6 +136,8 @@ fn initialise(server: &Server, datadir: &Path, init: &[(String, String)]) -> Res
         cmd.arg(format!("--basedir={}", b.display()));
     }
     if process::running_as_root() {
+        // The one-off bootstrap (no networking) runs as root so that the template can live in
+        // a root-only directory; copies are chowned to the server's account.
         cmd.arg("--user=root");
     }
     for (n, v) in init {
@@ -148,27 +165,36 @@ fn initialise(server: &Server, datadir: &Path, init: &[(String, String)]) -> Res
     Ok(())
 }
 
-fn write_sql(path: &Path, prefix: &str) -> Result<()> {
-    let sql = format!(
-        "{prefix}CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY '';\n\
-         GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;\n"
-    );
+fn write_sql(path: &Path, sql: &str) -> Result<()> {
     std::fs::write(path, sql).map_err(|e| Error::io(format!("writing {}", path.display()), e))
 }
 
-/// Copies a directory tree (the template datadir) to `to`, which must not exist.
-pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+/// Copies a directory tree (the template datadir) to `to`, which must not exist, owned by
+/// `owner` (uid, gid) when given.
+pub(crate) fn copy_tree(from: &Path, to: &Path, owner: Option<(u32, u32)>) -> Result<()> {
     let ctx = |p: &Path| format!("copying the template into {}", p.display());
-    std::fs::create_dir_all(to).map_err(|e| Error::io(ctx(to), e))?;
+    let chown = |p: &Path| match owner {
+        Some((uid, gid)) => {
+            std::os::unix::fs::chown(p, Some(uid), Some(gid)).map_err(|e| Error::io(ctx(p), e))
+        }
+        None => Ok(()),
+    };
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(to)
+        .map_err(|e| Error::io(ctx(to), e))?;
+    chown(to)?;
     for entry in std::fs::read_dir(from).map_err(|e| Error::io(ctx(to), e))? {
         let entry = entry.map_err(|e| Error::io(ctx(to), e))?;
         let target = to.join(entry.file_name());
         let ty = entry.file_type().map_err(|e| Error::io(ctx(to), e))?;
         if ty.is_dir() {
-            copy_tree(&entry.path(), &target)?;
+            copy_tree(&entry.path(), &target, owner)?;
         } else if ty.is_file() {
             // std::fs::copy uses copy_file_range: in-kernel, and a reflink where the fs can.
             std::fs::copy(entry.path(), &target).map_err(|e| Error::io(ctx(&target), e))?;
+            chown(&target)?;
         }
     }
     Ok(())
@@ -206,7 +232,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(d.path().join("a/sub")).unwrap();
         std::fs::write(d.path().join("a/sub/f"), b"xyz").unwrap();
-        copy_tree(&d.path().join("a"), &d.path().join("b")).unwrap();
+        copy_tree(&d.path().join("a"), &d.path().join("b"), None).unwrap();
         assert_eq!(std::fs::read(d.path().join("b/sub/f")).unwrap(), b"xyz");
     }
 }

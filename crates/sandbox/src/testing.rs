@@ -6,11 +6,11 @@
 //! killed test process are cleaned up (their server stopped) by the next one.
 
 use crate::{registry, start, state, LabDir, Sandbox, SandboxSpec};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 static SHARED: OnceLock<Sandbox> = OnceLock::new();
-static LAB: OnceLock<PathBuf> = OnceLock::new();
+static LAB: OnceLock<LabDir> = OnceLock::new();
 
 /// The process's shared test server; started on first call. Panics with the server's error
 /// (including its log tail) if it cannot start: a test cannot proceed without it.
@@ -21,7 +21,7 @@ pub fn shared_server() -> &'static Sandbox {
         sweep_stale(&base);
         let lab_path = base.join(format!("lab-{}", std::process::id()));
         let lab = LabDir::new(&lab_path).with_templates(base.join("templates"));
-        let _ = LAB.set(lab_path);
+        let _ = LAB.set(lab.clone());
         let sandbox = start(&lab, &SandboxSpec::new("shared"))
             .unwrap_or_else(|e| panic!("the shared test server did not start: {e}"));
         // SAFETY: registering a plain extern "C" function that never unwinds.
@@ -35,7 +35,9 @@ pub fn shared_server() -> &'static Sandbox {
 extern "C" fn at_exit() {
     registry::stop_all_started();
     if let Some(lab) = LAB.get() {
-        let _ = std::fs::remove_dir_all(lab);
+        // Also deletes the runtime directory outside the lab (tests run as root).
+        let _ = state::remove(lab, "shared");
+        let _ = std::fs::remove_dir_all(lab.path());
     }
 }
 
@@ -54,9 +56,7 @@ fn sweep_stale(base: &Path) {
         }
         let lab = LabDir::new(entry.path());
         for info in state::list(&lab).unwrap_or_default() {
-            if info.alive {
-                let _ = state::stop_by_name(&lab, &info.name);
-            }
+            let _ = state::remove(&lab, &info.name);
         }
         let _ = std::fs::remove_dir_all(entry.path());
     }

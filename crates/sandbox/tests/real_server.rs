@@ -9,8 +9,10 @@ use qpslab_sandbox::{
 };
 use std::path::Path;
 
-/// A fresh lab per test, sharing the initialised templates with the other tests.
-fn lab() -> (tempfile::TempDir, LabDir) {
+/// A fresh lab per test, sharing the initialised templates with the other tests; its sandboxes
+/// (and their runtime directories outside the lab, when the tests run as root) are removed
+/// when the guard drops.
+fn lab() -> (LabGuard, LabDir) {
     let dir = tempfile::Builder::new()
         .prefix("qpslab-t")
         .tempdir()
@@ -19,7 +21,32 @@ fn lab() -> (tempfile::TempDir, LabDir) {
     let uid = unsafe { libc::getuid() };
     let templates = std::env::temp_dir().join(format!("qpslab-test-{uid}/templates"));
     let lab = LabDir::new(dir.path()).with_templates(templates);
-    (dir, lab)
+    (
+        LabGuard {
+            lab: lab.clone(),
+            dir,
+        },
+        lab,
+    )
+}
+
+struct LabGuard {
+    lab: LabDir,
+    dir: tempfile::TempDir,
+}
+
+impl LabGuard {
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for LabGuard {
+    fn drop(&mut self) {
+        for info in list(&self.lab).unwrap_or_default() {
+            let _ = remove(&self.lab, &info.name);
+        }
+    }
 }
 
 /// Pids of live processes whose command line mentions `needle`.
@@ -74,8 +101,13 @@ fn start_list_find_stop() {
         processes_mentioning(&datadir).is_empty(),
         "pid {pid} still runs"
     );
-    assert!(list(&lab).unwrap().is_empty());
+    // A stopped sandbox is still listed, with the room its datadir takes.
+    let listed = list(&lab).unwrap();
+    assert!(listed.len() == 1 && !listed[0].alive, "{listed:?}");
+    assert!(listed[0].disk_bytes.unwrap() > 10 << 20, "{listed:?}");
     assert!(matches!(find(&lab, "one"), Err(Error::NotRunning { .. })));
+    let again = stop_by_name(&lab, "one").unwrap_err();
+    assert!(matches!(again, Error::NotRunning { .. }), "{again}");
     assert!(matches!(find(&lab, "nope"), Err(Error::NotFound { .. })));
 }
 
@@ -186,7 +218,7 @@ fn drop_stops_the_server() {
     assert_eq!(processes_mentioning(&datadir), vec![s.pid()]);
     drop(s);
     assert!(processes_mentioning(&datadir).is_empty());
-    assert!(list(&lab).unwrap().is_empty());
+    assert!(list(&lab).unwrap().iter().all(|i| !i.alive));
 }
 
 #[test]
@@ -195,13 +227,14 @@ fn tcp_login_works_even_with_skip_name_resolve() {
     let mut spec = SandboxSpec::new("tcp");
     spec.settings = vec![("skip-name-resolve".into(), String::new())];
     let s = start(&lab, &spec).unwrap();
+    let client = s.info().client_file();
     assert_eq!(
-        common::query_tcp(s.port(), "SELECT CURRENT_USER()"),
+        common::query_tcp(&client, s.port(), "SELECT CURRENT_USER()"),
         "root@127.0.0.1"
     );
     let o = s.tcp_options();
     assert_eq!(o.describe(), format!("root@127.0.0.1:{}/", s.port()));
-    assert!(o.password.is_empty());
+    assert!(!o.password.is_empty());
     s.stop().unwrap();
 }
 
@@ -276,6 +309,8 @@ fn first_start_initialises_template_then_copies() {
     assert_eq!(list(&lab).unwrap().len(), 2);
     a.stop().unwrap();
     b.stop().unwrap();
+    remove(&lab, "a").unwrap();
+    remove(&lab, "b").unwrap();
 }
 
 #[test]
@@ -291,4 +326,45 @@ fn start_timeout_reports_log_tail_and_leaves_no_process() {
     }
     assert!(processes_mentioning(&lab.sandbox_dir("slow")).is_empty());
     assert!(list(&lab).unwrap().is_empty());
+}
+
+/// A sandbox made when the server still ran as root from `<lab>/sandboxes/<name>/data` keeps its
+/// data when it moves to the runtime directory of the server's own account.
+#[test]
+fn a_datadir_from_the_old_layout_is_adopted_with_its_data() {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: only root's sandboxes moved");
+        return;
+    }
+    let (_d, lab) = lab();
+    let s = start(&lab, &SandboxSpec::new("moved")).unwrap();
+    common::query_socket(s.socket(), "CREATE DATABASE kept_across_layouts");
+    let (run, pid) = (s.info().runtime_dir().to_path_buf(), s.pid());
+    s.stop().unwrap();
+    // The old layout: the datadir inside the sandbox directory, owned by root.
+    let old = lab.sandbox_dir("moved").join("data");
+    assert!(std::process::Command::new("mv")
+        .arg(run.join("data"))
+        .arg(&old)
+        .status()
+        .unwrap()
+        .success());
+    assert!(std::process::Command::new("chown")
+        .args(["-R", "root:root"])
+        .arg(&old)
+        .status()
+        .unwrap()
+        .success());
+    let s = start(&lab, &SandboxSpec::new("moved")).unwrap();
+    assert_ne!(s.pid(), pid);
+    assert!(s.timings().datadir_copy.is_none() && !old.exists());
+    assert_eq!(
+        common::query_socket(s.socket(), "SHOW DATABASES LIKE 'kept_across_layouts'"),
+        "kept_across_layouts"
+    );
+    let ibdata = std::fs::metadata(s.datadir().join("ibdata1")).unwrap();
+    assert_ne!(ibdata.uid(), 0);
+    s.stop().unwrap();
 }

@@ -196,8 +196,9 @@ fn ed25519_password() {
     assert_eq!(e.server_code(), Some(1045), "{e}");
 }
 
-/// unix_socket lets in the OS user of the same name, so the check runs in a child process
-/// as `nobody` (the test itself runs as root in CI and here).
+/// unix_socket lets in the OS user of the same name, so the check runs in a child process as
+/// another OS user (the test itself runs as root in CI and here). Sandboxes are closed to other
+/// local users, so that user is the one the server runs as: the owner of its socket's directory.
 #[test]
 fn unix_socket_auth() {
     if std::env::var_os("WIRE_UNIX_SOCKET_CHILD").is_some() {
@@ -209,21 +210,37 @@ fn unix_socket_auth() {
         eprintln!("skipped: needs root to run the client as another OS user");
         return;
     }
+    use std::os::unix::fs::MetadataExt;
     let server = qpslab_sandbox::testing::shared_server();
+    let dir = std::fs::metadata(server.socket().parent().unwrap()).unwrap();
+    // SAFETY: getpwuid returns null or an entry valid until the next call on this thread.
+    let name = unsafe {
+        let pw = libc::getpwuid(dir.uid());
+        assert!(!pw.is_null(), "no account for uid {}", dir.uid());
+        std::ffi::CStr::from_ptr((*pw).pw_name)
+            .to_string_lossy()
+            .into_owned()
+    };
     let mut c = root_socket();
-    c.execute("CREATE OR REPLACE USER nobody@localhost IDENTIFIED VIA unix_socket")
-        .unwrap();
+    c.execute(&format!(
+        "CREATE OR REPLACE USER '{name}'@localhost IDENTIFIED VIA unix_socket"
+    ))
+    .unwrap();
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "unix_socket_child", "--nocapture"])
         .env("WIRE_UNIX_SOCKET_CHILD", server.socket())
-        .uid(65534)
-        .gid(65534)
+        .env("WIRE_UNIX_SOCKET_USER", &name)
+        .uid(dir.uid())
+        .gid(dir.gid())
         .output()
         .unwrap();
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
-    assert!(text.contains("CURRENT_USER=nobody@localhost"), "{text}");
+    assert!(
+        text.contains(&format!("CURRENT_USER={name}@localhost")),
+        "{text}"
+    );
 }
 
 /// The child half of [`unix_socket_auth`]; does nothing unless started by it.
@@ -234,7 +251,7 @@ fn unix_socket_child() {
     };
     let o = ConnectOptions {
         endpoint: Endpoint::Unix { path: sock.into() },
-        user: "nobody".into(),
+        user: std::env::var("WIRE_UNIX_SOCKET_USER").unwrap_or_default(),
         password: Secret::default(),
         database: None,
         ssl_mode: qpslab_core::SslMode::Disabled,

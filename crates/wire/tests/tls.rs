@@ -85,6 +85,16 @@ fn make_certs(dir: &Path) {
 
 fn start_tls_server(dir: &Path) -> Sandbox {
     make_certs(dir);
+    // Started by root, the server runs as the unprivileged mysql account: it must be able to
+    // read these throwaway test files.
+    use std::os::unix::fs::PermissionsExt;
+    let readable = |p: &Path, mode| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    readable(dir, 0o755);
+    for f in ["server.pem", "server.key", "ca.pem"] {
+        readable(&dir.join(f), 0o644);
+    }
     // SAFETY: getuid has no preconditions.
     let templates = std::env::temp_dir()
         .join(format!("qpslab-test-{}", unsafe { libc::getuid() }))

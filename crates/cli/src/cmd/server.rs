@@ -1,6 +1,6 @@
-//! `qpslab server start|stop|list|logs`.
+//! `qpslab server start|stop|rm|list|logs`.
 
-use crate::args::{ServerCommand, ServerListArgs, ServerStartArgs};
+use crate::args::{ServerCommand, ServerListArgs, ServerRmArgs, ServerStartArgs};
 use crate::hiargs::sandbox_spec;
 use crate::render::table;
 use crate::target::lab_dir;
@@ -22,6 +22,7 @@ pub fn server(c: ServerCommand) -> Result<()> {
             }
             Ok(())
         }
+        ServerCommand::Rm(a) => rm(a),
         ServerCommand::List(a) => list(a),
         ServerCommand::Logs(a) => {
             print!(
@@ -59,11 +60,49 @@ fn start(a: ServerStartArgs) -> Result<()> {
         println!("  datadir  {}", info.datadir.display());
         println!("  log      {}", info.error_log.display());
         println!(
-            "use it with: qpslab run oltp_point_select --sandbox {}",
+            "  login    user root, password in {} (0600)",
+            info.dir().join("password").display()
+        );
+        println!(
+            "connect with: mariadb --defaults-file={}",
+            info.client_file().display()
+        );
+        println!(
+            "use it with:  qpslab run oltp_point_select --sandbox {}",
             info.name
         );
     }
     Ok(())
+}
+
+fn rm(a: ServerRmArgs) -> Result<()> {
+    let lab = lab_dir(&a.lab);
+    if let Ok(info) = qpslab_sandbox::find(&lab, &a.name) {
+        return Err(qpslab_sandbox::Error::Running {
+            name: info.name,
+            pid: info.pid,
+        }
+        .into());
+    }
+    qpslab_sandbox::remove(&lab, &a.name)?;
+    println!("sandbox '{}' removed", a.name);
+    Ok(())
+}
+
+/// Bytes as the largest whole unit that keeps one decimal: `312.4 MiB`.
+fn size(bytes: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < units.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", units[i])
+    }
 }
 
 fn list(a: ServerListArgs) -> Result<()> {
@@ -76,7 +115,7 @@ fn list(a: ServerListArgs) -> Result<()> {
         println!("no sandboxes");
         return Ok(());
     }
-    let header: Vec<String> = ["name", "status", "pid", "port", "version", "socket"]
+    let header: Vec<String> = ["name", "status", "pid", "port", "size", "version", "socket"]
         .map(String::from)
         .to_vec();
     let rows: Vec<Vec<String>> = infos
@@ -91,11 +130,37 @@ fn list(a: ServerListArgs) -> Result<()> {
                     "-".into()
                 },
                 i.port.to_string(),
+                i.disk_bytes.map_or_else(|| "-".into(), size),
                 i.version.clone(),
                 i.socket.display().to_string(),
             ]
         })
         .collect();
     print!("{}", table(&header, &rows));
+    let stopped: u64 = infos
+        .iter()
+        .filter(|i| !i.alive)
+        .filter_map(|i| i.disk_bytes)
+        .sum();
+    if stopped > 0 {
+        println!(
+            "stopped sandboxes hold {}; delete one with: qpslab server rm NAME",
+            size(stopped)
+        );
+    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size;
+
+    #[test]
+    fn sizes_read_like_du() {
+        assert_eq!(size(0), "0 B");
+        assert_eq!(size(1023), "1023 B");
+        assert_eq!(size(1536), "1.5 KiB");
+        assert_eq!(size(312 << 20), "312.0 MiB");
+        assert_eq!(size(3 << 30), "3.0 GiB");
+    }
 }

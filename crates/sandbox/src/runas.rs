@@ -1,0 +1,261 @@
+//! Who runs the server and where the files it writes live.
+//!
+//! Run by a normal user, the server runs as that user and everything sits in the sandbox
+//! directory (0700). Run by root, the server runs as the unprivileged `mysql` user, which must
+//! own its datadir and reach it; the default lab `/root/.qpslab` is under `/root` (0700), which
+//! is never loosened. So the server's runtime directory (datadir, tmpdir, `secure_file_priv`
+//! directory, socket, my.cnf, error log, pid file) is `/var/lib/qpslab/<hash>-<name>/`, owned
+//! by mysql, 0700, under a base directory that only the mysql group may traverse (root:mysql
+//! 0710) and nobody but root may list. The lab's sandbox directory keeps what the server never
+//! reads (password, client.cnf, state). A runtime directory records its sandbox directory in
+//! `owner`; one whose sandbox directory is gone (a deleted lab) is removed by the next start,
+//! unless its server still runs.
+
+use crate::error::{Error, Result};
+use crate::process;
+use std::ffi::{CStr, CString};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// The parent of the runtime directories of sandboxes started by root.
+pub(crate) const RUN_BASE: &str = "/var/lib/qpslab";
+/// The unprivileged account that runs servers started by root (Debian's mariadb-server makes
+/// it); `QPSLAB_SERVER_USER` names another.
+pub(crate) const SERVER_USER: &str = "mysql";
+
+/// An OS account.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Account {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl Account {
+    pub fn ids(&self) -> (u32, u32) {
+        (self.uid, self.gid)
+    }
+}
+
+fn passwd(entry: *mut libc::passwd) -> Account {
+    // SAFETY: called only with an entry getpwnam_r/getpwuid_r just filled in; its strings live
+    // in the caller's buffer, which outlives this call.
+    unsafe {
+        Account {
+            name: CStr::from_ptr((*entry).pw_name)
+                .to_string_lossy()
+                .into_owned(),
+            uid: (*entry).pw_uid,
+            gid: (*entry).pw_gid,
+        }
+    }
+}
+
+/// The account called `name`, if it exists.
+pub(crate) fn account_named(name: &str) -> Option<Account> {
+    let cname = CString::new(name).ok()?;
+    let mut buf = vec![0 as libc::c_char; 16384];
+    // SAFETY: passwd is plain data; getpwnam_r writes at most buf.len() bytes into buf and sets
+    // `found` to null or to `pw`.
+    unsafe {
+        let mut pw: libc::passwd = std::mem::zeroed();
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwnam_r(
+            cname.as_ptr(),
+            &mut pw,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut found,
+        );
+        (rc == 0 && !found.is_null()).then(|| passwd(found))
+    }
+}
+
+/// The name of the account running this process (the lab's owner), or its uid as text.
+pub(crate) fn current_user() -> String {
+    // SAFETY: geteuid cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let mut buf = vec![0 as libc::c_char; 16384];
+    // SAFETY: as in account_named.
+    unsafe {
+        let mut pw: libc::passwd = std::mem::zeroed();
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut found);
+        if rc == 0 && !found.is_null() {
+            return passwd(found).name;
+        }
+    }
+    uid.to_string()
+}
+
+/// The account the server runs as when it is not this process's own: `mysql` when we are root,
+/// `None` otherwise.
+pub(crate) fn server_account() -> Result<Option<Account>> {
+    if !process::running_as_root() {
+        return Ok(None);
+    }
+    let name = std::env::var("QPSLAB_SERVER_USER")
+        .ok()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| SERVER_USER.to_string());
+    match account_named(&name) {
+        Some(a) if a.uid != 0 => Ok(Some(a)),
+        _ => Err(Error::NoServerUser { user: name }),
+    }
+}
+
+/// FNV-1a of a path: a stable short name (std's hasher is not stable across releases).
+pub(crate) fn fnv64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
+    })
+}
+
+/// The runtime directory of the sandbox in `dir`: `dir` itself, or a directory under
+/// [`RUN_BASE`] when the server runs as another account.
+pub(crate) fn runtime_dir(dir: &Path, name: &str, server: Option<&Account>) -> PathBuf {
+    match server {
+        None => dir.to_path_buf(),
+        Some(_) => Path::new(RUN_BASE).join(format!(
+            "{:016x}-{name}",
+            fnv64(dir.as_os_str().as_encoded_bytes())
+        )),
+    }
+}
+
+/// Creates `path` if needed and makes it a directory with `mode`, owned by `owner` when given.
+pub(crate) fn private_dir(path: &Path, mode: u32, owner: Option<(u32, u32)>) -> Result<()> {
+    let ctx = || format!("creating {}", path.display());
+    match std::fs::DirBuilder::new().mode(mode).create(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => {}
+        Err(e) => return Err(Error::io(ctx(), e)),
+    }
+    if let Some((uid, gid)) = owner {
+        std::os::unix::fs::chown(path, Some(uid), Some(gid)).map_err(|e| Error::io(ctx(), e))?;
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| Error::io(ctx(), e))
+}
+
+/// Prepares the runtime directory `run` of sandbox directory `dir` for `server`: the base
+/// (root:mysql 0710) and the directory itself (mysql 0700) with its `owner` record.
+pub(crate) fn prepare_runtime(run: &Path, dir: &Path, server: Option<&Account>) -> Result<()> {
+    let owner = server.map(Account::ids);
+    if let Some(a) = server {
+        private_dir(Path::new(RUN_BASE), 0o710, Some((0, a.gid)))?;
+        private_dir(run, 0o700, owner)?;
+        let record = dir.as_os_str().as_encoded_bytes();
+        crate::secure::write_private(&run.join("owner"), record, None)?;
+    }
+    for sub in ["tmp", "files"] {
+        private_dir(&run.join(sub), 0o700, owner)?;
+    }
+    Ok(())
+}
+
+/// Moves the datadir a sandbox kept inside its lab directory (qpslab before the server ran as
+/// its own account) to the runtime directory, so its data survives the change; nothing to do
+/// when there is none or the runtime directory has one already. A move across filesystems is
+/// not attempted (the sandbox then starts from a fresh copy of the template).
+pub(crate) fn adopt_old_datadir(old: &Path, new: &Path, owner: (u32, u32)) -> Result<()> {
+    if !old.join("mysql").is_dir() || new.join("mysql").is_dir() {
+        return Ok(());
+    }
+    let _ = std::fs::remove_dir_all(new);
+    if std::fs::rename(old, new).is_err() {
+        return Ok(());
+    }
+    chown_tree(new, owner)
+}
+
+fn chown_tree(path: &Path, (uid, gid): (u32, u32)) -> Result<()> {
+    let ctx = || format!("giving {} to the server's account", path.display());
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid)).map_err(|e| Error::io(ctx(), e))?;
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        for entry in std::fs::read_dir(path).map_err(|e| Error::io(ctx(), e))? {
+            chown_tree(&entry.map_err(|e| Error::io(ctx(), e))?.path(), (uid, gid))?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes runtime directories whose sandbox directory no longer exists and whose server does
+/// not run (their lab was deleted with `rm -r`).
+pub(crate) fn sweep_orphans() {
+    let Ok(entries) = std::fs::read_dir(RUN_BASE) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let run = entry.path();
+        let Ok(owner) = std::fs::read(run.join("owner")) else {
+            continue;
+        };
+        // SAFETY: the bytes were written from an OsStr by prepare_runtime.
+        let owner = unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(&owner) };
+        if Path::new(owner).exists() {
+            continue;
+        }
+        let pid = std::fs::read_to_string(run.join("mysqld.pid"))
+            .ok()
+            .and_then(|p| p.trim().parse::<u32>().ok());
+        if pid.is_some_and(|pid| process::is_ours(pid, &run.join("data"))) {
+            continue;
+        }
+        let _ = std::fs::remove_dir_all(&run);
+    }
+}
+
+/// Bytes on disk under `path` (allocated blocks, symlinks not followed).
+pub(crate) fn disk_usage(path: &Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    let own = meta.blocks() * 512;
+    if !meta.is_dir() {
+        return own;
+    }
+    let children = std::fs::read_dir(path)
+        .map(|rd| rd.flatten().map(|e| disk_usage(&e.path())).sum())
+        .unwrap_or(0);
+    own + children
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runtime_dir_is_the_sandbox_dir_unless_another_account_runs_the_server() {
+        let dir = Path::new("/root/.qpslab/sandboxes/s");
+        assert_eq!(runtime_dir(dir, "s", None), dir);
+        let mysql = Account {
+            name: "mysql".into(),
+            uid: 102,
+            gid: 105,
+        };
+        let run = runtime_dir(dir, "s", Some(&mysql));
+        assert!(run.starts_with(RUN_BASE) && run.to_string_lossy().ends_with("-s"));
+        let other = runtime_dir(Path::new("/tmp/lab/sandboxes/s"), "s", Some(&mysql));
+        assert_ne!(run, other);
+    }
+
+    #[test]
+    fn disk_usage_counts_files() {
+        let d = tempfile::tempdir().unwrap();
+        let before = disk_usage(d.path());
+        std::fs::write(d.path().join("f"), vec![7u8; 1 << 20]).unwrap();
+        assert!(disk_usage(d.path()) >= before + (1 << 20));
+        assert_eq!(disk_usage(&d.path().join("none")), 0);
+    }
+
+    #[test]
+    fn private_dirs_get_their_mode() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x");
+        private_dir(&p, 0o700, None).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        private_dir(&p, 0o700, None).unwrap();
+        assert_eq!(std::fs::metadata(&p).unwrap().mode() & 0o777, 0o700);
+    }
+}
