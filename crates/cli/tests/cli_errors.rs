@@ -116,3 +116,32 @@ fn server_subcommand_errors() {
         "nosuch",
     );
 }
+
+/// A reader that goes away (`| head -1`) is a normal end: no panic, no backtrace, exit 0.
+#[test]
+fn closed_stdout_is_a_normal_end() {
+    let s = Scratch::new();
+    let spec = s.path().join("plan.toml");
+    std::fs::write(
+        &spec,
+        "name = \"pipe\"\n[defaults]\nduration = \"1s\"\n[sweep]\nthreads = [1, 2, 3, 4, 5, 6, 7, 8]\n",
+    )
+    .unwrap();
+    for args in [
+        vec!["lab", "plan", spec.to_str().unwrap()],
+        vec!["server", "list"],
+    ] {
+        let mut child = s
+            .cmd(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the read end before qpslab writes: its first line meets EPIPE.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
