@@ -47,6 +47,37 @@ fn run_rejects_bad_values_before_touching_anything() {
             "port",
         ),
         (&["run", "oltp_point_select", "--client-cpus", "999"], "CPU"),
+        // Limits checked before anything is built: 99999999 tables once took 4.6 GiB.
+        (
+            &["run", "oltp_point_select", "--tables", "99999999"],
+            "--tables",
+        ),
+        (
+            &["run", "oltp_read_only", "--point-selects", "4000000000"],
+            "--point-selects",
+        ),
+        (&["run", "oltp_point_select", "--time", "1e30"], "--time"),
+        (
+            &["run", "oltp_point_select", "--warmup", "1e300"],
+            "--warmup",
+        ),
+        (&["run", "oltp_point_select", "--rate", "1e-300"], "--rate"),
+        (
+            &["run", "oltp_point_select", "--event-loops", "999999"],
+            "--event-loops",
+        ),
+        (
+            &["run", "oltp_point_select", "--prepare-threads", "5000"],
+            "--prepare-threads",
+        ),
+        (
+            &["prepare", "oltp_point_select", "--threads", "5000"],
+            "--threads",
+        ),
+        (
+            &["prepare", "oltp_point_select", "--tables", "10001"],
+            "--tables",
+        ),
     ];
     for (args, needle) in cases {
         let o = s.run(args);
@@ -143,5 +174,20 @@ fn closed_stdout_is_a_normal_end() {
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn spec_limits_are_user_errors() {
+    let s = Scratch::new();
+    for (body, needle) in [
+        ("[defaults]\ntables = 99999999\n", "--tables"),
+        ("[defaults]\nduration = 1e30\n", "duration"),
+        ("[defaults]\nrate = 1e-300\n", "rate"),
+        ("[sweep]\nthreads = [1, 200000]\n", "threads"),
+    ] {
+        let spec = s.path().join("limits.toml");
+        std::fs::write(&spec, format!("name = \"limits\"\n{body}")).unwrap();
+        assert_user_error(&s.run(&["lab", "plan", spec.to_str().unwrap()]), needle);
     }
 }

@@ -14,8 +14,7 @@ use std::time::{Duration, Instant};
 pub fn prepare(a: PrepareArgs) -> Result<()> {
     let w = workload_options(&a.workload)?;
     let threads = match a.threads {
-        Some(0) => return Err(user("--threads must be at least 1")),
-        Some(n) => n,
+        Some(n) => crate::hiargs::loader_threads("--threads", n)?,
         None => default_loaders(),
     };
     let target = connect(&a.target, Some(&a.embedded), &lab_dir(&a.lab))?;
