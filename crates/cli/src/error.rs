@@ -24,6 +24,12 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         if let Some(e) = cause.downcast_ref::<qpslab_engine::RunError>() {
             return if e.is_user_error() { 2 } else { 1 };
         }
+        if let Some(e) = cause.downcast_ref::<qpslab_engine::prepare::PrepareError>() {
+            // A failed statement is judged by the client's error further down the chain.
+            if e.is_user_error() {
+                return 2;
+            }
+        }
         if let Some(e) = cause.downcast_ref::<qpslab_wire::Error>() {
             return if wire_is_user_error(e) { 2 } else { 1 };
         }

@@ -39,19 +39,49 @@ pub enum DatasetOutcome {
     Prepared,
 }
 
-/// Makes sure the dataset `w` describes is present on `target` (database set), preparing it
-/// with `loaders` connections when it is missing or was built by qpslab with another shape. A
+/// Whose server the dataset is on, which decides what [`ensure_dataset`] may change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DatasetPolicy {
+    /// A sandbox of ours: a missing or different dataset (or database) is built now.
+    Prepare,
+    /// The user's server: nothing is created, dropped or rewritten; a missing or different
+    /// dataset is [`ExecError::Unprepared`], naming the commands that would build it.
+    CheckOnly {
+        /// `qpslab prepare ...` with the same dataset and target (no password).
+        prepare: String,
+        /// `qpslab cleanup ...` for the same target.
+        cleanup: String,
+    },
+}
+
+/// Makes sure the dataset `w` describes is present on `target` (database set). Under
+/// [`DatasetPolicy::Prepare`] it is built with `loaders` connections when it is missing or was
+/// built by qpslab with another shape; under [`DatasetPolicy::CheckOnly`] it is only checked. A
 /// dataset built by another tool is used as it is when its shape fits, and never dropped.
 pub fn ensure_dataset(
     target: &ConnectOptions,
     w: &WorkloadOptions,
     loaders: u32,
+    policy: &DatasetPolicy,
     obs: &mut dyn Observer,
 ) -> Result<DatasetOutcome, ExecError> {
     let status = match Conn::connect(target) {
         Ok(mut conn) => prepare::dataset_status(&mut conn, w)?,
-        // The schema itself is missing: prepare creates it.
-        Err(e) if e.server_code() == Some(1049) => DatasetStatus::Missing,
+        // The schema itself is missing.
+        Err(e) if e.server_code() == Some(1049) => {
+            if let DatasetPolicy::CheckOnly { prepare, .. } = policy {
+                return Err(ExecError::Unprepared(format!(
+                    "database {} does not exist on {}; `run` never creates anything on an \
+                     external server: create it and the tables with: {prepare} --create-db",
+                    target
+                        .database
+                        .as_deref()
+                        .unwrap_or(prepare::DEFAULT_DATABASE),
+                    target.describe()
+                )));
+            }
+            DatasetStatus::Missing
+        }
         Err(e) => {
             return Err(ExecError::Connect {
                 target: target.describe(),
@@ -59,42 +89,111 @@ pub fn ensure_dataset(
             })
         }
     };
-    match status {
-        DatasetStatus::Matches => Ok(DatasetOutcome::Present),
-        DatasetStatus::Foreign => {
+    match (status, policy) {
+        (DatasetStatus::Matches, _) => Ok(DatasetOutcome::Present),
+        (DatasetStatus::Foreign, _) => {
             obs.message("using existing sbtest tables (not created by qpslab)");
             Ok(DatasetOutcome::Foreign)
         }
-        DatasetStatus::Missing => {
+        (DatasetStatus::Missing, DatasetPolicy::CheckOnly { prepare, .. }) => {
+            Err(ExecError::Unprepared(format!(
+                "the dataset ({} × {} rows) is missing on {}; `run` never changes an external \
+                 server: prepare it with: {prepare}",
+                w.tables,
+                w.table_size,
+                target.describe()
+            )))
+        }
+        (DatasetStatus::Different(why), DatasetPolicy::CheckOnly { prepare, cleanup }) => {
+            Err(ExecError::Unprepared(format!(
+                "the dataset on {} differs ({why}); `run` never changes an external server: \
+                 rebuild it with: {cleanup} && {prepare}",
+                target.describe()
+            )))
+        }
+        (DatasetStatus::Missing, DatasetPolicy::Prepare) => {
             obs.message(&format!(
                 "dataset missing: preparing {} × {} rows",
                 w.tables, w.table_size
             ));
-            load_dataset(target, w, loaders, obs)?;
+            load_dataset(target, w, loaders, true, obs)?;
             Ok(DatasetOutcome::Prepared)
         }
-        DatasetStatus::Different(why) => {
+        (DatasetStatus::Different(why), DatasetPolicy::Prepare) => {
             obs.message(&format!("dataset differs ({why}): rebuilding it"));
             prepare::cleanup(target, None)?;
-            load_dataset(target, w, loaders, obs)?;
+            load_dataset(target, w, loaders, true, obs)?;
             Ok(DatasetOutcome::Prepared)
         }
     }
 }
 
-/// Loads the dataset with `loaders` connections, reporting progress to `obs`.
+/// Loads the dataset with `loaders` connections, reporting progress to `obs`; the database is
+/// created when missing only if `create_database`.
 pub fn load_dataset(
     target: &ConnectOptions,
     w: &WorkloadOptions,
     loaders: u32,
+    create_database: bool,
     obs: &mut dyn Observer,
 ) -> Result<PrepareReport, ExecError> {
+    let cfg = prepare::PrepareConfig {
+        create_database,
+        ..prepare::PrepareConfig::new(loaders)
+    };
     let report = {
         let mut progress = |p: PrepareProgress| obs.prepare_progress(&p);
-        prepare::prepare(target, w, loaders, &mut progress)?
+        prepare::prepare_with(target, w, &cfg, &mut progress)?
     };
     obs.prepared(w, &report, loaders);
     Ok(report)
+}
+
+/// The `qpslab prepare` command that builds the dataset of `w` on the target that
+/// `target_args` name (already free of passwords): the options that shape the tables, each
+/// argument quoted for a POSIX shell when it needs it.
+pub fn prepare_command(w: &WorkloadOptions, target_args: &[String]) -> String {
+    let d = WorkloadOptions::new(w.kind);
+    let mut args: Vec<String> = ["qpslab", "prepare", w.kind.name()]
+        .map(String::from)
+        .to_vec();
+    let mut opt = |name: &str, value: String| {
+        args.push(format!("--{name}"));
+        args.push(value);
+    };
+    opt("tables", w.tables.to_string());
+    opt("table-size", w.table_size.to_string());
+    let onoff = |b: bool| if b { "on" } else { "off" }.to_string();
+    if w.auto_inc != d.auto_inc {
+        opt("auto-inc", onoff(w.auto_inc));
+    }
+    if w.secondary != d.secondary {
+        opt("secondary", onoff(w.secondary));
+    }
+    if w.create_secondary != d.create_secondary {
+        opt("create-secondary", onoff(w.create_secondary));
+    }
+    if w.storage_engine != d.storage_engine {
+        opt("mysql-storage-engine", w.storage_engine.clone());
+    }
+    if w.create_table_options != d.create_table_options {
+        opt("create-table-options", w.create_table_options.clone());
+    }
+    args.extend(target_args.iter().cloned());
+    args.iter()
+        .map(|a| shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `a` as one POSIX shell word.
+pub fn shell_quote(a: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=@,+%".contains(c);
+    if !a.is_empty() && a.chars().all(plain) {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    }
 }
 
 /// The default number of loader connections: two per core.
@@ -143,4 +242,33 @@ pub fn measure(
         phase,
         telemetry,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qpslab_core::WorkloadKind;
+
+    #[test]
+    fn prepare_command_names_the_shape_and_quotes() {
+        let mut w = WorkloadOptions::new(WorkloadKind::OltpReadOnly);
+        w.tables = 3;
+        w.table_size = 500;
+        w.auto_inc = !w.auto_inc;
+        let target = [
+            "--target".to_string(),
+            "mysql://u@h/db?ssl-mode=REQUIRED".into(),
+        ];
+        let c = prepare_command(&w, &target);
+        assert!(
+            c.starts_with("qpslab prepare oltp_read_only --tables 3 --table-size 500 --auto-inc "),
+            "{c}"
+        );
+        assert!(
+            c.ends_with(" --target 'mysql://u@h/db?ssl-mode=REQUIRED'"),
+            "{c}"
+        );
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
 }

@@ -236,6 +236,17 @@ fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
         store.path().display(),
         out.study.name
     );
+    if out.failed > 0 {
+        // The study ran to its end, but not every cell measured: a script must not take
+        // that for success.
+        return Err(anyhow::anyhow!(
+            "{} of {} cell(s) failed in study '{}' (qpslab lab show {} gives each error)",
+            out.failed,
+            out.done + out.failed + out.skipped,
+            out.study.name,
+            out.study.name
+        ));
+    }
     Ok(())
 }
 

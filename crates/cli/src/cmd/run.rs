@@ -49,7 +49,7 @@ fn sweep(
         server.version_comment,
         target.options.describe()
     );
-    ensure_dataset(target, &plan.workload, a.prepare_threads)?;
+    ensure_dataset(target, &a.target, &plan.workload, a.prepare_threads)?;
     let meta = RunMeta {
         uuid: qpslab_store::new_run_uuid(),
         started_at: qpslab_store::unix_now(),

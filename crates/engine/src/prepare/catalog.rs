@@ -108,6 +108,16 @@ pub(super) fn sbtest_tables(conn: &mut Conn, db: &str) -> Result<HashSet<String>
         .collect())
 }
 
+pub(super) fn database_exists(conn: &mut Conn, db: &str) -> Result<bool, PrepareError> {
+    let r = conn
+        .query(&format!(
+            "SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = {}",
+            quote_str(db)
+        ))
+        .context(|| format!("looking for database {db}"))?;
+    Ok(!r.rows.is_empty())
+}
+
 pub(super) fn has_catalog(conn: &mut Conn, db: &str) -> Result<bool, PrepareError> {
     let r = conn
         .query(&format!(
