@@ -258,3 +258,43 @@ fn a_spec_password_is_never_stored_or_shown() {
     );
     sql("DROP DATABASE ext_spec");
 }
+
+#[test]
+fn cleanup_never_drops_a_table_that_replaced_ours() {
+    let s = Scratch::new();
+    let sock = socket();
+    let db = "ext_clean";
+    sql(&format!("DROP DATABASE IF EXISTS {db}"));
+    let target = ["--socket", &sock, "--database", db];
+    let o = s.run(
+        &[
+            &[
+                "prepare",
+                "oltp_read_only",
+                "--tables",
+                "2",
+                "--table-size",
+                "100",
+                "--create-db",
+            ][..],
+            &target,
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Someone replaces sbtest2 with a table of their own, of the same name; the record stays.
+    for replacement in [
+        "id INT PRIMARY KEY, note TEXT",
+        // sysbench's columns, but not the keys qpslab built.
+        "id INT NOT NULL, k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', PRIMARY KEY (id)",
+    ] {
+        sql(&format!("DROP TABLE {db}.sbtest2"));
+        sql(&format!("CREATE TABLE {db}.sbtest2 ({replacement})"));
+        sql(&format!("INSERT INTO {db}.sbtest2 (id) VALUES (42)"));
+        let before = snapshot(db);
+        let o = s.run(&[&["cleanup"][..], &target].concat());
+        assert_user_error(&o, "refusing to drop sbtest2");
+        assert_eq!(snapshot(db), before, "cleanup dropped something");
+    }
+    sql(&format!("DROP DATABASE {db}"));
+}

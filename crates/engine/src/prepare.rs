@@ -323,8 +323,8 @@ pub fn cleanup(opts: &ConnectOptions, tables: Option<u32>) -> Result<CleanupRepo
     let mut conn =
         Conn::connect(&admin).context(|| format!("connecting to {}", opts.describe()))?;
     let present = catalog::sbtest_tables(&mut conn, &database)?;
-    let recorded: HashMap<String, bool> = if catalog::has_catalog(&mut conn, &database)? {
-        catalog::recorded(&mut conn, &database)?
+    let recorded = if catalog::has_catalog(&mut conn, &database)? {
+        catalog::records(&mut conn, &database)?
     } else {
         HashMap::new()
     };
@@ -340,6 +340,17 @@ pub fn cleanup(opts: &ConnectOptions, tables: Option<u32>) -> Result<CleanupRepo
         .iter()
         .filter(|t| present.contains(*t) && !recorded.contains_key(*t))
         .collect();
+    // A recorded name is not enough: the table there now must be the one qpslab built.
+    for t in targets.iter().filter(|t| present.contains(*t)) {
+        if let Some(rec) = recorded.get(t) {
+            if let Some(why) = catalog::not_ours(&mut conn, &database, t, rec)? {
+                return Err(PrepareError::Conflict(format!(
+                    "refusing to drop {t} in {database}: {why}; it was replaced after qpslab \
+                     created it, so drop it yourself if it is not needed"
+                )));
+            }
+        }
+    }
     if !foreign.is_empty() {
         let names: Vec<&str> = foreign.iter().map(|s| s.as_str()).collect();
         return Err(PrepareError::Conflict(format!(
