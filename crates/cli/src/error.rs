@@ -45,7 +45,13 @@ pub fn wire_is_user_error(e: &qpslab_wire::Error) -> bool {
         Some(code) => matches!(code, 1040 | 1045 | 1049 | 1130 | 1698),
         None => matches!(e, qpslab_wire::Error::Io(io) if matches!(
             io.kind(),
-            std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
-        )),
+            std::io::ErrorKind::ConnectionRefused
+                | std::io::ErrorKind::NotFound
+                | std::io::ErrorKind::PermissionDenied
+                | std::io::ErrorKind::HostUnreachable
+                | std::io::ErrorKind::NetworkUnreachable
+                | std::io::ErrorKind::AddrNotAvailable
+        // A host name that does not resolve (getaddrinfo's errors have no stable kind).
+        ) || io.to_string().contains("failed to lookup address")),
     }
 }

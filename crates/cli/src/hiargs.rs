@@ -192,8 +192,32 @@ pub fn workload_options(a: &WorkloadArgs) -> Result<WorkloadOptions> {
     Ok(w)
 }
 
+/// Checks that a file can be created at `path` (its directory exists), so a mistyped path
+/// fails before a server starts or a run is measured, not after.
+pub fn output_path(flag: &str, path: &std::path::Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if path.is_dir() {
+        return Err(user(format!("{flag} {}: is a directory", path.display())));
+    }
+    if !dir.is_dir() {
+        return Err(user(format!(
+            "{flag} {}: directory {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Builds the run plan of `qpslab run`.
 pub fn run_plan(a: &RunArgs) -> Result<RunPlan> {
+    output_path("--db", &a.db.db)?;
+    if let Some(json) = &a.json {
+        output_path("--json", json)?;
+    }
     let mut plan = RunPlan::new(workload_options(&a.workload)?);
     plan.threads = parse_threads(&a.threads)?;
     if a.time.is_some_and(|t| !(t > 0.0 && t <= MAX_SECONDS)) {

@@ -271,6 +271,9 @@ fn apply_overrides(t: &TargetArgs, o: &mut ConnectOptions) -> Result<()> {
     if let Some(ca) = &t.ssl_ca {
         o.ssl_ca = Some(ca.clone());
     }
+    if let Some(ca) = &o.ssl_ca {
+        std::fs::File::open(ca).map_err(|e| user(format!("--ssl-ca {}: {e}", ca.display())))?;
+    }
     if matches!(o.ssl_mode, SslMode::VerifyCa | SslMode::VerifyIdentity) && o.ssl_ca.is_none() {
         return Err(user(
             "--ssl-mode VERIFY_CA/VERIFY_IDENTITY needs --ssl-ca FILE",

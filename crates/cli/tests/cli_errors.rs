@@ -78,6 +78,42 @@ fn run_rejects_bad_values_before_touching_anything() {
             &["prepare", "oltp_point_select", "--tables", "10001"],
             "--tables",
         ),
+        // Mistyped paths fail before a server starts, not after the run.
+        (
+            &["run", "oltp_point_select", "--db", "/nonexistent/dir/q.db"],
+            "/nonexistent/dir",
+        ),
+        (
+            &[
+                "run",
+                "oltp_point_select",
+                "--json",
+                "/nonexistent/dir/r.json",
+            ],
+            "/nonexistent/dir",
+        ),
+        (
+            &[
+                "run",
+                "oltp_point_select",
+                "--target",
+                "mysql://u@127.0.0.1:1/x",
+                "--ssl-mode",
+                "VERIFY_CA",
+                "--ssl-ca",
+                "/nonexistent/ca.pem",
+            ],
+            "--ssl-ca",
+        ),
+        (
+            &[
+                "run",
+                "oltp_point_select",
+                "--password-file",
+                "/nonexistent/pw",
+            ],
+            "password file",
+        ),
     ];
     for (args, needle) in cases {
         let o = s.run(args);
@@ -104,6 +140,16 @@ fn unreachable_server_is_a_user_error() {
         "1",
     ]);
     assert_user_error(&o, "127.0.0.1:1");
+    // A host name that does not resolve is a mistake too.
+    let o = s.run(&[
+        "run",
+        "oltp_point_select",
+        "--target",
+        "mysql://root@no-such-host.invalid/sbtest",
+        "--time",
+        "1",
+    ]);
+    assert_user_error(&o, "no-such-host.invalid");
 }
 
 #[test]
@@ -185,9 +231,29 @@ fn spec_limits_are_user_errors() {
         ("[defaults]\nduration = 1e30\n", "duration"),
         ("[defaults]\nrate = 1e-300\n", "rate"),
         ("[sweep]\nthreads = [1, 200000]\n", "threads"),
+        (
+            "[[variant]]\nname = \"x\"\ntarget = \"postgres://h/db\"\n",
+            "mysql://",
+        ),
+        (
+            "[[variant]]\nname = \"x\"\ntarget = \"mysql://u@h/db\"\npassword_file = \"/nonexistent/pw\"\n",
+            "password file",
+        ),
     ] {
         let spec = s.path().join("limits.toml");
         std::fs::write(&spec, format!("name = \"limits\"\n{body}")).unwrap();
         assert_user_error(&s.run(&["lab", "plan", spec.to_str().unwrap()]), needle);
     }
+    let spec = s.path().join("ok.toml");
+    std::fs::write(&spec, "name = \"ok\"\n").unwrap();
+    assert_user_error(
+        &s.run(&[
+            "lab",
+            "run",
+            spec.to_str().unwrap(),
+            "--db",
+            "/nonexistent/d/q.db",
+        ]),
+        "/nonexistent/d",
+    );
 }

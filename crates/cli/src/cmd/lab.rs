@@ -204,6 +204,7 @@ impl StudyObserver for LabPrinter {
 
 fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
     let l = load(&a.spec)?;
+    crate::hiargs::output_path("--db", &a.db.db)?;
     let mut store =
         Store::open(&a.db.db).with_context(|| format!("results store {}", a.db.db.display()))?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
