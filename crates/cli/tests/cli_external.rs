@@ -298,3 +298,42 @@ fn cleanup_never_drops_a_table_that_replaced_ours() {
     }
     sql(&format!("DROP DATABASE {db}"));
 }
+
+#[test]
+fn sessions_beyond_the_servers_limits_are_refused_before_connecting_them() {
+    let s = Scratch::new();
+    let sock = socket();
+    let target = ["--socket", &sock, "--database", "ext_limits", "--time", "1"];
+    // Sessions × statements (one per table for oltp_point_select) beyond the server's limit.
+    let max: u64 = sql("SELECT @@max_prepared_stmt_count")
+        .trim()
+        .parse()
+        .unwrap();
+    let threads = (max / 10_000 + 1).to_string();
+    let o = s.run(
+        &[
+            &[
+                "run",
+                "oltp_point_select",
+                "--tables",
+                "10000",
+                "--threads",
+                &threads,
+            ][..],
+            &target,
+        ]
+        .concat(),
+    );
+    assert_user_error(&o, "max_prepared_stmt_count");
+    let max: u64 = sql("SELECT @@max_connections").trim().parse().unwrap();
+    let threads = (max + 1).to_string();
+    let o = s.run(
+        &[
+            &["run", "oltp_point_select", "--threads", &threads][..],
+            &target,
+        ]
+        .concat(),
+    );
+    assert_user_error(&o, "max_connections");
+    assert_eq!(snapshot("ext_limits"), "schemas: 0\n");
+}

@@ -49,6 +49,7 @@ fn sweep(
         server.version_comment,
         target.options.describe()
     );
+    crate::hiargs::check_server_limits(plan, workload.statements().len(), &server)?;
     ensure_dataset(target, &a.target, &plan.workload, a.prepare_threads)?;
     let meta = RunMeta {
         uuid: qpslab_store::new_run_uuid(),
