@@ -332,7 +332,9 @@ fn show(a: &LabShowArgs) -> Result<()> {
             "finished_at": s.finished_at, "spec_hash": s.spec_hash, "factors": s.factors,
             "env": s.env, "cells": cells,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        // Studies stored by an older qpslab may hold a target's password: never print it.
+        let text = serde_json::to_string_pretty(&v)?;
+        println!("{}", qpslab_store::redact_url_passwords(&text));
     } else if a.csv {
         println!(
             "seq,label,variant,repeat,status,params,run_id,tps,qps,lat_avg_ms,p95_ms,p99_ms,error"
