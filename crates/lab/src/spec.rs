@@ -80,7 +80,7 @@ pub struct Setup {
     #[serde(default)]
     pub target: Option<Target>,
     /// A file whose first line is the password of `target`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password_file: Option<PathBuf>,
     /// OS-level toggles applied while this setup runs.
     #[serde(default)]
