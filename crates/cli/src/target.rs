@@ -25,6 +25,8 @@ pub struct Connected {
     /// A sandbox of ours (embedded or `--sandbox NAME`): its datasets and databases may be
     /// built on demand. Anything else is the user's server, which `run` never changes.
     pub ours: bool,
+    /// The lab directory holding our sandbox's data (for a sandbox of ours).
+    pub lab: Option<PathBuf>,
     keep: bool,
 }
 
@@ -148,6 +150,7 @@ pub fn connect(t: &TargetArgs, embedded: Option<&EmbeddedArgs>, lab: &LabDir) ->
         options,
         sandbox,
         ours,
+        lab: ours.then(|| lab.path().to_path_buf()),
         keep,
     })
 }

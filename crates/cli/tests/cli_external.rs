@@ -337,3 +337,20 @@ fn sessions_beyond_the_servers_limits_are_refused_before_connecting_them() {
     assert_user_error(&o, "max_connections");
     assert_eq!(snapshot("ext_limits"), "schemas: 0\n");
 }
+
+#[test]
+fn a_dataset_larger_than_the_sandboxs_disk_is_refused_before_loading() {
+    let s = Scratch::new();
+    // 10000 × 2e9 rows: petabytes, on the embedded sandbox (ours, so prepared on demand).
+    let huge = ["--tables", "10000", "--table-size", "2000000000"];
+    for verb in ["prepare", "run"] {
+        let o = s.run(&[&[verb, "oltp_point_select"][..], &huge].concat());
+        assert_user_error(&o, "GiB free");
+        let list = stdout(&s.run(&["server", "list", "--json"]));
+        let list: serde_json::Value = serde_json::from_str(&list).unwrap();
+        assert!(
+            list.as_array().unwrap().iter().all(|i| i["alive"] == false),
+            "{verb}: {list}"
+        );
+    }
+}

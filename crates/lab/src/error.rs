@@ -73,6 +73,9 @@ pub enum ExecError {
     /// the text names the command that prepares it.
     #[error("{0}")]
     Unprepared(String),
+    /// The dataset would not fit on the sandbox's filesystem.
+    #[error("{0}")]
+    NoSpace(String),
     /// The workload options are invalid.
     #[error(transparent)]
     Workload(#[from] qpslab_engine::workload::WorkloadError),
@@ -97,7 +100,7 @@ impl ExecError {
     /// options that cannot work.
     pub fn is_user_error(&self) -> bool {
         match self {
-            ExecError::Unprepared(_) | ExecError::Workload(_) => true,
+            ExecError::Unprepared(_) | ExecError::NoSpace(_) | ExecError::Workload(_) => true,
             ExecError::Dataset(e) => e.is_user_error(),
             _ => false,
         }

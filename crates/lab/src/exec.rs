@@ -10,6 +10,7 @@ use qpslab_engine::{run_phase, PhaseSpec};
 use qpslab_probe::Sampler;
 use qpslab_store::{RunId, RunMeta, Store};
 use qpslab_wire::Conn;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 /// Where progress goes: the CLI prints it, tests ignore it. Every method has a silent default.
@@ -42,8 +43,12 @@ pub enum DatasetOutcome {
 /// Whose server the dataset is on, which decides what [`ensure_dataset`] may change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DatasetPolicy {
-    /// A sandbox of ours: a missing or different dataset (or database) is built now.
-    Prepare,
+    /// A sandbox of ours: a missing or different dataset (or database) is built now, when the
+    /// filesystem holding `space` (the sandbox's directory, if known) has room for it.
+    Prepare {
+        /// A directory on the sandbox's filesystem.
+        space: Option<PathBuf>,
+    },
     /// The user's server: nothing is created, dropped or rewritten; a missing or different
     /// dataset is [`ExecError::Unprepared`], naming the commands that would build it.
     CheckOnly {
@@ -111,32 +116,43 @@ pub fn ensure_dataset(
                 target.describe()
             )))
         }
-        (DatasetStatus::Missing, DatasetPolicy::Prepare) => {
+        (DatasetStatus::Missing, DatasetPolicy::Prepare { space }) => {
             obs.message(&format!(
                 "dataset missing: preparing {} × {} rows",
                 w.tables, w.table_size
             ));
-            load_dataset(target, w, loaders, true, obs)?;
+            load_dataset(target, w, loaders, true, space.as_deref(), obs)?;
             Ok(DatasetOutcome::Prepared)
         }
-        (DatasetStatus::Different(why), DatasetPolicy::Prepare) => {
+        (DatasetStatus::Different(why), DatasetPolicy::Prepare { space }) => {
             obs.message(&format!("dataset differs ({why}): rebuilding it"));
             prepare::cleanup(target, None)?;
-            load_dataset(target, w, loaders, true, obs)?;
+            load_dataset(target, w, loaders, true, space.as_deref(), obs)?;
             Ok(DatasetOutcome::Prepared)
         }
     }
 }
 
 /// Loads the dataset with `loaders` connections, reporting progress to `obs`; the database is
-/// created when missing only if `create_database`.
+/// created when missing only if `create_database`. With `space`, a dataset that is not there
+/// yet must fit in the free space of that directory's filesystem.
 pub fn load_dataset(
     target: &ConnectOptions,
     w: &WorkloadOptions,
     loaders: u32,
     create_database: bool,
+    space: Option<&Path>,
     obs: &mut dyn Observer,
 ) -> Result<PrepareReport, ExecError> {
+    if let Some(dir) = space {
+        let present = Conn::connect(target)
+            .ok()
+            .and_then(|mut c| prepare::dataset_status(&mut c, w).ok())
+            == Some(DatasetStatus::Matches);
+        if !present {
+            check_space(dir, w)?;
+        }
+    }
     let cfg = prepare::PrepareConfig {
         create_database,
         ..prepare::PrepareConfig::new(loaders)
@@ -147,6 +163,45 @@ pub fn load_dataset(
     };
     obs.prepared(w, &report, loaders);
     Ok(report)
+}
+
+/// Bytes an sbtest row takes in InnoDB, its share of the k_N index included (sysbench's
+/// 1M-row table is about 240 MB on disk).
+const BYTES_PER_ROW: u64 = 250;
+
+/// Refuses a dataset larger than the free space of the filesystem holding `dir`.
+pub fn check_space(dir: &Path, w: &WorkloadOptions) -> Result<(), ExecError> {
+    let rows = u64::from(w.tables).saturating_mul(w.table_size);
+    let need = rows.saturating_mul(BYTES_PER_ROW);
+    let Some(free) = free_bytes(dir) else {
+        return Ok(());
+    };
+    if need <= free {
+        return Ok(());
+    }
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    Err(ExecError::NoSpace(format!(
+        "the dataset ({} × {} rows) needs about {:.1} GiB but {} has {:.1} GiB free: use \
+         fewer --tables or a smaller --table-size",
+        w.tables,
+        w.table_size,
+        gib(need),
+        dir.display(),
+        gib(free)
+    )))
+}
+
+/// Bytes available to us on the filesystem holding `dir` (or its nearest existing parent).
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let existing = dir.ancestors().find(|p| p.exists())?;
+    let c = std::ffi::CString::new(existing.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs writes into the zeroed struct we pass; the path is a valid C string.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
 /// The `qpslab prepare` command that builds the dataset of `w` on the target that
@@ -270,5 +325,20 @@ mod tests {
         );
         assert_eq!(shell_quote("it's"), "'it'\\''s'");
         assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn space_is_checked_against_the_filesystem() {
+        let mut w = WorkloadOptions::new(WorkloadKind::OltpReadOnly);
+        w.tables = 1;
+        w.table_size = 10;
+        assert!(check_space(Path::new("/tmp/no/such/dir"), &w).is_ok());
+        w.tables = 10_000;
+        w.table_size = 2_000_000_000;
+        let e = check_space(Path::new("/tmp"), &w).unwrap_err();
+        assert!(
+            e.is_user_error() && e.to_string().contains("GiB free"),
+            "{e}"
+        );
     }
 }

@@ -340,7 +340,8 @@ impl Runner<'_> {
                 fail(e.to_string())
             }
         };
-        let policy = dataset_policy(&self.loaded.expanded.setups[cell.setup].setup, &plan);
+        let setup = &self.loaded.expanded.setups[cell.setup].setup;
+        let policy = dataset_policy(setup, &plan, self.lab);
         ensure_dataset(&target, &plan.workload, loaders, &policy, obs).map_err(exec)?;
         let meta = RunMeta {
             uuid: qpslab_store::new_run_uuid(),
@@ -518,9 +519,11 @@ fn start_error(e: &qpslab_sandbox::Error) -> CellError {
 
 /// A study's sandboxes are ours and get their dataset built; an external `target` is only
 /// checked, and a cell fails with the commands that would prepare it.
-fn dataset_policy(setup: &Setup, plan: &qpslab_core::RunPlan) -> DatasetPolicy {
+fn dataset_policy(setup: &Setup, plan: &qpslab_core::RunPlan, lab: &LabDir) -> DatasetPolicy {
     if setup.target.is_none() {
-        return DatasetPolicy::Prepare;
+        return DatasetPolicy::Prepare {
+            space: Some(lab.path().to_path_buf()),
+        };
     }
     let args = setup.command_args();
     DatasetPolicy::CheckOnly {

@@ -61,7 +61,9 @@ pub fn ensure_dataset(
     threads: Option<u32>,
 ) -> Result<()> {
     let policy = if target.ours {
-        DatasetPolicy::Prepare
+        DatasetPolicy::Prepare {
+            space: target.lab.clone(),
+        }
     } else {
         let args = command_args(args);
         let cleanup = std::iter::once("qpslab cleanup".to_string())
@@ -106,21 +108,28 @@ fn default_loaders() -> u32 {
 }
 
 fn load(target: &Connected, w: &WorkloadOptions, threads: u32, create_db: bool) -> Result<()> {
-    qpslab_lab::exec::load_dataset(&target.options, w, threads, create_db, &mut Printer::new())
-        .map(|_| ())
-        .map_err(|e| {
-            if let qpslab_lab::ExecError::Dataset(prepare::PrepareError::MissingDatabase(db)) = &e {
-                return user(format!(
-                    "database {db} does not exist on {}: add --create-db to create it",
-                    target.options.describe()
-                ));
-            }
-            exec_error(e).context(format!(
-                "preparing {} on {}",
-                w.kind,
+    qpslab_lab::exec::load_dataset(
+        &target.options,
+        w,
+        threads,
+        create_db,
+        target.lab.as_deref(),
+        &mut Printer::new(),
+    )
+    .map(|_| ())
+    .map_err(|e| {
+        if let qpslab_lab::ExecError::Dataset(prepare::PrepareError::MissingDatabase(db)) = &e {
+            return user(format!(
+                "database {db} does not exist on {}: add --create-db to create it",
                 target.options.describe()
-            ))
-        })
+            ));
+        }
+        exec_error(e).context(format!(
+            "preparing {} on {}",
+            w.kind,
+            target.options.describe()
+        ))
+    })
 }
 
 /// Prints dataset progress as `qpslab prepare` always has, and live lines of a phase.
