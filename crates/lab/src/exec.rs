@@ -241,6 +241,23 @@ pub fn prepare_command(w: &WorkloadOptions, target_args: &[String]) -> String {
         .join(" ")
 }
 
+/// The `qpslab cleanup` command for the target that `target_args` name (no password).
+pub fn cleanup_command(target_args: &[String]) -> String {
+    std::iter::once("qpslab cleanup".to_string())
+        .chain(target_args.iter().map(|a| shell_quote(a)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The policy for the user's server reached with `target_args`: check only, naming the
+/// commands that would prepare `w` there.
+pub fn check_only(w: &WorkloadOptions, target_args: &[String]) -> DatasetPolicy {
+    DatasetPolicy::CheckOnly {
+        prepare: prepare_command(w, target_args),
+        cleanup: cleanup_command(target_args),
+    }
+}
+
 /// `a` as one POSIX shell word.
 pub fn shell_quote(a: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=@,+%".contains(c);

@@ -525,14 +525,7 @@ fn dataset_policy(setup: &Setup, plan: &qpslab_core::RunPlan, lab: &LabDir) -> D
             space: Some(lab.path().to_path_buf()),
         };
     }
-    let args = setup.command_args();
-    DatasetPolicy::CheckOnly {
-        prepare: crate::exec::prepare_command(&plan.workload, &args),
-        cleanup: std::iter::once("qpslab cleanup".to_string())
-            .chain(args.iter().map(|a| crate::exec::shell_quote(a)))
-            .collect::<Vec<_>>()
-            .join(" "),
-    }
+    crate::exec::check_only(&plan.workload, &setup.command_args())
 }
 
 /// The sandbox spec of a setup.

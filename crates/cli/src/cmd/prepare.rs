@@ -1,14 +1,13 @@
 //! `qpslab prepare` and `qpslab cleanup`, and the dataset check `run` makes before measuring.
 
-use crate::args::TargetArgs;
-use crate::args::{CleanupArgs, PrepareArgs};
+use crate::args::{CleanupArgs, PrepareArgs, TargetArgs};
 use crate::error::user;
 use crate::hiargs::workload_options;
 use crate::target::{command_args, connect, lab_dir, Connected};
 use anyhow::{Context, Result};
 use qpslab_core::WorkloadOptions;
 use qpslab_engine::prepare::{self, PrepareProgress, PrepareReport};
-use qpslab_lab::exec::{prepare_command, shell_quote, DatasetPolicy};
+use qpslab_lab::exec::{check_only, DatasetPolicy};
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
@@ -65,15 +64,7 @@ pub fn ensure_dataset(
             space: target.lab.clone(),
         }
     } else {
-        let args = command_args(args);
-        let cleanup = std::iter::once("qpslab cleanup".to_string())
-            .chain(args.iter().map(|a| shell_quote(a)))
-            .collect::<Vec<_>>()
-            .join(" ");
-        DatasetPolicy::CheckOnly {
-            prepare: prepare_command(w, &args),
-            cleanup,
-        }
+        check_only(w, &command_args(args))
     };
     qpslab_lab::exec::ensure_dataset(
         &target.options,
