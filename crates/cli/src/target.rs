@@ -233,6 +233,12 @@ fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
             .map_err(|e: qpslab_core::dsn::DsnError| user(format!("--target: {e}")))?;
         let d = dsn.0;
         url_password = !d.password.is_empty();
+        if url_password {
+            eprintln!(
+                "warning: a password in --target is visible to other local users (ps); \
+                 prefer --password-file, MYSQL_PWD or --defaults-file"
+            );
+        }
         let password = if d.password.is_empty() {
             o.password
         } else {

@@ -121,6 +121,7 @@ fn a_dsn_naming_a_missing_database_is_not_created_and_hides_its_password() {
     assert_user_error(&o, "ext_nodb does not exist");
     let err = stderr(&o);
     assert!(!err.contains("Ext-Secret-31"), "{err}");
+    assert!(err.contains("visible to other local users"), "{err}");
     assert!(
         err.contains(&format!(
             "--target 'mysql://extpw@localhost/ext_nodb?socket={sock}' --create-db"
@@ -158,6 +159,7 @@ fn a_dsn_naming_a_missing_database_is_not_created_and_hides_its_password() {
         .concat(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("visible to other"), "{}", stderr(&o));
     let missing = s.path().join("nope");
     let o = s.run(&[
         "run",
