@@ -253,7 +253,7 @@ class Bench:
                     log(f"preparing {self.a.tables} x {self.a.table_size} rows")
                     subprocess.run(self.qpslab_cmd("prepare", "oltp_read_write", "sbtest",
                                                    self.a.tables, self.a.table_size,
-                                                   ["--threads", "8"], None),
+                                                   ["--threads", "8", "--create-db"], None),
                                    env=self.env, check=True, capture_output=True)
                     self.prepared = True
                 for w, n in self.points():

@@ -59,6 +59,9 @@ pub struct LabArgs {
 #[derive(Args, Debug, Clone, Default)]
 pub struct TargetArgs {
     /// Server URL: mysql://user[:pass]@host[:port]/db[?socket=PATH&ssl-mode=..&ssl-ca=..].
+    /// A password in the URL is visible to other local users (ps, /proc): prefer
+    /// --password-file, MYSQL_PWD or --defaults-file. An external server is never changed by
+    /// `run`; only `prepare` and `cleanup` write there.
     #[arg(long, value_name = "DSN")]
     pub target: Option<String>,
     /// Unix socket of the server.
@@ -76,6 +79,10 @@ pub struct TargetArgs {
     /// Read [client] options (user, password, host, port, socket, database, ssl-*) from this file.
     #[arg(long, value_name = "FILE")]
     pub defaults_file: Option<PathBuf>,
+    /// Read the password from the first line of this file (instead of the URL, where `ps`
+    /// shows it).
+    #[arg(long, value_name = "FILE", conflicts_with = "sandbox")]
+    pub password_file: Option<PathBuf>,
     /// TLS: DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY (as the mysql client).
     #[arg(long, value_name = "MODE")]
     pub ssl_mode: Option<String>,
@@ -282,6 +289,10 @@ pub struct PrepareArgs {
     /// Loader connections (default: 2 per core).
     #[arg(long, value_name = "N")]
     pub threads: Option<u32>,
+    /// Create the database when it does not exist (on an external server it is otherwise an
+    /// error; sandboxes get theirs created anyway).
+    #[arg(long)]
+    pub create_db: bool,
 }
 
 #[derive(Args, Debug)]

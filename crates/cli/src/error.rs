@@ -24,6 +24,12 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         if let Some(e) = cause.downcast_ref::<qpslab_engine::RunError>() {
             return if e.is_user_error() { 2 } else { 1 };
         }
+        if let Some(e) = cause.downcast_ref::<qpslab_engine::prepare::PrepareError>() {
+            // A failed statement is judged by the client's error further down the chain.
+            if e.is_user_error() {
+                return 2;
+            }
+        }
         if let Some(e) = cause.downcast_ref::<qpslab_wire::Error>() {
             return if wire_is_user_error(e) { 2 } else { 1 };
         }
@@ -39,7 +45,13 @@ pub fn wire_is_user_error(e: &qpslab_wire::Error) -> bool {
         Some(code) => matches!(code, 1040 | 1045 | 1049 | 1130 | 1698),
         None => matches!(e, qpslab_wire::Error::Io(io) if matches!(
             io.kind(),
-            std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
-        )),
+            std::io::ErrorKind::ConnectionRefused
+                | std::io::ErrorKind::NotFound
+                | std::io::ErrorKind::PermissionDenied
+                | std::io::ErrorKind::HostUnreachable
+                | std::io::ErrorKind::NetworkUnreachable
+                | std::io::ErrorKind::AddrNotAvailable
+        // A host name that does not resolve (getaddrinfo's errors have no stable kind).
+        ) || io.to_string().contains("failed to lookup address")),
     }
 }

@@ -8,6 +8,24 @@ use qpslab_core::plan::{Arrival, RateSpec, RunPlan, StopCondition};
 use qpslab_core::{RandType, WorkloadKind, WorkloadOptions};
 use qpslab_sandbox::{Malloc, SandboxSpec};
 
+/// The longest `--time` or `--warmup`: a year of seconds.
+pub const MAX_SECONDS: f64 = 365.0 * 86_400.0;
+/// The slowest fixed rate: one transaction every 1000 s.
+const MIN_RATE: f64 = 0.001;
+/// The fastest fixed rate; far beyond any server, low enough that schedules stay exact.
+const MAX_RATE: f64 = 1e9;
+/// The most sessions, event loops or loader connections (MariaDB's own `max_connections`
+/// limit is 100000).
+pub const MAX_CONNECTIONS: u32 = 100_000;
+
+/// Checks a count of loader connections.
+pub fn loader_threads(flag: &str, n: u32) -> Result<u32> {
+    if n == 0 || n > 1024 {
+        return Err(user(format!("{flag} must be between 1 and 1024 (got {n})")));
+    }
+    Ok(n)
+}
+
 /// Parses `1,4,16` into a non-empty list of positive integers.
 pub fn parse_threads(s: &str) -> Result<Vec<u32>> {
     let list: Vec<u32> = s
@@ -19,8 +37,10 @@ pub fn parse_threads(s: &str) -> Result<Vec<u32>> {
                 "--threads '{s}': expected a list of positive integers like 1,4,16"
             ))
         })?;
-    if list.iter().any(|n| *n > 100_000) {
-        return Err(user(format!("--threads '{s}': at most 100000 sessions")));
+    if list.iter().any(|n| *n > MAX_CONNECTIONS) {
+        return Err(user(format!(
+            "--threads '{s}': at most {MAX_CONNECTIONS} sessions"
+        )));
     }
     Ok(list)
 }
@@ -167,15 +187,43 @@ pub fn workload_options(a: &WorkloadArgs) -> Result<WorkloadOptions> {
             "--rand-spec-pct and --rand-spec-res are percentages (0-100)",
         ));
     }
+    // Every limit the engine enforces, checked before a server starts or anything is built.
+    qpslab_engine::workload::validate(&w).map_err(|e| user(e.to_string()))?;
     Ok(w)
+}
+
+/// Checks that a file can be created at `path` (its directory exists), so a mistyped path
+/// fails before a server starts or a run is measured, not after.
+pub fn output_path(flag: &str, path: &std::path::Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if path.is_dir() {
+        return Err(user(format!("{flag} {}: is a directory", path.display())));
+    }
+    if !dir.is_dir() {
+        return Err(user(format!(
+            "{flag} {}: directory {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Builds the run plan of `qpslab run`.
 pub fn run_plan(a: &RunArgs) -> Result<RunPlan> {
+    output_path("--db", &a.db.db)?;
+    if let Some(json) = &a.json {
+        output_path("--json", json)?;
+    }
     let mut plan = RunPlan::new(workload_options(&a.workload)?);
     plan.threads = parse_threads(&a.threads)?;
-    if a.time.is_some_and(|t| !(t > 0.0 && t.is_finite())) {
-        return Err(user("--time must be a positive number of seconds"));
+    if a.time.is_some_and(|t| !(t > 0.0 && t <= MAX_SECONDS)) {
+        return Err(user(format!(
+            "--time must be a positive number of seconds, at most {MAX_SECONDS} (a year)"
+        )));
     }
     if a.events == Some(0) {
         return Err(user("--events must be at least 1"));
@@ -187,21 +235,23 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan> {
         },
         (time_s, events) => StopCondition { time_s, events },
     };
-    if !(a.warmup >= 0.0 && a.warmup.is_finite()) {
-        return Err(user(
-            "--warmup must be zero or a positive number of seconds",
-        ));
+    if !(a.warmup >= 0.0 && a.warmup <= MAX_SECONDS) {
+        return Err(user(format!(
+            "--warmup must be zero or a positive number of seconds, at most {MAX_SECONDS}"
+        )));
     }
     plan.warmup_s = a.warmup;
-    if !(a.report_interval >= 0.1 && a.report_interval.is_finite()) {
-        return Err(user("--report-interval must be at least 0.1 s"));
+    if !(a.report_interval >= 0.1 && a.report_interval <= 86_400.0) {
+        return Err(user(
+            "--report-interval must be between 0.1 s and 86400 s (a day)",
+        ));
     }
     plan.report_interval_s = a.report_interval;
     plan.percentiles = parse_percentiles(&a.percentiles)?;
     plan.rate = match a.rate {
         None => None,
         Some(0.0) => None,
-        Some(r) if r > 0.0 && r.is_finite() => Some(RateSpec {
+        Some(r) if (MIN_RATE..=MAX_RATE).contains(&r) => Some(RateSpec {
             per_second: r,
             arrival: match a.rate_arrival {
                 ArrivalArg::Uniform => Arrival::Uniform,
@@ -209,15 +259,22 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan> {
             },
         }),
         Some(_) => {
-            return Err(user(
-                "--rate must be a positive number of transactions per second",
-            ))
+            return Err(user(format!(
+                "--rate must be between {MIN_RATE} and {MAX_RATE} transactions per second (0: unlimited)"
+            )))
         }
     };
     plan.prepared_statements = a.ps == OnOff::On;
     plan.client_cpus = a.client_cpus.as_deref().map(parse_cpus).transpose()?;
-    if a.event_loops == Some(0) {
-        return Err(user("--event-loops must be at least 1"));
+    if a.event_loops
+        .is_some_and(|n| n == 0 || n > MAX_CONNECTIONS as usize)
+    {
+        return Err(user(format!(
+            "--event-loops must be between 1 and {MAX_CONNECTIONS}"
+        )));
+    }
+    if let Some(n) = a.prepare_threads {
+        loader_threads("--prepare-threads", n)?;
     }
     plan.event_loops = a.event_loops;
     // sysbench: --rand-seed=0 seeds from the clock. Resolve it here so the stored plan holds the
@@ -226,6 +283,43 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan> {
         plan.workload.rand.seed = clock_seed();
     }
     Ok(plan)
+}
+
+/// Checks the plan against the server's own limits before any session opens: each session
+/// prepares every statement of the workload once per table, and one connection per session
+/// plus our control and telemetry connections must fit.
+pub fn check_server_limits(
+    plan: &RunPlan,
+    statements: usize,
+    server: &qpslab_core::ServerInfo,
+) -> Result<()> {
+    let var = |name: &str| {
+        server
+            .variables
+            .get(name)
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let sessions = u64::from(plan.threads.iter().copied().max().unwrap_or(1));
+    if let Some(max) = var("max_connections") {
+        if sessions + 2 > max {
+            return Err(user(format!(
+                "--threads {sessions}: the server accepts at most {max} connections \
+                 (max_connections), and qpslab needs one per session plus 2"
+            )));
+        }
+    }
+    if let Some(max) = var("max_prepared_stmt_count") {
+        let need = sessions * statements as u64;
+        if plan.prepared_statements && need > max {
+            return Err(user(format!(
+                "{sessions} session(s) × {statements} prepared statements ({} table(s)) = {need}, \
+                 more than the server's max_prepared_stmt_count {max}: use fewer --tables or \
+                 --threads, --ps off, or raise max_prepared_stmt_count",
+                plan.workload.tables
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn clock_seed() -> u64 {
@@ -238,6 +332,33 @@ fn clock_seed() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_limits() {
+        let mut plan = RunPlan::new(qpslab_core::WorkloadOptions::new(
+            qpslab_core::WorkloadKind::OltpPointSelect,
+        ));
+        plan.threads = vec![1, 64];
+        let mut server = qpslab_core::ServerInfo::default();
+        assert!(
+            check_server_limits(&plan, 300, &server).is_ok(),
+            "unknown limits"
+        );
+        server
+            .variables
+            .insert("max_prepared_stmt_count".into(), "16382".into());
+        server
+            .variables
+            .insert("max_connections".into(), "151".into());
+        assert!(check_server_limits(&plan, 255, &server).is_ok());
+        let e = check_server_limits(&plan, 257, &server).unwrap_err();
+        assert!(e.to_string().contains("max_prepared_stmt_count"), "{e}");
+        plan.prepared_statements = false;
+        assert!(check_server_limits(&plan, 257, &server).is_ok());
+        plan.threads = vec![150];
+        let e = check_server_limits(&plan, 1, &server).unwrap_err();
+        assert!(e.to_string().contains("max_connections"), "{e}");
+    }
 
     #[test]
     fn thread_lists() {

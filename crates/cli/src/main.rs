@@ -1,6 +1,8 @@
 //! The `qpslab` binary: parses arguments, dispatches to a command, maps errors to exit codes
 //! (0 success, 1 runtime failure, 2 the user's mistake) and prints each error as one line.
 
+#[macro_use]
+mod out;
 mod args;
 mod cmd;
 mod error;

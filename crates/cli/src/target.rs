@@ -1,6 +1,6 @@
 //! Which server a command talks to: a DSN, a socket, a named sandbox, or the embedded default (a
-//! sandbox started for this command). Passwords come from the DSN, `MYSQL_PWD` or the option file,
-//! in the mysql client's order of precedence, and never appear in anything we print.
+//! sandbox started for this command). Passwords come from the DSN, `--password-file`, the option
+//! file or `MYSQL_PWD`, in that order, and never appear in anything we print.
 
 use crate::args::{EmbeddedArgs, LabArgs, TargetArgs};
 use crate::error::user;
@@ -22,6 +22,11 @@ pub struct Connected {
     pub options: ConnectOptions,
     /// The sandbox we started for this command, stopped on drop unless `--keep`.
     pub sandbox: Option<Sandbox>,
+    /// A sandbox of ours (embedded or `--sandbox NAME`): its datasets and databases may be
+    /// built on demand. Anything else is the user's server, which `run` never changes.
+    pub ours: bool,
+    /// The lab directory holding our sandbox's data (for a sandbox of ours).
+    pub lab: Option<PathBuf>,
     keep: bool,
 }
 
@@ -67,7 +72,49 @@ pub fn lab_dir(l: &LabArgs) -> LabDir {
 }
 
 fn explicit(t: &TargetArgs) -> bool {
-    t.target.is_some() || t.socket.is_some() || t.sandbox.is_some() || t.defaults_file.is_some()
+    t.target.is_some()
+        || t.socket.is_some()
+        || t.sandbox.is_some()
+        || t.defaults_file.is_some()
+        || t.password_file.is_some()
+}
+
+/// The target options as typed, for a command line shown to the user: URL passwords removed.
+pub fn command_args(t: &TargetArgs) -> Vec<String> {
+    let mut args = Vec::new();
+    let mut push = |flag: &str, v: String| {
+        args.push(flag.to_string());
+        args.push(v);
+    };
+    if let Some(url) = &t.target {
+        push("--target", qpslab_store::redact_url_passwords(url));
+    }
+    let path = |p: &PathBuf| p.display().to_string();
+    if let Some(s) = &t.socket {
+        push("--socket", path(s));
+    }
+    if let Some(s) = &t.sandbox {
+        push("--sandbox", s.clone());
+    }
+    if let Some(u) = &t.user {
+        push("--user", u.clone());
+    }
+    if let Some(d) = &t.database {
+        push("--database", d.clone());
+    }
+    if let Some(f) = &t.defaults_file {
+        push("--defaults-file", path(f));
+    }
+    if let Some(f) = &t.password_file {
+        push("--password-file", path(f));
+    }
+    if let Some(m) = &t.ssl_mode {
+        push("--ssl-mode", m.clone());
+    }
+    if let Some(c) = &t.ssl_ca {
+        push("--ssl-ca", path(c));
+    }
+    args
 }
 
 /// Resolves the target and, for the embedded default, starts its sandbox.
@@ -80,9 +127,10 @@ pub fn connect(t: &TargetArgs, embedded: Option<&EmbeddedArgs>, lab: &LabDir) ->
                 || e.malloc.is_some()
                 || e.basedir.is_some())
         {
-            return Err(user("--set, --server-cpus, --malloc, --basedir and --keep configure the embedded sandbox; they cannot be combined with --target, --socket, --sandbox or --defaults-file"));
+            return Err(user("--set, --server-cpus, --malloc, --basedir and --keep configure the embedded sandbox; they cannot be combined with --target, --socket, --sandbox, --defaults-file or --password-file"));
         }
     }
+    let ours = t.sandbox.is_some() || !explicit(t);
     let (mut options, sandbox, keep) = if let Some(name) = &t.sandbox {
         let info = qpslab_sandbox::find(lab, name)?;
         (info.connect_options(), None, false)
@@ -101,6 +149,8 @@ pub fn connect(t: &TargetArgs, embedded: Option<&EmbeddedArgs>, lab: &LabDir) ->
     Ok(Connected {
         options,
         sandbox,
+        ours,
+        lab: ours.then(|| lab.path().to_path_buf()),
         keep,
     })
 }
@@ -176,11 +226,19 @@ fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
             };
         }
     }
+    let mut url_password = false;
     if let Some(url) = &t.target {
         let dsn: Dsn = url
             .parse()
             .map_err(|e: qpslab_core::dsn::DsnError| user(format!("--target: {e}")))?;
         let d = dsn.0;
+        url_password = !d.password.is_empty();
+        if url_password {
+            eprintln!(
+                "warning: a password in --target is visible to other local users (ps); \
+                 prefer --password-file, MYSQL_PWD or --defaults-file"
+            );
+        }
         let password = if d.password.is_empty() {
             o.password
         } else {
@@ -188,7 +246,14 @@ fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
         };
         o = ConnectOptions { password, ..d };
     }
-    // Precedence as the mysql client: the URL's password, then the option file's, then MYSQL_PWD.
+    // The URL's password, then --password-file, then the option file's, then MYSQL_PWD (the
+    // mysql client's order, with the file in place of its --password).
+    if let Some(path) = &t.password_file {
+        if !url_password {
+            let pw = qpslab_lab::password::read_password_file(path).map_err(user)?;
+            o.password = Secret::new(pw);
+        }
+    }
     if o.password.is_empty() {
         if let Ok(pw) = std::env::var("MYSQL_PWD") {
             o.password = Secret::new(pw);
@@ -214,6 +279,9 @@ fn apply_overrides(t: &TargetArgs, o: &mut ConnectOptions) -> Result<()> {
     }
     if let Some(ca) = &t.ssl_ca {
         o.ssl_ca = Some(ca.clone());
+    }
+    if let Some(ca) = &o.ssl_ca {
+        std::fs::File::open(ca).map_err(|e| user(format!("--ssl-ca {}: {e}", ca.display())))?;
     }
     if matches!(o.ssl_mode, SslMode::VerifyCa | SslMode::VerifyIdentity) && o.ssl_ca.is_none() {
         return Err(user(

@@ -11,6 +11,21 @@ fn run_sweeps_threads_stores_and_shows() {
     let s = Scratch::new();
     let sock = socket();
     let json = s.path().join("run.json");
+    // An external server is never changed by `run`: the dataset is prepared first.
+    let o = s.run(&[
+        "prepare",
+        "oltp_read_write",
+        "--socket",
+        &sock,
+        "--database",
+        "runtest",
+        "--tables",
+        "2",
+        "--table-size",
+        "2000",
+        "--create-db",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
     let o = s.run(&[
         "run",
         "oltp_read_write",
@@ -116,6 +131,9 @@ fn a_stored_run_holds_no_password() {
     sql("GRANT ALL ON *.* TO 'bench'@'localhost'");
     let url = format!("mysql://bench:Pa55-w0rd-XYZ@localhost/pwdb?socket={sock}");
     let json = s.path().join("r.json");
+    let prep = ["prepare", "oltp_point_select", "--target", &url];
+    let o = s.run(&[&prep[..], &["--table-size", "300", "--create-db"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
     let o = s.run(&[
         "run",
         "oltp_point_select",
@@ -185,6 +203,7 @@ fn cleanup_drops_only_what_qpslab_created() {
         "2",
         "--table-size",
         "100",
+        "--create-db",
     ];
     let o = s.run(&prep);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -278,6 +297,18 @@ fn defaults_file_supplies_socket_user_and_password() {
         format!("[client]\nuser=optfile\npassword=\"From-Option-File-9\"\nsocket={}\n[mysqld]\nport=1\n", socket()),
     )
     .unwrap();
+    let o = s.run(&[
+        "prepare",
+        "oltp_point_select",
+        "--defaults-file",
+        cnf.to_str().unwrap(),
+        "--database",
+        "optdb",
+        "--table-size",
+        "200",
+        "--create-db",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
     let o = s.run(&[
         "run",
         "oltp_point_select",

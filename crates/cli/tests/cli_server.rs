@@ -124,9 +124,10 @@ fn more_threads_than_the_server_accepts_is_a_user_error() {
         "--time",
         "1",
     ]);
+    // Refused before any session opens: the server's max_connections is checked first.
     assert_user_error(&o, "max_connections");
     assert_eq!(
-        stderr(&o).matches("Too many connections").count(),
+        stderr(&o).matches("qpslab: error").count(),
         1,
         "{}",
         stderr(&o)

@@ -168,6 +168,7 @@ fn each_tool_runs_on_tables_the_other_prepared() {
         "2",
         "--table-size",
         "1000",
+        "--create-db",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     sysbench(

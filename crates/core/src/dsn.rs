@@ -112,22 +112,38 @@ impl Dsn {
 }
 
 impl fmt::Display for Dsn {
-    /// The URL without its password.
+    /// The URL without its password, with its TLS parameters when they are not the defaults.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let o = &self.0;
         let db = o.database.as_deref().unwrap_or("");
+        let mut params = Vec::new();
         match &o.endpoint {
-            Endpoint::Tcp { .. } => write!(f, "mysql://{}@{}/{}", o.user, o.endpoint, db),
+            Endpoint::Tcp { .. } => write!(f, "mysql://{}@{}/{}", o.user, o.endpoint, db)?,
             Endpoint::Unix { path } => {
-                write!(
-                    f,
-                    "mysql://{}@localhost/{}?socket={}",
-                    o.user,
-                    db,
-                    path.display()
-                )
+                write!(f, "mysql://{}@localhost/{}", o.user, db)?;
+                params.push(format!("socket={}", path.display()));
             }
         }
+        if o.ssl_mode != SslMode::default() {
+            params.push(format!("ssl-mode={}", ssl_mode_name(o.ssl_mode)));
+        }
+        if let Some(ca) = &o.ssl_ca {
+            params.push(format!("ssl-ca={}", ca.display()));
+        }
+        if !params.is_empty() {
+            write!(f, "?{}", params.join("&"))?;
+        }
+        Ok(())
+    }
+}
+
+fn ssl_mode_name(m: SslMode) -> &'static str {
+    match m {
+        SslMode::Disabled => "DISABLED",
+        SslMode::Preferred => "PREFERRED",
+        SslMode::Required => "REQUIRED",
+        SslMode::VerifyCa => "VERIFY_CA",
+        SslMode::VerifyIdentity => "VERIFY_IDENTITY",
     }
 }
 
@@ -279,6 +295,12 @@ mod tests {
         );
         assert_eq!(o.database.as_deref(), Some("sbtest"));
         assert_eq!(o.ssl_mode, SslMode::Required);
+        assert_eq!(
+            d.to_string(),
+            "mysql://bench@db.example:3307/sbtest?ssl-mode=REQUIRED"
+        );
+        let again: Dsn = d.to_string().parse().unwrap();
+        assert_eq!(again.options().ssl_mode, SslMode::Required);
         let shown = format!("{d} {d:?} {}", serde_json::to_string(&d).unwrap());
         assert!(
             !shown.contains("p@ss") && !shown.contains("p%40ss"),

@@ -1,6 +1,6 @@
 //! Building and removing sysbench datasets: `qpslab prepare` and `qpslab cleanup`.
 //!
-//! [`prepare`] creates the database if needed and the `sbtestN` tables exactly as sysbench
+//! [`prepare`] creates the database if asked to (else a missing one is an error) and the `sbtestN` tables exactly as sysbench
 //! 1.0.20 does, loads their rows from several connections at once (a table's id range is split
 //! into chunks, so one big table loads in parallel too) from a generator (no temporary file):
 //! on MariaDB as binary parameter rows of one prepared INSERT (COM_STMT_BULK_EXECUTE), else
@@ -63,15 +63,19 @@ pub struct PrepareConfig {
     pub method: LoadMethod,
     /// Rows per chunk; 0 picks one from the table size and thread count.
     pub chunk_rows: u64,
+    /// Create the database when it does not exist; when false a missing database is
+    /// [`PrepareError::MissingDatabase`] (an external server's schemas are the user's).
+    pub create_database: bool,
 }
 
 impl PrepareConfig {
-    /// `threads` connections, automatic method and chunk size.
+    /// `threads` connections, automatic method and chunk size, creating the database if needed.
     pub fn new(threads: u32) -> PrepareConfig {
         PrepareConfig {
             threads,
             method: LoadMethod::Auto,
             chunk_rows: 0,
+            create_database: true,
         }
     }
 }
@@ -138,6 +142,17 @@ pub enum PrepareError {
     /// The request cannot be done as asked (e.g. select_random_* with more than one table).
     #[error("{0}")]
     Unsupported(String),
+    /// The database does not exist and creating it was not asked for.
+    #[error("database {0} does not exist")]
+    MissingDatabase(String),
+}
+
+impl PrepareError {
+    /// True when the user's input or the state they asked us to use is at fault (exit code 2):
+    /// invalid options, tables in the way, a missing database. A failing statement is not.
+    pub fn is_user_error(&self) -> bool {
+        !matches!(self, PrepareError::Server { .. })
+    }
 }
 
 /// Adds the step to a client error.
@@ -154,7 +169,8 @@ impl<T> Context<T> for Result<T, qpslab_wire::Error> {
     }
 }
 
-/// Prepares with `threads` connections, choosing the fastest method the server allows.
+/// Prepares with `threads` connections, choosing the fastest method the server allows and
+/// creating the database when missing.
 pub fn prepare(
     opts: &ConnectOptions,
     w: &WorkloadOptions,
@@ -184,7 +200,7 @@ pub fn prepare_with(
         )));
     }
     let started = Instant::now();
-    let (db_opts, database) = ensure_database(opts)?;
+    let (db_opts, database) = ensure_database(opts, cfg.create_database)?;
     let mut conn = Conn::connect(&db_opts).context(|| format!("connecting to {database}"))?;
     let report = |tables, rows, method, already_present| PrepareReport {
         database: database.clone(),
@@ -236,8 +252,12 @@ pub fn prepare_with(
     ))
 }
 
-/// Creates the database when missing; returns options that select it, and its name.
-fn ensure_database(opts: &ConnectOptions) -> Result<(ConnectOptions, String), PrepareError> {
+/// Checks that the database exists, creating it when missing if `create`; returns options that
+/// select it, and its name.
+fn ensure_database(
+    opts: &ConnectOptions,
+    create: bool,
+) -> Result<(ConnectOptions, String), PrepareError> {
     let database = opts
         .database
         .clone()
@@ -246,11 +266,13 @@ fn ensure_database(opts: &ConnectOptions) -> Result<(ConnectOptions, String), Pr
     admin.database = None;
     let mut conn =
         Conn::connect(&admin).context(|| format!("connecting to {}", opts.describe()))?;
-    conn.execute(&format!(
-        "CREATE DATABASE IF NOT EXISTS {}",
-        quote_ident(&database)
-    ))
-    .context(|| format!("creating database {database}"))?;
+    if !catalog::database_exists(&mut conn, &database)? {
+        if !create {
+            return Err(PrepareError::MissingDatabase(database));
+        }
+        conn.execute(&format!("CREATE DATABASE {}", quote_ident(&database)))
+            .context(|| format!("creating database {database}"))?;
+    }
     let mut db_opts = opts.clone();
     db_opts.database = Some(database.clone());
     Ok((db_opts, database))
@@ -301,8 +323,8 @@ pub fn cleanup(opts: &ConnectOptions, tables: Option<u32>) -> Result<CleanupRepo
     let mut conn =
         Conn::connect(&admin).context(|| format!("connecting to {}", opts.describe()))?;
     let present = catalog::sbtest_tables(&mut conn, &database)?;
-    let recorded: HashMap<String, bool> = if catalog::has_catalog(&mut conn, &database)? {
-        catalog::recorded(&mut conn, &database)?
+    let recorded = if catalog::has_catalog(&mut conn, &database)? {
+        catalog::records(&mut conn, &database)?
     } else {
         HashMap::new()
     };
@@ -318,6 +340,17 @@ pub fn cleanup(opts: &ConnectOptions, tables: Option<u32>) -> Result<CleanupRepo
         .iter()
         .filter(|t| present.contains(*t) && !recorded.contains_key(*t))
         .collect();
+    // A recorded name is not enough: the table there now must be the one qpslab built.
+    for t in targets.iter().filter(|t| present.contains(*t)) {
+        if let Some(rec) = recorded.get(t) {
+            if let Some(why) = catalog::not_ours(&mut conn, &database, t, rec)? {
+                return Err(PrepareError::Conflict(format!(
+                    "refusing to drop {t} in {database}: {why}; it was replaced after qpslab \
+                     created it, so drop it yourself if it is not needed"
+                )));
+            }
+        }
+    }
     if !foreign.is_empty() {
         let names: Vec<&str> = foreign.iter().map(|s| s.as_str()).collect();
         return Err(PrepareError::Conflict(format!(

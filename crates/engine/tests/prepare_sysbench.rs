@@ -181,6 +181,7 @@ fn show_create_table_and_values_match_sysbench() {
         threads: 3,
         method: LoadMethod::Auto,
         chunk_rows: 300,
+        create_database: true,
     };
     prepare_with(&server_opts(qp), &w, &cfg, &mut no_progress()).unwrap();
     assert_eq!(show_create(qp, "sbtest1"), show_create(sb, "sbtest1"));
@@ -269,6 +270,7 @@ fn every_method_loads_the_same_rows() {
             threads: 2,
             method,
             chunk_rows: 1000,
+            create_database: true,
         };
         let r = prepare_with(&server_opts(db), &w, &cfg, &mut no_progress()).unwrap();
         assert_eq!(r.method, method);
@@ -282,6 +284,7 @@ fn every_method_loads_the_same_rows() {
         threads: 2,
         method: LoadMethod::Auto,
         chunk_rows: 1000,
+        create_database: true,
     };
     let r = prepare_with(&server_opts("qp_auto"), &w, &cfg, &mut no_progress()).unwrap();
     assert_eq!(r.method, LoadMethod::Bulk);

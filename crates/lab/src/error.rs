@@ -69,6 +69,13 @@ pub enum ExecError {
     /// Checking, loading or dropping the dataset failed.
     #[error("dataset: {0}")]
     Dataset(#[from] qpslab_engine::prepare::PrepareError),
+    /// The user's server lacks the dataset (or its database) and may not be changed by a run;
+    /// the text names the command that prepares it.
+    #[error("{0}")]
+    Unprepared(String),
+    /// The dataset would not fit on the sandbox's filesystem.
+    #[error("{0}")]
+    NoSpace(String),
     /// The workload options are invalid.
     #[error(transparent)]
     Workload(#[from] qpslab_engine::workload::WorkloadError),
@@ -87,6 +94,16 @@ impl ExecError {
     /// True when the user stopped the phase (Ctrl-C).
     pub fn is_interrupted(&self) -> bool {
         matches!(self, ExecError::Run(qpslab_engine::RunError::Interrupted))
+    }
+
+    /// True when the user has to act (exit code 2): a dataset to prepare, tables in the way,
+    /// options that cannot work.
+    pub fn is_user_error(&self) -> bool {
+        match self {
+            ExecError::Unprepared(_) | ExecError::NoSpace(_) | ExecError::Workload(_) => true,
+            ExecError::Dataset(e) => e.is_user_error(),
+            _ => false,
+        }
     }
 }
 

@@ -10,6 +10,7 @@ use qpslab_engine::{run_phase, PhaseSpec};
 use qpslab_probe::Sampler;
 use qpslab_store::{RunId, RunMeta, Store};
 use qpslab_wire::Conn;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 /// Where progress goes: the CLI prints it, tests ignore it. Every method has a silent default.
@@ -39,19 +40,53 @@ pub enum DatasetOutcome {
     Prepared,
 }
 
-/// Makes sure the dataset `w` describes is present on `target` (database set), preparing it
-/// with `loaders` connections when it is missing or was built by qpslab with another shape. A
+/// Whose server the dataset is on, which decides what [`ensure_dataset`] may change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DatasetPolicy {
+    /// A sandbox of ours: a missing or different dataset (or database) is built now, when the
+    /// filesystem holding `space` (the sandbox's directory, if known) has room for it.
+    Prepare {
+        /// A directory on the sandbox's filesystem.
+        space: Option<PathBuf>,
+    },
+    /// The user's server: nothing is created, dropped or rewritten; a missing or different
+    /// dataset is [`ExecError::Unprepared`], naming the commands that would build it.
+    CheckOnly {
+        /// `qpslab prepare ...` with the same dataset and target (no password).
+        prepare: String,
+        /// `qpslab cleanup ...` for the same target.
+        cleanup: String,
+    },
+}
+
+/// Makes sure the dataset `w` describes is present on `target` (database set). Under
+/// [`DatasetPolicy::Prepare`] it is built with `loaders` connections when it is missing or was
+/// built by qpslab with another shape; under [`DatasetPolicy::CheckOnly`] it is only checked. A
 /// dataset built by another tool is used as it is when its shape fits, and never dropped.
 pub fn ensure_dataset(
     target: &ConnectOptions,
     w: &WorkloadOptions,
     loaders: u32,
+    policy: &DatasetPolicy,
     obs: &mut dyn Observer,
 ) -> Result<DatasetOutcome, ExecError> {
     let status = match Conn::connect(target) {
         Ok(mut conn) => prepare::dataset_status(&mut conn, w)?,
-        // The schema itself is missing: prepare creates it.
-        Err(e) if e.server_code() == Some(1049) => DatasetStatus::Missing,
+        // The schema itself is missing.
+        Err(e) if e.server_code() == Some(1049) => {
+            if let DatasetPolicy::CheckOnly { prepare, .. } = policy {
+                return Err(ExecError::Unprepared(format!(
+                    "database {} does not exist on {}; `run` never creates anything on an \
+                     external server: create it and the tables with: {prepare} --create-db",
+                    target
+                        .database
+                        .as_deref()
+                        .unwrap_or(prepare::DEFAULT_DATABASE),
+                    target.describe()
+                )));
+            }
+            DatasetStatus::Missing
+        }
         Err(e) => {
             return Err(ExecError::Connect {
                 target: target.describe(),
@@ -59,42 +94,178 @@ pub fn ensure_dataset(
             })
         }
     };
-    match status {
-        DatasetStatus::Matches => Ok(DatasetOutcome::Present),
-        DatasetStatus::Foreign => {
+    match (status, policy) {
+        (DatasetStatus::Matches, _) => Ok(DatasetOutcome::Present),
+        (DatasetStatus::Foreign, _) => {
             obs.message("using existing sbtest tables (not created by qpslab)");
             Ok(DatasetOutcome::Foreign)
         }
-        DatasetStatus::Missing => {
+        (DatasetStatus::Missing, DatasetPolicy::CheckOnly { prepare, .. }) => {
+            Err(ExecError::Unprepared(format!(
+                "the dataset ({} × {} rows) is missing on {}; `run` never changes an external \
+                 server: prepare it with: {prepare}",
+                w.tables,
+                w.table_size,
+                target.describe()
+            )))
+        }
+        (DatasetStatus::Different(why), DatasetPolicy::CheckOnly { prepare, cleanup }) => {
+            Err(ExecError::Unprepared(format!(
+                "the dataset on {} differs ({why}); `run` never changes an external server: \
+                 rebuild it with: {cleanup} && {prepare}",
+                target.describe()
+            )))
+        }
+        (DatasetStatus::Missing, DatasetPolicy::Prepare { space }) => {
             obs.message(&format!(
                 "dataset missing: preparing {} × {} rows",
                 w.tables, w.table_size
             ));
-            load_dataset(target, w, loaders, obs)?;
+            load_dataset(target, w, loaders, true, space.as_deref(), obs)?;
             Ok(DatasetOutcome::Prepared)
         }
-        DatasetStatus::Different(why) => {
+        (DatasetStatus::Different(why), DatasetPolicy::Prepare { space }) => {
             obs.message(&format!("dataset differs ({why}): rebuilding it"));
             prepare::cleanup(target, None)?;
-            load_dataset(target, w, loaders, obs)?;
+            load_dataset(target, w, loaders, true, space.as_deref(), obs)?;
             Ok(DatasetOutcome::Prepared)
         }
     }
 }
 
-/// Loads the dataset with `loaders` connections, reporting progress to `obs`.
+/// Loads the dataset with `loaders` connections, reporting progress to `obs`; the database is
+/// created when missing only if `create_database`. With `space`, a dataset that is not there
+/// yet must fit in the free space of that directory's filesystem.
 pub fn load_dataset(
     target: &ConnectOptions,
     w: &WorkloadOptions,
     loaders: u32,
+    create_database: bool,
+    space: Option<&Path>,
     obs: &mut dyn Observer,
 ) -> Result<PrepareReport, ExecError> {
+    if let Some(dir) = space {
+        let present = Conn::connect(target)
+            .ok()
+            .and_then(|mut c| prepare::dataset_status(&mut c, w).ok())
+            == Some(DatasetStatus::Matches);
+        if !present {
+            check_space(dir, w)?;
+        }
+    }
+    let cfg = prepare::PrepareConfig {
+        create_database,
+        ..prepare::PrepareConfig::new(loaders)
+    };
     let report = {
         let mut progress = |p: PrepareProgress| obs.prepare_progress(&p);
-        prepare::prepare(target, w, loaders, &mut progress)?
+        prepare::prepare_with(target, w, &cfg, &mut progress)?
     };
     obs.prepared(w, &report, loaders);
     Ok(report)
+}
+
+/// Bytes an sbtest row takes in InnoDB, its share of the k_N index included (sysbench's
+/// 1M-row table is about 240 MB on disk).
+const BYTES_PER_ROW: u64 = 250;
+
+/// Refuses a dataset larger than the free space of the filesystem holding `dir`.
+pub fn check_space(dir: &Path, w: &WorkloadOptions) -> Result<(), ExecError> {
+    let rows = u64::from(w.tables).saturating_mul(w.table_size);
+    let need = rows.saturating_mul(BYTES_PER_ROW);
+    let Some(free) = free_bytes(dir) else {
+        return Ok(());
+    };
+    if need <= free {
+        return Ok(());
+    }
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    Err(ExecError::NoSpace(format!(
+        "the dataset ({} × {} rows) needs about {:.1} GiB but {} has {:.1} GiB free: use \
+         fewer --tables or a smaller --table-size",
+        w.tables,
+        w.table_size,
+        gib(need),
+        dir.display(),
+        gib(free)
+    )))
+}
+
+/// Bytes available to us on the filesystem holding `dir` (or its nearest existing parent).
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let existing = dir.ancestors().find(|p| p.exists())?;
+    let c = std::ffi::CString::new(existing.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs writes into the zeroed struct we pass; the path is a valid C string.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// The `qpslab prepare` command that builds the dataset of `w` on the target that
+/// `target_args` name (already free of passwords): the options that shape the tables, each
+/// argument quoted for a POSIX shell when it needs it.
+pub fn prepare_command(w: &WorkloadOptions, target_args: &[String]) -> String {
+    let d = WorkloadOptions::new(w.kind);
+    let mut args: Vec<String> = ["qpslab", "prepare", w.kind.name()]
+        .map(String::from)
+        .to_vec();
+    let mut opt = |name: &str, value: String| {
+        args.push(format!("--{name}"));
+        args.push(value);
+    };
+    opt("tables", w.tables.to_string());
+    opt("table-size", w.table_size.to_string());
+    let onoff = |b: bool| if b { "on" } else { "off" }.to_string();
+    if w.auto_inc != d.auto_inc {
+        opt("auto-inc", onoff(w.auto_inc));
+    }
+    if w.secondary != d.secondary {
+        opt("secondary", onoff(w.secondary));
+    }
+    if w.create_secondary != d.create_secondary {
+        opt("create-secondary", onoff(w.create_secondary));
+    }
+    if w.storage_engine != d.storage_engine {
+        opt("mysql-storage-engine", w.storage_engine.clone());
+    }
+    if w.create_table_options != d.create_table_options {
+        opt("create-table-options", w.create_table_options.clone());
+    }
+    args.extend(target_args.iter().cloned());
+    args.iter()
+        .map(|a| shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The `qpslab cleanup` command for the target that `target_args` name (no password).
+pub fn cleanup_command(target_args: &[String]) -> String {
+    std::iter::once("qpslab cleanup".to_string())
+        .chain(target_args.iter().map(|a| shell_quote(a)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The policy for the user's server reached with `target_args`: check only, naming the
+/// commands that would prepare `w` there.
+pub fn check_only(w: &WorkloadOptions, target_args: &[String]) -> DatasetPolicy {
+    DatasetPolicy::CheckOnly {
+        prepare: prepare_command(w, target_args),
+        cleanup: cleanup_command(target_args),
+    }
+}
+
+/// `a` as one POSIX shell word.
+pub fn shell_quote(a: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=@,+%".contains(c);
+    if !a.is_empty() && a.chars().all(plain) {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    }
 }
 
 /// The default number of loader connections: two per core.
@@ -143,4 +314,48 @@ pub fn measure(
         phase,
         telemetry,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qpslab_core::WorkloadKind;
+
+    #[test]
+    fn prepare_command_names_the_shape_and_quotes() {
+        let mut w = WorkloadOptions::new(WorkloadKind::OltpReadOnly);
+        w.tables = 3;
+        w.table_size = 500;
+        w.auto_inc = !w.auto_inc;
+        let target = [
+            "--target".to_string(),
+            "mysql://u@h/db?ssl-mode=REQUIRED".into(),
+        ];
+        let c = prepare_command(&w, &target);
+        assert!(
+            c.starts_with("qpslab prepare oltp_read_only --tables 3 --table-size 500 --auto-inc "),
+            "{c}"
+        );
+        assert!(
+            c.ends_with(" --target 'mysql://u@h/db?ssl-mode=REQUIRED'"),
+            "{c}"
+        );
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn space_is_checked_against_the_filesystem() {
+        let mut w = WorkloadOptions::new(WorkloadKind::OltpReadOnly);
+        w.tables = 1;
+        w.table_size = 10;
+        assert!(check_space(Path::new("/tmp/no/such/dir"), &w).is_ok());
+        w.tables = 10_000;
+        w.table_size = 2_000_000_000;
+        let e = check_space(Path::new("/tmp"), &w).unwrap_err();
+        assert!(
+            e.is_user_error() && e.to_string().contains("GiB free"),
+            "{e}"
+        );
+    }
 }

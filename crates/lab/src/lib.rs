@@ -30,6 +30,7 @@ pub mod exec;
 pub mod expand;
 pub mod options;
 pub mod os;
+pub mod password;
 pub mod spec;
 pub mod study;
 

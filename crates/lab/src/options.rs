@@ -281,13 +281,17 @@ impl RunOptions {
         }
         let mut plan = RunPlan::new(w);
         let threads = self.threads.unwrap_or(1);
-        if threads == 0 {
-            return Err("threads must be at least 1".into());
+        if threads == 0 || threads > 100_000 {
+            return Err("threads must be between 1 and 100000".into());
         }
         plan.threads = vec![threads];
         let secs = |name: &str, v: &Option<Seconds>| {
             v.as_ref()
-                .map(|s| s.seconds().map_err(|e| format!("{name}: {e}")))
+                .map(|s| match s.seconds() {
+                    Ok(v) if v > 365.0 * 86_400.0 => Err(format!("{name}: at most a year")),
+                    Ok(v) => Ok(v),
+                    Err(e) => Err(format!("{name}: {e}")),
+                })
                 .transpose()
         };
         let time_s = secs("duration", &self.duration)?;
@@ -316,7 +320,7 @@ impl RunOptions {
         }
         plan.rate = match self.rate {
             None | Some(0.0) => None,
-            Some(r) if r > 0.0 && r.is_finite() => Some(RateSpec {
+            Some(r) if (0.001..=1e9).contains(&r) => Some(RateSpec {
                 per_second: r,
                 arrival: match self.rate_arrival.as_deref() {
                     None | Some("poisson") => Arrival::Poisson,
@@ -324,7 +328,7 @@ impl RunOptions {
                     Some(o) => return Err(format!("rate_arrival '{o}': uniform or poisson")),
                 },
             }),
-            Some(r) => return Err(format!("rate {r}: must be positive")),
+            Some(r) => return Err(format!("rate {r}: between 0.001 and 1e9 per second")),
         };
         if let Some(ps) = &self.ps {
             plan.prepared_statements = ps.on().map_err(|e| format!("ps: {e}"))?;
@@ -338,6 +342,7 @@ impl RunOptions {
             return Err("event_loops must be at least 1".into());
         }
         plan.event_loops = self.event_loops;
+        qpslab_engine::workload::validate(&plan.workload).map_err(|e| e.to_string())?;
         Ok(plan)
     }
 }

@@ -24,6 +24,7 @@
 use crate::error::SpecError;
 use crate::options::{RunOptions, SweepOptions};
 use indexmap::IndexMap;
+use qpslab_core::{ConnectOptions, Dsn, Secret};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -73,12 +74,65 @@ pub struct Setup {
     /// A my.cnf fragment applied before `set`.
     #[serde(default)]
     pub profile: Option<PathBuf>,
-    /// An external server (`mysql://user@host:port/db`) instead of a sandbox.
+    /// An external server (`mysql://user@host:port/db`) instead of a sandbox. Its password,
+    /// if the URL has one, is never stored or printed; better kept out of the spec with
+    /// `password_file` or `MYSQL_PWD`.
     #[serde(default)]
-    pub target: Option<String>,
+    pub target: Option<Target>,
+    /// A file whose first line is the password of `target`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_file: Option<PathBuf>,
     /// OS-level toggles applied while this setup runs.
     #[serde(default)]
     pub os: OsToggles,
+}
+
+/// A spec's `target`: a `mysql://` URL, parsed when the spec is read. It serializes (the stored
+/// spec, the study's environment, `lab show`) without its password, so a spec compared on
+/// resume matches whether or not its file holds the password.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Target(pub Dsn);
+
+impl<'de> Deserialize<'de> for Target {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Target, D::Error> {
+        let url = String::deserialize(d)?;
+        url.parse::<Dsn>()
+            .map(Target)
+            .map_err(|e| serde::de::Error::custom(format!("target: {e}")))
+    }
+}
+
+impl Setup {
+    /// The connection options of an external target, the password taken from the URL, else
+    /// `password_file` (its first line), else `MYSQL_PWD`; `None` for a sandbox setup.
+    pub fn target_options(&self) -> Result<Option<ConnectOptions>, String> {
+        let Some(Target(dsn)) = &self.target else {
+            return Ok(None);
+        };
+        let mut o = dsn.options().clone();
+        if o.password.is_empty() {
+            if let Some(path) = &self.password_file {
+                o.password = Secret::new(crate::password::read_password_file(path)?);
+            } else if let Ok(pw) = std::env::var("MYSQL_PWD") {
+                o.password = Secret::new(pw);
+            }
+        }
+        Ok(Some(o))
+    }
+
+    /// The target arguments of a `qpslab` command line that reaches this setup's server,
+    /// without password; empty for a sandbox setup.
+    pub fn command_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some(Target(dsn)) = &self.target {
+            args.extend(["--target".to_string(), dsn.to_string()]);
+            if let Some(p) = &self.password_file {
+                args.extend(["--password-file".to_string(), p.display().to_string()]);
+            }
+        }
+        args
+    }
 }
 
 /// A setting's value: written as a string, a number or a boolean.
@@ -126,7 +180,7 @@ impl Setup {
         macro_rules! replace {
             ($($f:ident),*) => { $(if level.$f.is_some() { s.$f = level.$f.clone(); })* };
         }
-        replace!(cpus, malloc, basedir, profile, target);
+        replace!(cpus, malloc, basedir, profile, target, password_file);
         if level.os.thp.is_some() {
             s.os.thp = level.os.thp.clone();
         }
@@ -141,14 +195,37 @@ pub fn parse(file: &str, text: &str) -> Result<Spec, SpecError> {
     Ok(spec)
 }
 
-/// Reads and parses a spec file; returns its text too (stored with the study).
+/// Reads and parses a spec file; returns its text too, with every target's password removed
+/// (that text is what the study stores).
 pub fn load(path: &std::path::Path) -> Result<(Spec, String), SpecError> {
     let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
         path: path.to_path_buf(),
         source,
     })?;
     let file = path.display().to_string();
-    Ok((parse(&file, &text)?, text))
+    let spec = parse(&file, &text)?;
+    let text = redacted_text(&spec, &text);
+    Ok((spec, text))
+}
+
+/// `text` with the password of every URL removed. Should a password survive that (written
+/// with TOML escapes, say), the spec is stored re-serialized instead: comments lost, no secret.
+fn redacted_text(spec: &Spec, text: &str) -> String {
+    let redacted = qpslab_store::redact_url_passwords(text);
+    let clean = |s: &Spec| {
+        s.variant
+            .iter()
+            .chain(s.factors.values().flat_map(|l| l.values()))
+            .all(|v| {
+                v.target
+                    .as_ref()
+                    .is_none_or(|t| t.0.options().password.is_empty())
+            })
+    };
+    match toml::from_str::<Spec>(&redacted) {
+        Ok(s) if clean(&s) => redacted,
+        _ => toml::to_string(spec).unwrap_or_default(),
+    }
 }
 
 fn check(file: &str, spec: &Spec) -> Result<(), SpecError> {
@@ -203,6 +280,11 @@ fn check_setup(what: &str, s: &Setup) -> Result<(), String> {
         if !["always", "madvise", "never"].contains(&t.as_str()) {
             return Err(format!("{what}: os.thp '{t}': always, madvise or never"));
         }
+    }
+    if s.password_file.is_some() && s.target.is_none() {
+        return Err(format!(
+            "{what}: `password_file` is the password of an external `target`; sandboxes need none"
+        ));
     }
     if s.target.is_some()
         && (!s.set.is_empty() || s.cpus.is_some() || s.malloc.is_some() || s.basedir.is_some())
@@ -386,6 +468,39 @@ mod tests {
             .with(&s.factors["malloc"]["jemalloc"]);
         assert_eq!(merged.set["a"].render(), "1");
         assert_eq!(merged.malloc.as_deref(), Some("jemalloc"));
+    }
+
+    #[test]
+    fn targets_are_parsed_and_never_serialized_with_their_password() {
+        let text =
+            "name = \"t\"\n[[variant]]\nname = \"ext\"\ntarget = \"mysql://u:s3cr3t@db:3307/x\"\n";
+        let with = parse("s", text).unwrap();
+        let t = with.variant[0].target.as_ref().unwrap();
+        assert_eq!(t.0.options().password.expose(), "s3cr3t");
+        let shown = format!("{with:?} {}", normalized(&with));
+        assert!(!shown.contains("s3cr3t"), "{shown}");
+        let stored = redacted_text(&with, text);
+        assert!(!stored.contains("s3cr3t") && stored.contains("mysql://u@db:3307/x"));
+        // What resume compares: the spec from the file against the stored one.
+        let without = parse("s", &stored).unwrap();
+        assert!(differences(&normalized(&with), &normalized(&without)).is_empty());
+        // An escaped password escapes the text redaction: the spec is re-serialized instead.
+        let escaped = text.replace("u:s3cr3t", "u\\u003as3cr3t");
+        let stored = redacted_text(&parse("s", &escaped).unwrap(), &escaped);
+        assert!(
+            !stored.contains("s3") && stored.contains("mysql://u@db:3307/x"),
+            "{stored}"
+        );
+        let e = parse(
+            "s",
+            "name = \"t\"\n[[variant]]\nname = \"x\"\ntarget = \"pg://h\"\n",
+        );
+        assert!(e.unwrap_err().to_string().contains("line 4"));
+        let e = parse(
+            "s",
+            "name = \"t\"\n[[variant]]\nname = \"x\"\npassword_file = \"/p\"\n",
+        );
+        assert!(e.unwrap_err().to_string().contains("password_file"));
     }
 
     #[test]

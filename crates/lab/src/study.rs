@@ -2,12 +2,12 @@
 //! starting each setup's server when the setup changes, recording every cell as it ends.
 
 use crate::error::{SpecError, StudyError};
-use crate::exec::{default_loaders, ensure_dataset, measure, Observer};
+use crate::exec::{default_loaders, ensure_dataset, measure, DatasetPolicy, Observer};
 use crate::expand::{expand, Cell, Expanded};
 use crate::options::Transport;
 use crate::os::OsGuard;
 use crate::spec::{self, Setup, Spec};
-use qpslab_core::{ConnectOptions, Dsn, PhaseResult};
+use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_engine::workload::Workload;
 use qpslab_engine::PhaseSpec;
 use qpslab_probe::Sampler;
@@ -69,6 +69,15 @@ pub fn load(path: &Path) -> Result<Loaded, SpecError> {
     let (spec, text) = spec::load(path)?;
     let file = path.display().to_string();
     let expanded = expand(&file, &spec)?;
+    for s in &expanded.setups {
+        // A target's password file is read now, so a missing one is the user's error at once.
+        s.setup
+            .target_options()
+            .map_err(|message| SpecError::Value {
+                file: file.clone(),
+                message: format!("{}: {message}", s.name),
+            })?;
+    }
     for c in &expanded.cells {
         c.options.to_plan().map_err(|message| SpecError::Value {
             file: file.clone(),
@@ -331,7 +340,9 @@ impl Runner<'_> {
                 fail(e.to_string())
             }
         };
-        ensure_dataset(&target, &plan.workload, loaders, obs).map_err(exec)?;
+        let setup = &self.loaded.expanded.setups[cell.setup].setup;
+        let policy = dataset_policy(setup, &plan, self.lab);
+        ensure_dataset(&target, &plan.workload, loaders, &policy, obs).map_err(exec)?;
         let meta = RunMeta {
             uuid: qpslab_store::new_run_uuid(),
             started_at: qpslab_store::unix_now(),
@@ -418,13 +429,8 @@ impl Runner<'_> {
         if let Some(thp) = &sc.setup.os.thp {
             self.os.set_thp(thp).map_err(|e| fail(e, None))?;
         }
-        let (sandbox, socket, tcp) = match &sc.setup.target {
-            Some(url) => {
-                let dsn: Dsn = url
-                    .parse()
-                    .map_err(|e: qpslab_core::dsn::DsnError| fail(format!("target: {e}"), None))?;
-                (None, dsn.0, None)
-            }
+        let (sandbox, socket, tcp) = match sc.setup.target_options().map_err(|e| fail(e, None))? {
+            Some(options) => (None, options, None),
             None => {
                 let spec = sandbox_spec(&self.loaded.spec.name, &sc.name, &sc.setup)
                     .map_err(|e| fail(e, None))?;
@@ -509,6 +515,17 @@ fn start_error(e: &qpslab_sandbox::Error) -> CellError {
         error: e.to_string().lines().next().unwrap_or("").to_string(),
         log_tail: tail,
     }
+}
+
+/// A study's sandboxes are ours and get their dataset built; an external `target` is only
+/// checked, and a cell fails with the commands that would prepare it.
+fn dataset_policy(setup: &Setup, plan: &qpslab_core::RunPlan, lab: &LabDir) -> DatasetPolicy {
+    if setup.target.is_none() {
+        return DatasetPolicy::Prepare {
+            space: Some(lab.path().to_path_buf()),
+        };
+    }
+    crate::exec::check_only(&plan.workload, &setup.command_args())
 }
 
 /// The sandbox spec of a setup.

@@ -204,6 +204,7 @@ impl StudyObserver for LabPrinter {
 
 fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
     let l = load(&a.spec)?;
+    crate::hiargs::output_path("--db", &a.db.db)?;
     let mut store =
         Store::open(&a.db.db).with_context(|| format!("results store {}", a.db.db.display()))?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
@@ -236,6 +237,17 @@ fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
         store.path().display(),
         out.study.name
     );
+    if out.failed > 0 {
+        // The study ran to its end, but not every cell measured: a script must not take
+        // that for success.
+        return Err(anyhow::anyhow!(
+            "{} of {} cell(s) failed in study '{}' (qpslab lab show {} gives each error)",
+            out.failed,
+            out.done + out.failed + out.skipped,
+            out.study.name,
+            out.study.name
+        ));
+    }
     Ok(())
 }
 
@@ -320,7 +332,9 @@ fn show(a: &LabShowArgs) -> Result<()> {
             "finished_at": s.finished_at, "spec_hash": s.spec_hash, "factors": s.factors,
             "env": s.env, "cells": cells,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        // Studies stored by an older qpslab may hold a target's password: never print it.
+        let text = serde_json::to_string_pretty(&v)?;
+        println!("{}", qpslab_store::redact_url_passwords(&text));
     } else if a.csv {
         println!(
             "seq,label,variant,repeat,status,params,run_id,tps,qps,lat_avg_ms,p95_ms,p99_ms,error"

@@ -1,12 +1,13 @@
 //! `qpslab prepare` and `qpslab cleanup`, and the dataset check `run` makes before measuring.
 
-use crate::args::{CleanupArgs, PrepareArgs};
+use crate::args::{CleanupArgs, PrepareArgs, TargetArgs};
 use crate::error::user;
 use crate::hiargs::workload_options;
-use crate::target::{connect, lab_dir, Connected};
+use crate::target::{command_args, connect, lab_dir, Connected};
 use anyhow::{Context, Result};
 use qpslab_core::WorkloadOptions;
 use qpslab_engine::prepare::{self, PrepareProgress, PrepareReport};
+use qpslab_lab::exec::{check_only, DatasetPolicy};
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
@@ -14,12 +15,12 @@ use std::time::{Duration, Instant};
 pub fn prepare(a: PrepareArgs) -> Result<()> {
     let w = workload_options(&a.workload)?;
     let threads = match a.threads {
-        Some(0) => return Err(user("--threads must be at least 1")),
-        Some(n) => n,
+        Some(n) => crate::hiargs::loader_threads("--threads", n)?,
         None => default_loaders(),
     };
     let target = connect(&a.target, Some(&a.embedded), &lab_dir(&a.lab))?;
-    let outcome = load(&target, &w, threads);
+    // A sandbox is ours: its database is created as needed. On the user's server only when asked.
+    let outcome = load(&target, &w, threads, a.create_db || target.ours);
     let stopped = target.finish();
     outcome?;
     stopped
@@ -48,13 +49,28 @@ pub fn cleanup(a: CleanupArgs) -> Result<()> {
     stopped
 }
 
-/// Makes sure the dataset `w` describes is present on `target`, preparing it when it is missing or
-/// was built by qpslab with another shape (see `qpslab_lab::exec::ensure_dataset`).
-pub fn ensure_dataset(target: &Connected, w: &WorkloadOptions, threads: Option<u32>) -> Result<()> {
+/// Makes sure the dataset `w` describes is present on `target`. On a sandbox of ours it is
+/// prepared when missing or built by qpslab with another shape; the user's server is only
+/// checked, and a missing or different dataset is a user error naming the `qpslab prepare`
+/// command to run (see `qpslab_lab::exec::ensure_dataset`).
+pub fn ensure_dataset(
+    target: &Connected,
+    args: &TargetArgs,
+    w: &WorkloadOptions,
+    threads: Option<u32>,
+) -> Result<()> {
+    let policy = if target.ours {
+        DatasetPolicy::Prepare {
+            space: target.lab.clone(),
+        }
+    } else {
+        check_only(w, &command_args(args))
+    };
     qpslab_lab::exec::ensure_dataset(
         &target.options,
         w,
         threads.unwrap_or_else(default_loaders),
+        &policy,
         &mut Printer::new(),
     )
     .map(|_| ())
@@ -65,6 +81,9 @@ pub fn ensure_dataset(target: &Connected, w: &WorkloadOptions, threads: Option<u
 /// the exit-code mapping.
 pub fn exec_error(e: qpslab_lab::ExecError) -> anyhow::Error {
     use qpslab_lab::ExecError as E;
+    if e.is_user_error() {
+        return user(e.to_string());
+    }
     match e {
         E::Run(e) => e.into(),
         E::Connect { target, source } => {
@@ -79,16 +98,29 @@ fn default_loaders() -> u32 {
     qpslab_lab::exec::default_loaders()
 }
 
-fn load(target: &Connected, w: &WorkloadOptions, threads: u32) -> Result<()> {
-    qpslab_lab::exec::load_dataset(&target.options, w, threads, &mut Printer::new())
-        .map(|_| ())
-        .map_err(|e| {
-            exec_error(e).context(format!(
-                "preparing {} on {}",
-                w.kind,
+fn load(target: &Connected, w: &WorkloadOptions, threads: u32, create_db: bool) -> Result<()> {
+    qpslab_lab::exec::load_dataset(
+        &target.options,
+        w,
+        threads,
+        create_db,
+        target.lab.as_deref(),
+        &mut Printer::new(),
+    )
+    .map(|_| ())
+    .map_err(|e| {
+        if let qpslab_lab::ExecError::Dataset(prepare::PrepareError::MissingDatabase(db)) = &e {
+            return user(format!(
+                "database {db} does not exist on {}: add --create-db to create it",
                 target.options.describe()
-            ))
-        })
+            ));
+        }
+        exec_error(e).context(format!(
+            "preparing {} on {}",
+            w.kind,
+            target.options.describe()
+        ))
+    })
 }
 
 /// Prints dataset progress as `qpslab prepare` always has, and live lines of a phase.

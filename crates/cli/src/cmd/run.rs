@@ -49,7 +49,8 @@ fn sweep(
         server.version_comment,
         target.options.describe()
     );
-    ensure_dataset(target, &plan.workload, a.prepare_threads)?;
+    crate::hiargs::check_server_limits(plan, workload.statements().len(), &server)?;
+    ensure_dataset(target, &a.target, &plan.workload, a.prepare_threads)?;
     let meta = RunMeta {
         uuid: qpslab_store::new_run_uuid(),
         started_at: qpslab_store::unix_now(),

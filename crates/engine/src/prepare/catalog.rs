@@ -23,7 +23,7 @@ pub enum DatasetStatus {
 }
 
 /// A table as `qpslab_datasets` records it.
-struct Record {
+pub(super) struct Record {
     shape: TableShape,
     complete: bool,
 }
@@ -108,6 +108,16 @@ pub(super) fn sbtest_tables(conn: &mut Conn, db: &str) -> Result<HashSet<String>
         .collect())
 }
 
+pub(super) fn database_exists(conn: &mut Conn, db: &str) -> Result<bool, PrepareError> {
+    let r = conn
+        .query(&format!(
+            "SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = {}",
+            quote_str(db)
+        ))
+        .context(|| format!("looking for database {db}"))?;
+    Ok(!r.rows.is_empty())
+}
+
 pub(super) fn has_catalog(conn: &mut Conn, db: &str) -> Result<bool, PrepareError> {
     let r = conn
         .query(&format!(
@@ -118,7 +128,7 @@ pub(super) fn has_catalog(conn: &mut Conn, db: &str) -> Result<bool, PrepareErro
     Ok(!r.rows.is_empty())
 }
 
-fn records(conn: &mut Conn, db: &str) -> Result<HashMap<String, Record>, PrepareError> {
+pub(super) fn records(conn: &mut Conn, db: &str) -> Result<HashMap<String, Record>, PrepareError> {
     let r = conn
         .query(&format!(
             "SELECT table_name, table_size, id_secondary, auto_inc, create_secondary, engine, complete FROM {}.{CATALOG}",
@@ -144,14 +154,6 @@ fn records(conn: &mut Conn, db: &str) -> Result<HashMap<String, Record>, Prepare
         );
     }
     Ok(out)
-}
-
-/// Recorded table names, each with whether its prepare completed.
-pub(super) fn recorded(conn: &mut Conn, db: &str) -> Result<HashMap<String, bool>, PrepareError> {
-    Ok(records(conn, db)?
-        .into_iter()
-        .map(|(k, r)| (k, r.complete))
-        .collect())
 }
 
 pub(super) fn forget(conn: &mut Conn, db: &str, table: &str) -> Result<(), PrepareError> {
@@ -213,7 +215,7 @@ pub fn dataset_status(conn: &mut Conn, w: &WorkloadOptions) -> Result<DatasetSta
                 return Ok(DatasetStatus::Different(why));
             }
         } else if present.contains(t) {
-            match read_shape(conn, t)? {
+            match read_shape(conn, &db, t, true)? {
                 Ok(shape) => {
                     if let Some(why) = shape.mismatch(&want, t) {
                         return Ok(DatasetStatus::Different(format!(
@@ -237,15 +239,49 @@ pub fn dataset_status(conn: &mut Conn, w: &WorkloadOptions) -> Result<DatasetSta
     })
 }
 
-/// Reads a table's shape in the current database; `Err(why)` when its columns are not
-/// sysbench's.
-fn read_shape(conn: &mut Conn, table: &str) -> Result<Result<TableShape, String>, PrepareError> {
+/// Why `table` in `db`, recorded as `rec`, is not the table qpslab created: its columns are
+/// not sysbench's, or its keys or engine are not those recorded (someone replaced it). `None`
+/// when it is ours. Row counts are not compared: workloads insert and delete rows.
+pub(super) fn not_ours(
+    conn: &mut Conn,
+    db: &str,
+    table: &str,
+    rec: &Record,
+) -> Result<Option<String>, PrepareError> {
+    let shape = match read_shape(conn, db, table, false)? {
+        Ok(shape) => shape,
+        Err(why) => return Ok(Some(why)),
+    };
+    let want = TableShape {
+        rows: shape.rows,
+        // An interrupted prepare may not have built the k_N index yet.
+        k_index: if rec.complete {
+            rec.shape.k_index
+        } else {
+            shape.k_index
+        },
+        ..rec.shape.clone()
+    };
+    Ok(shape
+        .mismatch(&want, table)
+        .map(|why| format!("{why}, not what {CATALOG} recorded")))
+}
+
+/// Reads a table's shape in `db` (rows counted only if `count_rows`, else 0); `Err(why)` when
+/// its columns are not sysbench's.
+fn read_shape(
+    conn: &mut Conn,
+    db: &str,
+    table: &str,
+    count_rows: bool,
+) -> Result<Result<TableShape, String>, PrepareError> {
     let lit = quote_str(table);
+    let schema = quote_str(db);
     let ctx = || format!("reading the definition of {table}");
     let cols = conn
         .query(&format!(
             "SELECT COLUMN_NAME, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH, EXTRA FROM information_schema.COLUMNS \
-             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = {lit} ORDER BY ORDINAL_POSITION"
+             WHERE TABLE_SCHEMA = {schema} AND TABLE_NAME = {lit} ORDER BY ORDINAL_POSITION"
         ))
         .context(ctx)?;
     let got: Vec<(String, String, String)> = cols
@@ -280,7 +316,7 @@ fn read_shape(conn: &mut Conn, table: &str) -> Result<Result<TableShape, String>
     let idx = conn
         .query(&format!(
             "SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS \
-             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = {lit}"
+             WHERE TABLE_SCHEMA = {schema} AND TABLE_NAME = {lit}"
         ))
         .context(ctx)?;
     let indexes: Vec<(String, String)> = idx
@@ -294,19 +330,25 @@ fn read_shape(conn: &mut Conn, table: &str) -> Result<Result<TableShape, String>
     let k_name = format!("k_{}", table_number(table));
     let engine = conn
         .query(&format!(
-            "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = {lit}"
+            "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = {schema} AND TABLE_NAME = {lit}"
         ))
         .context(ctx)?
         .first_value()
         .unwrap_or_default()
         .to_ascii_lowercase();
-    let count = conn
-        .query(&format!("SELECT COUNT(*) FROM {}", quote_ident(table)))
-        .context(|| format!("counting rows of {table}"))?;
-    let rows = count
+    let rows = if count_rows {
+        conn.query(&format!(
+            "SELECT COUNT(*) FROM {}.{}",
+            quote_ident(db),
+            quote_ident(table)
+        ))
+        .context(|| format!("counting rows of {table}"))?
         .first_value()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+        .unwrap_or(0)
+    } else {
+        0
+    };
     Ok(Ok(TableShape {
         rows,
         secondary: !indexes.iter().any(|(n, c)| n == "PRIMARY" && c == "id"),

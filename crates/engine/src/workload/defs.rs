@@ -194,8 +194,30 @@ pub(super) fn build(o: &WorkloadOptions) -> (Vec<StatementDef>, [Option<u32>; Ki
 /// Rejects options sysbench would reject or that cannot produce a statement.
 pub(super) fn validate(o: &WorkloadOptions) -> Result<(), WorkloadError> {
     let bad = |m: String| Err(WorkloadError::InvalidOption(m));
-    if o.tables == 0 {
-        return bad("--tables must be at least 1".into());
+    if o.tables == 0 || o.tables > super::MAX_TABLES {
+        return bad(format!(
+            "--tables must be between 1 and {} (got {})",
+            super::MAX_TABLES,
+            o.tables
+        ));
+    }
+    let counts = [
+        ("--point-selects", o.point_selects),
+        ("--simple-ranges", o.simple_ranges),
+        ("--sum-ranges", o.sum_ranges),
+        ("--order-ranges", o.order_ranges),
+        ("--distinct-ranges", o.distinct_ranges),
+        ("--index-updates", o.index_updates),
+        ("--non-index-updates", o.non_index_updates),
+        ("--delete-inserts", o.delete_inserts),
+        ("--random-points", o.random_points),
+        ("--number-of-ranges", o.number_of_ranges),
+    ];
+    if let Some((name, n)) = counts.iter().find(|(_, n)| *n > super::MAX_PER_EVENT) {
+        return bad(format!(
+            "{name} {n}: at most {} queries of a kind per event",
+            super::MAX_PER_EVENT
+        ));
     }
     if o.table_size == 0 || o.table_size > MAX_TABLE_SIZE {
         return bad(format!(

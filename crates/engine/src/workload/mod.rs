@@ -155,6 +155,21 @@ pub enum WorkloadError {
 /// The largest table size: `id` is a signed 32-bit INTEGER in sysbench's schema.
 pub const MAX_TABLE_SIZE: u64 = i32::MAX as u64;
 
+/// The most tables a workload may use. Every session prepares each statement once per table
+/// (as sysbench does), so the statements are built per table before anything connects, and a
+/// server holds at most `max_prepared_stmt_count` (16382 by default) of them in all.
+pub const MAX_TABLES: u32 = 10_000;
+
+/// The most queries of one kind per event (sysbench's defaults are 1 to 10): an event's calls
+/// are built in one buffer per session.
+pub const MAX_PER_EVENT: u32 = 100_000;
+
+/// Checks workload options without building anything: what [`Workload::new`] refuses, for
+/// callers that want to reject input before starting a server or connecting.
+pub fn validate(opts: &WorkloadOptions) -> Result<(), WorkloadError> {
+    defs::validate(opts)
+}
+
 /// What every [`SessionGen`] of a workload shares.
 #[derive(Debug)]
 pub(crate) struct Shared {

@@ -1,0 +1,68 @@
+//! Terminal output that survives a closed pipe: `qpslab show --json | head -1` is a normal end.
+//!
+//! Rust ignores SIGPIPE, so a write to a closed stdout fails with EPIPE, and std's `println!`
+//! turns that into a panic. Resetting SIGPIPE to its default would instead kill qpslab at its
+//! next line of output, in the middle of a run, leaving the embedded sandbox running and the
+//! phase unstored. So the binary keeps SIGPIPE ignored and every `print!`/`println!` (and the
+//! stderr ones) in this crate goes through [`write_out`]: once the reader is gone the rest of the
+//! output is dropped and the command ends the normal way, stopping what it started and storing
+//! what it measured. The macros below shadow std's for every module declared after them in
+//! `main.rs`, so no call site needs to know.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+static STDERR_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Which stream a macro writes to.
+#[derive(Clone, Copy)]
+pub enum Stream {
+    /// Standard output.
+    Out,
+    /// Standard error.
+    Err,
+}
+
+/// Writes formatted text to `stream`; a closed pipe (EPIPE) silences that stream from then on,
+/// any other failure is ignored too (there is nowhere left to report it).
+pub fn write_out(stream: Stream, args: std::fmt::Arguments<'_>) {
+    let closed = match stream {
+        Stream::Out => &STDOUT_CLOSED,
+        Stream::Err => &STDERR_CLOSED,
+    };
+    if closed.load(Ordering::Relaxed) {
+        return;
+    }
+    let result = match stream {
+        Stream::Out => std::io::stdout().lock().write_fmt(args),
+        Stream::Err => std::io::stderr().lock().write_fmt(args),
+    };
+    if let Err(e) = result {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            closed.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+macro_rules! print {
+    ($($arg:tt)*) => { $crate::out::write_out($crate::out::Stream::Out, format_args!($($arg)*)) };
+}
+
+macro_rules! println {
+    () => { $crate::out::write_out($crate::out::Stream::Out, format_args!("\n")) };
+    ($($arg:tt)*) => {
+        $crate::out::write_out($crate::out::Stream::Out, format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+macro_rules! eprint {
+    ($($arg:tt)*) => { $crate::out::write_out($crate::out::Stream::Err, format_args!($($arg)*)) };
+}
+
+macro_rules! eprintln {
+    () => { $crate::out::write_out($crate::out::Stream::Err, format_args!("\n")) };
+    ($($arg:tt)*) => {
+        $crate::out::write_out($crate::out::Stream::Err, format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
