@@ -170,7 +170,7 @@ fn fuzz_dsns_random() {
                 let q: [&str; 6] = ["socket=", "ssl-mode=", "ssl_ca=", "x=", "&", "="];
                 s.push('?');
                 for _ in 0..=r.below(3) {
-                    let k: &str = *r.pick(&q);
+                    let k = *r.pick(&q);
                     s.push_str(k);
                     s.push_str(&text(r, 8));
                 }
