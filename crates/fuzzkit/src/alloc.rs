@@ -16,7 +16,15 @@ thread_local! {
     static TOTAL: Cell<usize> = const { Cell::new(0) };
 }
 
+/// A request this large is a parser trusting a length it read: the case is named and the
+/// process aborts (unwinding out of an allocator is not allowed, and the allocation itself
+/// would abort or exhaust the machine).
+const HUGE: usize = 1 << 32;
+
 fn count(size: usize) {
+    if size > HUGE {
+        crate::abort_on_huge_allocation(size);
+    }
     let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
     let _ = TOTAL.try_with(|t| t.set(t.get().saturating_add(size)));
 }

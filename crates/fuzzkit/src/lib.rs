@@ -106,6 +106,7 @@ impl Target {
             let mut rng = Rng::for_case(self.seed, case);
             let input = gen(&mut rng);
             current.store(case, Ordering::Relaxed);
+            RUNNING.with(|r| r.set((self.name, self.seed, case)));
             watchdog.touch();
             if let Err(e) = catch_unwind(AssertUnwindSafe(|| check(&input))) {
                 let what = panic_text(&e);
@@ -147,6 +148,20 @@ impl Target {
             }
         }
     }
+}
+
+thread_local! {
+    /// The target and case this thread is running, for [`abort_on_huge_allocation`].
+    static RUNNING: std::cell::Cell<(&'static str, u64, u64)> = const { std::cell::Cell::new(("", 0, 0)) };
+}
+
+fn abort_on_huge_allocation(size: usize) -> ! {
+    let (name, seed, case) = RUNNING.with(|r| r.get());
+    eprintln!(
+        "fuzz target {name} asked for {size} bytes on case {case} (rerun: QPSLAB_FUZZ_SEED={seed} \
+         QPSLAB_FUZZ_CASE={case})"
+    );
+    std::process::abort();
 }
 
 fn panic_text(e: &Box<dyn std::any::Any + Send>) -> String {
