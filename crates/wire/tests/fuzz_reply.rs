@@ -294,7 +294,7 @@ fn fuzz_replies_in_random_splits() {
 
 #[test]
 fn fuzz_replies_with_16_mib_rows() {
-    Target::weighted("wire_reply_reader_16mib", 20, 0.000_1).run(
+    Target::weighted("wire_reply_reader_16mib", 10, 0.000_1).run(
         |r| {
             let (caps, binary, w, want) = reply(r, true);
             let c = cuts(r, &w);

@@ -29,9 +29,9 @@ fn payload_len(r: &mut Rng, big: bool) -> usize {
 
 #[test]
 fn fuzz_framing_round_trips() {
-    Target::weighted("wire_framing_round_trip", 300, 0.002).run(
+    Target::weighted("wire_framing_round_trip", 200, 0.002).run(
         |r| {
-            let big = r.one_in(150);
+            let big = r.one_in(200);
             let lens: Vec<usize> = (0..=r.below(4)).map(|_| payload_len(r, big)).collect();
             (lens, r.byte(), r.u64())
         },

@@ -140,7 +140,7 @@ fn auth_packet(r: &mut Rng) -> Vec<u8> {
 
 #[test]
 fn fuzz_authentication_exchanges() {
-    Target::weighted("wire_auth_exchange", 10_000, 0.2).run(
+    Target::weighted("wire_auth_exchange", 4_000, 0.2).run(
         |r| {
             let plugin = *r.pick(&PLUGINS);
             let nonce = r.bytes(40);
