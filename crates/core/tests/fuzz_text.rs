@@ -179,9 +179,12 @@ fn fuzz_dsns_random() {
         },
         |s| {
             if let Ok(d) = s.parse::<Dsn>() {
-                let p = d.options().password.expose().to_string();
-                let shown = format!("{d} {d:?}");
-                assert!(p.len() < 4 || !shown.contains(&p), "{shown} shows {p}");
+                // What is shown must not depend on the password (the password itself may
+                // happen to spell the host, as "😀" did).
+                let mut other = d.options().clone();
+                other.password = Default::default();
+                let blank = Dsn(other);
+                assert_eq!(format!("{d} {d:?}"), format!("{blank} {blank:?}"));
             }
         },
     );
@@ -195,8 +198,12 @@ fn fuzz_percent_escapes() {
             let url = format!("mysql://u@h/db%{esc}");
             let hex = esc.len() >= 2 && esc.bytes().take(2).all(|b| b.is_ascii_hexdigit());
             let utf8 = !hex || u8::from_str_radix(&esc[..2], 16).is_ok_and(|b| b < 0x80);
+            // One escape: a second '%' ("%0b%4") would be judged on its own.
+            let one = !esc.get(2..).unwrap_or("").contains('%');
             let parsed = url.parse::<Dsn>();
-            assert_eq!(parsed.is_ok(), hex && utf8, "{url}: {parsed:?}");
+            if one {
+                assert_eq!(parsed.is_ok(), hex && utf8, "{url}: {parsed:?}");
+            }
         },
     );
 }
