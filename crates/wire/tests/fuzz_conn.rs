@@ -70,11 +70,22 @@ fn serve(mut s: UnixStream, (caps, replies): Script) {
     }
 }
 
+fn socket_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("qpslab-fuzz-conn-{}", std::process::id()))
+}
+
+/// Removes the socket's directory when the test process exits (statics are never dropped).
+extern "C" fn remove_socket_dir() {
+    let _ = std::fs::remove_dir_all(socket_dir());
+}
+
 fn server() -> &'static Server {
     static SERVER: std::sync::OnceLock<Server> = std::sync::OnceLock::new();
     SERVER.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("qpslab-fuzz-conn-{}", std::process::id()));
+        let dir = socket_dir();
         let _ = std::fs::create_dir_all(&dir);
+        // SAFETY: registers a plain function that touches only the file system.
+        unsafe { libc::atexit(remove_socket_dir) };
         let path = dir.join("s.sock");
         let _ = std::fs::remove_file(&path);
         let listener = UnixListener::bind(&path).expect("a socket to listen on");
