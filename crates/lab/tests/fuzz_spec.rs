@@ -148,7 +148,7 @@ fn check(text: &str) {
 
 #[test]
 fn fuzz_random_specs() {
-    Target::weighted("lab_spec_random", 3_000, 0.05).run(random_spec, |t| check(t));
+    Target::weighted("lab_spec_random", 1_500, 0.05).run(random_spec, |t| check(t));
 }
 
 #[test]
@@ -163,7 +163,7 @@ fn fuzz_mutated_example_specs() {
     for e in &examples {
         assert!(load(e).is_some(), "an example must load:\n{e}");
     }
-    Target::weighted("lab_spec_mutated", 3_000, 0.05).run(
+    Target::weighted("lab_spec_mutated", 1_500, 0.05).run(
         |r| {
             let e = r.pick(&examples).clone();
             String::from_utf8_lossy(&r.mutate(e.as_bytes())).into_owned()

@@ -340,7 +340,7 @@ fn fuzz_session_replies() {
 
 #[test]
 fn fuzz_session_replies_mutated() {
-    Target::weighted("wire_session_replies_hostile", 4_000, 0.05).run(
+    Target::weighted("wire_session_replies_hostile", 2_500, 0.05).run(
         |r| {
             let caps = server_caps(r);
             let (mut replies, params) = if r.one_in(2) {

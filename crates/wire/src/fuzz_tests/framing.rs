@@ -64,7 +64,7 @@ fn fuzz_framing_round_trips() {
 
 #[test]
 fn fuzz_framing_of_random_streams() {
-    Target::weighted("wire_framing_random", 3_000, 0.02).run(
+    Target::weighted("wire_framing_random", 1_500, 0.02).run(
         |r| {
             let mut b = Vec::new();
             for _ in 0..=r.below(4) {
