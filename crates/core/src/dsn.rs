@@ -167,6 +167,8 @@ fn percent_decode(s: &str) -> Result<String, DsnError> {
         if bytes[i] == b'%' {
             let hex = s
                 .get(i + 1..i + 3)
+                // Two hex digits: from_str_radix alone would also take a sign ("%+1").
+                .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
                 .ok_or_else(|| DsnError("bad percent-escape in DSN".into()))?;
             out.push(hex);

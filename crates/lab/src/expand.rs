@@ -56,12 +56,37 @@ pub struct Expanded {
     pub cells: Vec<Cell>,
 }
 
+/// The most cells a study may have: at a few seconds each, more is a typo, and expanding
+/// a runaway product (`repeats = 4294967295`, thirty two-level factors) would exhaust memory.
+pub const MAX_CELLS: usize = 100_000;
+
+/// The number of cells `spec` expands to (saturating), counted before expanding anything.
+fn cell_count(spec: &Spec) -> u128 {
+    let variants = spec.variant.len().max(1) as u128;
+    let levels = spec.factors.values().map(|l| l.len() as u128);
+    let points = spec.sweep.axes().into_iter().map(|(_, v)| v.len() as u128);
+    levels
+        .chain(points)
+        .fold(variants, u128::saturating_mul)
+        .saturating_mul(spec.defaults.repeats() as u128)
+}
+
 /// Expands `spec`; `file` names it in errors.
 pub fn expand(file: &str, spec: &Spec) -> Result<Expanded, SpecError> {
     let empty = |why: String| SpecError::Empty {
         file: file.into(),
         why,
     };
+    let count = cell_count(spec);
+    if count > MAX_CELLS as u128 {
+        return Err(SpecError::Value {
+            file: file.into(),
+            message: format!(
+                "the study expands to {count} cells, more than {MAX_CELLS}: use fewer \
+                 variants, factor levels, swept values or repeats"
+            ),
+        });
+    }
     let setups = setups(spec);
     if let Some((f, _)) = spec.factors.iter().find(|(_, l)| l.is_empty()) {
         return Err(empty(format!("factor '{f}' has no levels")));

@@ -86,6 +86,11 @@ pub(crate) fn rsa_encrypt_password(
         })
         .map_err(|e| Error::Auth(format!("cannot read the server's RSA public key: {e}")))?;
     let nonce = &nonce[..nonce.len().min(20)];
+    if nonce.is_empty() {
+        return Err(Error::Protocol(
+            "caching_sha2_password: the server sent no scramble to mix the password with".into(),
+        ));
+    }
     let mut plain: Vec<u8> = password.iter().copied().chain(std::iter::once(0)).collect();
     for (i, b) in plain.iter_mut().enumerate() {
         *b ^= nonce[i % nonce.len()];

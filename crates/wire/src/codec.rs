@@ -251,28 +251,32 @@ impl ReplyReader {
                 return Ok((pos, None));
             }
             let len = u32::from_le_bytes([rest[0], rest[1], rest[2], 0]) as usize;
-            let continuation = std::mem::replace(&mut self.continued, len == MAX_PAYLOAD);
+            let continuation = self.continued;
             let body = &rest[4..];
             if !continuation && len > WHOLE && self.state != State::Start && body.is_empty() {
                 return Ok((pos, None)); // cannot classify a large packet without its first byte
             }
-            let streamable = len > WHOLE
-                && self.state != State::Start
-                && body[0] != 0xFF
-                && !(body[0] == 0xFE && len < MAX_PAYLOAD);
-            if continuation || streamable {
+            // (A continuation is skipped unseen: its body may not have arrived yet.)
+            let streamable = |first: u8| {
+                len > WHOLE
+                    && self.state != State::Start
+                    && first != 0xFF
+                    && !(first == 0xFE && len < MAX_PAYLOAD)
+            };
+            if continuation || body.first().is_some_and(|b| streamable(*b)) {
                 // Part of a large row or column definition: count it and stream past it.
                 if !continuation {
                     self.count_skipped();
                 }
+                self.continued = len == MAX_PAYLOAD;
                 pos += 4;
                 self.skip = len;
                 continue;
             }
             if body.len() < len {
-                self.continued = continuation;
                 return Ok((pos, None));
             }
+            self.continued = len == MAX_PAYLOAD;
             pos += 4 + len;
             if let Some(reply) = self.packet(&body[..len])? {
                 self.reset();

@@ -150,7 +150,7 @@ impl Conn {
         if params > 0 && !self.info.caps.deprecate_eof() {
             self.io.read()?;
         }
-        let mut cols = Vec::with_capacity(columns as usize);
+        let mut cols = Vec::with_capacity((columns as usize).min(64)); // a count, not yet columns
         for _ in 0..columns {
             cols.push(parse_column(&self.io.read()?)?);
         }
@@ -389,7 +389,7 @@ impl Conn {
         // MariaDB metadata caching adds a "metadata follows" byte to the column count.
         let follows = !self.info.caps.cache_metadata() || r.u8()? != 0;
         let cols: Vec<Column> = if follows {
-            let mut v = Vec::with_capacity(n);
+            let mut v = Vec::with_capacity(n.min(64)); // a count, not yet columns
             for _ in 0..n {
                 v.push(parse_column(&self.io.read()?)?);
             }

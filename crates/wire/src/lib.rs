@@ -29,6 +29,9 @@ mod rows;
 pub mod stream;
 mod tls;
 
+#[cfg(test)]
+mod fuzz_tests;
+
 pub use caps::Capabilities;
 pub use conn::{Conn, QueryResult, SessionInfo, Statement, Value};
 pub use error::Error;

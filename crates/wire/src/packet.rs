@@ -57,7 +57,9 @@ impl PacketIo {
         }
         while self.rbuf.len() - self.rpos < need {
             let old = self.rbuf.len();
-            let want = (need - (old - self.rpos)).max(16 * 1024);
+            // Grow as bytes arrive, not by what a header claims: a hostile length costs no
+            // memory until its bytes come.
+            let want = (need - (old - self.rpos)).clamp(16 * 1024, 64 * 1024);
             self.rbuf.resize(old + want, 0);
             let n = match self.stream.read(&mut self.rbuf[old..]) {
                 Ok(n) => n,

@@ -125,7 +125,8 @@ fn time_text(b: &[u8]) -> String {
     let g = |i: usize| b.get(i).copied().unwrap_or(0) as u32;
     let neg = g(0) == 1;
     let days = g(1) | (g(2) << 8) | (g(3) << 16) | (g(4) << 24);
-    let hours = days * 24 + g(5);
+    // u64: a hostile day count times 24 overflows u32.
+    let hours = days as u64 * 24 + g(5) as u64;
     let mut s = format!(
         "{}{hours:02}:{:02}:{:02}",
         if neg { "-" } else { "" },
