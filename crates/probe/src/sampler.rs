@@ -154,6 +154,11 @@ impl Sampler {
         });
     }
 
+    /// The per-tick readings taken since [`Sampler::begin`], oldest first.
+    pub fn ticks(&self) -> &[TelemetrySample] {
+        &self.samples
+    }
+
     /// Ends the phase: the per-tick samples, then whole-phase totals since [`Sampler::begin`]
     /// (`server_status_delta`, `server_proc`, `client_proc`) and `perf` (the counters, or
     /// why there are none). `elapsed_s` is the phase's length, warm-up included.
