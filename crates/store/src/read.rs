@@ -151,6 +151,16 @@ impl Store {
         })
     }
 
+    /// The status of each phase of run `id` in order: `running` (being measured, or its process
+    /// is alive elsewhere), `done`, or `interrupted` (its figures come from its stored samples).
+    pub fn phase_statuses(&self, id: RunId) -> Result<Vec<String>, Error> {
+        let mut st = self
+            .conn
+            .prepare("SELECT status FROM phases WHERE run_id = ?1 ORDER BY seq")?;
+        let rows = st.query_map([id.0], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     fn load_phases(&self, id: RunId) -> Result<Vec<StoredPhase>, Error> {
         let mut st = self.conn.prepare(
             "SELECT id, seq, recorded_at, summary_json, status FROM phases
