@@ -10,7 +10,7 @@ mod show;
 use crate::args::Command;
 use std::sync::atomic::AtomicBool;
 
-/// Set by the Ctrl-C handler; long-running work polls it.
+/// Set by the first SIGINT, SIGTERM or SIGHUP (`signals`); long-running work polls it.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Runs the chosen subcommand.
