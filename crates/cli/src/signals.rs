@@ -3,17 +3,20 @@
 //! phase stops at its next check, what it measured is stored as `interrupted`, and the command
 //! unwinds, stopping the sandboxes it started; the process then exits with 128 + the signal's
 //! number (130, 143, 129), as a shell reports a process killed by it. A second signal stops the
-//! sandboxes at once and exits with the same code.
+//! sandboxes at once and exits with the same code. A command that never polls the flag (a
+//! prepare, a server start) stops the sandboxes it started and exits at the first signal.
 //!
 //! The handler itself only records the signal and writes its number to a pipe; a watcher thread
 //! does the rest, outside signal context.
 
 use crate::cmd::INTERRUPTED;
 use std::io::Write;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 /// The first signal received, 0 before any.
 static FIRST: AtomicI32 = AtomicI32::new(0);
+/// Set while a command that polls [`INTERRUPTED`] runs (`run`, `lab`).
+static POLLED: AtomicBool = AtomicBool::new(false);
 /// The write end of the pipe the handler wakes the watcher through.
 static PIPE: AtomicI32 = AtomicI32::new(-1);
 
@@ -80,9 +83,10 @@ fn watch(fd: libc::c_int) {
 fn received(sig: i32) {
     // stderr may be a terminal that is gone (SIGHUP): never panic on writing to it.
     let mut err = std::io::stderr();
-    if INTERRUPTED.swap(true, Ordering::SeqCst) {
+    let again = INTERRUPTED.swap(true, Ordering::SeqCst);
+    if again || !POLLED.load(Ordering::SeqCst) {
         qpslab_sandbox::registry::stop_all_started();
-        let _ = writeln!(err, "qpslab: {}: stopped at once", name(sig));
+        let _ = writeln!(err, "qpslab: {}: stopped", name(sig));
         std::process::exit(exit_code(first().unwrap_or(sig)));
     }
     let _ = writeln!(
@@ -90,6 +94,12 @@ fn received(sig: i32) {
         "qpslab: {}: stopping; what was measured is kept (send it again to stop at once)",
         name(sig)
     );
+}
+
+/// Declares that the running command polls [`INTERRUPTED`], so a first signal lets it stop and
+/// store what it measured instead of exiting at once.
+pub fn polled() {
+    POLLED.store(true, Ordering::SeqCst);
 }
 
 /// The first signal received, if any.

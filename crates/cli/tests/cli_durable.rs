@@ -29,6 +29,8 @@ fn spawn_until_third_second(s: &Scratch, args: &[&str]) -> Child {
         }
         seen.push(std::mem::take(&mut line));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("the run ended before its third second: {}", seen.concat());
 }
 

@@ -140,13 +140,7 @@ pub fn measure(
             if write_error.is_some() {
                 return;
             }
-            let written = store.append_sample(&mut handle, s).and_then(|()| {
-                sampler
-                    .ticks()
-                    .last()
-                    .map_or(Ok(()), |t| store.append_telemetry(&mut handle, t))
-            });
-            if let Err(e) = written {
+            if let Err(e) = store.append_interval(&mut handle, s, sampler.ticks().last()) {
                 obs.message(&format!(
                     "warning: results store: {e}; the phase is written when it ends"
                 ));

@@ -1,8 +1,8 @@
 //! Results written as they are measured.
 //!
 //! [`Store::begin_phase`] writes the run's row (with its owner: pid, boot id, process start
-//! time) and a phase row marked `running`; [`Store::append_sample`] and
-//! [`Store::append_telemetry`] add one interval each, in its own small transaction;
+//! time) and a phase row marked `running`; [`Store::append_interval`] adds one report interval
+//! (sample and telemetry tick) in its own small transaction;
 //! [`Store::finish_phase`] fills in the summary and histograms (`done`), and
 //! [`Store::interrupt_phase`] closes a phase cut short with a summary computed from the samples
 //! stored so far (`interrupted`). A run left `running` by a process that no longer exists is
@@ -105,32 +105,37 @@ impl Store {
         })
     }
 
-    /// Appends one interval's sample to a running phase.
-    pub fn append_sample(&mut self, h: &mut PhaseHandle, s: &Sample) -> Result<(), Error> {
-        let mut st = self.conn.prepare_cached(crate::write::INSERT_SAMPLE)?;
-        insert_sample(&mut st, h.phase_id, h.next_sample as usize, s)?;
-        h.next_sample += 1;
-        Ok(())
-    }
-
-    /// Appends one telemetry reading to a running phase.
-    pub fn append_telemetry(
+    /// Appends one report interval to a running phase: its sample and, when there is one, its
+    /// telemetry tick, in one small transaction.
+    pub fn append_interval(
         &mut self,
         h: &mut PhaseHandle,
-        t: &TelemetrySample,
+        s: &Sample,
+        tick: Option<&TelemetrySample>,
     ) -> Result<(), Error> {
-        self.conn.execute(
-            "INSERT INTO telemetry (phase_id, seq, elapsed_s, source, json)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![
+        let tx = self.conn.transaction()?;
+        {
+            let mut st = tx.prepare_cached(crate::write::INSERT_SAMPLE)?;
+            insert_sample(&mut st, h.phase_id, h.next_sample as usize, s)?;
+        }
+        if let Some(t) = tick {
+            tx.prepare_cached(
+                "INSERT INTO telemetry (phase_id, seq, elapsed_s, source, json)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![
                 h.phase_id,
                 h.next_tick,
                 t.elapsed_s,
                 t.source,
                 serde_json::to_string(&t.values)?
-            ],
-        )?;
-        h.next_tick += 1;
+            ])?;
+        }
+        tx.commit()?;
+        h.next_sample += 1;
+        if tick.is_some() {
+            h.next_tick += 1;
+        }
         Ok(())
     }
 

@@ -15,6 +15,9 @@ pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Runs the chosen subcommand.
 pub fn dispatch(command: Command) -> anyhow::Result<()> {
+    if matches!(command, Command::Run(_) | Command::Lab(_)) {
+        crate::signals::polled();
+    }
     match command {
         Command::Run(a) => run::run(*a),
         Command::Prepare(a) => prepare::prepare(*a),
