@@ -27,6 +27,10 @@ fn main() -> ExitCode {
     let mut code = match outcome {
         Ok(()) => 0,
         Err(err) => {
+            // The servers were stopped under the command by a signal: the watcher thread exits.
+            while signals::exiting() {
+                std::thread::park();
+            }
             qpslab_sandbox::registry::stop_all_started();
             let _ = writeln!(std::io::stderr(), "qpslab: error: {}", one_line(&err));
             error::exit_code(&err)

@@ -85,8 +85,12 @@ fn received(sig: i32) {
     let mut err = std::io::stderr();
     let again = INTERRUPTED.swap(true, Ordering::SeqCst);
     if again || !POLLED.load(Ordering::SeqCst) {
+        let _ = writeln!(
+            err,
+            "qpslab: {}: stopping the servers it started",
+            name(sig)
+        );
         qpslab_sandbox::registry::stop_all_started();
-        let _ = writeln!(err, "qpslab: {}: stopped", name(sig));
         std::process::exit(exit_code(first().unwrap_or(sig)));
     }
     let _ = writeln!(
@@ -100,6 +104,12 @@ fn received(sig: i32) {
 /// store what it measured instead of exiting at once.
 pub fn polled() {
     POLLED.store(true, Ordering::SeqCst);
+}
+
+/// True once a signal is stopping the process from the watcher thread (a command that does not
+/// poll [`INTERRUPTED`]): the command's own errors from then on are consequences of it.
+pub fn exiting() -> bool {
+    first().is_some() && !POLLED.load(Ordering::SeqCst)
 }
 
 /// The first signal received, if any.

@@ -257,3 +257,45 @@ fn lab_resume_after_kill_9_mid_cell_reruns_it_and_keeps_finished_cells() {
         Vec::<u32>::new()
     );
 }
+
+#[test]
+fn sigterm_during_prepare_stops_at_once_and_leaves_no_server() {
+    let s = Scratch::new();
+    let lab = s.lab().display().to_string();
+    let mut child = s
+        .cmd(&[
+            "prepare",
+            "oltp_point_select",
+            "--tables",
+            "4",
+            "--table-size",
+            "500000",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains("loading") {
+        let n = std::io::Read::read(&mut err, &mut buf).unwrap();
+        if n == 0 {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("prepare ended early: {}", String::from_utf8_lossy(&seen));
+        }
+        seen.extend_from_slice(&buf[..n]);
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let mut rest = Vec::new();
+    std::io::Read::read_to_end(&mut err, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let rest = String::from_utf8_lossy(&rest);
+    assert_eq!(out.status.code(), Some(143), "{rest}");
+    assert!(rest.contains("SIGTERM"), "{rest}");
+    assert!(!rest.contains("error"), "{rest}");
+    // It stopped loading rather than finishing first.
+    assert!(!stdout(&out).contains("prepared"), "{}", stdout(&out));
+    assert_eq!(processes_mentioning(&lab), Vec::<u32>::new());
+}
