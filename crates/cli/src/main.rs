@@ -1,5 +1,7 @@
 //! The `qpslab` binary: parses arguments, dispatches to a command, maps errors to exit codes
-//! (0 success, 1 runtime failure, 2 the user's mistake) and prints each error as one line.
+//! (0 success, 1 runtime failure, 2 the user's mistake, 128 + N when stopped by signal N after
+//! storing what was measured: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP) and prints each error as one
+//! line.
 
 #[macro_use]
 mod out;
@@ -8,22 +10,41 @@ mod cmd;
 mod error;
 mod hiargs;
 mod render;
+mod signals;
 mod target;
 
 use clap::Parser;
+use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
-    install_interrupt_handler();
-    match cmd::dispatch(cli.command) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            qpslab_sandbox::registry::stop_all_started();
-            eprintln!("qpslab: error: {}", one_line(&err));
-            ExitCode::from(error::exit_code(&err) as u8)
-        }
+    if let Err(e) = signals::install() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "qpslab: warning: cannot handle signals ({e}); sandboxes may outlive an interrupt"
+        );
     }
+    let outcome = cmd::dispatch(cli.command);
+    let mut code = match outcome {
+        Ok(()) => 0,
+        Err(err) => {
+            // The servers were stopped under the command by a signal: the watcher thread exits.
+            while signals::exiting() {
+                std::thread::park();
+            }
+            qpslab_sandbox::registry::stop_all_started();
+            let _ = writeln!(std::io::stderr(), "qpslab: error: {}", one_line(&err));
+            error::exit_code(&err)
+        }
+    };
+    // Stopped by a signal: exit as a shell reports a process it killed, once everything is
+    // stored and stopped.
+    if let Some(sig) = signals::first() {
+        qpslab_sandbox::registry::stop_all_started();
+        code = signals::exit_code(sig);
+    }
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 /// The error and its causes on one line, leaving out a cause whose text the message before it
@@ -41,23 +62,4 @@ fn one_line(err: &anyhow::Error) -> String {
         line.push_str(&text);
     }
     line.replace('\n', " ")
-}
-
-/// Ctrl-C: a first press asks the running phase to stop (it is discarded, finished phases are
-/// already stored) and lets the command unwind, which stops the sandboxes it started; a second
-/// press stops them at once and exits.
-fn install_interrupt_handler() {
-    let result = ctrlc::set_handler(|| {
-        if cmd::INTERRUPTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            qpslab_sandbox::registry::stop_all_started();
-            eprintln!("qpslab: interrupted");
-            std::process::exit(130);
-        }
-        eprintln!("qpslab: interrupting (press Ctrl-C again to stop at once)");
-    });
-    if let Err(e) = result {
-        eprintln!(
-            "qpslab: warning: cannot handle Ctrl-C ({e}); sandboxes may outlive an interrupt"
-        );
-    }
 }

@@ -1,5 +1,5 @@
 //! Executing one measured cell: make sure the dataset is there, run the phase with telemetry on
-//! every report tick, and store it at once. `qpslab run` and studies share this loop.
+//! every report tick, and store it as it is measured. `qpslab run` and studies share this loop.
 
 use crate::error::ExecError;
 use qpslab_core::result::PhaseResult;
@@ -285,8 +285,10 @@ pub struct Measured {
 }
 
 /// Runs one phase (warm-up, then measurement) on `target`, takes telemetry through `sampler` on
-/// every report tick, and records the phase in `store` under `meta` the moment it ends. When the
-/// phase fails or is interrupted nothing is stored for it.
+/// every report tick, and writes it to `store` under `meta` as it is measured: the phase row
+/// before the warm-up, each interval's sample and telemetry tick as the engine reports it, the
+/// summary and histograms at the end. When the phase fails or is interrupted, what was measured
+/// is kept and the phase is closed as `interrupted` (see `Store::interrupt_phase`).
 #[allow(clippy::too_many_arguments)]
 pub fn measure(
     store: &mut Store,
@@ -300,17 +302,40 @@ pub fn measure(
 ) -> Result<Measured, ExecError> {
     sampler.begin()?;
     let threads = spec.threads;
-    let phase = {
+    let mut handle = store.begin_phase(meta, threads)?;
+    let mut write_error = None;
+    let result = {
         let mut on_sample = |s: &Sample| {
             obs.sample(threads, s);
             sampler.tick(s.elapsed_s);
+            if write_error.is_some() {
+                return;
+            }
+            if let Err(e) = store.append_interval(&mut handle, s, sampler.ticks().last()) {
+                obs.message(&format!(
+                    "warning: results store: {e}; the phase is written when it ends"
+                ));
+                write_error = Some(e);
+            }
         };
-        run_phase(target, workload, spec, &mut on_sample, stop)?
+        run_phase(target, workload, spec, &mut on_sample, stop)
     };
-    let telemetry = sampler.finish(phase.duration_s + spec.warmup_s)?;
-    let run_id = store.record_phase(meta, &phase, &telemetry)?;
+    let finished = result.map_err(ExecError::from).and_then(|phase| {
+        let telemetry = sampler.finish(phase.duration_s + spec.warmup_s)?;
+        Ok((phase, telemetry))
+    });
+    let (phase, telemetry) = match finished {
+        Ok(done) => done,
+        Err(e) => {
+            // The phase's own error is the one to report; a store failure here is secondary
+            // (the run then stays `running` until its process is found dead).
+            let _ = store.interrupt_phase(&handle);
+            return Err(e);
+        }
+    };
+    store.finish_phase(&handle, &phase, &telemetry)?;
     Ok(Measured {
-        run_id,
+        run_id: handle.run_id,
         phase,
         telemetry,
     })

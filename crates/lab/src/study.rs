@@ -356,7 +356,7 @@ impl Runner<'_> {
             cell_label: Some(rec.label.clone()),
         };
         let spec = PhaseSpec::from_plan(&plan, plan.threads[0]);
-        let m = measure(
+        let measured = measure(
             self.store,
             &meta,
             &target,
@@ -365,8 +365,23 @@ impl Runner<'_> {
             &mut active.sampler,
             obs,
             stop,
-        )
-        .map_err(exec)?;
+        );
+        let m = match measured {
+            Ok(m) => m,
+            Err(e) => {
+                // What the cell measured before it stopped is kept under its run (resume
+                // replaces it); the run says how it ended.
+                let status = if e.is_interrupted() {
+                    RunStatus::Interrupted
+                } else {
+                    RunStatus::Failed
+                };
+                self.store
+                    .finish_run(&meta.uuid, status)
+                    .map_err(CellError::Store)?;
+                return Err(exec(e));
+            }
+        };
         self.store
             .finish_run(&meta.uuid, RunStatus::Completed)
             .map_err(CellError::Store)?;

@@ -230,6 +230,11 @@ impl Sampler {
         }
     }
 
+    /// The per-tick readings (and gaps) taken since [`Sampler::begin`], oldest first.
+    pub fn ticks(&self) -> &[TelemetrySample] {
+        &self.samples
+    }
+
     fn push(&mut self, elapsed_s: f64, source: &str, values: Value) {
         self.samples.push(TelemetrySample {
             elapsed_s,

@@ -8,11 +8,19 @@ use std::io::Write;
 
 impl Store {
     /// The whole run as one JSON document: meta, status and every phase with its samples,
-    /// histograms (hex) and telemetry. `format` and `schema_version` let readers check what
-    /// they hold.
+    /// histograms (hex), telemetry and status (`done`, `interrupted`, `running`). `format` and
+    /// `schema_version` let readers check what they hold.
     pub fn export_json(&self, id: RunId) -> Result<serde_json::Value, Error> {
         let run = self.load_run(id)?;
         let mut v = serde_json::to_value(&run)?;
+        let statuses = self.phase_statuses(id)?;
+        if let Some(phases) = v.get_mut("phases").and_then(|p| p.as_array_mut()) {
+            for (phase, status) in phases.iter_mut().zip(statuses) {
+                if let Some(obj) = phase.as_object_mut() {
+                    obj.insert("status".into(), status.into());
+                }
+            }
+        }
         if let Some(obj) = v.as_object_mut() {
             obj.insert("format".into(), "qpslab-run".into());
             obj.insert("schema_version".into(), SCHEMA_VERSION.into());

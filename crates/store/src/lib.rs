@@ -2,9 +2,11 @@
 //!
 //! A run is a [`RunMeta`] (plan, redacted target, server version and variables, host facts,
 //! tool version) and its measured phases, each with per-interval samples, serialized HDR
-//! histograms and telemetry. A phase is written by [`Store::record_phase`] in one transaction the
-//! moment it ends, so a later failure never loses it and a failed phase leaves nothing half
-//! written. The schema is versioned (`PRAGMA user_version`) and migrated on open.
+//! histograms and telemetry. A phase measured live is written as it goes
+//! ([`Store::begin_phase`], one small transaction per interval, [`Store::finish_phase`] at the
+//! end), so a signal or a crash keeps every interval measured; a phase known only at its end is
+//! written whole by [`Store::record_phase`] in one transaction. The schema is versioned
+//! (`PRAGMA user_version`) and migrated on open.
 //!
 //! ```no_run
 //! # fn demo(meta: qpslab_store::RunMeta, phase: qpslab_core::PhaseResult) -> Result<(), qpslab_store::Error> {
@@ -17,6 +19,7 @@
 //! # Ok(()) }
 //! ```
 
+mod durable;
 mod error;
 mod export;
 pub use export::iso8601_utc;
@@ -26,6 +29,7 @@ mod schema;
 mod study;
 mod write;
 
+pub use durable::{summary_of_samples, PhaseHandle};
 pub use error::Error;
 pub use model::{
     new_run_uuid, redact_url_passwords, unix_now, RunId, RunMeta, RunStatus, RunSummary,
@@ -53,7 +57,13 @@ impl Store {
     /// Opens the store at `path`, creating it if missing and migrating it to
     /// [`SCHEMA_VERSION`]. Fails with a clear error when the file is not SQLite, is another
     /// program's SQLite database, or was written by a newer qpslab.
+    ///
+    /// A new file is created readable by its owner only (0600; SQLite gives its `-wal` and
+    /// `-shm` files the same mode); an existing one keeps its mode. Runs left `running` by a
+    /// process that no longer exists are marked `interrupted` here.
     pub fn open(path: &Path) -> Result<Store, Error> {
+        // Any failure here (no such directory, no permission) is reported by the open below.
+        let _ = create_private(path);
         let mut conn = Connection::open(path).map_err(|source| Error::Open {
             path: path.to_path_buf(),
             source,
@@ -68,6 +78,7 @@ impl Store {
             conn.pragma_update_and_check(None, "journal_mode", "wal", |r| r.get(0))?;
         conn.pragma_update(None, "foreign_keys", true)?;
         conn.pragma_update(None, "synchronous", "normal")?;
+        durable::close_dead_runs(&mut conn)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
@@ -77,5 +88,20 @@ impl Store {
     /// The file this store lives in.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// Creates `path` empty with mode 0600 when it does not exist; leaves an existing file alone.
+fn create_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
     }
 }

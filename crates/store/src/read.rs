@@ -8,7 +8,7 @@ use crate::Store;
 use qpslab_core::result::{
     CpuUsage, HistogramBlob, LatencySummary, PhaseResult, QueryCounts, Sample,
 };
-use rusqlite::{OptionalExtension, Row};
+use rusqlite::{Connection, OptionalExtension, Row};
 
 fn status(s: String) -> Result<RunStatus, Error> {
     s.parse().map_err(Error::Corrupt)
@@ -151,9 +151,20 @@ impl Store {
         })
     }
 
+    /// The status of each phase of run `id` in order: `running` (being measured, or its process
+    /// is alive elsewhere), `done`, or `interrupted` (its figures come from its stored samples).
+    pub fn phase_statuses(&self, id: RunId) -> Result<Vec<String>, Error> {
+        let mut st = self
+            .conn
+            .prepare("SELECT status FROM phases WHERE run_id = ?1 ORDER BY seq")?;
+        let rows = st.query_map([id.0], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     fn load_phases(&self, id: RunId) -> Result<Vec<StoredPhase>, Error> {
         let mut st = self.conn.prepare(
-            "SELECT id, seq, recorded_at, summary_json FROM phases WHERE run_id = ?1 ORDER BY seq",
+            "SELECT id, seq, recorded_at, summary_json, status FROM phases
+             WHERE run_id = ?1 ORDER BY seq",
         )?;
         let rows = st.query_map([id.0], |r| {
             Ok((
@@ -161,13 +172,20 @@ impl Store {
                 r.get::<_, u32>(1)?,
                 r.get::<_, f64>(2)?,
                 r.get::<_, String>(3)?,
+                r.get::<_, String>(4)?,
             ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (phase_id, seq, recorded_at, summary) = row?;
+            let (phase_id, seq, recorded_at, summary, status) = row?;
+            let samples = samples_of(&self.conn, phase_id)?;
             let mut result: PhaseResult = serde_json::from_str(&summary)?;
-            result.samples = self.load_samples(phase_id)?;
+            if status == "running" {
+                // A phase still being measured has no summary yet: what its samples say so far.
+                result = crate::durable::summary_of_samples(result.threads, samples);
+            } else {
+                result.samples = samples;
+            }
             result.histograms = self.load_histograms(phase_id)?;
             out.push(StoredPhase {
                 seq,
@@ -175,53 +193,6 @@ impl Store {
                 result,
                 telemetry: self.load_telemetry(phase_id)?,
             });
-        }
-        Ok(out)
-    }
-
-    fn load_samples(&self, phase_id: i64) -> Result<Vec<Sample>, Error> {
-        let mut st = self.conn.prepare(
-            "SELECT elapsed_s, interval_s, events, reads, writes, other, errors, reconnects,
-                    lat_count, lat_min_ms, lat_avg_ms, lat_max_ms, p_json, client_cpu_user_s,
-                    client_cpu_sys_s, client_max_rss_kib, late_events, max_lag_ms
-             FROM samples WHERE phase_id = ?1 ORDER BY seq",
-        )?;
-        let rows = st.query_map([phase_id], |r| {
-            Ok((
-                Sample {
-                    elapsed_s: r.get(0)?,
-                    interval_s: r.get(1)?,
-                    events: count(r, 2)?,
-                    queries: QueryCounts {
-                        read: count(r, 3)?,
-                        write: count(r, 4)?,
-                        other: count(r, 5)?,
-                    },
-                    errors: count(r, 6)?,
-                    reconnects: count(r, 7)?,
-                    latency: LatencySummary {
-                        count: count(r, 8)?,
-                        min_ms: r.get(9)?,
-                        avg_ms: r.get(10)?,
-                        max_ms: r.get(11)?,
-                        percentiles: Vec::new(),
-                    },
-                    client_cpu: CpuUsage {
-                        user_s: r.get(13)?,
-                        sys_s: r.get(14)?,
-                        max_rss_kib: count(r, 15)?,
-                    },
-                    late_events: count(r, 16)?,
-                    max_lag_ms: r.get(17)?,
-                },
-                r.get::<_, String>(12)?,
-            ))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (mut sample, p_json) = row?;
-            sample.latency.percentiles = serde_json::from_str(&p_json)?;
-            out.push(sample);
         }
         Ok(out)
     }
@@ -261,4 +232,52 @@ impl Store {
         }
         Ok(out)
     }
+}
+
+/// The samples of phase `phase_id`, in order.
+pub(crate) fn samples_of(conn: &Connection, phase_id: i64) -> Result<Vec<Sample>, Error> {
+    let mut st = conn.prepare(
+        "SELECT elapsed_s, interval_s, events, reads, writes, other, errors, reconnects,
+                lat_count, lat_min_ms, lat_avg_ms, lat_max_ms, p_json, client_cpu_user_s,
+                client_cpu_sys_s, client_max_rss_kib, late_events, max_lag_ms
+         FROM samples WHERE phase_id = ?1 ORDER BY seq",
+    )?;
+    let rows = st.query_map([phase_id], |r| {
+        Ok((
+            Sample {
+                elapsed_s: r.get(0)?,
+                interval_s: r.get(1)?,
+                events: count(r, 2)?,
+                queries: QueryCounts {
+                    read: count(r, 3)?,
+                    write: count(r, 4)?,
+                    other: count(r, 5)?,
+                },
+                errors: count(r, 6)?,
+                reconnects: count(r, 7)?,
+                latency: LatencySummary {
+                    count: count(r, 8)?,
+                    min_ms: r.get(9)?,
+                    avg_ms: r.get(10)?,
+                    max_ms: r.get(11)?,
+                    percentiles: Vec::new(),
+                },
+                client_cpu: CpuUsage {
+                    user_s: r.get(13)?,
+                    sys_s: r.get(14)?,
+                    max_rss_kib: count(r, 15)?,
+                },
+                late_events: count(r, 16)?,
+                max_lag_ms: r.get(17)?,
+            },
+            r.get::<_, String>(12)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (mut sample, p_json) = row?;
+        sample.latency.percentiles = serde_json::from_str(&p_json)?;
+        out.push(sample);
+    }
+    Ok(out)
 }

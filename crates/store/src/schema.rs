@@ -143,7 +143,22 @@ CREATE TABLE cells (
     UNIQUE (study_id, label)
 );
 "#,
+    DURABLE_WRITES,
 ];
+
+/// Results written as they are measured: a phase row exists from its start (`status` running),
+/// samples and telemetry ticks are appended per interval, and the summary is filled in at the end
+/// (`done`) or from the stored samples when the phase is cut short (`interrupted`). A run records
+/// the process writing it (pid, boot id, process start time), so a run whose process died can be
+/// told from one still being measured.
+const DURABLE_WRITES: &str = r#"
+ALTER TABLE phases ADD COLUMN status TEXT NOT NULL DEFAULT 'done'
+    CHECK (status IN ('running','done','interrupted'));
+ALTER TABLE runs ADD COLUMN owner_pid INTEGER;          -- NULL: written before owners were kept
+ALTER TABLE runs ADD COLUMN owner_boot_id TEXT;         -- /proc/sys/kernel/random/boot_id
+ALTER TABLE runs ADD COLUMN owner_started INTEGER;      -- the owner's start time, clock ticks
+CREATE INDEX runs_running ON runs (status) WHERE status = 'running';
+"#;
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -1,5 +1,7 @@
-//! Writing runs: one transaction per phase.
+//! Writing runs: a whole phase in one transaction, and the rows that phases written as they
+//! are measured share with it (see `durable`).
 
+use crate::durable::Owner;
 use crate::error::Error;
 use crate::model::{redact_url_passwords, unix_now, RunId, RunMeta, RunStatus, TelemetrySample};
 use crate::Store;
@@ -28,21 +30,9 @@ impl Store {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let run_id = match tx
-            .query_row("SELECT id FROM runs WHERE uuid = ?1", [&run.uuid], |r| {
-                r.get(0)
-            })
-            .optional()?
-        {
-            Some(id) => id,
-            None => insert_run(&tx, run)?,
-        };
-        let seq: i64 = tx.query_row(
-            "SELECT coalesce(max(seq), 0) + 1 FROM phases WHERE run_id = ?1",
-            [run_id],
-            |r| r.get(0),
-        )?;
-        let phase_id = insert_phase(&tx, run_id, seq, phase)?;
+        let (run_id, seq) = run_row(&tx, run)?;
+        let phase_id = insert_phase_row(&tx, run_id, seq, phase.threads)?;
+        fill_phase(&tx, phase_id, phase, "done")?;
         insert_children(&tx, phase_id, phase, telemetry)?;
         tx.commit()?;
         Ok(RunId(run_id))
@@ -68,11 +58,12 @@ fn server_without_secrets(server: &ServerInfo) -> ServerInfo {
 }
 
 fn insert_run(tx: &Transaction<'_>, run: &RunMeta) -> Result<i64, Error> {
+    let owner = Owner::me();
     tx.execute(
         "INSERT INTO runs (uuid, started_at, status, command, workload, plan_json, target,
                            server_version, server_json, host_json, tool_version, study_id,
-                           cell_label)
-         VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                           cell_label, owner_pid, owner_boot_id, owner_started)
+         VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         params![
             run.uuid,
             run.started_at,
@@ -86,17 +77,69 @@ fn insert_run(tx: &Transaction<'_>, run: &RunMeta) -> Result<i64, Error> {
             run.tool_version,
             run.study_id,
             run.cell_label,
+            owner.pid,
+            owner.boot_id,
+            owner.started.and_then(|t| i64::try_from(t).ok()),
         ],
     )?;
     Ok(tx.last_insert_rowid())
 }
 
-fn insert_phase(
+/// The id of `run`'s row, inserted now if this is its first phase, and the next phase number.
+pub(crate) fn run_row(tx: &Transaction<'_>, run: &RunMeta) -> Result<(i64, i64), Error> {
+    let run_id = match tx
+        .query_row("SELECT id FROM runs WHERE uuid = ?1", [&run.uuid], |r| {
+            r.get(0)
+        })
+        .optional()?
+    {
+        Some(id) => id,
+        None => insert_run(tx, run)?,
+    };
+    let seq: i64 = tx.query_row(
+        "SELECT coalesce(max(seq), 0) + 1 FROM phases WHERE run_id = ?1",
+        [run_id],
+        |r| r.get(0),
+    )?;
+    Ok((run_id, seq))
+}
+
+/// A phase row with nothing measured yet, status `running`.
+pub(crate) fn insert_phase_row(
     tx: &Transaction<'_>,
     run_id: i64,
     seq: i64,
-    p: &PhaseResult,
+    threads: u32,
 ) -> Result<i64, Error> {
+    let empty = PhaseResult {
+        threads,
+        ..Default::default()
+    };
+    tx.execute(
+        "INSERT INTO phases (run_id, seq, recorded_at, threads, duration_s, events, reads, writes,
+                             other, errors_json, reconnects, tps, qps, lat_min_ms, lat_avg_ms,
+                             lat_max_ms, percentiles_json, statements_json, client_cpu_user_s,
+                             client_cpu_sys_s, client_max_rss_kib, summary_json, status)
+         VALUES (?1, ?2, ?3, ?4, 0, 0, 0, 0, 0, '{}', 0, 0, 0, 0, 0, 0, '[]', '[]', 0, 0, 0, ?5,
+                 'running')",
+        params![
+            run_id,
+            seq,
+            unix_now(),
+            threads,
+            serde_json::to_string(&empty)?
+        ],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// Writes the summary of phase `phase_id` from `p` and sets its status.
+pub(crate) fn fill_phase(
+    tx: &Transaction<'_>,
+    phase_id: i64,
+    p: &PhaseResult,
+    status: &str,
+) -> Result<(), Error> {
     let summary = PhaseResult {
         samples: Vec::new(),
         histograms: Vec::new(),
@@ -104,15 +147,15 @@ fn insert_phase(
     };
     let rate = p.rate.as_ref().map(serde_json::to_string).transpose()?;
     tx.execute(
-        "INSERT INTO phases (run_id, seq, recorded_at, threads, duration_s, events, reads, writes,
-                             other, errors_json, reconnects, tps, qps, lat_min_ms, lat_avg_ms,
-                             lat_max_ms, percentiles_json, statements_json, client_cpu_user_s,
-                             client_cpu_sys_s, client_max_rss_kib, rate_json, summary_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                 ?19, ?20, ?21, ?22, ?23)",
+        "UPDATE phases SET recorded_at = ?2, threads = ?3, duration_s = ?4, events = ?5,
+                reads = ?6, writes = ?7, other = ?8, errors_json = ?9, reconnects = ?10,
+                tps = ?11, qps = ?12, lat_min_ms = ?13, lat_avg_ms = ?14, lat_max_ms = ?15,
+                percentiles_json = ?16, statements_json = ?17, client_cpu_user_s = ?18,
+                client_cpu_sys_s = ?19, client_max_rss_kib = ?20, rate_json = ?21,
+                summary_json = ?22, status = ?23
+         WHERE id = ?1",
         params![
-            run_id,
-            seq,
+            phase_id,
             unix_now(),
             p.threads,
             p.duration_s,
@@ -134,25 +177,19 @@ fn insert_phase(
             int("client_max_rss_kib", p.client_cpu.max_rss_kib)?,
             rate,
             serde_json::to_string(&summary)?,
+            status,
         ],
     )?;
-    Ok(tx.last_insert_rowid())
+    Ok(())
 }
 
-fn insert_children(
+pub(crate) fn insert_children(
     tx: &Transaction<'_>,
     phase_id: i64,
     p: &PhaseResult,
     telemetry: &[TelemetrySample],
 ) -> Result<(), Error> {
-    let mut st = tx.prepare(
-        "INSERT INTO samples (phase_id, seq, elapsed_s, interval_s, events, reads, writes, other,
-                              errors, reconnects, lat_count, lat_min_ms, lat_avg_ms, lat_max_ms,
-                              p_json, client_cpu_user_s, client_cpu_sys_s, client_max_rss_kib,
-                              late_events, max_lag_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                 ?19, ?20)",
-    )?;
+    let mut st = tx.prepare(INSERT_SAMPLE)?;
     for (seq, s) in p.samples.iter().enumerate() {
         insert_sample(&mut st, phase_id, seq, s)?;
     }
@@ -176,7 +213,16 @@ fn insert_children(
     Ok(())
 }
 
-fn insert_sample(
+/// Inserts one sample row.
+pub(crate) const INSERT_SAMPLE: &str =
+    "INSERT INTO samples (phase_id, seq, elapsed_s, interval_s, events, reads, writes, other,
+                          errors, reconnects, lat_count, lat_min_ms, lat_avg_ms, lat_max_ms,
+                          p_json, client_cpu_user_s, client_cpu_sys_s, client_max_rss_kib,
+                          late_events, max_lag_ms)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+             ?19, ?20)";
+
+pub(crate) fn insert_sample(
     st: &mut rusqlite::Statement<'_>,
     phase_id: i64,
     seq: usize,

@@ -10,11 +10,14 @@ mod show;
 use crate::args::Command;
 use std::sync::atomic::AtomicBool;
 
-/// Set by the Ctrl-C handler; long-running work polls it.
+/// Set by the first SIGINT, SIGTERM or SIGHUP (`signals`); long-running work polls it.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Runs the chosen subcommand.
 pub fn dispatch(command: Command) -> anyhow::Result<()> {
+    if matches!(command, Command::Run(_) | Command::Lab(_)) {
+        crate::signals::polled();
+    }
     match command {
         Command::Run(a) => run::run(*a),
         Command::Prepare(a) => prepare::prepare(*a),

@@ -1,6 +1,6 @@
 //! `qpslab run`: resolve the target, make sure the dataset is there, then for each thread count
 //! run a warm-up and a measured phase (the lab's `exec::measure`, telemetry on every tick),
-//! print it, and store it the moment it ends.
+//! print it, and store it as it is measured (an interrupted or failed phase keeps its intervals).
 
 use crate::args::RunArgs;
 use crate::cmd::prepare::{ensure_dataset, exec_error, Printer};
@@ -98,6 +98,12 @@ fn sweep(
                     RunStatus::Failed
                 };
                 store.finish_run(&meta.uuid, status)?;
+                if let Some(id) = store.run_id_by_uuid(&meta.uuid)? {
+                    eprintln!(
+                        "what was measured is stored as run {id} ({status}) in {}  (qpslab show {id})",
+                        store.path().display()
+                    );
+                }
                 return Err(exec_error(e))
                     .with_context(|| format!("{} at {threads} thread(s)", plan.workload.kind));
             }

@@ -92,6 +92,23 @@ fn one(store: &Store, id: RunId, json: bool) -> Result<()> {
         m.host.kernel
     );
     println!("  command   {}", m.command);
+    for (p, status) in run.phases.iter().zip(store.phase_statuses(id)?) {
+        if status != "done" {
+            let word = if status == "running" {
+                "running for"
+            } else {
+                "interrupted after"
+            };
+            println!(
+                "  phase {} ({} thread(s)) {word} {:.1} s: figures from its {} stored interval(s), \
+                 no percentiles",
+                p.seq,
+                p.result.threads,
+                p.result.duration_s,
+                p.result.samples.len()
+            );
+        }
+    }
     println!();
     let phases: Vec<_> = run.phases.iter().map(|p| p.result.clone()).collect();
     print!("{}", sweep_table(&m.plan.percentiles, &phases));
