@@ -53,6 +53,44 @@ fn only_run(s: &Scratch) -> (serde_json::Value, Vec<usize>) {
     (run, samples)
 }
 
+/// Loads a small point-select dataset into `db` on the shared server (an external target, which
+/// `run` never prepares by itself).
+fn prepared(s: &Scratch, sock: &str, db: &str) {
+    let o = s.run(&[
+        "prepare",
+        "oltp_point_select",
+        "--socket",
+        sock,
+        "--database",
+        db,
+        "--table-size",
+        "500",
+        "--create-db",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Pids of the scratch lab's running sandbox servers, from `server list --json`.
+fn lab_servers(s: &Scratch) -> Vec<u32> {
+    let o = s.run(&["server", "list", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let list: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    list.as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["alive"] == true)
+        .map(|i| i["pid"].as_u64().unwrap() as u32)
+        .collect()
+}
+
+/// True while `pid` runs (a zombie left to a PID 1 that does not reap counts as gone).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|st| st.rsplit(") ").next().map(|r| !r.starts_with('Z')))
+        .unwrap_or(false)
+}
+
 /// Pids of live processes whose command line mentions `needle` (a scratch lab's path).
 fn processes_mentioning(needle: &str) -> Vec<u32> {
     let mut pids = Vec::new();
@@ -74,6 +112,7 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
 fn kill_9_mid_phase_keeps_the_measured_intervals_as_an_interrupted_run() {
     let s = Scratch::new();
     let sock = socket();
+    prepared(&s, &sock, "durable_k9");
     let mut child = spawn_until_third_second(
         &s,
         &[
@@ -122,10 +161,8 @@ fn sigterm_mid_phase_stores_what_was_measured_stops_the_server_and_the_next_run_
         "6",
     ];
     let child = spawn_until_third_second(&s, &args);
-    assert!(
-        !processes_mentioning(&lab).is_empty(),
-        "the embedded server should be running"
-    );
+    let servers = lab_servers(&s);
+    assert_eq!(servers.len(), 1, "the embedded server should be running");
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let sent = Instant::now();
     let out = child.wait_with_output().unwrap();
@@ -140,6 +177,11 @@ fn sigterm_mid_phase_stores_what_was_measured_stops_the_server_and_the_next_run_
         processes_mentioning(&lab),
         Vec::<u32>::new(),
         "a process of the lab outlived SIGTERM"
+    );
+    assert!(
+        !running(servers[0]),
+        "the embedded server {} outlived SIGTERM",
+        servers[0]
     );
 
     let (run, samples) = only_run(&s);
@@ -159,6 +201,7 @@ fn sigterm_mid_phase_stores_what_was_measured_stops_the_server_and_the_next_run_
 fn sighup_stops_a_run_like_ctrl_c_with_exit_129() {
     let s = Scratch::new();
     let sock = socket();
+    prepared(&s, &sock, "durable_hup");
     let child = spawn_until_third_second(
         &s,
         &[
@@ -256,6 +299,7 @@ fn lab_resume_after_kill_9_mid_cell_reruns_it_and_keeps_finished_cells() {
         processes_mentioning(&s.lab().display().to_string()),
         Vec::<u32>::new()
     );
+    assert_eq!(lab_servers(&s), Vec::<u32>::new());
 }
 
 #[test]
@@ -298,4 +342,5 @@ fn sigterm_during_prepare_stops_at_once_and_leaves_no_server() {
     // It stopped loading rather than finishing first.
     assert!(!stdout(&out).contains("prepared"), "{}", stdout(&out));
     assert_eq!(processes_mentioning(&lab), Vec::<u32>::new());
+    assert_eq!(lab_servers(&s), Vec::<u32>::new());
 }
