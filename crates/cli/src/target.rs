@@ -156,11 +156,19 @@ pub fn connect(t: &TargetArgs, embedded: Option<&EmbeddedArgs>, lab: &LabDir) ->
 }
 
 fn start_embedded(lab: &LabDir, spec: &SandboxSpec) -> Result<Sandbox> {
-    if let Ok(info) = qpslab_sandbox::find(lab, &spec.name) {
-        return Err(user(format!(
-            "the embedded sandbox is already running (pid {}): use --sandbox {} to run against it, or stop it with: qpslab server stop {}",
-            info.pid, spec.name, spec.name
-        )));
+    match qpslab_sandbox::find(lab, &spec.name) {
+        // Started by a qpslab that was killed before it could stop it: `start` stops it.
+        Ok(info) if info.orphaned => eprintln!(
+            "stopping the embedded sandbox left running by a qpslab that was killed (pid {})",
+            info.pid
+        ),
+        Ok(info) => {
+            return Err(user(format!(
+                "the embedded sandbox is already running (pid {}): use --sandbox {} to run against it, or stop it with: qpslab server stop {}",
+                info.pid, spec.name, spec.name
+            )))
+        }
+        Err(_) => {}
     }
     eprintln!("starting embedded sandbox '{}' ...", spec.name);
     let sb = qpslab_sandbox::start(lab, spec)?;

@@ -344,3 +344,36 @@ fn sigterm_during_prepare_stops_at_once_and_leaves_no_server() {
     assert_eq!(processes_mentioning(&lab), Vec::<u32>::new());
     assert_eq!(lab_servers(&s), Vec::<u32>::new());
 }
+
+#[test]
+fn the_embedded_server_of_a_killed_run_is_stopped_by_the_next_run() {
+    let s = Scratch::new();
+    let args = [
+        "run",
+        "oltp_point_select",
+        "--table-size",
+        "500",
+        "--threads",
+        "2",
+        "--time",
+        "6",
+    ];
+    let mut child = spawn_until_third_second(&s, &args);
+    let orphan = lab_servers(&s);
+    assert_eq!(orphan.len(), 1, "the embedded server should be running");
+    child.kill().unwrap(); // SIGKILL: the server outlives its owner
+    child.wait().unwrap();
+    assert!(running(orphan[0]), "the server should outlive a kill -9");
+
+    let mut next = args;
+    next[7] = "1";
+    let o = s.run(&next);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("left running by a qpslab that was killed"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!running(orphan[0]), "the orphaned server was not stopped");
+    assert_eq!(lab_servers(&s), Vec::<u32>::new());
+}

@@ -98,6 +98,9 @@ impl Sandbox {
     pub fn keep(mut self) -> SandboxInfo {
         registry::take(self.registry_id);
         self.done = true;
+        self.info.owner = None;
+        // Without an owner it is not taken for an orphan; a failed write only leaves it one.
+        let _ = state::write(&self.info.sandbox_dir, &self.info);
         self.info.clone()
     }
 
@@ -164,7 +167,16 @@ pub fn start(lab: &LabDir, spec: &SandboxSpec) -> Result<Sandbox> {
     // Two processes starting the same name would share a datadir.
     let _lock = process::lock(&dir.join(".lock"))?;
     if let Some(info) = state::read(&dir)? {
-        if info.alive {
+        if info.orphaned {
+            // Its owner was killed before it could stop it: nobody else will.
+            process::terminate(info.pid, &info.datadir, STOP_GRACE).map_err(|detail| {
+                Error::StopFailed {
+                    name: info.name.clone(),
+                    pid: info.pid,
+                    detail,
+                }
+            })?;
+        } else if info.alive {
             return Err(Error::AlreadyRunning {
                 name: spec.name.clone(),
                 pid: info.pid,
@@ -355,6 +367,8 @@ fn launch(s: &Start<'_>) -> Result<(SandboxInfo, Child, Duration)> {
                     cpus: spec.cpus.clone(),
                     malloc: spec.malloc.clone(),
                     disk_bytes: None,
+                    owner: state::Owner::me(),
+                    orphaned: false,
                     password: Default::default(),
                 };
                 return Ok((info, child, t0.elapsed()));

@@ -52,6 +52,14 @@ pub struct SandboxInfo {
     /// Bytes on disk (datadir, logs), filled in by [`list`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk_bytes: Option<u64>,
+    /// The qpslab process that started the server and will stop it; none once kept
+    /// (`server start`, `--keep`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
+    /// Alive, but its owner is gone (killed before it could stop the server): nobody will stop
+    /// it, so the next start of this name does (computed when read).
+    #[serde(default)]
+    pub orphaned: bool,
     /// root's password, read from the sandbox directory; never serialized.
     #[serde(skip)]
     pub(crate) password: Secret,
@@ -101,11 +109,43 @@ impl SandboxInfo {
         }
     }
 
-    /// Re-checks `alive` against the process table.
+    /// Re-checks `alive` and `orphaned` against the process table.
     pub(crate) fn refresh(mut self) -> Self {
         self.alive = process::is_ours(self.pid, &self.datadir);
+        self.orphaned = self.alive && self.owner.is_some_and(|o| !o.alive());
         self
     }
+}
+
+/// A process, told apart from a later one that reuses its pid by its start time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    /// Its pid.
+    pub pid: u32,
+    /// Its start time since boot, in clock ticks (field 22 of `/proc/PID/stat`).
+    pub started: u64,
+}
+
+impl Owner {
+    /// This process.
+    pub(crate) fn me() -> Option<Owner> {
+        let pid = std::process::id();
+        start_ticks(pid).map(|started| Owner { pid, started })
+    }
+
+    /// Whether that process still runs (a zombie or a reused pid does not count).
+    pub fn alive(&self) -> bool {
+        start_ticks(self.pid) == Some(self.started)
+    }
+}
+
+/// Field 22 of `/proc/PID/stat` (start time), `None` for a missing process or a zombie.
+fn start_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count from its last ')'.
+    let mut rest = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
+    let state = rest.next()?;
+    (state != "Z").then(|| rest.nth(18)?.parse().ok())?
 }
 
 pub(crate) fn state_file(dir: &Path) -> PathBuf {
