@@ -3,6 +3,7 @@
 
 use crate::error::ExecError;
 use qpslab_core::result::PhaseResult;
+use qpslab_core::stability::{self, Stability};
 use qpslab_core::{ConnectOptions, Sample, TelemetrySample, WorkloadOptions};
 use qpslab_engine::prepare::{self, DatasetStatus, PrepareProgress, PrepareReport};
 use qpslab_engine::workload::Workload;
@@ -113,6 +114,20 @@ pub struct Measured {
     pub telemetry: Vec<TelemetrySample>,
 }
 
+/// The stability verdict of `phase`, measured under `spec`.
+pub fn judge_phase(phase: &PhaseResult, spec: &PhaseSpec) -> Stability {
+    let client_cpus = spec.client_cpus.as_ref().map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Vec::len,
+    );
+    stability::judge(
+        phase,
+        &stability::Facts {
+            client_cpus: client_cpus as f64,
+        },
+    )
+}
+
 /// Runs one phase (warm-up, then measurement) on `target`, takes telemetry through `sampler` on
 /// every report tick, and records the phase in `store` under `meta` the moment it ends. When the
 /// phase fails or is interrupted nothing is stored for it.
@@ -129,13 +144,14 @@ pub fn measure(
 ) -> Result<Measured, ExecError> {
     sampler.begin()?;
     let threads = spec.threads;
-    let phase = {
+    let mut phase = {
         let mut on_sample = |s: &Sample| {
             obs.sample(threads, s);
             sampler.tick(s.elapsed_s);
         };
         run_phase(target, workload, spec, &mut on_sample, stop)?
     };
+    phase.stability = Some(judge_phase(&phase, spec));
     let telemetry = sampler.finish(phase.duration_s + spec.warmup_s)?;
     let run_id = store.record_phase(meta, &phase, &telemetry)?;
     Ok(Measured {
