@@ -187,12 +187,36 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan> {
         },
         (time_s, events) => StopCondition { time_s, events },
     };
-    if !(a.warmup >= 0.0 && a.warmup.is_finite()) {
-        return Err(user(
-            "--warmup must be zero or a positive number of seconds",
-        ));
+    let seconds = |flag: &str, v: f64| {
+        if v >= 0.0 && v.is_finite() {
+            Ok(v)
+        } else {
+            Err(user(format!(
+                "{flag} must be zero or a positive number of seconds"
+            )))
+        }
+    };
+    if a.warmup.trim() == "auto" {
+        let max_s = seconds("--warmup-max", a.warmup_max)?;
+        plan.warmup_auto = Some(qpslab_core::AutoWarmup {
+            max_s,
+            took_s: None,
+        });
+        plan.warmup_s = qpslab_lab::options::AUTO_SESSION_WARMUP_S;
+    } else {
+        let w =
+            a.warmup.trim().parse::<f64>().map_err(|_| {
+                user("--warmup must be zero, a positive number of seconds, or auto")
+            })?;
+        plan.warmup_s = seconds("--warmup", w)?;
     }
-    plan.warmup_s = a.warmup;
+    if a.settle == OnOff::On {
+        let max_s = seconds("--settle-max", a.settle_max)?;
+        plan.settle = Some(qpslab_core::SettleSpec {
+            max_s,
+            report: None,
+        });
+    }
     if !(a.report_interval >= 0.1 && a.report_interval.is_finite()) {
         return Err(user("--report-interval must be at least 0.1 s"));
     }

@@ -228,8 +228,9 @@ fn trend(samples: &[&Sample], stalled: &[bool]) -> Option<Instability> {
     (significant && change_pct.abs() > TREND_PCT).then_some(Instability::Trend { change_pct })
 }
 
-/// Slope, its standard error and the mean of y, for at least 3 points with a positive mean.
-fn fit(pts: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
+/// A least-squares line through `pts` (x, y): its slope, the slope's standard error and the
+/// mean of y; none for fewer than 3 points or a mean of y that is not positive.
+pub fn fit(pts: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
     let n = pts.len() as f64;
     if pts.len() < 3 {
         return None;

@@ -98,6 +98,18 @@ pub fn load_dataset(
     Ok(report)
 }
 
+/// Resolves seed 0 ("from the clock", as sysbench's `--rand-seed=0`) to a real seed, so the
+/// stored plan holds the seed actually used and the cell can be repeated exactly.
+pub fn resolve_seed(plan: &mut qpslab_core::RunPlan) {
+    if plan.workload.rand.seed == 0 {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        plan.workload.rand.seed =
+            (now.as_nanos() as u64 ^ u64::from(std::process::id()).rotate_left(32)).max(1);
+    }
+}
+
 /// The default number of loader connections: two per core.
 pub fn default_loaders() -> u32 {
     std::thread::available_parallelism().map_or(2, |n| n.get() as u32 * 2)

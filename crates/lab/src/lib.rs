@@ -30,7 +30,9 @@ pub mod exec;
 pub mod expand;
 pub mod options;
 pub mod os;
+pub mod settle;
 pub mod spec;
 pub mod study;
+pub mod warmup;
 
 pub use error::{ExecError, SpecError, StudyError};

@@ -2,11 +2,13 @@
 //! starting each setup's server when the setup changes, recording every cell as it ends.
 
 use crate::error::{SpecError, StudyError};
-use crate::exec::{default_loaders, ensure_dataset, measure, Observer};
+use crate::exec::{default_loaders, ensure_dataset, measure, DatasetOutcome, Observer};
 use crate::expand::{expand, Cell, Expanded};
 use crate::options::Transport;
 use crate::os::OsGuard;
+use crate::settle::{settle, Owner};
 use crate::spec::{self, Setup, Spec};
+use crate::warmup::auto_warmup;
 use qpslab_core::{ConnectOptions, Dsn, PhaseResult};
 use qpslab_engine::workload::Workload;
 use qpslab_engine::PhaseSpec;
@@ -128,6 +130,8 @@ struct Active {
     tcp: Option<ConnectOptions>,
     server: qpslab_core::ServerInfo,
     sampler: Sampler,
+    /// Settled since it started and since the last prepare.
+    settled: bool,
 }
 
 /// A setup whose server did not start: its cells fail without retrying in this round.
@@ -309,7 +313,7 @@ impl Runner<'_> {
             error: e,
             log_tail: None,
         };
-        let plan = cell.options.to_plan().map_err(fail)?;
+        let mut plan = cell.options.to_plan().map_err(fail)?;
         let workload = Workload::new(&plan.workload).map_err(|e| fail(e.to_string()))?;
         let Some(active) = self.active.as_mut() else {
             return Err(fail("no server".into()));
@@ -331,34 +335,79 @@ impl Runner<'_> {
                 fail(e.to_string())
             }
         };
-        ensure_dataset(&target, &plan.workload, loaders, obs).map_err(exec)?;
-        let meta = RunMeta {
-            uuid: qpslab_store::new_run_uuid(),
-            started_at: qpslab_store::unix_now(),
-            command: self.command.to_string(),
-            plan: plan.clone(),
-            target: target.describe(),
-            server: active.server.clone(),
-            host: self.host.clone(),
-            tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            study_id: Some(self.loaded.spec.name.clone()),
-            cell_label: Some(rec.label.clone()),
-        };
+        let dataset = ensure_dataset(&target, &plan.workload, loaders, obs).map_err(exec)?;
+        if dataset == DatasetOutcome::Prepared {
+            active.settled = false;
+        }
+        crate::exec::resolve_seed(&mut plan);
+        if let Some(s) = plan.settle.as_mut().filter(|_| !active.settled) {
+            let owner = match active.sandbox {
+                Some(_) => Owner::Sandbox,
+                None => Owner::External,
+            };
+            let report = settle(&target, &plan.workload, s.max_s, owner, stop).map_err(exec)?;
+            obs.message(&crate::settle::describe(&report));
+            s.report = Some(report);
+            active.settled = true;
+        }
         let spec = PhaseSpec::from_plan(&plan, plan.threads[0]);
-        let m = measure(
-            self.store,
-            &meta,
-            &target,
-            &workload,
-            &spec,
-            &mut active.sampler,
-            obs,
-            stop,
-        )
-        .map_err(exec)?;
-        self.store
-            .finish_run(&meta.uuid, RunStatus::Completed)
-            .map_err(CellError::Store)?;
+        let attempts = 1 + cell.options.retries();
+        let mut last = None;
+        for attempt in 1..=attempts {
+            if let Some(auto) = plan.warmup_auto.as_mut() {
+                let took =
+                    auto_warmup(&target, &workload, &spec, auto.max_s, stop).map_err(exec)?;
+                auto.took_s = Some(took);
+            }
+            let meta = RunMeta {
+                uuid: qpslab_store::new_run_uuid(),
+                started_at: qpslab_store::unix_now(),
+                command: self.command.to_string(),
+                plan: plan.clone(),
+                target: target.describe(),
+                server: active.server.clone(),
+                host: self.host.clone(),
+                tool_version: env!("CARGO_PKG_VERSION").to_string(),
+                study_id: Some(self.loaded.spec.name.clone()),
+                cell_label: Some(rec.label.clone()),
+            };
+            let m = measure(
+                self.store,
+                &meta,
+                &target,
+                &workload,
+                &spec,
+                &mut active.sampler,
+                obs,
+                stop,
+            )
+            .map_err(exec)?;
+            self.store
+                .finish_run(&meta.uuid, RunStatus::Completed)
+                .map_err(CellError::Store)?;
+            let verdict = m.phase.stability.clone().unwrap_or_default();
+            let reason = (!verdict.is_stable()).then(|| verdict.to_string());
+            self.store
+                .record_attempt(rec.id, m.run_id, reason.as_deref())
+                .map_err(CellError::Store)?;
+            let stable = reason.is_none();
+            if !stable && attempt < attempts {
+                obs.message(&format!(
+                    "{}: {verdict}: measuring again ({} of {})",
+                    rec.label,
+                    attempt + 1,
+                    attempts
+                ));
+            }
+            last = Some(m);
+            if stable {
+                break;
+            }
+        }
+        // At least one attempt ran: `attempts` is at least 1.
+        let Some(m) = last else {
+            return Err(fail("no attempt".into()));
+        };
         self.store
             .cell_done(rec.id, m.run_id)
             .map_err(CellError::Store)?;
@@ -461,6 +510,7 @@ impl Runner<'_> {
             tcp,
             server,
             sampler: Sampler::new(conn, pid),
+            settled: false,
         })
     }
 

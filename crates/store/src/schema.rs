@@ -143,6 +143,18 @@ CREATE TABLE cells (
     UNIQUE (study_id, label)
 );
 "#,
+    r#"
+CREATE TABLE cell_attempts (
+    id          INTEGER PRIMARY KEY,
+    cell_id     INTEGER NOT NULL REFERENCES cells (id) ON DELETE CASCADE,
+    attempt     INTEGER NOT NULL,          -- from 1, in the order measured
+    run_id      INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+    status      TEXT NOT NULL CHECK (status IN ('done','unstable')),
+    reason      TEXT,                      -- the stability verdict when unstable
+    recorded_at REAL NOT NULL,
+    UNIQUE (cell_id, attempt)
+);
+"#,
 ];
 
 /// The schema version this build writes.
