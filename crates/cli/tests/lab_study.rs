@@ -127,7 +127,7 @@ fn telemetry_agrees_with_the_client() {
     let p = spec(
         &s,
         "t.toml",
-        "name = \"t\"\n[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\ntable_size = 500\nevents = 3000\nreport_interval = 0.2\n[sweep]\nthreads = [2]\n",
+        "name = \"t\"\n[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\ntable_size = 500\nevents = 3000\nreport_interval = 0.2\nwarmup = 0\nretries = 0\n[sweep]\nthreads = [2]\n",
     );
     let o = s.run(&["lab", "run", &p]);
     assert!(o.status.success(), "{}", common::stderr(&o));

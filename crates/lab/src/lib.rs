@@ -30,6 +30,7 @@ pub mod exec;
 pub mod expand;
 pub mod options;
 pub mod os;
+mod retry;
 pub mod settle;
 pub mod spec;
 pub mod study;

@@ -2,21 +2,20 @@
 //! starting each setup's server when the setup changes, recording every cell as it ends.
 
 use crate::error::{SpecError, StudyError};
-use crate::exec::{default_loaders, ensure_dataset, measure, DatasetOutcome, Observer};
+use crate::exec::{default_loaders, ensure_dataset, DatasetOutcome, Observer};
 use crate::expand::{expand, Cell, Expanded};
 use crate::options::Transport;
 use crate::os::OsGuard;
+use crate::retry::CellRun;
 use crate::settle::{settle, Owner};
 use crate::spec::{self, Setup, Spec};
-use crate::warmup::auto_warmup;
 use qpslab_core::{ConnectOptions, Dsn, PhaseResult};
 use qpslab_engine::workload::Workload;
-use qpslab_engine::PhaseSpec;
 use qpslab_probe::Sampler;
 use qpslab_sandbox::{LabDir, Malloc, Profile, Sandbox, SandboxSpec};
 use qpslab_store::{
-    CellRecord, CellStatus, Factor, NewCell, NewStudy, RunMeta, RunStatus, Store, StudyId,
-    StudyRecord, StudyStatus,
+    CellRecord, CellStatus, Factor, NewCell, NewStudy, RunMeta, Store, StudyId, StudyRecord,
+    StudyStatus,
 };
 use qpslab_wire::Conn;
 use serde_json::json;
@@ -350,64 +349,29 @@ impl Runner<'_> {
             s.report = Some(report);
             active.settled = true;
         }
-        let spec = PhaseSpec::from_plan(&plan, plan.threads[0]);
-        let attempts = 1 + cell.options.retries();
-        let mut last = None;
-        for attempt in 1..=attempts {
-            if let Some(auto) = plan.warmup_auto.as_mut() {
-                let took =
-                    auto_warmup(&target, &workload, &spec, auto.max_s, stop).map_err(exec)?;
-                auto.took_s = Some(took);
-            }
-            let meta = RunMeta {
-                uuid: qpslab_store::new_run_uuid(),
-                started_at: qpslab_store::unix_now(),
-                command: self.command.to_string(),
-                plan: plan.clone(),
-                target: target.describe(),
-                server: active.server.clone(),
-                host: self.host.clone(),
-                tool_version: env!("CARGO_PKG_VERSION").to_string(),
-                study_id: Some(self.loaded.spec.name.clone()),
-                cell_label: Some(rec.label.clone()),
-            };
-            let m = measure(
-                self.store,
-                &meta,
-                &target,
-                &workload,
-                &spec,
-                &mut active.sampler,
-                obs,
-                stop,
-            )
-            .map_err(exec)?;
-            self.store
-                .finish_run(&meta.uuid, RunStatus::Completed)
-                .map_err(CellError::Store)?;
-            let verdict = m.phase.stability.clone().unwrap_or_default();
-            let reason = (!verdict.is_stable()).then(|| verdict.to_string());
-            self.store
-                .record_attempt(rec.id, m.run_id, reason.as_deref())
-                .map_err(CellError::Store)?;
-            let stable = reason.is_none();
-            if !stable && attempt < attempts {
-                obs.message(&format!(
-                    "{}: {verdict}: measuring again ({} of {})",
-                    rec.label,
-                    attempt + 1,
-                    attempts
-                ));
-            }
-            last = Some(m);
-            if stable {
-                break;
-            }
-        }
-        // At least one attempt ran: `attempts` is at least 1.
-        let Some(m) = last else {
-            return Err(fail("no attempt".into()));
+        let meta = RunMeta {
+            uuid: String::new(),
+            started_at: 0.0,
+            command: self.command.to_string(),
+            plan,
+            target: target.describe(),
+            server: active.server.clone(),
+            host: self.host.clone(),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            study_id: Some(self.loaded.spec.name.clone()),
+            cell_label: Some(rec.label.clone()),
         };
+        let mut cell_run = CellRun {
+            store: self.store,
+            cell: rec,
+            target: &target,
+            workload: &workload,
+            sampler: &mut active.sampler,
+            stop,
+        };
+        let m = cell_run
+            .measure_until_stable(meta, cell.options.retries(), obs)
+            .map_err(exec)?;
         self.store
             .cell_done(rec.id, m.run_id)
             .map_err(CellError::Store)?;

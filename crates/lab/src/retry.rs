@@ -1,0 +1,80 @@
+//! Measuring one study cell until it is stable: each attempt is a run of its own (auto warm-up
+//! first when asked), judged, and recorded as the cell's next attempt; an unstable one is
+//! measured again, at most `retries` more times. The cell uses the first stable attempt, or the
+//! last one when none was.
+
+use crate::error::ExecError;
+use crate::exec::{measure, Measured, Observer};
+use crate::warmup::auto_warmup;
+use qpslab_core::ConnectOptions;
+use qpslab_engine::workload::Workload;
+use qpslab_engine::PhaseSpec;
+use qpslab_probe::Sampler;
+use qpslab_store::{CellRecord, RunMeta, RunStatus, Store};
+use std::sync::atomic::AtomicBool;
+
+/// What one cell is measured with.
+pub(crate) struct CellRun<'a> {
+    pub store: &'a mut Store,
+    pub cell: &'a CellRecord,
+    pub target: &'a ConnectOptions,
+    pub workload: &'a Workload,
+    pub sampler: &'a mut Sampler,
+    pub stop: &'a AtomicBool,
+}
+
+impl CellRun<'_> {
+    /// Measures the cell (runs described by `base`, which gets a fresh uuid and start time per
+    /// attempt) until an attempt is stable or `retries` more attempts were made; returns the
+    /// attempt the cell uses. Every attempt is stored with its verdict.
+    pub fn measure_until_stable(
+        &mut self,
+        base: RunMeta,
+        retries: u32,
+        obs: &mut dyn Observer,
+    ) -> Result<Measured, ExecError> {
+        let mut plan = base.plan.clone();
+        let spec = PhaseSpec::from_plan(&plan, plan.threads[0]);
+        let attempts = 1 + retries;
+        let mut attempt = 1;
+        loop {
+            if let Some(auto) = plan.warmup_auto.as_mut() {
+                let took = auto_warmup(self.target, self.workload, &spec, auto.max_s, self.stop)?;
+                auto.took_s = Some(took);
+            }
+            let meta = RunMeta {
+                uuid: qpslab_store::new_run_uuid(),
+                started_at: qpslab_store::unix_now(),
+                plan: plan.clone(),
+                ..base.clone()
+            };
+            let m = measure(
+                self.store,
+                &meta,
+                self.target,
+                self.workload,
+                &spec,
+                self.sampler,
+                obs,
+                self.stop,
+            )?;
+            self.store.finish_run(&meta.uuid, RunStatus::Completed)?;
+            let verdict = m.phase.stability.clone().unwrap_or_default();
+            let reason = (!verdict.is_stable()).then(|| verdict.to_string());
+            self.store
+                .record_attempt(self.cell.id, m.run_id, reason.as_deref())?;
+            if reason.is_none() || attempt == attempts {
+                return Ok(m);
+            }
+            attempt += 1;
+            obs.message(&format!(
+                "{}: {verdict}: measuring again ({attempt} of {attempts})",
+                self.cell.label
+            ));
+            // Settling is not repeated: the disturbance came from outside the server.
+            if let Some(s) = plan.settle.as_mut() {
+                s.report = None;
+            }
+        }
+    }
+}
