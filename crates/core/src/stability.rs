@@ -27,6 +27,9 @@ pub enum Instability {
     ClientSaturated { share: f64 },
     /// Errors (retried, ignored) or reconnects during the measured phase.
     Errors { errors: u64, reconnects: u64 },
+    /// Other processes used `share` (0..1) of the machine's CPUs while the phase ran: a
+    /// neighbour took what the server and client would have used.
+    Contended { share: f64 },
 }
 
 impl fmt::Display for Instability {
@@ -48,6 +51,9 @@ impl fmt::Display for Instability {
             }
             Instability::Errors { errors, reconnects } => {
                 write!(f, "{errors} error(s), {reconnects} reconnect(s)")
+            }
+            Instability::Contended { share } => {
+                write!(f, "other processes used {:.0}% of the CPUs", share * 100.0)
             }
         }
     }
@@ -89,6 +95,9 @@ impl fmt::Display for Stability {
 pub struct Facts {
     /// CPUs the client could run on (its `--client-cpus`, else the machine's).
     pub client_cpus: f64,
+    /// Share (0..1) of the machine's CPU time used by processes other than the server and the
+    /// client while the phase ran (none: unknown, e.g. an external server).
+    pub others_cpu_share: Option<f64>,
 }
 
 /// An interval whose throughput is below this share of the usual level (upper quartile)
@@ -106,6 +115,8 @@ const TREND_PCT: f64 = 10.0;
 const SPIKE_RATIO: f64 = 10.0;
 /// Client CPU share of its CPUs at which the client, not the server, may be the limit.
 const CLIENT_SHARE: f64 = 0.9;
+/// Other processes using this share of the machine disturb the phase.
+const OTHERS_SHARE: f64 = 0.5;
 /// Retried errors above this share of the events make the number a measure of retries.
 const ERROR_SHARE: f64 = 0.1;
 
@@ -131,6 +142,9 @@ pub fn judge(phase: &PhaseResult, facts: &Facts) -> Stability {
         if share >= CLIENT_SHARE {
             reasons.push(Instability::ClientSaturated { share });
         }
+    }
+    if let Some(share) = facts.others_cpu_share.filter(|s| *s >= OTHERS_SHARE) {
+        reasons.push(Instability::Contended { share });
     }
     let errors = phase.error_total();
     if phase.reconnects > 0 || errors as f64 > ERROR_SHARE * phase.events.max(1) as f64 {
@@ -334,7 +348,10 @@ mod tests {
         }
     }
 
-    const FACTS: Facts = Facts { client_cpus: 2.0 };
+    const FACTS: Facts = Facts {
+        client_cpus: 2.0,
+        others_cpu_share: Some(0.1),
+    };
 
     /// Deterministic noise in [-1, 1).
     fn noise(state: &mut u64) -> f64 {
@@ -422,6 +439,16 @@ mod tests {
         assert!(judge(&p, &FACTS).is_stable());
         p.reconnects = 1;
         assert!(!judge(&p, &FACTS).is_stable());
+        p.reconnects = 0;
+        let busy = Facts {
+            others_cpu_share: Some(0.8),
+            ..FACTS
+        };
+        let v = judge(&p, &busy);
+        assert_eq!(
+            v.to_string(),
+            "unstable: other processes used 80% of the CPUs"
+        );
     }
 
     #[test]

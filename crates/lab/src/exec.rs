@@ -126,8 +126,13 @@ pub struct Measured {
     pub telemetry: Vec<TelemetrySample>,
 }
 
-/// The stability verdict of `phase`, measured under `spec`.
-pub fn judge_phase(phase: &PhaseResult, spec: &PhaseSpec) -> Stability {
+/// The stability verdict of `phase`, measured under `spec` while other processes used
+/// `others_cpu_share` of the machine (when known).
+pub fn judge_phase(
+    phase: &PhaseResult,
+    spec: &PhaseSpec,
+    others_cpu_share: Option<f64>,
+) -> Stability {
     let client_cpus = spec.client_cpus.as_ref().map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         Vec::len,
@@ -136,6 +141,7 @@ pub fn judge_phase(phase: &PhaseResult, spec: &PhaseSpec) -> Stability {
         phase,
         &stability::Facts {
             client_cpus: client_cpus as f64,
+            others_cpu_share,
         },
     )
 }
@@ -155,6 +161,7 @@ pub fn measure(
     stop: &AtomicBool,
 ) -> Result<Measured, ExecError> {
     sampler.begin()?;
+    let host = crate::contention::HostCpu::read();
     let threads = spec.threads;
     let mut phase = {
         let mut on_sample = |s: &Sample| {
@@ -163,8 +170,9 @@ pub fn measure(
         };
         run_phase(target, workload, spec, &mut on_sample, stop)?
     };
-    phase.stability = Some(judge_phase(&phase, spec));
     let telemetry = sampler.finish(phase.duration_s + spec.warmup_s)?;
+    let others = crate::contention::others_share(host, &telemetry);
+    phase.stability = Some(judge_phase(&phase, spec, others));
     let run_id = store.record_phase(meta, &phase, &telemetry)?;
     Ok(Measured {
         run_id,

@@ -25,6 +25,7 @@
 //! # let _ = Quiet; Ok(()) }
 //! ```
 
+pub mod contention;
 pub mod error;
 pub mod exec;
 pub mod expand;

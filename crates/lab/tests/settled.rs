@@ -54,7 +54,7 @@ fn phase(opts: &ConnectOptions, w: &WorkloadOptions, threads: u32, secs: f64) ->
     };
     let workload = Workload::new(w).unwrap();
     let mut p = run_phase(opts, &workload, &spec, &mut |_| {}, &AtomicBool::new(false)).unwrap();
-    p.stability = Some(judge_phase(&p, &spec));
+    p.stability = Some(judge_phase(&p, &spec, None));
     p
 }
 
