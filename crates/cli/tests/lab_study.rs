@@ -336,13 +336,17 @@ fn an_injected_stall_makes_a_cell_unstable_and_it_is_measured_again() {
         attempts[0]["reason"].as_str().unwrap().contains("stall of"),
         "{cell}"
     );
-    // The last attempt is the one used; every other one was unstable.
-    let (used, others) = attempts.split_last().unwrap();
-    assert_eq!(used["used"], true, "{cell}");
+    // One attempt is used (a stable one ends the retries); every other one was unstable.
+    let (used, others): (Vec<_>, Vec<_>) = attempts.iter().partition(|a| a["used"] == true);
+    assert_eq!(used.len(), 1, "{cell}");
+    let used = used[0];
     assert_eq!(used["run_id"], cell["run_id"], "{cell}");
+    if used["status"] == "done" {
+        assert_eq!(used, attempts.last().unwrap(), "{cell}");
+    }
     for a in others {
         assert_eq!(a["status"], "unstable", "{cell}");
-        assert_eq!(a["used"], false, "{cell}");
+        assert!(a["reason"].is_string(), "{cell}");
         assert_ne!(a["run_id"], used["run_id"], "{cell}");
     }
     if used["status"] == "done" {

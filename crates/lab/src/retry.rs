@@ -1,7 +1,8 @@
 //! Measuring one study cell until it is stable: each attempt is a run of its own (auto warm-up
 //! first when asked), judged, and recorded as the cell's next attempt; an unstable one is
-//! measured again, at most `retries` more times. The cell uses the first stable attempt, or the
-//! last one when none was.
+//! measured again, at most `retries` more times. The cell uses the first stable attempt, or,
+//! when none was, the least disturbed one (fewest reasons, then the least CPU taken by others;
+//! the later one on a tie), never chosen by its own numbers.
 
 use crate::error::ExecError;
 use crate::exec::{measure, Measured, Observer};
@@ -37,6 +38,7 @@ impl CellRun<'_> {
         let spec = PhaseSpec::from_plan(&plan, plan.threads[0]);
         let attempts = 1 + retries;
         let mut attempt = 1;
+        let mut best: Option<(f64, Measured)> = None;
         loop {
             if let Some(auto) = plan.warmup_auto.as_mut() {
                 let took = auto_warmup(self.target, self.workload, &spec, auto.max_s, self.stop)?;
@@ -63,8 +65,16 @@ impl CellRun<'_> {
             let reason = (!verdict.is_stable()).then(|| verdict.to_string());
             self.store
                 .record_attempt(self.cell.id, m.run_id, reason.as_deref())?;
-            if reason.is_none() || attempt == attempts {
+            if reason.is_none() {
                 return Ok(m);
+            }
+            let score = disturbance(&verdict);
+            if best.as_ref().is_none_or(|(s, _)| score <= *s) {
+                best = Some((score, m));
+            }
+            if attempt == attempts {
+                // Some attempt is kept: `best` was just set if it was empty.
+                return best.map(|(_, m)| m).ok_or(ExecError::NoAttempt);
             }
             attempt += 1;
             obs.message(&format!(
@@ -77,4 +87,16 @@ impl CellRun<'_> {
             }
         }
     }
+}
+
+/// How disturbed an unstable attempt was: one per reason, plus the share of the machine other
+/// processes took when that is a reason.
+fn disturbance(v: &qpslab_core::Stability) -> f64 {
+    v.reasons
+        .iter()
+        .map(|r| match r {
+            qpslab_core::Instability::Contended { share } => 1.0 + share,
+            _ => 1.0,
+        })
+        .sum()
 }
