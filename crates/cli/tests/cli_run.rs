@@ -322,12 +322,11 @@ fn warmup_auto_settles_judges_and_stores_what_it_did() {
             "2",
             "--warmup",
             warmup,
-            "--warmup-max",
-            "8",
         ]
         .map(String::from)
     };
-    let a = args("auto");
+    let mut a = args("auto").to_vec();
+    a.extend(["--warmup-max".to_string(), "8".to_string()]);
     let o = s.run(&a.iter().map(String::as_str).collect::<Vec<_>>());
     let (out, err) = (stdout(&o), stderr(&o));
     assert!(o.status.success(), "{out}\n{err}");
@@ -350,4 +349,21 @@ fn warmup_auto_settles_judges_and_stores_what_it_did() {
         &s.run(&a.iter().map(String::as_str).collect::<Vec<_>>()),
         "--warmup must be zero, a positive number of seconds, or auto",
     );
+    let run_with = |warmup: &str, extra: &[&str]| {
+        let mut a: Vec<String> = args(warmup).to_vec();
+        a.extend(extra.iter().map(|x| x.to_string()));
+        s.run(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    assert_user_error(
+        &run_with("auto", &["--warmup-max=-1"]),
+        "--warmup-max must be zero or a positive",
+    );
+    assert_user_error(
+        &run_with("0", &["--settle-max=-1"]),
+        "--settle-max must be zero or a positive",
+    );
+    assert_user_error(&run_with("0", &["--settle", "maybe"]), "--settle");
+    let o = run_with("0", &["--settle", "off"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("settled"), "{}", stderr(&o));
 }
