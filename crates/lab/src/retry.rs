@@ -1,8 +1,8 @@
 //! Measuring one study cell until it is stable: each attempt is a run of its own (auto warm-up
 //! first when asked), judged, and recorded as the cell's next attempt; an unstable one is
 //! measured again, at most `retries` more times. The cell uses the first stable attempt, or,
-//! when none was, the least disturbed one (fewest reasons, then the least CPU taken by others;
-//! the later one on a tie), never chosen by its own numbers.
+//! when none was, the least disturbed one (a busy neighbour counts less than a stall, trend or
+//! spikes in its own samples; the later one on a tie), never chosen by its own numbers.
 
 use crate::error::ExecError;
 use crate::exec::{measure, Measured, Observer};
@@ -89,14 +89,34 @@ impl CellRun<'_> {
     }
 }
 
-/// How disturbed an unstable attempt was: one per reason, plus the share of the machine other
-/// processes took when that is a reason.
+/// How disturbed an unstable attempt was: two per reason seen in its own samples (a stall, a
+/// trend or spikes distort its numbers outright), and the share of the machine other processes
+/// took when that is the reason (a neighbour slows a phase evenly).
 fn disturbance(v: &qpslab_core::Stability) -> f64 {
     v.reasons
         .iter()
         .map(|r| match r {
-            qpslab_core::Instability::Contended { share } => 1.0 + share,
-            _ => 1.0,
+            qpslab_core::Instability::Contended { share } => *share,
+            _ => 2.0,
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qpslab_core::{Instability, Stability};
+
+    #[test]
+    fn a_stall_is_worse_than_a_busy_neighbour() {
+        let v = |reasons| Stability { reasons };
+        let stall = v(vec![Instability::Stall {
+            at_s: 1.0,
+            duration_s: 0.5,
+        }]);
+        let busy = v(vec![Instability::Contended { share: 0.9 }]);
+        let quieter = v(vec![Instability::Contended { share: 0.6 }]);
+        assert!(disturbance(&busy) < disturbance(&stall));
+        assert!(disturbance(&quieter) < disturbance(&busy));
+    }
 }
