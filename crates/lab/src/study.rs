@@ -133,6 +133,31 @@ struct Active {
     settled: bool,
 }
 
+impl Active {
+    /// Settles the server unless it was settled since it started and since the last prepare;
+    /// the report goes into `plan` (the cell that paid for it).
+    fn settle(
+        &mut self,
+        target: &ConnectOptions,
+        plan: &mut qpslab_core::RunPlan,
+        obs: &mut dyn Observer,
+        stop: &AtomicBool,
+    ) -> Result<(), crate::error::ExecError> {
+        let Some(s) = plan.settle.as_mut().filter(|_| !self.settled) else {
+            return Ok(());
+        };
+        let owner = match self.sandbox {
+            Some(_) => Owner::Sandbox,
+            None => Owner::External,
+        };
+        let report = settle(target, &plan.workload, s.max_s, owner, stop)?;
+        obs.message(&crate::settle::describe(&report));
+        s.report = Some(report);
+        self.settled = true;
+        Ok(())
+    }
+}
+
 /// A setup whose server did not start: its cells fail without retrying in this round.
 struct Broken {
     setup: usize,
@@ -339,16 +364,7 @@ impl Runner<'_> {
             active.settled = false;
         }
         crate::exec::resolve_seed(&mut plan);
-        if let Some(s) = plan.settle.as_mut().filter(|_| !active.settled) {
-            let owner = match active.sandbox {
-                Some(_) => Owner::Sandbox,
-                None => Owner::External,
-            };
-            let report = settle(&target, &plan.workload, s.max_s, owner, stop).map_err(exec)?;
-            obs.message(&crate::settle::describe(&report));
-            s.report = Some(report);
-            active.settled = true;
-        }
+        active.settle(&target, &mut plan, obs, stop).map_err(exec)?;
         let meta = RunMeta {
             uuid: String::new(),
             started_at: 0.0,
