@@ -243,9 +243,20 @@ pub struct RunArgs {
     /// Transactions per phase across all sessions.
     #[arg(long, value_name = "N")]
     pub events: Option<u64>,
-    /// Seconds run before each measured phase and discarded.
-    #[arg(long, value_name = "S", default_value_t = 0.0)]
-    pub warmup: f64,
+    /// Seconds run before each measured phase and discarded, or `auto`: until throughput has
+    /// no trend, at most --warmup-max.
+    #[arg(long, value_name = "S|auto", default_value = "0")]
+    pub warmup: String,
+    /// The longest `--warmup auto`, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 60.0)]
+    pub warmup_max: f64,
+    /// Settle a sandbox before measuring (drain dirty pages and purge, warm the buffer pool);
+    /// an external server is only checked.
+    #[arg(long, value_name = "on|off", default_value = "on")]
+    pub settle: OnOff,
+    /// The longest wait for the drain when settling, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 120.0)]
+    pub settle_max: f64,
     /// Seconds per live line and stored sample.
     #[arg(long, value_name = "S", default_value_t = 1.0)]
     pub report_interval: f64,

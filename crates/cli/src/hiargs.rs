@@ -235,12 +235,36 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan> {
         },
         (time_s, events) => StopCondition { time_s, events },
     };
-    if !(a.warmup >= 0.0 && a.warmup <= MAX_SECONDS) {
-        return Err(user(format!(
-            "--warmup must be zero or a positive number of seconds, at most {MAX_SECONDS}"
-        )));
+    let seconds = |flag: &str, v: f64| {
+        if (0.0..=MAX_SECONDS).contains(&v) {
+            Ok(v)
+        } else {
+            Err(user(format!(
+                "{flag} must be zero or a positive number of seconds, at most {MAX_SECONDS}"
+            )))
+        }
+    };
+    if a.warmup.trim() == "auto" {
+        let max_s = seconds("--warmup-max", a.warmup_max)?;
+        plan.warmup_auto = Some(qpslab_core::AutoWarmup {
+            max_s,
+            took_s: None,
+        });
+        plan.warmup_s = qpslab_lab::options::AUTO_SESSION_WARMUP_S;
+    } else {
+        let w =
+            a.warmup.trim().parse::<f64>().map_err(|_| {
+                user("--warmup must be zero, a positive number of seconds, or auto")
+            })?;
+        plan.warmup_s = seconds("--warmup", w)?;
     }
-    plan.warmup_s = a.warmup;
+    if a.settle == OnOff::On {
+        let max_s = seconds("--settle-max", a.settle_max)?;
+        plan.settle = Some(qpslab_core::SettleSpec {
+            max_s,
+            report: None,
+        });
+    }
     if !(a.report_interval >= 0.1 && a.report_interval <= 86_400.0) {
         return Err(user(
             "--report-interval must be between 0.1 s and 86400 s (a day)",

@@ -104,6 +104,9 @@ pub fn phase_summary(p: &PhaseResult) -> String {
         p.reconnects,
         rate(p.reconnects, d)
     );
+    if let Some(v) = &p.stability {
+        let _ = writeln!(o, "    stability:                           {v}");
+    }
     let _ = writeln!(o);
     let _ = writeln!(o, "General statistics:");
     let _ = writeln!(o, "    total time:                          {d:.4}s");
@@ -352,7 +355,14 @@ mod tests {
 
     #[test]
     fn summary_golden() {
-        golden("phase_summary.txt", &phase_summary(&phase(4, 1234)));
+        let mut p = phase(4, 1234);
+        p.stability = Some(qpslab_core::Stability {
+            reasons: vec![qpslab_core::Instability::Stall {
+                at_s: 1.3,
+                duration_s: 2.1,
+            }],
+        });
+        golden("phase_summary.txt", &phase_summary(&p));
     }
 
     #[test]

@@ -334,3 +334,67 @@ fn defaults_file_supplies_socket_user_and_password() {
     ]);
     assert_user_error(&o, "--defaults-file");
 }
+
+#[test]
+fn warmup_auto_settles_judges_and_stores_what_it_did() {
+    let s = Scratch::new();
+    let sock = socket();
+    let args = |warmup: &str| {
+        [
+            "run",
+            "oltp_point_select",
+            "--socket",
+            &sock,
+            "--database",
+            "autowarm",
+            "--table-size",
+            "2000",
+            "--time",
+            "2",
+            "--warmup",
+            warmup,
+        ]
+        .map(String::from)
+    };
+    let mut a = args("auto").to_vec();
+    a.extend(["--warmup-max".to_string(), "8".to_string()]);
+    let o = s.run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(err.contains("until throughput was flat"), "{err}");
+    // The shared server is not ours here: it is checked once, not waited for or warmed.
+    assert!(
+        err.contains("settled in") && err.contains("warmed 0"),
+        "{err}"
+    );
+    assert!(out.contains("    stability:  "), "{out}");
+    let shown = stdout(&s.run(&["show", "1", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    let plan = &v["meta"]["plan"];
+    let took = plan["warmup_auto"]["took_s"].as_f64().unwrap();
+    assert!((2.0..=8.5).contains(&took), "{plan}");
+    assert!(plan["settle"]["report"]["dirty_pages"].is_array(), "{plan}");
+    assert!(v.to_string().contains("\"stability\""), "{shown}");
+    let a = args("soon");
+    assert_user_error(
+        &s.run(&a.iter().map(String::as_str).collect::<Vec<_>>()),
+        "--warmup must be zero, a positive number of seconds, or auto",
+    );
+    let run_with = |warmup: &str, extra: &[&str]| {
+        let mut a: Vec<String> = args(warmup).to_vec();
+        a.extend(extra.iter().map(|x| x.to_string()));
+        s.run(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    assert_user_error(
+        &run_with("auto", &["--warmup-max=-1"]),
+        "--warmup-max must be zero or a positive",
+    );
+    assert_user_error(
+        &run_with("0", &["--settle-max=-1"]),
+        "--settle-max must be zero or a positive",
+    );
+    assert_user_error(&run_with("0", &["--settle", "maybe"]), "--settle");
+    let o = run_with("0", &["--settle", "off"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("settled"), "{}", stderr(&o));
+}

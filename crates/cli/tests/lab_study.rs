@@ -5,6 +5,8 @@ mod common;
 
 use common::{assert_user_error, stdout, Scratch};
 use qpslab_store::{CellStatus, Store};
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 fn spec(s: &Scratch, name: &str, text: &str) -> String {
@@ -13,7 +15,7 @@ fn spec(s: &Scratch, name: &str, text: &str) -> String {
     p.display().to_string()
 }
 
-const SMALL: &str = "[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\ntable_size = 500\nduration = \"1s\"\nprepare_threads = 1\n";
+const SMALL: &str = "[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\ntable_size = 500\nduration = \"1s\"\nprepare_threads = 1\nwarmup = 0\nretries = 0\n";
 
 #[test]
 fn plan_expands_a_full_factorial_in_interleaved_order() {
@@ -131,7 +133,7 @@ fn telemetry_agrees_with_the_client() {
     let p = spec(
         &s,
         "t.toml",
-        "name = \"t\"\n[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\ntable_size = 500\nevents = 3000\nreport_interval = 0.2\n[sweep]\nthreads = [2]\n",
+        "name = \"t\"\n[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\ntable_size = 500\nevents = 3000\nreport_interval = 0.2\nwarmup = 0\nretries = 0\n[sweep]\nthreads = [2]\n",
     );
     let o = s.run(&["lab", "run", &p]);
     assert!(o.status.success(), "{}", common::stderr(&o));
@@ -292,4 +294,104 @@ fn ctrl_c_discards_the_running_cell_keeps_finished_ones_and_stops_the_server() {
     // And the study can be finished.
     let o = s.run(&["lab", "resume", &p]);
     assert!(o.status.success(), "{}", common::stderr(&o));
+}
+
+#[test]
+fn an_injected_stall_makes_a_cell_unstable_and_it_is_measured_again() {
+    let s = Scratch::new();
+    let sock = common::socket();
+    common::sql("DROP DATABASE IF EXISTS stall_study");
+    let p = spec(
+        &s,
+        "stall.toml",
+        &format!(
+            "name = \"stall\"\n[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\n\
+             table_size = 2000\nduration = \"6s\"\nwarmup = 0\nthreads = 2\nretries = 2\n\
+             prepare_threads = 1\n[[variant]]\nname = \"ext\"\n\
+             target = \"mysql://root@localhost/stall_study?socket={sock}\"\n"
+        ),
+    );
+    let mut child = s
+        .cmd(&["lab", "run", &p])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    let mut injected = false;
+    for line in out.lines() {
+        let line = line.unwrap();
+        // The first live line of the first attempt: hold the table for 2 s.
+        if !injected && line.starts_with('[') && line.contains("tps:") {
+            injected = true;
+            common::sql("LOCK TABLES stall_study.sbtest1 WRITE; DO SLEEP(2); UNLOCK TABLES");
+        }
+        lines.push(line);
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{}", lines.join("\n"));
+    assert!(injected, "{}", lines.join("\n"));
+    let v = study_json(&s, "stall");
+    let cell = &v["cells"][0];
+    assert_eq!(cell["status"], "done", "{cell}");
+    let attempts = cell["attempts"].as_array().unwrap();
+    assert!(attempts.len() >= 2, "{cell}");
+    assert_eq!(attempts[0]["status"], "unstable", "{cell}");
+    assert!(
+        attempts[0]["reason"].as_str().unwrap().contains("stall of"),
+        "{cell}"
+    );
+    // One attempt is used (a stable one ends the retries); every other one was unstable.
+    let (used, others): (Vec<_>, Vec<_>) = attempts.iter().partition(|a| a["used"] == true);
+    assert_eq!(used.len(), 1, "{cell}");
+    let used = used[0];
+    assert_eq!(used["run_id"], cell["run_id"], "{cell}");
+    if used["status"] == "done" {
+        assert_eq!(used, attempts.last().unwrap(), "{cell}");
+    }
+    for a in others {
+        assert_eq!(a["status"], "unstable", "{cell}");
+        assert!(a["reason"].is_string(), "{cell}");
+        assert_ne!(a["run_id"], used["run_id"], "{cell}");
+    }
+    if used["status"] == "done" {
+        assert_eq!(cell["stability"], "stable", "{cell}");
+    }
+    // Each attempt ran with its own clock seed, stored in its plan.
+    let store = Store::open(&s.db()).unwrap();
+    let seed = |a: &serde_json::Value| {
+        let run = store
+            .load_run(qpslab_store::RunId(a["run_id"].as_i64().unwrap()))
+            .unwrap();
+        run.meta.plan.workload.rand.seed
+    };
+    assert_ne!(seed(&attempts[0]), 0);
+    let text = stdout(&s.run(&["lab", "show", "stall"]));
+    assert!(text.contains("tries"), "{text}");
+    assert!(
+        lines.iter().any(|l| l.contains("measuring again")) || text.contains("stall"),
+        "{}",
+        lines.join("\n")
+    );
+    common::sql("DROP DATABASE IF EXISTS stall_study");
+}
+
+#[test]
+fn new_measuring_options_are_checked() {
+    let s = Scratch::new();
+    let p = spec(
+        &s,
+        "w.toml",
+        "name = \"w\"\n[defaults]\nwarmup = \"sometimes\"\n",
+    );
+    assert_user_error(&s.run(&["lab", "plan", &p]), "warmup");
+    let p = spec(&s, "r.toml", "name = \"r\"\n[defaults]\nretries = -1\n");
+    assert_user_error(&s.run(&["lab", "plan", &p]), "line 3");
+    let p = spec(
+        &s,
+        "t.toml",
+        "name = \"t\"\n[defaults]\nsettle = \"maybe\"\n",
+    );
+    assert_user_error(&s.run(&["lab", "plan", &p]), "settle");
 }

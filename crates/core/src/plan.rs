@@ -33,6 +33,47 @@ pub struct RateSpec {
     pub arrival: Arrival,
 }
 
+/// `--warmup auto`: warm up until the per-interval throughput has no significant trend over a
+/// window of intervals, for at most `max_s` seconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AutoWarmup {
+    /// The longest warm-up.
+    pub max_s: f64,
+    /// How long the warm-up took before the measured phase (filled when it ran; for a sweep,
+    /// its first phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub took_s: Option<f64>,
+}
+
+/// Settling: before measuring, wait until InnoDB's dirty pages and purge backlog are drained
+/// and read the dataset once into the buffer pool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SettleSpec {
+    /// The longest wait for the drain.
+    pub max_s: f64,
+    /// What settling found and did, once it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<SettleReport>,
+}
+
+/// What settling a server found and did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SettleReport {
+    /// Seconds spent (waiting and warming).
+    pub seconds: f64,
+    /// `Innodb_buffer_pool_pages_dirty` before and after.
+    pub dirty_pages: (u64, u64),
+    /// `trx_rseg_history_len` before and after.
+    pub history_len: (u64, u64),
+    /// Whether both reached their floor within the bound.
+    pub drained: bool,
+    /// Tables read into the buffer pool.
+    pub tables_warmed: u32,
+    /// What could not be done (an external server is only checked, never changed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
 /// One `qpslab run`: a workload swept over thread counts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunPlan {
@@ -57,6 +98,13 @@ pub struct RunPlan {
     /// Number of event-loop threads (none: one per client CPU; else one per session up to two
     /// sessions per core, else one per four cores).
     pub event_loops: Option<usize>,
+    /// `--warmup auto`: warm up until throughput is flat (then `warmup_s` is the short warm-up
+    /// of the measured phase's own sessions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_auto: Option<AutoWarmup>,
+    /// Settle the server before measuring (none: measured as found).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle: Option<SettleSpec>,
 }
 
 impl RunPlan {
@@ -76,6 +124,8 @@ impl RunPlan {
             prepared_statements: true,
             client_cpus: None,
             event_loops: None,
+            warmup_auto: None,
+            settle: None,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! phase's numbers are (run summary, `lab show`, reports, `compare`). A study measures an
 //! unstable cell again.
 
+use crate::result::{PhaseResult, Sample};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -12,7 +13,7 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Instability {
-    /// Throughput fell far below the phase's median for `duration_s`, starting `at_s` into the
+    /// Throughput fell far below the phase's usual level for `duration_s`, starting `at_s` into the
     /// measured phase (a server that answered nothing, or a neighbour that took the CPU).
     Stall { at_s: f64, duration_s: f64 },
     /// Throughput drifted over the measured phase: `change_pct` from its start to its end
@@ -26,6 +27,9 @@ pub enum Instability {
     ClientSaturated { share: f64 },
     /// Errors (retried, ignored) or reconnects during the measured phase.
     Errors { errors: u64, reconnects: u64 },
+    /// Other processes used `share` (0..1) of the machine's CPUs while the phase ran: a
+    /// neighbour took what the server and client would have used.
+    Contended { share: f64 },
 }
 
 impl fmt::Display for Instability {
@@ -47,6 +51,9 @@ impl fmt::Display for Instability {
             }
             Instability::Errors { errors, reconnects } => {
                 write!(f, "{errors} error(s), {reconnects} reconnect(s)")
+            }
+            Instability::Contended { share } => {
+                write!(f, "other processes used {:.0}% of the CPUs", share * 100.0)
             }
         }
     }
@@ -83,9 +90,366 @@ impl fmt::Display for Stability {
     }
 }
 
+/// What a verdict needs beyond the phase itself.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Facts {
+    /// CPUs the client could run on (its `--client-cpus`, else the machine's).
+    pub client_cpus: f64,
+    /// Share (0..1) of the machine's CPU time used by processes other than the server and the
+    /// client while the phase ran (none: unknown, e.g. an external server).
+    pub others_cpu_share: Option<f64>,
+}
+
+/// An interval whose throughput is below this share of the usual level (upper quartile)
+/// starts a stall. Interval rates on this 2-core VM vary by ±30% under a neighbour's load; a
+/// quarter is a disturbance.
+const STALL_SHARE: f64 = 0.25;
+/// Neighbours of a stalled interval below this share are part of the stall (it rarely starts
+/// or ends on a tick).
+const STALL_EDGE_SHARE: f64 = 0.75;
+/// Intervals with fewer completions than this at the median are too small to judge stalls.
+const MIN_MEDIAN_EVENTS: f64 = 20.0;
+/// A trend must change throughput by more than this over the phase to matter.
+const TREND_PCT: f64 = 10.0;
+/// An interval whose p99 is this many times the phase's median p99 is a spike.
+const SPIKE_RATIO: f64 = 10.0;
+/// Client CPU share of its CPUs at which the client, not the server, may be the limit.
+const CLIENT_SHARE: f64 = 0.9;
+/// Other processes using this share of the machine disturb the phase.
+const OTHERS_SHARE: f64 = 0.5;
+/// Retried errors above this share of the events make the number a measure of retries.
+const ERROR_SHARE: f64 = 0.1;
+
+/// Judges `phase` from its samples and totals: stalls, trend, p99 spikes, client saturation,
+/// errors. Thresholds are set so that ordinary noise of a shared 2-core VM stays stable.
+pub fn judge(phase: &PhaseResult, facts: &Facts) -> Stability {
+    let samples: Vec<&Sample> = phase
+        .samples
+        .iter()
+        .filter(|s| s.interval_s > 0.0)
+        .collect();
+    let mut reasons = Vec::new();
+    let stalled = stalls(&samples, &mut reasons);
+    if let Some(t) = trend(&samples, &stalled) {
+        reasons.push(t);
+    }
+    if let Some(s) = spikes(&samples) {
+        reasons.push(s);
+    }
+    let cpu = phase.client_cpu.user_s + phase.client_cpu.sys_s;
+    if phase.duration_s > 0.0 && facts.client_cpus > 0.0 {
+        let share = cpu / phase.duration_s / facts.client_cpus;
+        if share >= CLIENT_SHARE {
+            reasons.push(Instability::ClientSaturated { share });
+        }
+    }
+    if let Some(share) = facts.others_cpu_share.filter(|s| *s >= OTHERS_SHARE) {
+        reasons.push(Instability::Contended { share });
+    }
+    let errors = phase.error_total();
+    if phase.reconnects > 0 || errors as f64 > ERROR_SHARE * phase.events.max(1) as f64 {
+        reasons.push(Instability::Errors {
+            errors,
+            reconnects: phase.reconnects,
+        });
+    }
+    Stability { reasons }
+}
+
+fn rate(s: &Sample) -> f64 {
+    s.events as f64 / s.interval_s
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn upper_quartile(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let pos = (v.len() - 1) as f64 * 0.75;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+}
+
+/// Finds stalls: runs of intervals far below the usual rate, widened by their slow
+/// neighbours; the length is the throughput lost (an interval at 30% lost 0.7 of itself), so a
+/// stall that straddles ticks is measured at its real length. Returns which intervals stalled.
+fn stalls(samples: &[&Sample], out: &mut Vec<Instability>) -> Vec<bool> {
+    let mut stalled = vec![false; samples.len()];
+    if samples.len() < 3 {
+        return stalled;
+    }
+    // The upper quartile, not the median: a phase that stalled for most of its length still
+    // shows its normal level there.
+    let med = upper_quartile(samples.iter().map(|s| rate(s)).collect());
+    let med_events = upper_quartile(samples.iter().map(|s| s.events as f64).collect());
+    if med <= 0.0 || med_events < MIN_MEDIAN_EVENTS {
+        return stalled;
+    }
+    let share = |i: usize| rate(samples[i]) / med;
+    let mut i = 0;
+    while i < samples.len() {
+        if share(i) >= STALL_SHARE {
+            i += 1;
+            continue;
+        }
+        let (mut a, mut b) = (i, i);
+        while b + 1 < samples.len() && share(b + 1) < STALL_EDGE_SHARE {
+            b += 1;
+        }
+        if a > 0 && share(a - 1) < STALL_EDGE_SHARE {
+            a -= 1;
+        }
+        let lost = |k: usize| (1.0 - share(k)).clamp(0.0, 1.0) * samples[k].interval_s;
+        let duration_s: f64 = (a..=b).map(lost).sum();
+        let first = samples[a];
+        let at_s = (first.elapsed_s - lost(a)).max(0.0);
+        stalled[a..=b].iter_mut().for_each(|x| *x = true);
+        out.push(Instability::Stall { at_s, duration_s });
+        i = b + 1;
+    }
+    stalled
+}
+
+/// The two-sided 5% point of the normal distribution, for the Mann–Kendall statistic. Phases
+/// of 3 intervals never reach it; with the 10% floor on the change, A/A phases stay stable.
+const Z_CRITICAL: f64 = 1.96;
+
+/// A trend in the rates of the intervals that did not stall: Mann–Kendall's test (ranks, so
+/// one disturbed interval cannot make or hide a trend) significant at 1%, and a Theil–Sen
+/// slope (the median of pairwise slopes) that changes throughput by more than [`TREND_PCT`]
+/// over the phase.
+fn trend(samples: &[&Sample], stalled: &[bool]) -> Option<Instability> {
+    let pts: Vec<(f64, f64)> = samples
+        .iter()
+        .zip(stalled)
+        .filter(|(_, st)| !**st)
+        .map(|(s, _)| (s.elapsed_s - s.interval_s / 2.0, rate(s)))
+        .collect();
+    let n = pts.len();
+    if n < 4 {
+        return None;
+    }
+    let mut score = 0i64;
+    let mut slopes = Vec::with_capacity(n * (n - 1) / 2);
+    for i in 0..n {
+        for j in i + 1..n {
+            let dy = pts[j].1 - pts[i].1;
+            score += (dy > 0.0) as i64 - (dy < 0.0) as i64;
+            if pts[j].0 > pts[i].0 {
+                slopes.push(dy / (pts[j].0 - pts[i].0));
+            }
+        }
+    }
+    let nf = n as f64;
+    let var = nf * (nf - 1.0) * (2.0 * nf + 5.0) / 18.0;
+    let z = (score.abs() as f64 - 1.0).max(0.0) / var.sqrt();
+    let level = median(pts.iter().map(|p| p.1).collect());
+    let span = samples.last()?.elapsed_s - (samples[0].elapsed_s - samples[0].interval_s);
+    if level <= 0.0 || z <= Z_CRITICAL {
+        return None;
+    }
+    let change_pct = median(slopes) * span / level * 100.0;
+    (change_pct.abs() > TREND_PCT).then_some(Instability::Trend { change_pct })
+}
+
+/// A least-squares line through `pts` (x, y): its slope, the slope's standard error and the
+/// mean of y; none for fewer than 3 points or a mean of y that is not positive.
+pub fn fit(pts: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
+    let n = pts.len() as f64;
+    if pts.len() < 3 {
+        return None;
+    }
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    if sxx <= 0.0 || my <= 0.0 {
+        return None;
+    }
+    let slope = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx;
+    let rss: f64 = pts
+        .iter()
+        .map(|p| (p.1 - my - slope * (p.0 - mx)).powi(2))
+        .sum();
+    let se = (rss / (n - 2.0) / sxx).sqrt();
+    Some((slope, se, my))
+}
+
+/// The highest percentile an interval reports (p99 by default).
+fn top_percentile(s: &Sample) -> Option<f64> {
+    s.latency
+        .percentiles
+        .iter()
+        .max_by(|a, b| a.p.total_cmp(&b.p))
+        .map(|p| p.ms)
+}
+
+fn spikes(samples: &[&Sample]) -> Option<Instability> {
+    let p: Vec<f64> = samples.iter().filter_map(|s| top_percentile(s)).collect();
+    if p.len() < 3 {
+        return None;
+    }
+    let med = median(p.clone());
+    if med <= 0.0 {
+        return None;
+    }
+    let ratios: Vec<f64> = p
+        .iter()
+        .map(|v| v / med)
+        .filter(|r| *r >= SPIKE_RATIO)
+        .collect();
+    let worst_ratio = ratios.iter().copied().fold(0.0, f64::max);
+    (!ratios.is_empty()).then_some(Instability::Spikes {
+        intervals: ratios.len() as u32,
+        worst_ratio,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::result::{LatencySummary, Percentile};
+
+    /// A phase of 1 s intervals with these completions and p99s (ms).
+    fn phase(events: &[u64], p99: &[f64]) -> PhaseResult {
+        let samples: Vec<Sample> = events
+            .iter()
+            .zip(p99)
+            .enumerate()
+            .map(|(i, (&e, &ms))| Sample {
+                elapsed_s: i as f64 + 1.0,
+                interval_s: 1.0,
+                events: e,
+                latency: LatencySummary {
+                    percentiles: vec![Percentile { p: 99.0, ms }],
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+            .collect();
+        PhaseResult {
+            duration_s: samples.len() as f64,
+            events: events.iter().sum(),
+            samples,
+            ..Default::default()
+        }
+    }
+
+    const FACTS: Facts = Facts {
+        client_cpus: 2.0,
+        others_cpu_share: Some(0.1),
+    };
+
+    /// Deterministic noise in [-1, 1).
+    fn noise(state: &mut u64) -> f64 {
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (*state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+
+    #[test]
+    fn ordinary_noise_stays_stable() {
+        let mut flagged = 0;
+        for seed in 1..=100u64 {
+            let mut st = seed;
+            let n = if seed % 2 == 0 { 3 } else { 10 };
+            let ev: Vec<u64> = (0..n)
+                .map(|_| (1000.0 * (1.0 + 0.3 * noise(&mut st))) as u64)
+                .collect();
+            let p99: Vec<f64> = (0..n).map(|_| 2.0 * (1.0 + 0.8 * noise(&mut st))).collect();
+            if !judge(&phase(&ev, &p99), &FACTS).is_stable() {
+                flagged += 1;
+            }
+        }
+        assert!(flagged <= 3, "{flagged} of 100 noisy phases flagged");
+    }
+
+    #[test]
+    fn a_stall_across_ticks_is_measured_at_its_length() {
+        // Nothing completes from 4.3 s to 6.3 s.
+        let ev = [1000, 980, 1010, 990, 300, 0, 700, 1000, 1020, 990];
+        let v = judge(&phase(&ev, &[2.0; 10]), &FACTS);
+        let Some(Instability::Stall { at_s, duration_s }) = v.reasons.first() else {
+            panic!("{v}");
+        };
+        assert!((at_s - 4.3).abs() < 0.1, "{v}");
+        assert!((duration_s - 2.0).abs() < 0.1, "{v}");
+        // A last interval with no completions is a stall too.
+        let v = judge(&phase(&[900, 1000, 1100, 0], &[2.0; 4]), &FACTS);
+        assert!(matches!(v.reasons[0], Instability::Stall { .. }), "{v}");
+    }
+
+    #[test]
+    fn a_drift_is_a_trend_but_a_small_one_is_not() {
+        let mut st = 7;
+        let ev: Vec<u64> = (0..10)
+            .map(|i| ((1000.0 - 40.0 * i as f64) * (1.0 + 0.03 * noise(&mut st))) as u64)
+            .collect();
+        let v = judge(&phase(&ev, &[2.0; 10]), &FACTS);
+        match v.reasons.as_slice() {
+            [Instability::Trend { change_pct }] => assert!(*change_pct < -30.0, "{v}"),
+            _ => panic!("{v}"),
+        }
+        // One disturbed interval neither hides the trend nor is a stall.
+        let ev = [100, 104, 94, 41, 95, 97, 77, 71, 53, 52];
+        let v = judge(&phase(&ev, &[2.0; 10]), &FACTS);
+        assert!(
+            matches!(v.reasons.as_slice(), [Instability::Trend { change_pct }] if *change_pct < -30.0),
+            "{v}"
+        );
+        let ev: Vec<u64> = (0..10).map(|i| 1000 - 5 * i).collect();
+        assert!(judge(&phase(&ev, &[2.0; 10]), &FACTS).is_stable());
+    }
+
+    #[test]
+    fn spikes_saturation_and_errors() {
+        let mut p = phase(&[1000; 6], &[2.0, 2.5, 60.0, 1.8, 2.2, 2.0]);
+        let v = judge(&p, &FACTS);
+        assert!(
+            matches!(v.reasons.as_slice(), [Instability::Spikes { intervals: 1, worst_ratio }] if *worst_ratio > 20.0),
+            "{v}"
+        );
+        p.samples[2].latency.percentiles[0].ms = 2.0;
+        p.client_cpu.user_s = 8.0;
+        p.client_cpu.sys_s = 3.0;
+        p.errors.insert(1213, 1000);
+        let v = judge(&p, &FACTS);
+        assert!(matches!(v.reasons[0], Instability::ClientSaturated { share } if share > 0.9));
+        assert!(matches!(
+            v.reasons[1],
+            Instability::Errors { errors: 1000, .. }
+        ));
+        // A few retried deadlocks are ordinary in write workloads.
+        p.client_cpu.user_s = 1.0;
+        p.errors.insert(1213, 30);
+        assert!(judge(&p, &FACTS).is_stable());
+        p.reconnects = 1;
+        assert!(!judge(&p, &FACTS).is_stable());
+        p.reconnects = 0;
+        let busy = Facts {
+            others_cpu_share: Some(0.8),
+            ..FACTS
+        };
+        let v = judge(&p, &busy);
+        assert_eq!(
+            v.to_string(),
+            "unstable: other processes used 80% of the CPUs"
+        );
+    }
 
     #[test]
     fn verdicts_read_as_one_line_and_round_trip() {

@@ -88,6 +88,9 @@ pub enum ExecError {
     /// The results store failed.
     #[error(transparent)]
     Store(#[from] qpslab_store::Error),
+    /// A cell ended without a measured attempt (cannot happen: at least one is made).
+    #[error("no attempt of the cell was measured")]
+    NoAttempt,
 }
 
 impl ExecError {

@@ -3,6 +3,7 @@
 
 use crate::error::ExecError;
 use qpslab_core::result::PhaseResult;
+use qpslab_core::stability::{self, Stability};
 use qpslab_core::{ConnectOptions, Sample, TelemetrySample, WorkloadOptions};
 use qpslab_engine::prepare::{self, DatasetStatus, PrepareProgress, PrepareReport};
 use qpslab_engine::workload::Workload;
@@ -268,6 +269,18 @@ pub fn shell_quote(a: &str) -> String {
     }
 }
 
+/// Resolves seed 0 ("from the clock", as sysbench's `--rand-seed=0`) to a real seed, so the
+/// stored plan holds the seed actually used and the cell can be repeated exactly.
+pub fn resolve_seed(plan: &mut qpslab_core::RunPlan) {
+    if plan.workload.rand.seed == 0 {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        plan.workload.rand.seed =
+            (now.as_nanos() as u64 ^ u64::from(std::process::id()).rotate_left(32)).max(1);
+    }
+}
+
 /// The default number of loader connections: two per core.
 pub fn default_loaders() -> u32 {
     std::thread::available_parallelism().map_or(2, |n| n.get() as u32 * 2)
@@ -282,6 +295,26 @@ pub struct Measured {
     pub phase: PhaseResult,
     /// Its telemetry (per tick, then whole-phase totals and perf).
     pub telemetry: Vec<TelemetrySample>,
+}
+
+/// The stability verdict of `phase`, measured under `spec` while other processes used
+/// `others_cpu_share` of the machine (when known).
+pub fn judge_phase(
+    phase: &PhaseResult,
+    spec: &PhaseSpec,
+    others_cpu_share: Option<f64>,
+) -> Stability {
+    let client_cpus = spec.client_cpus.as_ref().map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Vec::len,
+    );
+    stability::judge(
+        phase,
+        &stability::Facts {
+            client_cpus: client_cpus as f64,
+            others_cpu_share,
+        },
+    )
 }
 
 /// Runs one phase (warm-up, then measurement) on `target`, takes telemetry through `sampler` on
@@ -301,6 +334,7 @@ pub fn measure(
     stop: &AtomicBool,
 ) -> Result<Measured, ExecError> {
     sampler.begin()?;
+    let host = crate::contention::HostCpu::read();
     let threads = spec.threads;
     let mut handle = store.begin_phase(meta, threads)?;
     let mut write_error = None;
@@ -324,7 +358,7 @@ pub fn measure(
         let telemetry = sampler.finish(phase.duration_s + spec.warmup_s)?;
         Ok((phase, telemetry))
     });
-    let (phase, telemetry) = match finished {
+    let (mut phase, telemetry) = match finished {
         Ok(done) => done,
         Err(e) => {
             // The phase's own error is the one to report; a store failure here is secondary
@@ -333,6 +367,8 @@ pub fn measure(
             return Err(e);
         }
     };
+    let others = crate::contention::others_share(host, &telemetry);
+    phase.stability = Some(judge_phase(&phase, spec, others));
     store.finish_phase(&handle, &phase, &telemetry)?;
     Ok(Measured {
         run_id: handle.run_id,

@@ -25,13 +25,17 @@
 //! # let _ = Quiet; Ok(()) }
 //! ```
 
+pub mod contention;
 pub mod error;
 pub mod exec;
 pub mod expand;
 pub mod options;
 pub mod os;
 pub mod password;
+mod retry;
+pub mod settle;
 pub mod spec;
 pub mod study;
+pub mod warmup;
 
 pub use error::{ExecError, SpecError, StudyError};

@@ -5,7 +5,7 @@
 //! ([`RunOptions`]), the list-valued one ([`SweepOptions`]) and the glue between them, so a new
 //! option is one line and can be swept at once.
 
-use qpslab_core::plan::{Arrival, RateSpec, RunPlan, StopCondition};
+use qpslab_core::plan::{Arrival, AutoWarmup, RateSpec, RunPlan, SettleSpec, StopCondition};
 use qpslab_core::{RandType, WorkloadKind, WorkloadOptions};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -158,8 +158,18 @@ run_options! {
     tables: u32,
     /// Rows per table.
     table_size: u64,
-    /// Seconds run before the measured phase and discarded.
+    /// Seconds run before the measured phase and discarded, or `"auto"` (the default): until
+    /// throughput has no trend, at most `warmup_max`.
     warmup: Seconds,
+    /// The longest auto warm-up (default 60 s).
+    warmup_max: Seconds,
+    /// Settle the server before measuring (default on): drain dirty pages and purge, warm the
+    /// buffer pool.
+    settle: Switch,
+    /// The longest wait for the drain when settling (default 120 s).
+    settle_max: Seconds,
+    /// Measurements again of a cell whose verdict is unstable (default 2; 0: none).
+    retries: u32,
     /// Seconds of measurement.
     duration: Seconds,
     /// Transactions of measurement (across all sessions).
@@ -210,6 +220,14 @@ run_options! {
 
 /// CPU numbers above this are refused (Linux builds for at most 8192 CPUs).
 const MAX_CPUS: usize = 1 << 16;
+/// The longest auto warm-up unless `warmup_max` says otherwise.
+pub const DEFAULT_WARMUP_MAX_S: f64 = 60.0;
+/// The fixed warm-up of the measured phase's own sessions after an auto warm-up.
+pub const AUTO_SESSION_WARMUP_S: f64 = 1.0;
+/// The longest wait for a drain unless `settle_max` says otherwise.
+pub const DEFAULT_SETTLE_MAX_S: f64 = 120.0;
+/// Measurements again of an unstable cell unless `retries` says otherwise.
+pub const DEFAULT_RETRIES: u32 = 2;
 
 /// Parses a CPU list in taskset's format (`0`, `0-3,6`).
 pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
@@ -244,6 +262,11 @@ impl RunOptions {
     /// The transport (socket unless set).
     pub fn transport(&self) -> Transport {
         self.transport.unwrap_or(Transport::Socket)
+    }
+
+    /// Measurements again of an unstable cell.
+    pub fn retries(&self) -> u32 {
+        self.retries.unwrap_or(DEFAULT_RETRIES)
     }
 
     /// Repeats (1 unless set).
@@ -314,7 +337,32 @@ impl RunOptions {
             },
             (time_s, events) => StopCondition { time_s, events },
         };
-        plan.warmup_s = secs("warmup", &self.warmup)?.unwrap_or(0.0);
+        let auto = match &self.warmup {
+            None => true,
+            Some(Seconds::Text(t)) => t.trim() == "auto",
+            Some(Seconds::Number(_)) => false,
+        };
+        if auto {
+            let max_s = secs("warmup_max", &self.warmup_max)?.unwrap_or(DEFAULT_WARMUP_MAX_S);
+            plan.warmup_auto = Some(AutoWarmup {
+                max_s,
+                took_s: None,
+            });
+            plan.warmup_s = AUTO_SESSION_WARMUP_S;
+        } else {
+            plan.warmup_s = secs("warmup", &self.warmup)?.unwrap_or(0.0);
+        }
+        let settle = match &self.settle {
+            Some(s) => s.on().map_err(|e| format!("settle: {e}"))?,
+            None => true,
+        };
+        if settle {
+            let max_s = secs("settle_max", &self.settle_max)?.unwrap_or(DEFAULT_SETTLE_MAX_S);
+            plan.settle = Some(SettleSpec {
+                max_s,
+                report: None,
+            });
+        }
         if let Some(r) = secs("report_interval", &self.report_interval)? {
             if r < 0.1 {
                 return Err("report_interval must be at least 0.1 s".into());
@@ -384,6 +432,24 @@ mod tests {
         assert_eq!(p.threads, vec![8]);
         assert_eq!(p.stop.time_s, Some(3.0));
         assert_eq!(p.warmup_s, 1.0);
+        assert!(p.warmup_auto.is_none());
+        assert_eq!(
+            p.settle.as_ref().map(|s| s.max_s),
+            Some(DEFAULT_SETTLE_MAX_S)
+        );
+        let auto = RunOptions {
+            warmup: Some(Seconds::Text("auto".into())),
+            warmup_max: Some(Seconds::Text("30s".into())),
+            settle: Some(Switch::Bool(false)),
+            ..Default::default()
+        }
+        .to_plan()
+        .unwrap();
+        assert_eq!(auto.warmup_auto.map(|a| a.max_s), Some(30.0));
+        assert!(auto.settle.is_none());
+        let default = RunOptions::default().to_plan().unwrap();
+        assert!(default.warmup_auto.is_some());
+        assert_eq!(RunOptions::default().retries(), DEFAULT_RETRIES);
         assert!(!p.prepared_statements);
         o.set_json("threads", &serde_json::json!(16)).unwrap();
         assert_eq!(o.to_plan().unwrap().threads, vec![16]);

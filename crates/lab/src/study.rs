@@ -2,19 +2,20 @@
 //! starting each setup's server when the setup changes, recording every cell as it ends.
 
 use crate::error::{SpecError, StudyError};
-use crate::exec::{default_loaders, ensure_dataset, measure, DatasetPolicy, Observer};
+use crate::exec::{default_loaders, ensure_dataset, DatasetOutcome, DatasetPolicy, Observer};
 use crate::expand::{expand, Cell, Expanded};
 use crate::options::Transport;
 use crate::os::OsGuard;
+use crate::retry::CellRun;
+use crate::settle::{settle, Owner};
 use crate::spec::{self, Setup, Spec};
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_engine::workload::Workload;
-use qpslab_engine::PhaseSpec;
 use qpslab_probe::Sampler;
 use qpslab_sandbox::{LabDir, Malloc, Profile, Sandbox, SandboxSpec};
 use qpslab_store::{
-    CellRecord, CellStatus, Factor, NewCell, NewStudy, RunMeta, RunStatus, Store, StudyId,
-    StudyRecord, StudyStatus,
+    CellRecord, CellStatus, Factor, NewCell, NewStudy, RunMeta, Store, StudyId, StudyRecord,
+    StudyStatus,
 };
 use qpslab_wire::Conn;
 use serde_json::json;
@@ -137,6 +138,33 @@ struct Active {
     tcp: Option<ConnectOptions>,
     server: qpslab_core::ServerInfo,
     sampler: Sampler,
+    /// Settled since it started and since the last prepare.
+    settled: bool,
+}
+
+impl Active {
+    /// Settles the server unless it was settled since it started and since the last prepare;
+    /// the report goes into `plan` (the cell that paid for it).
+    fn settle(
+        &mut self,
+        target: &ConnectOptions,
+        plan: &mut qpslab_core::RunPlan,
+        obs: &mut dyn Observer,
+        stop: &AtomicBool,
+    ) -> Result<(), crate::error::ExecError> {
+        let Some(s) = plan.settle.as_mut().filter(|_| !self.settled) else {
+            return Ok(());
+        };
+        let owner = match self.sandbox {
+            Some(_) => Owner::Sandbox,
+            None => Owner::External,
+        };
+        let report = settle(target, &plan.workload, s.max_s, owner, stop)?;
+        obs.message(&crate::settle::describe(&report));
+        s.report = Some(report);
+        self.settled = true;
+        Ok(())
+    }
 }
 
 /// A setup whose server did not start: its cells fail without retrying in this round.
@@ -318,7 +346,7 @@ impl Runner<'_> {
             error: e,
             log_tail: None,
         };
-        let plan = cell.options.to_plan().map_err(fail)?;
+        let mut plan = cell.options.to_plan().map_err(fail)?;
         let workload = Workload::new(&plan.workload).map_err(|e| fail(e.to_string()))?;
         let Some(active) = self.active.as_mut() else {
             return Err(fail("no server".into()));
@@ -342,12 +370,18 @@ impl Runner<'_> {
         };
         let setup = &self.loaded.expanded.setups[cell.setup].setup;
         let policy = dataset_policy(setup, &plan, self.lab);
-        ensure_dataset(&target, &plan.workload, loaders, &policy, obs).map_err(exec)?;
+        let dataset =
+            ensure_dataset(&target, &plan.workload, loaders, &policy, obs).map_err(exec)?;
+        if dataset == DatasetOutcome::Prepared {
+            active.settled = false;
+        }
+        crate::exec::resolve_seed(&mut plan);
+        active.settle(&target, &mut plan, obs, stop).map_err(exec)?;
         let meta = RunMeta {
-            uuid: qpslab_store::new_run_uuid(),
-            started_at: qpslab_store::unix_now(),
+            uuid: String::new(),
+            started_at: 0.0,
             command: self.command.to_string(),
-            plan: plan.clone(),
+            plan,
             target: target.describe(),
             server: active.server.clone(),
             host: self.host.clone(),
@@ -355,36 +389,17 @@ impl Runner<'_> {
             study_id: Some(self.loaded.spec.name.clone()),
             cell_label: Some(rec.label.clone()),
         };
-        let spec = PhaseSpec::from_plan(&plan, plan.threads[0]);
-        let measured = measure(
-            self.store,
-            &meta,
-            &target,
-            &workload,
-            &spec,
-            &mut active.sampler,
-            obs,
+        let mut cell_run = CellRun {
+            store: self.store,
+            cell: rec,
+            target: &target,
+            workload: &workload,
+            sampler: &mut active.sampler,
             stop,
-        );
-        let m = match measured {
-            Ok(m) => m,
-            Err(e) => {
-                // What the cell measured before it stopped is kept under its run (resume
-                // replaces it); the run says how it ended.
-                let status = if e.is_interrupted() {
-                    RunStatus::Interrupted
-                } else {
-                    RunStatus::Failed
-                };
-                self.store
-                    .finish_run(&meta.uuid, status)
-                    .map_err(CellError::Store)?;
-                return Err(exec(e));
-            }
         };
-        self.store
-            .finish_run(&meta.uuid, RunStatus::Completed)
-            .map_err(CellError::Store)?;
+        let m = cell_run
+            .measure_until_stable(meta, cell.options.retries(), obs)
+            .map_err(exec)?;
         self.store
             .cell_done(rec.id, m.run_id)
             .map_err(CellError::Store)?;
@@ -482,6 +497,7 @@ impl Runner<'_> {
             tcp,
             server,
             sampler: Sampler::new(conn, pid).reconnect_to(server_opts),
+            settled: false,
         })
     }
 

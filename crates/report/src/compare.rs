@@ -245,6 +245,8 @@ pub fn differences(a: &Subject, b: &Subject) -> Vec<Difference> {
         f.remove("plan.threads");
         // Each run draws its own seed from the clock unless one was given: not a setting.
         f.remove("plan.workload.rand.seed");
+        // What settling found and how long auto warm-up took are measurements, not settings.
+        f.retain(|k, _| !k.starts_with("plan.settle.report.") && k != "plan.warmup_auto.took_s");
         f.insert("server.version".into(), meta.server.version.clone());
         // Paths inside the server's own directory (its datadir's parent: a sandbox's home)
         // differ between any two sandboxes; compare them relative to it.

@@ -37,7 +37,8 @@ pub use model::{
 };
 pub use schema::SCHEMA_VERSION;
 pub use study::{
-    CellId, CellRecord, CellStatus, Factor, NewCell, NewStudy, StudyId, StudyRecord, StudyStatus,
+    AttemptStatus, CellAttempt, CellId, CellRecord, CellStatus, Factor, NewCell, NewStudy, StudyId,
+    StudyRecord, StudyStatus,
 };
 
 use rusqlite::Connection;

@@ -144,6 +144,7 @@ CREATE TABLE cells (
 );
 "#,
     DURABLE_WRITES,
+    CELL_ATTEMPTS,
 ];
 
 /// Results written as they are measured: a phase row exists from its start (`status` running),
@@ -158,6 +159,21 @@ ALTER TABLE runs ADD COLUMN owner_pid INTEGER;          -- NULL: written before 
 ALTER TABLE runs ADD COLUMN owner_boot_id TEXT;         -- /proc/sys/kernel/random/boot_id
 ALTER TABLE runs ADD COLUMN owner_started INTEGER;      -- the owner's start time, clock ticks
 CREATE INDEX runs_running ON runs (status) WHERE status = 'running';
+"#;
+
+/// Every measurement of a study cell: the first stable one is the cell's run; the others are
+/// kept with the reason they were measured again.
+const CELL_ATTEMPTS: &str = r#"
+CREATE TABLE cell_attempts (
+    id          INTEGER PRIMARY KEY,
+    cell_id     INTEGER NOT NULL REFERENCES cells (id) ON DELETE CASCADE,
+    attempt     INTEGER NOT NULL,          -- from 1, in the order measured
+    run_id      INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+    status      TEXT NOT NULL CHECK (status IN ('done','unstable')),
+    reason      TEXT,                      -- the stability verdict when unstable
+    recorded_at REAL NOT NULL,
+    UNIQUE (cell_id, attempt)
+);
 "#;
 
 /// The schema version this build writes.

@@ -224,6 +224,7 @@ fn migration_from_an_empty_file() {
     assert_eq!(
         tables,
         [
+            "cell_attempts",
             "cells",
             "histograms",
             "phases",

@@ -268,8 +268,9 @@ fn pct(p: &PhaseResult, q: f64) -> Option<f64> {
 fn print_cells(store: &Store, name: &str) -> Result<()> {
     let s = store.study_by_name(name)?;
     let cells = store.study_cells(s.id)?;
+    let attempts = store.cell_attempts(s.id)?;
     let header: Vec<String> = [
-        "seq", "cell", "status", "tps", "qps", "avg ms", "p95 ms", "p99 ms", "run",
+        "seq", "cell", "status", "tries", "tps", "qps", "avg ms", "p95 ms", "p99 ms", "run",
     ]
     .map(String::from)
     .to_vec();
@@ -285,8 +286,16 @@ fn print_cells(store: &Store, name: &str) -> Result<()> {
                     Some(e) if c.status == qpslab_store::CellStatus::Failed => {
                         format!("failed: {}", e.chars().take(60).collect::<String>())
                     }
-                    _ => c.status.to_string(),
+                    _ => match p.as_ref().and_then(|p| p.stability.as_ref()) {
+                        Some(v) if !v.is_stable() => v.to_string().chars().take(70).collect(),
+                        _ => c.status.to_string(),
+                    },
                 },
+                attempts
+                    .iter()
+                    .filter(|a| a.cell_id == c.id)
+                    .count()
+                    .to_string(),
                 f(p.as_ref().map(|p| p.tps())),
                 f(p.as_ref().map(|p| p.qps())),
                 f(p.as_ref().map(|p| p.latency.avg_ms)),
@@ -326,7 +335,11 @@ fn show(a: &LabShowArgs) -> Result<()> {
         .map_err(|e| user(e.to_string()))?;
     let cells = store.study_cells(s.id)?;
     if a.json {
-        let cells: Vec<_> = cells.iter().map(|c| cell_json(&store, c)).collect();
+        let attempts = store.cell_attempts(s.id)?;
+        let cells: Vec<_> = cells
+            .iter()
+            .map(|c| cell_json(&store, c, &attempts))
+            .collect();
         let v = json!({
             "name": s.name, "status": s.status, "created_at": s.created_at,
             "finished_at": s.finished_at, "spec_hash": s.spec_hash, "factors": s.factors,
@@ -391,9 +404,24 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-fn cell_json(store: &Store, c: &CellRecord) -> serde_json::Value {
+/// A cell as JSON: the record, its headline numbers and verdict, and every attempt (the one
+/// used is the cell's `run_id`).
+fn cell_json(
+    store: &Store,
+    c: &CellRecord,
+    attempts: &[qpslab_store::CellAttempt],
+) -> serde_json::Value {
     let mut v = serde_json::to_value(c).unwrap_or_default();
+    v["attempts"] = json!(attempts
+        .iter()
+        .filter(|a| a.cell_id == c.id)
+        .map(
+            |a| json!({"attempt": a.attempt, "run_id": a.run_id, "status": a.status,
+                        "reason": a.reason, "used": a.run_id.is_some() && a.run_id == c.run_id})
+        )
+        .collect::<Vec<_>>());
     if let Some(p) = cell_phase(store, c) {
+        v["stability"] = json!(p.stability.as_ref().map(|s| s.to_string()));
         v["tps"] = json!(p.tps());
         v["qps"] = json!(p.qps());
         v["threads"] = json!(p.threads);

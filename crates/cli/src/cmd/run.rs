@@ -51,7 +51,10 @@ fn sweep(
     );
     crate::hiargs::check_server_limits(plan, workload.statements().len(), &server)?;
     ensure_dataset(target, &a.target, &plan.workload, a.prepare_threads)?;
-    let meta = RunMeta {
+    let mut plan = plan.clone();
+    settle_target(target, &mut plan)?;
+    let plan = &plan;
+    let mut meta = RunMeta {
         uuid: qpslab_store::new_run_uuid(),
         started_at: qpslab_store::unix_now(),
         command: command_line(),
@@ -76,6 +79,20 @@ fn sweep(
             plan.workload.kind,
             stop_text(plan)
         );
+        if let Some(auto) = &plan.warmup_auto {
+            let took = qpslab_lab::warmup::auto_warmup(
+                &target.options,
+                workload,
+                &spec,
+                auto.max_s,
+                &INTERRUPTED,
+            )
+            .map_err(exec_error)?;
+            eprintln!("warm-up: {took:.0} s until throughput was flat");
+            if let (Some(a), None) = (meta.plan.warmup_auto.as_mut(), run_id) {
+                a.took_s = Some(took);
+            }
+        }
         let measured = qpslab_lab::exec::measure(
             store,
             &meta,
@@ -131,6 +148,30 @@ fn sweep(
     if let Some(path) = &a.json {
         write_json(path, &run_json(run_id, &meta, &phases))?;
     }
+    Ok(())
+}
+
+/// Settles the server when the plan asks for it (`--settle`, on by default): waits for a
+/// sandbox to drain and warms it; an external server is only checked.
+fn settle_target(target: &Connected, plan: &mut RunPlan) -> Result<()> {
+    use qpslab_lab::settle::{describe, settle, Owner};
+    let Some(s) = plan.settle.as_mut() else {
+        return Ok(());
+    };
+    let owner = match target.sandbox {
+        Some(_) => Owner::Sandbox,
+        None => Owner::External,
+    };
+    let report = settle(
+        &target.options,
+        &plan.workload,
+        s.max_s,
+        owner,
+        &INTERRUPTED,
+    )
+    .map_err(exec_error)?;
+    eprintln!("{}", describe(&report));
+    s.report = Some(report);
     Ok(())
 }
 

@@ -1,0 +1,136 @@
+//! Measuring one study cell until it is stable: each attempt is a run of its own (auto warm-up
+//! first when asked), judged, and recorded as the cell's next attempt; an unstable one is
+//! measured again, at most `retries` more times. The cell uses the first stable attempt, or,
+//! when none was, the least disturbed one (a busy neighbour counts less than a stall, trend or
+//! spikes in its own samples; the later one on a tie), never chosen by its own numbers.
+
+use crate::error::ExecError;
+use crate::exec::{measure, Measured, Observer};
+use crate::warmup::auto_warmup;
+use qpslab_core::ConnectOptions;
+use qpslab_engine::workload::Workload;
+use qpslab_engine::PhaseSpec;
+use qpslab_probe::Sampler;
+use qpslab_store::{CellRecord, RunMeta, RunStatus, Store};
+use std::sync::atomic::AtomicBool;
+
+/// What one cell is measured with.
+pub(crate) struct CellRun<'a> {
+    pub store: &'a mut Store,
+    pub cell: &'a CellRecord,
+    pub target: &'a ConnectOptions,
+    pub workload: &'a Workload,
+    pub sampler: &'a mut Sampler,
+    pub stop: &'a AtomicBool,
+}
+
+impl CellRun<'_> {
+    /// Measures the cell (runs described by `base`, which gets a fresh uuid and start time per
+    /// attempt) until an attempt is stable or `retries` more attempts were made; returns the
+    /// attempt the cell uses. Every attempt is stored with its verdict.
+    pub fn measure_until_stable(
+        &mut self,
+        base: RunMeta,
+        retries: u32,
+        obs: &mut dyn Observer,
+    ) -> Result<Measured, ExecError> {
+        let mut plan = base.plan.clone();
+        let spec = PhaseSpec::from_plan(&plan, plan.threads[0]);
+        let attempts = 1 + retries;
+        let mut attempt = 1;
+        let mut best: Option<(f64, Measured)> = None;
+        loop {
+            if let Some(auto) = plan.warmup_auto.as_mut() {
+                let took = auto_warmup(self.target, self.workload, &spec, auto.max_s, self.stop)?;
+                auto.took_s = Some(took);
+            }
+            let meta = RunMeta {
+                uuid: qpslab_store::new_run_uuid(),
+                started_at: qpslab_store::unix_now(),
+                plan: plan.clone(),
+                ..base.clone()
+            };
+            let measured = measure(
+                self.store,
+                &meta,
+                self.target,
+                self.workload,
+                &spec,
+                self.sampler,
+                obs,
+                self.stop,
+            );
+            let m = match measured {
+                Ok(m) => m,
+                Err(e) => {
+                    // What the attempt measured before it stopped is kept under its run (resume
+                    // replaces it); the run says how it ended.
+                    let status = if e.is_interrupted() {
+                        RunStatus::Interrupted
+                    } else {
+                        RunStatus::Failed
+                    };
+                    self.store.finish_run(&meta.uuid, status)?;
+                    return Err(e);
+                }
+            };
+            self.store.finish_run(&meta.uuid, RunStatus::Completed)?;
+            let verdict = m.phase.stability.clone().unwrap_or_default();
+            let reason = (!verdict.is_stable()).then(|| verdict.to_string());
+            self.store
+                .record_attempt(self.cell.id, m.run_id, reason.as_deref())?;
+            if reason.is_none() {
+                return Ok(m);
+            }
+            let score = disturbance(&verdict);
+            if best.as_ref().is_none_or(|(s, _)| score <= *s) {
+                best = Some((score, m));
+            }
+            if attempt == attempts {
+                // Some attempt is kept: `best` was just set if it was empty.
+                return best.map(|(_, m)| m).ok_or(ExecError::NoAttempt);
+            }
+            attempt += 1;
+            obs.message(&format!(
+                "{}: {verdict}: measuring again ({attempt} of {attempts})",
+                self.cell.label
+            ));
+            // Settling is not repeated: the disturbance came from outside the server.
+            if let Some(s) = plan.settle.as_mut() {
+                s.report = None;
+            }
+        }
+    }
+}
+
+/// How disturbed an unstable attempt was: two per reason seen in its own samples (a stall, a
+/// trend or spikes distort its numbers outright), and the share of the machine other processes
+/// took when that is the reason (a neighbour slows a phase evenly).
+fn disturbance(v: &qpslab_core::Stability) -> f64 {
+    v.reasons
+        .iter()
+        .map(|r| match r {
+            qpslab_core::Instability::Contended { share } => *share,
+            _ => 2.0,
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qpslab_core::{Instability, Stability};
+
+    #[test]
+    fn a_stall_is_worse_than_a_busy_neighbour() {
+        let v = |reasons| Stability { reasons };
+        let stall = v(vec![Instability::Stall {
+            at_s: 1.0,
+            duration_s: 0.5,
+        }]);
+        let busy = v(vec![Instability::Contended { share: 0.9 }]);
+        let quieter = v(vec![Instability::Contended { share: 0.6 }]);
+        assert!(disturbance(&busy) < disturbance(&stall));
+        assert!(disturbance(&quieter) < disturbance(&busy));
+    }
+}
