@@ -26,6 +26,7 @@ mod error;
 pub mod metrics;
 pub mod model;
 pub mod png;
+pub mod ratio;
 mod render;
 mod report;
 pub mod stats;
