@@ -29,6 +29,7 @@ pub mod png;
 pub mod ratio;
 mod render;
 mod report;
+pub mod setup;
 pub mod stats;
 pub mod svg;
 
@@ -36,6 +37,7 @@ pub use compare::{compare, Comparison, MetricComparison, PointComparison};
 pub use error::Error;
 pub use model::{FactorDef, Point, ReportInput, Subject};
 pub use render::{
-    comparison_markdown, difference_cells, metric_cells, Format, Html, Json, Markdown, Renderer,
+    comparison_markdown, difference_cells, metric_cells, metric_header, Format, Html, Json,
+    Markdown, Renderer,
 };
 pub use report::{build, BestRow, Chart, Report, ResultRow};
