@@ -309,3 +309,7 @@ fn compare_metric(m: Metric, a: &[Point<'_>], b: &[Point<'_>]) -> Option<MetricC
         verdict,
     })
 }
+
+#[cfg(test)]
+#[path = "compare_tests.rs"]
+mod tests;
