@@ -2,9 +2,11 @@
 //!
 //! The input is a [`ReportInput`]: stored runs placed in a study's design (variant, factor
 //! levels, swept settings, repeat). [`build`] turns it into a [`Report`]: what changed, one
-//! verdict per comparison, comparisons with 95% confidence intervals computed from per-interval
-//! samples ([`stats`]), each variant's best result, factorial effects ([`effects`]), results and
-//! SVG charts. A [`Renderer`] lays it out as HTML, Markdown or JSON; [`png`] renders the charts
+//! verdict per comparison, comparisons with 95% confidence intervals of the ratio on the log
+//! scale and a minimum detectable effect ([`ratio`]) from repeats or, with one run a side, from
+//! per-interval samples ([`stats`]), warnings (different run options, unstable phases), each
+//! variant's best result, factorial effects ([`effects`]), results and SVG charts. Runs of
+//! different workloads side by side are refused ([`setup`]). A [`Renderer`] lays it out as HTML, Markdown or JSON; [`png`] renders the charts
 //! to PNG.
 //!
 //! ```no_run
