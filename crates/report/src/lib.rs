@@ -17,7 +17,7 @@
 //!     subjects: vec![Subject::lone(run)],
 //!     ..Default::default()
 //! };
-//! let html = Format::Html.renderer().render(&build(&input))?;
+//! let html = Format::Html.renderer().render(&build(&input)?)?;
 //! # Ok(()) }
 //! ```
 
