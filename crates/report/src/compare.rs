@@ -46,7 +46,8 @@ pub struct MetricComparison {
     pub metric: String,
     /// Unit of `a` and `b`.
     pub unit: String,
-    /// Baseline value (mean over the measured intervals, or over repeats).
+    /// Baseline value: the mean over the measured intervals, or with repeats on both sides the
+    /// geometric mean of the runs' values (the scale the interval is computed on).
     pub a: f64,
     /// Candidate value.
     pub b: f64,
@@ -268,26 +269,60 @@ pub fn group_estimate(metric: Metric, ps: &[Point<'_>]) -> Option<Estimate> {
     }
 }
 
-fn compare_metric(m: Metric, a: &[Point<'_>], b: &[Point<'_>]) -> Option<MetricComparison> {
+/// The logs of each run's value of a metric (its per-interval mean, else its phase value), for
+/// two or more runs whose values are all positive.
+fn log_repeats(metric: Metric, ps: &[Point<'_>]) -> Option<Estimate> {
+    if ps.len() < 2 {
+        return None;
+    }
+    let logs: Option<Vec<f64>> = ps
+        .iter()
+        .map(|p| {
+            let v = stats::estimate(&metric.series(p.phase))
+                .map(|e| e.mean)
+                .or_else(|| metric.phase_value(p))?;
+            (v > 0.0).then(|| v.ln())
+        })
+        .collect();
+    stats::estimate_independent(&logs?)
+}
+
+/// The two sides' estimates on the log scale (when both have one), and the values shown.
+type LogSides = (Option<(Estimate, Estimate)>, f64, f64);
+
+/// Both sides on the log scale: the logs of the runs' values with repeats on both sides (one
+/// wild run widens the interval instead of dominating a mean), else the log of each side's mean
+/// (delta method). Returns the two estimates and the values to show for each side (geometric
+/// means with repeats, means otherwise).
+fn log_sides(m: Metric, a: &[Point<'_>], b: &[Point<'_>]) -> Option<LogSides> {
+    if let (Some(la), Some(lb)) = (log_repeats(m, a), log_repeats(m, b)) {
+        return Some((Some((la, lb)), la.mean.exp(), lb.mean.exp()));
+    }
     let ea = group_estimate(m, a)?;
     let eb = group_estimate(m, b)?;
     if ea.mean == 0.0 {
         return None;
     }
-    let r = ratio::ratio(&ea, &eb, LEVEL);
+    let logs = ratio::log_of_mean(&ea).zip(ratio::log_of_mean(&eb));
+    Some((logs, ea.mean, eb.mean))
+}
+
+fn compare_metric(m: Metric, a: &[Point<'_>], b: &[Point<'_>]) -> Option<MetricComparison> {
+    let (logs, va, vb) = log_sides(m, a, b)?;
+    let r = logs.and_then(|(la, lb)| ratio::ratio_of_logs(&la, &lb, LEVEL));
     let mde = r.map(|r| ratio::mde_pct(r.se_log, r.df, LEVEL));
     let significant = r.is_some_and(|r| r.excludes_one());
-    let verdict = match (r, mde) {
-        (None, _) => "no interval".to_string(),
-        (Some(r), _) if significant => {
+    let verdict = match (r, mde, logs) {
+        (None, _, _) => "no interval".to_string(),
+        (Some(r), _, _) if significant => {
             if (r.ratio > 1.0) == m.higher_is_better() {
                 "improvement".into()
             } else {
                 "regression".into()
             }
         }
-        (Some(_), Some(mde)) if mde > INCONCLUSIVE_MDE_PCT => {
-            let n = ratio::repeats_needed(&ea, a.len(), &eb, b.len(), LEVEL, INCONCLUSIVE_MDE_PCT);
+        (Some(_), Some(mde), Some((la, lb))) if mde > INCONCLUSIVE_MDE_PCT => {
+            let n = ratio::repeats_needed(&la, a.len(), &lb, b.len(), LEVEL, INCONCLUSIVE_MDE_PCT);
             match n {
                 Some(n) => format!("inconclusive: need ~{n} repeats"),
                 None => "inconclusive: need > 1000 repeats".into(),
@@ -299,9 +334,9 @@ fn compare_metric(m: Metric, a: &[Point<'_>], b: &[Point<'_>]) -> Option<MetricC
     Some(MetricComparison {
         metric: m.name().into(),
         unit: m.unit().into(),
-        a: ea.mean,
-        b: eb.mean,
-        change_pct: pct(eb.mean / ea.mean),
+        a: va,
+        b: vb,
+        change_pct: pct(vb / va),
         ci_low: r.map(|r| pct(r.low)),
         ci_high: r.map(|r| pct(r.high)),
         mde_pct: mde,

@@ -35,21 +35,34 @@ impl Ratio {
     }
 }
 
-/// The relative standard error (`se / mean`) of an estimate, i.e. the standard error of the log
-/// of its mean; `None` without uncertainty or with a mean that is not positive.
-fn relative_se(e: &Estimate) -> Option<f64> {
-    (e.has_uncertainty() && e.mean > 0.0 && e.se.is_finite()).then(|| e.se / e.mean)
+/// The estimate of `ln(mean)` from an estimate of the mean (delta method: standard error
+/// `se / mean`); `None` without uncertainty or with a mean that is not positive.
+pub fn log_of_mean(e: &Estimate) -> Option<Estimate> {
+    (e.has_uncertainty() && e.mean > 0.0 && e.se.is_finite()).then(|| Estimate {
+        mean: e.mean.ln(),
+        se: e.se / e.mean,
+        ..*e
+    })
 }
 
-/// The ratio `b / a` with its two-sided interval at `level` (e.g. 0.95), Welch on the log
-/// scale; `None` when either side lacks an uncertainty or a positive mean.
+/// The ratio `b / a` with its two-sided interval at `level` (e.g. 0.95), from estimates of the
+/// means (delta method on each side's log); `None` when either side lacks an uncertainty or a
+/// positive mean.
 pub fn ratio(a: &Estimate, b: &Estimate, level: f64) -> Option<Ratio> {
-    let (ra, rb) = (relative_se(a)?, relative_se(b)?);
-    let (va, vb) = (ra * ra, rb * rb);
+    ratio_of_logs(&log_of_mean(a)?, &log_of_mean(b)?, level)
+}
+
+/// The ratio `exp(lb − la)` of two estimates on the log scale (e.g. the means of the logs of
+/// repeated runs' values: a ratio of geometric means), Welch's interval mapped back by `exp`.
+pub fn ratio_of_logs(la: &Estimate, lb: &Estimate, level: f64) -> Option<Ratio> {
+    if !la.has_uncertainty() || !lb.has_uncertainty() || !la.se.is_finite() {
+        return None;
+    }
+    let (va, vb) = (la.se * la.se, lb.se * lb.se);
     let se_log = (va + vb).sqrt();
-    let df = welch_df(va, a.df(), vb, b.df());
+    let df = welch_df(va, la.df(), vb, lb.df());
     let t = t_quantile(0.5 + level / 2.0, df);
-    let l = (b.mean / a.mean).ln();
+    let l = lb.mean - la.mean;
     Some(Ratio {
         ratio: l.exp(),
         low: (l - t * se_log).exp(),
@@ -68,19 +81,18 @@ pub fn mde_pct(se_log: f64, df: f64, level: f64) -> f64 {
 }
 
 /// Repeats per side (`n` for both) that would bring the MDE to `bound_pct` or below, assuming
-/// each side's spread per run stays what it is now (`se² · runs`); `None` when even 1000 would
-/// not, or when there is no spread to extrapolate from.
+/// each side's spread per run stays what it is now (`se² · runs`, `la` and `lb` on the log
+/// scale); `None` when even 1000 would not.
 pub fn repeats_needed(
-    a: &Estimate,
+    la: &Estimate,
     runs_a: usize,
-    b: &Estimate,
+    lb: &Estimate,
     runs_b: usize,
     level: f64,
     bound_pct: f64,
 ) -> Option<usize> {
-    let (ra, rb) = (relative_se(a)?, relative_se(b)?);
-    // Variance of one run's log mean on each side.
-    let (sa, sb) = (ra * ra * runs_a as f64, rb * rb * runs_b as f64);
+    // Variance of one run's log value on each side.
+    let (sa, sb) = (la.se * la.se * runs_a as f64, lb.se * lb.se * runs_b as f64);
     (2..=1000).find(|&n| {
         let n_f = n as f64;
         let (va, vb) = (sa / n_f, sb / n_f);
@@ -145,7 +157,8 @@ mod tests {
         let b = estimate_independent(&[92.0, 101.0, 110.0]).unwrap();
         let r = ratio(&a, &b, 0.95).unwrap();
         assert!(mde_pct(r.se_log, r.df, 0.95) > 10.0);
-        let n = repeats_needed(&a, 3, &b, 3, 0.95, 10.0).unwrap();
+        let (la, lb) = (log_of_mean(&a).unwrap(), log_of_mean(&b).unwrap());
+        let n = repeats_needed(&la, 3, &lb, 3, 0.95, 10.0).unwrap();
         assert!(n > 3, "{n}");
         // n repeats with the same spread per run meet the bound; n - 1 do not.
         let at = |n: f64| {
@@ -159,7 +172,33 @@ mod tests {
             mde_pct(v.sqrt(), df, 0.95)
         };
         assert!(at(n as f64) <= 10.0 && at(n as f64 - 1.0) > 10.0);
-        let flat = estimate_independent(&[5.0, 5.0]).unwrap();
+        let flat = log_of_mean(&estimate_independent(&[5.0, 5.0]).unwrap()).unwrap();
         assert_eq!(repeats_needed(&flat, 2, &flat, 2, 0.95, 10.0), Some(2));
+    }
+}
+
+#[cfg(test)]
+mod log_tests {
+    use super::*;
+    use crate::stats::estimate_independent;
+
+    #[test]
+    fn one_wild_repeat_widens_the_interval_of_logs_instead_of_faking_a_change() {
+        // A p95 of 1 ms in every run but one stalled run of 2 s, against 1 ms throughout:
+        // the mean of the values calls that a -99.8% change; the logs do not.
+        let logs = |xs: &[f64]| {
+            estimate_independent(&xs.iter().map(|x: &f64| x.ln()).collect::<Vec<_>>()).unwrap()
+        };
+        let a = [1.0, 1.1, 0.9, 2000.0];
+        let b = [1.0, 0.95, 1.05, 1.0];
+        let r = ratio_of_logs(&logs(&a), &logs(&b), 0.95).unwrap();
+        assert!(!r.excludes_one(), "{r:?}");
+        let by_means = ratio(
+            &estimate_independent(&a).unwrap(),
+            &estimate_independent(&b).unwrap(),
+            0.95,
+        )
+        .unwrap();
+        assert!(by_means.excludes_one(), "{by_means:?}");
     }
 }
