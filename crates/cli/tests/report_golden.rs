@@ -81,10 +81,21 @@ fn phase(threads: u32, tps: f64, p99: f64, k: usize) -> PhaseResult {
 }
 
 fn record(store: &mut Store, uuid: &str, pool: &str, phases: &[PhaseResult]) {
+    record_plan(store, uuid, pool, phases, |_| {});
+}
+
+fn record_plan(
+    store: &mut Store,
+    uuid: &str,
+    pool: &str,
+    phases: &[PhaseResult],
+    edit: impl Fn(&mut RunPlan),
+) {
     let mut plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpReadOnly));
     plan.threads = phases.iter().map(|p| p.threads).collect();
     plan.warmup_s = 1.0;
     plan.report_interval_s = 0.5;
+    edit(&mut plan);
     let mut server = qpslab_core::ServerInfo {
         version: "10.11.6-MariaDB".into(),
         flavor: "mariadb".into(),
@@ -191,4 +202,84 @@ fn report_and_compare_reject_what_is_not_there() {
         &s.run(&["report", "1", "--db", missing.to_str().unwrap()]),
         "no results store",
     );
+}
+
+/// Runs 3 and 4 measure another workload and other run options than runs 1 and 2.
+fn scratch_with_other_runs() -> Scratch {
+    let s = scratch_with_runs();
+    let mut store = Store::open(&s.db()).unwrap();
+    record_plan(
+        &mut store,
+        "run-c",
+        "134217728",
+        &[phase(1, 900.0, 2.0, 5)],
+        |p| p.workload.kind = WorkloadKind::OltpPointSelect,
+    );
+    record_plan(
+        &mut store,
+        "run-d",
+        "134217728",
+        &[phase(1, 905.0, 2.0, 6)],
+        |p| {
+            p.workload.tables = 8;
+            p.warmup_s = 5.0;
+        },
+    );
+    s
+}
+
+#[test]
+fn different_workloads_are_refused_and_different_options_warned_in_every_format() {
+    let s = scratch_with_other_runs();
+    for args in [
+        &["compare", "1", "3"][..],
+        &["compare", "1,2", "3,4"],
+        &["report", "1", "3"],
+    ] {
+        let o = s.run(args);
+        assert_user_error(&o, "different workloads");
+        assert!(stderr(&o).contains("oltp_point_select"), "{}", stderr(&o));
+    }
+    let want = "run options differ (warmup_s 1.0 → 5.0, tables 1 → 8)";
+    let o = s.run(&["compare", "1", "4"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!("warning: {want}")),
+        "{}",
+        stdout(&o)
+    );
+    for format in ["json", "md"] {
+        let o = s.run(&["compare", "1", "4", "--format", format]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).contains(want), "{}", stdout(&o));
+        assert!(stderr(&o).contains(want), "{}", stderr(&o));
+    }
+    for format in ["md", "html", "json"] {
+        let o = s.run(&["report", "1", "4", "--format", format]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).contains(want), "{format}: {}", stdout(&o));
+    }
+}
+
+#[test]
+fn repeats_are_compared_on_their_spread_with_an_mde() {
+    let s = scratch_with_other_runs();
+    // Each side is runs 1 and 2 (two different buffer pools, 20% apart at 4 threads) taken as
+    // repeats: a deliberately wide spread between repeats, which two repeats cannot resolve.
+    let o = s.run(&["compare", "1,2", "2,1", "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let p4 = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["key"] == "threads=4")
+        .unwrap();
+    assert_eq!(p4["basis"], "repeats");
+    let tps = &p4["metrics"][0];
+    assert_eq!(tps["metric"], "tps");
+    assert!(tps["mde_pct"].as_f64().unwrap() > 10.0, "{tps}");
+    assert!(tps["ci_low"].as_f64().unwrap() > -100.0, "{tps}");
+    let verdict = tps["verdict"].as_str().unwrap();
+    assert!(verdict.starts_with("inconclusive: need ~"), "{verdict}");
 }

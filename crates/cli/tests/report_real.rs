@@ -78,7 +78,25 @@ fn a_a_comparison_is_not_significant() {
         eprintln!("A/A {name}: {m}");
         assert_eq!(m["significant"], false, "A/A called significant: {m}");
         assert!(m["ci_low"].as_f64().unwrap() < 0.0 && m["ci_high"].as_f64().unwrap() > 0.0);
+        // Every comparison states what it could have detected; a latency cannot fall by 100%.
+        assert!(m["mde_pct"].as_f64().unwrap() > 0.0, "{m}");
+        assert!(m["ci_low"].as_f64().unwrap() > -100.0, "{m}");
+        let verdict = m["verdict"].as_str().unwrap();
+        assert!(
+            verdict == "no significant change" || verdict.starts_with("inconclusive: need "),
+            "{m}"
+        );
     }
+    // Four repeats a side: the intervals come from the spread between runs, and no warning
+    // says otherwise.
+    assert_eq!(c["points"][0]["basis"], "repeats", "{c}");
+    let warnings = c["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .all(|w| !w.as_str().unwrap().contains("within each run")),
+        "{warnings:?}"
+    );
     // Same settings on both sides: no configuration difference at all.
     let diffs = c["differences"].as_array().unwrap();
     assert!(
@@ -96,7 +114,7 @@ fn buffer_pool_8m_against_1g_is_significant() {
     let tps = metric(&c, "tps");
     eprintln!("8M vs 1G tps: {tps}");
     assert_eq!(tps["significant"], true, "{c}");
-    assert_eq!(tps["verdict"], "better", "{tps}");
+    assert_eq!(tps["verdict"], "improvement", "{tps}");
     assert!(tps["b"].as_f64().unwrap() > tps["a"].as_f64().unwrap());
     assert!(tps["ci_low"].as_f64().unwrap() > 0.0, "{tps}");
     let diffs = c["differences"].as_array().unwrap();
@@ -110,7 +128,7 @@ fn buffer_pool_8m_against_1g_is_significant() {
     let o = study().run(&["compare", "bp-aa/bp8m", "bp-aa/bp1g"]);
     let out = stdout(&o);
     assert!(
-        out.contains("better") && out.contains("innodb_buffer_pool_size"),
+        out.contains("improvement") && out.contains("innodb_buffer_pool_size"),
         "{out}"
     );
 }

@@ -1,16 +1,43 @@
 //! Comparisons of two variants (or two runs): per metric the two values, the change, its 95%
-//! confidence interval and a verdict, for every setting both were measured at; and what differs
-//! between their configurations and environments.
+//! confidence interval, the minimum detectable effect and a verdict, for every setting both were
+//! measured at; what differs between their configurations and environments; and warnings the
+//! reader must see (different run options, unstable phases, intervals that only cover the
+//! noise within single runs).
+//!
+//! The interval of a change is built where it is meaningful: on the log of the ratio of the two
+//! means ([`ratio`](crate::ratio)), so it never reaches −100%. With two or more runs a side the
+//! observations are the runs (their spread is the run-to-run variation a decision must survive);
+//! with one run a side, only the noise within each run is known, and the comparison says so.
 
+use crate::error::Error;
 use crate::metrics::Metric;
-use crate::model::{Point, Subject};
+use crate::model::Point;
+use crate::ratio;
+pub use crate::setup::Difference;
+use crate::setup::{self, check_same_workload};
 use crate::stats::{self, Estimate};
+use qpslab_core::Stability;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Confidence level of every interval.
 pub const LEVEL: f64 = 0.95;
+
+/// A comparison that finds no significant change is "inconclusive" when its minimum detectable
+/// effect is above this many percent: it could not have seen a change of a size that usually
+/// decides a tuning or upgrade question, so "no change" would be a claim the data cannot make.
+pub const INCONCLUSIVE_MDE_PCT: f64 = 10.0;
+
+/// Where the uncertainty of a point's comparison comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// Two or more runs a side: the spread between runs.
+    Repeats,
+    /// One run on a side: the per-interval noise within it (autocorrelation-corrected), which
+    /// does not cover what changes from one run to the next.
+    WithinRun,
+}
 
 /// One metric compared.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -19,21 +46,35 @@ pub struct MetricComparison {
     pub metric: String,
     /// Unit of `a` and `b`.
     pub unit: String,
-    /// Baseline value (mean over the measured intervals, or over repeats).
+    /// Baseline value: the mean over the measured intervals, or with repeats on both sides the
+    /// geometric mean of the runs' values (the scale the interval is computed on).
     pub a: f64,
     /// Candidate value.
     pub b: f64,
     /// `(b - a) / a`, in percent.
     pub change_pct: f64,
-    /// Lower end of the 95% confidence interval of the change, in percent (`None`: no
-    /// per-interval data to build one).
+    /// Lower end of the 95% confidence interval of the change, in percent, never at or below
+    /// −100 (`None`: nothing to build one from).
     pub ci_low: Option<f64>,
     /// Upper end, in percent.
     pub ci_high: Option<f64>,
+    /// Minimum detectable effect, in percent: the smallest change this many runs with this
+    /// spread call significant at the 5% level with 80% power.
+    pub mde_pct: Option<f64>,
     /// Whether the interval excludes zero.
     pub significant: bool,
-    /// `better`, `worse`, `no significant change` or `no interval`.
+    /// `improvement`, `regression`, `no significant change`, `inconclusive: need ~N repeats`
+    /// or `no interval`.
     pub verdict: String,
+}
+
+/// The stability verdict of one compared phase (`None`: not judged, e.g. an older run).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhaseStability {
+    /// The run.
+    pub run: i64,
+    /// Its verdict.
+    pub stability: Option<Stability>,
 }
 
 /// Two variants compared at one setting of the swept parameters.
@@ -41,10 +82,16 @@ pub struct MetricComparison {
 pub struct PointComparison {
     /// The swept settings, e.g. `threads=16`.
     pub key: String,
+    /// Where the intervals' uncertainty comes from.
+    pub basis: Basis,
     /// Runs of the baseline at this setting.
     pub a_runs: Vec<i64>,
     /// Runs of the candidate.
     pub b_runs: Vec<i64>,
+    /// The stability of each baseline phase compared.
+    pub a_stability: Vec<PhaseStability>,
+    /// The stability of each candidate phase.
+    pub b_stability: Vec<PhaseStability>,
     /// One entry per metric both sides have.
     pub metrics: Vec<MetricComparison>,
 }
@@ -54,17 +101,6 @@ impl PointComparison {
     pub fn tps(&self) -> Option<&MetricComparison> {
         self.metrics.iter().find(|m| m.metric == "tps")
     }
-}
-
-/// A setting that differs between the two sides.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Difference {
-    /// Where it comes from and its name, e.g. `server.innodb_buffer_pool_size`.
-    pub name: String,
-    /// The baseline's value (empty when absent).
-    pub a: String,
-    /// The candidate's value.
-    pub b: String,
 }
 
 /// Variant B against baseline A.
@@ -78,6 +114,8 @@ pub struct Comparison {
     pub points: Vec<PointComparison>,
     /// Configuration and environment differences (only what differs).
     pub differences: Vec<Difference>,
+    /// What the reader must know before trusting the verdicts, one line each.
+    pub warnings: Vec<String>,
 }
 
 impl Comparison {
@@ -99,7 +137,7 @@ impl Comparison {
     }
 }
 
-/// `+12.3% [+8.1, +16.4] better` or `-0.4% [-2.0, +1.2] no significant change`.
+/// `+12.3% [+8.1, +16.4] improvement` or `-0.4% [-2.0, +1.2] no significant change`.
 pub fn short_verdict(m: &MetricComparison) -> String {
     match (m.ci_low, m.ci_high) {
         (Some(l), Some(h)) => format!("{:+.1}% [{l:+.1}, {h:+.1}] {}", m.change_pct, m.verdict),
@@ -107,18 +145,33 @@ pub fn short_verdict(m: &MetricComparison) -> String {
     }
 }
 
-/// Compares the points of variant `b` with those of `a`, matched by their swept settings.
-pub fn compare(a_name: &str, a: &[Point<'_>], b_name: &str, b: &[Point<'_>]) -> Comparison {
+/// Compares the points of variant `b` with those of `a`, matched by their swept settings;
+/// refuses points of one setting that measured different workloads.
+pub fn compare(
+    a_name: &str,
+    a: &[Point<'_>],
+    b_name: &str,
+    b: &[Point<'_>],
+) -> Result<Comparison, Error> {
+    let both: Vec<Point<'_>> = a.iter().chain(b).copied().collect();
+    check_same_workload(&both)?;
     let ga = by_key(a);
     let gb = by_key(b);
-    let points = ga
+    let points: Vec<PointComparison> = ga
         .iter()
         .filter_map(|(key, pa)| {
             let pb = gb.get(key)?;
             Some(PointComparison {
                 key: key.clone(),
+                basis: if pa.len() >= 2 && pb.len() >= 2 {
+                    Basis::Repeats
+                } else {
+                    Basis::WithinRun
+                },
                 a_runs: run_ids(pa),
                 b_runs: run_ids(pb),
+                a_stability: stabilities(pa),
+                b_stability: stabilities(pb),
                 metrics: Metric::ALL
                     .iter()
                     .filter_map(|&m| compare_metric(m, pa, pb))
@@ -127,15 +180,54 @@ pub fn compare(a_name: &str, a: &[Point<'_>], b_name: &str, b: &[Point<'_>]) -> 
         })
         .collect();
     let differences = match (a.first(), b.first()) {
-        (Some(x), Some(y)) => differences(x.subject, y.subject),
+        (Some(x), Some(y)) => setup::differences(x.subject, y.subject),
         _ => Vec::new(),
     };
-    Comparison {
+    let warnings = warnings(&points, &differences);
+    Ok(Comparison {
         a: a_name.to_string(),
         b: b_name.to_string(),
         points,
         differences,
+        warnings,
+    })
+}
+
+fn stabilities(ps: &[Point<'_>]) -> Vec<PhaseStability> {
+    ps.iter()
+        .map(|p| PhaseStability {
+            run: p.subject.run.id.0,
+            stability: p.phase.result.stability.clone(),
+        })
+        .collect()
+}
+
+/// Different run options, unstable phases, and within-run-only intervals, one line each.
+fn warnings(points: &[PointComparison], differences: &[Difference]) -> Vec<String> {
+    let mut out: Vec<String> = setup::option_warning(differences).into_iter().collect();
+    for p in points {
+        for (side, list) in [("A", &p.a_stability), ("B", &p.b_stability)] {
+            for s in list {
+                if let Some(st) = s.stability.as_ref().filter(|st| !st.is_stable()) {
+                    out.push(format!("{side} run {} at {}: {st}", s.run, p.key));
+                }
+            }
+        }
     }
+    let single: Vec<&str> = points
+        .iter()
+        .filter(|p| p.basis == Basis::WithinRun)
+        .map(|p| p.key.as_str())
+        .collect();
+    if !single.is_empty() {
+        out.push(format!(
+            "one run on a side at {}: the intervals cover the noise within each run only, not \
+             the variation between runs; compare repeats (a study with repeats, or run ids \
+             joined by commas) for a verdict on the setups",
+            single.join(", ")
+        ));
+    }
+    out
 }
 
 /// Points grouped by their swept settings, in order of first appearance of each thread count.
@@ -177,127 +269,82 @@ pub fn group_estimate(metric: Metric, ps: &[Point<'_>]) -> Option<Estimate> {
     }
 }
 
-fn compare_metric(m: Metric, a: &[Point<'_>], b: &[Point<'_>]) -> Option<MetricComparison> {
+/// The logs of each run's value of a metric (its per-interval mean, else its phase value), for
+/// two or more runs whose values are all positive.
+fn log_repeats(metric: Metric, ps: &[Point<'_>]) -> Option<Estimate> {
+    if ps.len() < 2 {
+        return None;
+    }
+    let logs: Option<Vec<f64>> = ps
+        .iter()
+        .map(|p| {
+            let v = stats::estimate(&metric.series(p.phase))
+                .map(|e| e.mean)
+                .or_else(|| metric.phase_value(p))?;
+            (v > 0.0).then(|| v.ln())
+        })
+        .collect();
+    stats::estimate_independent(&logs?)
+}
+
+/// The two sides' estimates on the log scale (when both have one), and the values shown.
+type LogSides = (Option<(Estimate, Estimate)>, f64, f64);
+
+/// Both sides on the log scale: the logs of the runs' values with repeats on both sides (one
+/// wild run widens the interval instead of dominating a mean), else the log of each side's mean
+/// (delta method). Returns the two estimates and the values to show for each side (geometric
+/// means with repeats, means otherwise).
+fn log_sides(m: Metric, a: &[Point<'_>], b: &[Point<'_>]) -> Option<LogSides> {
+    if let (Some(la), Some(lb)) = (log_repeats(m, a), log_repeats(m, b)) {
+        return Some((Some((la, lb)), la.mean.exp(), lb.mean.exp()));
+    }
     let ea = group_estimate(m, a)?;
     let eb = group_estimate(m, b)?;
     if ea.mean == 0.0 {
         return None;
     }
-    let pct = |x: f64| 100.0 * x / ea.mean;
-    let d = stats::difference(&ea, &eb, LEVEL);
-    let significant = d.is_some_and(|d| d.excludes_zero());
-    let verdict = match d {
-        None => "no interval",
-        Some(_) if !significant => "no significant change",
-        Some(d) if (d.diff > 0.0) == m.higher_is_better() => "better",
-        Some(_) => "worse",
+    let logs = ratio::log_of_mean(&ea).zip(ratio::log_of_mean(&eb));
+    Some((logs, ea.mean, eb.mean))
+}
+
+fn compare_metric(m: Metric, a: &[Point<'_>], b: &[Point<'_>]) -> Option<MetricComparison> {
+    let (logs, va, vb) = log_sides(m, a, b)?;
+    let r = logs.and_then(|(la, lb)| ratio::ratio_of_logs(&la, &lb, LEVEL));
+    let mde = r.map(|r| ratio::mde_pct(r.se_log, r.df, LEVEL));
+    let significant = r.is_some_and(|r| r.excludes_one());
+    let verdict = match (r, mde, logs) {
+        (None, _, _) => "no interval".to_string(),
+        (Some(r), _, _) if significant => {
+            if (r.ratio > 1.0) == m.higher_is_better() {
+                "improvement".into()
+            } else {
+                "regression".into()
+            }
+        }
+        (Some(_), Some(mde), Some((la, lb))) if mde > INCONCLUSIVE_MDE_PCT => {
+            let n = ratio::repeats_needed(&la, a.len(), &lb, b.len(), LEVEL, INCONCLUSIVE_MDE_PCT);
+            match n {
+                Some(n) => format!("inconclusive: need ~{n} repeats"),
+                None => "inconclusive: need > 1000 repeats".into(),
+            }
+        }
+        _ => "no significant change".into(),
     };
+    let pct = |ratio: f64| 100.0 * (ratio - 1.0);
     Some(MetricComparison {
         metric: m.name().into(),
         unit: m.unit().into(),
-        a: ea.mean,
-        b: eb.mean,
-        change_pct: pct(eb.mean - ea.mean),
-        ci_low: d.map(|d| pct(d.low)),
-        ci_high: d.map(|d| pct(d.high)),
+        a: va,
+        b: vb,
+        change_pct: pct(vb / va),
+        ci_low: r.map(|r| pct(r.low)),
+        ci_high: r.map(|r| pct(r.high)),
+        mde_pct: mde,
         significant,
-        verdict: verdict.into(),
+        verdict,
     })
 }
 
-/// Server variables that differ between any two sandboxes by construction (paths, ports, ids):
-/// listing them would bury the differences that matter.
-const INCIDENTAL: &[&str] = &[
-    "port",
-    "socket",
-    "datadir",
-    "pid_file",
-    "log_error",
-    "general_log_file",
-    "slow_query_log_file",
-    "log_bin_basename",
-    "log_bin_index",
-    "relay_log_basename",
-    "relay_log_index",
-    "relay_log_info_file",
-    "innodb_data_home_dir",
-    "innodb_log_group_home_dir",
-    "tmpdir",
-    "server_uid",
-    "hostname",
-    "report_port",
-    "timestamp",
-    "gtid_binlog_pos",
-    "gtid_current_pos",
-    "gtid_binlog_state",
-    "wsrep_node_name",
-];
-
-/// What differs between two runs' plans, servers and hosts, ignoring the thread sweep (points
-/// are matched on it) and incidental paths and ports.
-pub fn differences(a: &Subject, b: &Subject) -> Vec<Difference> {
-    let (ma, mb) = (&a.run.meta, &b.run.meta);
-    let mut fa = BTreeMap::new();
-    let mut fb = BTreeMap::new();
-    for (meta, f) in [(ma, &mut fa), (mb, &mut fb)] {
-        let plan = serde_json::to_value(&meta.plan).unwrap_or(Value::Null);
-        flatten("plan", &plan, f);
-        f.remove("plan.threads");
-        // Each run draws its own seed from the clock unless one was given: not a setting.
-        f.remove("plan.workload.rand.seed");
-        // What settling found and how long auto warm-up took are measurements, not settings.
-        f.retain(|k, _| !k.starts_with("plan.settle.report.") && k != "plan.warmup_auto.took_s");
-        f.insert("server.version".into(), meta.server.version.clone());
-        // Paths inside the server's own directory (its datadir's parent: a sandbox's home)
-        // differ between any two sandboxes; compare them relative to it.
-        let home = meta
-            .server
-            .variables
-            .get("datadir")
-            .map(|d| d.trim_end_matches('/'))
-            .and_then(|d| d.rsplit_once('/'))
-            .map(|(parent, _)| parent.to_string())
-            .filter(|p| p.len() > 1);
-        for (k, v) in &meta.server.variables {
-            if !INCIDENTAL.contains(&k.as_str()) {
-                let v = match &home {
-                    Some(h) => v.replace(h.as_str(), "<server dir>"),
-                    None => v.clone(),
-                };
-                f.insert(format!("server.{k}"), v);
-            }
-        }
-        let host = serde_json::to_value(&meta.host).unwrap_or(Value::Null);
-        flatten("host", &host, f);
-    }
-    for (s, f) in [(a, &mut fa), (b, &mut fb)] {
-        for (k, v) in &s.levels {
-            f.insert(format!("factor.{k}"), v.clone());
-        }
-    }
-    let keys: std::collections::BTreeSet<&String> = fa.keys().chain(fb.keys()).collect();
-    keys.into_iter()
-        .filter_map(|k| {
-            let (x, y) = (fa.get(k), fb.get(k));
-            (x != y).then(|| Difference {
-                name: k.clone(),
-                a: x.cloned().unwrap_or_default(),
-                b: y.cloned().unwrap_or_default(),
-            })
-        })
-        .collect()
-}
-
-fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                flatten(&format!("{prefix}.{k}"), x, out);
-            }
-        }
-        Value::Null => {}
-        other => {
-            out.insert(prefix.to_string(), crate::model::value_text(other));
-        }
-    }
-}
+#[cfg(test)]
+#[path = "compare_tests.rs"]
+mod tests;

@@ -14,4 +14,15 @@ pub enum Error {
     /// A file or directory could not be written.
     #[error("writing {0}: {1}")]
     Write(PathBuf, std::io::Error),
+    /// Runs of different workloads were put side by side (the user's mistake).
+    #[error("{0}")]
+    MixedWorkloads(String),
+}
+
+impl Error {
+    /// Whether the user asked for something that cannot be done (exit 2), rather than a
+    /// failure while doing it.
+    pub fn is_user_error(&self) -> bool {
+        matches!(self, Error::MixedWorkloads(_))
+    }
 }

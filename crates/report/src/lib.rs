@@ -2,9 +2,11 @@
 //!
 //! The input is a [`ReportInput`]: stored runs placed in a study's design (variant, factor
 //! levels, swept settings, repeat). [`build`] turns it into a [`Report`]: what changed, one
-//! verdict per comparison, comparisons with 95% confidence intervals computed from per-interval
-//! samples ([`stats`]), each variant's best result, factorial effects ([`effects`]), results and
-//! SVG charts. A [`Renderer`] lays it out as HTML, Markdown or JSON; [`png`] renders the charts
+//! verdict per comparison, comparisons with 95% confidence intervals of the ratio on the log
+//! scale and a minimum detectable effect ([`ratio`]) from repeats or, with one run a side, from
+//! per-interval samples ([`stats`]), warnings (different run options, unstable phases), each
+//! variant's best result, factorial effects ([`effects`]), results and SVG charts. Runs of
+//! different workloads side by side are refused ([`setup`]). A [`Renderer`] lays it out as HTML, Markdown or JSON; [`png`] renders the charts
 //! to PNG.
 //!
 //! ```no_run
@@ -15,7 +17,7 @@
 //!     subjects: vec![Subject::lone(run)],
 //!     ..Default::default()
 //! };
-//! let html = Format::Html.renderer().render(&build(&input))?;
+//! let html = Format::Html.renderer().render(&build(&input)?)?;
 //! # Ok(()) }
 //! ```
 
@@ -26,8 +28,10 @@ mod error;
 pub mod metrics;
 pub mod model;
 pub mod png;
+pub mod ratio;
 mod render;
 mod report;
+pub mod setup;
 pub mod stats;
 pub mod svg;
 
@@ -35,6 +39,7 @@ pub use compare::{compare, Comparison, MetricComparison, PointComparison};
 pub use error::Error;
 pub use model::{FactorDef, Point, ReportInput, Subject};
 pub use render::{
-    comparison_markdown, difference_cells, metric_cells, Format, Html, Json, Markdown, Renderer,
+    comparison_markdown, difference_cells, metric_cells, metric_header, Format, Html, Json,
+    Markdown, Renderer,
 };
 pub use report::{build, BestRow, Chart, Report, ResultRow};

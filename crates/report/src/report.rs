@@ -4,8 +4,11 @@
 use crate::charts;
 use crate::compare::{self, group_estimate, Comparison};
 use crate::effects::{self, Effect};
+use crate::error::Error;
 use crate::metrics::{self, Metric};
 use crate::model::{self, Point, ReportInput};
+use crate::setup;
+use qpslab_core::Stability;
 use serde::{Deserialize, Serialize};
 
 /// One chart, as SVG.
@@ -58,6 +61,8 @@ pub struct ResultRow {
     pub server_cpu_pct: Option<f64>,
     /// Client CPU in percent of one core (user + system).
     pub client_cpu_pct: Option<f64>,
+    /// The phase's stability verdict (`None`: not judged).
+    pub stability: Option<Stability>,
 }
 
 /// Everything a renderer lays out.
@@ -87,9 +92,11 @@ pub struct Report {
     pub charts: Vec<Chart>,
 }
 
-/// Builds the report of `input`.
-pub fn build(input: &ReportInput) -> Report {
+/// Builds the report of `input`; refuses one that puts runs of different workloads side by side
+/// (the same swept settings measured with different workloads).
+pub fn build(input: &ReportInput) -> Result<Report, Error> {
     let points = model::points(input);
+    setup::check_same_workload(&points)?;
     let variants = model::variants(input);
     let of = |v: &str| -> Vec<Point<'_>> {
         points
@@ -98,17 +105,16 @@ pub fn build(input: &ReportInput) -> Report {
             .copied()
             .collect()
     };
-    let comparisons: Vec<Comparison> = variants
-        .iter()
-        .skip(1)
-        .filter_map(|v| {
-            let base = variants.first()?;
-            Some(compare::compare(base, &of(base), v, &of(v)))
-        })
-        .collect();
+    let comparisons: Vec<Comparison> = match variants.split_first() {
+        Some((base, rest)) => rest
+            .iter()
+            .map(|v| compare::compare(base, &of(base), v, &of(v)))
+            .collect::<Result<_, _>>()?,
+        None => Vec::new(),
+    };
     let mut runs: Vec<i64> = input.subjects.iter().map(|s| s.run.id.0).collect();
     runs.dedup();
-    Report {
+    Ok(Report {
         title: input.title.clone(),
         studies: input.studies.clone(),
         runs,
@@ -120,7 +126,7 @@ pub fn build(input: &ReportInput) -> Report {
         charts: charts::charts(&variants, &points),
         comparisons,
         variants,
-    }
+    })
 }
 
 fn what_changed(
@@ -208,5 +214,6 @@ fn result_row(p: &Point<'_>) -> ResultRow {
         p99_ms: Metric::P99.phase_value(p),
         server_cpu_pct: metrics::server_cpu(p).map(pct),
         client_cpu_pct: metrics::client_cpu(ph).map(pct),
+        stability: ph.stability.clone(),
     }
 }

@@ -8,6 +8,7 @@
 //! while they stay positive), then run Welch's t-test on the two means with those sizes.
 
 use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 /// A mean and its uncertainty.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -148,11 +149,7 @@ pub fn difference(a: &Estimate, b: &Estimate, level: f64) -> Option<Difference> 
     let (va, vb) = (a.se * a.se, b.se * b.se);
     let se = (va + vb).sqrt();
     let diff = b.mean - a.mean;
-    let df = if se > 0.0 {
-        (va + vb).powi(2) / (va * va / a.df() + vb * vb / b.df())
-    } else {
-        a.df() + b.df()
-    };
+    let df = welch_df(va, a.df(), vb, b.df());
     let t = t_quantile(0.5 + level / 2.0, df);
     Some(Difference {
         diff,
@@ -162,72 +159,38 @@ pub fn difference(a: &Estimate, b: &Estimate, level: f64) -> Option<Difference> 
     })
 }
 
-/// The standard normal quantile (Acklam's rational approximation, relative error < 1.2e-9).
+/// The standard normal quantile.
 pub fn normal_quantile(p: f64) -> f64 {
-    const A: [f64; 6] = [
-        -3.969_683_028_665_376e1,
-        2.209_460_984_245_205e2,
-        -2.759_285_104_469_687e2,
-        1.383_577_518_672_69e2,
-        -3.066_479_806_614_716e1,
-        2.506_628_277_459_239,
-    ];
-    const B: [f64; 5] = [
-        -5.447_609_879_822_406e1,
-        1.615_858_368_580_409e2,
-        -1.556_989_798_598_866e2,
-        6.680_131_188_771_972e1,
-        -1.328_068_155_288_572e1,
-    ];
-    const C: [f64; 6] = [
-        -7.784_894_002_430_293e-3,
-        -3.223_964_580_411_365e-1,
-        -2.400_758_277_161_838,
-        -2.549_732_539_343_734,
-        4.374_664_141_464_968,
-        2.938_163_982_698_783,
-    ];
-    const D: [f64; 4] = [
-        7.784_695_709_041_462e-3,
-        3.224_671_290_700_398e-1,
-        2.445_134_137_142_996,
-        3.754_408_661_907_416,
-    ];
-    let p = p.clamp(1e-300, 1.0 - 1e-16);
-    let tail = |q: f64| {
-        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
-            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
-    };
-    if p < 0.02425 {
-        tail((-2.0 * p.ln()).sqrt())
-    } else if p > 1.0 - 0.02425 {
-        -tail((-2.0 * (1.0 - p).ln()).sqrt())
-    } else {
-        let q = p - 0.5;
-        let r = q * q;
-        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
-            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    // Normal::new(0, 1) cannot fail: the parameters are finite and the spread positive.
+    match Normal::new(0.0, 1.0) {
+        Ok(n) => n.inverse_cdf(p.clamp(1e-300, 1.0 - 1e-16)),
+        Err(_) => f64::NAN,
     }
 }
 
-/// Student's t quantile with `df` degrees of freedom (fractional allowed). Exact for df ≤ 2;
-/// beyond, the Cornish–Fisher expansion (Abramowitz & Stegun 26.7.5), within 0.3% of tables
-/// for df ≥ 3 at the usual levels.
+/// Student's t quantile with `df` degrees of freedom, fractional allowed (statrs: the inverse
+/// of the regularized incomplete beta function, exact to floating-point precision). `df` of
+/// infinity or above 1e7 is the normal quantile; `df` ≤ 0 has no quantile (NaN).
 pub fn t_quantile(p: f64, df: f64) -> f64 {
-    if df <= 1.0 {
-        return (std::f64::consts::PI * (p - 0.5)).tan();
+    if df.is_nan() || df <= 0.0 {
+        return f64::NAN;
     }
-    if df <= 2.0 {
-        let a = 4.0 * p * (1.0 - p);
-        return 2.0 * (p - 0.5) * (2.0 / a).sqrt();
+    if df > 1e7 {
+        return normal_quantile(p);
     }
-    let z = normal_quantile(p);
-    let z2 = z * z;
-    let g1 = (z2 + 1.0) * z / 4.0;
-    let g2 = ((5.0 * z2 + 16.0) * z2 + 3.0) * z / 96.0;
-    let g3 = (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * z / 384.0;
-    let g4 = ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) * z / 92160.0;
-    z + g1 / df + g2 / df.powi(2) + g3 / df.powi(3) + g4 / df.powi(4)
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(t) => t.inverse_cdf(p.clamp(0.0, 1.0)),
+        Err(_) => f64::NAN,
+    }
+}
+
+/// Welch–Satterthwaite degrees of freedom of a sum of two variances with their own dfs.
+pub(crate) fn welch_df(va: f64, dfa: f64, vb: f64, dfb: f64) -> f64 {
+    if va + vb > 0.0 {
+        (va + vb).powi(2) / (va * va / dfa + vb * vb / dfb)
+    } else {
+        dfa + dfb
+    }
 }
 
 #[cfg(test)]
@@ -247,11 +210,26 @@ mod tests {
         ] {
             let got = t_quantile(0.975, df);
             assert!(
-                (got - want).abs() / want < 0.004,
+                (got - want).abs() / want < 0.0005,
                 "df {df}: {got} vs {want}"
             );
         }
         assert!((normal_quantile(0.975) - 1.959_964).abs() < 1e-5);
+        assert!((t_quantile(0.8, 1e9) - 0.841_621).abs() < 1e-5);
+        assert!(t_quantile(0.975, 0.0).is_nan());
+    }
+
+    #[test]
+    fn t_quantiles_are_exact_for_fractional_df() {
+        // Welch's df with two repeats a side falls between 1 and 2.
+        for (df, want) in [(1.2, 8.649), (1.5, 6.017), (2.5, 3.575), (4.0, 2.776)] {
+            let got = t_quantile(0.975, df);
+            assert!((got - want).abs() < 0.0015, "df {df}: {got} vs {want}");
+        }
+        // Monotone in df between the integers, not a step.
+        assert!(t_quantile(0.975, 1.2) > t_quantile(0.975, 1.5));
+        assert!(t_quantile(0.975, 1.5) > t_quantile(0.975, 1.9));
+        assert!(t_quantile(0.975, 1.9) > t_quantile(0.975, 2.0));
         assert!((normal_quantile(0.001) + 3.090_232).abs() < 1e-5);
     }
 

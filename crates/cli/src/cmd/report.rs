@@ -188,7 +188,7 @@ pub fn report(a: ReportArgs) -> Result<()> {
             _ => ReportFormat::Html,
         }
     });
-    let report = build(&input);
+    let report = build(&input).map_err(report_error)?;
     let text = match format {
         ReportFormat::Html => Format::Html,
         ReportFormat::Md => Format::Markdown,
@@ -211,7 +211,21 @@ pub fn report(a: ReportArgs) -> Result<()> {
     for v in &report.verdicts {
         eprintln!("{v}");
     }
+    for c in &report.comparisons {
+        for w in &c.warnings {
+            eprintln!("warning: {} vs {}: {w}", c.b, c.a);
+        }
+    }
     Ok(())
+}
+
+/// A report error as the CLI's: the user's own mistakes (exit 2) as user errors.
+fn report_error(e: qpslab_report::Error) -> anyhow::Error {
+    if e.is_user_error() {
+        user(e.to_string())
+    } else {
+        e.into()
+    }
 }
 
 fn write_atomically(path: &std::path::Path, text: &str) -> Result<()> {
@@ -264,18 +278,18 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     };
     let (pa, pb) = (points(&ia), points(&ib));
     let (na, nb) = (&ia.subjects[0].variant, &ib.subjects[0].variant);
-    let c = qpslab_report::compare(na, &pa, nb, &pb);
+    let c = qpslab_report::compare(na, &pa, nb, &pb).map_err(report_error)?;
     if c.points.is_empty() {
         return Err(user(format!(
             "{na} and {nb} share no measured setting (thread counts or swept settings differ)"
         )));
     }
-    if single_runs(&pa) && single_runs(&pb) {
-        eprintln!(
-            "note: one run per side: the intervals cover the noise within each run, not the drift \
-             between runs; for a run-to-run interval compare repeats (ids joined by commas, or a \
-             study with repeats)"
-        );
+    // The table shows its warnings itself; JSON and Markdown carry them, and stderr says them
+    // too so a piped output does not hide them.
+    if a.format != CompareFormat::Table {
+        for w in &c.warnings {
+            eprintln!("warning: {w}");
+        }
     }
     match a.format {
         CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
@@ -285,17 +299,14 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     Ok(())
 }
 
-/// True when no measured setting has more than one run on this side.
-fn single_runs(points: &[qpslab_report::Point]) -> bool {
-    let mut seen = std::collections::HashSet::new();
-    points.iter().all(|p| seen.insert(p.key()))
-}
-
 fn terminal(c: &Comparison) -> String {
     let mut out = String::new();
+    for w in &c.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
     for p in &c.points {
         out.push_str(&format!("\n== {} ==\n", p.key));
-        let header: Vec<String> = ["metric", &c.a, &c.b, "change", "95% CI", "verdict"]
+        let header: Vec<String> = qpslab_report::metric_header(&c.a, &c.b)
             .map(String::from)
             .to_vec();
         let rows: Vec<Vec<String>> = p

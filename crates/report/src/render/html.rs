@@ -2,7 +2,8 @@
 //! that forbids every fetch, so the file reads the same offline and cannot leak a request.
 
 use super::{
-    best_of_table, difference_cells, effects_table, metric_cells, results_table, Renderer,
+    best_of_table, difference_cells, effects_table, metric_cells, metric_header, results_table,
+    Renderer,
 };
 use crate::error::Error;
 use crate::report::Report;
@@ -17,7 +18,7 @@ h1{font-size:24px;margin-bottom:4px}h2{font-size:18px;margin-top:28px;border-bot
 table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}.verdicts li{font-size:15px;margin:3px 0}\
 .better{color:#0a7a2a;font-weight:bold}.worse{color:#b3261e;font-weight:bold}.charts{display:flex;flex-wrap:wrap;gap:12px}\
-.chart{border:1px solid #eee}.muted{color:#666;font-size:13px}";
+.chart{border:1px solid #eee}.muted{color:#666;font-size:13px}.warning{color:#8a5300;background:#fff6e0;padding:4px 8px}";
 
 fn table(out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<String>>) {
     out.push_str("<table><tr>");
@@ -29,8 +30,8 @@ fn table(out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<Str
         out.push_str("<tr>");
         for c in r {
             let class = match c.as_str() {
-                "better" => " class=\"better\"",
-                "worse" => " class=\"worse\"",
+                "improvement" => " class=\"better\"",
+                "regression" => " class=\"worse\"",
                 _ => "",
             };
             let _ = write!(out, "<td{class}>{}</td>", esc(&c));
@@ -41,7 +42,7 @@ fn table(out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<Str
 }
 
 fn verdict_class(line: &str) -> &'static str {
-    match (line.contains(" better"), line.contains(" worse")) {
+    match (line.contains(" improvement"), line.contains(" regression")) {
         (true, false) => "better",
         (false, true) => "worse",
         _ => "",
@@ -83,11 +84,14 @@ impl Renderer for Html {
         o.push_str("</div>\n");
         for c in &r.comparisons {
             let _ = write!(o, "<h2>{} vs {}</h2>", esc(&c.b), esc(&c.a));
+            for w in &c.warnings {
+                let _ = write!(o, "<p class=\"warning\">warning: {}</p>", esc(w));
+            }
             for p in &c.points {
                 let _ = write!(o, "<h3>{}</h3>", esc(&p.key));
                 table(
                     &mut o,
-                    &["metric", &c.a, &c.b, "change", "95% CI", "verdict"],
+                    &metric_header(&c.a, &c.b),
                     p.metrics.iter().map(|m| metric_cells(m).to_vec()),
                 );
             }
@@ -113,7 +117,7 @@ impl Renderer for Html {
         o.push_str("<h2>Results</h2>");
         let (head, rows) = results_table(r);
         table(&mut o, head, rows);
-        o.push_str("<p class=\"muted\">Intervals: Welch's t on per-interval means with an effective sample size corrected for autocorrelation; with repeats, between-repeat variation.</p>\n</body></html>\n");
+        o.push_str("<p class=\"muted\">Intervals: 95%, of the ratio of the means on the log scale (Welch's t, exact for fractional degrees of freedom); with repeats, from the variation between repeats; with one run a side, from per-interval means with an effective sample size corrected for autocorrelation (within-run noise only). MDE: the smallest change this many runs with this spread call significant at the 5% level with 80% power; a comparison that finds nothing with an MDE above 10% is inconclusive.</p>\n</body></html>\n");
         Ok(o)
     }
 }

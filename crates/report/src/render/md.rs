@@ -1,7 +1,8 @@
 //! Markdown for pasting into a ticket: what changed and the verdicts first, then tables.
 
 use super::{
-    best_of_table, difference_cells, effects_table, metric_cells, results_table, Renderer,
+    best_of_table, difference_cells, effects_table, metric_cells, metric_header, results_table,
+    Renderer,
 };
 use crate::compare::Comparison;
 use crate::error::Error;
@@ -30,11 +31,14 @@ fn table(out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<Str
 pub fn comparison_markdown(c: &Comparison) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "## {} vs {}\n", c.b, c.a);
+    for w in &c.warnings {
+        let _ = writeln!(o, "> **warning:** {w}\n");
+    }
     for p in &c.points {
         let _ = writeln!(o, "### {}\n", p.key);
         table(
             &mut o,
-            &["metric", &c.a, &c.b, "change", "95% CI", "verdict"],
+            &metric_header(&c.a, &c.b),
             p.metrics.iter().map(|m| metric_cells(m).to_vec()),
         );
     }

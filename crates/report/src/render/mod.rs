@@ -52,8 +52,14 @@ pub(crate) fn num(v: f64) -> String {
     }
 }
 
-/// The cells of one compared metric: name (unit), a, b, change, 95% CI, verdict.
-pub fn metric_cells(m: &MetricComparison) -> [String; 6] {
+/// Header of a compared metric's cells, with the two sides' names.
+pub fn metric_header<'a>(a: &'a str, b: &'a str) -> [&'a str; 7] {
+    ["metric", a, b, "change", "95% CI", "MDE", "verdict"]
+}
+
+/// The cells of one compared metric: name (unit), a, b, change, 95% CI, minimum detectable
+/// effect, verdict.
+pub fn metric_cells(m: &MetricComparison) -> [String; 7] {
     let ci = match (m.ci_low, m.ci_high) {
         (Some(l), Some(h)) => format!("[{l:+.1}%, {h:+.1}%]"),
         _ => "–".into(),
@@ -64,6 +70,7 @@ pub fn metric_cells(m: &MetricComparison) -> [String; 6] {
         num(m.b),
         format!("{:+.1}%", m.change_pct),
         ci,
+        m.mde_pct.map_or_else(|| "–".into(), |x| format!("{x:.1}%")),
         m.verdict.clone(),
     ]
 }
@@ -133,13 +140,14 @@ pub(crate) fn effects_table(r: &Report) -> Table {
     )
 }
 
-/// Every measured point.
+/// Every measured point; a stability column when any phase was judged.
 pub(crate) fn results_table(r: &Report) -> Table {
+    let judged = r.results.iter().any(|x| x.stability.is_some());
     let rows = r
         .results
         .iter()
         .map(|x| {
-            vec![
+            let mut row = vec![
                 x.variant.clone(),
                 x.key.clone(),
                 x.repeat.to_string(),
@@ -150,10 +158,18 @@ pub(crate) fn results_table(r: &Report) -> Table {
                 opt(x.p99_ms),
                 opt(x.server_cpu_pct),
                 opt(x.client_cpu_pct),
-            ]
+            ];
+            if judged {
+                row.push(
+                    x.stability
+                        .as_ref()
+                        .map_or_else(String::new, |s| s.to_string()),
+                );
+            }
+            row
         })
         .collect();
-    let head: &[&str] = &[
+    const HEAD: &[&str] = &[
         "variant",
         "at",
         "repeat",
@@ -164,6 +180,12 @@ pub(crate) fn results_table(r: &Report) -> Table {
         "p99 ms",
         "server CPU %",
         "client CPU %",
+        "stability",
     ];
+    let head = if judged {
+        HEAD
+    } else {
+        &HEAD[..HEAD.len() - 1]
+    };
     (head, rows)
 }

@@ -1,0 +1,198 @@
+//! Verdicts, warnings and refusals of [`compare`](super::compare) on runs built in memory.
+
+use super::*;
+use crate::model::{points, ReportInput, Subject};
+use qpslab_core::result::{PhaseResult, Sample};
+use qpslab_core::{Instability, RunPlan, Stability, WorkloadKind, WorkloadOptions};
+use qpslab_store::{RunId, RunMeta, RunStatus, StoredPhase, StoredRun};
+
+/// A run of `kind` whose single phase (4 threads) ran `tps` per second, with per-interval noise
+/// of ±`noise` (a fixed alternating pattern, so nothing here is random).
+fn run(id: i64, kind: WorkloadKind, tps: f64, noise: f64) -> StoredRun {
+    let samples: Vec<Sample> = (0..20)
+        .map(|i| Sample {
+            elapsed_s: (i + 1) as f64,
+            interval_s: 1.0,
+            events: (tps * (1.0 + noise * [1.0, -1.0, 0.5, -0.5][i % 4])).round() as u64,
+            ..Default::default()
+        })
+        .collect();
+    let events = samples.iter().map(|s| s.events).sum();
+    let mut plan = RunPlan::new(WorkloadOptions::new(kind));
+    plan.threads = vec![4];
+    StoredRun {
+        id: RunId(id),
+        meta: RunMeta {
+            uuid: format!("run-{id}"),
+            started_at: 0.0,
+            command: String::new(),
+            plan,
+            target: String::new(),
+            server: Default::default(),
+            host: Default::default(),
+            tool_version: String::new(),
+            study_id: None,
+            cell_label: None,
+        },
+        status: RunStatus::Completed,
+        finished_at: None,
+        phases: vec![StoredPhase {
+            seq: 1,
+            recorded_at: 0.0,
+            result: PhaseResult {
+                threads: 4,
+                duration_s: 20.0,
+                events,
+                samples,
+                ..Default::default()
+            },
+            telemetry: Vec::new(),
+        }],
+    }
+}
+
+fn side(name: &str, runs: Vec<StoredRun>) -> ReportInput {
+    ReportInput {
+        subjects: runs
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| Subject {
+                variant: name.into(),
+                repeat: i as u32 + 1,
+                ..Subject::lone(r)
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+fn tps(c: &Comparison) -> &MetricComparison {
+    c.points[0].tps().unwrap()
+}
+
+fn cmp(a: &ReportInput, b: &ReportInput) -> Result<Comparison, Error> {
+    compare("a", &points(a), "b", &points(b))
+}
+
+const RO: WorkloadKind = WorkloadKind::OltpReadOnly;
+
+#[test]
+fn repeats_with_a_wide_spread_are_inconclusive_and_say_how_many_repeats() {
+    let a = side("a", vec![run(1, RO, 900.0, 0.01), run(2, RO, 1100.0, 0.01)]);
+    let b = side("b", vec![run(3, RO, 950.0, 0.01), run(4, RO, 1150.0, 0.01)]);
+    let c = cmp(&a, &b).unwrap();
+    let m = tps(&c);
+    assert_eq!(c.points[0].basis, Basis::Repeats);
+    assert!(!m.significant);
+    assert!(m.mde_pct.unwrap() > INCONCLUSIVE_MDE_PCT, "{m:?}");
+    let n: usize = m
+        .verdict
+        .strip_prefix("inconclusive: need ~")
+        .and_then(|r| r.strip_suffix(" repeats"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}", m.verdict));
+    assert!(n > 2, "{n}");
+    // Repeats: no within-run warning.
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+}
+
+#[test]
+fn tight_repeats_tell_improvement_regression_and_no_change_apart() {
+    let base = side(
+        "a",
+        vec![run(1, RO, 1000.0, 0.01), run(2, RO, 1010.0, 0.01)],
+    );
+    let up = side(
+        "b",
+        vec![run(3, RO, 1200.0, 0.01), run(4, RO, 1212.0, 0.01)],
+    );
+    let same = side(
+        "b",
+        vec![run(5, RO, 1003.0, 0.01), run(6, RO, 1008.0, 0.01)],
+    );
+    let c = cmp(&base, &up).unwrap();
+    assert_eq!(tps(&c).verdict, "improvement", "{:?}", tps(&c));
+    assert!(tps(&c).ci_low.unwrap() > 0.0);
+    let c = cmp(&up, &base).unwrap();
+    assert_eq!(tps(&c).verdict, "regression");
+    // Never at or past -100%, however large the fall.
+    let c = cmp(
+        &up,
+        &side("b", vec![run(7, RO, 2.0, 0.01), run(8, RO, 40.0, 0.01)]),
+    )
+    .unwrap();
+    assert!(tps(&c).ci_low.unwrap() > -100.0, "{:?}", tps(&c));
+    let c = cmp(&base, &same).unwrap();
+    let m = tps(&c);
+    assert_eq!(m.verdict, "no significant change", "{m:?}");
+    assert!(m.mde_pct.unwrap() <= INCONCLUSIVE_MDE_PCT);
+    assert!(m.ci_low.unwrap() < m.change_pct && m.change_pct < m.ci_high.unwrap());
+}
+
+#[test]
+fn single_runs_say_their_interval_covers_within_run_noise_only() {
+    let a = side("a", vec![run(1, RO, 1000.0, 0.02)]);
+    let b = side("b", vec![run(2, RO, 1001.0, 0.02)]);
+    let c = cmp(&a, &b).unwrap();
+    assert_eq!(c.points[0].basis, Basis::WithinRun);
+    assert!(tps(&c).mde_pct.is_some());
+    assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+    assert!(
+        c.warnings[0].contains("within each run only"),
+        "{:?}",
+        c.warnings
+    );
+}
+
+#[test]
+fn different_workloads_are_refused_and_different_options_warned() {
+    let a = side("a", vec![run(1, RO, 1000.0, 0.02)]);
+    let b = side(
+        "b",
+        vec![run(2, WorkloadKind::OltpPointSelect, 1000.0, 0.02)],
+    );
+    let e = cmp(&a, &b).unwrap_err();
+    assert!(e.is_user_error());
+    let msg = e.to_string();
+    assert!(
+        msg.contains("different workloads") && msg.contains("oltp_point_select"),
+        "{msg}"
+    );
+    let mut other = run(3, RO, 1000.0, 0.02);
+    other.meta.plan.workload.tables = 8;
+    let c = cmp(&a, &side("b", vec![other])).unwrap();
+    let w = c.warnings.iter().find(|w| w.contains("run options differ"));
+    assert!(
+        w.is_some_and(|w| w.contains("tables 1 → 8")),
+        "{:?}",
+        c.warnings
+    );
+}
+
+#[test]
+fn unstable_phases_are_named_and_unjudged_ones_say_nothing() {
+    let a = side(
+        "a",
+        vec![run(1, RO, 1000.0, 0.01), run(2, RO, 1010.0, 0.01)],
+    );
+    let mut bad = run(12, RO, 1000.0, 0.01);
+    bad.phases[0].result.stability = Some(Stability {
+        reasons: vec![Instability::Stall {
+            at_s: 1.3,
+            duration_s: 2.1,
+        }],
+    });
+    let mut good = run(13, RO, 1005.0, 0.01);
+    good.phases[0].result.stability = Some(Stability::default());
+    let b = side("b", vec![bad, good]);
+    let c = cmp(&a, &b).unwrap();
+    assert_eq!(
+        c.warnings,
+        vec!["B run 12 at threads=4: unstable: stall of 2.1 s at 1.3 s".to_string()]
+    );
+    let p = &c.points[0];
+    assert!(p.a_stability.iter().all(|s| s.stability.is_none()));
+    assert_eq!(p.b_stability.len(), 2);
+    let json = serde_json::to_string(&c).unwrap();
+    assert!(json.contains("\"kind\":\"stall\""), "{json}");
+}
