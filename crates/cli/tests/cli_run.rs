@@ -356,6 +356,19 @@ fn warmup_auto_settles_judges_and_stores_what_it_did() {
         ]
         .map(String::from)
     };
+    // An external target: `run` checks its dataset, `prepare` builds it.
+    let o = s.run(&[
+        "prepare",
+        "oltp_point_select",
+        "--socket",
+        &sock,
+        "--database",
+        "autowarm",
+        "--table-size",
+        "2000",
+        "--create-db",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
     let mut a = args("auto").to_vec();
     a.extend(["--warmup-max".to_string(), "8".to_string()]);
     let o = s.run(&a.iter().map(String::as_str).collect::<Vec<_>>());
