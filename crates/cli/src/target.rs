@@ -27,6 +27,8 @@ pub struct Connected {
     pub ours: bool,
     /// The lab directory holding our sandbox's data (for a sandbox of ours).
     pub lab: Option<PathBuf>,
+    /// The pid of our sandbox's server (embedded or `--sandbox NAME`), for its CPU and perf.
+    pub server_pid: Option<u32>,
     keep: bool,
 }
 
@@ -131,16 +133,17 @@ pub fn connect(t: &TargetArgs, embedded: Option<&EmbeddedArgs>, lab: &LabDir) ->
         }
     }
     let ours = t.sandbox.is_some() || !explicit(t);
-    let (mut options, sandbox, keep) = if let Some(name) = &t.sandbox {
+    let (mut options, sandbox, keep, server_pid) = if let Some(name) = &t.sandbox {
         let info = qpslab_sandbox::find(lab, name)?;
-        (info.connect_options(), None, false)
+        (info.connect_options(), None, false, Some(info.pid))
     } else if explicit(t) {
-        (explicit_options(t)?, None, false)
+        (explicit_options(t)?, None, false, None)
     } else {
         let e = embedded.cloned().unwrap_or_default();
         let spec = embedded_spec(&e)?;
         let sb = start_embedded(lab, &spec)?;
-        (sb.connect_options(), Some(sb), e.keep)
+        let pid = sb.pid();
+        (sb.connect_options(), Some(sb), e.keep, Some(pid))
     };
     apply_overrides(t, &mut options)?;
     if options.database.is_none() {
@@ -151,6 +154,7 @@ pub fn connect(t: &TargetArgs, embedded: Option<&EmbeddedArgs>, lab: &LabDir) ->
         sandbox,
         ours,
         lab: ours.then(|| lab.path().to_path_buf()),
+        server_pid,
         keep,
     })
 }

@@ -66,6 +66,21 @@ fn start_list_logs_stop() {
         "1",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // The server of a named sandbox is measured too (its CPU comes from its pid).
+    let store = qpslab_store::Store::open(&s.db()).unwrap();
+    let run = store
+        .load_run(store.latest_run_id().unwrap().unwrap())
+        .unwrap();
+    let server = run.phases[0]
+        .telemetry
+        .iter()
+        .find(|t| t.source == "server_proc")
+        .expect("server CPU of the sandbox");
+    assert!(
+        server.values["user_s"].as_f64().unwrap() > 0.0,
+        "{server:?}"
+    );
+    drop(store);
     let o = s.run(&["cleanup", "--sandbox", "t1"]);
     assert!(stdout(&o).contains("sbtest1"), "{}", stdout(&o));
 

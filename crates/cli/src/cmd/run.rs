@@ -66,9 +66,8 @@ fn sweep(
         study_id: None,
         cell_label: None,
     };
-    let server_pid = target.sandbox.as_ref().map(|s| s.pid());
-    let mut sampler =
-        qpslab_probe::Sampler::new(control, server_pid).reconnect_to(target.server_options());
+    let mut sampler = qpslab_probe::Sampler::new(control, target.server_pid)
+        .reconnect_to(target.server_options());
     let mut printer = Printer::new();
     let mut phases = Vec::new();
     let mut run_id = None;
