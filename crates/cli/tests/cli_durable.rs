@@ -53,23 +53,6 @@ fn only_run(s: &Scratch) -> (serde_json::Value, Vec<usize>) {
     (run, samples)
 }
 
-/// Loads a small point-select dataset into `db` on the shared server (an external target, which
-/// `run` never prepares by itself).
-fn prepared(s: &Scratch, sock: &str, db: &str) {
-    let o = s.run(&[
-        "prepare",
-        "oltp_point_select",
-        "--socket",
-        sock,
-        "--database",
-        db,
-        "--table-size",
-        "500",
-        "--create-db",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-}
-
 /// Pids of the scratch lab's running sandbox servers, from `server list --json`.
 fn lab_servers(s: &Scratch) -> Vec<u32> {
     let o = s.run(&["server", "list", "--json"]);
@@ -112,7 +95,12 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
 fn kill_9_mid_phase_keeps_the_measured_intervals_as_an_interrupted_run() {
     let s = Scratch::new();
     let sock = socket();
-    prepared(&s, &sock, "durable_k9");
+    common::prepare_shared(
+        &s,
+        "oltp_point_select",
+        "durable_k9",
+        &["--table-size", "500"],
+    );
     let mut child = spawn_until_third_second(
         &s,
         &[
@@ -201,7 +189,12 @@ fn sigterm_mid_phase_stores_what_was_measured_stops_the_server_and_the_next_run_
 fn sighup_stops_a_run_like_ctrl_c_with_exit_129() {
     let s = Scratch::new();
     let sock = socket();
-    prepared(&s, &sock, "durable_hup");
+    common::prepare_shared(
+        &s,
+        "oltp_point_select",
+        "durable_hup",
+        &["--table-size", "500"],
+    );
     let child = spawn_until_third_second(
         &s,
         &[

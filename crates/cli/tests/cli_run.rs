@@ -12,20 +12,12 @@ fn run_sweeps_threads_stores_and_shows() {
     let sock = socket();
     let json = s.path().join("run.json");
     // An external server is never changed by `run`: the dataset is prepared first.
-    let o = s.run(&[
-        "prepare",
+    common::prepare_shared(
+        &s,
         "oltp_read_write",
-        "--socket",
-        &sock,
-        "--database",
         "runtest",
-        "--tables",
-        "2",
-        "--table-size",
-        "2000",
-        "--create-db",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+        &["--tables", "2", "--table-size", "2000"],
+    );
     let o = s.run(&[
         "run",
         "oltp_read_write",
@@ -357,18 +349,12 @@ fn warmup_auto_settles_judges_and_stores_what_it_did() {
         .map(String::from)
     };
     // An external target: `run` checks its dataset, `prepare` builds it.
-    let o = s.run(&[
-        "prepare",
+    common::prepare_shared(
+        &s,
         "oltp_point_select",
-        "--socket",
-        &sock,
-        "--database",
         "autowarm",
-        "--table-size",
-        "2000",
-        "--create-db",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+        &["--table-size", "2000"],
+    );
     let mut a = args("auto").to_vec();
     a.extend(["--warmup-max".to_string(), "8".to_string()]);
     let o = s.run(&a.iter().map(String::as_str).collect::<Vec<_>>());

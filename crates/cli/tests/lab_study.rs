@@ -302,20 +302,12 @@ fn an_injected_stall_makes_a_cell_unstable_and_it_is_measured_again() {
     let sock = common::socket();
     common::sql("DROP DATABASE IF EXISTS stall_study");
     // The shared server is an external target: the study checks its dataset, `prepare` builds it.
-    let o = s.run(&[
-        "prepare",
+    common::prepare_shared(
+        &s,
         "oltp_point_select",
-        "--socket",
-        &sock,
-        "--database",
         "stall_study",
-        "--tables",
-        "1",
-        "--table-size",
-        "2000",
-        "--create-db",
-    ]);
-    assert!(o.status.success(), "{}", common::stderr(&o));
+        &["--tables", "1", "--table-size", "2000"],
+    );
     let p = spec(
         &s,
         "stall.toml",
@@ -390,21 +382,6 @@ fn an_injected_stall_makes_a_cell_unstable_and_it_is_measured_again() {
         lines.join("\n")
     );
     common::sql("DROP DATABASE IF EXISTS stall_study");
-    // The shared server is an external target: the study checks its dataset, `prepare` builds it.
-    let o = s.run(&[
-        "prepare",
-        "oltp_point_select",
-        "--socket",
-        &sock,
-        "--database",
-        "stall_study",
-        "--tables",
-        "1",
-        "--table-size",
-        "2000",
-        "--create-db",
-    ]);
-    assert!(o.status.success(), "{}", common::stderr(&o));
 }
 
 #[test]

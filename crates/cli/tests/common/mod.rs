@@ -43,6 +43,18 @@ impl Scratch {
     }
 }
 
+impl Drop for Scratch {
+    /// A test that failed half-way must not leave the sandboxes it started running.
+    fn drop(&mut self) {
+        let lab = qpslab_sandbox::LabDir::new(self.lab());
+        for info in qpslab_sandbox::list(&lab).unwrap_or_default() {
+            if info.alive {
+                let _ = qpslab_sandbox::stop_by_name(&lab, &info.name);
+            }
+        }
+    }
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -79,6 +91,17 @@ pub fn socket() -> String {
         .socket()
         .display()
         .to_string()
+}
+
+/// Loads `workload`'s dataset (shaped by `options`) into database `db` of the shared server,
+/// creating the database: the shared server is an external target, which `run` never prepares.
+pub fn prepare_shared(s: &Scratch, workload: &str, db: &str, options: &[&str]) {
+    let sock = socket();
+    let mut args = vec!["prepare", workload, "--socket", &sock, "--database", db];
+    args.extend_from_slice(options);
+    args.push("--create-db");
+    let o = s.run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 /// Runs SQL through the mariadb client on the shared server.
