@@ -3,6 +3,8 @@
 //! A neighbour that takes the CPUs slows a phase evenly, which its samples alone cannot show.
 
 use qpslab_core::TelemetrySample;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// The host's CPU time so far, in clock ticks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,12 +48,44 @@ pub fn others_share(before: Option<HostCpu>, telemetry: &[TelemetrySample]) -> O
     others_between(a, b, telemetry)
 }
 
+/// Waits, up to `max`, until other processes use less than
+/// [`qpslab_core::stability::OTHERS_SHARE`] of the machine over one second (`server_pid`'s CPU
+/// and this process's count as ours). Returns the share last seen, and whether it was quiet;
+/// `None` when it cannot be measured (no server pid, no `/proc`). Stops early when `stop` is set.
+pub fn wait_quiet(
+    server_pid: Option<u32>,
+    max: Duration,
+    stop: &AtomicBool,
+) -> Option<(f64, bool)> {
+    let deadline = Instant::now() + max;
+    loop {
+        let ours = || {
+            let s = qpslab_probe::process_cpu(server_pid?).ok()?;
+            let c = qpslab_probe::self_cpu().ok()?;
+            Some(s.user_s + s.sys_s + c.user_s + c.sys_s)
+        };
+        let (a, ours_a) = (HostCpu::read()?, ours()?);
+        std::thread::sleep(Duration::from_secs(1));
+        let (b, ours_b) = (HostCpu::read()?, ours()?);
+        let share = others_of(a, b, ours_b - ours_a)?;
+        let quiet = share < qpslab_core::stability::OTHERS_SHARE;
+        if quiet || Instant::now() >= deadline || stop.load(Ordering::Relaxed) {
+            return Some((share, quiet));
+        }
+    }
+}
+
 fn others_between(a: HostCpu, b: HostCpu, telemetry: &[TelemetrySample]) -> Option<f64> {
     let cpu = |source: &str| {
         let t = telemetry.iter().find(|t| t.source == source)?;
         Some(t.values["user_s"].as_f64()? + t.values["sys_s"].as_f64()?)
     };
     let ours = cpu("server_proc")? + cpu("client_proc").unwrap_or(0.0);
+    others_of(a, b, ours)
+}
+
+/// Share of the machine busy between `a` and `b` beyond `ours` CPU seconds.
+fn others_of(a: HostCpu, b: HostCpu, ours: f64) -> Option<f64> {
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     let total = b.total.checked_sub(a.total)? as f64 / hz;

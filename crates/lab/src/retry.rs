@@ -4,6 +4,7 @@
 //! when none was, the least disturbed one (a busy neighbour counts less than a stall, trend or
 //! spikes in its own samples; the later one on a tie), never chosen by its own numbers.
 
+use crate::contention::wait_quiet;
 use crate::error::ExecError;
 use crate::exec::{measure, Measured, Observer};
 use crate::warmup::auto_warmup;
@@ -13,6 +14,7 @@ use qpslab_engine::PhaseSpec;
 use qpslab_probe::Sampler;
 use qpslab_store::{CellRecord, RunMeta, RunStatus, Store};
 use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
 /// What one cell is measured with.
 pub(crate) struct CellRun<'a> {
@@ -99,9 +101,41 @@ impl CellRun<'_> {
             if let Some(s) = plan.settle.as_mut() {
                 s.report = None;
             }
+            if verdict
+                .reasons
+                .iter()
+                .any(|r| matches!(r, qpslab_core::Instability::Contended { .. }))
+            {
+                self.wait_for_quiet(obs);
+            }
         }
     }
 }
+
+impl CellRun<'_> {
+    /// A busy neighbour disturbed the last attempt: measuring again at once would meet it
+    /// again, so wait (bounded) until the machine is quiet.
+    fn wait_for_quiet(&mut self, obs: &mut dyn Observer) {
+        obs.message("other processes are using the CPUs: waiting for them to finish");
+        let waited = Instant::now();
+        let seen = wait_quiet(self.sampler.server_pid(), QUIET_WAIT_MAX, self.stop);
+        let secs = waited.elapsed().as_secs_f64();
+        match seen {
+            Some((share, true)) => obs.message(&format!(
+                "quiet after {secs:.0} s (others use {:.0}% of the CPUs)",
+                share * 100.0
+            )),
+            Some((share, false)) => obs.message(&format!(
+                "still busy after {secs:.0} s (others use {:.0}% of the CPUs): measuring anyway",
+                share * 100.0
+            )),
+            None => {}
+        }
+    }
+}
+
+/// The longest wait for a busy machine to quiet down before measuring a cell again.
+const QUIET_WAIT_MAX: Duration = Duration::from_secs(60);
 
 /// How disturbed an unstable attempt was: two per reason seen in its own samples (a stall, a
 /// trend or spikes distort its numbers outright), and the share of the machine other processes

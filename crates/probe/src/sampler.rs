@@ -85,6 +85,11 @@ impl Sampler {
         self.link.conn()
     }
 
+    /// The server's process, when it runs on this machine.
+    pub fn server_pid(&self) -> Option<u32> {
+        self.server_pid
+    }
+
     /// The server's process is now `pid` (restarted by the caller): CPU, I/O and perf follow
     /// it; the old process's perf counters are kept for the phase's total.
     pub fn set_server_pid(&mut self, pid: u32) {
