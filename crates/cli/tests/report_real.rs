@@ -44,9 +44,9 @@ set = { innodb_buffer_pool_size = "1G", innodb_flush_method = "O_DIRECT" }
 
 /// The scratch directory holding the finished study.
 fn study() -> &'static Scratch {
-    static STUDY: OnceLock<Scratch> = OnceLock::new();
+    static STUDY: OnceLock<&'static Scratch> = OnceLock::new();
     STUDY.get_or_init(|| {
-        let s = Scratch::new();
+        let s = Scratch::new().for_process();
         let spec = s.path().join("bp-aa.toml");
         std::fs::write(&spec, SPEC).unwrap();
         let o = s.run(&["lab", "run", spec.to_str().unwrap()]);

@@ -43,15 +43,45 @@ impl Scratch {
     }
 }
 
-impl Drop for Scratch {
-    /// A test that failed half-way must not leave the sandboxes it started running.
-    fn drop(&mut self) {
-        let lab = qpslab_sandbox::LabDir::new(self.lab());
-        for info in qpslab_sandbox::list(&lab).unwrap_or_default() {
-            if info.alive {
-                let _ = qpslab_sandbox::stop_by_name(&lab, &info.name);
-            }
+/// Directories of scratches kept for the whole test process, cleaned at its exit.
+static AT_EXIT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+extern "C" fn clean_kept_scratches() {
+    if let Ok(mut kept) = AT_EXIT.lock() {
+        for dir in kept.drain(..) {
+            remove_sandboxes(&dir.join("lab"));
+            let _ = std::fs::remove_dir_all(&dir);
         }
+    }
+}
+
+/// Removes every sandbox of the lab at `lab` (stopping those that run).
+fn remove_sandboxes(lab: &Path) {
+    let lab = qpslab_sandbox::LabDir::new(lab);
+    for info in qpslab_sandbox::list(&lab).unwrap_or_default() {
+        let _ = qpslab_sandbox::remove(&lab, &info.name);
+    }
+}
+
+impl Scratch {
+    /// A scratch shared by the tests of a process (e.g. one study several tests read): it lives
+    /// until the process exits, and is cleaned then like a dropped one.
+    pub fn for_process(self) -> &'static Scratch {
+        let mut kept = AT_EXIT.lock().unwrap();
+        if kept.is_empty() {
+            // SAFETY: registering a plain extern "C" function that never unwinds.
+            unsafe { libc::atexit(clean_kept_scratches) };
+        }
+        kept.push(self.path().to_path_buf());
+        Box::leak(Box::new(self))
+    }
+}
+
+impl Drop for Scratch {
+    /// A test that failed half-way must not leave the sandboxes it started running, and none
+    /// may leave its files behind (run as root, they live outside the lab).
+    fn drop(&mut self) {
+        remove_sandboxes(&self.lab());
     }
 }
 
