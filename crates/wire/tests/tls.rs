@@ -221,6 +221,8 @@ fn tls_modes_and_nonblocking_stream() {
     assert_eq!(reply, Some(Reply::Rows { rows: 3 }));
     assert!(total > 300_000, "{total}");
     server.stop().unwrap();
+    // Run as root the server's files live outside the temporary lab: remove them too.
+    qpslab_sandbox::remove(&LabDir::new(tmp.path().join("lab")), "wire-tls").unwrap();
 }
 
 fn wait(s: &qpslab_wire::Stream, events: i16) {
