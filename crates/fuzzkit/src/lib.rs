@@ -25,6 +25,8 @@
 mod alloc;
 mod rng;
 
+pub mod bytes;
+
 pub use alloc::{measure, CountingAlloc, Measured};
 pub use rng::Rng;
 

@@ -5,6 +5,7 @@
 //! allocation out of proportion. See `qpslab-fuzzkit` for the long mode.
 
 use qpslab_core::{ConnectOptions, Dsn};
+use qpslab_fuzzkit::bytes::{lenenc, lenenc_str};
 use qpslab_fuzzkit::{measure, Rng, Target};
 use qpslab_wire::caps::{CLIENT_DEPRECATE_EOF, MARIADB_CLIENT_CACHE_METADATA};
 use qpslab_wire::{Conn, QueryResult, Value};
@@ -119,29 +120,6 @@ fn server_caps(r: &mut Rng) -> u64 {
         c |= MARIADB_CLIENT_CACHE_METADATA;
     }
     c
-}
-
-fn lenenc(b: &mut Vec<u8>, v: u64) {
-    match v {
-        0..=250 => b.push(v as u8),
-        251..=0xFFFF => {
-            b.push(0xFC);
-            b.extend_from_slice(&(v as u16).to_le_bytes());
-        }
-        0x1_0000..=0xFF_FFFF => {
-            b.push(0xFD);
-            b.extend_from_slice(&v.to_le_bytes()[..3]);
-        }
-        _ => {
-            b.push(0xFE);
-            b.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-}
-
-fn lenenc_str(b: &mut Vec<u8>, s: &[u8]) {
-    lenenc(b, s.len() as u64);
-    b.extend_from_slice(s);
 }
 
 fn word(r: &mut Rng, max: usize) -> String {

@@ -6,6 +6,7 @@
 //! a reply, never a panic or a loop that stops making progress. See `qpslab-fuzzkit` for
 //! the long mode.
 
+use qpslab_fuzzkit::bytes::lenenc;
 use qpslab_fuzzkit::{measure, Rng, Target};
 use qpslab_wire::caps::{CLIENT_DEPRECATE_EOF, MARIADB_CLIENT_CACHE_METADATA};
 use qpslab_wire::codec::{Reply, ReplyReader};
@@ -52,24 +53,6 @@ impl Wire {
             if n < MAX_PAYLOAD {
                 return;
             }
-        }
-    }
-}
-
-fn lenenc(b: &mut Vec<u8>, v: u64) {
-    match v {
-        0..=250 => b.push(v as u8),
-        251..=0xFFFF => {
-            b.push(0xFC);
-            b.extend_from_slice(&(v as u16).to_le_bytes());
-        }
-        0x1_0000..=0xFF_FFFF => {
-            b.push(0xFD);
-            b.extend_from_slice(&v.to_le_bytes()[..3]);
-        }
-        _ => {
-            b.push(0xFE);
-            b.extend_from_slice(&v.to_le_bytes());
         }
     }
 }
