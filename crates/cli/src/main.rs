@@ -8,7 +8,7 @@ mod out;
 mod args;
 mod cmd;
 mod error;
-mod hiargs;
+mod plan;
 mod render;
 mod signals;
 mod target;

@@ -4,7 +4,7 @@
 
 use crate::args::{EmbeddedArgs, LabArgs, TargetArgs};
 use crate::error::user;
-use crate::hiargs::sandbox_spec;
+use crate::plan::sandbox_spec;
 use anyhow::{Context, Result};
 use qpslab_core::{ConnectOptions, Dsn, Endpoint, Secret, SslMode};
 use qpslab_sandbox::{LabDir, Sandbox, SandboxSpec};

@@ -228,7 +228,8 @@ fn spec_limits_are_user_errors() {
     let s = Scratch::new();
     for (body, needle) in [
         ("[defaults]\ntables = 99999999\n", "--tables"),
-        ("[defaults]\nduration = 1e30\n", "duration"),
+        ("[defaults]\nduration = 1e30\n", "time"),
+        ("[defaults]\ntime = 1e30\n", "time"),
         ("[defaults]\nrate = 1e-300\n", "rate"),
         ("[sweep]\nthreads = [1, 200000]\n", "threads"),
         (

@@ -87,6 +87,25 @@ pub enum RandType {
     Zipfian,
 }
 
+impl RandType {
+    /// sysbench's name of the distribution.
+    pub fn name(self) -> &'static str {
+        match self {
+            RandType::Uniform => "uniform",
+            RandType::Gaussian => "gaussian",
+            RandType::Special => "special",
+            RandType::Pareto => "pareto",
+            RandType::Zipfian => "zipfian",
+        }
+    }
+}
+
+impl std::fmt::Display for RandType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl FromStr for RandType {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

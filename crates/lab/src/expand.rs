@@ -121,7 +121,7 @@ pub fn expand(file: &str, spec: &Spec) -> Result<Expanded, SpecError> {
             for point in &points {
                 let mut options = spec.defaults.clone();
                 for (k, v) in point {
-                    options.set_json(k, v).map_err(|e| SpecError::Value {
+                    options.set(k, v.clone()).map_err(|e| SpecError::Value {
                         file: file.into(),
                         message: format!("[sweep] {e}"),
                     })?;
@@ -266,11 +266,13 @@ mod tests {
             e.cells[0].label,
             "default/workload=oltp_read_only/threads=1/r1"
         );
-        assert_eq!(e.cells[5].options.threads, Some(4));
         assert_eq!(
-            e.cells[5].options.workload.as_deref(),
-            Some("oltp_write_only")
+            e.cells[5].options.get("threads"),
+            Some(&serde_json::json!(4))
         );
+        let plan = e.cells[5].options.to_plan().unwrap();
+        assert_eq!(plan.threads, vec![4]);
+        assert_eq!(plan.workload.kind.name(), "oltp_write_only");
         assert_eq!(e.cells[5].params["threads"], 4);
     }
 

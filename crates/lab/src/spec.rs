@@ -236,14 +236,6 @@ fn check(file: &str, spec: &Spec) -> Result<(), SpecError> {
     if spec.name.trim().is_empty() {
         return Err(value("name must not be empty".into()));
     }
-    if spec.sweep.repeats.is_some() {
-        return Err(value(
-            "[sweep] repeats: repeats is set once, in [defaults]".into(),
-        ));
-    }
-    if spec.defaults.repeats == Some(0) {
-        return Err(value("[defaults] repeats must be at least 1".into()));
-    }
     let mut names = std::collections::HashSet::new();
     for (i, v) in spec.variant.iter().enumerate() {
         let Some(n) = v.name.as_deref().filter(|n| !n.trim().is_empty()) else {

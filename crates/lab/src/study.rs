@@ -346,19 +346,20 @@ impl Runner<'_> {
             error: e,
             log_tail: None,
         };
-        let mut plan = cell.options.to_plan().map_err(fail)?;
+        let resolved = cell.options.resolve().map_err(fail)?;
+        let mut plan = resolved.plan;
         let workload = Workload::new(&plan.workload).map_err(|e| fail(e.to_string()))?;
         let Some(active) = self.active.as_mut() else {
             return Err(fail("no server".into()));
         };
-        let mut target = match (cell.options.transport(), &active.tcp) {
+        let mut target = match (resolved.transport, &active.tcp) {
             (Transport::Tcp, Some(t)) => t.clone(),
             _ => active.socket.clone(),
         };
         if target.database.is_none() {
             target.database = Some("sbtest".into());
         }
-        let loaders = cell.options.prepare_threads.unwrap_or_else(default_loaders);
+        let loaders = resolved.prepare_threads.unwrap_or_else(default_loaders);
         let exec = |e: crate::error::ExecError| {
             if e.is_interrupted() {
                 CellError::Interrupted
@@ -398,7 +399,7 @@ impl Runner<'_> {
             stop,
         };
         let m = cell_run
-            .measure_until_stable(meta, cell.options.retries(), obs)
+            .measure_until_stable(meta, resolved.retries, obs)
             .map_err(exec)?;
         self.store
             .cell_done(rec.id, m.run_id)

@@ -2,70 +2,20 @@
 //! file (see `qpslab_lab::spec`). This module only parses, prints and maps errors; the lab crate
 //! expands, orders, executes and resumes.
 
-use crate::args::{DbArgs, LabArgs};
+use crate::args::{LabCommand, LabRunArgs, LabShowArgs, LabSpecArgs};
 use crate::cmd::prepare::Printer;
 use crate::cmd::INTERRUPTED;
 use crate::error::user;
 use crate::render::table;
 use crate::target::lab_dir;
 use anyhow::{Context, Result};
-use clap::{Args, Subcommand};
 use qpslab_core::PhaseResult;
 use qpslab_lab::exec::Observer;
 use qpslab_lab::study::{self, Loaded, Mode, StudyObserver};
 use qpslab_lab::{SpecError, StudyError};
 use qpslab_store::{CellRecord, Store};
 use serde_json::json;
-use std::path::{Path, PathBuf};
-
-/// `qpslab lab` subcommands.
-#[derive(Subcommand, Debug)]
-pub enum LabCommand {
-    /// Print the cells a study spec expands to, in the order they would run.
-    Plan(LabSpecArgs),
-    /// Create the study and execute all its cells.
-    Run(LabRunArgs),
-    /// Continue an interrupted study without rerunning its finished cells.
-    Resume(LabRunArgs),
-    /// List studies, or one study's cells with status and headline numbers.
-    Show(LabShowArgs),
-}
-
-/// A study spec file.
-#[derive(Args, Debug)]
-pub struct LabSpecArgs {
-    /// The study spec (TOML).
-    pub spec: PathBuf,
-    /// Print the cells as JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `lab run` / `lab resume`.
-#[derive(Args, Debug)]
-pub struct LabRunArgs {
-    /// The study spec (TOML).
-    pub spec: PathBuf,
-    #[command(flatten)]
-    pub db: DbArgs,
-    #[command(flatten)]
-    pub lab: LabArgs,
-}
-
-/// `lab show`.
-#[derive(Args, Debug)]
-pub struct LabShowArgs {
-    /// A study name, or its spec file (default: list every study).
-    pub study: Option<String>,
-    #[command(flatten)]
-    pub db: DbArgs,
-    /// Print JSON.
-    #[arg(long, conflicts_with = "csv")]
-    pub json: bool,
-    /// Print CSV (one line per cell).
-    #[arg(long)]
-    pub csv: bool,
-}
+use std::path::Path;
 
 /// Runs a `lab` subcommand.
 pub fn lab(c: LabCommand) -> Result<()> {
@@ -204,7 +154,7 @@ impl StudyObserver for LabPrinter {
 
 fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
     let l = load(&a.spec)?;
-    crate::hiargs::output_path("--db", &a.db.db)?;
+    crate::plan::output_path("--db", &a.db.db)?;
     let mut store =
         Store::open(&a.db.db).with_context(|| format!("results store {}", a.db.db.display()))?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");

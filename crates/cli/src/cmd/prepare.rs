@@ -2,7 +2,7 @@
 
 use crate::args::{CleanupArgs, PrepareArgs, TargetArgs};
 use crate::error::user;
-use crate::hiargs::workload_options;
+use crate::plan::workload_options;
 use crate::target::{command_args, connect, lab_dir, Connected};
 use anyhow::{Context, Result};
 use qpslab_core::WorkloadOptions;
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 pub fn prepare(a: PrepareArgs) -> Result<()> {
     let w = workload_options(&a.workload)?;
     let threads = match a.threads {
-        Some(n) => crate::hiargs::loader_threads("--threads", n)?,
+        Some(n) => crate::plan::loader_threads("--threads", n)?,
         None => default_loaders(),
     };
     let target = connect(&a.target, Some(&a.embedded), &lab_dir(&a.lab))?;

@@ -3,69 +3,12 @@
 //! Both take runs (by id) or studies; this module only resolves those names against the store
 //! into a [`ReportInput`] and writes what `qpslab-report` produces.
 
-use crate::args::DbArgs;
+use crate::args::{CompareArgs, CompareFormat, DbArgs, ReportArgs, ReportFormat};
 use crate::error::user;
 use crate::render::table;
 use anyhow::{Context, Result};
-use clap::{Args, ValueEnum};
 use qpslab_report::{build, model::points, Comparison, FactorDef, Format, ReportInput, Subject};
 use qpslab_store::{CellStatus, RunId, Store};
-use std::path::PathBuf;
-
-/// Report formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
-    /// One self-contained HTML file with inline SVG charts.
-    Html,
-    /// Markdown, for pasting into a ticket.
-    Md,
-    /// The report's data as JSON.
-    Json,
-}
-
-/// `qpslab report RUN|STUDY ... --out FILE`.
-#[derive(Args, Debug)]
-pub struct ReportArgs {
-    /// Runs (ids; repeats of one setup as ids joined by commas) or studies (names).
-    #[arg(required = true, value_name = "RUN|STUDY")]
-    pub items: Vec<String>,
-    /// Where to write the report (default: standard output).
-    #[arg(long, short, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Format (default: from the --out extension, else html).
-    #[arg(long, value_enum)]
-    pub format: Option<ReportFormat>,
-    /// Also write every chart as DIR/<chart>.png.
-    #[arg(long, value_name = "DIR")]
-    pub png: Option<PathBuf>,
-    #[command(flatten)]
-    pub db: DbArgs,
-}
-
-/// Comparison output formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum CompareFormat {
-    /// An aligned terminal table.
-    Table,
-    /// JSON: per setting, per metric a, b, change_pct, ci_low, ci_high, significant.
-    Json,
-    /// Markdown tables.
-    Md,
-}
-
-/// `qpslab compare A B`.
-#[derive(Args, Debug)]
-pub struct CompareArgs {
-    /// Baseline: a run id, repeats as ids joined by commas (1,3,5), or STUDY/VARIANT.
-    pub a: String,
-    /// Candidate: a run id, repeats as ids joined by commas, or STUDY/VARIANT.
-    pub b: String,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: CompareFormat,
-    #[command(flatten)]
-    pub db: DbArgs,
-}
 
 fn open_store(db: &DbArgs) -> Result<Store> {
     if !db.db.exists() {

@@ -6,7 +6,7 @@ use crate::args::RunArgs;
 use crate::cmd::prepare::{ensure_dataset, exec_error, Printer};
 use crate::cmd::INTERRUPTED;
 use crate::error::user;
-use crate::hiargs::run_plan;
+use crate::plan::run_plan;
 use crate::render::{phase_summary, sweep_table};
 use crate::target::{connect, lab_dir, Connected};
 use anyhow::{Context, Result};
@@ -21,13 +21,17 @@ use std::io::Write;
 
 /// Runs `qpslab run`.
 pub fn run(a: RunArgs) -> Result<()> {
-    let plan = run_plan(&a)?;
+    let resolved = run_plan(&a)?;
+    let plan = resolved.plan;
     let workload = Workload::new(&plan.workload).map_err(|e| user(e.to_string()))?;
     let connected = connect(&a.target, Some(&a.embedded), &lab_dir(&a.lab))?;
     // The store is opened once the target is known to be valid, so rejected input writes nothing.
     let outcome = Store::open(&a.db.db)
         .with_context(|| format!("results store {}", a.db.db.display()))
-        .and_then(|mut store| sweep(&a, &plan, &workload, &mut store, &connected));
+        .and_then(|mut store| {
+            let loaders = resolved.prepare_threads;
+            sweep(&a, &plan, loaders, &workload, &mut store, &connected)
+        });
     let stopped = connected.finish();
     outcome?;
     stopped
@@ -36,6 +40,7 @@ pub fn run(a: RunArgs) -> Result<()> {
 fn sweep(
     a: &RunArgs,
     plan: &RunPlan,
+    loaders: Option<u32>,
     workload: &Workload,
     store: &mut Store,
     target: &Connected,
@@ -49,8 +54,8 @@ fn sweep(
         server.version_comment,
         target.options.describe()
     );
-    crate::hiargs::check_server_limits(plan, workload.statements().len(), &server)?;
-    ensure_dataset(target, &a.target, &plan.workload, a.prepare_threads)?;
+    crate::plan::check_server_limits(plan, workload.statements().len(), &server)?;
+    ensure_dataset(target, &a.target, &plan.workload, loaders)?;
     let mut plan = plan.clone();
     settle_target(target, &mut plan)?;
     let plan = &plan;

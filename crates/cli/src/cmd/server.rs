@@ -1,7 +1,7 @@
 //! `qpslab server start|stop|rm|list|logs`.
 
 use crate::args::{ServerCommand, ServerListArgs, ServerRmArgs, ServerStartArgs};
-use crate::hiargs::sandbox_spec;
+use crate::plan::sandbox_spec;
 use crate::render::table;
 use crate::target::lab_dir;
 use anyhow::Result;

@@ -1,5 +1,13 @@
-//! What the user typed: clap definitions only. Turning these into plans and targets happens in
-//! `target.rs` and the `cmd` modules, so that nothing below the CLI ever sees clap.
+//! What the user typed: every clap definition of the CLI, and nothing else. Turning these into
+//! plans and targets happens in `plan.rs`, `target.rs` and the `cmd` modules, so that nothing
+//! below the CLI ever sees clap. The run options' flags come from the one option table
+//! (`flags.rs`).
+
+mod flags;
+mod study;
+
+pub use flags::{Given, RunFlags, WorkloadFlags};
+pub use study::*;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -27,11 +35,11 @@ pub enum Command {
     Server(ServerCommand),
     /// Studies: matrices and factorial experiments from a spec file.
     #[command(subcommand)]
-    Lab(crate::cmd::lab::LabCommand),
+    Lab(LabCommand),
     /// Write a report (HTML, Markdown, JSON) of runs or studies.
-    Report(crate::cmd::report::ReportArgs),
+    Report(ReportArgs),
     /// Compare two runs or two variants of a study, with confidence intervals.
-    Compare(crate::cmd::report::CompareArgs),
+    Compare(CompareArgs),
 }
 
 /// Where the results store lives.
@@ -117,115 +125,12 @@ pub enum MallocArg {
     Jemalloc,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnOff {
-    On,
-    Off,
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArrivalArg {
-    Uniform,
-    Poisson,
-}
-
-/// sysbench's workload options, by their sysbench names.
-#[derive(Args, Debug, Clone)]
-pub struct WorkloadArgs {
-    /// Workload: oltp_point_select, oltp_read_only, oltp_read_write, oltp_write_only,
-    /// oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete, select_random_points,
-    /// select_random_ranges.
-    pub workload: String,
-    /// Number of tables.
-    #[arg(long)]
-    pub tables: Option<u32>,
-    /// Rows per table.
-    #[arg(long)]
-    pub table_size: Option<u64>,
-    /// Range size for range SELECT queries.
-    #[arg(long)]
-    pub range_size: Option<u64>,
-    /// Point SELECT queries per transaction.
-    #[arg(long)]
-    pub point_selects: Option<u32>,
-    /// Simple range SELECT queries per transaction.
-    #[arg(long)]
-    pub simple_ranges: Option<u32>,
-    /// SELECT SUM() queries per transaction.
-    #[arg(long)]
-    pub sum_ranges: Option<u32>,
-    /// SELECT ORDER BY queries per transaction.
-    #[arg(long)]
-    pub order_ranges: Option<u32>,
-    /// SELECT DISTINCT queries per transaction.
-    #[arg(long)]
-    pub distinct_ranges: Option<u32>,
-    /// UPDATE index queries per transaction.
-    #[arg(long)]
-    pub index_updates: Option<u32>,
-    /// UPDATE non-index queries per transaction.
-    #[arg(long)]
-    pub non_index_updates: Option<u32>,
-    /// DELETE/INSERT combinations per transaction.
-    #[arg(long)]
-    pub delete_inserts: Option<u32>,
-    /// Enable or disable all range SELECT queries.
-    #[arg(long, value_enum)]
-    pub range_selects: Option<OnOff>,
-    /// Use AUTO_INCREMENT on the id column.
-    #[arg(long, value_enum)]
-    pub auto_inc: Option<OnOff>,
-    /// Don't start explicit transactions (no BEGIN/COMMIT).
-    #[arg(long, value_enum)]
-    pub skip_trx: Option<OnOff>,
-    /// Use a secondary index in place of the PRIMARY KEY.
-    #[arg(long, value_enum)]
-    pub secondary: Option<OnOff>,
-    /// Create the secondary index k_N after loading.
-    #[arg(long, value_enum)]
-    pub create_secondary: Option<OnOff>,
-    /// Storage engine of the tables.
-    #[arg(long, value_name = "ENGINE")]
-    pub mysql_storage_engine: Option<String>,
-    /// Extra CREATE TABLE options.
-    #[arg(long, value_name = "OPTIONS")]
-    pub create_table_options: Option<String>,
-    /// Points per query of select_random_points.
-    #[arg(long)]
-    pub random_points: Option<u32>,
-    /// Ranges per query of select_random_ranges.
-    #[arg(long)]
-    pub number_of_ranges: Option<u32>,
-    /// Width of each range of select_random_ranges.
-    #[arg(long)]
-    pub delta: Option<u64>,
-    /// Random distribution of ids: uniform, gaussian, special, pareto, zipfian.
-    #[arg(long, value_name = "TYPE")]
-    pub rand_type: Option<String>,
-    /// Iterations of the special and gaussian distributions.
-    #[arg(long)]
-    pub rand_spec_iter: Option<u32>,
-    /// Percentage of values treated as special.
-    #[arg(long)]
-    pub rand_spec_pct: Option<u32>,
-    /// Percentage of draws that hit the special values.
-    #[arg(long)]
-    pub rand_spec_res: Option<u32>,
-    /// Pareto distribution parameter h.
-    #[arg(long)]
-    pub rand_pareto_h: Option<f64>,
-    /// Zipfian distribution exponent.
-    #[arg(long)]
-    pub rand_zipfian_exp: Option<f64>,
-    /// Seed of the random generator (0: from the clock).
-    #[arg(long)]
-    pub rand_seed: Option<u64>,
-}
-
+/// `qpslab run`.
 #[derive(Args, Debug)]
 pub struct RunArgs {
+    /// The workload and run options (one table with the study keys).
     #[command(flatten)]
-    pub workload: WorkloadArgs,
+    pub options: RunFlags,
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
@@ -234,54 +139,6 @@ pub struct RunArgs {
     pub db: DbArgs,
     #[command(flatten)]
     pub lab: LabArgs,
-    /// Sessions, one measured phase each: 1,4,16 (a list sweeps).
-    #[arg(long, value_name = "LIST", default_value = "1")]
-    pub threads: String,
-    /// Seconds of measurement per phase (default 10 unless --events is given).
-    #[arg(long, value_name = "S")]
-    pub time: Option<f64>,
-    /// Transactions per phase across all sessions.
-    #[arg(long, value_name = "N")]
-    pub events: Option<u64>,
-    /// Seconds run before each measured phase and discarded, or `auto`: until throughput has
-    /// no trend, at most --warmup-max.
-    #[arg(long, value_name = "S|auto", default_value = "0")]
-    pub warmup: String,
-    /// The longest `--warmup auto`, in seconds.
-    #[arg(long, value_name = "S", default_value_t = 60.0)]
-    pub warmup_max: f64,
-    /// Settle a sandbox before measuring (drain dirty pages and purge, warm the buffer pool);
-    /// an external server is only checked.
-    #[arg(long, value_name = "on|off", default_value = "on")]
-    pub settle: OnOff,
-    /// The longest wait for the drain when settling, in seconds.
-    #[arg(long, value_name = "S", default_value_t = 120.0)]
-    pub settle_max: f64,
-    /// Seconds per live line and stored sample.
-    #[arg(long, value_name = "S", default_value_t = 1.0)]
-    pub report_interval: f64,
-    /// Latency percentiles to report.
-    #[arg(long, value_name = "LIST", default_value = "95,99")]
-    pub percentiles: String,
-    /// Fixed arrival rate in transactions per second across all sessions (0: as fast as possible).
-    #[arg(long, value_name = "N")]
-    pub rate: Option<f64>,
-    /// Spacing of arrivals with --rate.
-    #[arg(long, value_enum, default_value = "poisson")]
-    pub rate_arrival: ArrivalArg,
-    /// Server-side prepared statements (on) or the text protocol (off).
-    #[arg(long, value_enum, default_value = "on")]
-    pub ps: OnOff,
-    /// CPUs for qpslab's own event loops, e.g. 1 or 2-3.
-    #[arg(long, value_name = "LIST")]
-    pub client_cpus: Option<String>,
-    /// Event-loop threads (default: one per --client-cpus entry; else one per session up to two
-    /// sessions per core, else one per four cores).
-    #[arg(long, value_name = "N")]
-    pub event_loops: Option<usize>,
-    /// Threads used if the dataset has to be prepared first.
-    #[arg(long, value_name = "N")]
-    pub prepare_threads: Option<u32>,
     /// Also write the run as JSON to this file.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
@@ -289,8 +146,9 @@ pub struct RunArgs {
 
 #[derive(Args, Debug)]
 pub struct PrepareArgs {
+    /// The workload's options.
     #[command(flatten)]
-    pub workload: WorkloadArgs,
+    pub workload: WorkloadFlags,
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]

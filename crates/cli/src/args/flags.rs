@@ -1,0 +1,88 @@
+//! The run options' flags, made from the one option table (`qpslab_lab::options::OPTIONS`), so
+//! that every flag of `run` and `prepare` is also a study key and is checked by the same code.
+
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use qpslab_lab::options::{resolve::default_text, OptionDef, Scope, OPTIONS};
+
+/// Options as typed: `(option name, value)` in table order, only those given.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Given(pub Vec<(&'static str, String)>);
+
+/// The workload and its dataset's options (`prepare`).
+#[derive(Clone, Debug, Default)]
+pub struct WorkloadFlags(pub Given);
+
+/// The workload's and the measurement's options (`run`).
+#[derive(Clone, Debug, Default)]
+pub struct RunFlags(pub Given);
+
+const WORKLOAD: &[Scope] = &[Scope::Workload];
+const RUN: &[Scope] = &[Scope::Workload, Scope::Run];
+
+fn arg(def: &OptionDef) -> Arg {
+    let mut help = def.help.to_string();
+    if !def.choices.is_empty() && !def.value_name.contains('|') {
+        help.push_str(&format!(" ({})", def.choices.join(", ")));
+    }
+    let default = default_text(def);
+    if !matches!(default.as_str(), "" | "none" | "auto") && !def.positional() {
+        help.push_str(&format!(" [default: {default}]"));
+    }
+    let a = Arg::new(def.name)
+        .value_name(def.value_name)
+        .help(help)
+        .action(ArgAction::Set);
+    if def.positional() {
+        a.required(true).index(1)
+    } else {
+        let heading = match def.scope {
+            Scope::Workload => "Workload options",
+            _ => "Run options",
+        };
+        a.long(def.flag().trim_start_matches('-').to_string())
+            .allow_negative_numbers(true)
+            .help_heading(heading)
+    }
+}
+
+fn augment(cmd: Command, scopes: &[Scope]) -> Command {
+    OPTIONS
+        .iter()
+        .filter(|d| scopes.contains(&d.scope))
+        .fold(cmd, |cmd, d| cmd.arg(arg(d)))
+}
+
+fn given(m: &ArgMatches, scopes: &[Scope]) -> Given {
+    Given(
+        OPTIONS
+            .iter()
+            .filter(|d| scopes.contains(&d.scope))
+            .filter_map(|d| Some((d.name, m.get_one::<String>(d.name)?.clone())))
+            .collect(),
+    )
+}
+
+macro_rules! flag_set {
+    ($ty:ident, $scopes:expr) => {
+        impl FromArgMatches for $ty {
+            fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+                Ok($ty(given(m, $scopes)))
+            }
+            fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+                self.0 = given(m, $scopes);
+                Ok(())
+            }
+        }
+        impl Args for $ty {
+            fn augment_args(cmd: Command) -> Command {
+                augment(cmd, $scopes)
+            }
+            fn augment_args_for_update(cmd: Command) -> Command {
+                augment(cmd, $scopes)
+            }
+        }
+    };
+}
+
+flag_set!(WorkloadFlags, WORKLOAD);
+flag_set!(RunFlags, RUN);

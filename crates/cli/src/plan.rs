@@ -1,0 +1,376 @@
+//! From what the user typed to what the libraries take: the run plan (through the one option
+//! table and its resolver in `qpslab_lab::options`), the sandbox spec, output paths, and the
+//! checks against a server's own limits. Every check that can fail on user input happens here
+//! or in that resolver, with one clear line.
+
+use crate::args::{Given, MallocArg, RunArgs, WorkloadFlags};
+use crate::error::user;
+use anyhow::Result;
+use qpslab_core::plan::RunPlan;
+use qpslab_core::WorkloadOptions;
+use qpslab_lab::options::{resolve, Origin, Resolved, MAX_LOADERS};
+use qpslab_sandbox::{Malloc, SandboxSpec};
+use serde_json::Value;
+
+/// Checks a count of loader connections.
+pub fn loader_threads(flag: &str, n: u32) -> Result<u32> {
+    if n == 0 || u64::from(n) > MAX_LOADERS {
+        return Err(user(format!(
+            "{flag} must be between 1 and {MAX_LOADERS} (got {n})"
+        )));
+    }
+    Ok(n)
+}
+
+/// Parses a CPU list in taskset's format: `0`, `0-3`, `0-3,6`.
+pub fn parse_cpus(s: &str) -> Result<Vec<usize>> {
+    let bad = || user(format!("CPU list '{s}': expected e.g. 0 or 0-3,6"));
+    let mut cpus = Vec::new();
+    for part in s.split(',') {
+        let part = part.trim();
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) =
+                    (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+                if a > b {
+                    return Err(bad());
+                }
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(part.parse().map_err(|_| bad())?),
+        }
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    let online = configured_cpus();
+    if let Some(c) = cpus.iter().find(|c| **c >= online) {
+        return Err(user(format!(
+            "CPU list '{s}': CPU {c} does not exist (this machine has CPUs 0-{})",
+            online - 1
+        )));
+    }
+    Ok(cpus)
+}
+
+/// CPUs the machine has, whatever this process's own affinity (a qpslab started under
+/// `taskset -c 1` may still place a sandbox server on CPU 0).
+fn configured_cpus() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    if n > 0 {
+        n as usize
+    } else {
+        std::thread::available_parallelism().map_or(usize::MAX, |n| n.get())
+    }
+}
+
+/// Parses repeated `--set name=value` into pairs.
+pub fn parse_settings(items: &[String]) -> Result<Vec<(String, String)>> {
+    items
+        .iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(user(format!(
+                "--set '{s}': expected NAME=VALUE, e.g. innodb_buffer_pool_size=1G"
+            ))),
+        })
+        .collect()
+}
+
+/// The sandbox spec shared by `server start` and the embedded default: parses `--set`, the CPU
+/// list and the allocator; profile and port stay at their defaults for the caller to set.
+pub fn sandbox_spec(
+    name: &str,
+    settings: &[String],
+    cpus: Option<&str>,
+    malloc: Option<MallocArg>,
+    basedir: Option<&std::path::Path>,
+) -> Result<SandboxSpec> {
+    Ok(SandboxSpec {
+        basedir: basedir.map(std::path::Path::to_path_buf),
+        settings: parse_settings(settings)?,
+        cpus: cpus.map(parse_cpus).transpose()?,
+        malloc: malloc.map(|MallocArg::Jemalloc| Malloc::Jemalloc),
+        ..SandboxSpec::new(name)
+    })
+}
+
+/// Resolves options given as flags (names as in the option table) into a plan.
+fn resolve_flags(given: &Given) -> Result<Resolved> {
+    let values: Vec<(&str, Value)> = given
+        .0
+        .iter()
+        .map(|(n, v)| (*n, Value::String(v.clone())))
+        .collect();
+    resolve(values.iter().map(|(n, v)| (*n, v)), Origin::Flags).map_err(user)
+}
+
+/// The workload options of `prepare`: sysbench's defaults, overridden by what was given.
+pub fn workload_options(w: &WorkloadFlags) -> Result<WorkloadOptions> {
+    Ok(resolve_flags(&w.0)?.plan.workload)
+}
+
+/// Checks that a file can be created at `path` (its directory exists), so a mistyped path
+/// fails before a server starts or a run is measured, not after.
+pub fn output_path(flag: &str, path: &std::path::Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if path.is_dir() {
+        return Err(user(format!("{flag} {}: is a directory", path.display())));
+    }
+    if !dir.is_dir() {
+        return Err(user(format!(
+            "{flag} {}: directory {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Builds the run plan of `qpslab run`, its seed resolved (0: from the clock) so the stored
+/// plan holds the seed actually used and the run can be repeated exactly.
+pub fn run_plan(a: &RunArgs) -> Result<Resolved> {
+    output_path("--db", &a.db.db)?;
+    if let Some(json) = &a.json {
+        output_path("--json", json)?;
+    }
+    let mut r = resolve_flags(&a.options.0)?;
+    qpslab_lab::exec::resolve_seed(&mut r.plan);
+    Ok(r)
+}
+
+/// Checks the plan against the server's own limits before any session opens: each session
+/// prepares every statement of the workload once per table, and one connection per session
+/// plus our control and telemetry connections must fit.
+pub fn check_server_limits(
+    plan: &RunPlan,
+    statements: usize,
+    server: &qpslab_core::ServerInfo,
+) -> Result<()> {
+    let var = |name: &str| {
+        server
+            .variables
+            .get(name)
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let sessions = u64::from(plan.threads.iter().copied().max().unwrap_or(1));
+    if let Some(max) = var("max_connections") {
+        if sessions + 2 > max {
+            return Err(user(format!(
+                "--threads {sessions}: the server accepts at most {max} connections \
+                 (max_connections), and qpslab needs one per session plus 2"
+            )));
+        }
+    }
+    if let Some(max) = var("max_prepared_stmt_count") {
+        let need = sessions * statements as u64;
+        if plan.prepared_statements && need > max {
+            return Err(user(format!(
+                "{sessions} session(s) × {statements} prepared statements ({} table(s)) = {need}, \
+                 more than the server's max_prepared_stmt_count {max}: use fewer --tables or \
+                 --threads, --ps off, or raise max_prepared_stmt_count",
+                plan.workload.tables
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_limits() {
+        let mut plan = RunPlan::new(qpslab_core::WorkloadOptions::new(
+            qpslab_core::WorkloadKind::OltpPointSelect,
+        ));
+        plan.threads = vec![1, 64];
+        let mut server = qpslab_core::ServerInfo::default();
+        assert!(
+            check_server_limits(&plan, 300, &server).is_ok(),
+            "unknown limits"
+        );
+        server
+            .variables
+            .insert("max_prepared_stmt_count".into(), "16382".into());
+        server
+            .variables
+            .insert("max_connections".into(), "151".into());
+        assert!(check_server_limits(&plan, 255, &server).is_ok());
+        let e = check_server_limits(&plan, 257, &server).unwrap_err();
+        assert!(e.to_string().contains("max_prepared_stmt_count"), "{e}");
+        plan.prepared_statements = false;
+        assert!(check_server_limits(&plan, 257, &server).is_ok());
+        plan.threads = vec![150];
+        let e = check_server_limits(&plan, 1, &server).unwrap_err();
+        assert!(e.to_string().contains("max_connections"), "{e}");
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpus("0").unwrap(), vec![0]);
+        assert!(parse_cpus("1-0").is_err());
+        assert!(parse_cpus("x").is_err());
+        assert!(parse_cpus("100000").is_err());
+    }
+
+    #[test]
+    fn settings() {
+        let s = parse_settings(&["a=1".into(), "b = x=y".into()]).unwrap();
+        assert_eq!(
+            s,
+            vec![("a".into(), "1".into()), ("b".into(), "x=y".into())]
+        );
+        assert!(parse_settings(&["novalue".into()]).is_err());
+    }
+
+    /// `run`'s arguments that say where to run and what to write, not how to measure: the
+    /// only ones a study spec does not take as `[defaults]`/`[sweep]` keys (a study has
+    /// variants for servers and its own store).
+    const NOT_RUN_OPTIONS: &[&str] = &[
+        "target",
+        "socket",
+        "sandbox",
+        "user",
+        "database",
+        "defaults_file",
+        "password_file",
+        "ssl_mode",
+        "ssl_ca",
+        "settings",
+        "server_cpus",
+        "malloc",
+        "basedir",
+        "keep",
+        "db",
+        "lab",
+        "json",
+        "help",
+    ];
+
+    fn cli_plan(args: &[String]) -> Resolved {
+        use clap::Parser;
+        let argv = ["qpslab", "run", "oltp_read_only"].map(String::from);
+        let cli = crate::args::Cli::try_parse_from(argv.iter().chain(args))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        match cli.command {
+            crate::args::Command::Run(a) => {
+                run_plan(&a).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+            }
+            _ => unreachable!(),
+        }
+    }
+
+    fn spec_plans(body: &str) -> Vec<Resolved> {
+        let text = format!("name = \"keys\"\n{body}");
+        let spec =
+            qpslab_lab::spec::parse("keys.toml", &text).unwrap_or_else(|e| panic!("{body}: {e}"));
+        let cells = qpslab_lab::expand::expand("keys.toml", &spec)
+            .unwrap()
+            .cells;
+        cells
+            .iter()
+            .map(|c| {
+                c.options
+                    .resolve()
+                    .unwrap_or_else(|e| panic!("{body}: {e}"))
+            })
+            .collect()
+    }
+
+    /// Every workload and run option of `qpslab run --help` is a study key, in `[defaults]` and
+    /// in `[sweep]`, and means the same there: the plans are equal. The list comes from the CLI
+    /// definition, so an option added to `run` alone fails here.
+    #[test]
+    fn every_run_option_is_a_study_key() {
+        use clap::CommandFactory;
+        let cmd = crate::args::Cli::command();
+        let run = cmd.find_subcommand("run").unwrap();
+        let mut checked = 0;
+        for arg in run.get_arguments() {
+            let id = arg.get_id().as_str();
+            if NOT_RUN_OPTIONS.contains(&id) {
+                continue;
+            }
+            let def = qpslab_lab::options::find(id)
+                .unwrap_or_else(|| panic!("`run` has --{id}, which is not in the option table"));
+            // The one default that differs on purpose (studies warm up until flat) and the
+            // clock seed are pinned on both sides.
+            let mut flags = vec![];
+            let mut keys = String::new();
+            // Options that only act with another one get it.
+            let warmup = if def.name == "warmup_max" {
+                "auto"
+            } else {
+                "0"
+            };
+            let rate = if def.name == "rate_arrival" {
+                "100"
+            } else {
+                "0"
+            };
+            let pinned = [
+                ("warmup", warmup),
+                ("rate", rate),
+                ("rand_seed", "7"),
+                ("workload", "oltp_read_only"),
+            ];
+            for (name, v) in pinned {
+                if name != def.name {
+                    if name != "workload" {
+                        flags.extend([format!("--{}", name.replace('_', "-")), v.to_string()]);
+                    }
+                    keys.push_str(&format!("{name} = \"{v}\"\n"));
+                }
+            }
+            if def.positional() {
+                flags.clear();
+                flags
+                    .extend(["--warmup", "0", "--rate", "0", "--rand-seed", "7"].map(String::from));
+            }
+            let want = if def.positional() {
+                use clap::Parser;
+                let argv = ["qpslab", "run", def.example].map(String::from);
+                let cli = crate::args::Cli::try_parse_from(argv.iter().chain(&flags)).unwrap();
+                match cli.command {
+                    crate::args::Command::Run(a) => run_plan(&a).unwrap(),
+                    _ => unreachable!(),
+                }
+            } else {
+                let mut f = flags.clone();
+                f.extend([def.flag(), def.example.to_string()]);
+                cli_plan(&f)
+            };
+            let defaults = spec_plans(&format!(
+                "[defaults]\n{keys}{} = \"{}\"\n",
+                def.name, def.example
+            ));
+            let swept = spec_plans(&format!(
+                "[defaults]\n{keys}[sweep]\n{} = [\"{}\"]\n",
+                def.name, def.example
+            ));
+            for got in [&defaults[0], &swept[0]] {
+                assert_eq!(
+                    got.plan, want.plan,
+                    "{}: the study key and the flag differ",
+                    def.name
+                );
+                assert_eq!(got.prepare_threads, want.prepare_threads, "{}", def.name);
+            }
+            assert_ne!(
+                want,
+                cli_plan(&flags),
+                "{}: the example changes nothing",
+                def.name
+            );
+            checked += 1;
+        }
+        assert!(checked >= 40, "only {checked} options checked");
+    }
+}
