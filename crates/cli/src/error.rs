@@ -55,3 +55,20 @@ pub fn wire_is_user_error(e: &qpslab_wire::Error) -> bool {
         ) || io.to_string().contains("failed to lookup address")),
     }
 }
+
+/// An `ExecError` as an error chain that keeps the engine's and the client's errors visible to
+/// the exit-code mapping.
+pub fn exec_error(e: qpslab_lab::ExecError) -> anyhow::Error {
+    use qpslab_lab::ExecError as E;
+    if e.is_user_error() {
+        return user(e.to_string());
+    }
+    match e {
+        E::Run(e) => e.into(),
+        E::Connect { target, source } => {
+            anyhow::Error::new(source).context(format!("connecting to {target}"))
+        }
+        E::Dataset(e) => anyhow::Error::new(e).context("checking the dataset"),
+        other => other.into(),
+    }
+}

@@ -7,8 +7,10 @@
 mod out;
 mod args;
 mod cmd;
+mod dataset;
 mod error;
 mod plan;
+mod printer;
 mod render;
 mod signals;
 mod target;

@@ -1,5 +1,5 @@
 //! SIGINT (Ctrl-C), SIGTERM (systemd, Kubernetes, `timeout`) and SIGHUP (a closed terminal) all
-//! stop qpslab the same way: the first one sets [`crate::cmd::INTERRUPTED`], so the running
+//! stop qpslab the same way: the first one sets [`INTERRUPTED`], so the running
 //! phase stops at its next check, what it measured is stored as `interrupted`, and the command
 //! unwinds, stopping the sandboxes it started; the process then exits with 128 + the signal's
 //! number (130, 143, 129), as a shell reports a process killed by it. A second signal stops the
@@ -9,12 +9,14 @@
 //! The handler itself only records the signal and writes its number to a pipe; a watcher thread
 //! does the rest, outside signal context.
 
-use crate::cmd::INTERRUPTED;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 /// The first signal received, 0 before any.
 static FIRST: AtomicI32 = AtomicI32::new(0);
+/// Set by the first SIGINT, SIGTERM or SIGHUP; long-running work polls it.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
 /// Set while a command that polls [`INTERRUPTED`] runs (`run`, `lab`).
 static POLLED: AtomicBool = AtomicBool::new(false);
 /// The write end of the pipe the handler wakes the watcher through.

@@ -377,7 +377,7 @@ fn warmup_auto_settles_judges_and_stores_what_it_did() {
     let a = args("soon");
     assert_user_error(
         &s.run(&a.iter().map(String::as_str).collect::<Vec<_>>()),
-        "--warmup must be zero, a positive number of seconds, or auto",
+        "--warmup: must be zero or a positive number of seconds",
     );
     let run_with = |warmup: &str, extra: &[&str]| {
         let mut a: Vec<String> = args(warmup).to_vec();

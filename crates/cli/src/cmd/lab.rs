@@ -3,10 +3,10 @@
 //! expands, orders, executes and resumes.
 
 use crate::args::{LabCommand, LabRunArgs, LabShowArgs, LabSpecArgs};
-use crate::cmd::prepare::Printer;
-use crate::cmd::INTERRUPTED;
 use crate::error::user;
+use crate::printer::Printer;
 use crate::render::table;
+use crate::signals::INTERRUPTED;
 use crate::target::lab_dir;
 use anyhow::{Context, Result};
 use qpslab_core::PhaseResult;

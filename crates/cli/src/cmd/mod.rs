@@ -1,17 +1,13 @@
 //! One module per subcommand. Each takes its parsed arguments and returns `anyhow::Result`.
 
-pub mod lab;
+mod lab;
 mod prepare;
-pub mod report;
+mod report;
 mod run;
 mod server;
 mod show;
 
 use crate::args::Command;
-use std::sync::atomic::AtomicBool;
-
-/// Set by the first SIGINT, SIGTERM or SIGHUP (`signals`); long-running work polls it.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Runs the chosen subcommand.
 pub fn dispatch(command: Command) -> anyhow::Result<()> {

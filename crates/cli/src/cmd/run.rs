@@ -3,11 +3,13 @@
 //! print it, and store it as it is measured (an interrupted or failed phase keeps its intervals).
 
 use crate::args::RunArgs;
-use crate::cmd::prepare::{ensure_dataset, exec_error, Printer};
-use crate::cmd::INTERRUPTED;
+use crate::dataset::ensure_dataset;
+use crate::error::exec_error;
 use crate::error::user;
 use crate::plan::run_plan;
+use crate::printer::Printer;
 use crate::render::{phase_summary, sweep_table};
+use crate::signals::INTERRUPTED;
 use crate::target::{connect, lab_dir, Connected};
 use anyhow::{Context, Result};
 use qpslab_core::result::PhaseResult;

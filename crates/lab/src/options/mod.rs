@@ -2,14 +2,16 @@
 //! study's `[defaults]`, each `[sweep]` list), resolved in one place ([`resolve`]) into the
 //! engine's [`qpslab_core::RunPlan`].
 
+mod builder;
 pub mod resolve;
 pub mod table;
 pub mod value;
 
-pub use resolve::{
-    resolve, Origin, Resolved, AUTO_SESSION_WARMUP_S, DEFAULT_RETRIES, DEFAULT_SETTLE_MAX_S,
+pub use builder::{
+    Origin, Resolved, AUTO_SESSION_WARMUP_S, DEFAULT_RETRIES, DEFAULT_SETTLE_MAX_S,
     DEFAULT_WARMUP_MAX_S, MAX_CONNECTIONS, MAX_LOADERS, MAX_SECONDS,
 };
+pub use resolve::resolve;
 pub use table::{find, OptionDef, Scope, OPTIONS};
 
 use indexmap::IndexMap;

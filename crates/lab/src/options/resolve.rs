@@ -1,37 +1,9 @@
 //! From option values to what the engine and the study runner take: every check of a run
 //! option happens here, whether the value came from a flag or a spec key.
 
+use super::builder::{Builder, Origin, Resolved};
 use super::table::{find, OptionDef, OPTIONS};
-use super::Transport;
-use qpslab_core::plan::{Arrival, AutoWarmup, RateSpec, RunPlan, SettleSpec, StopCondition};
-use qpslab_core::{WorkloadKind, WorkloadOptions};
 use serde_json::Value;
-
-/// The longest auto warm-up unless `warmup_max` says otherwise.
-pub const DEFAULT_WARMUP_MAX_S: f64 = 60.0;
-/// The fixed warm-up of the measured phase's own sessions after an auto warm-up.
-pub const AUTO_SESSION_WARMUP_S: f64 = 1.0;
-/// The longest wait for a drain unless `settle_max` says otherwise.
-pub const DEFAULT_SETTLE_MAX_S: f64 = 120.0;
-/// Measurements again of an unstable cell unless `retries` says otherwise.
-pub const DEFAULT_RETRIES: u32 = 2;
-/// The longest `time` or `warmup`: a year of seconds.
-pub const MAX_SECONDS: f64 = 365.0 * 86_400.0;
-/// The most sessions, event loops or loader connections (MariaDB's own `max_connections`
-/// limit is 100000).
-pub const MAX_CONNECTIONS: u64 = 100_000;
-/// The most loader connections of a prepare.
-pub const MAX_LOADERS: u64 = 1024;
-
-/// Where the options came from: it decides how an option is named in errors and the one
-/// default that differs (a study warms up until throughput is flat; `run` does not warm up).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Origin {
-    /// Command-line flags (`--table-size`).
-    Flags,
-    /// A study spec's keys (`table_size`).
-    Spec,
-}
 
 impl Origin {
     /// How `def` is named to a user of this origin.
@@ -42,106 +14,6 @@ impl Origin {
             Origin::Spec => def.name.to_string(),
         }
     }
-}
-
-/// The warm-up before a measured phase.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Warmup {
-    Auto,
-    Seconds(f64),
-}
-
-/// Options being read: the plan under construction plus the values that only make sense
-/// together (time and events, rate and its arrival, warm-up and its bound).
-#[derive(Clone, Debug)]
-pub(crate) struct Builder {
-    pub plan: RunPlan,
-    pub time_s: Option<f64>,
-    pub events: Option<u64>,
-    pub warmup: Warmup,
-    pub warmup_max_s: f64,
-    pub settle: bool,
-    pub settle_max_s: f64,
-    pub rate: f64,
-    pub arrival: Arrival,
-    pub prepare_threads: Option<u32>,
-    pub transport: Transport,
-    pub retries: u32,
-    pub repeats: u32,
-}
-
-impl Builder {
-    /// qpslab's defaults (sysbench's where it has one).
-    pub fn new(origin: Origin) -> Builder {
-        Builder {
-            plan: RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpReadOnly)),
-            time_s: None,
-            events: None,
-            warmup: match origin {
-                Origin::Flags => Warmup::Seconds(0.0),
-                Origin::Spec => Warmup::Auto,
-            },
-            warmup_max_s: DEFAULT_WARMUP_MAX_S,
-            settle: true,
-            settle_max_s: DEFAULT_SETTLE_MAX_S,
-            rate: 0.0,
-            arrival: Arrival::Poisson,
-            prepare_threads: None,
-            transport: Transport::Socket,
-            retries: DEFAULT_RETRIES,
-            repeats: 1,
-        }
-    }
-
-    fn finish(mut self) -> Result<Resolved, String> {
-        let plan = &mut self.plan;
-        plan.stop = match (self.time_s, self.events) {
-            (None, None) => RunPlan::new(plan.workload.clone()).stop,
-            (time_s, events) => StopCondition { time_s, events },
-        };
-        match self.warmup {
-            Warmup::Auto => {
-                plan.warmup_auto = Some(AutoWarmup {
-                    max_s: self.warmup_max_s,
-                    took_s: None,
-                });
-                plan.warmup_s = AUTO_SESSION_WARMUP_S;
-            }
-            Warmup::Seconds(s) => plan.warmup_s = s,
-        }
-        plan.settle = self.settle.then_some(SettleSpec {
-            max_s: self.settle_max_s,
-            report: None,
-        });
-        plan.rate = (self.rate > 0.0).then_some(RateSpec {
-            per_second: self.rate,
-            arrival: self.arrival,
-        });
-        // Every limit the engine enforces, checked before a server starts or anything is built.
-        qpslab_engine::workload::validate(&plan.workload).map_err(|e| e.to_string())?;
-        Ok(Resolved {
-            plan: self.plan,
-            prepare_threads: self.prepare_threads,
-            transport: self.transport,
-            retries: self.retries,
-            repeats: self.repeats,
-        })
-    }
-}
-
-/// Run options resolved: the engine's plan and what the study runner needs besides.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Resolved {
-    /// The plan the engine runs (its seed may still be 0: from the clock).
-    pub plan: RunPlan,
-    /// Loader connections if the dataset must be prepared (none: the default).
-    pub prepare_threads: Option<u32>,
-    /// How a sandbox is reached.
-    pub transport: Transport,
-    /// Measurements again of an unstable cell.
-    pub retries: u32,
-    /// Measured cells per point of a study's matrix.
-    pub repeats: u32,
 }
 
 /// Resolves `values` (option name, value; names as in the table, aliases already mapped) on

@@ -3,7 +3,7 @@
 //! `qpslab run`/`prepare` build their flags from this table and a spec's `[defaults]` and
 //! `[sweep]` accept exactly its keys, so an option cannot exist in one and not the other.
 
-use super::resolve::{Builder, Warmup, MAX_CONNECTIONS, MAX_LOADERS, MAX_SECONDS};
+use super::builder::{Builder, Warmup, MAX_CONNECTIONS, MAX_LOADERS, MAX_SECONDS};
 use super::value::{choice, float, int, list, seconds, switch, text};
 use super::Transport;
 use qpslab_core::plan::Arrival;
@@ -721,7 +721,8 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::resolve::{resolve, Origin};
+    use crate::options::builder::Origin;
+    use crate::options::resolve::resolve;
 
     #[test]
     fn names_are_unique_and_examples_apply() {

@@ -1,0 +1,88 @@
+//! What the user sees while work goes on: dataset progress (rewritten in place on a terminal,
+//! a line every few seconds in a log) and the live lines of a phase.
+
+use qpslab_core::WorkloadOptions;
+use qpslab_engine::prepare::{PrepareProgress, PrepareReport};
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+/// Prints dataset progress as `qpslab prepare` always has, and live lines of a phase.
+pub struct Printer {
+    last: Instant,
+    tty: bool,
+    every: Duration,
+}
+
+impl Printer {
+    /// A printer for this terminal (or log).
+    pub fn new() -> Printer {
+        // On a terminal the progress line rewrites itself; in a log, one line every few seconds.
+        let tty = std::io::stderr().is_terminal();
+        Printer {
+            last: Instant::now() - Duration::from_secs(10),
+            tty,
+            every: Duration::from_millis(if tty { 500 } else { 5000 }),
+        }
+    }
+}
+
+impl qpslab_lab::exec::Observer for Printer {
+    fn message(&mut self, line: &str) {
+        eprintln!("{line}");
+    }
+
+    fn prepare_progress(&mut self, p: &PrepareProgress) {
+        if self.last.elapsed() >= self.every {
+            self.last = Instant::now();
+            if self.tty {
+                eprint!("\r{}", progress_line(p));
+                let _ = std::io::stderr().flush();
+            } else {
+                eprintln!("{}", progress_line(p));
+            }
+        }
+    }
+
+    fn prepared(&mut self, w: &WorkloadOptions, report: &PrepareReport, loaders: u32) {
+        if self.tty {
+            eprintln!();
+        }
+        if report.already_present {
+            println!(
+                "{} table(s) × {} rows already prepared in {} by qpslab: nothing to do",
+                w.tables, w.table_size, report.database
+            );
+            return;
+        }
+        let secs = report.elapsed.as_secs_f64();
+        println!(
+            "prepared {} table(s) × {} rows in {:.1}s ({:.0} rows/s, {} loader connection(s), {})",
+            w.tables,
+            w.table_size,
+            secs,
+            report.rows as f64 / secs.max(1e-9),
+            loaders,
+            report.method.describe()
+        );
+    }
+
+    fn sample(&mut self, threads: u32, s: &qpslab_core::Sample) {
+        println!("{}", crate::render::live_line(threads, s));
+    }
+}
+
+/// `loading 1200000/8000000 rows (15%) 412345 rows/s, ETA 16s`.
+fn progress_line(p: &PrepareProgress) -> String {
+    let secs = p.elapsed.as_secs_f64().max(1e-9);
+    let rate = p.rows_done as f64 / secs;
+    let pct = (100 * p.rows_done).checked_div(p.rows_total).unwrap_or(100);
+    let eta = if rate > 0.0 {
+        p.rows_total.saturating_sub(p.rows_done) as f64 / rate
+    } else {
+        0.0
+    };
+    format!(
+        "loading {}/{} rows ({pct}%) {rate:.0} rows/s, ETA {eta:.0}s   ",
+        p.rows_done, p.rows_total
+    )
+}
