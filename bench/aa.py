@@ -37,7 +37,7 @@ tables = {tables}
 table_size = {table_size}
 rand_type = "uniform"
 warmup = "{warmup}"
-duration = "{duration:g}s"
+time = "{duration:g}s"
 repeats = {repeats}
 
 [[variant]]
