@@ -67,115 +67,103 @@ pub fn live_line(threads: u32, s: &Sample) -> String {
 
 /// The end-of-phase summary a sysbench user recognises.
 pub fn phase_summary(p: &PhaseResult) -> String {
-    let d = p.duration_s;
-    let q = &p.queries;
     let mut o = String::new();
-    let _ = writeln!(o, "SQL statistics:");
-    let _ = writeln!(o, "    queries performed:");
-    let _ = writeln!(o, "        read:                            {}", q.read);
-    let _ = writeln!(o, "        write:                           {}", q.write);
-    let _ = writeln!(o, "        other:                           {}", q.other);
-    let _ = writeln!(o, "        total:                           {}", q.total());
-    let _ = writeln!(
-        o,
-        "    transactions:                        {:<6} ({:.2} per sec.)",
-        p.events,
-        p.tps()
-    );
-    let _ = writeln!(
-        o,
-        "    queries:                             {:<6} ({:.2} per sec.)",
-        q.total(),
-        p.qps()
-    );
-    let errs = p.error_total();
-    let _ = writeln!(
-        o,
-        "    ignored errors:                      {:<6} ({:.2} per sec.)",
-        errs,
-        rate(errs, d)
-    );
-    for (code, n) in &p.errors {
-        let _ = writeln!(o, "        error {code}:                      {n}");
-    }
-    let _ = writeln!(
-        o,
-        "    reconnects:                          {:<6} ({:.2} per sec.)",
-        p.reconnects,
-        rate(p.reconnects, d)
-    );
-    if let Some(v) = &p.stability {
-        let _ = writeln!(o, "    stability:                           {v}");
-    }
+    sql_statistics(&mut o, p);
     let _ = writeln!(o);
     let _ = writeln!(o, "General statistics:");
-    let _ = writeln!(o, "    total time:                          {d:.4}s");
-    let _ = writeln!(o, "    total number of events:              {}", p.events);
+    row(&mut o, 4, "total time:", format!("{:.4}s", p.duration_s));
+    row(&mut o, 4, "total number of events:", p.events);
     let _ = writeln!(o);
-    let _ = writeln!(o, "Latency (ms):");
-    let l = &p.latency;
-    let _ = writeln!(
-        o,
-        "         min:                            {:>10.2}",
-        l.min_ms
-    );
-    let _ = writeln!(
-        o,
-        "         avg:                            {:>10.2}",
-        l.avg_ms
-    );
-    let _ = writeln!(
-        o,
-        "         max:                            {:>10.2}",
-        l.max_ms
-    );
-    for x in &l.percentiles {
-        let label = format!("{}th percentile:", pct_label(x.p));
-        let _ = writeln!(o, "         {label:<32}{:>10.2}", x.ms);
-    }
+    latency(&mut o, p);
     if let Some(r) = &p.rate {
         let _ = writeln!(o);
         let _ = writeln!(o, "Fixed rate:");
-        let _ = writeln!(
-            o,
-            "    target:                              {:.2} per sec.",
-            r.target_per_s
+        row(
+            &mut o,
+            4,
+            "target:",
+            format!("{:.2} per sec.", r.target_per_s),
         );
-        let _ = writeln!(
-            o,
-            "    achieved:                            {:.2} per sec.",
-            r.achieved_per_s
+        row(
+            &mut o,
+            4,
+            "achieved:",
+            format!("{:.2} per sec.", r.achieved_per_s),
         );
-        let _ = writeln!(
-            o,
-            "    late events:                         {}",
-            r.late_events
-        );
-        let _ = writeln!(
-            o,
-            "    schedule lag avg/max (ms):           {:.2}/{:.2}",
-            r.mean_lag_ms, r.max_lag_ms
-        );
+        row(&mut o, 4, "late events:", r.late_events);
+        let lag = format!("{:.2}/{:.2}", r.mean_lag_ms, r.max_lag_ms);
+        row(&mut o, 4, "schedule lag avg/max (ms):", lag);
     }
-    let c = &p.client_cpu;
     let _ = writeln!(o);
-    let _ = writeln!(o, "Client (qpslab):");
-    let _ = writeln!(
+    client(&mut o, p);
+    o
+}
+
+/// One line of the summary: the label indented, the value in sysbench's column 42.
+fn row(o: &mut String, indent: usize, label: &str, value: impl std::fmt::Display) {
+    let width = 41 - indent;
+    let _ = writeln!(o, "{:indent$}{label:<width$}{value}", "");
+}
+
+/// A count and its rate, `1234   (123.40 per sec.)`.
+fn count_rate(n: u64, per_s: f64) -> String {
+    format!("{n:<6} ({per_s:.2} per sec.)")
+}
+
+fn sql_statistics(o: &mut String, p: &PhaseResult) {
+    let (d, q) = (p.duration_s, &p.queries);
+    let _ = writeln!(o, "SQL statistics:");
+    let _ = writeln!(o, "    queries performed:");
+    row(o, 8, "read:", q.read);
+    row(o, 8, "write:", q.write);
+    row(o, 8, "other:", q.other);
+    row(o, 8, "total:", q.total());
+    row(o, 4, "transactions:", count_rate(p.events, p.tps()));
+    row(o, 4, "queries:", count_rate(q.total(), p.qps()));
+    let errs = p.error_total();
+    row(o, 4, "ignored errors:", count_rate(errs, rate(errs, d)));
+    for (code, n) in &p.errors {
+        row(o, 8, &format!("error {code}:"), n);
+    }
+    row(
         o,
-        "    cpu user/sys:                        {:.2}s/{:.2}s",
-        c.user_s, c.sys_s
+        4,
+        "reconnects:",
+        count_rate(p.reconnects, rate(p.reconnects, d)),
+    );
+    if let Some(v) = &p.stability {
+        row(o, 4, "stability:", v);
+    }
+}
+
+fn latency(o: &mut String, p: &PhaseResult) {
+    let l = &p.latency;
+    let _ = writeln!(o, "Latency (ms):");
+    row(o, 9, "min:", format!("{:>10.2}", l.min_ms));
+    row(o, 9, "avg:", format!("{:>10.2}", l.avg_ms));
+    row(o, 9, "max:", format!("{:>10.2}", l.max_ms));
+    for x in &l.percentiles {
+        let label = format!("{}th percentile:", pct_label(x.p));
+        row(o, 9, &label, format!("{:>10.2}", x.ms));
+    }
+}
+
+fn client(o: &mut String, p: &PhaseResult) {
+    let c = &p.client_cpu;
+    let _ = writeln!(o, "Client (qpslab):");
+    row(
+        o,
+        4,
+        "cpu user/sys:",
+        format!("{:.2}s/{:.2}s", c.user_s, c.sys_s),
     );
     if let Some(us) = p.client_cpu_us_per_query() {
-        let _ = writeln!(o, "    cpu per query:                       {us:.2} us");
+        row(o, 4, "cpu per query:", format!("{us:.2} us"));
     }
     if c.max_rss_kib > 0 {
-        let _ = writeln!(
-            o,
-            "    peak rss:                            {:.1} MiB",
-            c.max_rss_kib as f64 / 1024.0
-        );
+        let mib = c.max_rss_kib as f64 / 1024.0;
+        row(o, 4, "peak rss:", format!("{mib:.1} MiB"));
     }
-    o
 }
 
 /// The sweep table printed at the end of a run: one row per phase.
