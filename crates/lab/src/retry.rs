@@ -95,7 +95,7 @@ impl CellRun<'_> {
             attempt += 1;
             obs.message(&format!(
                 "{}: {verdict}: measuring again ({attempt} of {attempts})",
-                self.cell.label
+                self.cell.cell.label
             ));
             // Settling is not repeated: the disturbance came from outside the server.
             if let Some(s) = plan.settle.as_mut() {
