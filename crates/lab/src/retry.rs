@@ -27,8 +27,7 @@ pub(crate) struct CellRun<'a> {
 }
 
 impl CellRun<'_> {
-    /// Measures the cell (runs described by `base`, which gets a fresh uuid and start time per
-    /// attempt) until an attempt is stable or `retries` more attempts were made; returns the
+    /// Measures the cell (runs described by `base`, each attempt [`RunMeta::another`] of it) until an attempt is stable or `retries` more attempts were made; returns the
     /// attempt the cell uses. Every attempt is stored with its verdict.
     pub fn measure_until_stable(
         &mut self,
@@ -46,12 +45,7 @@ impl CellRun<'_> {
                 let took = auto_warmup(self.target, self.workload, &spec, auto.max_s, self.stop)?;
                 auto.took_s = Some(took);
             }
-            let meta = RunMeta {
-                uuid: qpslab_store::new_run_uuid(),
-                started_at: qpslab_store::unix_now(),
-                plan: plan.clone(),
-                ..base.clone()
-            };
+            let meta = base.another(plan.clone());
             let measured = measure(
                 self.store,
                 &meta,

@@ -364,18 +364,14 @@ impl Runner<'_> {
         }
         crate::exec::resolve_seed(&mut plan);
         active.settle(&target, &mut plan, obs, stop).map_err(exec)?;
-        let meta = RunMeta {
-            uuid: String::new(),
-            started_at: 0.0,
-            command: self.command.to_string(),
+        let meta = RunMeta::new(
             plan,
-            target: target.describe(),
-            server: active.server.clone(),
-            host: self.host.clone(),
-            tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            study_id: Some(self.loaded.spec.name.clone()),
-            cell_label: Some(rec.cell.label.clone()),
-        };
+            target.describe(),
+            active.server.clone(),
+            self.host.clone(),
+            self.command.to_string(),
+        )
+        .in_study(&self.loaded.spec.name, &rec.cell.label);
         let mut cell_run = CellRun {
             store: self.store,
             cell: rec,
