@@ -247,7 +247,10 @@ mod tests {
         assert_eq!(e.setups[7].name, "tuned+jemalloc+never");
         assert_eq!(e.setups[7].levels["malloc"], "jemalloc");
         let last = &e.cells[7].cell;
-        assert_eq!((last.variant.as_str(), last.repeat), ("tuned+jemalloc+never", 1));
+        assert_eq!(
+            (last.variant.as_str(), last.repeat),
+            ("tuned+jemalloc+never", 1)
+        );
         assert_eq!(last.levels, e.setups[7].levels);
         assert_eq!(e.setups[7].setup.os.thp.as_deref(), Some("never"));
         assert_eq!(e.setups[7].setup.set["x"].render(), "1");

@@ -31,6 +31,8 @@ mod schema;
 mod study;
 mod write;
 
+pub use attempt::{AttemptStatus, CellAttempt};
+pub use cell::{CellId, CellRecord, CellStatus};
 pub use durable::{summary_of_samples, PhaseHandle};
 pub use error::Error;
 pub use model::{
@@ -38,8 +40,6 @@ pub use model::{
     StoredPhase, StoredRun, TelemetrySample, UnixSeconds,
 };
 pub use schema::SCHEMA_VERSION;
-pub use attempt::{AttemptStatus, CellAttempt};
-pub use cell::{CellId, CellRecord, CellStatus};
 pub use study::{Factor, NewStudy, StudyId, StudyRecord, StudyStatus};
 
 use rusqlite::Connection;

@@ -282,10 +282,19 @@ mod tests {
         use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
         let plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpReadOnly));
         let host = HostFacts::default();
-        let m = RunMeta::new(plan.clone(), "t".into(), ServerInfo::default(), host, "c".into());
+        let m = RunMeta::new(
+            plan.clone(),
+            "t".into(),
+            ServerInfo::default(),
+            host,
+            "c".into(),
+        );
         assert_eq!(m.tool_version, env!("CARGO_PKG_VERSION"));
         assert!(m.started_at > 0.0);
-        assert_eq!((m.study_id.as_deref(), m.cell_label.as_deref()), (None, None));
+        assert_eq!(
+            (m.study_id.as_deref(), m.cell_label.as_deref()),
+            (None, None)
+        );
         let m = m.in_study("s", "a/r1");
         assert_eq!(m.study_id.as_deref(), Some("s"));
         assert_eq!(m.cell_label.as_deref(), Some("a/r1"));

@@ -330,7 +330,10 @@ mod tests {
         ));
         let cells = store.study_cells(id).unwrap();
         assert_eq!(
-            cells.iter().map(|c| c.cell.label.as_str()).collect::<Vec<_>>(),
+            cells
+                .iter()
+                .map(|c| c.cell.label.as_str())
+                .collect::<Vec<_>>(),
             ["a", "b"]
         );
         assert_eq!(cells[0].cell.params["threads"], 1);
