@@ -202,7 +202,7 @@ fn resume_after_kill_9_keeps_done_cells_and_refuses_a_changed_spec() {
                 let done: Vec<_> = cells
                     .iter()
                     .filter(|c| c.status == CellStatus::Done)
-                    .map(|c| (c.label.clone(), c.run_id))
+                    .map(|c| (c.cell.label.clone(), c.run_id))
                     .collect();
                 if !done.is_empty() && cells.iter().any(|c| c.status == CellStatus::Running) {
                     break done;
@@ -226,7 +226,7 @@ fn resume_after_kill_9_keeps_done_cells_and_refuses_a_changed_spec() {
         "{cells:?}"
     );
     for (label, run) in &done_before {
-        let c = cells.iter().find(|c| &c.label == label).unwrap();
+        let c = cells.iter().find(|c| &c.cell.label == label).unwrap();
         assert_eq!(&c.run_id, run, "{label} was rerun");
     }
     // One run per cell: nothing left over from the killed cell.

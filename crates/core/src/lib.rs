@@ -9,6 +9,7 @@
 //! assert_eq!(dsn.to_string(), "mysql://bench@127.0.0.1:3306/sbtest");
 //! ```
 
+pub mod cell;
 pub mod dsn;
 pub mod env;
 pub mod optfile;
@@ -19,6 +20,7 @@ pub mod stability;
 pub mod telemetry;
 pub mod workload;
 
+pub use cell::Cell;
 pub use dsn::{ConnectOptions, Dsn, Endpoint, SslMode};
 pub use env::{HostFacts, ProcessCpu, ServerInfo};
 pub use plan::{AutoWarmup, RateSpec, RunPlan, SettleReport, SettleSpec, StopCondition};

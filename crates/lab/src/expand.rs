@@ -16,6 +16,7 @@
 use crate::error::SpecError;
 use crate::options::RunOptions;
 use crate::spec::{Levels, Setup, Spec};
+use qpslab_core::cell::Cell;
 use std::collections::BTreeMap;
 
 /// One setup of the study: a variant, possibly with factor levels applied.
@@ -30,21 +31,16 @@ pub struct SetupCell {
     pub levels: Levels,
 }
 
-/// One cell of the study, with everything needed to run it.
+/// One cell of the study, with what running it needs beyond the cell itself.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Cell {
-    /// Execution order, from 1.
-    pub seq: u32,
-    /// Unique label, e.g. `bp1g/threads=8/r2`.
-    pub label: String,
+pub struct PlannedCell {
+    /// The cell as stored and reported: order, label, variant (its setup's name), levels,
+    /// swept settings, repeat.
+    pub cell: Cell,
     /// Index into [`Expanded::setups`].
     pub setup: usize,
-    /// The swept settings of this cell.
-    pub params: BTreeMap<String, serde_json::Value>,
     /// The cell's run options (defaults overlaid with its point).
     pub options: RunOptions,
-    /// Repeat number, from 1.
-    pub repeat: u32,
 }
 
 /// A spec expanded.
@@ -53,7 +49,7 @@ pub struct Expanded {
     /// Setups in spec order.
     pub setups: Vec<SetupCell>,
     /// Cells in execution order.
-    pub cells: Vec<Cell>,
+    pub cells: Vec<PlannedCell>,
 }
 
 /// The most cells a study may have: at a few seconds each, more is a typo, and expanding
@@ -132,13 +128,17 @@ pub fn expand(file: &str, spec: &Spec) -> Result<Expanded, SpecError> {
                     label.push_str(&format!("/{name}={}", show(&point[*name])));
                 }
                 label.push_str(&format!("/r{round}"));
-                cells.push(Cell {
-                    seq: cells.len() as u32 + 1,
-                    label,
+                cells.push(PlannedCell {
+                    cell: Cell {
+                        seq: cells.len() as u32 + 1,
+                        label,
+                        variant: setups[si].name.clone(),
+                        levels: setups[si].levels.clone(),
+                        params: point.clone(),
+                        repeat: round,
+                    },
                     setup: si,
-                    params: point.clone(),
                     options,
-                    repeat: round,
                 });
             }
         }
@@ -209,7 +209,7 @@ mod tests {
             .unwrap()
             .cells
             .into_iter()
-            .map(|c| c.label)
+            .map(|c| c.cell.label)
             .collect()
     }
 
@@ -246,6 +246,12 @@ mod tests {
         assert_eq!(e.setups[0].name, "stock+system+madvise");
         assert_eq!(e.setups[7].name, "tuned+jemalloc+never");
         assert_eq!(e.setups[7].levels["malloc"], "jemalloc");
+        let last = &e.cells[7].cell;
+        assert_eq!(
+            (last.variant.as_str(), last.repeat),
+            ("tuned+jemalloc+never", 1)
+        );
+        assert_eq!(last.levels, e.setups[7].levels);
         assert_eq!(e.setups[7].setup.os.thp.as_deref(), Some("never"));
         assert_eq!(e.setups[7].setup.set["x"].render(), "1");
         assert!(e.setups[0].setup.set.is_empty());
@@ -263,7 +269,7 @@ mod tests {
         let e = expand("t", &s).unwrap();
         assert_eq!(e.cells.len(), 6);
         assert_eq!(
-            e.cells[0].label,
+            e.cells[0].cell.label,
             "default/workload=oltp_read_only/threads=1/r1"
         );
         assert_eq!(
@@ -273,7 +279,7 @@ mod tests {
         let plan = e.cells[5].options.to_plan().unwrap();
         assert_eq!(plan.threads, vec![4]);
         assert_eq!(plan.workload.kind.name(), "oltp_write_only");
-        assert_eq!(e.cells[5].params["threads"], 4);
+        assert_eq!(e.cells[5].cell.params["threads"], 4);
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! use qpslab_lab::{exec::Quiet, study};
 //! let loaded = study::load("examples/bp-vs-stock.toml".as_ref())?;
 //! for c in &loaded.expanded.cells {
-//!     println!("{:>3} {}", c.seq, c.label);
+//!     println!("{:>3} {}", c.cell.seq, c.cell.label);
 //! }
 //! # struct Q; impl qpslab_lab::exec::Observer for Q {} impl study::StudyObserver for Q {}
 //! let lab = qpslab_sandbox::LabDir::default_location();

@@ -27,8 +27,7 @@ pub(crate) struct CellRun<'a> {
 }
 
 impl CellRun<'_> {
-    /// Measures the cell (runs described by `base`, which gets a fresh uuid and start time per
-    /// attempt) until an attempt is stable or `retries` more attempts were made; returns the
+    /// Measures the cell (runs described by `base`, each attempt [`RunMeta::another`] of it) until an attempt is stable or `retries` more attempts were made; returns the
     /// attempt the cell uses. Every attempt is stored with its verdict.
     pub fn measure_until_stable(
         &mut self,
@@ -46,12 +45,7 @@ impl CellRun<'_> {
                 let took = auto_warmup(self.target, self.workload, &spec, auto.max_s, self.stop)?;
                 auto.took_s = Some(took);
             }
-            let meta = RunMeta {
-                uuid: qpslab_store::new_run_uuid(),
-                started_at: qpslab_store::unix_now(),
-                plan: plan.clone(),
-                ..base.clone()
-            };
+            let meta = base.another(plan.clone());
             let measured = measure(
                 self.store,
                 &meta,
@@ -95,7 +89,7 @@ impl CellRun<'_> {
             attempt += 1;
             obs.message(&format!(
                 "{}: {verdict}: measuring again ({attempt} of {attempts})",
-                self.cell.label
+                self.cell.cell.label
             ));
             // Settling is not repeated: the disturbance came from outside the server.
             if let Some(s) = plan.settle.as_mut() {

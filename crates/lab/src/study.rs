@@ -3,7 +3,7 @@
 
 use crate::error::{SpecError, StudyError};
 use crate::exec::{default_loaders, ensure_dataset, DatasetOutcome, DatasetPolicy, Observer};
-use crate::expand::{expand, Cell, Expanded};
+use crate::expand::{expand, Expanded, PlannedCell};
 use crate::options::Transport;
 use crate::os::OsGuard;
 use crate::retry::CellRun;
@@ -14,8 +14,7 @@ use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;
 use qpslab_sandbox::{LabDir, Malloc, Profile, Sandbox, SandboxSpec};
 use qpslab_store::{
-    CellRecord, CellStatus, Factor, NewCell, NewStudy, RunMeta, Store, StudyId, StudyRecord,
-    StudyStatus,
+    CellRecord, CellStatus, Factor, NewStudy, RunMeta, Store, StudyId, StudyRecord, StudyStatus,
 };
 use qpslab_wire::Conn;
 use serde_json::json;
@@ -82,7 +81,7 @@ pub fn load(path: &Path) -> Result<Loaded, SpecError> {
     for c in &expanded.cells {
         c.options.to_plan().map_err(|message| SpecError::Value {
             file: file.clone(),
-            message: format!("cell {}: {message}", c.label),
+            message: format!("cell {}: {message}", c.cell.label),
         })?;
     }
     Ok(Loaded {
@@ -235,19 +234,6 @@ pub fn run_study<O: StudyObserver>(
 
 fn create(store: &mut Store, loaded: &Loaded, lab: &LabDir) -> Result<StudyId, StudyError> {
     let spec = &loaded.spec;
-    let e = &loaded.expanded;
-    let cells: Vec<NewCell> = e
-        .cells
-        .iter()
-        .map(|c| NewCell {
-            seq: c.seq,
-            label: c.label.clone(),
-            variant: e.setups[c.setup].name.clone(),
-            levels: e.setups[c.setup].levels.clone(),
-            params: c.params.clone(),
-            repeat: c.repeat,
-        })
-        .collect();
     let new = NewStudy {
         name: spec.name.clone(),
         spec_toml: loaded.text.clone(),
@@ -258,7 +244,8 @@ fn create(store: &mut Store, loaded: &Loaded, lab: &LabDir) -> Result<StudyId, S
             .map(|(name, levels)| Factor { name, levels })
             .collect(),
     };
-    Ok(store.create_study(&new, &cells)?)
+    let cells = loaded.expanded.cells.iter().map(|c| &c.cell);
+    Ok(store.create_study(&new, cells)?)
 }
 
 struct Runner<'a> {
@@ -295,7 +282,7 @@ impl Runner<'_> {
                 .expanded
                 .cells
                 .iter()
-                .find(|c| c.label == rec.label)
+                .find(|c| c.cell.label == rec.cell.label)
             else {
                 // The spec was compared on resume, so every stored label is in the expansion.
                 self.store
@@ -336,7 +323,7 @@ impl Runner<'_> {
 
     fn run_cell<O: StudyObserver>(
         &mut self,
-        cell: &Cell,
+        cell: &PlannedCell,
         rec: &CellRecord,
         obs: &mut O,
         stop: &AtomicBool,
@@ -378,18 +365,14 @@ impl Runner<'_> {
         }
         crate::exec::resolve_seed(&mut plan);
         active.settle(&target, &mut plan, obs, stop).map_err(exec)?;
-        let meta = RunMeta {
-            uuid: String::new(),
-            started_at: 0.0,
-            command: self.command.to_string(),
+        let meta = RunMeta::new(
             plan,
-            target: target.describe(),
-            server: active.server.clone(),
-            host: self.host.clone(),
-            tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            study_id: Some(self.loaded.spec.name.clone()),
-            cell_label: Some(rec.label.clone()),
-        };
+            target.describe(),
+            active.server.clone(),
+            self.host.clone(),
+            self.command.to_string(),
+        )
+        .in_study(&self.loaded.spec.name, &rec.cell.label);
         let mut cell_run = CellRun {
             store: self.store,
             cell: rec,

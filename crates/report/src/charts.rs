@@ -22,7 +22,7 @@ fn lines<'a>(variants: &[String], points: &[Point<'a>]) -> Vec<Line<'a>> {
     for p in points {
         let color = variants
             .iter()
-            .position(|v| *v == p.subject.variant)
+            .position(|v| *v == p.subject.cell.variant)
             .unwrap_or(0);
         let rest: Vec<String> = p
             .key()
@@ -31,9 +31,9 @@ fn lines<'a>(variants: &[String], points: &[Point<'a>]) -> Vec<Line<'a>> {
             .map(str::to_string)
             .collect();
         let name = if rest.is_empty() {
-            p.subject.variant.clone()
+            p.subject.cell.variant.clone()
         } else {
-            format!("{} {}", p.subject.variant, rest.join(" "))
+            format!("{} {}", p.subject.cell.variant, rest.join(" "))
         };
         let i = match out.iter().position(|l| l.name == name) {
             Some(i) => i,

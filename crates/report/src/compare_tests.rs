@@ -56,10 +56,11 @@ fn side(name: &str, runs: Vec<StoredRun>) -> ReportInput {
         subjects: runs
             .into_iter()
             .enumerate()
-            .map(|(i, r)| Subject {
-                variant: name.into(),
-                repeat: i as u32 + 1,
-                ..Subject::lone(r)
+            .map(|(i, r)| {
+                let mut s = Subject::lone(r);
+                s.cell.variant = name.into();
+                s.cell.repeat = i as u32 + 1;
+                s
             })
             .collect(),
         ..Default::default()

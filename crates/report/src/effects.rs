@@ -60,7 +60,7 @@ fn cells(factors: &[FactorDef], ps: &[Point<'_>], metric: Metric) -> Cells {
     for p in ps {
         let levels: Option<Vec<String>> = factors
             .iter()
-            .map(|f| p.subject.levels.get(&f.name).cloned())
+            .map(|f| p.subject.cell.levels.get(&f.name).cloned())
             .collect();
         if let Some(l) = levels {
             groups.entry(l).or_default().push(*p);

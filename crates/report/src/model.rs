@@ -1,6 +1,7 @@
 //! What a report is made from: stored runs, each placed in a study's design (variant, factor
 //! levels, swept settings, repeat) or standing alone.
 
+use qpslab_core::cell::Cell;
 use qpslab_store::{RunMeta, StoredPhase, StoredRun};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -10,26 +11,18 @@ use std::collections::BTreeMap;
 pub struct Subject {
     /// The run, with its phases.
     pub run: StoredRun,
-    /// The variant it measures: a study's variant name, or `run N` for a lone run.
-    pub variant: String,
-    /// `{"factor": "level"}` in a factorial study, empty otherwise.
-    pub levels: BTreeMap<String, String>,
-    /// Swept settings of a study cell (e.g. `threads`); empty for a lone run, whose sweep is
-    /// its phases' thread counts.
-    pub params: BTreeMap<String, Value>,
-    /// Repeat number, from 1.
-    pub repeat: u32,
+    /// Its study cell: the variant it measures (a study's variant name, or `run N` for a lone
+    /// run), factor levels, swept settings (empty for a lone run, whose sweep is its phases'
+    /// thread counts) and repeat.
+    pub cell: Cell,
 }
 
 impl Subject {
     /// A lone run, its own variant.
     pub fn lone(run: StoredRun) -> Subject {
         Subject {
-            variant: format!("run {}", run.id),
+            cell: Cell::lone(format!("run {}", run.id)),
             run,
-            levels: BTreeMap::new(),
-            params: BTreeMap::new(),
-            repeat: 1,
         }
     }
 }
@@ -81,6 +74,7 @@ impl<'a> Point<'a> {
     pub fn key(&self) -> String {
         let mut parts: BTreeMap<String, String> = self
             .subject
+            .cell
             .params
             .iter()
             .map(|(k, v)| (k.clone(), value_text(v)))
@@ -114,8 +108,8 @@ pub fn points(input: &ReportInput) -> Vec<Point<'_>> {
 pub fn variants(input: &ReportInput) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for s in &input.subjects {
-        if !out.contains(&s.variant) {
-            out.push(s.variant.clone());
+        if !out.contains(&s.cell.variant) {
+            out.push(s.cell.variant.clone());
         }
     }
     out

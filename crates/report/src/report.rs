@@ -101,7 +101,7 @@ pub fn build(input: &ReportInput) -> Result<Report, Error> {
     let of = |v: &str| -> Vec<Point<'_>> {
         points
             .iter()
-            .filter(|p| p.subject.variant == v)
+            .filter(|p| p.subject.cell.variant == v)
             .copied()
             .collect()
     };
@@ -204,9 +204,9 @@ fn result_row(p: &Point<'_>) -> ResultRow {
     let ph = &p.phase.result;
     let pct = |c: metrics::CpuRate| 100.0 * (c.user + c.sys);
     ResultRow {
-        variant: p.subject.variant.clone(),
+        variant: p.subject.cell.variant.clone(),
         key: p.key(),
-        repeat: p.subject.repeat,
+        repeat: p.subject.cell.repeat,
         run_id: p.subject.run.id.0,
         tps: ph.tps(),
         qps: ph.qps(),

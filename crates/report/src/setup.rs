@@ -88,7 +88,7 @@ pub fn differences(a: &Subject, b: &Subject) -> Vec<Difference> {
         flatten("host", &host, f);
     }
     for (s, f) in [(a, &mut fa), (b, &mut fb)] {
-        for (k, v) in &s.levels {
+        for (k, v) in &s.cell.levels {
             f.insert(format!("factor.{k}"), v.clone());
         }
     }
@@ -143,9 +143,9 @@ pub fn check_same_workload(points: &[Point<'_>]) -> Result<(), Error> {
             Some((other, q)) if *other != w => {
                 return Err(Error::MixedWorkloads(format!(
                     "{} ({}) and {} ({}) measured different workloads at {}: {other} and {w};                      compare runs of one workload",
-                    q.subject.variant,
+                    q.subject.cell.variant,
                     run_label(q),
-                    p.subject.variant,
+                    p.subject.cell.variant,
                     run_label(p),
                     p.key()
                 )))

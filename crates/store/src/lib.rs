@@ -19,6 +19,8 @@
 //! # Ok(()) }
 //! ```
 
+mod attempt;
+mod cell;
 mod durable;
 mod error;
 mod export;
@@ -29,6 +31,8 @@ mod schema;
 mod study;
 mod write;
 
+pub use attempt::{AttemptStatus, CellAttempt};
+pub use cell::{CellId, CellRecord, CellStatus};
 pub use durable::{summary_of_samples, PhaseHandle};
 pub use error::Error;
 pub use model::{
@@ -36,10 +40,7 @@ pub use model::{
     StoredPhase, StoredRun, TelemetrySample, UnixSeconds,
 };
 pub use schema::SCHEMA_VERSION;
-pub use study::{
-    AttemptStatus, CellAttempt, CellId, CellRecord, CellStatus, Factor, NewCell, NewStudy, StudyId,
-    StudyRecord, StudyStatus,
-};
+pub use study::{Factor, NewStudy, StudyId, StudyRecord, StudyStatus};
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};

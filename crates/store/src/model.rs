@@ -95,6 +95,50 @@ pub struct RunMeta {
     pub cell_label: Option<String>,
 }
 
+impl RunMeta {
+    /// A new run of `plan` on `target` (`server` on `host`), started now by `command`: a fresh
+    /// uuid, this qpslab's version, no study.
+    pub fn new(
+        plan: RunPlan,
+        target: String,
+        server: ServerInfo,
+        host: HostFacts,
+        command: String,
+    ) -> RunMeta {
+        RunMeta {
+            uuid: new_run_uuid(),
+            started_at: unix_now(),
+            command,
+            plan,
+            target,
+            server,
+            host,
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            study_id: None,
+            cell_label: None,
+        }
+    }
+
+    /// This run as the cell `cell_label` of the study named `study`.
+    pub fn in_study(self, study: &str, cell_label: &str) -> RunMeta {
+        RunMeta {
+            study_id: Some(study.to_string()),
+            cell_label: Some(cell_label.to_string()),
+            ..self
+        }
+    }
+
+    /// Another run described as this one but of `plan`: a fresh uuid, started now.
+    pub fn another(&self, plan: RunPlan) -> RunMeta {
+        RunMeta {
+            uuid: new_run_uuid(),
+            started_at: unix_now(),
+            plan,
+            ..self.clone()
+        }
+    }
+}
+
 pub use qpslab_core::telemetry::TelemetrySample;
 
 /// One line of `qpslab show`'s run list.
@@ -231,6 +275,36 @@ mod tests {
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "4");
         assert!("89ab".contains(&a[19..20]), "{a}");
+    }
+
+    #[test]
+    fn a_run_meta_is_new_then_placed_in_a_study_then_run_again() {
+        use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
+        let plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpReadOnly));
+        let host = HostFacts::default();
+        let m = RunMeta::new(
+            plan.clone(),
+            "t".into(),
+            ServerInfo::default(),
+            host,
+            "c".into(),
+        );
+        assert_eq!(m.tool_version, env!("CARGO_PKG_VERSION"));
+        assert!(m.started_at > 0.0);
+        assert_eq!(
+            (m.study_id.as_deref(), m.cell_label.as_deref()),
+            (None, None)
+        );
+        let m = m.in_study("s", "a/r1");
+        assert_eq!(m.study_id.as_deref(), Some("s"));
+        assert_eq!(m.cell_label.as_deref(), Some("a/r1"));
+        let mut other_plan = plan;
+        other_plan.threads = vec![8];
+        let again = m.another(other_plan.clone());
+        assert_ne!(again.uuid, m.uuid);
+        assert_eq!(again.plan, other_plan);
+        assert_eq!((again.command.as_str(), again.target.as_str()), ("c", "t"));
+        assert_eq!(again.cell_label, m.cell_label);
     }
 
     #[test]

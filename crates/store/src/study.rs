@@ -1,20 +1,19 @@
-//! Studies and their cells.
+//! Studies.
 //!
-//! A study is a spec file expanded into cells; each cell is one measured run (one run with one
-//! phase, recorded by [`Store::record_phase`] with `RunMeta.study_id` = the study's name and
-//! `cell_label` = the cell's label). The study row keeps the spec text and its hash, so a resume
-//! can tell whether the spec changed, and the environment the study ran in. Cells are written all
-//! at once when the study is created (status `pending`) and then move through `running` to
-//! `done` or `failed`, each change in its own small transaction.
+//! A study is a spec file expanded into cells ([`crate::cell`]); each cell is one measured run
+//! (one run with one phase, recorded by [`Store::record_phase`] with `RunMeta.study_id` = the
+//! study's name and `cell_label` = the cell's label), measured again when unstable
+//! ([`crate::attempt`]). The study row keeps the spec text and its hash, so a resume can tell
+//! whether the spec changed, and the environment the study ran in.
 
+use crate::cell::insert_cells;
 use crate::error::Error;
-use crate::model::{unix_now, RunId, UnixSeconds};
+use crate::model::{unix_now, UnixSeconds};
 use crate::Store;
+use qpslab_core::cell::Cell;
 use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::fmt;
-use std::str::FromStr;
 
 /// The store's id of a study (its `studies.id`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -26,11 +25,6 @@ impl fmt::Display for StudyId {
         write!(f, "{}", self.0)
     }
 }
-
-/// The store's id of a cell (its `cells.id`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct CellId(pub i64);
 
 /// Where a study stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,20 +40,7 @@ pub enum StudyStatus {
     Interrupted,
 }
 
-/// Where a cell stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CellStatus {
-    /// Not run yet (or discarded when interrupted).
-    Pending,
-    /// Being measured now (or its process died: a resume runs it again).
-    Running,
-    /// Measured; its run is `run_id`.
-    Done,
-    /// Could not be measured; `error` and `log_tail` say why.
-    Failed,
-}
-
+/// `as_str`, `Display` and `FromStr` for a status enum, from its variants' stored words.
 macro_rules! status_words {
     ($t:ty, $($v:ident = $s:literal),+) => {
         impl $t {
@@ -68,12 +49,12 @@ macro_rules! status_words {
                 match self { $(Self::$v => $s),+ }
             }
         }
-        impl fmt::Display for $t {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $t {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(self.as_str())
             }
         }
-        impl FromStr for $t {
+        impl ::std::str::FromStr for $t {
             type Err = String;
             fn from_str(s: &str) -> Result<Self, String> {
                 match s {
@@ -84,6 +65,8 @@ macro_rules! status_words {
         }
     };
 }
+pub(crate) use status_words;
+
 status_words!(
     StudyStatus,
     Running = "running",
@@ -91,40 +74,6 @@ status_words!(
     Failed = "failed",
     Interrupted = "interrupted"
 );
-status_words!(
-    CellStatus,
-    Pending = "pending",
-    Running = "running",
-    Done = "done",
-    Failed = "failed"
-);
-
-/// How one measurement of a cell came out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AttemptStatus {
-    /// Stable: the cell uses it.
-    Done,
-    /// Unfit to compare (its `reason`); the cell was measured again, or uses it for want of a
-    /// stable one.
-    Unstable,
-}
-status_words!(AttemptStatus, Done = "done", Unstable = "unstable");
-
-/// One measurement of a cell: a study measures an unstable cell again and keeps every attempt.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CellAttempt {
-    /// The cell.
-    pub cell_id: CellId,
-    /// From 1, in the order measured.
-    pub attempt: u32,
-    /// Its run (none once the run was deleted).
-    pub run_id: Option<RunId>,
-    /// Stable or not.
-    pub status: AttemptStatus,
-    /// Why it is unstable.
-    pub reason: Option<String>,
-}
 
 /// A named factor of a factorial study and its level names, in spec order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -158,56 +107,6 @@ pub struct StudyRecord {
     pub factors: Vec<Factor>,
 }
 
-/// A cell as stored.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CellRecord {
-    /// Its id.
-    pub id: CellId,
-    /// The study it belongs to.
-    pub study_id: StudyId,
-    /// Execution order within the study, from 1.
-    pub seq: u32,
-    /// Unique within the study, e.g. `bp1g/threads=8/r2`.
-    pub label: String,
-    /// The variant's name (for factorial studies, the levels joined, e.g. `tuned+je`).
-    pub variant: String,
-    /// `{"factor": "level"}` for factorial studies, empty otherwise.
-    pub levels: BTreeMap<String, String>,
-    /// The swept settings of this cell, e.g. `{"threads": 8}`.
-    pub params: BTreeMap<String, serde_json::Value>,
-    /// Which repeat this is, from 1.
-    pub repeat: u32,
-    /// Where it stands.
-    pub status: CellStatus,
-    /// Its run (one run with one measured phase) once done.
-    pub run_id: Option<RunId>,
-    /// Why it failed.
-    pub error: Option<String>,
-    /// The tail of the server's error log when it failed.
-    pub log_tail: Option<String>,
-    /// When it last started.
-    pub started_at: Option<UnixSeconds>,
-    /// When it last finished (done or failed).
-    pub finished_at: Option<UnixSeconds>,
-}
-
-/// A cell to create with its study.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct NewCell {
-    /// Execution order, from 1.
-    pub seq: u32,
-    /// Unique label within the study.
-    pub label: String,
-    /// The variant's name.
-    pub variant: String,
-    /// Factor levels (empty unless factorial).
-    pub levels: BTreeMap<String, String>,
-    /// Swept settings.
-    pub params: BTreeMap<String, serde_json::Value>,
-    /// Repeat number, from 1.
-    pub repeat: u32,
-}
-
 /// A study to create.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NewStudy {
@@ -223,12 +122,9 @@ pub struct NewStudy {
     pub factors: Vec<Factor>,
 }
 
-fn corrupt(e: String) -> Error {
+pub(crate) fn corrupt(e: String) -> Error {
     Error::Corrupt(e)
 }
-
-const CELL_COLUMNS: &str = "id, study_id, seq, label, variant, levels_json, params_json, repeat,
-    status, run_id, error, log_tail, started_at, finished_at";
 
 fn study_row(r: &Row<'_>) -> rusqlite::Result<[Option<String>; 6]> {
     Ok([
@@ -244,7 +140,11 @@ fn study_row(r: &Row<'_>) -> rusqlite::Result<[Option<String>; 6]> {
 impl Store {
     /// Creates `study` with all its `cells` (status `pending`, study status `running`) in one
     /// transaction. Fails with [`Error::StudyExists`] if a study of that name exists.
-    pub fn create_study(&mut self, study: &NewStudy, cells: &[NewCell]) -> Result<StudyId, Error> {
+    pub fn create_study<'a>(
+        &mut self,
+        study: &NewStudy,
+        cells: impl IntoIterator<Item = &'a Cell>,
+    ) -> Result<StudyId, Error> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -272,24 +172,7 @@ impl Store {
             ],
         )?;
         let id = tx.last_insert_rowid();
-        {
-            let mut st = tx.prepare(
-                "INSERT INTO cells (study_id, seq, label, variant, levels_json, params_json,
-                                    repeat, status)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending')",
-            )?;
-            for c in cells {
-                st.execute(params![
-                    id,
-                    c.seq,
-                    c.label,
-                    c.variant,
-                    serde_json::to_string(&c.levels)?,
-                    serde_json::to_string(&c.params)?,
-                    c.repeat,
-                ])?;
-            }
-        }
+        insert_cells(&tx, id, cells)?;
         tx.commit()?;
         Ok(StudyId(id))
     }
@@ -327,45 +210,6 @@ impl Store {
         study_record(id, created_at, finished_at, s)
     }
 
-    /// The cells of `study` in execution order.
-    pub fn study_cells(&self, study: StudyId) -> Result<Vec<CellRecord>, Error> {
-        let mut st = self.conn.prepare(&format!(
-            "SELECT {CELL_COLUMNS} FROM cells WHERE study_id = ?1 ORDER BY seq"
-        ))?;
-        let rows = st.query_map([study.0], |r| {
-            Ok((
-                CellRecord {
-                    id: CellId(r.get(0)?),
-                    study_id: StudyId(r.get(1)?),
-                    seq: r.get(2)?,
-                    label: r.get(3)?,
-                    variant: r.get(4)?,
-                    levels: BTreeMap::new(),
-                    params: BTreeMap::new(),
-                    repeat: r.get(7)?,
-                    status: CellStatus::Pending,
-                    run_id: r.get::<_, Option<i64>>(9)?.map(RunId),
-                    error: r.get(10)?,
-                    log_tail: r.get(11)?,
-                    started_at: r.get(12)?,
-                    finished_at: r.get(13)?,
-                },
-                r.get::<_, String>(5)?,
-                r.get::<_, String>(6)?,
-                r.get::<_, String>(8)?,
-            ))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (mut cell, levels, params, status) = row?;
-            cell.levels = serde_json::from_str(&levels)?;
-            cell.params = serde_json::from_str(&params)?;
-            cell.status = status.parse().map_err(corrupt)?;
-            out.push(cell);
-        }
-        Ok(out)
-    }
-
     /// Sets the study's status; `finished_at` is set for any status but `running` and cleared
     /// for `running`.
     pub fn set_study_status(&mut self, study: StudyId, status: StudyStatus) -> Result<(), Error> {
@@ -384,94 +228,6 @@ impl Store {
             params![serde_json::to_string(env)?, study.0],
         )?;
         Ok(())
-    }
-
-    /// Marks a cell `running` now, clearing what an earlier attempt left.
-    pub fn cell_running(&mut self, cell: CellId) -> Result<(), Error> {
-        self.conn.execute(
-            "UPDATE cells SET status = 'running', started_at = ?1, finished_at = NULL,
-                              error = NULL, log_tail = NULL, run_id = NULL
-             WHERE id = ?2",
-            params![unix_now(), cell.0],
-        )?;
-        Ok(())
-    }
-
-    /// Marks a cell `done` with its run.
-    pub fn cell_done(&mut self, cell: CellId, run: RunId) -> Result<(), Error> {
-        self.conn.execute(
-            "UPDATE cells SET status = 'done', run_id = ?1, finished_at = ?2 WHERE id = ?3",
-            params![run.0, unix_now(), cell.0],
-        )?;
-        Ok(())
-    }
-
-    /// Marks a cell `failed` with why and, when known, the server's error-log tail.
-    pub fn cell_failed(
-        &mut self,
-        cell: CellId,
-        error: &str,
-        log_tail: Option<&str>,
-    ) -> Result<(), Error> {
-        self.conn.execute(
-            "UPDATE cells SET status = 'failed', error = ?1, log_tail = ?2, finished_at = ?3
-             WHERE id = ?4",
-            params![error, log_tail, unix_now(), cell.0],
-        )?;
-        Ok(())
-    }
-
-    /// Records one measurement of `cell` as its next attempt: stable, or unstable for `reason`.
-    /// Returns the attempt's number (from 1).
-    pub fn record_attempt(
-        &mut self,
-        cell: CellId,
-        run: RunId,
-        reason: Option<&str>,
-    ) -> Result<u32, Error> {
-        let status = match reason {
-            None => AttemptStatus::Done,
-            Some(_) => AttemptStatus::Unstable,
-        };
-        let n: u32 = self.conn.query_row(
-            "SELECT coalesce(max(attempt), 0) + 1 FROM cell_attempts WHERE cell_id = ?1",
-            [cell.0],
-            |r| r.get(0),
-        )?;
-        self.conn.execute(
-            "INSERT INTO cell_attempts (cell_id, attempt, run_id, status, reason, recorded_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![cell.0, n, run.0, status.as_str(), reason, unix_now()],
-        )?;
-        Ok(n)
-    }
-
-    /// Every attempt of every cell of `study`, by cell then attempt.
-    pub fn cell_attempts(&self, study: StudyId) -> Result<Vec<CellAttempt>, Error> {
-        let mut st = self.conn.prepare(
-            "SELECT a.cell_id, a.attempt, a.run_id, a.status, a.reason
-             FROM cell_attempts a JOIN cells c ON c.id = a.cell_id
-             WHERE c.study_id = ?1 ORDER BY c.seq, a.attempt",
-        )?;
-        let rows = st.query_map([study.0], |r| {
-            Ok((
-                CellAttempt {
-                    cell_id: CellId(r.get(0)?),
-                    attempt: r.get(1)?,
-                    run_id: r.get::<_, Option<i64>>(2)?.map(RunId),
-                    status: AttemptStatus::Done,
-                    reason: r.get(4)?,
-                },
-                r.get::<_, String>(3)?,
-            ))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (mut a, status) = row?;
-            a.status = status.parse().map_err(corrupt)?;
-            out.push(a);
-        }
-        Ok(out)
     }
 
     /// Puts every `running` cell of `study` back to `pending` (their process died or was
@@ -529,13 +285,14 @@ fn study_record(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cell::CellStatus;
 
-    fn cell(seq: u32, label: &str) -> NewCell {
-        NewCell {
+    fn cell(seq: u32, label: &str) -> Cell {
+        Cell {
             seq,
             label: label.into(),
             variant: "stock".into(),
-            levels: BTreeMap::new(),
+            levels: Default::default(),
             params: [("threads".to_string(), serde_json::json!(seq))].into(),
             repeat: 1,
         }
@@ -573,10 +330,13 @@ mod tests {
         ));
         let cells = store.study_cells(id).unwrap();
         assert_eq!(
-            cells.iter().map(|c| c.label.as_str()).collect::<Vec<_>>(),
+            cells
+                .iter()
+                .map(|c| c.cell.label.as_str())
+                .collect::<Vec<_>>(),
             ["a", "b"]
         );
-        assert_eq!(cells[0].params["threads"], 1);
+        assert_eq!(cells[0].cell.params["threads"], 1);
         store.cell_running(cells[0].id).unwrap();
         store
             .cell_failed(cells[0].id, "boom", Some("tail"))
@@ -596,12 +356,9 @@ mod tests {
 
     #[test]
     fn status_words_round_trip() {
-        for s in ["pending", "running", "done", "failed"] {
-            assert_eq!(s.parse::<CellStatus>().unwrap().as_str(), s);
-        }
         for s in ["running", "done", "failed", "interrupted"] {
             assert_eq!(s.parse::<StudyStatus>().unwrap().as_str(), s);
         }
-        assert!("completed".parse::<CellStatus>().is_err());
+        assert!("completed".parse::<StudyStatus>().is_err());
     }
 }

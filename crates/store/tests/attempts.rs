@@ -4,24 +4,18 @@
 use qpslab_core::plan::RunPlan;
 use qpslab_core::result::PhaseResult;
 use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
-use qpslab_store::{
-    new_run_uuid, AttemptStatus, NewCell, NewStudy, RunId, RunMeta, Store, StudyId,
-};
-use std::collections::BTreeMap;
+use qpslab_core::Cell;
+use qpslab_store::{AttemptStatus, NewStudy, RunId, RunMeta, Store, StudyId};
 
 fn run(store: &mut Store, label: &str) -> RunId {
-    let meta = RunMeta {
-        uuid: new_run_uuid(),
-        started_at: 1.0,
-        command: "qpslab lab run s.toml".into(),
-        plan: RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpPointSelect)),
-        target: "root@localhost/sbtest".into(),
-        server: Default::default(),
-        host: Default::default(),
-        tool_version: "0.1.0".into(),
-        study_id: Some("s".into()),
-        cell_label: Some(label.into()),
-    };
+    let meta = RunMeta::new(
+        RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpPointSelect)),
+        "root@localhost/sbtest".into(),
+        Default::default(),
+        Default::default(),
+        "qpslab lab run s.toml".into(),
+    )
+    .in_study("s", label);
     let phase = PhaseResult {
         threads: 1,
         duration_s: 1.0,
@@ -32,13 +26,10 @@ fn run(store: &mut Store, label: &str) -> RunId {
 }
 
 fn study(store: &mut Store) -> StudyId {
-    let cell = |seq: u32, label: &str| NewCell {
+    let cell = |seq: u32, label: &str| Cell {
         seq,
         label: label.into(),
-        variant: "v".into(),
-        levels: BTreeMap::new(),
-        params: BTreeMap::new(),
-        repeat: 1,
+        ..Cell::lone("v")
     };
     let new = NewStudy {
         name: "s".into(),

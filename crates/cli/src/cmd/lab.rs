@@ -47,14 +47,7 @@ fn plan(a: &LabSpecArgs) -> Result<()> {
     let l = load(&a.spec)?;
     let e = &l.expanded;
     if a.json {
-        let cells: Vec<_> = e
-            .cells
-            .iter()
-            .map(|c| {
-                json!({"seq": c.seq, "label": c.label, "variant": e.setups[c.setup].name,
-                       "levels": e.setups[c.setup].levels, "params": c.params, "repeat": c.repeat})
-            })
-            .collect();
+        let cells: Vec<_> = e.cells.iter().map(|c| &c.cell).collect();
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({"name": l.spec.name, "cells": cells}))?
@@ -90,9 +83,9 @@ fn plan(a: &LabSpecArgs) -> Result<()> {
                 prev = Some(c.setup);
             }
             vec![
-                c.seq.to_string(),
-                c.label.clone(),
-                e.setups[c.setup].name.clone(),
+                c.cell.seq.to_string(),
+                c.cell.label.clone(),
+                c.cell.variant.clone(),
                 p.workload.kind.name().to_string(),
                 p.threads[0].to_string(),
                 format!("{t:.0}s"),
@@ -133,18 +126,18 @@ impl Observer for LabPrinter {
 
 impl StudyObserver for LabPrinter {
     fn cell_started(&mut self, cell: &CellRecord, total: usize) {
-        println!("\n== [{}/{total}] {} ==", cell.seq, cell.label);
+        println!("\n== [{}/{total}] {} ==", cell.cell.seq, cell.cell.label);
     }
     fn cell_finished(&mut self, cell: &CellRecord, outcome: Result<&PhaseResult, &str>) {
         match outcome {
             Ok(p) => println!(
                 "-- {}: done, {:.1} tps, {:.1} qps, avg {:.2} ms",
-                cell.label,
+                cell.cell.label,
                 p.tps(),
                 p.qps(),
                 p.latency.avg_ms
             ),
-            Err(e) => println!("-- {}: FAILED: {e}", cell.label),
+            Err(e) => println!("-- {}: FAILED: {e}", cell.cell.label),
         }
     }
     fn server_started(&mut self, setup: &str, version: &str) {
@@ -230,8 +223,8 @@ fn print_cells(store: &Store, name: &str) -> Result<()> {
         .map(|c| {
             let p = cell_phase(store, c);
             vec![
-                c.seq.to_string(),
-                c.label.clone(),
+                c.cell.seq.to_string(),
+                c.cell.label.clone(),
                 match &c.error {
                     Some(e) if c.status == qpslab_store::CellStatus::Failed => {
                         format!("failed: {}", e.chars().take(60).collect::<String>())
@@ -306,12 +299,12 @@ fn show(a: &LabShowArgs) -> Result<()> {
             let p = cell_phase(&store, c);
             let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
             let fields = [
-                c.seq.to_string(),
-                c.label.clone(),
-                c.variant.clone(),
-                c.repeat.to_string(),
+                c.cell.seq.to_string(),
+                c.cell.label.clone(),
+                c.cell.variant.clone(),
+                c.cell.repeat.to_string(),
                 c.status.to_string(),
-                serde_json::to_string(&c.params)?,
+                serde_json::to_string(&c.cell.params)?,
                 c.run_id.map_or(String::new(), |r| r.to_string()),
                 f(p.as_ref().map(|p| p.tps())),
                 f(p.as_ref().map(|p| p.qps())),

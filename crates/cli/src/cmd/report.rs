@@ -50,24 +50,19 @@ fn study_subjects(
         e => e.into(),
     })?;
     let mut out = Vec::new();
-    for cell in store.study_cells(record.id)? {
-        if variant.is_some_and(|v| v != cell.variant) {
+    for rec in store.study_cells(record.id)? {
+        if variant.is_some_and(|v| v != rec.cell.variant) {
             continue;
         }
-        let (CellStatus::Done, Some(run_id)) = (cell.status, cell.run_id) else {
+        let (CellStatus::Done, Some(run_id)) = (rec.status, rec.run_id) else {
             continue;
         };
         let run = store.load_run(run_id)?;
-        out.push(Subject {
-            run,
-            variant: match variant {
-                Some(_) => format!("{study}/{}", cell.variant),
-                None => cell.variant,
-            },
-            levels: cell.levels,
-            params: cell.params,
-            repeat: cell.repeat,
-        });
+        let mut cell = rec.cell;
+        if variant.is_some() {
+            cell.variant = format!("{study}/{}", cell.variant);
+        }
+        out.push(Subject { run, cell });
     }
     if out.is_empty() {
         return Err(user(match variant {
@@ -188,12 +183,12 @@ fn side(store: &Store, spec: &str) -> Result<Vec<Subject>> {
         let mut out = Vec::new();
         for (i, id) in spec.split(',').enumerate() {
             let mut s = run_subject(store, id)?;
-            s.variant = if spec.contains(',') {
+            s.cell.variant = if spec.contains(',') {
                 format!("runs {spec}")
             } else {
                 format!("run {spec}")
             };
-            s.repeat = u32::try_from(i + 1).unwrap_or(u32::MAX);
+            s.cell.repeat = u32::try_from(i + 1).unwrap_or(u32::MAX);
             out.push(s);
         }
         return Ok(out);
@@ -220,7 +215,7 @@ pub fn compare(a: CompareArgs) -> Result<()> {
         ..Default::default()
     };
     let (pa, pb) = (points(&ia), points(&ib));
-    let (na, nb) = (&ia.subjects[0].variant, &ib.subjects[0].variant);
+    let (na, nb) = (&ia.subjects[0].cell.variant, &ib.subjects[0].cell.variant);
     let c = qpslab_report::compare(na, &pa, nb, &pb).map_err(report_error)?;
     if c.points.is_empty() {
         return Err(user(format!(

@@ -61,18 +61,13 @@ fn sweep(
     let mut plan = plan.clone();
     settle_target(target, &mut plan)?;
     let plan = &plan;
-    let mut meta = RunMeta {
-        uuid: qpslab_store::new_run_uuid(),
-        started_at: qpslab_store::unix_now(),
-        command: command_line(),
-        plan: plan.clone(),
-        target: target.options.describe(),
+    let mut meta = RunMeta::new(
+        plan.clone(),
+        target.options.describe(),
         server,
-        host: qpslab_probe::host_facts(),
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        study_id: None,
-        cell_label: None,
-    };
+        qpslab_probe::host_facts(),
+        command_line(),
+    );
     let mut sampler = qpslab_probe::Sampler::new(control, target.server_pid)
         .reconnect_to(target.server_options());
     let mut printer = Printer::new();
