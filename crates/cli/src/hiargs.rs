@@ -45,46 +45,10 @@ pub fn parse_threads(s: &str) -> Result<Vec<u32>> {
     Ok(list)
 }
 
-/// Parses a CPU list in taskset's format: `0`, `0-3`, `0-3,6`.
+/// Parses a CPU list in taskset's format: `0`, `0-3`, `0-3,6` (the rules of
+/// [`qpslab_core::cpus`]: sorted, deduplicated, non-empty, CPUs this machine has).
 pub fn parse_cpus(s: &str) -> Result<Vec<usize>> {
-    let bad = || user(format!("CPU list '{s}': expected e.g. 0 or 0-3,6"));
-    let mut cpus = Vec::new();
-    for part in s.split(',') {
-        let part = part.trim();
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) =
-                    (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
-                if a > b {
-                    return Err(bad());
-                }
-                cpus.extend(a..=b);
-            }
-            None => cpus.push(part.parse().map_err(|_| bad())?),
-        }
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    let online = configured_cpus();
-    if let Some(c) = cpus.iter().find(|c| **c >= online) {
-        return Err(user(format!(
-            "CPU list '{s}': CPU {c} does not exist (this machine has CPUs 0-{})",
-            online - 1
-        )));
-    }
-    Ok(cpus)
-}
-
-/// CPUs the machine has, whatever this process's own affinity (a qpslab started under
-/// `taskset -c 1` may still place a sandbox server on CPU 0).
-fn configured_cpus() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
-    if n > 0 {
-        n as usize
-    } else {
-        std::thread::available_parallelism().map_or(usize::MAX, |n| n.get())
-    }
+    qpslab_core::cpus::parse_cpu_list(s).map_err(|e| user(e.to_string()))
 }
 
 /// Parses `50,95,99.9` into percentiles in (0, 100].

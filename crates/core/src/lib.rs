@@ -1,6 +1,8 @@
 //! Plain types shared by every qpslab crate.
 //!
-//! Nothing here performs I/O. Results cross crate boundaries as these serde types: the engine
+//! Nothing here performs I/O, with two exceptions that every caller needs the same way:
+//! [`optfile`] reads option files and the files they include, and [`cpus`] asks how many CPUs
+//! the machine has. Results cross crate boundaries as these serde types: the engine
 //! produces [`result::PhaseResult`]s, the store persists them, the CLI prints them.
 //!
 //! ```
@@ -9,6 +11,7 @@
 //! assert_eq!(dsn.to_string(), "mysql://bench@127.0.0.1:3306/sbtest");
 //! ```
 
+pub mod cpus;
 pub mod dsn;
 pub mod env;
 pub mod optfile;

@@ -218,8 +218,6 @@ run_options! {
     skip_trx: Switch,
 }
 
-/// CPU numbers above this are refused (Linux builds for at most 8192 CPUs).
-const MAX_CPUS: usize = 1 << 16;
 /// The longest auto warm-up unless `warmup_max` says otherwise.
 pub const DEFAULT_WARMUP_MAX_S: f64 = 60.0;
 /// The fixed warm-up of the measured phase's own sessions after an auto warm-up.
@@ -229,33 +227,9 @@ pub const DEFAULT_SETTLE_MAX_S: f64 = 120.0;
 /// Measurements again of an unstable cell unless `retries` says otherwise.
 pub const DEFAULT_RETRIES: u32 = 2;
 
-/// Parses a CPU list in taskset's format (`0`, `0-3,6`).
+/// Parses a CPU list in taskset's format (`0`, `0-3,6`) by the rules of [`qpslab_core::cpus`].
 pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
-    let bad = || format!("CPU list '{s}': expected e.g. \"0\" or \"0-3,6\"");
-    let mut cpus = Vec::new();
-    for part in s.split(',') {
-        let part = part.trim();
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let a: usize = a.trim().parse().map_err(|_| bad())?;
-                let b: usize = b.trim().parse().map_err(|_| bad())?;
-                // The bound keeps "0-18446744073709551615" from listing every number.
-                if a > b || b >= MAX_CPUS {
-                    return Err(bad());
-                }
-                cpus.extend(a..=b);
-            }
-            None => cpus.push(
-                part.parse()
-                    .ok()
-                    .filter(|c| *c < MAX_CPUS)
-                    .ok_or_else(bad)?,
-            ),
-        }
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(cpus)
+    qpslab_core::cpus::parse_cpu_list(s).map_err(|e| e.to_string())
 }
 
 impl RunOptions {
