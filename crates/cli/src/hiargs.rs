@@ -1,12 +1,12 @@
 //! From what the user typed to what the libraries take: plans, workload options, CPU lists.
 //! Every check that can fail on user input happens here, with one clear line.
 
-use crate::args::{ArrivalArg, MallocArg, OnOff, RunArgs, WorkloadArgs};
+use crate::args::{ArrivalArg, OnOff, RunArgs, WorkloadArgs};
 use crate::error::user;
 use anyhow::Result;
 use qpslab_core::plan::{Arrival, RateSpec, RunPlan, StopCondition};
 use qpslab_core::{RandType, WorkloadKind, WorkloadOptions};
-use qpslab_sandbox::{Malloc, SandboxSpec};
+use qpslab_sandbox::SandboxSpec;
 
 /// The longest `--time` or `--warmup`: a year of seconds.
 pub const MAX_SECONDS: f64 = 365.0 * 86_400.0;
@@ -87,22 +87,17 @@ fn on(v: Option<OnOff>, default: bool) -> bool {
     v.map_or(default, |v| v == OnOff::On)
 }
 
-/// The sandbox spec shared by `server start` and the embedded default: parses `--set`, the CPU
-/// list and the allocator; profile and port stay at their defaults for the caller to set.
+/// The sandbox spec shared by `server start` and the embedded default: `--set` in the CLI's
+/// `NAME=VALUE` form, the rest checked by [`SandboxSpec::build`].
 pub fn sandbox_spec(
     name: &str,
     settings: &[String],
     cpus: Option<&str>,
-    malloc: Option<MallocArg>,
+    malloc: Option<&str>,
     basedir: Option<&std::path::Path>,
 ) -> Result<SandboxSpec> {
-    Ok(SandboxSpec {
-        basedir: basedir.map(std::path::Path::to_path_buf),
-        settings: parse_settings(settings)?,
-        cpus: cpus.map(parse_cpus).transpose()?,
-        malloc: malloc.map(|MallocArg::Jemalloc| Malloc::Jemalloc),
-        ..SandboxSpec::new(name)
-    })
+    let settings = parse_settings(settings)?;
+    Ok(SandboxSpec::build(name, &settings, cpus, malloc, basedir)?)
 }
 
 /// Builds the workload options: sysbench's defaults, overridden by what was given.

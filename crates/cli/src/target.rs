@@ -192,7 +192,7 @@ pub fn embedded_spec(e: &EmbeddedArgs) -> Result<SandboxSpec> {
         EMBEDDED_NAME,
         &e.settings,
         e.server_cpus.as_deref(),
-        e.malloc,
+        e.malloc.as_deref(),
         e.basedir.as_deref(),
     )
 }
