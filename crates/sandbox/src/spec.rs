@@ -76,7 +76,9 @@ pub enum Profile {
     #[default]
     Default,
     /// A my.cnf fragment: `name = value` lines of its `[mysqld]`, `[mariadb]`, `[server]` and
-    /// `[mariadbd]` groups (lines before any group count too), applied before `--set` overrides.
+    /// `[mariadbd]` groups (lines before any group count too) and of the files it includes
+    /// (`!include`, `!includedir`), read as `qpslab_core::optfile` reads them, applied before
+    /// `--set` overrides.
     File(PathBuf),
 }
 
