@@ -13,7 +13,7 @@
 //!   goes on. Unknown `!` directives are ignored, as the servers ignore them.
 //!
 //! Unlike the servers, which skip a missing `!include` file silently and a too-deep one with a
-//! warning, a missing file, a nesting deeper than [`MAX_DEPTH`] and a file including itself are
+//! warning, a missing file, a nesting deeper than [`MAX_DEPTH`] and an include cycle are
 //! errors here, naming the file and line of the directive: a profile that silently loses half
 //! its settings measures something else.
 //!
@@ -163,8 +163,7 @@ impl<'g> Reader<'g> {
         if self.stack.contains(&canonical) {
             let chain: Vec<String> = self.stack.iter().map(|p| p.display().to_string()).collect();
             return Err(fail(format!(
-                "{} includes itself ({} -> {})",
-                path.display(),
+                "an !include cycle: {} -> {}",
                 chain.join(" -> "),
                 canonical.display()
             )));
