@@ -3,13 +3,13 @@
 //! checks against a server's own limits. Every check that can fail on user input happens here
 //! or in that resolver, with one clear line.
 
-use crate::args::{Given, MallocArg, RunArgs, WorkloadFlags};
+use crate::args::{Given, RunArgs, WorkloadFlags};
 use crate::error::user;
 use anyhow::Result;
 use qpslab_core::plan::RunPlan;
 use qpslab_core::WorkloadOptions;
 use qpslab_lab::options::{resolve, Origin, Resolved, MAX_LOADERS};
-use qpslab_sandbox::{Malloc, SandboxSpec};
+use qpslab_sandbox::SandboxSpec;
 use serde_json::Value;
 
 /// Checks a count of loader connections.
@@ -20,48 +20,6 @@ pub fn loader_threads(flag: &str, n: u32) -> Result<u32> {
         )));
     }
     Ok(n)
-}
-
-/// Parses a CPU list in taskset's format: `0`, `0-3`, `0-3,6`.
-pub fn parse_cpus(s: &str) -> Result<Vec<usize>> {
-    let bad = || user(format!("CPU list '{s}': expected e.g. 0 or 0-3,6"));
-    let mut cpus = Vec::new();
-    for part in s.split(',') {
-        let part = part.trim();
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) =
-                    (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
-                if a > b {
-                    return Err(bad());
-                }
-                cpus.extend(a..=b);
-            }
-            None => cpus.push(part.parse().map_err(|_| bad())?),
-        }
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    let online = configured_cpus();
-    if let Some(c) = cpus.iter().find(|c| **c >= online) {
-        return Err(user(format!(
-            "CPU list '{s}': CPU {c} does not exist (this machine has CPUs 0-{})",
-            online - 1
-        )));
-    }
-    Ok(cpus)
-}
-
-/// CPUs the machine has, whatever this process's own affinity (a qpslab started under
-/// `taskset -c 1` may still place a sandbox server on CPU 0).
-fn configured_cpus() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
-    if n > 0 {
-        n as usize
-    } else {
-        std::thread::available_parallelism().map_or(usize::MAX, |n| n.get())
-    }
 }
 
 /// Parses repeated `--set name=value` into pairs.
@@ -79,22 +37,17 @@ pub fn parse_settings(items: &[String]) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
-/// The sandbox spec shared by `server start` and the embedded default: parses `--set`, the CPU
-/// list and the allocator; profile and port stay at their defaults for the caller to set.
+/// The sandbox spec shared by `server start` and the embedded default: `--set` in the CLI's
+/// `NAME=VALUE` form, the rest checked by [`SandboxSpec::build`].
 pub fn sandbox_spec(
     name: &str,
     settings: &[String],
     cpus: Option<&str>,
-    malloc: Option<MallocArg>,
+    malloc: Option<&str>,
     basedir: Option<&std::path::Path>,
 ) -> Result<SandboxSpec> {
-    Ok(SandboxSpec {
-        basedir: basedir.map(std::path::Path::to_path_buf),
-        settings: parse_settings(settings)?,
-        cpus: cpus.map(parse_cpus).transpose()?,
-        malloc: malloc.map(|MallocArg::Jemalloc| Malloc::Jemalloc),
-        ..SandboxSpec::new(name)
-    })
+    let settings = parse_settings(settings)?;
+    Ok(SandboxSpec::build(name, &settings, cpus, malloc, basedir)?)
 }
 
 /// Resolves options given as flags (names as in the option table) into a plan.
@@ -210,14 +163,6 @@ mod tests {
         plan.threads = vec![150];
         let e = check_server_limits(&plan, 1, &server).unwrap_err();
         assert!(e.to_string().contains("max_connections"), "{e}");
-    }
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(parse_cpus("0").unwrap(), vec![0]);
-        assert!(parse_cpus("1-0").is_err());
-        assert!(parse_cpus("x").is_err());
-        assert!(parse_cpus("100000").is_err());
     }
 
     #[test]

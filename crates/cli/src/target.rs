@@ -192,19 +192,15 @@ pub fn embedded_spec(e: &EmbeddedArgs) -> Result<SandboxSpec> {
         EMBEDDED_NAME,
         &e.settings,
         e.server_cpus.as_deref(),
-        e.malloc,
+        e.malloc.as_deref(),
         e.basedir.as_deref(),
     )
 }
 
 fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
     let file = match &t.defaults_file {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| user(format!("--defaults-file {}: {e}", path.display())))?;
-            qpslab_core::optfile::parse_client_options(&text)
-                .map_err(|e| user(format!("--defaults-file {}: {e}", path.display())))?
-        }
+        Some(path) => qpslab_core::optfile::read_client_options(path)
+            .map_err(|e| user(format!("--defaults-file: {e}")))?,
         None => Default::default(),
     };
     let mut o = ConnectOptions {

@@ -47,6 +47,14 @@ fn run_rejects_bad_values_before_touching_anything() {
             "port",
         ),
         (&["run", "oltp_point_select", "--client-cpus", "999"], "CPU"),
+        (
+            &["run", "oltp_point_select", "--malloc", "mimalloc"],
+            "unknown allocator; use jemalloc, tcmalloc, system, or the path of a shared library",
+        ),
+        (
+            &["run", "oltp_point_select", "--server-cpus", "1-0"],
+            "CPU list",
+        ),
         // Limits checked before anything is built: 99999999 tables once took 4.6 GiB.
         (
             &["run", "oltp_point_select", "--tables", "99999999"],

@@ -1,6 +1,8 @@
 //! Plain types shared by every qpslab crate.
 //!
-//! Nothing here performs I/O. Results cross crate boundaries as these serde types: the engine
+//! Nothing here performs I/O, with two exceptions that every caller needs the same way:
+//! [`optfile`] reads option files and the files they include, and [`cpus`] asks how many CPUs
+//! the machine has. Results cross crate boundaries as these serde types: the engine
 //! produces [`result::PhaseResult`]s, the store persists them, the CLI prints them.
 //!
 //! ```
@@ -10,6 +12,7 @@
 //! ```
 
 pub mod cell;
+pub mod cpus;
 pub mod dsn;
 pub mod env;
 pub mod optfile;

@@ -1,101 +1,340 @@
-//! The mysql client's option-file format (`--defaults-file`): `[group]` headers, `key=value`
-//! lines, `#`/`;` comments, optional quotes, dashes and underscores interchangeable in keys.
+//! The option-file format of MySQL and MariaDB (my.cnf), read the way their servers and clients
+//! read it, for every option file qpslab takes: a client's `--defaults-file` (the client groups)
+//! and a sandbox profile (the server groups).
 //!
-//! Only the groups a client reads (`client`, `mysql`, `client-mariadb`, `qpslab`) are kept, later
-//! lines overriding earlier ones, as the mysql client does.
+//! - `[group]` headers (case-insensitive; text after the `]` is ignored); `#` and `;` start a
+//!   comment line, and `#` outside quotes ends a line's text.
+//! - `name`, `name = value`; a value wrapped in matching `"` or `'` loses them, and the escapes
+//!   `\n \t \r \b \s \" \' \\` are replaced in every value (an unknown escape stays as written).
+//! - `!include FILE` reads another file in place, `!includedir DIR` every `*.cnf` file of a
+//!   directory in name order (MariaDB sorts them; MySQL promises no order; the `.ini` files are
+//!   read on Windows only). A relative path is relative to the current directory, as the servers
+//!   resolve it. Each file must open its own `[group]`; after it, the including file's group
+//!   goes on. Unknown `!` directives are ignored, as the servers ignore them.
+//!
+//! Unlike the servers, which skip a missing `!include` file silently and a too-deep one with a
+//! warning, a missing file, a nesting deeper than [`MAX_DEPTH`] and an include cycle are
+//! errors here, naming the file and line of the directive: a profile that silently loses half
+//! its settings measures something else.
+//!
+//! ```
+//! use qpslab_core::optfile::parse_client_options;
+//! let o = parse_client_options("[client]\nuser = bench # who\nssl_ca='/ca.pem'\n").unwrap();
+//! assert_eq!((o["user"].as_str(), o["ssl-ca"].as_str()), ("bench", "/ca.pem"));
+//! ```
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 /// Groups whose options a client honours, in increasing precedence.
 pub const CLIENT_GROUPS: [&str; 4] = ["client", "client-mariadb", "mysql", "qpslab"];
+/// Groups a MariaDB or MySQL server reads.
+pub const SERVER_GROUPS: [&str; 4] = ["mysqld", "server", "mariadb", "mariadbd"];
+/// How deep `!include` and `!includedir` may nest: the servers' own limit.
+pub const MAX_DEPTH: usize = 10;
 
-/// Parses option-file text into the options of the client groups. Keys are normalised to
-/// dashes (`ssl_ca` → `ssl-ca`). Lines that are neither headers nor options are an error.
-pub fn parse_client_options(text: &str) -> Result<BTreeMap<String, String>, String> {
-    // Collect per group first so precedence follows CLIENT_GROUPS, not file order.
-    let mut per_group: BTreeMap<&str, BTreeMap<String, String>> = BTreeMap::new();
-    let mut group: Option<String> = None;
-    for (n, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.is_empty()
-            || line.starts_with('#')
-            || line.starts_with(';')
-            || line.starts_with('!')
-        {
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix('[') {
-            let name = rest
-                .strip_suffix(']')
-                .ok_or_else(|| format!("line {}: unclosed group header '{line}'", n + 1))?;
-            group = Some(name.trim().to_ascii_lowercase());
-            continue;
-        }
-        let Some(g) = group.as_deref() else {
-            return Err(format!(
-                "line {}: option '{line}' outside of any [group]",
-                n + 1
-            ));
-        };
-        let Some(slot) = CLIENT_GROUPS.iter().find(|c| **c == g) else {
-            continue;
-        };
-        let (key, value) = match line.split_once('=') {
-            Some((k, v)) => (k.trim(), unquote(strip_comment(v.trim()))),
-            None => (line, String::new()),
-        };
-        per_group
-            .entry(slot)
-            .or_default()
-            .insert(key.replace('_', "-").to_ascii_lowercase(), value);
-    }
+/// Which groups of an option file to read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Groups<'a> {
+    /// Group names, lowercase.
+    pub names: &'a [&'a str],
+    /// Whether options before the first header of the file named to [`read`] or [`parse`] are
+    /// read (a profile may be a bare fragment) rather than refused, as the servers refuse them.
+    pub headerless: bool,
+}
+
+impl Groups<'static> {
+    /// A client's groups ([`CLIENT_GROUPS`]); an option before any header is an error.
+    pub const CLIENT: Groups<'static> = Groups {
+        names: &CLIENT_GROUPS,
+        headerless: false,
+    };
+    /// A server's groups ([`SERVER_GROUPS`]); options before any header count as the server's.
+    pub const SERVER: Groups<'static> = Groups {
+        names: &SERVER_GROUPS,
+        headerless: true,
+    };
+}
+
+/// One option read from a group asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OptionLine {
+    /// Its group, lowercase (empty for an option before any header).
+    pub group: String,
+    /// The name as written (dashes and underscores, `loose-` and case left to the caller).
+    pub name: String,
+    /// The value, unquoted and unescaped; empty for a bare `name`.
+    pub value: String,
+    /// The file it is in.
+    pub file: PathBuf,
+    /// Its line number, from 1.
+    pub line: usize,
+}
+
+/// An option file that cannot be read, naming the file and, for a line's fault, the line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}: {reason}", file.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct OptFileError {
+    /// The file at fault (for a missing include, the file with the directive).
+    pub file: PathBuf,
+    /// The line at fault, when it is one line's.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// Reads the options of `groups` from the file at `path` and the files it includes, in the
+/// order the server would apply them (later wins).
+pub fn read(path: &Path, groups: Groups<'_>) -> Result<Vec<OptionLine>, OptFileError> {
+    let mut r = Reader::new(groups);
+    r.file(path, None)?;
+    Ok(r.out)
+}
+
+/// Like [`read`] for text already read; `origin` names it in errors.
+pub fn parse(
+    text: &str,
+    origin: &Path,
+    groups: Groups<'_>,
+) -> Result<Vec<OptionLine>, OptFileError> {
+    let mut r = Reader::new(groups);
+    r.stack
+        .push(std::fs::canonicalize(origin).unwrap_or_else(|_| origin.to_path_buf()));
+    r.text(text, origin, true)?;
+    Ok(r.out)
+}
+
+/// Reads a client option file into the options of [`CLIENT_GROUPS`], keys with dashes
+/// (`ssl_ca` → `ssl-ca`) and lowercase. A later group in `CLIENT_GROUPS` wins over an earlier
+/// one whatever their order in the file; within a group, a later line wins.
+pub fn read_client_options(path: &Path) -> Result<BTreeMap<String, String>, OptFileError> {
+    read(path, Groups::CLIENT).map(client_options)
+}
+
+/// Like [`read_client_options`] for text already read.
+pub fn parse_client_options(text: &str) -> Result<BTreeMap<String, String>, OptFileError> {
+    parse(text, Path::new("<option file>"), Groups::CLIENT).map(client_options)
+}
+
+fn client_options(lines: Vec<OptionLine>) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for g in CLIENT_GROUPS {
-        if let Some(opts) = per_group.remove(g) {
-            out.extend(opts);
+        for l in lines.iter().filter(|l| l.group == g) {
+            out.insert(
+                l.name.replace('_', "-").to_ascii_lowercase(),
+                l.value.clone(),
+            );
         }
     }
-    Ok(out)
+    out
 }
 
-fn strip_comment(v: &str) -> &str {
-    if v.starts_with('"') || v.starts_with('\'') {
-        return v;
-    }
-    match v.find(" #") {
-        Some(i) => v[..i].trim_end(),
-        None => v,
-    }
+/// The state of one read: the chain of files being read (for the cycle check) and the options
+/// found so far.
+struct Reader<'g> {
+    groups: Groups<'g>,
+    stack: Vec<PathBuf>,
+    out: Vec<OptionLine>,
 }
 
-fn unquote(v: &str) -> String {
-    for q in ['"', '\''] {
-        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
-            return v[1..v.len() - 1]
-                .replace("\\\\", "\\")
-                .replace(&format!("\\{q}"), &q.to_string());
+/// Where a directive was: the file and line that named a file to read.
+type Origin<'a> = Option<(&'a Path, usize)>;
+
+impl<'g> Reader<'g> {
+    fn new(groups: Groups<'g>) -> Self {
+        Reader {
+            groups,
+            stack: Vec::new(),
+            out: Vec::new(),
         }
     }
-    v.to_string()
+
+    /// Reads one file, named by the directive at `from` (none for the file asked for).
+    fn file(&mut self, path: &Path, from: Origin<'_>) -> Result<(), OptFileError> {
+        let fail = |reason: String| match from {
+            Some((file, line)) => err(file, Some(line), reason),
+            None => err(path, None, reason),
+        };
+        let what = |e: std::io::Error| match from {
+            Some(_) => format!("cannot read {}: {e}", path.display()),
+            None => format!("cannot read: {e}"),
+        };
+        let canonical = std::fs::canonicalize(path).map_err(|e| fail(what(e)))?;
+        if self.stack.contains(&canonical) {
+            let chain: Vec<String> = self.stack.iter().map(|p| p.display().to_string()).collect();
+            return Err(fail(format!(
+                "an !include cycle: {} -> {}",
+                chain.join(" -> "),
+                canonical.display()
+            )));
+        }
+        if self.stack.len() > MAX_DEPTH {
+            return Err(fail(format!(
+                "{} is nested more than {MAX_DEPTH} !include levels deep",
+                path.display()
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| fail(what(e)))?;
+        self.stack.push(canonical);
+        self.text(&text, path, from.is_none())?;
+        self.stack.pop();
+        Ok(())
+    }
+
+    /// Reads every `*.cnf` file of a directory, in name order.
+    fn dir(&mut self, dir: &Path, from: (&Path, usize)) -> Result<(), OptFileError> {
+        let fail = |e: std::io::Error| {
+            err(
+                from.0,
+                Some(from.1),
+                format!("cannot read directory {}: {e}", dir.display()),
+            )
+        };
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(fail)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()
+            .map_err(fail)?;
+        files.retain(|p| p.is_file() && p.to_string_lossy().ends_with(".cnf"));
+        files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+        for f in files {
+            self.file(&f, Some(from))?;
+        }
+        Ok(())
+    }
+
+    /// Reads the lines of one file. `top` says whether it is the file asked for, the only one
+    /// whose options may come before a header.
+    fn text(&mut self, text: &str, file: &Path, top: bool) -> Result<(), OptFileError> {
+        let mut group: Option<String> = None;
+        for (i, raw) in text.lines().enumerate() {
+            let n = i + 1;
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with(['#', ';']) {
+                continue;
+            }
+            if let Some(directive) = line.strip_prefix('!') {
+                self.directive(directive.trim_start(), file, n)?;
+            } else if let Some(rest) = line.strip_prefix('[') {
+                let (name, _) = rest
+                    .split_once(']')
+                    .ok_or_else(|| err(file, Some(n), format!("unclosed group header '{line}'")))?;
+                group = Some(name.trim().to_ascii_lowercase());
+            } else {
+                let wanted = match group.as_deref() {
+                    Some(g) => self.groups.names.contains(&g),
+                    None if top && self.groups.headerless => true,
+                    None => {
+                        let reason = format!("option '{line}' outside of any [group]");
+                        return Err(err(file, Some(n), reason));
+                    }
+                };
+                if wanted {
+                    let g = group.as_deref().unwrap_or_default();
+                    self.out.push(option(line, g, file, n));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Follows `!include` and `!includedir`; other directives are ignored, as the servers do.
+    fn directive(&mut self, d: &str, file: &Path, n: usize) -> Result<(), OptFileError> {
+        for keyword in ["includedir", "include"] {
+            let Some(arg) = d.strip_prefix(keyword) else {
+                continue;
+            };
+            if !(arg.is_empty() || arg.starts_with(char::is_whitespace)) {
+                continue;
+            }
+            let arg = arg.trim();
+            if arg.is_empty() {
+                return Err(err(file, Some(n), format!("'!{keyword}' names no path")));
+            }
+            return match keyword {
+                "include" => self.file(Path::new(arg), Some((file, n))),
+                _ => self.dir(Path::new(arg), (file, n)),
+            };
+        }
+        Ok(())
+    }
+}
+
+fn err(file: &Path, line: Option<usize>, reason: String) -> OptFileError {
+    OptFileError {
+        file: file.to_path_buf(),
+        line,
+        reason,
+    }
+}
+
+/// One `name[=value]` line.
+fn option(line: &str, group: &str, file: &Path, n: usize) -> OptionLine {
+    let text = strip_comment(line);
+    let (name, value) = match text.split_once('=') {
+        Some((name, value)) => (name.trim(), unescape(unquote(value.trim()))),
+        None => (text.trim(), String::new()),
+    };
+    OptionLine {
+        group: group.to_string(),
+        name: name.to_string(),
+        value,
+        file: file.to_path_buf(),
+        line: n,
+    }
+}
+
+/// The line up to a `#` outside quotes (a backslash inside quotes protects the next character).
+fn strip_comment(line: &str) -> &str {
+    let (mut quote, mut escaped) = (None, false);
+    for (i, c) in line.char_indices() {
+        if matches!(c, '"' | '\'') && !escaped {
+            match quote {
+                None => quote = Some(c),
+                Some(q) if q == c => quote = None,
+                Some(_) => {}
+            }
+        }
+        if quote.is_none() && c == '#' {
+            return &line[..i];
+        }
+        escaped = quote.is_some() && c == '\\' && !escaped;
+    }
+    line
+}
+
+/// Drops matching quotes around a value.
+fn unquote(v: &str) -> &str {
+    match v.chars().next() {
+        Some(q @ ('"' | '\'')) if v.len() >= 2 && v.ends_with(q) => &v[1..v.len() - 1],
+        _ => v,
+    }
+}
+
+/// Replaces the escapes the servers know; an unknown one, or a backslash at the end, stays.
+fn unescape(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let replaced = match (c, next) {
+            ('\\', Some('n')) => '\n',
+            ('\\', Some('t')) => '\t',
+            ('\\', Some('r')) => '\r',
+            ('\\', Some('b')) => '\u{8}',
+            ('\\', Some('s')) => ' ',
+            ('\\', Some(e @ ('"' | '\'' | '\\'))) => e,
+            _ => {
+                out.push(c);
+                continue;
+            }
+        };
+        chars.next();
+        out.push(replaced);
+    }
+    out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_client_groups_with_precedence() {
-        let text = "# comment\n[mysqld]\nport=1\n[mysql]\nuser=fromMysql\n[client]\nuser = bench\npassword=\"s3 cr#t\"\nssl_ca=/ca.pem # trailing\nport=3307\n";
-        let o = parse_client_options(text).unwrap();
-        assert_eq!(o["user"], "fromMysql", "[mysql] overrides [client]");
-        assert_eq!(o["password"], "s3 cr#t");
-        assert_eq!(o["ssl-ca"], "/ca.pem");
-        assert_eq!(o["port"], "3307");
-    }
-
-    #[test]
-    fn rejects_garbage() {
-        assert!(parse_client_options("user=x\n").is_err());
-        assert!(parse_client_options("[client\nuser=x\n").is_err());
-    }
-}
+#[path = "optfile_tests.rs"]
+mod tests;

@@ -268,6 +268,9 @@ fn check_setup(what: &str, s: &Setup) -> Result<(), String> {
     if let Some(c) = &s.cpus {
         crate::options::parse_cpu_list(c).map_err(|e| format!("{what}: {e}"))?;
     }
+    if let Some(m) = &s.malloc {
+        qpslab_sandbox::Malloc::parse_choice(m).map_err(|e| format!("{what}: {e}"))?;
+    }
     if let Some(t) = &s.os.thp {
         if !["always", "madvise", "never"].contains(&t.as_str()) {
             return Err(format!("{what}: os.thp '{t}': always, madvise or never"));

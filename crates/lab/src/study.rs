@@ -12,7 +12,7 @@ use crate::spec::{self, Setup, Spec};
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;
-use qpslab_sandbox::{LabDir, Malloc, Profile, Sandbox, SandboxSpec};
+use qpslab_sandbox::{LabDir, Profile, Sandbox, SandboxSpec};
 use qpslab_store::{
     CellRecord, CellStatus, Factor, NewStudy, RunMeta, Store, StudyId, StudyRecord, StudyStatus,
 };
@@ -545,21 +545,16 @@ fn dataset_policy(setup: &Setup, plan: &qpslab_core::RunPlan, lab: &LabDir) -> D
 
 /// The sandbox spec of a setup.
 pub fn sandbox_spec(study: &str, setup_name: &str, s: &Setup) -> Result<SandboxSpec, String> {
-    let mut spec = SandboxSpec::new(sandbox_name(study, setup_name));
-    spec.basedir = s.basedir.clone();
+    let settings: Vec<_> = s.set.iter().map(|(k, v)| (k.clone(), v.render())).collect();
+    let mut spec = SandboxSpec::build(
+        &sandbox_name(study, setup_name),
+        &settings,
+        s.cpus.as_deref(),
+        s.malloc.as_deref(),
+        s.basedir.as_deref(),
+    )
+    .map_err(|e| e.to_string())?;
     spec.profile = s.profile.clone().map_or(Profile::Default, Profile::File);
-    spec.settings = s.set.iter().map(|(k, v)| (k.clone(), v.render())).collect();
-    spec.cpus = s
-        .cpus
-        .as_deref()
-        .map(crate::options::parse_cpu_list)
-        .transpose()?;
-    spec.malloc = match s.malloc.as_deref() {
-        None | Some("system") | Some("glibc") => None,
-        Some("jemalloc") => Some(Malloc::Jemalloc),
-        Some("tcmalloc") => Some(Malloc::Tcmalloc),
-        Some(path) => Some(Malloc::Library(path.into())),
-    };
     Ok(spec)
 }
 

@@ -4,6 +4,7 @@
 //! option file is read.
 
 use crate::error::{Error, Result};
+use qpslab_core::optfile;
 use std::path::{Path, PathBuf};
 
 /// Settings the lab owns; a profile or override must not move them (the sandbox would lose
@@ -35,9 +36,14 @@ pub(crate) struct Paths {
     pub init_file: PathBuf,
 }
 
-/// A setting's identity for "later wins": case-insensitive, dashes and underscores alike.
+/// A setting's identity for "later wins" and the reserved check: case-insensitive, dashes and
+/// underscores alike, `loose-` (which only silences the server about an unknown name) dropped.
 fn key_of(name: &str) -> String {
-    name.to_ascii_lowercase().replace('-', "_")
+    let key = name.to_ascii_lowercase().replace('-', "_");
+    match key.strip_prefix("loose_") {
+        Some(rest) => rest.to_string(),
+        None => key,
+    }
 }
 
 /// Checks one override and returns it cleaned (`--` prefix dropped, spaces trimmed).
@@ -75,49 +81,22 @@ pub fn parse_override(s: &str) -> Result<(String, String)> {
     }
 }
 
-/// Reads the server groups of a my.cnf fragment.
-pub(crate) fn parse_profile(text: &str) -> Result<Vec<(String, String)>> {
-    let mut out = Vec::new();
-    let mut in_server_group = true;
-    for raw in text.lines() {
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
-            continue;
-        }
-        if let Some(group) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            let g = group.trim().to_ascii_lowercase();
-            in_server_group = matches!(g.as_str(), "mysqld" | "mariadb" | "mariadbd" | "server");
-            continue;
-        }
-        if line.starts_with('!') {
-            return Err(Error::InvalidSetting {
-                setting: line.to_string(),
-                reason: "!include directives are not supported in a profile".into(),
-            });
-        }
-        if !in_server_group {
-            continue;
-        }
-        let (name, value) = match line.split_once('=') {
-            Some((n, v)) => (n.trim(), unquote(v.trim())),
-            None => (line, String::new()),
-        };
-        out.push(check_setting(name, &value)?);
-    }
-    Ok(out)
-}
-
-fn unquote(v: &str) -> String {
-    for q in ['"', '\''] {
-        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
-            return v[1..v.len() - 1].to_string();
-        }
-    }
-    // An unquoted value ends at a trailing comment.
-    match v.find(" #") {
-        Some(i) => v[..i].trim_end().to_string(),
-        None => v.to_string(),
-    }
+/// Reads the server groups of a profile and of the files it includes ([`optfile`]), each
+/// setting checked like an override; a rejected one names its file and line.
+pub(crate) fn read_profile(path: &Path) -> Result<Vec<(String, String)>> {
+    let lines = optfile::read(path, optfile::Groups::SERVER).map_err(Error::Profile)?;
+    lines
+        .iter()
+        .map(|l| {
+            check_setting(&l.name, &l.value).map_err(|e| match e {
+                Error::InvalidSetting { setting, reason } => Error::InvalidSetting {
+                    setting,
+                    reason: format!("{reason} ({}:{})", l.file.display(), l.line),
+                },
+                other => other,
+            })
+        })
+        .collect()
 }
 
 /// The lab's own settings, before the profile and overrides.
@@ -210,7 +189,7 @@ mod tests {
     #[test]
     fn later_wins_across_dash_and_underscore() {
         let lab = lab_settings(&paths(), false, None);
-        let profile = parse_profile(
+        let profile = profile(
             "[client]\nport=1\n[mysqld]\nmax-connections = 100\ninnodb_buffer_pool_size=1G # big\n",
         )
         .unwrap();
@@ -256,11 +235,40 @@ mod tests {
             let e = parse_override(bad).unwrap_err();
             assert!(e.is_user_error(), "{bad}");
         }
-        assert!(parse_profile("!includedir /etc").is_err());
+        assert!(parse_override("loose-port=1").is_err());
         assert_eq!(
             parse_override("--skip-log-bin").unwrap(),
             ("skip-log-bin".to_string(), String::new())
         );
+    }
+
+    /// Reads profile text written to a temporary file.
+    fn profile(text: &str) -> Result<Vec<(String, String)>> {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("profile.cnf");
+        std::fs::write(&p, text).unwrap();
+        read_profile(&p)
+    }
+
+    #[test]
+    fn profiles_include_files_and_name_the_line_at_fault() {
+        let d = tempfile::tempdir().unwrap();
+        let inc = d.path().join("inc.cnf");
+        std::fs::write(&inc, "[mariadbd]\nb = 2\n").unwrap();
+        let text = format!("a=1\n[server]\n!include {}\nc='x y'\n", inc.display());
+        let got = profile(&text).unwrap();
+        let want = [("a", "1"), ("b", "2"), ("c", "x y")];
+        assert_eq!(got, want.map(|(n, v)| (n.to_string(), v.to_string())));
+        std::fs::write(&inc, "[mysqld]\n\nloose_datadir=/x\n").unwrap();
+        let e = profile(&text).unwrap_err();
+        assert!(e.is_user_error(), "{e}");
+        assert!(
+            e.to_string().contains(&format!("{}:3", inc.display())),
+            "{e}"
+        );
+        let e = profile("[mysqld]\n!include /nonexistent/x.cnf\n").unwrap_err();
+        assert!(matches!(e, Error::Profile(_)) && e.is_user_error(), "{e}");
+        assert!(e.to_string().contains("/nonexistent/x.cnf"), "{e}");
     }
 
     #[test]

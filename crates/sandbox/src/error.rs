@@ -23,14 +23,9 @@ pub enum Error {
         /// Why it was rejected.
         reason: String,
     },
-    /// The profile file could not be read.
-    #[error("cannot read profile {}: {source}", path.display())]
-    Profile {
-        /// The profile file.
-        path: PathBuf,
-        /// The underlying I/O error.
-        source: std::io::Error,
-    },
+    /// The profile, or a file it includes, cannot be read or is not an option file.
+    #[error("profile {0}")]
+    Profile(qpslab_core::optfile::OptFileError),
     /// The explicitly requested TCP port is already taken on 127.0.0.1.
     #[error("port {port} is already in use on 127.0.0.1 (pick another port or leave it unset to get a free one)")]
     PortInUse {
@@ -153,7 +148,7 @@ impl Error {
             self,
             Error::InvalidName { .. }
                 | Error::InvalidSetting { .. }
-                | Error::Profile { .. }
+                | Error::Profile(_)
                 | Error::PortInUse { .. }
                 | Error::NoServerBinary { .. }
                 | Error::NoMallocLibrary { .. }

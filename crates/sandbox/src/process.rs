@@ -25,34 +25,21 @@ pub(crate) struct Launch<'a> {
     pub output: Option<std::fs::File>,
 }
 
-/// Checks that every CPU is one this process may use, so the server's affinity is satisfiable.
+/// Checks the server's CPUs by the rules of [`qpslab_core::cpus`] (non-empty, each one this
+/// machine has), and that each fits a `cpu_set_t`.
 pub(crate) fn check_cpus(cpus: &[usize]) -> Result<()> {
-    // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most size_of bytes into it.
-    let allowed = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Err(Error::io(
-                "reading CPU affinity",
-                std::io::Error::last_os_error(),
-            ));
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|c| libc::CPU_ISSET(*c, &set))
-            .collect::<Vec<_>>()
+    let invalid = |reason: String| Error::InvalidSetting {
+        setting: "cpus".into(),
+        reason,
     };
-    let bad: Vec<String> = cpus
-        .iter()
-        .filter(|c| !allowed.contains(c))
-        .map(|c| c.to_string())
-        .collect();
-    if cpus.is_empty() || !bad.is_empty() {
-        let allowed: Vec<String> = allowed.iter().map(|c| c.to_string()).collect();
-        return Err(Error::InvalidSetting {
-            setting: format!("cpus={}", bad.join(",")),
-            reason: format!("not available here (allowed CPUs: {})", allowed.join(",")),
-        });
+    qpslab_core::cpus::check_cpus(cpus).map_err(|e| invalid(e.to_string()))?;
+    match cpus.iter().find(|c| **c >= libc::CPU_SETSIZE as usize) {
+        Some(c) => Err(invalid(format!(
+            "CPU {c} is beyond the {} CPUs an affinity mask holds",
+            libc::CPU_SETSIZE
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Starts the server in its own session (a Ctrl-C at the terminal reaches us, not it: we stop it

@@ -272,13 +272,7 @@ fn ensure_datadir(
 fn overrides(spec: &SandboxSpec) -> Result<Vec<(String, String)>> {
     let mut overrides = match &spec.profile {
         Profile::Default => Vec::new(),
-        Profile::File(path) => {
-            let text = std::fs::read_to_string(path).map_err(|source| Error::Profile {
-                path: path.clone(),
-                source,
-            })?;
-            config::parse_profile(&text)?
-        }
+        Profile::File(path) => config::read_profile(path)?,
     };
     for (n, v) in &spec.settings {
         overrides.push(config::check_setting(n, v)?);

@@ -76,7 +76,9 @@ pub enum Profile {
     #[default]
     Default,
     /// A my.cnf fragment: `name = value` lines of its `[mysqld]`, `[mariadb]`, `[server]` and
-    /// `[mariadbd]` groups (lines before any group count too), applied before `--set` overrides.
+    /// `[mariadbd]` groups (lines before any group count too) and of the files it includes
+    /// (`!include`, `!includedir`), read as `qpslab_core::optfile` reads them, applied before
+    /// `--set` overrides.
     File(PathBuf),
 }
 
@@ -90,6 +92,39 @@ pub enum Malloc {
     Tcmalloc,
     /// Any shared library given by path.
     Library(PathBuf),
+}
+
+/// What an unknown allocator name is told.
+const MALLOC_CHOICES: &str = "jemalloc, tcmalloc, system, or the path of a shared library";
+
+impl std::str::FromStr for Malloc {
+    type Err = Error;
+
+    /// `jemalloc`, `tcmalloc`, or a library path (any value with a `/` or a `.`, so a misspelt
+    /// name is an error here rather than a missing file at start).
+    fn from_str(s: &str) -> Result<Malloc> {
+        match s {
+            "jemalloc" => Ok(Malloc::Jemalloc),
+            "tcmalloc" => Ok(Malloc::Tcmalloc),
+            p if p.contains(['/', '.']) => Ok(Malloc::Library(p.into())),
+            _ => Err(Error::InvalidSetting {
+                setting: format!("malloc={s}"),
+                reason: format!("unknown allocator; use {MALLOC_CHOICES}"),
+            }),
+        }
+    }
+}
+
+impl Malloc {
+    /// Reads an allocator choice as the CLI's `--malloc` and a study's `malloc` take it: what
+    /// [`Malloc::from_str`](std::str::FromStr) accepts, or `system` (also `glibc`) for the C
+    /// library's own allocator, which preloads nothing.
+    pub fn parse_choice(s: &str) -> Result<Option<Malloc>> {
+        match s {
+            "system" | "glibc" => Ok(None),
+            _ => s.parse().map(Some),
+        }
+    }
 }
 
 /// Everything that defines one sandbox. Build it with [`SandboxSpec::new`] and set fields.
@@ -129,6 +164,36 @@ impl SandboxSpec {
             start_timeout: std::time::Duration::from_secs(60),
         }
     }
+
+    /// The spec of what a user asked for, checked: `settings` as `name=value` pairs (each
+    /// checked like a profile line, kept as given), `cpus` in taskset's format (the rules of
+    /// [`qpslab_core::cpus`]), `malloc` as [`Malloc::parse_choice`] reads it, and an unpacked
+    /// server tarball. Profile and port stay at their defaults for the caller to set.
+    pub fn build(
+        name: &str,
+        settings: &[(String, String)],
+        cpus: Option<&str>,
+        malloc: Option<&str>,
+        basedir: Option<&Path>,
+    ) -> Result<SandboxSpec> {
+        for (n, v) in settings {
+            crate::config::check_setting(n, v)?;
+        }
+        let cpus = cpus
+            .map(qpslab_core::cpus::parse_cpu_list)
+            .transpose()
+            .map_err(|e| Error::InvalidSetting {
+                setting: "cpus".into(),
+                reason: e.to_string(),
+            })?;
+        Ok(SandboxSpec {
+            basedir: basedir.map(Path::to_path_buf),
+            settings: settings.to_vec(),
+            cpus,
+            malloc: malloc.map(Malloc::parse_choice).transpose()?.flatten(),
+            ..SandboxSpec::new(name)
+        })
+    }
 }
 
 /// Checks a sandbox name: `[A-Za-z0-9_-]{1,32}`.
@@ -167,6 +232,43 @@ mod tests {
             let e = validate_name(bad).unwrap_err();
             assert!(e.is_user_error(), "{bad}");
         }
+    }
+
+    #[test]
+    fn build_checks_what_the_user_typed() {
+        let set = vec![("innodb_buffer_pool_size".to_string(), "1G".to_string())];
+        let s = SandboxSpec::build("b", &set, Some("0"), Some("tcmalloc"), None).unwrap();
+        assert_eq!(
+            (s.settings, s.cpus, s.malloc),
+            (set, Some(vec![0]), Some(Malloc::Tcmalloc))
+        );
+        let s = SandboxSpec::build("b", &[], None, Some("system"), Some(Path::new("/b"))).unwrap();
+        assert_eq!((s.malloc, s.basedir), (None, Some(PathBuf::from("/b"))));
+        let reserved = vec![("datadir".to_string(), "/x".to_string())];
+        for e in [
+            SandboxSpec::build("b", &reserved, None, None, None).unwrap_err(),
+            SandboxSpec::build("b", &[], Some("1-0"), None, None).unwrap_err(),
+            SandboxSpec::build("b", &[], None, Some("jemaloc"), None).unwrap_err(),
+        ] {
+            assert!(e.is_user_error(), "{e}");
+        }
+    }
+
+    #[test]
+    fn allocators() {
+        assert_eq!("jemalloc".parse::<Malloc>().unwrap(), Malloc::Jemalloc);
+        assert_eq!("tcmalloc".parse::<Malloc>().unwrap(), Malloc::Tcmalloc);
+        assert_eq!(
+            "./libmimalloc.so".parse::<Malloc>().unwrap(),
+            Malloc::Library("./libmimalloc.so".into())
+        );
+        assert_eq!(Malloc::parse_choice("glibc").unwrap(), None);
+        let e = "mimalloc".parse::<Malloc>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid setting 'malloc=mimalloc': unknown allocator; use jemalloc, tcmalloc, \
+             system, or the path of a shared library"
+        );
     }
 
     #[test]

@@ -115,9 +115,19 @@ fn start_list_find_stop() {
 fn lab_settings_profile_and_overrides_apply() {
     let (d, lab) = lab();
     let profile = d.path().join("profile.cnf");
+    let included = d.path().join("conf.d");
+    std::fs::create_dir(&included).unwrap();
+    std::fs::write(
+        included.join("pool.cnf"),
+        "[mariadbd]\ninnodb_buffer_pool_size = '64M' # from an included file\n",
+    )
+    .unwrap();
     std::fs::write(
         &profile,
-        "[client]\nport=1\n[mysqld]\nmax_connections = 300\ninnodb_buffer_pool_size=64M\n",
+        format!(
+            "[client]\nport=1\n[mysqld]\nmax_connections = 300\n!includedir {}\n",
+            included.display()
+        ),
     )
     .unwrap();
     let mut spec = SandboxSpec::new("set");

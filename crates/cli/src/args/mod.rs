@@ -9,7 +9,7 @@ mod study;
 pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use study::*;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// A performance lab for MySQL-family servers.
@@ -108,21 +108,16 @@ pub struct EmbeddedArgs {
     /// CPUs for the embedded sandbox server, e.g. 0 or 0-3,6.
     #[arg(long, value_name = "LIST")]
     pub server_cpus: Option<String>,
-    /// Allocator preloaded into the embedded sandbox server.
-    #[arg(long, value_enum)]
-    pub malloc: Option<MallocArg>,
+    /// Allocator preloaded into the embedded sandbox server: jemalloc, tcmalloc, system, or the
+    /// path of a shared library.
+    #[arg(long, value_name = "ALLOCATOR")]
+    pub malloc: Option<String>,
     /// Server installation (unpacked tarball) for the embedded sandbox.
     #[arg(long, value_name = "DIR")]
     pub basedir: Option<PathBuf>,
     /// Leave the embedded sandbox running afterwards (it is listed by `qpslab server list`).
     #[arg(long)]
     pub keep: bool,
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MallocArg {
-    /// The system's libjemalloc.
-    Jemalloc,
 }
 
 /// `qpslab run`.
@@ -217,9 +212,9 @@ pub struct ServerStartArgs {
     /// CPUs the server may run on, e.g. 0 or 0-3,6.
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
-    /// Allocator to preload.
-    #[arg(long, value_enum)]
-    pub malloc: Option<MallocArg>,
+    /// Allocator to preload: jemalloc, tcmalloc, system, or the path of a shared library.
+    #[arg(long, value_name = "ALLOCATOR")]
+    pub malloc: Option<String>,
     /// Unpacked server tarball to run instead of the installed server.
     #[arg(long, value_name = "DIR")]
     pub basedir: Option<PathBuf>,

@@ -40,7 +40,7 @@ fn start(a: ServerStartArgs) -> Result<()> {
         &a.name,
         &a.settings,
         a.cpus.as_deref(),
-        a.malloc,
+        a.malloc.as_deref(),
         a.basedir.as_deref(),
     )?;
     if let Some(p) = &a.profile {

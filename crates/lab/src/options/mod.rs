@@ -40,36 +40,9 @@ impl fmt::Display for Transport {
     }
 }
 
-/// CPU numbers above this are refused (Linux builds for at most 8192 CPUs).
-const MAX_CPUS: usize = 1 << 16;
-
-/// Parses a CPU list in taskset's format (`0`, `0-3,6`).
+/// Parses a CPU list in taskset's format (`0`, `0-3,6`) by the rules of [`qpslab_core::cpus`].
 pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
-    let bad = || format!("CPU list '{s}': expected e.g. \"0\" or \"0-3,6\"");
-    let mut cpus = Vec::new();
-    for part in s.split(',') {
-        let part = part.trim();
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let a: usize = a.trim().parse().map_err(|_| bad())?;
-                let b: usize = b.trim().parse().map_err(|_| bad())?;
-                // The bound keeps "0-18446744073709551615" from listing every number.
-                if a > b || b >= MAX_CPUS {
-                    return Err(bad());
-                }
-                cpus.extend(a..=b);
-            }
-            None => cpus.push(
-                part.parse()
-                    .ok()
-                    .filter(|c| *c < MAX_CPUS)
-                    .ok_or_else(bad)?,
-            ),
-        }
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(cpus)
+    qpslab_core::cpus::parse_cpu_list(s).map_err(|e| e.to_string())
 }
 
 /// Every option name, for "unknown key" errors.
