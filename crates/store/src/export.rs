@@ -138,26 +138,11 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// `2024-05-01T12:34:56Z` for a Unix time (whole seconds, UTC).
+/// `2024-05-01T12:34:56Z` for a Unix time (whole seconds, UTC); times outside the calendar
+/// `jiff` supports (years -9999 to 9999) read as the Unix epoch.
 pub fn iso8601_utc(t: UnixSeconds) -> String {
-    let secs = t.floor() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let ts = jiff::Timestamp::from_second(t.floor() as i64).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 #[cfg(test)]
