@@ -4,6 +4,7 @@
 mod common;
 
 use common::{assert_user_error, stdout, Scratch};
+use qpslab_core::telemetry::Reading;
 use qpslab_store::{CellStatus, Store};
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -150,35 +151,39 @@ fn telemetry_agrees_with_the_client() {
     let total = ph
         .telemetry
         .iter()
-        .find(|t| t.source == "server_status_delta")
+        .find_map(|t| match &t.reading {
+            Reading::ServerStatusDelta(d) => Some(d),
+            _ => None,
+        })
         .unwrap();
-    let com_select = total.values["counters"]["Com_select"].as_i64().unwrap() as u64;
+    let com_select = total.counter("Com_select") as u64;
     assert_eq!(com_select, reads, "server Com_select vs client reads");
     // Per tick: the deltas add up to the whole, give or take what ran between begin and the
     // first tick; each tick carries server and client CPU.
-    let ticks: Vec<_> = ph.telemetry.iter().filter(|t| t.source == "tick").collect();
+    let ticks: Vec<_> = ph
+        .telemetry
+        .iter()
+        .filter_map(|t| t.tick_change())
+        .collect();
     assert!(!ticks.is_empty());
     let sum: i64 = ticks
         .iter()
-        .map(|t| {
-            t.values["status"]["counters"]["Com_select"]
-                .as_i64()
-                .unwrap_or(0)
-        })
+        .map(|t| t.status.counters.get("Com_select").copied().unwrap_or(0))
         .sum();
     assert!(sum as u64 <= com_select && sum > 0, "{sum} vs {com_select}");
-    assert!(ticks[0].values["server"]["rss_kib"].as_u64().unwrap() > 0);
-    assert!(ticks[0].values["client"]["user_s"].is_number());
-    let perf = ph.telemetry.iter().find(|t| t.source == "perf").unwrap();
-    assert!(perf.values["supported"].is_boolean(), "{}", perf.values);
-    if perf.values["supported"] == false {
-        assert!(
-            perf.values["reason"]
-                .as_str()
-                .unwrap()
-                .contains("not supported")
-                || perf.values["reason"].as_str().unwrap().contains("perf")
-        );
+    assert!(ticks[0].server.unwrap().rss_kib > 0);
+    assert!(ticks[0].client.is_some());
+    let perf = ph
+        .telemetry
+        .iter()
+        .find_map(|t| match &t.reading {
+            Reading::Perf(p) => Some(p),
+            _ => None,
+        })
+        .unwrap();
+    if !perf.supported {
+        let reason = perf.reason.as_deref().unwrap();
+        assert!(reason.contains("not supported") || reason.contains("perf"));
     }
 }
 

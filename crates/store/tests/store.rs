@@ -6,6 +6,7 @@ use qpslab_core::result::{
     CpuUsage, HistogramBlob, LatencySummary, Percentile, PhaseResult, QueryCounts, RateStats,
     Sample, StatementLatency,
 };
+use qpslab_core::telemetry::{ProcUsage, Reading, StatusDelta, Tick};
 use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
 use qpslab_core::Dsn;
 use qpslab_store::{
@@ -126,15 +127,53 @@ fn telemetry() -> Vec<TelemetrySample> {
     vec![
         TelemetrySample {
             elapsed_s: 1.0,
-            source: "server_status".into(),
-            values: serde_json::json!({"Com_select": 1400, "Threads_running": 4}),
+            reading: Reading::ServerStatusDelta(StatusDelta {
+                elapsed_s: 1.0,
+                counters: [("Com_select".to_string(), 1400)].into(),
+                gauges: [("Threads_running".to_string(), 4)].into(),
+            }),
         },
         TelemetrySample {
             elapsed_s: 1.0,
-            source: "client_proc".into(),
-            values: serde_json::json!({"user_s": 0.1, "sys_s": 0.2, "rss_kib": 5000}),
+            reading: Reading::ClientProc(ProcUsage {
+                user_s: 0.1,
+                sys_s: 0.2,
+                rss_kib: 5000,
+                io: None,
+            }),
         },
     ]
+}
+
+/// Telemetry rows as the untyped telemetry of earlier versions wrote them read back typed.
+#[test]
+fn telemetry_rows_of_earlier_versions_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("qpslab.db");
+    let m = meta("root@127.0.0.1:3306/sbtest", 1_700_000_000.0);
+    let id = Store::open(&path)
+        .unwrap()
+        .record_phase(&m, &phase(1, 300), &[])
+        .unwrap();
+    let db = rusqlite::Connection::open(&path).unwrap();
+    db.execute_batch(
+        r#"INSERT INTO telemetry (phase_id, seq, elapsed_s, source, json)
+           SELECT id, 0, 1.0, 'tick', '{"interval_s":1.0,"status":{"counters":{"Questions":9},"gauges":{}},"client":{"user_s":0.5,"sys_s":0.25,"rss_kib":7}}' FROM phases;
+           INSERT INTO telemetry (phase_id, seq, elapsed_s, source, json)
+           SELECT id, 1, 2.0, 'tick', '{"error":"server gone"}' FROM phases;"#,
+    )
+    .unwrap();
+    drop(db);
+    let run = Store::open(&path).unwrap().load_run(id).unwrap();
+    let t = &run.phases[0].telemetry;
+    let Reading::Tick(Tick::Change(c)) = &t[0].reading else {
+        panic!("{t:?}");
+    };
+    assert_eq!(c.status.counters["Questions"], 9);
+    assert_eq!(c.client.unwrap().cpu_s(), 0.75);
+    assert!(
+        matches!(&t[1].reading, Reading::Tick(Tick::Failed { error }) if error == "server gone")
+    );
 }
 
 #[test]
@@ -391,7 +430,10 @@ fn exports_json_and_csv() {
         v["phases"][0]["result"]["histograms"][0]["v2"],
         "1c849314000102"
     );
-    assert_eq!(v["phases"][0]["telemetry"][0]["values"]["Com_select"], 1400);
+    assert_eq!(
+        v["phases"][0]["telemetry"][0]["values"]["counters"]["Com_select"],
+        1400
+    );
 
     let mut out = Vec::new();
     store.export_csv(id, &mut out).unwrap();

@@ -200,8 +200,8 @@ fn warn_if_client_bound(phase: &PhaseResult, telemetry: &[TelemetrySample]) {
         .unwrap_or(1.0);
     let server = telemetry
         .iter()
-        .find(|t| t.source == "server_proc")
-        .and_then(|t| Some(t.values["user_s"].as_f64()? + t.values["sys_s"].as_f64()?));
+        .find_map(TelemetrySample::server_proc)
+        .map(|p| p.cpu_s());
     if let Some(s) = server {
         println!(
             "    server cpu:                          {:.2}s ({:.0}% of the machine)",
