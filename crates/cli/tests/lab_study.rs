@@ -98,7 +98,8 @@ fn a_failing_variant_is_recorded_and_the_study_goes_on() {
     assert_eq!(v["status"], "done");
     let cells = v["cells"].as_array().unwrap();
     assert_eq!(cells[0]["status"], "done");
-    assert!(cells[0]["tps"].as_f64().unwrap() > 0.0);
+    assert!(cells[0]["run"]["phases"][0]["tps"].as_f64().unwrap() > 0.0);
+    assert!(cells[1]["run"].is_null());
     assert_eq!(cells[1]["status"], "failed");
     assert!(
         cells[1]["error"]
@@ -123,6 +124,13 @@ fn a_failing_variant_is_recorded_and_the_study_goes_on() {
     assert!(v["env"]["host"]["thp"].is_string());
     let csv = stdout(&s.run(&["lab", "show", "v", "--csv"]));
     assert_eq!(csv.lines().count(), 3, "{csv}");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "seq,label,variant,repeat,status,params,run_id,attempts,tps,qps,lat_avg_ms,p95_ms,p99_ms,error"
+    );
+    // The done cell was measured once; its fields after `params` hold no comma.
+    assert_eq!(lines[1].rsplit(',').nth(6), Some("1"), "{csv}");
     assert!(stdout(&s.run(&["lab", "show"])).contains("1/2"));
     // The name is taken now.
     assert_user_error(&s.run(&["lab", "run", &p]), "already exists");
@@ -368,7 +376,7 @@ fn an_injected_stall_makes_a_cell_unstable_and_it_is_measured_again() {
         assert_ne!(a["run_id"], used["run_id"], "{cell}");
     }
     if used["status"] == "done" {
-        assert_eq!(cell["stability"], "stable", "{cell}");
+        assert_eq!(cell["run"]["phases"][0]["stability"], "stable", "{cell}");
     }
     // Each attempt ran with its own clock seed, stored in its plan.
     let store = Store::open(&s.db()).unwrap();

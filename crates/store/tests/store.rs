@@ -387,11 +387,8 @@ fn a_stored_run_holds_no_password() {
         let mut store = Store::open(&path).unwrap();
         let id = store.record_phase(&m, &phase(2, 60), &telemetry()).unwrap();
         store.finish_run(&m.uuid, RunStatus::Completed).unwrap();
-        let json = store.export_json(id).unwrap().to_string();
+        let json = serde_json::to_string(&store.run_doc(id).unwrap()).unwrap();
         assert!(!json.contains(PW), "{json}");
-        let mut csv = Vec::new();
-        store.export_csv(id, &mut csv).unwrap();
-        assert!(!contains(&csv, PW));
         // Read while open: the WAL file holds the data too.
         assert!(!contains(&bytes_of_dir(dir.path()), PW));
         id
@@ -408,7 +405,7 @@ fn a_stored_run_holds_no_password() {
 }
 
 #[test]
-fn exports_json_and_csv() {
+fn the_json_form_of_a_run() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("e.db")).unwrap();
     let m = meta("root@localhost/sb,test", 1_700_000_000.0);
@@ -419,7 +416,7 @@ fn exports_json_and_csv() {
         .unwrap();
     store.record_phase(&m, &p2, &[]).unwrap();
 
-    let v = store.export_json(id).unwrap();
+    let v = serde_json::to_value(store.run_doc(id).unwrap()).unwrap();
     assert_eq!(v["format"], "qpslab-run");
     assert_eq!(v["schema_version"], SCHEMA_VERSION);
     assert_eq!(v["started_utc"], "2023-11-14T22:13:20Z");
@@ -435,35 +432,58 @@ fn exports_json_and_csv() {
         1400
     );
 
-    let mut out = Vec::new();
-    store.export_csv(id, &mut out).unwrap();
-    let csv = String::from_utf8(out).unwrap();
-    let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines.len(), 3, "{csv}");
-    let header: Vec<&str> = lines[0].split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    assert!(
-        header.contains(&"p95_ms") && header.contains(&"p99.9_ms"),
-        "{}",
-        lines[0]
+    // The schema: these keys and no others, at the top and in each phase.
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(
+        keys(&v),
+        [
+            "finished_at",
+            "format",
+            "id",
+            "meta",
+            "phases",
+            "schema_version",
+            "started_utc",
+            "status"
+        ]
     );
-    // The comma in the target is quoted.
-    assert!(
-        lines[1].contains("\"root@localhost/sb,test\""),
-        "{}",
-        lines[1]
+    assert_eq!(
+        keys(&v["phases"][1]),
+        [
+            "duration_s",
+            "errors",
+            "events",
+            "latency_ms",
+            "qps",
+            "queries",
+            "reconnects",
+            "result",
+            "seq",
+            "stability",
+            "status",
+            "telemetry",
+            "threads",
+            "tps"
+        ]
     );
-    let unquote = |l: &str| l.replace("\"root@localhost/sb,test\"", "T");
-    let (l1, l2) = (unquote(lines[1]), unquote(lines[2]));
-    let row1: Vec<&str> = l1.split(',').collect();
-    let row2: Vec<&str> = l2.split(',').collect();
-    assert_eq!(row1.len(), header.len());
-    assert_eq!(row2.len(), header.len());
-    assert_eq!(row2[col("threads")], "4");
-    assert_eq!(row2[col("tps")], "400");
-    assert_eq!(row2[col("p99.9_ms")], "9");
-    assert_eq!(row1[col("p99.9_ms")], "");
-    assert_eq!(row1[col("errors")], "4");
+    let p = &v["phases"][1];
+    assert_eq!(
+        (p["seq"].as_u64(), p["threads"].as_u64()),
+        (Some(2), Some(4))
+    );
+    assert_eq!(p["tps"], 400.0);
+    assert_eq!(p["latency_ms"]["p99.9"], 9.0);
+    assert!(p["latency_ms"]["min"].is_number() && p["latency_ms"]["p95"].is_number());
+    assert!(v["phases"][0]["latency_ms"].get("p99.9").is_none());
+    assert_eq!(v["phases"][0]["status"], "done");
+    assert_eq!(
+        v["phases"][0]["queries"]["read"],
+        v["phases"][0]["result"]["queries"]["read"]
+    );
 }
 
 #[test]
