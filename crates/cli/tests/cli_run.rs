@@ -76,15 +76,19 @@ fn run_sweeps_threads_stores_and_shows() {
         assert!(
             p["latency_ms"]["p99.9"].as_f64().unwrap() >= p["latency_ms"]["p50"].as_f64().unwrap()
         );
-        assert!(p["client_cpu_s"]["user"].as_f64().is_some());
+        assert!(p["result"]["client_cpu"]["user_s"].as_f64().is_some());
     }
-    let run_id = v["run_id"].as_i64().unwrap();
+    let run_id = v["id"].as_i64().unwrap();
 
     let o = s.run(&["show"]);
     assert!(stdout(&o).contains("oltp_read_write"), "{}", stdout(&o));
     let o = s.run(&["show", &run_id.to_string(), "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let stored: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        stored, v,
+        "run --json and show --json print the same document"
+    );
     assert!(
         stored.to_string().contains("innodb_buffer_pool_size"),
         "server variables stored"

@@ -74,12 +74,9 @@ fn start_list_logs_stop() {
     let server = run.phases[0]
         .telemetry
         .iter()
-        .find(|t| t.source == "server_proc")
+        .find_map(|t| t.server_proc())
         .expect("server CPU of the sandbox");
-    assert!(
-        server.values["user_s"].as_f64().unwrap() > 0.0,
-        "{server:?}"
-    );
+    assert!(server.user_s > 0.0, "{server:?}");
     drop(store);
     let o = s.run(&["cleanup", "--sandbox", "t1"]);
     assert!(stdout(&o).contains("sbtest1"), "{}", stdout(&o));

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{assert_user_error, stdout, Scratch};
+use qpslab_core::telemetry::Reading;
 use qpslab_store::{CellStatus, Store};
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -97,7 +98,8 @@ fn a_failing_variant_is_recorded_and_the_study_goes_on() {
     assert_eq!(v["status"], "done");
     let cells = v["cells"].as_array().unwrap();
     assert_eq!(cells[0]["status"], "done");
-    assert!(cells[0]["tps"].as_f64().unwrap() > 0.0);
+    assert!(cells[0]["run"]["phases"][0]["tps"].as_f64().unwrap() > 0.0);
+    assert!(cells[1]["run"].is_null());
     assert_eq!(cells[1]["status"], "failed");
     assert!(
         cells[1]["error"]
@@ -122,6 +124,13 @@ fn a_failing_variant_is_recorded_and_the_study_goes_on() {
     assert!(v["env"]["host"]["thp"].is_string());
     let csv = stdout(&s.run(&["lab", "show", "v", "--csv"]));
     assert_eq!(csv.lines().count(), 3, "{csv}");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "seq,label,variant,repeat,status,params,run_id,attempts,tps,qps,lat_avg_ms,p95_ms,p99_ms,error"
+    );
+    // The done cell was measured once; its fields after `params` hold no comma.
+    assert_eq!(lines[1].rsplit(',').nth(6), Some("1"), "{csv}");
     assert!(stdout(&s.run(&["lab", "show"])).contains("1/2"));
     // The name is taken now.
     assert_user_error(&s.run(&["lab", "run", &p]), "already exists");
@@ -150,35 +159,39 @@ fn telemetry_agrees_with_the_client() {
     let total = ph
         .telemetry
         .iter()
-        .find(|t| t.source == "server_status_delta")
+        .find_map(|t| match &t.reading {
+            Reading::ServerStatusDelta(d) => Some(d),
+            _ => None,
+        })
         .unwrap();
-    let com_select = total.values["counters"]["Com_select"].as_i64().unwrap() as u64;
+    let com_select = total.counter("Com_select") as u64;
     assert_eq!(com_select, reads, "server Com_select vs client reads");
     // Per tick: the deltas add up to the whole, give or take what ran between begin and the
     // first tick; each tick carries server and client CPU.
-    let ticks: Vec<_> = ph.telemetry.iter().filter(|t| t.source == "tick").collect();
+    let ticks: Vec<_> = ph
+        .telemetry
+        .iter()
+        .filter_map(|t| t.tick_change())
+        .collect();
     assert!(!ticks.is_empty());
     let sum: i64 = ticks
         .iter()
-        .map(|t| {
-            t.values["status"]["counters"]["Com_select"]
-                .as_i64()
-                .unwrap_or(0)
-        })
+        .map(|t| t.status.counters.get("Com_select").copied().unwrap_or(0))
         .sum();
     assert!(sum as u64 <= com_select && sum > 0, "{sum} vs {com_select}");
-    assert!(ticks[0].values["server"]["rss_kib"].as_u64().unwrap() > 0);
-    assert!(ticks[0].values["client"]["user_s"].is_number());
-    let perf = ph.telemetry.iter().find(|t| t.source == "perf").unwrap();
-    assert!(perf.values["supported"].is_boolean(), "{}", perf.values);
-    if perf.values["supported"] == false {
-        assert!(
-            perf.values["reason"]
-                .as_str()
-                .unwrap()
-                .contains("not supported")
-                || perf.values["reason"].as_str().unwrap().contains("perf")
-        );
+    assert!(ticks[0].server.unwrap().rss_kib > 0);
+    assert!(ticks[0].client.is_some());
+    let perf = ph
+        .telemetry
+        .iter()
+        .find_map(|t| match &t.reading {
+            Reading::Perf(p) => Some(p),
+            _ => None,
+        })
+        .unwrap();
+    if !perf.supported {
+        let reason = perf.reason.as_deref().unwrap();
+        assert!(reason.contains("not supported") || reason.contains("perf"));
     }
 }
 
@@ -363,7 +376,7 @@ fn an_injected_stall_makes_a_cell_unstable_and_it_is_measured_again() {
         assert_ne!(a["run_id"], used["run_id"], "{cell}");
     }
     if used["status"] == "done" {
-        assert_eq!(cell["stability"], "stable", "{cell}");
+        assert_eq!(cell["run"]["phases"][0]["stability"], "stable", "{cell}");
     }
     // Each attempt ran with its own clock seed, stored in its plan.
     let store = Store::open(&s.db()).unwrap();

@@ -5,6 +5,7 @@
 mod common;
 use common::*;
 use qpslab_core::result::{LatencySummary, Percentile, PhaseResult, QueryCounts, Sample};
+use qpslab_core::telemetry::{ProcUsage, Reading};
 use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
 use qpslab_store::{RunMeta, RunStatus, Store, TelemetrySample};
 use std::path::Path;
@@ -122,8 +123,12 @@ fn record_plan(
     for p in phases {
         let cpu = TelemetrySample {
             elapsed_s: 7.0,
-            source: "server_proc".into(),
-            values: serde_json::json!({"user_s": 0.9 * p.threads as f64, "sys_s": 0.7, "rss_kib": 100000}),
+            reading: Reading::ServerProc(ProcUsage {
+                user_s: 0.9 * p.threads as f64,
+                sys_s: 0.7,
+                rss_kib: 100000,
+                io: None,
+            }),
         };
         store.record_phase(&meta, p, &[cpu]).unwrap();
     }

@@ -20,6 +20,7 @@ pub mod plan;
 pub mod result;
 pub mod secret;
 pub mod stability;
+pub mod status;
 pub mod telemetry;
 pub mod workload;
 
@@ -30,5 +31,5 @@ pub use plan::{AutoWarmup, RateSpec, RunPlan, SettleReport, SettleSpec, StopCond
 pub use result::{PhaseResult, Sample};
 pub use secret::Secret;
 pub use stability::{Instability, Stability};
-pub use telemetry::TelemetrySample;
+pub use telemetry::{Reading, TelemetrySample};
 pub use workload::{RandType, WorkloadKind, WorkloadOptions};

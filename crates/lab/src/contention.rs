@@ -2,6 +2,7 @@
 //! (`/proc/stat`, steal included) minus the server's and the client's own, over the same span.
 //! A neighbour that takes the CPUs slows a phase evenly, which its samples alone cannot show.
 
+use qpslab_core::telemetry::ProcUsage;
 use qpslab_core::TelemetrySample;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -76,11 +77,9 @@ pub fn wait_quiet(
 }
 
 fn others_between(a: HostCpu, b: HostCpu, telemetry: &[TelemetrySample]) -> Option<f64> {
-    let cpu = |source: &str| {
-        let t = telemetry.iter().find(|t| t.source == source)?;
-        Some(t.values["user_s"].as_f64()? + t.values["sys_s"].as_f64()?)
-    };
-    let ours = cpu("server_proc")? + cpu("client_proc").unwrap_or(0.0);
+    let server = telemetry.iter().find_map(TelemetrySample::server_proc)?;
+    let client = telemetry.iter().find_map(TelemetrySample::client_proc);
+    let ours = server.cpu_s() + client.map_or(0.0, ProcUsage::cpu_s);
     others_of(a, b, ours)
 }
 
@@ -98,7 +97,7 @@ fn others_of(a: HostCpu, b: HostCpu, ours: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use qpslab_core::telemetry::Reading;
 
     #[test]
     fn others_are_the_busy_time_that_is_not_ours() {
@@ -116,12 +115,18 @@ mod tests {
             busy: a.busy + 6 * hz,
             total: a.total + 8 * hz,
         };
-        let t = |source: &str, s: f64| TelemetrySample {
-            elapsed_s: 4.0,
-            source: source.into(),
-            values: json!({"user_s": s, "sys_s": 0.0}),
+        let usage = |user_s: f64| ProcUsage {
+            user_s,
+            ..ProcUsage::default()
         };
-        let tel = [t("server_proc", 1.5), t("client_proc", 0.5)];
+        let t = |reading| TelemetrySample {
+            elapsed_s: 4.0,
+            reading,
+        };
+        let tel = [
+            t(Reading::ServerProc(usage(1.5))),
+            t(Reading::ClientProc(usage(0.5))),
+        ];
         let share = others_between(a, b, &tel).unwrap();
         assert!((share - 0.5).abs() < 1e-9, "{share}");
         assert_eq!(others_between(a, b, &tel[1..]), None);

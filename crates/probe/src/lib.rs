@@ -28,13 +28,12 @@ pub mod perf;
 mod process;
 mod sampler;
 mod server;
-mod status;
 mod storage;
 
 pub use error::Error;
 pub use host::host_facts;
 pub use process::{process_cpu, self_cpu};
+pub use qpslab_core::status::{is_gauge, status_from_rows, GlobalStatus, StatusDelta, StatusValue};
 pub use sampler::{process_io, IoBytes, Sampler};
 pub use server::{flavor, global_status, may_hold_secret, server_info, variables_from_rows};
-pub use status::{is_gauge, status_from_rows, GlobalStatus, StatusDelta, StatusValue};
 pub use storage::{storage_facts, StorageFacts};

@@ -4,7 +4,8 @@
 //! `<not supported>` for every event. Support is detected once per process with
 //! `perf stat -e instructions true`; without it the phase records why, never an error.
 
-use serde_json::{json, Map, Value};
+use qpslab_core::telemetry::Perf;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -73,7 +74,7 @@ impl PerfStat {
 
     /// Stops counting (SIGINT makes perf print its totals) and returns the counters as JSON:
     /// `{"supported": true, "counters": {"instructions": N, ...}}`.
-    pub fn stop(mut self) -> Value {
+    pub fn stop(mut self) -> Perf {
         // SAFETY: kill only sends a signal to the child we spawned and still own.
         unsafe {
             libc::kill(self.child.id() as libc::pid_t, libc::SIGINT);
@@ -83,22 +84,26 @@ impl PerfStat {
         let _ = std::fs::remove_file(&self.out);
         let counters = parse_perf_csv(&text);
         if counters.is_empty() {
-            return json!({"supported": false, "reason": "perf stat reported no counters"});
+            return Perf::unsupported("perf stat reported no counters");
         }
-        json!({"supported": true, "counters": counters})
+        Perf {
+            supported: true,
+            counters,
+            ..Perf::default()
+        }
     }
 }
 
 /// Counters from `perf stat -x,` output (`value,unit,event,...`); unsupported events are left out.
-pub(crate) fn parse_perf_csv(text: &str) -> Map<String, Value> {
-    let mut out = Map::new();
+pub(crate) fn parse_perf_csv(text: &str) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let f: Vec<&str> = line.split(',').collect();
         if f.len() < 3 {
             continue;
         }
         if let Ok(v) = f[0].trim().parse::<u64>() {
-            out.insert(f[2].trim().to_string(), json!(v));
+            out.insert(f[2].trim().to_string(), v);
         }
     }
     out

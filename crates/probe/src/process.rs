@@ -5,7 +5,7 @@
 
 use crate::error::Error;
 use qpslab_core::env::ProcessCpu;
-use serde::{Deserialize, Serialize};
+pub use qpslab_core::telemetry::IoBytes;
 use std::path::PathBuf;
 
 /// CPU seconds and current RSS of process `pid`. Fails when the process does not exist (any
@@ -36,39 +36,6 @@ fn read_proc(dir: &str) -> Result<ProcessCpu, Error> {
         // Kernel threads and zombies have no VmRSS line: they hold no user memory.
         rss_kib: parse_vm_rss_kib(&read("status")?).unwrap_or(0),
     })
-}
-
-/// Bytes a process read and wrote, from `/proc/PID/io`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IoBytes {
-    /// Bytes read through any syscall (`rchar`).
-    pub rchar: u64,
-    /// Bytes written through any syscall (`wchar`).
-    pub wchar: u64,
-    /// Bytes fetched from storage (`read_bytes`).
-    pub read_bytes: u64,
-    /// Bytes sent to storage (`write_bytes`).
-    pub write_bytes: u64,
-}
-
-impl IoBytes {
-    pub(crate) fn since(&self, before: &IoBytes) -> IoBytes {
-        IoBytes {
-            rchar: self.rchar.saturating_sub(before.rchar),
-            wchar: self.wchar.saturating_sub(before.wchar),
-            read_bytes: self.read_bytes.saturating_sub(before.read_bytes),
-            write_bytes: self.write_bytes.saturating_sub(before.write_bytes),
-        }
-    }
-
-    pub(crate) fn plus(&self, other: &IoBytes) -> IoBytes {
-        IoBytes {
-            rchar: self.rchar.saturating_add(other.rchar),
-            wchar: self.wchar.saturating_add(other.wchar),
-            read_bytes: self.read_bytes.saturating_add(other.read_bytes),
-            write_bytes: self.write_bytes.saturating_add(other.write_bytes),
-        }
-    }
 }
 
 /// `/proc/PID/io` of process `pid` (reading another user's process needs root).

@@ -9,7 +9,7 @@
 //! restarted) is survived:
 //! - the connection is re-established with the sessions' backoff (given
 //!   [`Sampler::reconnect_to`]), and counted (`telemetry` sample, `reconnects`);
-//! - a tick without a reading records `{"error": ...}`, and once readings resume (or the phase
+//! - a tick without a reading records why ([`Tick::Failed`]), and once readings resume (or the phase
 //!   ends) a `gap` sample says which span had none and why;
 //! - counters that went back (a restart) count from zero, never negative; a restarted server's
 //!   new process is followed: by its `pid_file` after a reconnection, or through
@@ -26,10 +26,11 @@ pub use crate::process::{process_io, IoBytes};
 use crate::server::global_status;
 use link::Link;
 use qpslab_core::env::ProcessCpu;
+use qpslab_core::telemetry::ProcUsage;
+use qpslab_core::telemetry::{Gap, Perf, Reading, StatusCounts, Tick, TickChange};
 use qpslab_core::{ConnectOptions, TelemetrySample};
 use qpslab_wire::Conn;
-use reading::{Change, ProcDelta, Reading, Totals};
-use serde_json::{json, Value};
+use reading::{Change, Totals};
 use std::time::Instant;
 
 /// Per-tick telemetry of one phase. See the module documentation.
@@ -40,7 +41,7 @@ pub struct Sampler {
     first_client: Option<ProcessCpu>,
     client_last: Option<ProcessCpu>,
     /// The last good reading.
-    last: Option<Reading>,
+    last: Option<reading::Reading>,
     totals: Totals,
     /// `elapsed_s` of the last good reading (0 at [`Sampler::begin`]).
     last_ok_s: f64,
@@ -49,7 +50,7 @@ pub struct Sampler {
     gaps: u64,
     perf: Option<PerfStat>,
     /// Counters of an earlier server process of this phase (before a restart).
-    perf_parts: Vec<Value>,
+    perf_parts: Vec<Perf>,
     samples: Vec<TelemetrySample>,
 }
 
@@ -108,7 +109,7 @@ impl Sampler {
         self.link.reconnects
     }
 
-    fn read(&mut self) -> Result<Reading, Error> {
+    fn read(&mut self) -> Result<reading::Reading, Error> {
         let status = self.link.run(global_status)?;
         if std::mem::take(&mut self.link.fresh) {
             // What happened since the last reading until the connection was lost is unread
@@ -118,7 +119,7 @@ impl Sampler {
             }
             self.follow_pid();
         }
-        Ok(Reading {
+        Ok(reading::Reading {
             at: Instant::now(),
             status,
             server_pid: self.server_pid,
@@ -172,24 +173,22 @@ impl Sampler {
     /// Records the changes since the previous reading; `elapsed_s` is the tick's time since
     /// the measured phase began (the engine's `Sample::elapsed_s`).
     pub fn tick(&mut self, elapsed_s: f64) {
-        let values = match self.advance(elapsed_s) {
-            Ok(Some(change)) => {
-                let mut v = json!({
-                    "interval_s": change.interval_s,
-                    "status": { "counters": change.status.counters, "gauges": change.status.gauges },
-                });
-                if let Some(s) = change.server {
-                    v["server"] = s.json();
-                }
-                if let Some(c) = self.client_since_last() {
-                    v["client"] = c.json();
-                }
-                v
-            }
-            Ok(None) => json!({}),
-            Err(e) => json!({ "error": e.to_string() }),
+        let tick = match self.advance(elapsed_s) {
+            Ok(Some(change)) => Tick::Change(TickChange {
+                interval_s: change.interval_s,
+                status: StatusCounts {
+                    counters: change.status.counters,
+                    gauges: change.status.gauges,
+                },
+                server: change.server,
+                client: self.client_since_last(),
+            }),
+            Ok(None) => Tick::First {},
+            Err(e) => Tick::Failed {
+                error: e.to_string(),
+            },
         };
-        self.push(elapsed_s, "tick", values);
+        self.push(elapsed_s, Reading::Tick(tick));
     }
 
     /// Takes a reading at `elapsed_s`: the change since the last good one, added to the
@@ -215,9 +214,9 @@ impl Sampler {
     }
 
     /// The client's CPU since the last tick with a reading.
-    fn client_since_last(&mut self) -> Option<ProcDelta> {
+    fn client_since_last(&mut self) -> Option<ProcUsage> {
         let now = self_cpu().ok()?;
-        let d = self.client_last.map(|a| ProcDelta::between(&a, &now, true));
+        let d = self.client_last.map(|a| ProcUsage::between(&a, &now, true));
         self.client_last = Some(now);
         d
     }
@@ -225,13 +224,13 @@ impl Sampler {
     fn close_gap(&mut self, to_s: f64, readings_resumed: bool) {
         if let Some((from_s, reason)) = self.gap.take() {
             self.gaps += 1;
-            let v = json!({
-                "from_s": from_s,
-                "to_s": to_s,
-                "reason": reason,
-                "readings_resumed": readings_resumed,
-            });
-            self.push(to_s, "gap", v);
+            let gap = Gap {
+                from_s,
+                to_s,
+                reason,
+                readings_resumed,
+            };
+            self.push(to_s, Reading::Gap(gap));
         }
     }
 
@@ -240,12 +239,8 @@ impl Sampler {
         &self.samples
     }
 
-    fn push(&mut self, elapsed_s: f64, source: &str, values: Value) {
-        self.samples.push(TelemetrySample {
-            elapsed_s,
-            source: source.into(),
-            values,
-        });
+    fn push(&mut self, elapsed_s: f64, reading: Reading) {
+        self.samples.push(TelemetrySample { elapsed_s, reading });
     }
 }
 

@@ -1,8 +1,8 @@
 //! Facts about the server: version, flavor, global variables (without secrets) and status.
 
 use crate::error::Error;
-use crate::status::{status_from_rows, GlobalStatus};
 use qpslab_core::env::ServerInfo;
+use qpslab_core::status::{status_from_rows, GlobalStatus};
 use qpslab_wire::{Conn, QueryResult};
 use std::collections::BTreeMap;
 

@@ -2,11 +2,11 @@
 //! follows the new process, counts from zero after the restart, records the gap, and still
 //! finishes the phase when the server is gone for good. Runs its own sandbox (it kills it).
 
+use qpslab_core::telemetry::{Account, Gap, Reading, StatusDelta, Tick, TickChange};
 use qpslab_core::TelemetrySample;
 use qpslab_probe::Sampler;
 use qpslab_sandbox::{LabDir, Sandbox, SandboxSpec};
 use qpslab_wire::Conn;
-use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -41,8 +41,38 @@ fn kill_9(sb: Sandbox) {
     let _ = sb.stop();
 }
 
-fn by_source<'a>(t: &'a [TelemetrySample], source: &str) -> Vec<&'a TelemetrySample> {
-    t.iter().filter(|s| s.source == source).collect()
+fn ticks(t: &[TelemetrySample]) -> Vec<&Tick> {
+    t.iter()
+        .filter_map(|s| match &s.reading {
+            Reading::Tick(x) => Some(x),
+            _ => None,
+        })
+        .collect()
+}
+
+fn gaps(t: &[TelemetrySample]) -> Vec<&Gap> {
+    t.iter()
+        .filter_map(|s| match &s.reading {
+            Reading::Gap(g) => Some(g),
+            _ => None,
+        })
+        .collect()
+}
+
+fn status_total(t: &[TelemetrySample]) -> Option<&StatusDelta> {
+    t.iter().find_map(|s| match &s.reading {
+        Reading::ServerStatusDelta(d) => Some(d),
+        _ => None,
+    })
+}
+
+fn account(t: &[TelemetrySample]) -> Account {
+    t.iter()
+        .find_map(|s| match s.reading {
+            Reading::Telemetry(a) => Some(a),
+            _ => None,
+        })
+        .expect("a telemetry account")
 }
 
 fn load(sb: &Sandbox, n: usize) {
@@ -69,29 +99,30 @@ fn the_sampler_survives_a_kill_and_restart_and_a_server_gone_for_good() {
     sampler.tick(3.0);
     let t = sampler.finish(3.5).unwrap();
 
-    let ticks = by_source(&t, "tick");
+    let ticks = ticks(&t);
     assert_eq!(ticks.len(), 3, "{t:#?}");
-    assert!(ticks[0].values["status"]["counters"]["Questions"].as_i64() >= Some(500));
-    assert!(ticks[1].values.get("error").is_some(), "{:?}", ticks[1]);
+    let questions = |c: &TickChange| c.status.counters["Questions"];
+    assert!(questions(ticks[0].change().unwrap()) >= 500);
+    assert!(matches!(ticks[1], Tick::Failed { .. }), "{:?}", ticks[1]);
     // After the restart: counters from zero (no negative delta), the new process followed.
-    let after = &ticks[2].values;
-    let q = after["status"]["counters"]["Questions"].as_i64().unwrap();
-    assert!((100..1000).contains(&q), "{after}");
-    let counters = after["status"]["counters"].as_object().unwrap();
-    assert!(counters.values().all(|v| v.as_i64() >= Some(0)), "{after}");
-    assert!(after["server"]["rss_kib"].as_u64() > Some(0), "{after}");
-    let gaps = by_source(&t, "gap");
-    assert_eq!(gaps.len(), 1, "{t:#?}");
-    assert_eq!(gaps[0].values["from_s"], 1.0);
-    assert_eq!(gaps[0].values["to_s"], 3.0);
-    assert_eq!(gaps[0].values["readings_resumed"], true);
-    assert!(!gaps[0].values["reason"].as_str().unwrap().is_empty());
-    let total = by_source(&t, "server_status_delta")[0];
-    let tq = total.values["counters"]["Questions"].as_i64().unwrap();
-    assert!(tq >= 600, "both server lives count: {}", total.values);
-    let account = by_source(&t, "telemetry")[0];
-    assert_eq!(account.values["reconnects"], 1, "{}", account.values);
-    assert_eq!(account.values["gaps"], 1);
+    let after = ticks[2].change().unwrap();
+    assert!((100..1000).contains(&questions(after)), "{after:?}");
+    assert!(after.status.counters.values().all(|v| *v >= 0), "{after:?}");
+    assert!(after.server.unwrap().rss_kib > 0, "{after:?}");
+    let gaps_1 = gaps(&t);
+    assert_eq!(gaps_1.len(), 1, "{t:#?}");
+    assert_eq!((gaps_1[0].from_s, gaps_1[0].to_s), (1.0, 3.0));
+    assert!(gaps_1[0].readings_resumed);
+    assert!(!gaps_1[0].reason.is_empty());
+    let tq = status_total(&t).unwrap().counter("Questions");
+    assert!(tq >= 600, "both server lives count: {tq}");
+    assert_eq!(
+        account(&t),
+        Account {
+            reconnects: 1,
+            gaps: 1
+        }
+    );
 
     // A second phase; the server dies for good before it ends.
     sampler.begin().unwrap();
@@ -101,14 +132,15 @@ fn the_sampler_survives_a_kill_and_restart_and_a_server_gone_for_good() {
     let t = sampler
         .finish(2.5)
         .expect("a phase finishes without its server");
-    let gaps = by_source(&t, "gap");
-    assert_eq!(gaps.len(), 1, "{t:#?}");
-    assert_eq!(gaps[0].values["from_s"], 1.0);
-    assert_eq!(gaps[0].values["to_s"], 2.5);
-    assert_eq!(gaps[0].values["readings_resumed"], false);
-    assert!(!by_source(&t, "server_status_delta").is_empty());
-    assert_eq!(by_source(&t, "telemetry")[0].values["reconnects"], 0);
-    let perf: &Value = &by_source(&t, "perf")[0].values;
-    assert!(perf.get("supported").is_some(), "{perf}");
+    let gaps_2 = gaps(&t);
+    assert_eq!(gaps_2.len(), 1, "{t:#?}");
+    assert_eq!((gaps_2[0].from_s, gaps_2[0].to_s), (1.0, 2.5));
+    assert!(!gaps_2[0].readings_resumed);
+    assert!(status_total(&t).is_some());
+    assert_eq!(account(&t).reconnects, 0);
+    assert!(
+        t.iter().any(|s| matches!(s.reading, Reading::Perf(_))),
+        "{t:#?}"
+    );
     let _ = std::fs::remove_dir_all(path);
 }

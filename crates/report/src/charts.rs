@@ -5,9 +5,21 @@
 use crate::compare::group_estimate;
 use crate::metrics::{self, CpuRate, Metric};
 use crate::model::Point;
-use crate::report::Chart;
 use crate::svg::{LineChart, Series};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// One chart, as SVG.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Chart {
+    /// A file-name-safe id, e.g. `throughput-vs-sessions`.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// The `<svg>` element.
+    #[serde(skip)]
+    pub svg: String,
+}
 
 /// A line of the "against sessions" charts: a variant at one setting of the other swept
 /// parameters, its points keyed by sessions.

@@ -35,6 +35,7 @@ pub mod setup;
 pub mod stats;
 pub mod svg;
 
+pub use charts::Chart;
 pub use compare::{compare, Comparison, MetricComparison, PointComparison};
 pub use error::Error;
 pub use model::{FactorDef, Point, ReportInput, Subject};
@@ -42,4 +43,4 @@ pub use render::{
     comparison_markdown, difference_cells, metric_cells, metric_header, Format, Html, Json,
     Markdown, Renderer,
 };
-pub use report::{build, BestRow, Chart, Report, ResultRow};
+pub use report::{build, BestRow, Report, ResultRow};

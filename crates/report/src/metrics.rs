@@ -3,6 +3,7 @@
 
 use crate::model::Point;
 use qpslab_core::result::{PhaseResult, Sample};
+use qpslab_core::telemetry::{ProcUsage, Reading};
 use qpslab_store::{StoredPhase, TelemetrySample};
 use serde::{Deserialize, Serialize};
 
@@ -132,17 +133,14 @@ fn server_cpu_per_txn_series(stored: &StoredPhase) -> Vec<f64> {
     let ticks: Vec<&TelemetrySample> = stored
         .telemetry
         .iter()
-        .filter(|t| t.source == "tick")
+        .filter(|t| matches!(t.reading, Reading::Tick(_)))
         .collect();
     let mut out = Vec::new();
     for s in stored.result.samples.iter().filter(|s| s.events > 0) {
         let cpu = ticks
             .iter()
             .find(|t| (t.elapsed_s - s.elapsed_s).abs() < 1e-6)
-            .and_then(|t| {
-                let server = t.values.get("server")?;
-                Some(server.get("user_s")?.as_f64()? + server.get("sys_s")?.as_f64()?)
-            });
+            .and_then(|t| Some(t.tick_change()?.server?.cpu_s()));
         match cpu {
             Some(c) => out.push(c * 1e6 / s.events as f64),
             None => return Vec::new(),
@@ -178,20 +176,19 @@ pub struct CpuRate {
 /// summed over the readings, divided by the span they cover (warm-up included when the probe
 /// could not separate it).
 pub fn server_cpu(point: &Point<'_>) -> Option<CpuRate> {
-    let readings: Vec<_> = point
+    let readings: Vec<(f64, &ProcUsage)> = point
         .phase
         .telemetry
         .iter()
-        .filter(|t| t.source == "server_proc")
+        .filter_map(|t| Some((t.elapsed_s, t.server_proc()?)))
         .collect();
-    let span = readings.iter().map(|t| t.elapsed_s).fold(0.0, f64::max);
+    let span = readings.iter().map(|(at, _)| *at).fold(0.0, f64::max);
     if readings.is_empty() || span <= 0.0 {
         return None;
     }
-    let sum = |k: &str| -> Option<f64> { readings.iter().map(|t| t.values.get(k)?.as_f64()).sum() };
     Some(CpuRate {
-        user: sum("user_s")? / span,
-        sys: sum("sys_s")? / span,
+        user: readings.iter().map(|(_, p)| p.user_s).sum::<f64>() / span,
+        sys: readings.iter().map(|(_, p)| p.sys_s).sum::<f64>() / span,
     })
 }
 
@@ -207,6 +204,7 @@ pub fn client_cpu(phase: &PhaseResult) -> Option<CpuRate> {
 mod tests {
     use super::*;
     use qpslab_core::result::{LatencySummary, Percentile};
+    use qpslab_core::telemetry::{StatusCounts, Tick, TickChange};
 
     fn sample(events: u64, p99: Option<f64>) -> Sample {
         Sample {
@@ -240,10 +238,20 @@ mod tests {
         p.result.samples[0].elapsed_s = 0.5;
         p.result.samples[1].elapsed_s = 1.0;
         for (t, cpu) in [(0.5, 0.01), (1.0, 0.01)] {
+            let server = ProcUsage {
+                user_s: cpu * 0.75,
+                sys_s: cpu * 0.25,
+                ..ProcUsage::default()
+            };
+            let change = TickChange {
+                interval_s: 0.5,
+                status: StatusCounts::default(),
+                server: Some(server),
+                client: None,
+            };
             p.telemetry.push(TelemetrySample {
                 elapsed_s: t,
-                source: "tick".into(),
-                values: serde_json::json!({"server": {"user_s": cpu * 0.75, "sys_s": cpu * 0.25}}),
+                reading: Reading::Tick(Tick::Change(change)),
             });
         }
         let got = Metric::ServerCpuPerTxn.series(&p);

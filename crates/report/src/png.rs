@@ -1,8 +1,8 @@
 //! PNG versions of the charts, rendered from the same SVG with resvg and the system's fonts
 //! (no network: fonts come from the local font directories only).
 
+use crate::charts::Chart;
 use crate::error::Error;
-use crate::report::Chart;
 use std::path::{Path, PathBuf};
 
 /// Renders one SVG document to PNG bytes at `scale` (2.0 for crisp text).

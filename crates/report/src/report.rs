@@ -1,7 +1,7 @@
 //! The report as data: what changed, one verdict per comparison, comparisons, best-of,
 //! factor effects, per-point results and charts. Renderers only lay it out.
 
-use crate::charts;
+use crate::charts::{self, Chart};
 use crate::compare::{self, group_estimate, Comparison};
 use crate::effects::{self, Effect};
 use crate::error::Error;
@@ -10,18 +10,6 @@ use crate::model::{self, Point, ReportInput};
 use crate::setup;
 use qpslab_core::Stability;
 use serde::{Deserialize, Serialize};
-
-/// One chart, as SVG.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Chart {
-    /// A file-name-safe id, e.g. `throughput-vs-sessions`.
-    pub id: String,
-    /// Its title.
-    pub title: String,
-    /// The `<svg>` element.
-    #[serde(skip)]
-    pub svg: String,
-}
 
 /// A variant's best throughput over every combination of the swept settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -127,8 +127,8 @@ impl Store {
                 h.phase_id,
                 h.next_tick,
                 t.elapsed_s,
-                t.source,
-                serde_json::to_string(&t.values)?
+                t.reading.source(),
+                t.reading.values()?.to_string()
             ])?;
         }
         tx.commit()?;

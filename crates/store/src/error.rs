@@ -67,4 +67,7 @@ pub enum Error {
     /// Writing an export failed.
     #[error("writing export: {0}")]
     Io(#[from] std::io::Error),
+    /// Writing CSV failed.
+    #[error("writing CSV: {0}")]
+    Csv(#[from] csv::Error),
 }

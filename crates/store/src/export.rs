@@ -1,163 +1,153 @@
-//! JSON and CSV exports of a stored run.
+//! The one JSON form of a stored run ([`RunDoc`]) and the one CSV writer ([`write_csv`]).
 
 use crate::error::Error;
-use crate::model::{RunId, StoredRun, UnixSeconds};
+use crate::model::{
+    RunId, RunMeta, RunStatus, StoredPhase, StoredRun, TelemetrySample, UnixSeconds,
+};
 use crate::schema::SCHEMA_VERSION;
 use crate::Store;
+use qpslab_core::result::{PhaseResult, QueryCounts};
+use serde::Serialize;
+use std::collections::BTreeMap;
 use std::io::Write;
 
-impl Store {
-    /// The whole run as one JSON document: meta, status and every phase with its samples,
-    /// histograms (hex), telemetry and status (`done`, `interrupted`, `running`). `format` and
-    /// `schema_version` let readers check what they hold.
-    pub fn export_json(&self, id: RunId) -> Result<serde_json::Value, Error> {
-        let run = self.load_run(id)?;
-        let mut v = serde_json::to_value(&run)?;
-        let statuses = self.phase_statuses(id)?;
-        if let Some(phases) = v.get_mut("phases").and_then(|p| p.as_array_mut()) {
-            for (phase, status) in phases.iter_mut().zip(statuses) {
-                if let Some(obj) = phase.as_object_mut() {
-                    obj.insert("status".into(), status.into());
-                }
-            }
-        }
-        if let Some(obj) = v.as_object_mut() {
-            obj.insert("format".into(), "qpslab-run".into());
-            obj.insert("schema_version".into(), SCHEMA_VERSION.into());
-            obj.insert(
-                "started_utc".into(),
-                iso8601_utc(run.meta.started_at).into(),
-            );
-        }
-        Ok(v)
-    }
+/// A stored run as JSON, the form `qpslab run --json`, `qpslab show RUN --json` and each cell of
+/// `qpslab lab show --json` print: what the run was (`meta`), where it stands, and every phase
+/// with its headline numbers beside its whole result (samples, histograms as hex) and
+/// telemetry. `format` and `schema_version` let readers check what they hold.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunDoc {
+    /// Always `qpslab-run`.
+    pub format: &'static str,
+    /// The store's schema version the run was read with.
+    pub schema_version: i64,
+    /// The run's id in its store.
+    pub id: RunId,
+    /// Where it stands.
+    pub status: RunStatus,
+    /// When it started, `2024-05-01T12:34:56Z`.
+    pub started_utc: String,
+    /// When it was finished, if it was.
+    pub finished_at: Option<UnixSeconds>,
+    /// Plan, target, server, host and tool version.
+    pub meta: RunMeta,
+    /// Its phases in the order they ran.
+    pub phases: Vec<PhaseDoc>,
+}
 
-    /// The run as CSV, one header line and one row per phase. Percentile columns (`p95_ms`...)
-    /// are the union of the percentiles any phase reported, empty where a phase lacks one.
-    pub fn export_csv(&self, id: RunId, out: &mut dyn Write) -> Result<(), Error> {
-        write_csv(&self.load_run(id)?, out)
+/// One phase of a [`RunDoc`].
+#[derive(Clone, Debug, Serialize)]
+pub struct PhaseDoc {
+    /// Order within the run, from 1.
+    pub seq: u32,
+    /// `done`, `interrupted` or `running`.
+    pub status: String,
+    /// Sessions.
+    pub threads: u32,
+    /// Measured seconds.
+    pub duration_s: f64,
+    /// Transactions (events).
+    pub events: u64,
+    /// Events per second.
+    pub tps: f64,
+    /// Queries per second.
+    pub qps: f64,
+    /// Queries by class.
+    pub queries: QueryCounts,
+    /// `min`, `avg`, `max` and each percentile (`p95`, `p99.9`...), in milliseconds.
+    pub latency_ms: BTreeMap<String, f64>,
+    /// Retried errors by code.
+    pub errors: BTreeMap<u16, u64>,
+    /// Sessions re-established.
+    pub reconnects: u64,
+    /// The stability verdict, in words, when it was judged.
+    pub stability: Option<String>,
+    /// The whole result: samples, statements, histograms, client CPU, rate.
+    pub result: PhaseResult,
+    /// Telemetry taken during it.
+    pub telemetry: Vec<TelemetrySample>,
+}
+
+impl PhaseDoc {
+    fn new(p: StoredPhase, status: String) -> PhaseDoc {
+        let r = &p.result;
+        let lat = &r.latency;
+        let mut latency_ms: BTreeMap<String, f64> = [
+            ("min", lat.min_ms),
+            ("avg", lat.avg_ms),
+            ("max", lat.max_ms),
+        ]
+        .map(|(k, v)| (k.to_string(), v))
+        .into();
+        latency_ms.extend(lat.percentiles.iter().map(|x| (format!("p{}", x.p), x.ms)));
+        PhaseDoc {
+            seq: p.seq,
+            status,
+            threads: r.threads,
+            duration_s: r.duration_s,
+            events: r.events,
+            tps: r.tps(),
+            qps: r.qps(),
+            queries: r.queries,
+            latency_ms,
+            errors: r.errors.clone(),
+            reconnects: r.reconnects,
+            stability: r.stability.as_ref().map(ToString::to_string),
+            result: p.result,
+            telemetry: p.telemetry,
+        }
     }
 }
 
-fn write_csv(run: &StoredRun, out: &mut dyn Write) -> Result<(), Error> {
-    let mut ps: Vec<f64> = Vec::new();
-    for ph in &run.phases {
-        for p in &ph.result.latency.percentiles {
-            if !ps.contains(&p.p) {
-                ps.push(p.p);
-            }
+impl RunDoc {
+    /// The document of `run`; `statuses` are its phases' statuses in order.
+    pub fn new(run: StoredRun, statuses: Vec<String>) -> RunDoc {
+        let mut statuses = statuses.into_iter();
+        RunDoc {
+            format: "qpslab-run",
+            schema_version: SCHEMA_VERSION,
+            id: run.id,
+            status: run.status,
+            started_utc: iso8601_utc(run.meta.started_at),
+            finished_at: run.finished_at,
+            meta: run.meta,
+            phases: run
+                .phases
+                .into_iter()
+                .map(|p| PhaseDoc::new(p, statuses.next().unwrap_or_default()))
+                .collect(),
         }
     }
-    ps.sort_by(f64::total_cmp);
-    let mut header: Vec<String> = [
-        "run_id",
-        "run_uuid",
-        "started_utc",
-        "status",
-        "workload",
-        "target",
-        "server_version",
-        "phase",
-        "threads",
-        "duration_s",
-        "events",
-        "reads",
-        "writes",
-        "other",
-        "errors",
-        "reconnects",
-        "tps",
-        "qps",
-        "lat_min_ms",
-        "lat_avg_ms",
-        "lat_max_ms",
-    ]
-    .map(String::from)
-    .to_vec();
-    header.extend(ps.iter().map(|p| format!("p{p}_ms")));
-    header.extend(
-        [
-            "client_cpu_user_s",
-            "client_cpu_sys_s",
-            "client_max_rss_kib",
-            "client_cpu_us_per_query",
-        ]
-        .map(String::from),
-    );
-    writeln!(out, "{}", header.join(","))?;
-    let m = &run.meta;
-    for ph in &run.phases {
-        let r = &ph.result;
-        let mut row = vec![
-            run.id.to_string(),
-            m.uuid.clone(),
-            iso8601_utc(m.started_at),
-            run.status.to_string(),
-            m.plan.workload.kind.name().to_string(),
-            m.target.clone(),
-            m.server.version.clone(),
-            ph.seq.to_string(),
-            r.threads.to_string(),
-            r.duration_s.to_string(),
-            r.events.to_string(),
-            r.queries.read.to_string(),
-            r.queries.write.to_string(),
-            r.queries.other.to_string(),
-            r.error_total().to_string(),
-            r.reconnects.to_string(),
-            r.tps().to_string(),
-            r.qps().to_string(),
-            r.latency.min_ms.to_string(),
-            r.latency.avg_ms.to_string(),
-            r.latency.max_ms.to_string(),
-        ];
-        for p in &ps {
-            let v = r.latency.percentiles.iter().find(|x| x.p == *p);
-            row.push(v.map(|x| x.ms.to_string()).unwrap_or_default());
-        }
-        row.push(r.client_cpu.user_s.to_string());
-        row.push(r.client_cpu.sys_s.to_string());
-        row.push(r.client_cpu.max_rss_kib.to_string());
-        row.push(
-            r.client_cpu_us_per_query()
-                .map(|x| x.to_string())
-                .unwrap_or_default(),
-        );
-        let cells: Vec<String> = row.iter().map(|c| csv_field(c)).collect();
-        writeln!(out, "{}", cells.join(","))?;
+}
+
+impl Store {
+    /// Run `id` as its [`RunDoc`].
+    pub fn run_doc(&self, id: RunId) -> Result<RunDoc, Error> {
+        Ok(RunDoc::new(self.load_run(id)?, self.phase_statuses(id)?))
     }
+}
+
+/// Writes a CSV table (RFC 4180: a field is quoted when it holds a separator, a quote or a line
+/// break): `header`, then one line per row.
+pub fn write_csv<R, F>(out: impl Write, header: &[&str], rows: R) -> Result<(), Error>
+where
+    R: IntoIterator<Item = Vec<F>>,
+    F: AsRef<[u8]>,
+{
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(header)?;
+    for row in rows {
+        w.write_record(row)?;
+    }
+    w.flush()?;
     Ok(())
 }
 
-/// A CSV field, quoted (RFC 4180) when it holds a separator, a quote or a line break.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// `2024-05-01T12:34:56Z` for a Unix time (whole seconds, UTC).
+/// `2024-05-01T12:34:56Z` for a Unix time (whole seconds, UTC); times outside the calendar
+/// `jiff` supports (years -9999 to 9999) read as the Unix epoch.
 pub fn iso8601_utc(t: UnixSeconds) -> String {
-    let secs = t.floor() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let ts = jiff::Timestamp::from_second(t.floor() as i64).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 #[cfg(test)]
@@ -173,9 +163,13 @@ mod tests {
     }
 
     #[test]
-    fn csv_quoting() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    fn csv_fields_are_quoted_when_they_must_be() {
+        let mut out = Vec::new();
+        let rows = [vec!["plain", "a,b", "say \"hi\"", "two\nlines"]];
+        write_csv(&mut out, &["w", "x", "y", "z"], rows).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "w,x,y,z\nplain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\"\n"
+        );
     }
 }

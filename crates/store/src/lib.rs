@@ -24,7 +24,7 @@ mod cell;
 mod durable;
 mod error;
 mod export;
-pub use export::iso8601_utc;
+pub use export::{iso8601_utc, write_csv, PhaseDoc, RunDoc};
 mod model;
 mod read;
 mod schema;

@@ -203,37 +203,9 @@ pub fn unix_now() -> UnixSeconds {
         .unwrap_or(0.0)
 }
 
-/// A random (version 4) UUID for a new run, from the kernel's random source; falls back to the
-/// clock, the process id and a counter when `/dev/urandom` cannot be read.
+/// A random (version 4) UUID for a new run.
 pub fn new_run_uuid() -> String {
-    use std::io::Read;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut b = [0u8; 16];
-    let from_kernel = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .is_ok();
-    if !from_kernel {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        b[..8].copy_from_slice(&nanos.to_le_bytes());
-        b[8..12].copy_from_slice(&std::process::id().to_le_bytes());
-        b[12..].copy_from_slice(&(n as u32).to_le_bytes());
-    }
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    uuid::Uuid::new_v4().to_string()
 }
 
 /// `text` with the password of every `scheme://user:password@` URL removed.

@@ -8,6 +8,7 @@ use crate::Store;
 use qpslab_core::result::{
     CpuUsage, HistogramBlob, LatencySummary, PhaseResult, QueryCounts, Sample,
 };
+use qpslab_core::telemetry::Reading;
 use rusqlite::{Connection, OptionalExtension, Row};
 
 fn status(s: String) -> Result<RunStatus, Error> {
@@ -224,11 +225,8 @@ impl Store {
         let mut out = Vec::new();
         for row in rows {
             let (elapsed_s, source, json) = row?;
-            out.push(TelemetrySample {
-                elapsed_s,
-                source,
-                values: serde_json::from_str(&json)?,
-            });
+            let reading = Reading::from_parts(&source, serde_json::from_str(&json)?)?;
+            out.push(TelemetrySample { elapsed_s, reading });
         }
         Ok(out)
     }

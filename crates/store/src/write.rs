@@ -206,8 +206,8 @@ pub(crate) fn insert_children(
             phase_id,
             seq as i64,
             t.elapsed_s,
-            t.source,
-            serde_json::to_string(&t.values)?
+            t.reading.source(),
+            t.reading.values()?.to_string()
         ])?;
     }
     Ok(())

@@ -4,6 +4,7 @@
 use qpslab_core::env::{HostFacts, ServerInfo};
 use qpslab_core::plan::RunPlan;
 use qpslab_core::result::{LatencySummary, Percentile, PhaseResult, QueryCounts, Sample};
+use qpslab_core::telemetry::{Reading, StatusCounts, Tick, TickChange};
 use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
 use qpslab_store::{new_run_uuid, RunMeta, RunStatus, Store, TelemetrySample};
 use std::os::unix::fs::PermissionsExt;
@@ -46,10 +47,19 @@ fn sample(i: u64) -> Sample {
 }
 
 fn tick(i: u64) -> TelemetrySample {
+    let status = StatusCounts {
+        counters: [("Com_select".to_string(), 100 * i as i64)].into(),
+        ..StatusCounts::default()
+    };
+    let change = TickChange {
+        interval_s: 1.0,
+        status,
+        server: None,
+        client: None,
+    };
     TelemetrySample {
         elapsed_s: i as f64,
-        source: "tick".into(),
-        values: serde_json::json!({"Com_select": 100 * i}),
+        reading: Reading::Tick(Tick::Change(change)),
     }
 }
 

@@ -6,6 +6,7 @@ use qpslab_core::result::{
     CpuUsage, HistogramBlob, LatencySummary, Percentile, PhaseResult, QueryCounts, RateStats,
     Sample, StatementLatency,
 };
+use qpslab_core::telemetry::{ProcUsage, Reading, StatusDelta, Tick};
 use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
 use qpslab_core::Dsn;
 use qpslab_store::{
@@ -126,15 +127,53 @@ fn telemetry() -> Vec<TelemetrySample> {
     vec![
         TelemetrySample {
             elapsed_s: 1.0,
-            source: "server_status".into(),
-            values: serde_json::json!({"Com_select": 1400, "Threads_running": 4}),
+            reading: Reading::ServerStatusDelta(StatusDelta {
+                elapsed_s: 1.0,
+                counters: [("Com_select".to_string(), 1400)].into(),
+                gauges: [("Threads_running".to_string(), 4)].into(),
+            }),
         },
         TelemetrySample {
             elapsed_s: 1.0,
-            source: "client_proc".into(),
-            values: serde_json::json!({"user_s": 0.1, "sys_s": 0.2, "rss_kib": 5000}),
+            reading: Reading::ClientProc(ProcUsage {
+                user_s: 0.1,
+                sys_s: 0.2,
+                rss_kib: 5000,
+                io: None,
+            }),
         },
     ]
+}
+
+/// Telemetry rows as the untyped telemetry of earlier versions wrote them read back typed.
+#[test]
+fn telemetry_rows_of_earlier_versions_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("qpslab.db");
+    let m = meta("root@127.0.0.1:3306/sbtest", 1_700_000_000.0);
+    let id = Store::open(&path)
+        .unwrap()
+        .record_phase(&m, &phase(1, 300), &[])
+        .unwrap();
+    let db = rusqlite::Connection::open(&path).unwrap();
+    db.execute_batch(
+        r#"INSERT INTO telemetry (phase_id, seq, elapsed_s, source, json)
+           SELECT id, 0, 1.0, 'tick', '{"interval_s":1.0,"status":{"counters":{"Questions":9},"gauges":{}},"client":{"user_s":0.5,"sys_s":0.25,"rss_kib":7}}' FROM phases;
+           INSERT INTO telemetry (phase_id, seq, elapsed_s, source, json)
+           SELECT id, 1, 2.0, 'tick', '{"error":"server gone"}' FROM phases;"#,
+    )
+    .unwrap();
+    drop(db);
+    let run = Store::open(&path).unwrap().load_run(id).unwrap();
+    let t = &run.phases[0].telemetry;
+    let Reading::Tick(Tick::Change(c)) = &t[0].reading else {
+        panic!("{t:?}");
+    };
+    assert_eq!(c.status.counters["Questions"], 9);
+    assert_eq!(c.client.unwrap().cpu_s(), 0.75);
+    assert!(
+        matches!(&t[1].reading, Reading::Tick(Tick::Failed { error }) if error == "server gone")
+    );
 }
 
 #[test]
@@ -348,11 +387,8 @@ fn a_stored_run_holds_no_password() {
         let mut store = Store::open(&path).unwrap();
         let id = store.record_phase(&m, &phase(2, 60), &telemetry()).unwrap();
         store.finish_run(&m.uuid, RunStatus::Completed).unwrap();
-        let json = store.export_json(id).unwrap().to_string();
+        let json = serde_json::to_string(&store.run_doc(id).unwrap()).unwrap();
         assert!(!json.contains(PW), "{json}");
-        let mut csv = Vec::new();
-        store.export_csv(id, &mut csv).unwrap();
-        assert!(!contains(&csv, PW));
         // Read while open: the WAL file holds the data too.
         assert!(!contains(&bytes_of_dir(dir.path()), PW));
         id
@@ -369,7 +405,7 @@ fn a_stored_run_holds_no_password() {
 }
 
 #[test]
-fn exports_json_and_csv() {
+fn the_json_form_of_a_run() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("e.db")).unwrap();
     let m = meta("root@localhost/sb,test", 1_700_000_000.0);
@@ -380,7 +416,7 @@ fn exports_json_and_csv() {
         .unwrap();
     store.record_phase(&m, &p2, &[]).unwrap();
 
-    let v = store.export_json(id).unwrap();
+    let v = serde_json::to_value(store.run_doc(id).unwrap()).unwrap();
     assert_eq!(v["format"], "qpslab-run");
     assert_eq!(v["schema_version"], SCHEMA_VERSION);
     assert_eq!(v["started_utc"], "2023-11-14T22:13:20Z");
@@ -391,37 +427,63 @@ fn exports_json_and_csv() {
         v["phases"][0]["result"]["histograms"][0]["v2"],
         "1c849314000102"
     );
-    assert_eq!(v["phases"][0]["telemetry"][0]["values"]["Com_select"], 1400);
+    assert_eq!(
+        v["phases"][0]["telemetry"][0]["values"]["counters"]["Com_select"],
+        1400
+    );
 
-    let mut out = Vec::new();
-    store.export_csv(id, &mut out).unwrap();
-    let csv = String::from_utf8(out).unwrap();
-    let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines.len(), 3, "{csv}");
-    let header: Vec<&str> = lines[0].split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    assert!(
-        header.contains(&"p95_ms") && header.contains(&"p99.9_ms"),
-        "{}",
-        lines[0]
+    // The schema: these keys and no others, at the top and in each phase.
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(
+        keys(&v),
+        [
+            "finished_at",
+            "format",
+            "id",
+            "meta",
+            "phases",
+            "schema_version",
+            "started_utc",
+            "status"
+        ]
     );
-    // The comma in the target is quoted.
-    assert!(
-        lines[1].contains("\"root@localhost/sb,test\""),
-        "{}",
-        lines[1]
+    assert_eq!(
+        keys(&v["phases"][1]),
+        [
+            "duration_s",
+            "errors",
+            "events",
+            "latency_ms",
+            "qps",
+            "queries",
+            "reconnects",
+            "result",
+            "seq",
+            "stability",
+            "status",
+            "telemetry",
+            "threads",
+            "tps"
+        ]
     );
-    let unquote = |l: &str| l.replace("\"root@localhost/sb,test\"", "T");
-    let (l1, l2) = (unquote(lines[1]), unquote(lines[2]));
-    let row1: Vec<&str> = l1.split(',').collect();
-    let row2: Vec<&str> = l2.split(',').collect();
-    assert_eq!(row1.len(), header.len());
-    assert_eq!(row2.len(), header.len());
-    assert_eq!(row2[col("threads")], "4");
-    assert_eq!(row2[col("tps")], "400");
-    assert_eq!(row2[col("p99.9_ms")], "9");
-    assert_eq!(row1[col("p99.9_ms")], "");
-    assert_eq!(row1[col("errors")], "4");
+    let p = &v["phases"][1];
+    assert_eq!(
+        (p["seq"].as_u64(), p["threads"].as_u64()),
+        (Some(2), Some(4))
+    );
+    assert_eq!(p["tps"], 400.0);
+    assert_eq!(p["latency_ms"]["p99.9"], 9.0);
+    assert!(p["latency_ms"]["min"].is_number() && p["latency_ms"]["p95"].is_number());
+    assert!(v["phases"][0]["latency_ms"].get("p99.9").is_none());
+    assert_eq!(v["phases"][0]["status"], "done");
+    assert_eq!(
+        v["phases"][0]["queries"]["read"],
+        v["phases"][0]["result"]["queries"]["read"]
+    );
 }
 
 #[test]

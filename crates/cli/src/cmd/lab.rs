@@ -292,29 +292,28 @@ fn show(a: &LabShowArgs) -> Result<()> {
         let text = serde_json::to_string_pretty(&v)?;
         println!("{}", qpslab_store::redact_url_passwords(&text));
     } else if a.csv {
-        println!(
-            "seq,label,variant,repeat,status,params,run_id,tps,qps,lat_avg_ms,p95_ms,p99_ms,error"
-        );
-        for c in &cells {
-            let p = cell_phase(&store, c);
-            let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
-            let fields = [
-                c.cell.seq.to_string(),
-                c.cell.label.clone(),
-                c.cell.variant.clone(),
-                c.cell.repeat.to_string(),
-                c.status.to_string(),
-                serde_json::to_string(&c.cell.params)?,
-                c.run_id.map_or(String::new(), |r| r.to_string()),
-                f(p.as_ref().map(|p| p.tps())),
-                f(p.as_ref().map(|p| p.qps())),
-                f(p.as_ref().map(|p| p.latency.avg_ms)),
-                f(p.as_ref().and_then(|p| pct(p, 95.0))),
-                f(p.as_ref().and_then(|p| pct(p, 99.0))),
-                c.error.clone().unwrap_or_default(),
-            ];
-            println!("{}", fields.map(|x| csv_field(&x)).join(","));
-        }
+        let attempts = store.cell_attempts(s.id)?;
+        let rows = cells
+            .iter()
+            .map(|c| cell_csv_row(&store, c, &attempts))
+            .collect::<Result<Vec<_>>>()?;
+        let header = [
+            "seq",
+            "label",
+            "variant",
+            "repeat",
+            "status",
+            "params",
+            "run_id",
+            "attempts",
+            "tps",
+            "qps",
+            "lat_avg_ms",
+            "p95_ms",
+            "p99_ms",
+            "error",
+        ];
+        qpslab_store::write_csv(std::io::stdout().lock(), &header, rows)?;
     } else {
         println!(
             "study '{}': {} ({} cells){}",
@@ -339,16 +338,39 @@ fn show(a: &LabShowArgs) -> Result<()> {
     Ok(())
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+/// A cell's line of `lab show --csv`: `attempts` counts its measurements (re-measured when
+/// unstable).
+fn cell_csv_row(
+    store: &Store,
+    c: &CellRecord,
+    attempts: &[qpslab_store::CellAttempt],
+) -> Result<Vec<String>> {
+    let p = cell_phase(store, c);
+    let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
+    Ok(vec![
+        c.cell.seq.to_string(),
+        c.cell.label.clone(),
+        c.cell.variant.clone(),
+        c.cell.repeat.to_string(),
+        c.status.to_string(),
+        serde_json::to_string(&c.cell.params)?,
+        c.run_id.map_or(String::new(), |r| r.to_string()),
+        attempts
+            .iter()
+            .filter(|a| a.cell_id == c.id)
+            .count()
+            .to_string(),
+        f(p.as_ref().map(|p| p.tps())),
+        f(p.as_ref().map(|p| p.qps())),
+        f(p.as_ref().map(|p| p.latency.avg_ms)),
+        f(p.as_ref().and_then(|p| pct(p, 95.0))),
+        f(p.as_ref().and_then(|p| pct(p, 99.0))),
+        c.error.clone().unwrap_or_default(),
+    ])
 }
 
-/// A cell as JSON: the record, its headline numbers and verdict, and every attempt (the one
-/// used is the cell's `run_id`).
+/// A cell as JSON: the record, every attempt (the one used is the cell's `run_id`) and the run
+/// it uses, in the run's one JSON form (`run`, null when it has none).
 fn cell_json(
     store: &Store,
     c: &CellRecord,
@@ -363,16 +385,7 @@ fn cell_json(
                         "reason": a.reason, "used": a.run_id.is_some() && a.run_id == c.run_id})
         )
         .collect::<Vec<_>>());
-    if let Some(p) = cell_phase(store, c) {
-        v["stability"] = json!(p.stability.as_ref().map(|s| s.to_string()));
-        v["tps"] = json!(p.tps());
-        v["qps"] = json!(p.qps());
-        v["threads"] = json!(p.threads);
-        v["latency_ms"] = json!({"min": p.latency.min_ms, "avg": p.latency.avg_ms,
-                                 "max": p.latency.max_ms, "percentiles": p.latency.percentiles});
-        v["queries"] = json!(p.queries);
-        v["events"] = json!(p.events);
-    }
+    v["run"] = json!(c.run_id.and_then(|id| store.run_doc(id).ok()));
     v
 }
 
@@ -399,17 +412,15 @@ fn list(store: &Store, a: &LabShowArgs) -> Result<()> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else if a.csv {
-        println!("name,status,cells,done,failed");
-        for o in &out {
-            println!(
-                "{},{},{},{},{}",
-                csv_field(o["name"].as_str().unwrap_or("")),
-                o["status"].as_str().unwrap_or(""),
-                o["cells"],
-                o["done"],
-                o["failed"]
-            );
-        }
+        let header = ["name", "status", "cells", "done", "failed"];
+        let rows = out.iter().map(|o| {
+            let text = |k: &str| {
+                o[k].as_str()
+                    .map_or_else(|| o[k].to_string(), str::to_owned)
+            };
+            header.map(text).to_vec()
+        });
+        qpslab_store::write_csv(std::io::stdout().lock(), &header, rows)?;
     } else if rows.is_empty() {
         println!("no studies stored in {}", store.path().display());
     } else {

@@ -18,7 +18,6 @@ use qpslab_engine::workload::Workload;
 use qpslab_engine::PhaseSpec;
 use qpslab_store::{RunMeta, RunStatus, Store, TelemetrySample};
 use qpslab_wire::Conn;
-use serde_json::json;
 use std::io::Write;
 
 /// Runs `qpslab run`.
@@ -132,7 +131,6 @@ fn sweep(
         phases.push(phase);
     }
     store.finish_run(&meta.uuid, RunStatus::Completed)?;
-    let run_id = run_id.map(|r| r.0);
     println!(
         "\n{} on {} ({} per phase)",
         plan.workload.kind,
@@ -141,13 +139,14 @@ fn sweep(
     );
     print!("{}", sweep_table(&plan.percentiles, &phases));
     if let Some(id) = run_id {
+        let shown = id.0;
         println!(
-            "stored as run {id} in {}  (qpslab show {id})",
+            "stored as run {shown} in {}  (qpslab show {shown})",
             store.path().display()
         );
-    }
-    if let Some(path) = &a.json {
-        write_json(path, &run_json(run_id, &meta, &phases))?;
+        if let Some(path) = &a.json {
+            write_json(path, &store.run_doc(id)?)?;
+        }
     }
     Ok(())
 }
@@ -202,8 +201,8 @@ fn warn_if_client_bound(phase: &PhaseResult, telemetry: &[TelemetrySample]) {
         .unwrap_or(1.0);
     let server = telemetry
         .iter()
-        .find(|t| t.source == "server_proc")
-        .and_then(|t| Some(t.values["user_s"].as_f64()? + t.values["sys_s"].as_f64()?));
+        .find_map(TelemetrySample::server_proc)
+        .map(|p| p.cpu_s());
     if let Some(s) = server {
         println!(
             "    server cpu:                          {:.2}s ({:.0}% of the machine)",
@@ -226,49 +225,8 @@ fn warn_if_client_bound(phase: &PhaseResult, telemetry: &[TelemetrySample]) {
     }
 }
 
-fn run_json(run_id: Option<i64>, meta: &RunMeta, phases: &[PhaseResult]) -> serde_json::Value {
-    let phases: Vec<_> = phases
-        .iter()
-        .map(|p| {
-            let mut latency = serde_json::Map::new();
-            latency.insert("min".into(), json!(p.latency.min_ms));
-            latency.insert("avg".into(), json!(p.latency.avg_ms));
-            latency.insert("max".into(), json!(p.latency.max_ms));
-            for x in &p.latency.percentiles {
-                latency.insert(format!("p{}", format!("{}", x.p).trim_end_matches(".0")), json!(x.ms));
-            }
-            json!({
-                "workload": meta.plan.workload.kind.name(),
-                "threads": p.threads,
-                "duration_s": p.duration_s,
-                "events": p.events,
-                "tps": p.tps(),
-                "qps": p.qps(),
-                "queries": p.queries,
-                "latency_ms": latency,
-                "errors": p.errors.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
-                "reconnects": p.reconnects,
-                "client_cpu_s": {"user": p.client_cpu.user_s, "sys": p.client_cpu.sys_s},
-                "client_max_rss_kib": p.client_cpu.max_rss_kib,
-                "rate": p.rate,
-                "statements": p.statements,
-            })
-        })
-        .collect();
-    json!({
-        "run_id": run_id,
-        "uuid": meta.uuid,
-        "workload": meta.plan.workload.kind.name(),
-        "target": meta.target,
-        "server_version": meta.server.version,
-        "tool_version": meta.tool_version,
-        "plan": meta.plan,
-        "phases": phases,
-    })
-}
-
 /// Writes `value` to `path` through a temporary file, so a failure never leaves half a file.
-pub fn write_json(path: &std::path::Path, value: &serde_json::Value) -> Result<()> {
+pub fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<()> {
     let tmp = path.with_extension("json.tmp");
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;

@@ -68,7 +68,7 @@ fn one(store: &Store, id: RunId, json: bool) -> Result<()> {
         e => e.into(),
     })?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&store.export_json(id)?)?);
+        println!("{}", serde_json::to_string_pretty(&store.run_doc(id)?)?);
         return Ok(());
     }
     let m = &run.meta;

@@ -4,9 +4,9 @@
 use super::Sampler;
 use crate::error::Error;
 use crate::process::self_cpu;
-use crate::sampler::reading::ProcDelta;
+use qpslab_core::telemetry::{Account, Perf, ProcUsage, Reading};
 use qpslab_core::TelemetrySample;
-use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 
 impl Sampler {
     /// Ends the phase: the per-tick samples, then whole-phase totals since [`Sampler::begin`]
@@ -20,27 +20,29 @@ impl Sampler {
         }
         if self.last.is_some() {
             let d = self.totals.status(self.last.as_ref(), elapsed_s);
-            let v = serde_json::to_value(d).unwrap_or_default();
-            self.push(elapsed_s, "server_status_delta", v);
+            self.push(elapsed_s, Reading::ServerStatusDelta(d));
             if let Some(s) = self.totals.server() {
-                self.push(elapsed_s, "server_proc", s.json());
+                self.push(elapsed_s, Reading::ServerProc(s));
             }
             if let (Some(c0), Ok(c1)) = (self.first_client, self_cpu()) {
-                let c = ProcDelta::between(&c0, &c1, true);
-                self.push(elapsed_s, "client_proc", c.json());
+                let c = ProcUsage::between(&c0, &c1, true);
+                self.push(elapsed_s, Reading::ClientProc(c));
             }
         }
         let perf = self.perf_result();
-        self.push(elapsed_s, "perf", perf);
-        let account = json!({"reconnects": self.link.reconnects, "gaps": self.gaps});
-        self.push(elapsed_s, "telemetry", account);
+        self.push(elapsed_s, Reading::Perf(perf));
+        let account = Account {
+            reconnects: self.link.reconnects,
+            gaps: self.gaps,
+        };
+        self.push(elapsed_s, Reading::Telemetry(account));
         self.last = None;
         Ok(std::mem::take(&mut self.samples))
     }
 
     /// The phase's perf counters: summed over the server processes it saw (a restart starts
     /// a new count), or why there are none.
-    fn perf_result(&mut self) -> Value {
+    fn perf_result(&mut self) -> Perf {
         if let Some(p) = self.perf.take() {
             self.perf_parts.push(p.stop());
         }
@@ -49,38 +51,37 @@ impl Sampler {
             return merge_perf(parts);
         }
         match self.server_pid {
-            None => {
-                json!({"supported": false, "reason": "the server's process is not known (external target)"})
-            }
+            None => Perf::unsupported("the server's process is not known (external target)"),
             Some(_) => match crate::perf::perf_support() {
-                Ok(()) => json!({"supported": false, "reason": "perf stat could not be started"}),
-                Err(reason) => json!({"supported": false, "reason": reason}),
+                Ok(()) => Perf::unsupported("perf stat could not be started"),
+                Err(reason) => Perf::unsupported(reason),
             },
         }
     }
 }
 
 /// One process's perf result as is; several (a restarted server) summed, with how many.
-fn merge_perf(mut parts: Vec<Value>) -> Value {
+fn merge_perf(mut parts: Vec<Perf>) -> Perf {
     if parts.len() == 1 {
         return parts.remove(0);
     }
-    let mut sum = Map::new();
-    for p in &parts {
-        let Some(counters) = p.get("counters").and_then(Value::as_object) else {
-            continue;
-        };
-        for (k, v) in counters {
-            let before = sum.get(k).and_then(Value::as_u64).unwrap_or(0);
-            sum.insert(k.clone(), json!(before + v.as_u64().unwrap_or(0)));
-        }
+    let mut sum = BTreeMap::new();
+    for (k, v) in parts.iter().flat_map(|p| &p.counters) {
+        *sum.entry(k.clone()).or_insert(0) += v;
     }
+    let processes = Some(parts.len());
     if sum.is_empty() {
-        let mut first = parts.remove(0);
-        first["processes"] = json!(parts.len() + 1);
-        return first;
+        return Perf {
+            processes,
+            ..parts.remove(0)
+        };
     }
-    json!({"supported": true, "counters": sum, "processes": parts.len()})
+    Perf {
+        supported: true,
+        counters: sum,
+        reason: None,
+        processes,
+    }
 }
 
 #[cfg(test)]
@@ -89,14 +90,20 @@ mod tests {
 
     #[test]
     fn perf_of_two_processes_is_summed() {
-        let a = json!({"supported": true, "counters": {"instructions": 10, "cycles": 4}});
-        let b = json!({"supported": true, "counters": {"instructions": 5}});
+        let counted = |c: &[(&str, u64)]| Perf {
+            supported: true,
+            counters: c.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Perf::default()
+        };
+        let a = counted(&[("instructions", 10), ("cycles", 4)]);
+        let b = counted(&[("instructions", 5)]);
         let m = merge_perf(vec![a.clone(), b]);
-        assert_eq!(m["counters"]["instructions"], 15);
-        assert_eq!(m["counters"]["cycles"], 4);
-        assert_eq!(m["processes"], 2);
+        assert_eq!(m.counters["instructions"], 15);
+        assert_eq!(m.counters["cycles"], 4);
+        assert_eq!(m.processes, Some(2));
         assert_eq!(merge_perf(vec![a.clone()]), a);
-        let none = json!({"supported": false, "reason": "x"});
-        assert_eq!(merge_perf(vec![none.clone(), none])["processes"], 2);
+        let none = Perf::unsupported("x");
+        let m = merge_perf(vec![none.clone(), none]);
+        assert_eq!((m.processes, m.reason.as_deref()), (Some(2), Some("x")));
     }
 }

@@ -5,9 +5,9 @@
 //! and the crash.
 
 use crate::process::IoBytes;
-use crate::status::{GlobalStatus, StatusDelta};
 use qpslab_core::env::ProcessCpu;
-use serde_json::{json, Value};
+use qpslab_core::status::{GlobalStatus, StatusDelta};
+use qpslab_core::telemetry::ProcUsage;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -22,47 +22,11 @@ pub(super) struct Reading {
     pub server_io: Option<IoBytes>,
 }
 
-/// CPU and I/O of one process over an interval.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(super) struct ProcDelta {
-    pub user_s: f64,
-    pub sys_s: f64,
-    /// The later reading's resident memory.
-    pub rss_kib: u64,
-    pub io: Option<IoBytes>,
-}
-
-impl ProcDelta {
-    /// `b` since `a`; `same` is false when `b` is another process (a restarted server), whose
-    /// figures then all belong to the interval.
-    pub fn between(a: &ProcessCpu, b: &ProcessCpu, same: bool) -> ProcDelta {
-        let (u0, s0) = if same {
-            (a.user_s, a.sys_s)
-        } else {
-            (0.0, 0.0)
-        };
-        ProcDelta {
-            user_s: (b.user_s - u0).max(0.0),
-            sys_s: (b.sys_s - s0).max(0.0),
-            rss_kib: b.rss_kib,
-            io: None,
-        }
-    }
-
-    pub fn json(&self) -> Value {
-        let mut v = json!({"user_s": self.user_s, "sys_s": self.sys_s, "rss_kib": self.rss_kib});
-        if let Some(io) = self.io {
-            v["io"] = serde_json::to_value(io).unwrap_or_default();
-        }
-        v
-    }
-}
-
 /// The server's change between two readings.
 pub(super) struct Change {
     pub interval_s: f64,
     pub status: StatusDelta,
-    pub server: Option<ProcDelta>,
+    pub server: Option<ProcUsage>,
 }
 
 impl Change {
@@ -70,18 +34,18 @@ impl Change {
         let interval_s = now.at.duration_since(prev.at).as_secs_f64();
         let same = prev.server_pid == now.server_pid;
         let server = match (prev.server, now.server) {
-            (Some(a), Some(b)) => Some(ProcDelta {
+            (Some(a), Some(b)) => Some(ProcUsage {
                 io: match (prev.server_io, now.server_io) {
                     (Some(x), Some(y)) if same => Some(y.since(&x)),
                     (_, Some(y)) if !same => Some(y),
                     _ => None,
                 },
-                ..ProcDelta::between(&a, &b, same)
+                ..ProcUsage::between(&a, &b, same)
             }),
             // A new process with nothing to compare to: everything it did is new.
-            (None, Some(b)) if !same => Some(ProcDelta {
+            (None, Some(b)) if !same => Some(ProcUsage {
                 io: now.server_io,
-                ..ProcDelta::between(&b, &b, false)
+                ..ProcUsage::between(&b, &b, false)
             }),
             _ => None,
         };
@@ -97,7 +61,7 @@ impl Change {
 #[derive(Default)]
 pub(super) struct Totals {
     counters: BTreeMap<String, i64>,
-    server: Option<ProcDelta>,
+    server: Option<ProcUsage>,
 }
 
 impl Totals {
@@ -106,7 +70,7 @@ impl Totals {
             *self.counters.entry(k.clone()).or_insert(0) += v;
         }
         if let Some(d) = c.server {
-            let t = self.server.get_or_insert_with(ProcDelta::default);
+            let t = self.server.get_or_insert_with(ProcUsage::default);
             t.user_s += d.user_s;
             t.sys_s += d.sys_s;
             t.rss_kib = d.rss_kib;
@@ -127,7 +91,7 @@ impl Totals {
         d.nonzero()
     }
 
-    pub fn server(&self) -> Option<ProcDelta> {
+    pub fn server(&self) -> Option<ProcUsage> {
         self.server
     }
 }
@@ -135,7 +99,7 @@ impl Totals {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::status::status_from_rows;
+    use qpslab_core::status::status_from_rows;
 
     fn reading(pid: u32, questions: &str, uptime: &str, user_s: f64) -> Reading {
         Reading {
