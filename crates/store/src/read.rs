@@ -225,8 +225,14 @@ impl Store {
         let mut out = Vec::new();
         for row in rows {
             let (elapsed_s, source, json) = row?;
-            let reading = Reading::from_parts(&source, serde_json::from_str(&json)?)?;
-            out.push(TelemetrySample { elapsed_s, reading });
+            // A reading this version cannot read (a newer version's kind, a damaged row) is
+            // left out: the run's own numbers do not depend on it and still load.
+            let reading = serde_json::from_str(&json)
+                .ok()
+                .and_then(|values| Reading::from_parts(&source, values).ok());
+            if let Some(reading) = reading {
+                out.push(TelemetrySample { elapsed_s, reading });
+            }
         }
         Ok(out)
     }

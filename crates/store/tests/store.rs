@@ -160,7 +160,11 @@ fn telemetry_rows_of_earlier_versions_load() {
         r#"INSERT INTO telemetry (phase_id, seq, elapsed_s, source, json)
            SELECT id, 0, 1.0, 'tick', '{"interval_s":1.0,"status":{"counters":{"Questions":9},"gauges":{}},"client":{"user_s":0.5,"sys_s":0.25,"rss_kib":7}}' FROM phases;
            INSERT INTO telemetry (phase_id, seq, elapsed_s, source, json)
-           SELECT id, 1, 2.0, 'tick', '{"error":"server gone"}' FROM phases;"#,
+           SELECT id, 1, 2.0, 'tick', '{"error":"server gone"}' FROM phases;
+           INSERT INTO telemetry (phase_id, seq, elapsed_s, source, json)
+           SELECT id, 2, 3.0, 'from_a_later_version', '{"x":1}' FROM phases;
+           INSERT INTO telemetry (phase_id, seq, elapsed_s, source, json)
+           SELECT id, 3, 3.0, 'tick', 'not json' FROM phases;"#,
     )
     .unwrap();
     drop(db);
@@ -174,6 +178,7 @@ fn telemetry_rows_of_earlier_versions_load() {
     assert!(
         matches!(&t[1].reading, Reading::Tick(Tick::Failed { error }) if error == "server gone")
     );
+    assert_eq!(t.len(), 2, "readings it cannot read are left out, the run loads");
 }
 
 #[test]
