@@ -178,7 +178,11 @@ fn telemetry_rows_of_earlier_versions_load() {
     assert!(
         matches!(&t[1].reading, Reading::Tick(Tick::Failed { error }) if error == "server gone")
     );
-    assert_eq!(t.len(), 2, "readings it cannot read are left out, the run loads");
+    assert_eq!(
+        t.len(),
+        2,
+        "readings it cannot read are left out, the run loads"
+    );
 }
 
 #[test]

@@ -208,6 +208,29 @@ fn pct(p: &PhaseResult, q: f64) -> Option<f64> {
         .map(|x| x.ms)
 }
 
+/// A cell's attempts and headline numbers (tps, qps, avg, p95, p99), `decimals` places; empty
+/// where it has none.
+fn headline(
+    p: Option<&PhaseResult>,
+    c: &CellRecord,
+    attempts: &[qpslab_store::CellAttempt],
+    decimals: usize,
+) -> [String; 6] {
+    let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.decimals$}"));
+    [
+        attempts
+            .iter()
+            .filter(|a| a.cell_id == c.id)
+            .count()
+            .to_string(),
+        f(p.map(|p| p.tps())),
+        f(p.map(|p| p.qps())),
+        f(p.map(|p| p.latency.avg_ms)),
+        f(p.and_then(|p| pct(p, 95.0))),
+        f(p.and_then(|p| pct(p, 99.0))),
+    ]
+}
+
 fn print_cells(store: &Store, name: &str) -> Result<()> {
     let s = store.study_by_name(name)?;
     let cells = store.study_cells(s.id)?;
@@ -217,12 +240,11 @@ fn print_cells(store: &Store, name: &str) -> Result<()> {
     ]
     .map(String::from)
     .to_vec();
-    let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.2}"));
     let rows: Vec<Vec<String>> = cells
         .iter()
         .map(|c| {
             let p = cell_phase(store, c);
-            vec![
+            let mut row = vec![
                 c.cell.seq.to_string(),
                 c.cell.label.clone(),
                 match &c.error {
@@ -234,18 +256,10 @@ fn print_cells(store: &Store, name: &str) -> Result<()> {
                         _ => c.status.to_string(),
                     },
                 },
-                attempts
-                    .iter()
-                    .filter(|a| a.cell_id == c.id)
-                    .count()
-                    .to_string(),
-                f(p.as_ref().map(|p| p.tps())),
-                f(p.as_ref().map(|p| p.qps())),
-                f(p.as_ref().map(|p| p.latency.avg_ms)),
-                f(p.as_ref().and_then(|p| pct(p, 95.0))),
-                f(p.as_ref().and_then(|p| pct(p, 99.0))),
-                c.run_id.map_or(String::new(), |r| r.to_string()),
-            ]
+            ];
+            row.extend(headline(p.as_ref(), c, &attempts, 2));
+            row.push(c.run_id.map_or(String::new(), |r| r.to_string()));
+            row
         })
         .collect();
     print!("{}", table(&header, &rows));
@@ -346,8 +360,7 @@ fn cell_csv_row(
     attempts: &[qpslab_store::CellAttempt],
 ) -> Result<Vec<String>> {
     let p = cell_phase(store, c);
-    let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
-    Ok(vec![
+    let mut row = vec![
         c.cell.seq.to_string(),
         c.cell.label.clone(),
         c.cell.variant.clone(),
@@ -355,18 +368,10 @@ fn cell_csv_row(
         c.status.to_string(),
         serde_json::to_string(&c.cell.params)?,
         c.run_id.map_or(String::new(), |r| r.to_string()),
-        attempts
-            .iter()
-            .filter(|a| a.cell_id == c.id)
-            .count()
-            .to_string(),
-        f(p.as_ref().map(|p| p.tps())),
-        f(p.as_ref().map(|p| p.qps())),
-        f(p.as_ref().map(|p| p.latency.avg_ms)),
-        f(p.as_ref().and_then(|p| pct(p, 95.0))),
-        f(p.as_ref().and_then(|p| pct(p, 99.0))),
-        c.error.clone().unwrap_or_default(),
-    ])
+    ];
+    row.extend(headline(p.as_ref(), c, attempts, 3));
+    row.push(c.error.clone().unwrap_or_default());
+    Ok(row)
 }
 
 /// A cell as JSON: the record, every attempt (the one used is the cell's `run_id`) and the run

@@ -154,6 +154,24 @@ macro_rules! rand_param {
     };
 }
 
+/// A bound in seconds (zero or more, at most a year) kept in the builder's `$field`.
+macro_rules! seconds_bound {
+    ($name:literal, $field:ident, $ex:literal, $help:literal) => {
+        def(
+            $name,
+            Scope::Run,
+            "S",
+            $help,
+            $ex,
+            |b, v| {
+                b.$field = bounded_seconds(v)?;
+                Ok(())
+            },
+            |b| seconds_text(b.$field),
+        )
+    };
+}
+
 fn percent(v: &Value) -> Result<u32, String> {
     Ok(int(v, 0, 100)? as u32)
 }
@@ -496,17 +514,11 @@ pub static OPTIONS: &[OptionDef] = &[
             Warmup::Seconds(s) => seconds_text(s),
         },
     ),
-    def(
+    seconds_bound!(
         "warmup_max",
-        Scope::Run,
-        "S",
-        "The longest auto warm-up, in seconds",
+        warmup_max_s,
         "30",
-        |b, v| {
-            b.warmup_max_s = bounded_seconds(v)?;
-            Ok(())
-        },
-        |b| seconds_text(b.warmup_max_s),
+        "The longest auto warm-up, in seconds"
     ),
     choices(
         def(
@@ -524,17 +536,11 @@ pub static OPTIONS: &[OptionDef] = &[
         ),
         ON_OFF,
     ),
-    def(
+    seconds_bound!(
         "settle_max",
-        Scope::Run,
-        "S",
-        "The longest wait for the drain when settling, in seconds",
+        settle_max_s,
         "30",
-        |b, v| {
-            b.settle_max_s = bounded_seconds(v)?;
-            Ok(())
-        },
-        |b| seconds_text(b.settle_max_s),
+        "The longest wait for the drain when settling, in seconds"
     ),
     def(
         "report_interval",
