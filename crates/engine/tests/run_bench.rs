@@ -75,7 +75,7 @@ fn point_select_against_sysbench() {
     sysbench(&socket, &["prepare".into()]);
     let mut opts = server.connect_options();
     opts.database = Some("sbtest".into());
-    let w = workload(WorkloadKind::OltpPointSelect, 8, 10_000);
+    let p = plan(WorkloadKind::OltpPointSelect, 8, 10_000, time);
     let with_sysbench = std::env::var("QPSLAB_BENCH_SYSBENCH").map_or(true, |v| v != "0");
     println!("threads | tool     |     QPS | client CPU us/query | RSS MiB");
     for &n in &threads {
@@ -83,7 +83,7 @@ fn point_select_against_sysbench() {
         if with_sysbench {
             sysbench_row(&socket, n, time);
         }
-        let (r, _) = run(&opts, &w, &spec(n, time));
+        let (r, _) = run(&opts, &p, n);
         let r = r.unwrap();
         println!(
             "{n:7} | qpslab   | {:7.0} | {:19.1} | {}",

@@ -347,7 +347,8 @@ impl Runner<'_> {
             log_tail: None,
         };
         let mut plan = cell.options.to_plan().map_err(fail)?;
-        let workload = Workload::new(&plan.workload).map_err(|e| fail(e.to_string()))?;
+        // Checked before the dataset is prepared; built once the seed is resolved.
+        qpslab_engine::workload::validate(&plan.workload).map_err(|e| fail(e.to_string()))?;
         let Some(active) = self.active.as_mut() else {
             return Err(fail("no server".into()));
         };
@@ -376,6 +377,8 @@ impl Runner<'_> {
             active.settled = false;
         }
         crate::exec::resolve_seed(&mut plan);
+        // The plan's workload, real seed included: its unique ids follow from the stored plan.
+        let workload = Workload::new(&plan.workload).map_err(|e| fail(e.to_string()))?;
         active.settle(&target, &mut plan, obs, stop).map_err(exec)?;
         let meta = RunMeta {
             uuid: String::new(),
