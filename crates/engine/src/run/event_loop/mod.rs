@@ -18,7 +18,7 @@ use super::error::RunError;
 use super::schedule::{Arrivals, Boundaries};
 use super::session::{Session, State};
 use super::stats::IntervalStats;
-use super::uring::{self, Ring};
+use super::uring::Ring;
 use crate::workload::{StmtClass, Workload};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
@@ -133,7 +133,6 @@ pub(crate) struct EventLoop<'a> {
     ring: Option<Ring>,
     /// Sessions whose staged request waits for the next [`EventLoop::flush_sends`].
     pending: Vec<usize>,
-    sends: Vec<uring::Send>,
     sent: Vec<(usize, io::Result<usize>)>,
     /// Events of the last wake-up.
     last_batch: usize,
@@ -196,7 +195,6 @@ impl<'a> EventLoop<'a> {
             reconnecting: Vec::new(),
             ring,
             pending: Vec::with_capacity(SEND_BATCH),
-            sends: Vec::with_capacity(SEND_BATCH),
             sent: Vec::with_capacity(SEND_BATCH),
             last_batch: 0,
             linger: Duration::from_micros(knobs.linger_us),
