@@ -17,6 +17,7 @@ pub mod result;
 pub mod secret;
 pub mod stability;
 pub mod telemetry;
+mod verdict;
 pub mod workload;
 
 pub use dsn::{ConnectOptions, Dsn, Endpoint, SslMode};
