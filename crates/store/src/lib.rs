@@ -24,17 +24,19 @@ mod error;
 mod export;
 pub use export::iso8601_utc;
 mod model;
+mod owner;
 mod read;
 mod schema;
 mod study;
 mod write;
 
-pub use durable::{summary_of_samples, PhaseHandle};
+pub use durable::PhaseHandle;
 pub use error::Error;
 pub use model::{
     new_run_uuid, redact_url_passwords, unix_now, RunId, RunMeta, RunStatus, RunSummary,
     StoredPhase, StoredRun, TelemetrySample, UnixSeconds,
 };
+pub use read::summary_of_samples;
 pub use schema::SCHEMA_VERSION;
 pub use study::{
     AttemptStatus, CellAttempt, CellId, CellRecord, CellStatus, Factor, NewCell, NewStudy, StudyId,
