@@ -14,8 +14,9 @@ use qpslab_core::workload::WorkloadKind;
 use std::process::Command;
 
 fn children_cpu_s() -> f64 {
-    // SAFETY: getrusage fills the zeroed struct we pass.
+    // SAFETY: rusage is plain integers, valid when zeroed.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills the struct we pass.
     unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     tv(ru.ru_utime) + tv(ru.ru_stime)

@@ -197,8 +197,9 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let existing = dir.ancestors().find(|p| p.exists())?;
     let c = std::ffi::CString::new(existing.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs writes into the zeroed struct we pass; the path is a valid C string.
+    // SAFETY: statvfs is plain integers, valid when zeroed.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statvfs writes into the struct we pass; the path is a valid C string.
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return None;
     }
