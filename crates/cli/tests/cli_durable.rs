@@ -151,6 +151,7 @@ fn sigterm_mid_phase_stores_what_was_measured_stops_the_server_and_the_next_run_
     let child = spawn_until_third_second(&s, &args);
     let servers = lab_servers(&s);
     assert_eq!(servers.len(), 1, "the embedded server should be running");
+    // SAFETY: kill(2) takes plain integers; the pid is our child, not yet waited for.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let sent = Instant::now();
     let out = child.wait_with_output().unwrap();
@@ -210,6 +211,7 @@ fn sighup_stops_a_run_like_ctrl_c_with_exit_129() {
             "6",
         ],
     );
+    // SAFETY: kill(2) takes plain integers; the pid is our child, not yet waited for.
     unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(129), "{}", stderr_of(&out));
@@ -324,6 +326,7 @@ fn sigterm_during_prepare_stops_at_once_and_leaves_no_server() {
         }
         seen.extend_from_slice(&buf[..n]);
     }
+    // SAFETY: kill(2) takes plain integers; the pid is our child, not yet waited for.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let mut rest = Vec::new();
     std::io::Read::read_to_end(&mut err, &mut rest).unwrap();

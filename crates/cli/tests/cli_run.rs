@@ -269,6 +269,7 @@ fn embedded_sandbox_runs_and_ctrl_c_leaves_no_server() {
         }
     }
     assert!(!no_live_sandbox(&s), "sandbox should be running mid-run");
+    // SAFETY: kill(2) takes plain integers; the pid is our child, not yet waited for.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
     assert!(!status.success());

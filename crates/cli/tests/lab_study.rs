@@ -274,6 +274,7 @@ fn ctrl_c_discards_the_running_cell_keeps_finished_ones_and_stops_the_server() {
         }
         assert!(Instant::now() < deadline, "the study never got going");
     }
+    // SAFETY: kill(2) takes plain integers; the pid is our child, not yet waited for.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert!(

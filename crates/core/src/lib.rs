@@ -22,12 +22,15 @@ pub mod secret;
 pub mod stability;
 pub mod status;
 pub mod telemetry;
+mod verdict;
 pub mod workload;
 
 pub use cell::Cell;
 pub use dsn::{ConnectOptions, Dsn, Endpoint, SslMode};
 pub use env::{HostFacts, ProcessCpu, ServerInfo};
-pub use plan::{AutoWarmup, RateSpec, RunPlan, SettleReport, SettleSpec, StopCondition};
+pub use plan::{
+    AutoWarmup, EngineKnobs, RateSpec, RunPlan, SettleReport, SettleSpec, StopCondition,
+};
 pub use result::{PhaseResult, Sample};
 pub use secret::Secret;
 pub use stability::{Instability, Stability};

@@ -138,7 +138,7 @@ pub struct PhaseResult {
     pub histograms: Vec<HistogramBlob>,
     /// Whether the phase is fit to compare (none: not judged, e.g. stored before verdicts).
     #[serde(default)]
-    pub stability: Option<crate::stability::Stability>,
+    pub stability: Option<crate::verdict::Stability>,
 }
 
 impl PhaseResult {

@@ -14,8 +14,9 @@ use qpslab_core::workload::WorkloadKind;
 use std::process::Command;
 
 fn children_cpu_s() -> f64 {
-    // SAFETY: getrusage fills the zeroed struct we pass.
+    // SAFETY: rusage is plain integers, valid when zeroed.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills the struct we pass.
     unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     tv(ru.ru_utime) + tv(ru.ru_stime)
@@ -75,7 +76,7 @@ fn point_select_against_sysbench() {
     sysbench(&socket, &["prepare".into()]);
     let mut opts = server.connect_options();
     opts.database = Some("sbtest".into());
-    let w = workload(WorkloadKind::OltpPointSelect, 8, 10_000);
+    let p = plan(WorkloadKind::OltpPointSelect, 8, 10_000, time);
     let with_sysbench = std::env::var("QPSLAB_BENCH_SYSBENCH").map_or(true, |v| v != "0");
     println!("threads | tool     |     QPS | client CPU us/query | RSS MiB");
     for &n in &threads {
@@ -83,7 +84,7 @@ fn point_select_against_sysbench() {
         if with_sysbench {
             sysbench_row(&socket, n, time);
         }
-        let (r, _) = run(&opts, &w, &spec(n, time));
+        let (r, _) = run(&opts, &p, n);
         let r = r.unwrap();
         println!(
             "{n:7} | qpslab   | {:7.0} | {:19.1} | {}",

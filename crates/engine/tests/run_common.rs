@@ -2,12 +2,12 @@
 //! of its own it holds no tests.
 #![allow(dead_code)]
 
-use qpslab_core::plan::StopCondition;
+use qpslab_core::plan::{RunPlan, StopCondition};
 use qpslab_core::result::{PhaseResult, Sample};
 use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
 use qpslab_core::ConnectOptions;
 use qpslab_engine::workload::Workload;
-use qpslab_engine::{run_phase, PhaseSpec, RunError};
+use qpslab_engine::{run_phase, RunError};
 use qpslab_wire::Conn;
 use std::sync::atomic::AtomicBool;
 
@@ -74,42 +74,45 @@ pub fn status_after(conn: &mut Conn, name: &str, connected_before: u64) -> u64 {
     status(conn, name)
 }
 
-/// The workload `kind` over `tables` x `rows`.
-pub fn workload(kind: WorkloadKind, tables: u32, rows: u64) -> Workload {
+/// A plan of `kind` over `tables` x `rows`: phases of `time_s` seconds, no warm-up, 1 s
+/// reports, p50/p95/p99, seed 7.
+pub fn plan(kind: WorkloadKind, tables: u32, rows: u64, time_s: f64) -> RunPlan {
     let mut o = WorkloadOptions::new(kind);
     o.tables = tables;
     o.table_size = rows;
-    Workload::new(&o).unwrap()
+    o.rand.seed = 7;
+    let mut p = RunPlan::new(o);
+    p.stop = StopCondition {
+        time_s: Some(time_s),
+        events: None,
+    };
+    p.percentiles = vec![50.0, 95.0, 99.0];
+    p
 }
 
-/// A phase of `threads` sessions for `time_s` seconds, no warm-up, 1 s reports.
-pub fn spec(threads: u32, time_s: f64) -> PhaseSpec {
-    PhaseSpec {
-        threads,
-        warmup_s: 0.0,
-        stop: StopCondition {
-            time_s: Some(time_s),
-            events: None,
-        },
-        report_interval_s: 1.0,
-        percentiles: vec![50.0, 95.0, 99.0],
-        rate: None,
-        prepared_statements: true,
-        client_cpus: None,
-        event_loops: None,
-        seed: 7,
-    }
+/// The workload of `plan`.
+pub fn workload(plan: &RunPlan) -> Workload {
+    Workload::new(&plan.workload).unwrap()
 }
 
-/// Runs a phase, returning the result and the samples it reported.
+/// Runs a phase of `threads` sessions of `plan`, returning the result and the samples it
+/// reported.
 pub fn run(
     opts: &ConnectOptions,
-    w: &Workload,
-    spec: &PhaseSpec,
+    plan: &RunPlan,
+    threads: u32,
 ) -> (Result<PhaseResult, RunError>, Vec<Sample>) {
     let mut samples = Vec::new();
     let stop = AtomicBool::new(false);
-    let r = run_phase(opts, w, spec, &mut |s| samples.push(s.clone()), &stop);
+    let w = workload(plan);
+    let r = run_phase(
+        opts,
+        plan,
+        &w,
+        threads,
+        &mut |s| samples.push(s.clone()),
+        &stop,
+    );
     (r, samples)
 }
 

@@ -15,7 +15,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 fn lock_wait_timeouts_are_rolled_back_retried_and_counted() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let opts = database("run_errors", 1, 1000);
-    let w = workload(WorkloadKind::OltpUpdateIndex, 1, 1000);
+    let p = plan(WorkloadKind::OltpUpdateIndex, 1, 1000, 4.0);
     let mut ctl = control(&opts);
     // New sessions (the phase's) wait 1 s for a row lock, then get 1205.
     ctl.execute("SET GLOBAL innodb_lock_wait_timeout = 1")
@@ -31,7 +31,7 @@ fn lock_wait_timeouts_are_rolled_back_retried_and_counted() {
             c.execute("COMMIT").unwrap();
         })
     };
-    let (r, samples) = run(&opts, &w, &spec(2, 4.0));
+    let (r, samples) = run(&opts, &p, 2);
     holder.join().unwrap();
     ctl.execute("SET GLOBAL innodb_lock_wait_timeout = 50")
         .unwrap();
@@ -52,7 +52,7 @@ fn lock_wait_timeouts_are_rolled_back_retried_and_counted() {
 fn killed_sessions_reconnect_and_the_phase_goes_on() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let opts = database("run_errors", 1, 1000);
-    let w = workload(WorkloadKind::OltpPointSelect, 1, 1000);
+    let p = plan(WorkloadKind::OltpPointSelect, 1, 1000, 2.5);
     let killer = {
         let opts = opts.clone();
         std::thread::spawn(move || {
@@ -73,7 +73,7 @@ fn killed_sessions_reconnect_and_the_phase_goes_on() {
             killed
         })
     };
-    let (r, _) = run(&opts, &w, &spec(4, 2.5));
+    let (r, _) = run(&opts, &p, 4);
     let killed = killer.join().unwrap();
     let r = r.unwrap();
     assert_eq!(killed, 4);

@@ -13,9 +13,8 @@ fn os_threads() -> usize {
 #[test]
 fn four_thousand_sessions_open_and_run_on_a_few_threads() {
     let opts = database("run_many", 1, 10_000);
-    let w = workload(WorkloadKind::OltpPointSelect, 1, 10_000);
-    let mut s = spec(4096, 3.0);
-    s.event_loops = Some(2);
+    let mut p = plan(WorkloadKind::OltpPointSelect, 1, 10_000, 3.0);
+    p.event_loops = Some(2);
     let mut ctl = control(&opts);
     let connected = status(&mut ctl, "Threads_connected");
     let before = status(&mut ctl, "Com_stmt_execute");
@@ -26,8 +25,9 @@ fn four_thousand_sessions_open_and_run_on_a_few_threads() {
     let t = std::time::Instant::now();
     let r = qpslab_engine::run_phase(
         &opts,
-        &w,
-        &s,
+        &p,
+        &workload(&p),
+        4096,
         &mut |x| {
             peak.fetch_max(os_threads(), std::sync::atomic::Ordering::Relaxed);
             samples.push(x.clone());

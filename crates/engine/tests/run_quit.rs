@@ -11,7 +11,7 @@ use qpslab_core::workload::WorkloadKind;
 #[test]
 fn closed_connections_are_not_counted_as_aborted() {
     let opts = database("run_quit", 1, 1000);
-    let w = workload(WorkloadKind::OltpReadOnly, 1, 1000);
+    let p = plan(WorkloadKind::OltpReadOnly, 1, 1000, 1.0);
     let mut ctl = control(&opts);
     let connected = status(&mut ctl, "Threads_connected");
     let before = status(&mut ctl, "Aborted_clients");
@@ -22,7 +22,7 @@ fn closed_connections_are_not_counted_as_aborted() {
     }
     // A phase: one loop per session, then one loop for many sessions (io_uring writes).
     for threads in [4, 40] {
-        let (r, _) = run(&opts, &w, &spec(threads, 1.0));
+        let (r, _) = run(&opts, &p, threads);
         assert!(r.unwrap().events > 0);
     }
     let after = status_after(&mut ctl, "Aborted_clients", connected);

@@ -16,8 +16,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 fn a_one_second_lock_shows_in_p99_from_intended_starts() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let opts = database("run_rate", 1, 1000);
-    let w = workload(WorkloadKind::OltpUpdateIndex, 1, 1000);
-    let mut s = spec(8, 4.0);
+    let mut s = plan(WorkloadKind::OltpUpdateIndex, 1, 1000, 4.0);
     s.rate = Some(RateSpec {
         per_second: 200.0,
         arrival: Arrival::Poisson,
@@ -32,7 +31,7 @@ fn a_one_second_lock_shows_in_p99_from_intended_starts() {
             c.execute("UNLOCK TABLES").unwrap();
         })
     };
-    let (r, samples) = run(&opts, &w, &s);
+    let (r, samples) = run(&opts, &s, 8);
     holder.join().unwrap();
     let r = r.unwrap();
     eprintln!("{:?}\n{:?}", r.latency, r.rate);
@@ -55,14 +54,13 @@ fn a_one_second_lock_shows_in_p99_from_intended_starts() {
 fn a_rate_above_capacity_finishes_on_time_and_reports_lag() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let opts = database("run_rate", 1, 1000);
-    let w = workload(WorkloadKind::OltpPointSelect, 1, 1000);
-    let mut s = spec(4, 2.0);
+    let mut s = plan(WorkloadKind::OltpPointSelect, 1, 1000, 2.0);
     s.rate = Some(RateSpec {
         per_second: 5_000_000.0,
         arrival: Arrival::Uniform,
     });
     let t = std::time::Instant::now();
-    let (r, samples) = run(&opts, &w, &s);
+    let (r, samples) = run(&opts, &s, 4);
     let r = r.unwrap();
     assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
     assert!((r.duration_s - 2.0).abs() < 0.3, "{}", r.duration_s);

@@ -15,7 +15,7 @@ const CANNOT_CONNECT: u16 = 2002;
 #[test]
 fn a_server_that_stays_down_ends_the_phase_on_time_with_empty_intervals() {
     let opts = database("run_down", 1, 1000);
-    let w = workload(WorkloadKind::OltpPointSelect, 1, 1000);
+    let p = plan(WorkloadKind::OltpPointSelect, 1, 1000, 5.0);
     let pid = qpslab_sandbox::testing::shared_server().pid();
     let killer = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(1500));
@@ -24,7 +24,7 @@ fn a_server_that_stays_down_ends_the_phase_on_time_with_empty_intervals() {
         assert_eq!(r, 0, "kill -9 {pid}");
     });
     let started = Instant::now();
-    let (r, samples) = run(&opts, &w, &spec(4, 5.0));
+    let (r, samples) = run(&opts, &p, 4);
     killer.join().unwrap();
     let took = started.elapsed();
     let r = r.expect("the phase ends normally");

@@ -15,7 +15,6 @@ use std::time::Duration;
 /// while another connection holds a write lock on the only table from about 1.5 s to 4 s.
 fn stalled_phase(threads: u32, rate: Option<f64>) -> Vec<Sample> {
     let opts = database("run_stall", 1, 1000);
-    let w = workload(WorkloadKind::OltpPointSelect, 1, 1000);
     let holder = {
         let opts = opts.clone();
         std::thread::spawn(move || {
@@ -26,13 +25,13 @@ fn stalled_phase(threads: u32, rate: Option<f64>) -> Vec<Sample> {
             c.execute("UNLOCK TABLES").unwrap();
         })
     };
-    let mut s = spec(threads, 6.0);
+    let mut s = plan(WorkloadKind::OltpPointSelect, 1, 1000, 6.0);
     s.report_interval_s = 0.5;
     s.rate = rate.map(|per_second| RateSpec {
         per_second,
         arrival: Arrival::Uniform,
     });
-    let (r, samples) = run(&opts, &w, &s);
+    let (r, samples) = run(&opts, &s, threads);
     holder.join().unwrap();
     let r = r.unwrap();
     assert!(r.events > 100, "{}", r.events);

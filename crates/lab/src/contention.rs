@@ -109,6 +109,7 @@ mod tests {
                 total: 1160
             }
         );
+        // SAFETY: sysconf has no preconditions.
         let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
         // 4 s of wall on 2 CPUs' worth of ticks: 8 s in all, 6 s busy, 2 s of it ours.
         let b = HostCpu {

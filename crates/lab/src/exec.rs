@@ -4,10 +4,10 @@
 use crate::error::ExecError;
 use qpslab_core::result::PhaseResult;
 use qpslab_core::stability::{self, Stability};
-use qpslab_core::{ConnectOptions, Sample, TelemetrySample, WorkloadOptions};
+use qpslab_core::{ConnectOptions, RunPlan, Sample, TelemetrySample, WorkloadOptions};
 use qpslab_engine::prepare::{self, DatasetStatus, PrepareProgress, PrepareReport};
+use qpslab_engine::run_phase;
 use qpslab_engine::workload::Workload;
-use qpslab_engine::{run_phase, PhaseSpec};
 use qpslab_probe::Sampler;
 use qpslab_store::{RunId, RunMeta, Store};
 use qpslab_wire::Conn;
@@ -197,8 +197,9 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let existing = dir.ancestors().find(|p| p.exists())?;
     let c = std::ffi::CString::new(existing.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs writes into the zeroed struct we pass; the path is a valid C string.
+    // SAFETY: statvfs is plain integers, valid when zeroed.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statvfs writes into the struct we pass; the path is a valid C string.
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return None;
     }
@@ -297,14 +298,14 @@ pub struct Measured {
     pub telemetry: Vec<TelemetrySample>,
 }
 
-/// The stability verdict of `phase`, measured under `spec` while other processes used
+/// The stability verdict of `phase`, measured under `plan` while other processes used
 /// `others_cpu_share` of the machine (when known).
 pub fn judge_phase(
     phase: &PhaseResult,
-    spec: &PhaseSpec,
+    plan: &RunPlan,
     others_cpu_share: Option<f64>,
 ) -> Stability {
-    let client_cpus = spec.client_cpus.as_ref().map_or_else(
+    let client_cpus = plan.client_cpus.as_ref().map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         Vec::len,
     );
@@ -317,7 +318,8 @@ pub fn judge_phase(
     )
 }
 
-/// Runs one phase (warm-up, then measurement) on `target`, takes telemetry through `sampler` on
+/// Runs one phase of `threads` sessions of the run's plan (`meta.plan`, so what is stored is
+/// what ran: warm-up, then measurement) on `target`, takes telemetry through `sampler` on
 /// every report tick, and writes it to `store` under `meta` as it is measured: the phase row
 /// before the warm-up, each interval's sample and telemetry tick as the engine reports it, the
 /// summary and histograms at the end. When the phase fails or is interrupted, what was measured
@@ -328,14 +330,14 @@ pub fn measure(
     meta: &RunMeta,
     target: &ConnectOptions,
     workload: &Workload,
-    spec: &PhaseSpec,
+    threads: u32,
     sampler: &mut Sampler,
     obs: &mut dyn Observer,
     stop: &AtomicBool,
 ) -> Result<Measured, ExecError> {
+    let plan = &meta.plan;
     sampler.begin()?;
     let host = crate::contention::HostCpu::read();
-    let threads = spec.threads;
     let mut handle = store.begin_phase(meta, threads)?;
     let mut write_error = None;
     let result = {
@@ -352,10 +354,10 @@ pub fn measure(
                 write_error = Some(e);
             }
         };
-        run_phase(target, workload, spec, &mut on_sample, stop)
+        run_phase(target, plan, workload, threads, &mut on_sample, stop)
     };
     let finished = result.map_err(ExecError::from).and_then(|phase| {
-        let telemetry = sampler.finish(phase.duration_s + spec.warmup_s)?;
+        let telemetry = sampler.finish(phase.duration_s + plan.warmup_s)?;
         Ok((phase, telemetry))
     });
     let (mut phase, telemetry) = match finished {
@@ -368,7 +370,7 @@ pub fn measure(
         }
     };
     let others = crate::contention::others_share(host, &telemetry);
-    phase.stability = Some(judge_phase(&phase, spec, others));
+    phase.stability = Some(judge_phase(&phase, plan, others));
     store.finish_phase(&handle, &phase, &telemetry)?;
     Ok(Measured {
         run_id: handle.run_id,

@@ -8,9 +8,8 @@ use crate::contention::wait_quiet;
 use crate::error::ExecError;
 use crate::exec::{measure, Measured, Observer};
 use crate::warmup::auto_warmup;
-use qpslab_core::ConnectOptions;
+use qpslab_core::{AutoWarmup, ConnectOptions};
 use qpslab_engine::workload::Workload;
-use qpslab_engine::PhaseSpec;
 use qpslab_probe::Sampler;
 use qpslab_store::{CellRecord, RunMeta, RunStatus, Store};
 use std::sync::atomic::AtomicBool;
@@ -36,14 +35,18 @@ impl CellRun<'_> {
         obs: &mut dyn Observer,
     ) -> Result<Measured, ExecError> {
         let mut plan = base.plan.clone();
-        let spec = PhaseSpec::from_plan(&plan, plan.threads[0]);
+        let threads = plan.threads[0];
         let attempts = 1 + retries;
         let mut attempt = 1;
         let mut best: Option<(f64, Measured)> = None;
         loop {
-            if let Some(auto) = plan.warmup_auto.as_mut() {
-                let took = auto_warmup(self.target, self.workload, &spec, auto.max_s, self.stop)?;
-                auto.took_s = Some(took);
+            if let Some(max_s) = plan.warmup_auto.as_ref().map(|a| a.max_s) {
+                let took =
+                    auto_warmup(self.target, &plan, self.workload, threads, max_s, self.stop)?;
+                plan.warmup_auto = Some(AutoWarmup {
+                    max_s,
+                    took_s: Some(took),
+                });
             }
             let meta = base.another(plan.clone());
             let measured = measure(
@@ -51,7 +54,7 @@ impl CellRun<'_> {
                 &meta,
                 self.target,
                 self.workload,
-                &spec,
+                threads,
                 self.sampler,
                 obs,
                 self.stop,

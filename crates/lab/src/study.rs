@@ -334,8 +334,8 @@ impl Runner<'_> {
             log_tail: None,
         };
         let resolved = cell.options.resolve().map_err(fail)?;
+        // Checked as it was resolved; the workload is built once the seed is resolved.
         let mut plan = resolved.plan;
-        let workload = Workload::new(&plan.workload).map_err(|e| fail(e.to_string()))?;
         let Some(active) = self.active.as_mut() else {
             return Err(fail("no server".into()));
         };
@@ -364,6 +364,8 @@ impl Runner<'_> {
             active.settled = false;
         }
         crate::exec::resolve_seed(&mut plan);
+        // The plan's workload, real seed included: its unique ids follow from the stored plan.
+        let workload = Workload::new(&plan.workload).map_err(|e| fail(e.to_string()))?;
         active.settle(&target, &mut plan, obs, stop).map_err(exec)?;
         let meta = RunMeta::new(
             plan,

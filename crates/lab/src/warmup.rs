@@ -8,9 +8,9 @@
 use crate::error::ExecError;
 use qpslab_core::plan::StopCondition;
 use qpslab_core::stability::fit;
-use qpslab_core::{ConnectOptions, Sample};
+use qpslab_core::{ConnectOptions, RunPlan, Sample};
 use qpslab_engine::workload::Workload;
-use qpslab_engine::{run_phase, PhaseSpec, RunError};
+use qpslab_engine::{run_phase, RunError};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Intervals the trend test looks at.
@@ -46,22 +46,24 @@ pub fn is_flat(rates: &[f64], interval_s: f64) -> bool {
     !(significant && change_pct.abs() > FLAT_PCT)
 }
 
-/// Runs `spec`'s workload until its throughput is flat, at most `max_s` seconds; returns the
-/// seconds it took. Ctrl-C (`stop`) is seen once per interval.
+/// Runs `threads` sessions of `plan`'s workload (built as `workload`) until their throughput
+/// is flat, at most `max_s` seconds; returns the seconds it took. Ctrl-C (`stop`) is seen once
+/// per interval.
 pub fn auto_warmup(
     target: &ConnectOptions,
+    plan: &RunPlan,
     workload: &Workload,
-    spec: &PhaseSpec,
+    threads: u32,
     max_s: f64,
     stop: &AtomicBool,
 ) -> Result<f64, ExecError> {
-    let warm = PhaseSpec {
+    let warm = RunPlan {
         warmup_s: 0.0,
         stop: StopCondition {
-            time_s: Some(max_s.max(spec.report_interval_s)),
+            time_s: Some(max_s.max(plan.report_interval_s)),
             events: None,
         },
-        ..spec.clone()
+        ..plan.clone()
     };
     let done = AtomicBool::new(false);
     let mut rates = Vec::new();
@@ -71,11 +73,11 @@ pub fn auto_warmup(
         if s.interval_s > 0.0 {
             rates.push(s.events as f64 / s.interval_s);
         }
-        if stop.load(Ordering::SeqCst) || is_flat(&rates, spec.report_interval_s) {
+        if stop.load(Ordering::SeqCst) || is_flat(&rates, plan.report_interval_s) {
             done.store(true, Ordering::SeqCst);
         }
     };
-    match run_phase(target, workload, &warm, &mut on_sample, &done) {
+    match run_phase(target, &warm, workload, threads, &mut on_sample, &done) {
         Ok(p) => Ok(p.duration_s),
         Err(RunError::Interrupted) if !stop.load(Ordering::SeqCst) => Ok(took),
         Err(e) => Err(e.into()),

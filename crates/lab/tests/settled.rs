@@ -3,9 +3,11 @@
 //! trend (updates that a trigger slows down over the phase).
 
 use qpslab_core::plan::StopCondition;
-use qpslab_core::{ConnectOptions, Instability, PhaseResult, WorkloadKind, WorkloadOptions};
+use qpslab_core::{
+    ConnectOptions, Instability, PhaseResult, RunPlan, WorkloadKind, WorkloadOptions,
+};
+use qpslab_engine::run_phase;
 use qpslab_engine::workload::Workload;
-use qpslab_engine::{run_phase, PhaseSpec};
 use qpslab_lab::exec::{ensure_dataset, judge_phase, DatasetPolicy, Quiet};
 use qpslab_lab::settle::{settle, Owner};
 use qpslab_wire::Conn;
@@ -37,25 +39,24 @@ fn dataset(
     (opts, w)
 }
 
-fn phase(opts: &ConnectOptions, w: &WorkloadOptions, threads: u32, secs: f64) -> PhaseResult {
-    let spec = PhaseSpec {
-        threads,
-        warmup_s: 1.0,
-        stop: StopCondition {
-            time_s: Some(secs),
-            events: None,
-        },
-        report_interval_s: 1.0,
-        percentiles: vec![95.0, 99.0],
-        rate: None,
-        prepared_statements: true,
-        client_cpus: None,
-        event_loops: None,
-        seed: 7,
+/// The plan of `w` (seed `seed`) with phases of `secs` seconds after `warmup_s`.
+fn plan(w: &WorkloadOptions, seed: u64, warmup_s: f64, secs: f64) -> RunPlan {
+    let mut plan = RunPlan::new(w.clone());
+    plan.workload.rand.seed = seed;
+    plan.warmup_s = warmup_s;
+    plan.stop = StopCondition {
+        time_s: Some(secs),
+        events: None,
     };
-    let workload = Workload::new(w).unwrap();
-    let mut p = run_phase(opts, &workload, &spec, &mut |_| {}, &AtomicBool::new(false)).unwrap();
-    p.stability = Some(judge_phase(&p, &spec, None));
+    plan
+}
+
+fn phase(opts: &ConnectOptions, w: &WorkloadOptions, threads: u32, secs: f64) -> PhaseResult {
+    let plan = plan(w, 7, 1.0, secs);
+    let workload = Workload::new(&plan.workload).unwrap();
+    let stop = AtomicBool::new(false);
+    let mut p = run_phase(opts, &plan, &workload, threads, &mut |_| {}, &stop).unwrap();
+    p.stability = Some(judge_phase(&p, &plan, None));
     p
 }
 
@@ -177,25 +178,12 @@ fn settling_a_fresh_load_drains_dirty_pages_and_restores_flushing() {
 fn auto_warmup_ends_once_throughput_is_flat() {
     let _serial = serial();
     let (opts, w) = dataset("settle_warm", WorkloadKind::OltpPointSelect, 1, 10_000);
-    let spec = PhaseSpec {
-        threads: 2,
-        warmup_s: 0.0,
-        stop: StopCondition {
-            time_s: Some(1.0),
-            events: None,
-        },
-        report_interval_s: 0.5,
-        percentiles: vec![99.0],
-        rate: None,
-        prepared_statements: true,
-        client_cpus: None,
-        event_loops: None,
-        seed: 1,
-    };
-    let workload = Workload::new(&w).unwrap();
-    let took =
-        qpslab_lab::warmup::auto_warmup(&opts, &workload, &spec, 30.0, &AtomicBool::new(false))
-            .unwrap();
+    let mut plan = plan(&w, 1, 0.0, 1.0);
+    plan.report_interval_s = 0.5;
+    plan.percentiles = vec![99.0];
+    let workload = Workload::new(&plan.workload).unwrap();
+    let stop = AtomicBool::new(false);
+    let took = qpslab_lab::warmup::auto_warmup(&opts, &plan, &workload, 2, 30.0, &stop).unwrap();
     assert!(took >= 2.5 - 1e-9, "at least a window of intervals: {took}");
     assert!(took <= 30.5, "bounded: {took}");
 }

@@ -141,6 +141,7 @@ fn uname() -> (String, String) {
     // SAFETY: utsname is plain bytes, valid when zeroed; uname fills it with NUL-terminated
     // strings on success, and we read it only then.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: see above; uname writes only into the struct we pass.
     if unsafe { libc::uname(&mut u) } != 0 {
         return (UNKNOWN.into(), UNKNOWN.into());
     }

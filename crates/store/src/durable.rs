@@ -10,9 +10,11 @@
 
 use crate::error::Error;
 use crate::model::{unix_now, RunId, RunMeta, TelemetrySample};
+use crate::owner::Owner;
+use crate::read::{samples_of, summary_of_samples};
 use crate::write::{fill_phase, insert_children, insert_phase_row, insert_sample, run_row};
 use crate::Store;
-use qpslab_core::result::{CpuUsage, LatencySummary, PhaseResult, QueryCounts, Sample};
+use qpslab_core::result::{PhaseResult, Sample};
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 /// A phase being written: where its rows are, and the next sequence numbers.
@@ -23,68 +25,6 @@ pub struct PhaseHandle {
     phase_id: i64,
     next_sample: u32,
     next_tick: u32,
-}
-
-/// The process that writes a run, as `/proc` describes it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Owner {
-    pub pid: u32,
-    pub boot_id: Option<String>,
-    /// Start time since boot in clock ticks (field 22 of `/proc/PID/stat`): tells a reused pid.
-    pub started: Option<u64>,
-}
-
-impl Owner {
-    /// This process.
-    pub fn me() -> Owner {
-        let pid = std::process::id();
-        Owner {
-            pid,
-            boot_id: boot_id(),
-            started: start_ticks(pid),
-        }
-    }
-
-    /// Whether the process that wrote a run still exists. Only a positive proof of death (another
-    /// boot, no such pid, a pid reused by a later process, a zombie) says no.
-    pub fn alive(&self) -> bool {
-        if let (Some(then), Some(now)) = (&self.boot_id, boot_id()) {
-            if *then != now {
-                return false;
-            }
-        }
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) else {
-            return false;
-        };
-        let fields = stat_fields(&stat);
-        if fields.first() == Some(&"Z") {
-            return false;
-        }
-        match (
-            self.started,
-            fields.get(19).and_then(|s| s.parse::<u64>().ok()),
-        ) {
-            (Some(then), Some(now)) => then == now,
-            _ => true,
-        }
-    }
-}
-
-fn boot_id() -> Option<String> {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .ok()
-        .map(|s| s.trim().to_string())
-}
-
-/// The fields of `/proc/PID/stat` after the command name (which may hold spaces and parens).
-fn stat_fields(stat: &str) -> Vec<&str> {
-    stat.rfind(')')
-        .map_or(Vec::new(), |i| stat[i + 1..].split_whitespace().collect())
-}
-
-fn start_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat_fields(&stat).get(19)?.parse().ok()
 }
 
 impl Store {
@@ -240,7 +180,7 @@ fn close_phase(tx: &Transaction<'_>, run_id: i64, phase_id: i64) -> Result<(), E
         [phase_id],
         |r| r.get(0),
     )?;
-    let samples = crate::read::samples_of(tx, phase_id)?;
+    let samples = samples_of(tx, phase_id)?;
     if samples.is_empty() {
         tx.execute("DELETE FROM phases WHERE id = ?1", [phase_id])?;
         tx.execute(
@@ -256,121 +196,4 @@ fn close_phase(tx: &Transaction<'_>, run_id: i64, phase_id: i64) -> Result<(), E
         &summary_of_samples(threads, samples),
         "interrupted",
     )
-}
-
-/// What a phase's samples say about it as a whole, for a phase that never got its own summary:
-/// counts and CPU are sums, latency min/max/mean are exact, percentiles and per-statement
-/// latency are left out (intervals' percentiles do not combine), and errors are not by code.
-pub fn summary_of_samples(threads: u32, samples: Vec<Sample>) -> PhaseResult {
-    let mut p = PhaseResult {
-        threads,
-        ..Default::default()
-    };
-    let mut lat = LatencySummary::default();
-    let mut weighted = 0.0;
-    for s in &samples {
-        p.duration_s += s.interval_s;
-        p.events += s.events;
-        p.queries = QueryCounts {
-            read: p.queries.read + s.queries.read,
-            write: p.queries.write + s.queries.write,
-            other: p.queries.other + s.queries.other,
-        };
-        p.reconnects += s.reconnects;
-        p.client_cpu = CpuUsage {
-            user_s: p.client_cpu.user_s + s.client_cpu.user_s,
-            sys_s: p.client_cpu.sys_s + s.client_cpu.sys_s,
-            max_rss_kib: p.client_cpu.max_rss_kib.max(s.client_cpu.max_rss_kib),
-        };
-        if s.latency.count > 0 {
-            lat.min_ms = if lat.count == 0 {
-                s.latency.min_ms
-            } else {
-                lat.min_ms.min(s.latency.min_ms)
-            };
-            lat.max_ms = lat.max_ms.max(s.latency.max_ms);
-            lat.count += s.latency.count;
-            weighted += s.latency.avg_ms * s.latency.count as f64;
-        }
-    }
-    if lat.count > 0 {
-        lat.avg_ms = weighted / lat.count as f64;
-    }
-    p.latency = lat;
-    p.samples = samples;
-    p
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn this_process_is_alive_and_a_reused_pid_or_another_boot_is_not() {
-        let me = Owner::me();
-        assert!(me.boot_id.is_some() && me.started.is_some(), "{me:?}");
-        assert!(me.alive());
-        let reused = Owner {
-            started: me.started.map(|t| t + 1),
-            ..me.clone()
-        };
-        assert!(!reused.alive());
-        let other_boot = Owner {
-            boot_id: Some("not-this-boot".into()),
-            ..me.clone()
-        };
-        assert!(!other_boot.alive());
-        // A child that has exited and been waited for no longer exists.
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let pid = child.id();
-        child.wait().unwrap();
-        let gone = Owner {
-            pid,
-            boot_id: me.boot_id.clone(),
-            started: None,
-        };
-        assert!(!gone.alive());
-    }
-
-    #[test]
-    fn stat_fields_survive_spaces_and_parens_in_the_name() {
-        let stat = "42 (a) b (c)) S 1 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 777 0";
-        let f = stat_fields(stat);
-        assert_eq!(f[0], "S");
-        assert_eq!(f[19], "777");
-    }
-
-    #[test]
-    fn a_summary_of_samples_adds_counts_and_weights_the_mean() {
-        let s = |events, count, min, avg, max| Sample {
-            elapsed_s: 0.0,
-            interval_s: 1.0,
-            events,
-            queries: QueryCounts {
-                read: events * 10,
-                write: 0,
-                other: 1,
-            },
-            latency: LatencySummary {
-                count,
-                min_ms: min,
-                avg_ms: avg,
-                max_ms: max,
-                percentiles: Vec::new(),
-            },
-            ..Default::default()
-        };
-        let p = summary_of_samples(
-            4,
-            vec![s(100, 100, 0.5, 1.0, 3.0), s(300, 300, 0.2, 2.0, 9.0)],
-        );
-        assert_eq!((p.threads, p.events, p.duration_s), (4, 400, 2.0));
-        assert_eq!(p.queries.read, 4000);
-        assert_eq!(p.tps(), 200.0);
-        assert_eq!((p.latency.min_ms, p.latency.max_ms), (0.2, 9.0));
-        assert!((p.latency.avg_ms - 1.75).abs() < 1e-9);
-        assert_eq!(p.samples.len(), 2);
-        let empty = summary_of_samples(1, vec![s(0, 0, 0.0, 0.0, 0.0)]);
-        assert_eq!(empty.latency.count, 0);
-    }
 }

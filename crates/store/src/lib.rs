@@ -26,6 +26,7 @@ mod error;
 mod export;
 pub use export::{iso8601_utc, write_csv, PhaseDoc, RunDoc};
 mod model;
+mod owner;
 mod read;
 mod schema;
 mod study;
@@ -33,12 +34,13 @@ mod write;
 
 pub use attempt::{AttemptStatus, CellAttempt};
 pub use cell::{CellId, CellRecord, CellStatus};
-pub use durable::{summary_of_samples, PhaseHandle};
+pub use durable::PhaseHandle;
 pub use error::Error;
 pub use model::{
     new_run_uuid, redact_url_passwords, unix_now, RunId, RunMeta, RunStatus, RunSummary,
     StoredPhase, StoredRun, TelemetrySample, UnixSeconds,
 };
+pub use read::summary_of_samples;
 pub use schema::SCHEMA_VERSION;
 pub use study::{Factor, NewStudy, StudyId, StudyRecord, StudyStatus};
 

@@ -183,7 +183,7 @@ impl Store {
             let mut result: PhaseResult = serde_json::from_str(&summary)?;
             if status == "running" {
                 // A phase still being measured has no summary yet: what its samples say so far.
-                result = crate::durable::summary_of_samples(result.threads, samples);
+                result = summary_of_samples(result.threads, samples);
             } else {
                 result.samples = samples;
             }
@@ -284,4 +284,86 @@ pub(crate) fn samples_of(conn: &Connection, phase_id: i64) -> Result<Vec<Sample>
         out.push(sample);
     }
     Ok(out)
+}
+
+/// What a phase's samples say about it as a whole, for a phase that never got its own summary:
+/// counts and CPU are sums, latency min/max/mean are exact, percentiles and per-statement
+/// latency are left out (intervals' percentiles do not combine), and errors are not by code.
+pub fn summary_of_samples(threads: u32, samples: Vec<Sample>) -> PhaseResult {
+    let mut p = PhaseResult {
+        threads,
+        ..Default::default()
+    };
+    let mut lat = LatencySummary::default();
+    let mut weighted = 0.0;
+    for s in &samples {
+        p.duration_s += s.interval_s;
+        p.events += s.events;
+        p.queries = QueryCounts {
+            read: p.queries.read + s.queries.read,
+            write: p.queries.write + s.queries.write,
+            other: p.queries.other + s.queries.other,
+        };
+        p.reconnects += s.reconnects;
+        p.client_cpu = CpuUsage {
+            user_s: p.client_cpu.user_s + s.client_cpu.user_s,
+            sys_s: p.client_cpu.sys_s + s.client_cpu.sys_s,
+            max_rss_kib: p.client_cpu.max_rss_kib.max(s.client_cpu.max_rss_kib),
+        };
+        if s.latency.count > 0 {
+            lat.min_ms = if lat.count == 0 {
+                s.latency.min_ms
+            } else {
+                lat.min_ms.min(s.latency.min_ms)
+            };
+            lat.max_ms = lat.max_ms.max(s.latency.max_ms);
+            lat.count += s.latency.count;
+            weighted += s.latency.avg_ms * s.latency.count as f64;
+        }
+    }
+    if lat.count > 0 {
+        lat.avg_ms = weighted / lat.count as f64;
+    }
+    p.latency = lat;
+    p.samples = samples;
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_of_samples_adds_counts_and_weights_the_mean() {
+        let s = |events, count, min, avg, max| Sample {
+            elapsed_s: 0.0,
+            interval_s: 1.0,
+            events,
+            queries: QueryCounts {
+                read: events * 10,
+                write: 0,
+                other: 1,
+            },
+            latency: LatencySummary {
+                count,
+                min_ms: min,
+                avg_ms: avg,
+                max_ms: max,
+                percentiles: Vec::new(),
+            },
+            ..Default::default()
+        };
+        let p = summary_of_samples(
+            4,
+            vec![s(100, 100, 0.5, 1.0, 3.0), s(300, 300, 0.2, 2.0, 9.0)],
+        );
+        assert_eq!((p.threads, p.events, p.duration_s), (4, 400, 2.0));
+        assert_eq!(p.queries.read, 4000);
+        assert_eq!(p.tps(), 200.0);
+        assert_eq!((p.latency.min_ms, p.latency.max_ms), (0.2, 9.0));
+        assert!((p.latency.avg_ms - 1.75).abs() < 1e-9);
+        assert_eq!(p.samples.len(), 2);
+        let empty = summary_of_samples(1, vec![s(0, 0, 0.0, 0.0, 0.0)]);
+        assert_eq!(empty.latency.count, 0);
+    }
 }

@@ -1,9 +1,9 @@
 //! Writing runs: a whole phase in one transaction, and the rows that phases written as they
 //! are measured share with it (see `durable`).
 
-use crate::durable::Owner;
 use crate::error::Error;
 use crate::model::{redact_url_passwords, unix_now, RunId, RunMeta, RunStatus, TelemetrySample};
+use crate::owner::Owner;
 use crate::Store;
 use qpslab_core::env::ServerInfo;
 use qpslab_core::result::{PhaseResult, Sample};

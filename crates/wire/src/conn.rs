@@ -3,6 +3,7 @@
 use crate::caps::Capabilities;
 use crate::codec::ParamType;
 use crate::error::Error;
+use crate::handshake::{establish, SessionInfo};
 use crate::packet::PacketIo;
 use crate::proto::{
     is_eof, parse_eof_status, parse_err, parse_ok, put_lenenc_bytes, OkPacket, Reader,
@@ -57,19 +58,6 @@ pub enum Value {
     Bytes(Vec<u8>),
 }
 
-/// What an event loop needs to know about a session handed over by [`Conn::into_stream`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SessionInfo {
-    /// Negotiated capabilities.
-    pub caps: Capabilities,
-    /// Server thread id.
-    pub connection_id: u32,
-    /// Server version string.
-    pub server_version: String,
-    /// True for MariaDB.
-    pub mariadb: bool,
-}
-
 /// A blocking session. Dropping it says goodbye to the server (COM_QUIT, best effort and
 /// never blocking; see [`Stream::quit`]).
 #[derive(Debug)]
@@ -102,7 +90,7 @@ impl Conn {
     /// counts it as secure transport too), so every ssl-mode is satisfied there without TLS,
     /// and cleartext passwords (caching_sha2 full auth, mysql_clear_password) may be sent.
     pub fn connect(opts: &ConnectOptions) -> Result<Conn, Error> {
-        let (io, info) = crate::handshake::establish(opts)?;
+        let (io, info) = establish(opts)?;
         Ok(Conn {
             io,
             info,

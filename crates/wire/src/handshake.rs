@@ -3,7 +3,6 @@
 
 use crate::auth::{AuthFlow, Step};
 use crate::caps::*;
-use crate::conn::SessionInfo;
 use crate::error::Error;
 use crate::packet::PacketIo;
 use crate::proto::{put_lenenc_bytes, Reader};
@@ -151,6 +150,20 @@ fn open(endpoint: &Endpoint) -> Result<Stream, Error> {
         }
         Endpoint::Unix { path } => Stream::Unix(UnixStream::connect(path).map_err(wrap)?),
     })
+}
+
+/// What an event loop needs to know about a session handed over by
+/// [`crate::Conn::into_stream`], as the handshake established it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// Negotiated capabilities.
+    pub caps: Capabilities,
+    /// Server thread id.
+    pub connection_id: u32,
+    /// Server version string.
+    pub server_version: String,
+    /// True for MariaDB.
+    pub mariadb: bool,
 }
 
 /// Opens the socket, negotiates, authenticates.

@@ -33,6 +33,7 @@ mod tls;
 mod fuzz_tests;
 
 pub use caps::Capabilities;
-pub use conn::{Conn, QueryResult, SessionInfo, Statement, Value};
+pub use conn::{Conn, QueryResult, Statement, Value};
 pub use error::Error;
+pub use handshake::SessionInfo;
 pub use stream::{Stream, TlsStream};

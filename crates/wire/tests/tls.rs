@@ -96,8 +96,9 @@ fn start_tls_server(dir: &Path) -> Sandbox {
         readable(&dir.join(f), 0o644);
     }
     // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
     let templates = std::env::temp_dir()
-        .join(format!("qpslab-test-{}", unsafe { libc::getuid() }))
+        .join(format!("qpslab-test-{uid}"))
         .join("templates");
     let lab = LabDir::new(dir.join("lab")).with_templates(templates);
     let mut spec = SandboxSpec::new("wire-tls");

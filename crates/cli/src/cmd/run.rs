@@ -15,7 +15,6 @@ use anyhow::{Context, Result};
 use qpslab_core::result::PhaseResult;
 use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
-use qpslab_engine::PhaseSpec;
 use qpslab_store::{RunMeta, RunStatus, Store, TelemetrySample};
 use qpslab_wire::Conn;
 use std::io::Write;
@@ -73,7 +72,6 @@ fn sweep(
     let mut phases = Vec::new();
     let mut run_id = None;
     for &threads in &plan.threads {
-        let spec = PhaseSpec::from_plan(plan, threads);
         println!(
             "\n== {} · {threads} thread(s) · {} ==",
             plan.workload.kind,
@@ -82,8 +80,9 @@ fn sweep(
         if let Some(auto) = &plan.warmup_auto {
             let took = qpslab_lab::warmup::auto_warmup(
                 &target.options,
+                plan,
                 workload,
-                &spec,
+                threads,
                 auto.max_s,
                 &INTERRUPTED,
             )
@@ -98,7 +97,7 @@ fn sweep(
             &meta,
             &target.options,
             workload,
-            &spec,
+            threads,
             &mut sampler,
             &mut printer,
             &INTERRUPTED,

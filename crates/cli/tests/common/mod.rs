@@ -109,6 +109,7 @@ pub fn assert_user_error(o: &Output, needle: &str) {
 
 /// Datadir templates shared by every test's lab, so each server version is initialised once.
 pub fn templates() -> PathBuf {
+    // SAFETY: geteuid has no preconditions.
     let uid = unsafe { libc::geteuid() };
     std::env::temp_dir()
         .join(format!("qpslab-cli-tests-{uid}"))

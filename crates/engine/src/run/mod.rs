@@ -29,7 +29,7 @@ use crate::workload::Workload;
 use collect::Collector;
 use cpu::CpuSnapshot;
 use event_loop::{keep_first_cause, open_sessions, Clock, EventLoop, LoopMsg, Shared};
-use qpslab_core::plan::{RateSpec, RunPlan, StopCondition};
+use qpslab_core::plan::{RunPlan, StopCondition};
 use qpslab_core::result::{PhaseResult, Sample};
 use qpslab_core::ConnectOptions;
 use schedule::Boundaries;
@@ -42,124 +42,91 @@ const DEFAULT_TIME_S: f64 = 10.0;
 /// Slack between "all sessions open" and the first event, so every loop starts on time.
 const START_DELAY: Duration = Duration::from_millis(5);
 
-/// What one phase runs: sessions, limits, reporting and placement.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PhaseSpec {
-    /// Sessions (sysbench's `--threads`).
-    pub threads: u32,
-    /// Seconds run first on the same sessions and discarded.
-    pub warmup_s: f64,
-    /// End of the measured phase (10 s when neither limit is set).
-    pub stop: StopCondition,
-    /// Seconds per [`Sample`].
-    pub report_interval_s: f64,
-    /// Latency percentiles to report, e.g. `[95.0, 99.0]`.
-    pub percentiles: Vec<f64>,
-    /// Fixed arrival rate, if any.
-    pub rate: Option<RateSpec>,
-    /// Server-side prepared statements (true) or the text protocol.
-    pub prepared_statements: bool,
-    /// CPUs to pin the event loops to, one loop per entry by default.
-    pub client_cpus: Option<Vec<usize>>,
-    /// Number of event loops (default: one per client CPU, or one per core).
-    pub event_loops: Option<usize>,
-    /// Seed of the sessions' statement generators.
-    pub seed: u64,
+/// Checks what the engine needs of `plan` for a phase of `threads` sessions of `workload`.
+fn validate(plan: &RunPlan, workload: &Workload, threads: u32) -> Result<(), RunError> {
+    let bad = |m: &str| Err(RunError::Config(m.to_string()));
+    if workload.options() != &plan.workload {
+        return bad("the workload was not built from the plan's workload options");
+    }
+    if threads == 0 {
+        return bad("threads must be at least 1");
+    }
+    if !(plan.report_interval_s.is_finite() && plan.report_interval_s >= 0.001) {
+        return bad("report interval must be at least 1 ms");
+    }
+    if !(plan.warmup_s.is_finite() && plan.warmup_s >= 0.0) {
+        return bad("warm-up must be 0 or more seconds");
+    }
+    if plan
+        .stop
+        .time_s
+        .is_some_and(|t| !(t.is_finite() && t >= 0.0))
+    {
+        return bad("time must be 0 or more seconds");
+    }
+    if plan.percentiles.iter().any(|p| !(0.0..=100.0).contains(p)) {
+        return bad("percentiles must be between 0 and 100");
+    }
+    if let Some(r) = &plan.rate {
+        if !(r.per_second.is_finite() && r.per_second > 0.0) {
+            return bad("rate must be a positive number of events per second");
+        }
+    }
+    if plan.client_cpus.as_ref().is_some_and(Vec::is_empty) {
+        return bad("the client CPU list is empty");
+    }
+    if plan.event_loops == Some(0) {
+        return bad("event loops must be at least 1");
+    }
+    Ok(())
 }
 
-impl PhaseSpec {
-    /// The phase for `threads` sessions of `plan`.
-    pub fn from_plan(plan: &RunPlan, threads: u32) -> PhaseSpec {
-        PhaseSpec {
-            threads,
-            warmup_s: plan.warmup_s,
-            stop: plan.stop.clone(),
-            report_interval_s: plan.report_interval_s,
-            percentiles: plan.percentiles.clone(),
-            rate: plan.rate.clone(),
-            prepared_statements: plan.prepared_statements,
-            client_cpus: plan.client_cpus.clone(),
-            event_loops: plan.event_loops,
-            seed: plan.workload.rand.seed,
-        }
-    }
-
-    fn validate(&self) -> Result<(), RunError> {
-        let bad = |m: &str| Err(RunError::Config(m.to_string()));
-        if self.threads == 0 {
-            return bad("threads must be at least 1");
-        }
-        if !(self.report_interval_s.is_finite() && self.report_interval_s >= 0.001) {
-            return bad("report interval must be at least 1 ms");
-        }
-        if !(self.warmup_s.is_finite() && self.warmup_s >= 0.0) {
-            return bad("warm-up must be 0 or more seconds");
-        }
-        if self
-            .stop
-            .time_s
-            .is_some_and(|t| !(t.is_finite() && t >= 0.0))
-        {
-            return bad("time must be 0 or more seconds");
-        }
-        if self.percentiles.iter().any(|p| !(0.0..=100.0).contains(p)) {
-            return bad("percentiles must be between 0 and 100");
-        }
-        if let Some(r) = &self.rate {
-            if !(r.per_second.is_finite() && r.per_second > 0.0) {
-                return bad("rate must be a positive number of events per second");
-            }
-        }
-        if self.client_cpus.as_ref().is_some_and(Vec::is_empty) {
-            return bad("the client CPU list is empty");
-        }
-        if self.event_loops == Some(0) {
-            return bad("event loops must be at least 1");
-        }
-        Ok(())
-    }
-
-    /// How many event loops run the phase: `--event-loops`, else one per `--client-cpus`
-    /// entry, else one per session for up to two sessions per core, else one per four cores.
-    /// Measured on 2 cores: with many sessions one loop serving them all batches more replies
-    /// per wake-up and leaves the server the other core (one loop per core cost more CPU per
-    /// query and fewer QPS at 64 to 1024 sessions; a loop drives 1024 sessions at well under
-    /// one core); with as few as 4 sessions nothing batches, and a loop per session lets each
-    /// pair with its server thread like a blocking client (≈ +30% QPS and −30% CPU per
-    /// query against one loop).
-    fn loops(&self) -> usize {
-        let default = || {
-            self.client_cpus.as_ref().map_or_else(
-                || {
-                    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                    if self.threads as usize <= 2 * cores {
-                        self.threads as usize
-                    } else {
-                        (cores / 4).max(1)
-                    }
-                },
-                Vec::len,
-            )
-        };
-        self.event_loops
-            .unwrap_or_else(default)
-            .clamp(1, self.threads as usize)
-    }
+/// How many event loops run a phase of `threads` sessions: `--event-loops`, else one per
+/// `--client-cpus` entry, else one per session for up to two sessions per core, else one per
+/// four cores. Measured on 2 cores: with many sessions one loop serving them all batches more
+/// replies per wake-up and leaves the server the other core (one loop per core cost more CPU
+/// per query and fewer QPS at 64 to 1024 sessions; a loop drives 1024 sessions at well under
+/// one core); with as few as 4 sessions nothing batches, and a loop per session lets each
+/// pair with its server thread like a blocking client (≈ +30% QPS and −30% CPU per query
+/// against one loop).
+fn loops(plan: &RunPlan, threads: u32) -> usize {
+    let default = || {
+        plan.client_cpus.as_ref().map_or_else(
+            || {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                if threads as usize <= 2 * cores {
+                    threads as usize
+                } else {
+                    (cores / 4).max(1)
+                }
+            },
+            Vec::len,
+        )
+    };
+    plan.event_loops
+        .unwrap_or_else(default)
+        .clamp(1, threads as usize)
 }
 
-/// Runs one phase of `workload` against `target`: warm-up, then measurement until `spec.stop`,
-/// calling `on_sample` once per report interval. Raising `stop` ends the phase promptly with
-/// [`RunError::Interrupted`].
+/// Runs one phase of `threads` sessions of `plan` against `target`: warm-up, then measurement
+/// until `plan.stop`, calling `on_sample` once per report interval. Raising `stop` ends the
+/// phase promptly with [`RunError::Interrupted`].
+///
+/// `workload` must be built from `plan.workload` ([`Workload::new`]). The caller builds it once
+/// per run and hands it to each phase, because it carries state that outlives a phase:
+/// sysbench's unique-id counter (`oltp_insert` without `auto_inc`) continues across a sweep
+/// and from an auto warm-up into the measured phase, so no phase inserts an id again.
 pub fn run_phase(
     target: &ConnectOptions,
+    plan: &RunPlan,
     workload: &Workload,
-    spec: &PhaseSpec,
+    threads: u32,
     on_sample: &mut dyn FnMut(&Sample),
     stop: &AtomicBool,
 ) -> Result<PhaseResult, RunError> {
-    spec.validate()?;
-    let loops = spec.loops();
-    let workload = workload.clone().with_sessions(spec.threads);
+    validate(plan, workload, threads)?;
+    let loops = loops(plan, threads);
+    let workload = workload.clone().with_sessions(threads);
     let mut kinds: Vec<&'static str> = Vec::new();
     let mut kind_of = Vec::new();
     let mut class_of = Vec::new();
@@ -176,16 +143,13 @@ pub fn run_phase(
     }
     let shared = Shared {
         target,
+        plan,
         workload: &workload,
-        ps: spec.prepared_statements,
-        seed: spec.seed,
-        sessions: spec.threads,
+        sessions: threads,
         kind_of,
         kinds: kinds.len(),
         class_of,
-        events: spec.stop.events,
         tickets: AtomicU64::new(0),
-        rate: spec.rate.clone(),
         loops,
         stop,
         abort: AtomicBool::new(false),
@@ -196,10 +160,10 @@ pub fn run_phase(
         for index in 0..loops {
             let (start_tx, start_rx) = mpsc::channel();
             starts.push(start_tx);
-            let ids: Vec<u32> = (0..spec.threads)
+            let ids: Vec<u32> = (0..threads)
                 .filter(|s| *s as usize % loops == index)
                 .collect();
-            let cpu = spec.client_cpus.as_ref().map(|c| c[index % c.len()]);
+            let cpu = plan.client_cpus.as_ref().map(|c| c[index % c.len()]);
             let (tx, shared) = (tx.clone(), &shared);
             let spawned = std::thread::Builder::new()
                 .name(format!("qpslab-loop-{index}"))
@@ -215,7 +179,7 @@ pub fn run_phase(
             }
         }
         drop(tx);
-        coordinate(&shared, spec, kinds, &rx, &starts, on_sample)
+        coordinate(&shared, kinds, &rx, &starts, on_sample)
     })
 }
 
@@ -272,7 +236,6 @@ fn snapshot_passed(col: &mut Collector, bounds: &Boundaries, on_sample: &mut dyn
 /// loop has ended.
 fn coordinate(
     shared: &Shared<'_>,
-    spec: &PhaseSpec,
     kinds: Vec<&'static str>,
     rx: &Receiver<LoopMsg>,
     starts: &[Sender<Option<Clock>>],
@@ -302,9 +265,10 @@ fn coordinate(
         }
         return Err(e);
     }
+    let plan = shared.plan;
     let t0 = Instant::now() + START_DELAY;
-    let measure_start = t0 + Duration::from_secs_f64(spec.warmup_s);
-    let time_s = match spec.stop {
+    let measure_start = t0 + Duration::from_secs_f64(plan.warmup_s);
+    let time_s = match plan.stop {
         StopCondition {
             time_s: None,
             events: None,
@@ -313,14 +277,14 @@ fn coordinate(
     };
     let bounds = Boundaries {
         measure_start,
-        interval: Duration::from_secs_f64(spec.report_interval_s),
+        interval: Duration::from_secs_f64(plan.report_interval_s),
         end: time_s.map(|t| measure_start + Duration::from_secs_f64(t)),
     };
     let clock = Clock { t0, bounds };
     for s in starts {
         let _ = s.send(Some(clock));
     }
-    let mut col = Collector::new(bounds, loops, kinds, spec.percentiles.clone());
+    let mut col = Collector::new(bounds, loops, kinds, plan.percentiles.clone());
     let mut running = loops;
     while running > 0 {
         snapshot_passed(&mut col, &bounds, on_sample);
@@ -360,6 +324,6 @@ fn coordinate(
     }
     match failure {
         Some(e) => Err(e),
-        None => Ok(col.result(spec.threads, spec.rate.as_ref().map(|r| r.per_second))),
+        None => Ok(col.result(shared.sessions, plan.rate.as_ref().map(|r| r.per_second))),
     }
 }

@@ -90,12 +90,13 @@ struct Cqe {
     flags: u32,
 }
 
-/// One submission: write `len` bytes at `ptr` to `fd`; `tag` comes back with the result.
+/// One submission: write `buf` to `fd`; `tag` comes back with the result. The borrow keeps
+/// the bytes alive and unchanged while the kernel reads them: [`Ring::send_all`] returns only
+/// once every submission it made has completed.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Send {
+pub(crate) struct Send<'a> {
     pub fd: RawFd,
-    pub ptr: *const u8,
-    pub len: usize,
+    pub buf: &'a [u8],
     pub tag: usize,
 }
 
@@ -195,69 +196,115 @@ impl Ring {
     }
 
     /// Writes every entry of `sends`, `sq_entries` at a time, and calls `done(tag, result)`
-    /// for each (bytes written, or the error; `WouldBlock` when the socket was full).
-    pub fn send_all(
+    /// for each (bytes written, or the error; `WouldBlock` when the socket was full). Nothing
+    /// is copied or allocated: the kernel reads the borrowed buffers, and every submission has
+    /// completed when this returns, so no buffer is read after its borrow ends.
+    pub fn send_all<'a>(
         &mut self,
-        sends: &[Send],
+        sends: impl IntoIterator<Item = Send<'a>>,
         done: &mut dyn FnMut(usize, io::Result<usize>),
     ) -> io::Result<()> {
-        for batch in sends.chunks(self.sq_entries as usize) {
-            // SAFETY: only this thread produces; the kernel consumed every earlier entry
-            // (each batch is reaped in full before the next).
-            let tail = unsafe { (*self.sq_tail).load(Ordering::Relaxed) };
-            for (k, s) in batch.iter().enumerate() {
-                let idx = tail.wrapping_add(k as u32) & self.sq_mask;
-                // SAFETY: idx < sq_entries; the slot is ours until the tail is published.
-                unsafe {
-                    self.sqes.add(idx as usize).write(Sqe {
-                        opcode: IORING_OP_SEND,
-                        flags: 0,
-                        ioprio: 0,
-                        fd: s.fd,
-                        off: 0,
-                        addr: s.ptr as u64,
-                        len: u32::try_from(s.len).unwrap_or(u32::MAX),
-                        msg_flags: (libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) as u32,
-                        user_data: s.tag as u64,
-                        buf_index: 0,
-                        personality: 0,
-                        splice_fd_in: 0,
-                        addr3: 0,
-                        pad: 0,
-                    });
-                }
-            }
-            let n = batch.len() as u32;
-            // SAFETY: publishing the filled entries to the kernel.
-            unsafe { (*self.sq_tail).store(tail.wrapping_add(n), Ordering::Release) };
-            let mut submitted = 0;
-            let mut reaped = 0;
-            while reaped < n {
-                let want = n - reaped;
-                // SAFETY: a plain io_uring_enter on our ring; no signal mask.
-                let rc = unsafe {
-                    libc::syscall(
-                        libc::SYS_io_uring_enter,
-                        self.fd,
-                        n - submitted,
-                        want,
-                        IORING_ENTER_GETEVENTS,
-                        std::ptr::null::<libc::c_void>(),
-                        0usize,
-                    )
-                };
-                if rc < 0 {
-                    let e = io::Error::last_os_error();
-                    if e.kind() == io::ErrorKind::Interrupted {
-                        continue;
-                    }
-                    return Err(e);
-                }
-                submitted += rc as u32;
-                reaped += self.reap(done);
-            }
+        let mut sends = sends.into_iter().peekable();
+        while sends.peek().is_some() {
+            let n = self.fill(&mut sends);
+            self.submit_and_reap(n, done)?;
         }
         Ok(())
+    }
+
+    /// Writes up to `sq_entries` of `sends` into the submission queue and publishes them;
+    /// returns how many.
+    fn fill<'a>(&mut self, sends: &mut impl Iterator<Item = Send<'a>>) -> u32 {
+        // SAFETY: only this thread produces; the kernel consumed every earlier entry
+        // (each batch is submitted and reaped in full, or withdrawn, before the next).
+        let tail = unsafe { (*self.sq_tail).load(Ordering::Relaxed) };
+        let mut n = 0;
+        for s in sends.take(self.sq_entries as usize) {
+            let idx = tail.wrapping_add(n) & self.sq_mask;
+            // SAFETY: idx < sq_entries; the slot is ours until the tail is published. The
+            // pointer stays valid until the entry completes (see `submit_and_reap`).
+            unsafe {
+                self.sqes.add(idx as usize).write(Sqe {
+                    opcode: IORING_OP_SEND,
+                    flags: 0,
+                    ioprio: 0,
+                    fd: s.fd,
+                    off: 0,
+                    addr: s.buf.as_ptr() as u64,
+                    len: u32::try_from(s.buf.len()).unwrap_or(u32::MAX),
+                    msg_flags: (libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) as u32,
+                    user_data: s.tag as u64,
+                    buf_index: 0,
+                    personality: 0,
+                    splice_fd_in: 0,
+                    addr3: 0,
+                    pad: 0,
+                });
+            }
+            n += 1;
+        }
+        // SAFETY: publishing the filled entries to the kernel.
+        unsafe { (*self.sq_tail).store(tail.wrapping_add(n), Ordering::Release) };
+        n
+    }
+
+    /// Submits the `n` published entries and waits until every submitted one has completed.
+    /// When the kernel refuses the rest, they are withdrawn (without `SQPOLL` it reads the
+    /// queue only inside `io_uring_enter`), so none is left to be submitted later with a
+    /// buffer that no longer exists.
+    fn submit_and_reap(
+        &mut self,
+        n: u32,
+        done: &mut dyn FnMut(usize, io::Result<usize>),
+    ) -> io::Result<()> {
+        let (mut submitted, mut reaped) = (0, 0);
+        let mut refused = None;
+        while reaped < n {
+            let to_submit = if refused.is_some() { 0 } else { n - submitted };
+            if to_submit == 0 && reaped == submitted {
+                break;
+            }
+            match self.enter(to_submit, submitted + to_submit - reaped) {
+                Ok(k) => submitted += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if to_submit > 0 => {
+                    // SAFETY: this thread is the only producer; the kernel took `submitted`
+                    // of the `n` published entries and will not look at the queue again
+                    // before the next `io_uring_enter`.
+                    unsafe { (*self.sq_tail).fetch_sub(n - submitted, Ordering::Release) };
+                    refused = Some(e);
+                }
+                Err(e) => {
+                    // Waiting failed while entries are in flight: returning would leave the
+                    // kernel reading buffers whose borrows have ended.
+                    eprintln!("qpslab: io_uring wait failed with sends in flight: {e}");
+                    std::process::abort();
+                }
+            }
+            reaped += self.reap(done);
+        }
+        refused.map_or(Ok(()), Err)
+    }
+
+    /// One `io_uring_enter`: submits `to_submit` entries and waits for `min_complete`
+    /// completions; returns how many entries were submitted.
+    fn enter(&mut self, to_submit: u32, min_complete: u32) -> io::Result<u32> {
+        // SAFETY: a plain io_uring_enter on our ring; no signal mask.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_enter,
+                self.fd,
+                to_submit,
+                min_complete,
+                IORING_ENTER_GETEVENTS,
+                std::ptr::null::<libc::c_void>(),
+                0usize,
+            )
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(rc as u32)
     }
 
     /// Hands every available completion to `done`; returns how many there were.
@@ -320,13 +367,12 @@ mod tests {
             .enumerate()
             .map(|(tag, ((a, _), m))| Send {
                 fd: a.as_raw_fd(),
-                ptr: m.as_ptr(),
-                len: m.len(),
+                buf: m,
                 tag,
             })
             .collect();
         let mut results = [None, None, None, None, None];
-        ring.send_all(&sends, &mut |tag, r| results[tag] = Some(r.unwrap()))
+        ring.send_all(sends, &mut |tag, r| results[tag] = Some(r.unwrap()))
             .unwrap();
         for (i, (_, mut b)) in pairs.into_iter().enumerate() {
             assert_eq!(results[i], Some(msgs[i].len()));
@@ -345,19 +391,18 @@ mod tests {
         a.set_nonblocking(true).unwrap();
         let big = vec![7u8; 64 << 20];
         let mut res = Vec::new();
-        let send = |buf: &[u8]| Send {
+        let send = |buf| Send {
             fd: a.as_raw_fd(),
-            ptr: buf.as_ptr(),
-            len: buf.len(),
+            buf,
             tag: 0,
         };
-        ring.send_all(&[send(&big)], &mut |_, r| res.push(r))
+        ring.send_all([send(&big)], &mut |_, r| res.push(r))
             .unwrap();
         // A 64 MiB write into a socket buffer: partial.
         let n = *res[0].as_ref().unwrap();
         assert!(n > 0 && n < big.len(), "{n}");
         res.clear();
-        ring.send_all(&[send(&big)], &mut |_, r| res.push(r))
+        ring.send_all([send(&big)], &mut |_, r| res.push(r))
             .unwrap();
         assert_eq!(
             res[0].as_ref().unwrap_err().kind(),
@@ -365,7 +410,7 @@ mod tests {
         );
         drop(b);
         res.clear();
-        ring.send_all(&[send(b"x")], &mut |_, r| res.push(r))
+        ring.send_all([send(b"x")], &mut |_, r| res.push(r))
             .unwrap();
         assert!(res[0].is_err());
     }

@@ -672,6 +672,35 @@ pub static OPTIONS: &[OptionDef] = &[
     ),
     choices(
         def(
+            "io_uring",
+            Scope::Run,
+            "on|off",
+            "Write the requests of one wake-up with a single io_uring submission (off: plain \
+             writes; for A/B runs of the client)",
+            "off",
+            |b, v| {
+                b.plan.engine.io_uring = switch(v)?;
+                Ok(())
+            },
+            |b| on_off(b.plan.engine.io_uring),
+        ),
+        ON_OFF,
+    ),
+    def(
+        "linger_us",
+        Scope::Run,
+        "US",
+        "Microseconds an event loop naps before waiting when many requests are in flight, so \
+         one wake-up serves many replies (0: never)",
+        "0",
+        |b, v| {
+            b.plan.engine.linger_us = int(v, 0, 1_000_000)?;
+            Ok(())
+        },
+        |b| b.plan.engine.linger_us.to_string(),
+    ),
+    choices(
+        def(
             "transport",
             Scope::Study,
             "KIND",

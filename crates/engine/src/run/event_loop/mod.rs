@@ -9,20 +9,20 @@
 //! [`super::uring`]); without io_uring, one `write` each. With many requests in flight the
 //! loop naps briefly before sleeping in `epoll_wait`, so one wake-up serves many replies.
 //!
-//! Two environment variables exist for measuring these levers: `QPSLAB_IO_URING=0` writes
-//! with plain `write`s, `QPSLAB_LINGER_US=N` sets the nap (0: none). Statistics go into the loop's own
-//! [`IntervalStats`], handed to the coordinator once per report interval; nothing per query
+//! Both levers are set by the plan ([`qpslab_core::EngineKnobs`]: `--io-uring off` writes with
+//! plain `write`s, `--linger-us N` sets the nap, 0 for none), so a stored run says how it was
+//! measured. Statistics go into the loop's own [`IntervalStats`], handed to the coordinator once per report interval; nothing per query
 //! takes a lock, sends on a channel or allocates.
 
 use super::error::RunError;
 use super::schedule::{Arrivals, Boundaries};
 use super::session::{Session, State};
 use super::stats::IntervalStats;
-use super::uring::{self, Ring};
+use super::uring::Ring;
 use crate::workload::{StmtClass, Workload};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
-use qpslab_core::ConnectOptions;
+use qpslab_core::{ConnectOptions, RunPlan};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -34,11 +34,9 @@ const READ_BUF: usize = 64 * 1024;
 /// Staged requests written at once at most: bounds how long the first of a large wake-up's
 /// requests waits for the others.
 const SEND_BATCH: usize = 128;
-/// Requests in flight from which the loop naps between wake-ups (see [`EventLoop::linger`]).
+/// Requests in flight from which the loop naps between wake-ups (see [`EventLoop::linger`];
+/// the nap itself is the plan's `engine.linger_us`).
 const LINGER_MIN_IN_FLIGHT: usize = 32;
-/// The nap. Measured on 2 cores at 64 to 1024 sessions (point selects): 200–500 µs cut the
-/// client's CPU per query from ~20 to ~8–10 µs and raised QPS by 30–40% against no nap.
-const LINGER: Duration = Duration::from_micros(300);
 /// Longest sleep in `epoll_wait`, so a raised stop flag is seen promptly.
 const MAX_WAIT: Duration = Duration::from_millis(50);
 
@@ -74,20 +72,17 @@ pub(crate) struct Clock {
 /// Read-only context shared by every loop of a phase.
 pub(crate) struct Shared<'a> {
     pub target: &'a ConnectOptions,
+    /// The run's plan: prepared statements, seed, limits, rate and engine knobs.
+    pub plan: &'a RunPlan,
     pub workload: &'a Workload,
-    pub ps: bool,
-    pub seed: u64,
     pub sessions: u32,
     /// Statement index → statement-kind index.
     pub kind_of: Vec<usize>,
     pub kinds: usize,
     /// Statement index → read/write/other.
     pub class_of: Vec<StmtClass>,
-    /// `--events`: total events, handed out as tickets.
-    pub events: Option<u64>,
+    /// Tickets handed out of the plan's `--events`.
     pub tickets: AtomicU64,
-    /// `--rate` across all loops, with its arrival spacing.
-    pub rate: Option<qpslab_core::RateSpec>,
     pub loops: usize,
     /// The caller's stop flag (Ctrl-C).
     pub stop: &'a AtomicBool,
@@ -96,6 +91,16 @@ pub(crate) struct Shared<'a> {
 }
 
 impl Shared<'_> {
+    /// Server-side prepared statements (true) or the text protocol.
+    pub fn ps(&self) -> bool {
+        self.plan.prepared_statements
+    }
+
+    /// Seed of the sessions' statement generators and of the arrivals.
+    pub fn seed(&self) -> u64 {
+        self.plan.workload.rand.seed
+    }
+
     /// The phase must end now.
     #[inline]
     pub fn stopping(&self) -> bool {
@@ -124,11 +129,10 @@ pub(crate) struct EventLoop<'a> {
     exhausted: bool,
     reconnecting: Vec<usize>,
     /// Writes all staged requests with one submission; `None` when the kernel refuses
-    /// io_uring (or `QPSLAB_IO_URING=0`), then each request is one `write`.
+    /// io_uring (or the plan turns it off), then each request is one `write`.
     ring: Option<Ring>,
     /// Sessions whose staged request waits for the next [`EventLoop::flush_sends`].
     pending: Vec<usize>,
-    sends: Vec<uring::Send>,
     sent: Vec<(usize, io::Result<usize>)>,
     /// Events of the last wake-up.
     last_batch: usize,
@@ -157,20 +161,20 @@ impl<'a> EventLoop<'a> {
             poll.registry()
                 .register(&mut SourceFd(&fd), Token(i), Interest::READABLE)?;
         }
-        let arrivals = shared.rate.as_ref().map(|r| {
+        let knobs = &shared.plan.engine;
+        let arrivals = shared.plan.rate.as_ref().map(|r| {
             Arrivals::new(
                 clock.t0,
                 r.per_second,
                 r.arrival,
                 index,
                 shared.loops,
-                shared.seed,
+                shared.seed(),
             )
         });
         let active = sessions.len();
-        let use_ring = std::env::var("QPSLAB_IO_URING").map_or(true, |v| v != "0");
         // A loop of one session never has two requests to write at once.
-        let ring = (use_ring && sessions.len() > 1)
+        let ring = (knobs.io_uring && sessions.len() > 1)
             .then(|| Ring::new(sessions.len().min(SEND_BATCH) as u32).ok())
             .flatten();
         Ok(EventLoop {
@@ -191,13 +195,9 @@ impl<'a> EventLoop<'a> {
             reconnecting: Vec::new(),
             ring,
             pending: Vec::with_capacity(SEND_BATCH),
-            sends: Vec::with_capacity(SEND_BATCH),
             sent: Vec::with_capacity(SEND_BATCH),
             last_batch: 0,
-            linger: std::env::var("QPSLAB_LINGER_US")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .map_or(LINGER, Duration::from_micros),
+            linger: Duration::from_micros(knobs.linger_us),
         })
     }
 
@@ -353,7 +353,7 @@ impl<'a> EventLoop<'a> {
         }
         let warm = now < self.clock.bounds.measure_start;
         if !warm {
-            if let Some(limit) = self.shared.events {
+            if let Some(limit) = self.shared.plan.stop.events {
                 if self.shared.tickets.fetch_add(1, Ordering::Relaxed) >= limit {
                     self.exhausted = true;
                     self.done(i);

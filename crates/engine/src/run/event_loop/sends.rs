@@ -44,23 +44,19 @@ impl EventLoop<'_> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        self.sends.clear();
-        for &i in &self.pending {
-            let s = &self.sessions[i];
-            if !matches!(s.state, State::Call | State::Rollback) {
-                continue;
-            }
-            let b = s.staged();
-            self.sends.push(uring::Send {
+        let sessions = &self.sessions;
+        let sends = self.pending.iter().filter_map(|&i| {
+            let s = &sessions[i];
+            matches!(s.state, State::Call | State::Rollback).then(|| uring::Send {
                 fd: s.stream.as_raw_fd(),
-                ptr: b.as_ptr(),
-                len: b.len(),
+                buf: s.staged(),
                 tag: i,
-            });
-        }
-        self.pending.clear();
+            })
+        });
         let sent = &mut self.sent;
-        ring.send_all(&self.sends, &mut |tag, r| sent.push((tag, r)))?;
+        let submitted = ring.send_all(sends, &mut |tag, r| sent.push((tag, r)));
+        self.pending.clear();
+        submitted?;
         let mut sent = std::mem::take(&mut self.sent);
         let mut result = Ok(());
         for (i, r) in sent.drain(..) {
