@@ -21,7 +21,7 @@ pub fn ensure_dataset(
 ) -> Result<()> {
     let policy = if target.ours {
         DatasetPolicy::Prepare {
-            space: target.lab.clone(),
+            space: target.home.clone(),
         }
     } else {
         check_only(w, &command_args(args))

@@ -194,7 +194,7 @@ mod tests {
         "basedir",
         "keep",
         "db",
-        "lab",
+        "home",
         "json",
         "help",
     ];

@@ -2,12 +2,12 @@
 //! sandbox started for this command). Passwords come from the DSN, `--password-file`, the option
 //! file or `MYSQL_PWD`, in that order, and never appear in anything we print.
 
-use crate::args::{EmbeddedArgs, LabArgs, TargetArgs};
+use crate::args::{EmbeddedArgs, SandboxHomeArgs, TargetArgs};
 use crate::error::user;
 use crate::plan::sandbox_spec;
 use anyhow::{Context, Result};
 use qpslab_core::{ConnectOptions, Dsn, Endpoint, Secret, SslMode};
-use qpslab_sandbox::{LabDir, Sandbox, SandboxSpec};
+use qpslab_sandbox::{Sandbox, SandboxHome, SandboxSpec};
 use std::path::PathBuf;
 
 /// The default schema for the sbtest tables, as sysbench's `--mysql-db`.
@@ -26,7 +26,7 @@ pub struct Connected {
     /// built on demand. Anything else is the user's server, which `run` never changes.
     pub ours: bool,
     /// The lab directory holding our sandbox's data (for a sandbox of ours).
-    pub lab: Option<PathBuf>,
+    pub home: Option<PathBuf>,
     /// The pid of our sandbox's server (embedded or `--sandbox NAME`), for its CPU and perf.
     pub server_pid: Option<u32>,
     keep: bool,
@@ -62,14 +62,14 @@ impl Connected {
 
 /// The lab directory from `--lab`, `QPSLAB_LAB` or the default; `QPSLAB_TEMPLATES` names a
 /// datadir-template directory shared between labs (each lab keeps its own otherwise).
-pub fn lab_dir(l: &LabArgs) -> LabDir {
-    let lab = match &l.lab {
-        Some(p) => LabDir::new(p.clone()),
-        None => LabDir::default_location(),
+pub fn sandbox_home(l: &SandboxHomeArgs) -> SandboxHome {
+    let home = match &l.home {
+        Some(p) => SandboxHome::new(p.clone()),
+        None => SandboxHome::default_location(),
     };
     match std::env::var_os("QPSLAB_TEMPLATES") {
-        Some(t) if !t.is_empty() => lab.with_templates(std::path::PathBuf::from(t)),
-        _ => lab,
+        Some(t) if !t.is_empty() => home.with_templates(std::path::PathBuf::from(t)),
+        _ => home,
     }
 }
 
@@ -120,7 +120,11 @@ pub fn command_args(t: &TargetArgs) -> Vec<String> {
 }
 
 /// Resolves the target and, for the embedded default, starts its sandbox.
-pub fn connect(t: &TargetArgs, embedded: Option<&EmbeddedArgs>, lab: &LabDir) -> Result<Connected> {
+pub fn connect(
+    t: &TargetArgs,
+    embedded: Option<&EmbeddedArgs>,
+    home: &SandboxHome,
+) -> Result<Connected> {
     if let Some(e) = embedded {
         if explicit(t)
             && (e.keep
@@ -134,14 +138,14 @@ pub fn connect(t: &TargetArgs, embedded: Option<&EmbeddedArgs>, lab: &LabDir) ->
     }
     let ours = t.sandbox.is_some() || !explicit(t);
     let (mut options, sandbox, keep, server_pid) = if let Some(name) = &t.sandbox {
-        let info = qpslab_sandbox::find(lab, name)?;
+        let info = qpslab_sandbox::find(home, name)?;
         (info.connect_options(), None, false, Some(info.pid))
     } else if explicit(t) {
         (explicit_options(t)?, None, false, None)
     } else {
         let e = embedded.cloned().unwrap_or_default();
         let spec = embedded_spec(&e)?;
-        let sb = start_embedded(lab, &spec)?;
+        let sb = start_embedded(home, &spec)?;
         let pid = sb.pid();
         (sb.connect_options(), Some(sb), e.keep, Some(pid))
     };
@@ -153,14 +157,14 @@ pub fn connect(t: &TargetArgs, embedded: Option<&EmbeddedArgs>, lab: &LabDir) ->
         options,
         sandbox,
         ours,
-        lab: ours.then(|| lab.path().to_path_buf()),
+        home: ours.then(|| home.path().to_path_buf()),
         server_pid,
         keep,
     })
 }
 
-fn start_embedded(lab: &LabDir, spec: &SandboxSpec) -> Result<Sandbox> {
-    match qpslab_sandbox::find(lab, &spec.name) {
+fn start_embedded(home: &SandboxHome, spec: &SandboxSpec) -> Result<Sandbox> {
+    match qpslab_sandbox::find(home, &spec.name) {
         // Started by a qpslab that was killed before it could stop it: `start` stops it.
         Ok(info) if info.orphaned => eprintln!(
             "stopping the embedded sandbox left running by a qpslab that was killed (pid {})",
@@ -175,7 +179,7 @@ fn start_embedded(lab: &LabDir, spec: &SandboxSpec) -> Result<Sandbox> {
         Err(_) => {}
     }
     eprintln!("starting embedded sandbox '{}' ...", spec.name);
-    let sb = qpslab_sandbox::start(lab, spec)?;
+    let sb = qpslab_sandbox::start(home, spec)?;
     eprintln!(
         "sandbox '{}': {} pid {} socket {}",
         sb.name(),

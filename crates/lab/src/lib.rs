@@ -18,7 +18,7 @@
 //!     println!("{:>3} {}", c.cell.seq, c.cell.label);
 //! }
 //! # struct Q; impl qpslab_lab::exec::Observer for Q {} impl study::StudyObserver for Q {}
-//! let lab = qpslab_sandbox::LabDir::default_location();
+//! let lab = qpslab_sandbox::SandboxHome::default_location();
 //! let stop = std::sync::atomic::AtomicBool::new(false);
 //! let out = study::run_study(store, &loaded, "qpslab lab run", study::Mode::Run, &lab, &mut Q, &stop)?;
 //! println!("{} cells done", out.done);

@@ -12,7 +12,7 @@ use crate::spec::{self, Setup, Spec};
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;
-use qpslab_sandbox::{LabDir, Profile, Sandbox, SandboxSpec};
+use qpslab_sandbox::{Profile, Sandbox, SandboxHome, SandboxSpec};
 use qpslab_store::{
     CellRecord, CellStatus, Factor, NewStudy, RunMeta, Store, StudyId, StudyRecord, StudyStatus,
 };
@@ -110,11 +110,11 @@ pub fn sandbox_name(study: &str, setup: &str) -> String {
 }
 
 /// The environment of a study: host facts, storage of the lab, what can be measured here.
-pub fn environment(lab: &LabDir) -> serde_json::Value {
-    let _ = std::fs::create_dir_all(lab.path());
+pub fn environment(home: &SandboxHome) -> serde_json::Value {
+    let _ = std::fs::create_dir_all(home.path());
     json!({
         "host": qpslab_probe::host_facts(),
-        "lab_storage": qpslab_probe::storage_facts(lab.path()),
+        "lab_storage": qpslab_probe::storage_facts(home.path()),
         "perf": match qpslab_probe::perf::perf_support() {
             Ok(()) => json!({"supported": true, "events": qpslab_probe::perf::EVENTS}),
             Err(reason) => json!({"supported": false, "reason": reason}),
@@ -181,13 +181,13 @@ pub fn run_study<O: StudyObserver>(
     loaded: &Loaded,
     command: &str,
     mode: Mode,
-    lab: &LabDir,
+    home: &SandboxHome,
     obs: &mut O,
     stop: &AtomicBool,
 ) -> Result<StudyOutcome, StudyError> {
     let spec = &loaded.spec;
     let id = match mode {
-        Mode::Run => create(store, loaded, lab)?,
+        Mode::Run => create(store, loaded, home)?,
         Mode::Resume => {
             let old = store.study_by_name(&spec.name)?;
             let stored = spec::parse(&spec.name, &old.spec_toml)?;
@@ -206,7 +206,7 @@ pub fn run_study<O: StudyObserver>(
     let mut runner = Runner {
         store,
         loaded,
-        lab,
+        home,
         command,
         study: id,
         active: None,
@@ -232,13 +232,13 @@ pub fn run_study<O: StudyObserver>(
     })
 }
 
-fn create(store: &mut Store, loaded: &Loaded, lab: &LabDir) -> Result<StudyId, StudyError> {
+fn create(store: &mut Store, loaded: &Loaded, home: &SandboxHome) -> Result<StudyId, StudyError> {
     let spec = &loaded.spec;
     let new = NewStudy {
         name: spec.name.clone(),
         spec_toml: loaded.text.clone(),
         spec_hash: spec::spec_hash(spec),
-        env: environment(lab),
+        env: environment(home),
         factors: spec::factor_list(spec)
             .into_iter()
             .map(|(name, levels)| Factor { name, levels })
@@ -251,7 +251,7 @@ fn create(store: &mut Store, loaded: &Loaded, lab: &LabDir) -> Result<StudyId, S
 struct Runner<'a> {
     store: &'a mut Store,
     loaded: &'a Loaded,
-    lab: &'a LabDir,
+    home: &'a SandboxHome,
     command: &'a str,
     study: StudyId,
     active: Option<Active>,
@@ -357,7 +357,7 @@ impl Runner<'_> {
             }
         };
         let setup = &self.loaded.expanded.setups[cell.setup].setup;
-        let policy = dataset_policy(setup, &plan, self.lab);
+        let policy = dataset_policy(setup, &plan, self.home);
         let dataset =
             ensure_dataset(&target, &plan.workload, loaders, &policy, obs).map_err(exec)?;
         if dataset == DatasetOutcome::Prepared {
@@ -451,11 +451,11 @@ impl Runner<'_> {
                 let spec = sandbox_spec(&self.loaded.spec.name, &sc.name, &sc.setup)
                     .map_err(|e| fail(e, None))?;
                 // A sandbox left running by a killed qpslab holds the name: stop it first.
-                if qpslab_sandbox::find(self.lab, &spec.name).is_ok_and(|i| i.alive) {
-                    let _ = qpslab_sandbox::stop_by_name(self.lab, &spec.name);
+                if qpslab_sandbox::find(self.home, &spec.name).is_ok_and(|i| i.alive) {
+                    let _ = qpslab_sandbox::stop_by_name(self.home, &spec.name);
                 }
                 obs.message(&format!("starting sandbox '{}' for {}", spec.name, sc.name));
-                let sb = qpslab_sandbox::start(self.lab, &spec).map_err(|e| start_error(&e))?;
+                let sb = qpslab_sandbox::start(self.home, &spec).map_err(|e| start_error(&e))?;
                 let (s, t) = (sb.connect_options(), sb.tcp_options());
                 (Some(sb), s, Some(t))
             }
@@ -536,10 +536,10 @@ fn start_error(e: &qpslab_sandbox::Error) -> CellError {
 
 /// A study's sandboxes are ours and get their dataset built; an external `target` is only
 /// checked, and a cell fails with the commands that would prepare it.
-fn dataset_policy(setup: &Setup, plan: &qpslab_core::RunPlan, lab: &LabDir) -> DatasetPolicy {
+fn dataset_policy(setup: &Setup, plan: &qpslab_core::RunPlan, home: &SandboxHome) -> DatasetPolicy {
     if setup.target.is_none() {
         return DatasetPolicy::Prepare {
-            space: Some(lab.path().to_path_buf()),
+            space: Some(home.path().to_path_buf()),
         };
     }
     crate::exec::check_only(&plan.workload, &setup.command_args())

@@ -5,24 +5,24 @@
 use qpslab_core::telemetry::{Account, Gap, Reading, StatusDelta, Tick, TickChange};
 use qpslab_core::TelemetrySample;
 use qpslab_probe::Sampler;
-use qpslab_sandbox::{LabDir, Sandbox, SandboxSpec};
+use qpslab_sandbox::{Sandbox, SandboxHome, SandboxSpec};
 use qpslab_wire::Conn;
 use std::path::PathBuf;
 use std::time::Duration;
 
-fn lab() -> (LabDir, PathBuf) {
+fn home() -> (SandboxHome, PathBuf) {
     // SAFETY: getuid has no preconditions and cannot fail.
     let base = std::env::temp_dir().join(format!("qpslab-test-{}", unsafe { libc::getuid() }));
     // Named like the shared test labs, so a killed test's server is swept by the next run.
     let path = base.join(format!("lab-{}", std::process::id()));
     (
-        LabDir::new(&path).with_templates(base.join("templates")),
+        SandboxHome::new(&path).with_templates(base.join("templates")),
         path,
     )
 }
 
-fn start(lab: &LabDir) -> Sandbox {
-    qpslab_sandbox::start(lab, &SandboxSpec::new("restarts")).expect("sandbox starts")
+fn start(home: &SandboxHome) -> Sandbox {
+    qpslab_sandbox::start(home, &SandboxSpec::new("restarts")).expect("sandbox starts")
 }
 
 /// Kills the server with SIGKILL and reaps it.
@@ -84,8 +84,8 @@ fn load(sb: &Sandbox, n: usize) {
 
 #[test]
 fn the_sampler_survives_a_kill_and_restart_and_a_server_gone_for_good() {
-    let (lab, path) = lab();
-    let sb = start(&lab);
+    let (home, path) = home();
+    let sb = start(&home);
     let opts = sb.connect_options();
     let conn = Conn::connect(&opts).unwrap();
     let mut sampler = Sampler::new(conn, Some(sb.pid())).reconnect_to(opts.clone());
@@ -94,7 +94,7 @@ fn the_sampler_survives_a_kill_and_restart_and_a_server_gone_for_good() {
     sampler.tick(1.0);
     kill_9(sb);
     sampler.tick(2.0);
-    let sb = start(&lab);
+    let sb = start(&home);
     load(&sb, 100);
     sampler.tick(3.0);
     let t = sampler.finish(3.5).unwrap();

@@ -188,13 +188,13 @@ mod tests {
 
     #[test]
     fn later_wins_across_dash_and_underscore() {
-        let lab = lab_settings(&paths(), false, None);
+        let home = lab_settings(&paths(), false, None);
         let profile = profile(
             "[client]\nport=1\n[mysqld]\nmax-connections = 100\ninnodb_buffer_pool_size=1G # big\n",
         )
         .unwrap();
         let sets = vec![parse_override("innodb-buffer-pool-size=2G").unwrap()];
-        let merged = merge(&[&lab, &profile, &sets]);
+        let merged = merge(&[&home, &profile, &sets]);
         let text = render("s", &merged);
         assert!(text.contains("max-connections = 100\n"), "{text}");
         assert!(!text.contains("max_connections = 5000"), "{text}");

@@ -71,12 +71,12 @@ pub enum Error {
         pid: u32,
     },
     /// No sandbox with this name exists in the lab directory.
-    #[error("no sandbox named '{name}' in {}", lab.display())]
+    #[error("no sandbox named '{name}' in {}", home.display())]
     NotFound {
         /// The sandbox name.
         name: String,
         /// The lab directory searched.
-        lab: PathBuf,
+        home: PathBuf,
     },
     /// The sandbox exists but its server is not running.
     #[error("sandbox '{name}' is not running (start it with `qpslab server start {name}`)")]

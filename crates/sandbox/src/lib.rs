@@ -8,8 +8,8 @@
 //! then `--set` overrides.
 //!
 //! ```no_run
-//! use qpslab_sandbox::{start, LabDir, SandboxSpec};
-//! let lab = LabDir::default_location();
+//! use qpslab_sandbox::{start, SandboxHome, SandboxSpec};
+//! let lab = SandboxHome::default_location();
 //! let mut spec = SandboxSpec::new("bench");
 //! spec.settings.push(("innodb_buffer_pool_size".into(), "1G".into()));
 //! spec.cpus = Some(vec![0]);
@@ -38,5 +38,5 @@ pub use error::Error;
 pub use process::log_tail_of;
 pub use sandbox::{start, Sandbox, StartTimings};
 pub use secure::CLIENT_FILE;
-pub use spec::{validate_name, LabDir, Malloc, Profile, SandboxSpec};
+pub use spec::{validate_name, Malloc, Profile, SandboxHome, SandboxSpec};
 pub use state::{find, list, log_tail, remove, stop_by_name, SandboxInfo};

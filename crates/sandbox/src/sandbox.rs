@@ -10,7 +10,7 @@ use crate::config::{self, Paths};
 use crate::error::{Error, Result};
 use crate::failure::start_error;
 use crate::process::{self, Launch};
-use crate::spec::{validate_name, LabDir, Profile, SandboxSpec};
+use crate::spec::{validate_name, Profile, SandboxHome, SandboxSpec};
 use crate::state::{self, SandboxInfo, STOP_GRACE};
 use crate::{registry, runas, secure, template};
 use qpslab_core::ConnectOptions;
@@ -133,7 +133,7 @@ impl Drop for Sandbox {
 }
 
 /// Checks the spec, then starts the sandbox and waits until it accepts connections.
-pub fn start(lab: &LabDir, spec: &SandboxSpec) -> Result<Sandbox> {
+pub fn start(home: &SandboxHome, spec: &SandboxSpec) -> Result<Sandbox> {
     validate_name(&spec.name)?;
     let overrides = overrides(spec)?;
     if let Some(cpus) = &spec.cpus {
@@ -153,15 +153,15 @@ pub fn start(lab: &LabDir, spec: &SandboxSpec) -> Result<Sandbox> {
         runas::sweep_orphans();
     }
 
-    let dir = lab.sandbox_dir(&spec.name);
+    let dir = home.sandbox_dir(&spec.name);
     // A lab the user already has keeps its mode (it may be any directory they chose); what we
     // create under it is 0700.
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(lab.path())
-        .map_err(|e| Error::io(format!("creating {}", lab.path().display()), e))?;
-    for d in [lab.sandboxes_dir(), dir.clone()] {
+        .create(home.path())
+        .map_err(|e| Error::io(format!("creating {}", home.path().display()), e))?;
+    for d in [home.sandboxes_dir(), dir.clone()] {
         runas::private_dir(&d, 0o700, None)?;
     }
     // Two processes starting the same name would share a datadir.
@@ -189,7 +189,7 @@ pub fn start(lab: &LabDir, spec: &SandboxSpec) -> Result<Sandbox> {
     let datadir = run.join("data");
     let mut timings = StartTimings::default();
     (timings.template_init, timings.datadir_copy) =
-        ensure_datadir(lab, &server, &overrides, &dir, &datadir, owner)?;
+        ensure_datadir(home, &server, &overrides, &dir, &datadir, owner)?;
     let password = secure::ensure_password(&dir)?;
     let init_sql = match server.flavor {
         Flavor::MariaDb => secure::init_sql_mariadb(&password, &runas::current_user()),
@@ -203,7 +203,7 @@ pub fn start(lab: &LabDir, spec: &SandboxSpec) -> Result<Sandbox> {
         account: account.as_ref(),
         overrides: &overrides,
         preload: preload.as_deref(),
-        socket: socket_path(lab, &run, &spec.name)?,
+        socket: socket_path(home, &run, &spec.name)?,
         dir: &dir,
         run: &run,
     });
@@ -247,7 +247,7 @@ fn open_log(path: &Path, account: Option<&runas::Account>) -> Result<std::fs::Fi
 /// from the old layout if needed), else a copy of the version's template. Returns how long
 /// making the template and copying it took, when they happened.
 fn ensure_datadir(
-    lab: &LabDir,
+    home: &SandboxHome,
     server: &Server,
     overrides: &[(String, String)],
     dir: &Path,
@@ -262,7 +262,7 @@ fn ensure_datadir(
     }
     let _ = std::fs::remove_dir_all(datadir);
     let init = template::init_settings(overrides);
-    let (tpl, init_time) = template::ensure(&lab.templates_dir(), server, &init)?;
+    let (tpl, init_time) = template::ensure(&home.templates_dir(), server, &init)?;
     let t0 = Instant::now();
     template::copy_tree(&tpl, datadir, owner)?;
     Ok((init_time, Some(t0.elapsed())))
@@ -388,20 +388,20 @@ fn launch(s: &Start<'_>) -> Result<(SandboxInfo, Child, Duration)> {
 
 /// `<runtime dir>/mysqld.sock`, or `/tmp/qpslab-<uid>/<hash>-<name>.sock` (a 0700 directory)
 /// when that is too long for a Unix socket path.
-fn socket_path(lab: &LabDir, run: &Path, name: &str) -> Result<PathBuf> {
+fn socket_path(home: &SandboxHome, run: &Path, name: &str) -> Result<PathBuf> {
     let natural = run.join("mysqld.sock");
     if natural.as_os_str().len() <= MAX_SOCKET_PATH {
         return Ok(natural);
     }
     let short = process::short_socket_dir();
     runas::private_dir(&short, 0o700, None)?;
-    Ok(short.join(short_socket_name(lab.path(), name)))
+    Ok(short.join(short_socket_name(home.path(), name)))
 }
 
 /// A socket file name unique to (lab, name), so two deep labs do not share one.
-fn short_socket_name(lab: &Path, name: &str) -> String {
+fn short_socket_name(home: &Path, name: &str) -> String {
     let mut h: u32 = 0x811c9dc5;
-    for b in lab.as_os_str().as_encoded_bytes() {
+    for b in home.as_os_str().as_encoded_bytes() {
         h = (h ^ u32::from(*b)).wrapping_mul(0x01000193);
     }
     format!("{h:08x}-{name}.sock")
@@ -413,17 +413,17 @@ mod tests {
 
     #[test]
     fn deep_labs_get_short_sockets() {
-        let shallow = LabDir::new("/tmp/lab");
+        let shallow = SandboxHome::new("/tmp/lab");
         let a = shallow.sandbox_dir("a");
         let s = socket_path(&shallow, &a, "a").unwrap();
         assert_eq!(s, PathBuf::from("/tmp/lab/sandboxes/a/mysqld.sock"));
-        let deep = LabDir::new(format!("/tmp/{}", "d".repeat(120)));
+        let deep = SandboxHome::new(format!("/tmp/{}", "d".repeat(120)));
         let name = "x".repeat(32);
         let d = deep.sandbox_dir(&name);
         let s = socket_path(&deep, &d, &name).unwrap();
         assert!(s.as_os_str().len() <= MAX_SOCKET_PATH, "{}", s.display());
         assert!(s.starts_with(process::short_socket_dir()));
-        let other = LabDir::new(format!("/tmp/{}", "e".repeat(120)));
+        let other = SandboxHome::new(format!("/tmp/{}", "e".repeat(120)));
         assert_ne!(
             s,
             socket_path(&other, &other.sandbox_dir(&name), &name).unwrap()

@@ -8,32 +8,32 @@ use std::path::{Path, PathBuf};
 /// The directory holding sandboxes (`sandboxes/<name>/`) and initialised datadir templates
 /// (`templates/<version>/`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LabDir {
+pub struct SandboxHome {
     root: PathBuf,
     templates: Option<PathBuf>,
 }
 
-impl LabDir {
+impl SandboxHome {
     /// A lab directory at `path` (created on first use). A relative path is made absolute
     /// now: the server resolves paths against its own working directory, and a sandbox is
     /// recognised later by the datadir on its command line.
     pub fn new(path: impl Into<PathBuf>) -> Self {
         let path = path.into();
-        LabDir {
+        SandboxHome {
             root: std::path::absolute(&path).unwrap_or(path),
             templates: None,
         }
     }
 
     /// `$QPSLAB_LAB` if set, else `~/.qpslab`, else `/tmp/qpslab-<uid>` when there is no home.
-    pub fn default_location() -> LabDir {
+    pub fn default_location() -> SandboxHome {
         if let Some(p) = std::env::var_os("QPSLAB_LAB").filter(|p| !p.is_empty()) {
-            return LabDir::new(p);
+            return SandboxHome::new(p);
         }
         match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-            Some(home) => LabDir::new(Path::new(&home).join(".qpslab")),
+            Some(home) => SandboxHome::new(Path::new(&home).join(".qpslab")),
             // SAFETY: getuid has no preconditions and cannot fail.
-            None => LabDir::new(format!("/tmp/qpslab-{}", unsafe { libc::getuid() })),
+            None => SandboxHome::new(format!("/tmp/qpslab-{}", unsafe { libc::getuid() })),
         }
     }
 
@@ -273,11 +273,11 @@ mod tests {
 
     #[test]
     fn lab_layout() {
-        let lab = LabDir::new("/l");
-        assert_eq!(lab.sandbox_dir("s"), PathBuf::from("/l/sandboxes/s"));
-        assert_eq!(lab.templates_dir(), PathBuf::from("/l/templates"));
-        let lab = lab.with_templates("/t");
-        assert_eq!(lab.templates_dir(), PathBuf::from("/t"));
-        assert!(LabDir::new("rel").path().is_absolute());
+        let home = SandboxHome::new("/l");
+        assert_eq!(home.sandbox_dir("s"), PathBuf::from("/l/sandboxes/s"));
+        assert_eq!(home.templates_dir(), PathBuf::from("/l/templates"));
+        let home = home.with_templates("/t");
+        assert_eq!(home.templates_dir(), PathBuf::from("/t"));
+        assert!(SandboxHome::new("rel").path().is_absolute());
     }
 }

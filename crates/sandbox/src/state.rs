@@ -5,7 +5,7 @@
 //! the sandbox directory, never stored in the state file.
 
 use crate::error::{Error, Result};
-use crate::spec::{validate_name, LabDir, Malloc};
+use crate::spec::{validate_name, Malloc, SandboxHome};
 use crate::{process, runas, secure};
 use qpslab_core::{ConnectOptions, Endpoint, Secret, SslMode};
 use serde::{Deserialize, Serialize};
@@ -180,8 +180,8 @@ pub(crate) fn read(dir: &Path) -> Result<Option<SandboxInfo>> {
 }
 
 /// Every sandbox with a state file, by name, running or stopped, with its size on disk.
-pub fn list(lab: &LabDir) -> Result<Vec<SandboxInfo>> {
-    let root = lab.sandboxes_dir();
+pub fn list(home: &SandboxHome) -> Result<Vec<SandboxInfo>> {
+    let root = home.sandboxes_dir();
     let entries = match std::fs::read_dir(&root) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -203,22 +203,22 @@ pub fn list(lab: &LabDir) -> Result<Vec<SandboxInfo>> {
     Ok(out)
 }
 
-fn existing_dir(lab: &LabDir, name: &str) -> Result<PathBuf> {
+fn existing_dir(home: &SandboxHome, name: &str) -> Result<PathBuf> {
     validate_name(name)?;
-    let dir = lab.sandbox_dir(name);
+    let dir = home.sandbox_dir(name);
     if dir.is_dir() {
         Ok(dir)
     } else {
         Err(Error::NotFound {
             name: name.into(),
-            lab: lab.path().to_path_buf(),
+            home: home.path().to_path_buf(),
         })
     }
 }
 
 /// The running sandbox `name` (for `--sandbox NAME` targets).
-pub fn find(lab: &LabDir, name: &str) -> Result<SandboxInfo> {
-    let dir = existing_dir(lab, name)?;
+pub fn find(home: &SandboxHome, name: &str) -> Result<SandboxInfo> {
+    let dir = existing_dir(home, name)?;
     match read(&dir)? {
         Some(info) if info.alive => Ok(info),
         _ => Err(Error::NotRunning { name: name.into() }),
@@ -227,8 +227,8 @@ pub fn find(lab: &LabDir, name: &str) -> Result<SandboxInfo> {
 
 /// Stops sandbox `name` (SIGTERM, then SIGKILL after 30 s); its datadir stays for the next
 /// start.
-pub fn stop_by_name(lab: &LabDir, name: &str) -> Result<()> {
-    let dir = existing_dir(lab, name)?;
+pub fn stop_by_name(home: &SandboxHome, name: &str) -> Result<()> {
+    let dir = existing_dir(home, name)?;
     let info = match read(&dir)? {
         Some(info) if info.alive => info,
         _ => return Err(Error::NotRunning { name: name.into() }),
@@ -245,8 +245,8 @@ pub fn stop_by_name(lab: &LabDir, name: &str) -> Result<()> {
 
 /// Stops sandbox `name` if it runs and deletes its directory and its runtime directory
 /// (datadir included).
-pub fn remove(lab: &LabDir, name: &str) -> Result<()> {
-    let dir = existing_dir(lab, name)?;
+pub fn remove(home: &SandboxHome, name: &str) -> Result<()> {
+    let dir = existing_dir(home, name)?;
     if let Some(info) = read(&dir)? {
         process::terminate(info.pid, &info.datadir, STOP_GRACE).map_err(|detail| {
             Error::StopFailed {
@@ -271,8 +271,8 @@ pub fn remove(lab: &LabDir, name: &str) -> Result<()> {
 }
 
 /// The last `lines` lines of sandbox `name`'s error log.
-pub fn log_tail(lab: &LabDir, name: &str, lines: usize) -> Result<String> {
-    let dir = existing_dir(lab, name)?;
+pub fn log_tail(home: &SandboxHome, name: &str, lines: usize) -> Result<String> {
+    let dir = existing_dir(home, name)?;
     let log = match read(&dir) {
         Ok(Some(info)) => info.error_log,
         _ => match runas::server_account() {

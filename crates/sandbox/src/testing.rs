@@ -5,12 +5,12 @@
 //! only the first test binary ever run pays for initialising a datadir. Labs left behind by a
 //! killed test process are cleaned up (their server stopped) by the next one.
 
-use crate::{registry, start, state, LabDir, Sandbox, SandboxSpec};
+use crate::{registry, start, state, Sandbox, SandboxHome, SandboxSpec};
 use std::path::Path;
 use std::sync::OnceLock;
 
 static SHARED: OnceLock<Sandbox> = OnceLock::new();
-static LAB: OnceLock<LabDir> = OnceLock::new();
+static HOME_DIR: OnceLock<SandboxHome> = OnceLock::new();
 
 /// The process's shared test server; started on first call. Panics with the server's error
 /// (including its log tail) if it cannot start: a test cannot proceed without it.
@@ -19,10 +19,10 @@ pub fn shared_server() -> &'static Sandbox {
         // SAFETY: getuid has no preconditions and cannot fail.
         let base = std::env::temp_dir().join(format!("qpslab-test-{}", unsafe { libc::getuid() }));
         sweep_stale(&base);
-        let lab_path = base.join(format!("lab-{}", std::process::id()));
-        let lab = LabDir::new(&lab_path).with_templates(base.join("templates"));
-        let _ = LAB.set(lab.clone());
-        let sandbox = start(&lab, &SandboxSpec::new("shared"))
+        let home_path = base.join(format!("lab-{}", std::process::id()));
+        let home = SandboxHome::new(&home_path).with_templates(base.join("templates"));
+        let _ = HOME_DIR.set(home.clone());
+        let sandbox = start(&home, &SandboxSpec::new("shared"))
             .unwrap_or_else(|e| panic!("the shared test server did not start: {e}"));
         // SAFETY: registering a plain extern "C" function that never unwinds.
         unsafe {
@@ -34,10 +34,10 @@ pub fn shared_server() -> &'static Sandbox {
 
 extern "C" fn at_exit() {
     registry::stop_all_started();
-    if let Some(lab) = LAB.get() {
+    if let Some(home) = HOME_DIR.get() {
         // Also deletes the runtime directory outside the lab (tests run as root).
-        let _ = state::remove(lab, "shared");
-        let _ = std::fs::remove_dir_all(lab.path());
+        let _ = state::remove(home, "shared");
+        let _ = std::fs::remove_dir_all(home.path());
     }
 }
 
@@ -54,9 +54,9 @@ fn sweep_stale(base: &Path) {
         if Path::new("/proc").join(pid).exists() {
             continue;
         }
-        let lab = LabDir::new(entry.path());
-        for info in state::list(&lab).unwrap_or_default() {
-            let _ = state::remove(&lab, &info.name);
+        let home = SandboxHome::new(entry.path());
+        for info in state::list(&home).unwrap_or_default() {
+            let _ = state::remove(&home, &info.name);
         }
         let _ = std::fs::remove_dir_all(entry.path());
     }

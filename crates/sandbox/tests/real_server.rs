@@ -4,15 +4,15 @@
 mod common;
 
 use qpslab_sandbox::{
-    find, list, log_tail, registry, remove, start, stop_by_name, Error, LabDir, Malloc, Profile,
-    SandboxSpec,
+    find, list, log_tail, registry, remove, start, stop_by_name, Error, Malloc, Profile,
+    SandboxHome, SandboxSpec,
 };
 use std::path::Path;
 
 /// A fresh lab per test, sharing the initialised templates with the other tests; its sandboxes
 /// (and their runtime directories outside the lab, when the tests run as root) are removed
 /// when the guard drops.
-fn lab() -> (LabGuard, LabDir) {
+fn home() -> (LabGuard, SandboxHome) {
     let dir = tempfile::Builder::new()
         .prefix("qpslab-t")
         .tempdir()
@@ -20,18 +20,18 @@ fn lab() -> (LabGuard, LabDir) {
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
     let templates = std::env::temp_dir().join(format!("qpslab-test-{uid}/templates"));
-    let lab = LabDir::new(dir.path()).with_templates(templates);
+    let home = SandboxHome::new(dir.path()).with_templates(templates);
     (
         LabGuard {
-            lab: lab.clone(),
+            home: home.clone(),
             dir,
         },
-        lab,
+        home,
     )
 }
 
 struct LabGuard {
-    lab: LabDir,
+    home: SandboxHome,
     dir: tempfile::TempDir,
 }
 
@@ -43,8 +43,8 @@ impl LabGuard {
 
 impl Drop for LabGuard {
     fn drop(&mut self) {
-        for info in list(&self.lab).unwrap_or_default() {
-            let _ = remove(&self.lab, &info.name);
+        for info in list(&self.home).unwrap_or_default() {
+            let _ = remove(&self.home, &info.name);
         }
     }
 }
@@ -75,23 +75,23 @@ fn status_field(pid: u32, field: &str) -> String {
 
 #[test]
 fn start_list_find_stop() {
-    let (_d, lab) = lab();
-    let s = start(&lab, &SandboxSpec::new("one")).unwrap();
+    let (_d, home) = home();
+    let s = start(&home, &SandboxSpec::new("one")).unwrap();
     assert_eq!(
         common::query_socket(s.socket(), "SELECT @@port"),
         s.port().to_string()
     );
-    let listed = list(&lab).unwrap();
+    let listed = list(&home).unwrap();
     assert_eq!(listed.len(), 1);
     assert!(listed[0].alive && listed[0].pid == s.pid() && listed[0].name == "one");
-    assert_eq!(find(&lab, "one").unwrap().socket, s.socket());
+    assert_eq!(find(&home, "one").unwrap().socket, s.socket());
     // The same name cannot run twice.
-    let again = start(&lab, &SandboxSpec::new("one")).unwrap_err();
+    let again = start(&home, &SandboxSpec::new("one")).unwrap_err();
     assert!(
         matches!(again, Error::AlreadyRunning { .. }) && again.is_user_error(),
         "{again}"
     );
-    assert!(log_tail(&lab, "one", 5)
+    assert!(log_tail(&home, "one", 5)
         .unwrap()
         .contains("ready for connections"));
 
@@ -102,18 +102,18 @@ fn start_list_find_stop() {
         "pid {pid} still runs"
     );
     // A stopped sandbox is still listed, with the room its datadir takes.
-    let listed = list(&lab).unwrap();
+    let listed = list(&home).unwrap();
     assert!(listed.len() == 1 && !listed[0].alive, "{listed:?}");
     assert!(listed[0].disk_bytes.unwrap() > 10 << 20, "{listed:?}");
-    assert!(matches!(find(&lab, "one"), Err(Error::NotRunning { .. })));
-    let again = stop_by_name(&lab, "one").unwrap_err();
+    assert!(matches!(find(&home, "one"), Err(Error::NotRunning { .. })));
+    let again = stop_by_name(&home, "one").unwrap_err();
     assert!(matches!(again, Error::NotRunning { .. }), "{again}");
-    assert!(matches!(find(&lab, "nope"), Err(Error::NotFound { .. })));
+    assert!(matches!(find(&home, "nope"), Err(Error::NotFound { .. })));
 }
 
 #[test]
 fn lab_settings_profile_and_overrides_apply() {
-    let (d, lab) = lab();
+    let (d, home) = home();
     let profile = d.path().join("profile.cnf");
     let included = d.path().join("conf.d");
     std::fs::create_dir(&included).unwrap();
@@ -136,7 +136,7 @@ fn lab_settings_profile_and_overrides_apply() {
         ("max-connections".into(), "123".into()),
         ("innodb_flush_log_at_trx_commit".into(), "2".into()),
     ];
-    let s = start(&lab, &spec).unwrap();
+    let s = start(&home, &spec).unwrap();
     let q = |sql: &str| common::query_socket(s.socket(), sql);
     assert_eq!(q("SELECT @@max_connections"), "123"); // --set beats the profile
     assert_eq!(
@@ -154,8 +154,8 @@ fn lab_settings_profile_and_overrides_apply() {
 
 #[test]
 fn default_limits_suit_thousands_of_sessions() {
-    let (_d, lab) = lab();
-    let s = start(&lab, &SandboxSpec::new("limits")).unwrap();
+    let (_d, home) = home();
+    let s = start(&home, &SandboxSpec::new("limits")).unwrap();
     let q = |sql: &str| common::query_socket(s.socket(), sql);
     assert_eq!(q("SELECT @@max_connections"), "5000");
     let cache: u64 = q("SELECT @@table_open_cache").parse().unwrap();
@@ -167,12 +167,12 @@ fn default_limits_suit_thousands_of_sessions() {
 
 #[test]
 fn cpu_affinity_and_jemalloc_preload() {
-    let (_d, lab) = lab();
+    let (_d, home) = home();
     let last = std::thread::available_parallelism().unwrap().get() - 1;
     let mut spec = SandboxSpec::new("placed");
     spec.cpus = Some(vec![last]);
     spec.malloc = Some(Malloc::Jemalloc);
-    let s = start(&lab, &spec).unwrap();
+    let s = start(&home, &spec).unwrap();
     assert_eq!(status_field(s.pid(), "Cpus_allowed_list"), last.to_string());
     // Every server thread inherits the mask, not just the main one.
     for task in std::fs::read_dir(format!("/proc/{}/task", s.pid()))
@@ -187,14 +187,17 @@ fn cpu_affinity_and_jemalloc_preload() {
     }
     let maps = std::fs::read_to_string(format!("/proc/{}/maps", s.pid())).unwrap();
     assert!(maps.contains("libjemalloc.so.2"));
-    assert_eq!(find(&lab, "placed").unwrap().malloc, Some(Malloc::Jemalloc));
+    assert_eq!(
+        find(&home, "placed").unwrap().malloc,
+        Some(Malloc::Jemalloc)
+    );
     s.stop().unwrap();
 }
 
 #[test]
 fn no_preload_without_malloc_option() {
-    let (_d, lab) = lab();
-    let s = start(&lab, &SandboxSpec::new("plain")).unwrap();
+    let (_d, home) = home();
+    let s = start(&home, &SandboxSpec::new("plain")).unwrap();
     let maps = std::fs::read_to_string(format!("/proc/{}/maps", s.pid())).unwrap();
     assert!(!maps.contains("libjemalloc"));
     s.stop().unwrap();
@@ -202,10 +205,10 @@ fn no_preload_without_malloc_option() {
 
 #[test]
 fn unknown_variable_reports_log_tail_and_leaves_no_process() {
-    let (_d, lab) = lab();
+    let (_d, home) = home();
     let mut spec = SandboxSpec::new("bad");
     spec.settings = vec![("no_such_variable_qps".into(), "1".into())];
-    let err = start(&lab, &spec).unwrap_err();
+    let err = start(&home, &spec).unwrap_err();
     assert!(err.is_user_error(), "{err}");
     match &err {
         Error::UnknownSetting {
@@ -216,27 +219,27 @@ fn unknown_variable_reports_log_tail_and_leaves_no_process() {
         }
         other => panic!("unexpected {other}"),
     }
-    assert!(processes_mentioning(&lab.sandbox_dir("bad")).is_empty());
-    assert!(list(&lab).unwrap().is_empty());
+    assert!(processes_mentioning(&home.sandbox_dir("bad")).is_empty());
+    assert!(list(&home).unwrap().is_empty());
 }
 
 #[test]
 fn drop_stops_the_server() {
-    let (_d, lab) = lab();
-    let s = start(&lab, &SandboxSpec::new("dropped")).unwrap();
+    let (_d, home) = home();
+    let s = start(&home, &SandboxSpec::new("dropped")).unwrap();
     let datadir = s.datadir().to_path_buf();
     assert_eq!(processes_mentioning(&datadir), vec![s.pid()]);
     drop(s);
     assert!(processes_mentioning(&datadir).is_empty());
-    assert!(list(&lab).unwrap().iter().all(|i| !i.alive));
+    assert!(list(&home).unwrap().iter().all(|i| !i.alive));
 }
 
 #[test]
 fn tcp_login_works_even_with_skip_name_resolve() {
-    let (_d, lab) = lab();
+    let (_d, home) = home();
     let mut spec = SandboxSpec::new("tcp");
     spec.settings = vec![("skip-name-resolve".into(), String::new())];
-    let s = start(&lab, &spec).unwrap();
+    let s = start(&home, &spec).unwrap();
     let client = s.info().client_file();
     assert_eq!(
         common::query_tcp(&client, s.port(), "SELECT CURRENT_USER()"),
@@ -250,33 +253,33 @@ fn tcp_login_works_even_with_skip_name_resolve() {
 
 #[test]
 fn explicit_port_in_use_fails_before_starting() {
-    let (_d, lab) = lab();
+    let (_d, home) = home();
     let taken = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
     let mut spec = SandboxSpec::new("clash");
     spec.port = taken.local_addr().unwrap().port().into();
-    let err = start(&lab, &spec).unwrap_err();
+    let err = start(&home, &spec).unwrap_err();
     assert!(
         matches!(err, Error::PortInUse { .. }) && err.is_user_error(),
         "{err}"
     );
-    assert!(!lab.sandbox_dir("clash").exists());
+    assert!(!home.sandbox_dir("clash").exists());
 }
 
 #[test]
 fn kept_sandbox_outlives_its_handle_until_stopped_by_name() {
-    let (_d, lab) = lab();
-    let s = start(&lab, &SandboxSpec::new("kept")).unwrap();
+    let (_d, home) = home();
+    let s = start(&home, &SandboxSpec::new("kept")).unwrap();
     common::query_socket(s.socket(), "CREATE DATABASE keepme");
     let info = s.keep();
-    assert!(find(&lab, "kept").unwrap().alive);
+    assert!(find(&home, "kept").unwrap().alive);
     registry::stop_all_started(); // kept sandboxes are not ours to stop any more
     assert_eq!(common::query_socket(&info.socket, "SELECT 1"), "1");
-    stop_by_name(&lab, "kept").unwrap();
+    stop_by_name(&home, "kept").unwrap();
     assert!(processes_mentioning(&info.datadir).is_empty());
-    assert!(matches!(find(&lab, "kept"), Err(Error::NotRunning { .. })));
+    assert!(matches!(find(&home, "kept"), Err(Error::NotRunning { .. })));
 
     // A restart reuses the datadir: the data survives, nothing is copied.
-    let s = start(&lab, &SandboxSpec::new("kept")).unwrap();
+    let s = start(&home, &SandboxSpec::new("kept")).unwrap();
     assert!(s.timings().datadir_copy.is_none());
     assert_eq!(
         common::query_socket(s.socket(), "SHOW DATABASES LIKE 'keepme'"),
@@ -284,15 +287,15 @@ fn kept_sandbox_outlives_its_handle_until_stopped_by_name() {
     );
     let datadir = s.datadir().to_path_buf();
     s.keep();
-    remove(&lab, "kept").unwrap();
+    remove(&home, "kept").unwrap();
     assert!(processes_mentioning(&datadir).is_empty());
-    assert!(!lab.sandbox_dir("kept").exists());
+    assert!(!home.sandbox_dir("kept").exists());
 }
 
 #[test]
 fn stop_all_started_works_from_another_thread() {
-    let (_d, lab) = lab();
-    let s = start(&lab, &SandboxSpec::new("ctrlc")).unwrap();
+    let (_d, home) = home();
+    let s = start(&home, &SandboxSpec::new("ctrlc")).unwrap();
     let datadir = s.datadir().to_path_buf();
     std::thread::spawn(registry::stop_all_started)
         .join()
@@ -308,34 +311,34 @@ fn first_start_initialises_template_then_copies() {
         .prefix("qpslab-t")
         .tempdir()
         .unwrap();
-    let lab = LabDir::new(dir.path());
-    let a = start(&lab, &SandboxSpec::new("a")).unwrap();
-    let b = start(&lab, &SandboxSpec::new("b")).unwrap();
+    let home = SandboxHome::new(dir.path());
+    let a = start(&home, &SandboxSpec::new("a")).unwrap();
+    let b = start(&home, &SandboxSpec::new("b")).unwrap();
     let (ta, tb) = (a.timings().clone(), b.timings().clone());
     eprintln!("first start: {ta:?}\nsecond start: {tb:?}");
     assert!(ta.template_init.is_some() && ta.datadir_copy.is_some());
     assert!(tb.template_init.is_none() && tb.datadir_copy.is_some());
     assert_ne!(a.port(), b.port());
-    assert_eq!(list(&lab).unwrap().len(), 2);
+    assert_eq!(list(&home).unwrap().len(), 2);
     a.stop().unwrap();
     b.stop().unwrap();
-    remove(&lab, "a").unwrap();
-    remove(&lab, "b").unwrap();
+    remove(&home, "a").unwrap();
+    remove(&home, "b").unwrap();
 }
 
 #[test]
 fn start_timeout_reports_log_tail_and_leaves_no_process() {
-    let (_d, lab) = lab();
+    let (_d, home) = home();
     let mut spec = SandboxSpec::new("slow");
     spec.start_timeout = std::time::Duration::ZERO;
-    let err = start(&lab, &spec).unwrap_err();
+    let err = start(&home, &spec).unwrap_err();
     assert!(!err.is_user_error(), "{err}");
     match &err {
         Error::StartFailed { reason, .. } => assert!(reason.contains("within 0 s"), "{reason}"),
         other => panic!("unexpected {other}"),
     }
-    assert!(processes_mentioning(&lab.sandbox_dir("slow")).is_empty());
-    assert!(list(&lab).unwrap().is_empty());
+    assert!(processes_mentioning(&home.sandbox_dir("slow")).is_empty());
+    assert!(list(&home).unwrap().is_empty());
 }
 
 /// A sandbox made when the server still ran as root from `<lab>/sandboxes/<name>/data` keeps its
@@ -348,13 +351,13 @@ fn a_datadir_from_the_old_layout_is_adopted_with_its_data() {
         eprintln!("skipped: only root's sandboxes moved");
         return;
     }
-    let (_d, lab) = lab();
-    let s = start(&lab, &SandboxSpec::new("moved")).unwrap();
+    let (_d, home) = home();
+    let s = start(&home, &SandboxSpec::new("moved")).unwrap();
     common::query_socket(s.socket(), "CREATE DATABASE kept_across_layouts");
     let (run, pid) = (s.info().runtime_dir().to_path_buf(), s.pid());
     s.stop().unwrap();
     // The old layout: the datadir inside the sandbox directory, owned by root.
-    let old = lab.sandbox_dir("moved").join("data");
+    let old = home.sandbox_dir("moved").join("data");
     assert!(std::process::Command::new("mv")
         .arg(run.join("data"))
         .arg(&old)
@@ -367,7 +370,7 @@ fn a_datadir_from_the_old_layout_is_adopted_with_its_data() {
         .status()
         .unwrap()
         .success());
-    let s = start(&lab, &SandboxSpec::new("moved")).unwrap();
+    let s = start(&home, &SandboxSpec::new("moved")).unwrap();
     assert_ne!(s.pid(), pid);
     assert!(s.timings().datadir_copy.is_none() && !old.exists());
     assert_eq!(

@@ -4,7 +4,7 @@
 
 mod common;
 
-use qpslab_sandbox::{list, remove, start, LabDir, SandboxSpec};
+use qpslab_sandbox::{list, remove, start, SandboxHome, SandboxSpec};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Command;
@@ -57,12 +57,12 @@ fn another_local_user_is_refused_and_files_stay_inside() {
         // SAFETY: getuid cannot fail.
         unsafe { libc::getuid() }
     ));
-    let lab = LabDir::new(dir.path()).with_templates(templates);
-    let s = start(&lab, &SandboxSpec::new("sec")).unwrap();
+    let home = SandboxHome::new(dir.path()).with_templates(templates);
+    let s = start(&home, &SandboxSpec::new("sec")).unwrap();
     let sock = s.socket().to_path_buf();
     let port = s.port();
     let client = s.info().client_file();
-    let sandbox_dir = lab.sandbox_dir("sec");
+    let sandbox_dir = home.sandbox_dir("sec");
     let run = s.info().runtime_dir().to_path_buf();
     eprintln!("socket {} runtime {}", sock.display(), run.display());
 
@@ -178,7 +178,7 @@ fn another_local_user_is_refused_and_files_stay_inside() {
     assert_eq!(empty, "0");
 
     s.stop().unwrap();
-    assert_eq!(list(&lab).unwrap().len(), 1);
-    remove(&lab, "sec").unwrap();
+    assert_eq!(list(&home).unwrap().len(), 1);
+    remove(&home, "sec").unwrap();
     assert!(!run.exists() && !sandbox_dir.exists());
 }

@@ -28,7 +28,7 @@ fn shared_server_is_the_same_instance() {
     let a = shared_server();
     let b = shared_server();
     assert_eq!(a.pid(), b.pid());
-    let live = qpslab_sandbox::list(&qpslab_sandbox::LabDir::new(
+    let live = qpslab_sandbox::list(&qpslab_sandbox::SandboxHome::new(
         // <lab>/sandboxes/<name>
         a.info().dir().parent().unwrap().parent().unwrap(),
     ))

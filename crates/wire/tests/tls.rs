@@ -2,7 +2,7 @@
 //! every ssl-mode, certificate and host-name checks, and a non-blocking TLS stream.
 
 use qpslab_core::{ConnectOptions, Endpoint, SslMode};
-use qpslab_sandbox::{LabDir, Sandbox, SandboxSpec};
+use qpslab_sandbox::{Sandbox, SandboxHome, SandboxSpec};
 use qpslab_wire::codec::{write_com_query, Reply, ReplyReader};
 use qpslab_wire::{Conn, Error};
 use std::io::{ErrorKind, Read, Write};
@@ -100,7 +100,7 @@ fn start_tls_server(dir: &Path) -> Sandbox {
     let templates = std::env::temp_dir()
         .join(format!("qpslab-test-{uid}"))
         .join("templates");
-    let lab = LabDir::new(dir.join("lab")).with_templates(templates);
+    let home = SandboxHome::new(dir.join("lab")).with_templates(templates);
     let mut spec = SandboxSpec::new("wire-tls");
     for (k, f) in [
         ("ssl_cert", "server.pem"),
@@ -110,7 +110,7 @@ fn start_tls_server(dir: &Path) -> Sandbox {
         spec.settings
             .push((k.into(), dir.join(f).display().to_string()));
     }
-    qpslab_sandbox::start(&lab, &spec).unwrap()
+    qpslab_sandbox::start(&home, &spec).unwrap()
 }
 
 fn opts(s: &Sandbox, host: &str, mode: SslMode, ca: Option<&Path>) -> ConnectOptions {
@@ -223,7 +223,7 @@ fn tls_modes_and_nonblocking_stream() {
     assert!(total > 300_000, "{total}");
     server.stop().unwrap();
     // Run as root the server's files live outside the temporary lab: remove them too.
-    qpslab_sandbox::remove(&LabDir::new(tmp.path().join("lab")), "wire-tls").unwrap();
+    qpslab_sandbox::remove(&SandboxHome::new(tmp.path().join("lab")), "wire-tls").unwrap();
 }
 
 fn wait(s: &qpslab_wire::Stream, events: i16) {

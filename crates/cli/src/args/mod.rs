@@ -57,10 +57,10 @@ pub struct DbArgs {
 
 /// Where sandboxes live.
 #[derive(Args, Debug, Clone)]
-pub struct LabArgs {
+pub struct SandboxHomeArgs {
     /// Lab directory holding sandbox servers (default: $QPSLAB_LAB or ~/.qpslab).
-    #[arg(long, value_name = "DIR")]
-    pub lab: Option<PathBuf>,
+    #[arg(long = "lab", value_name = "DIR")]
+    pub home: Option<PathBuf>,
 }
 
 /// Which server to talk to. With none of these, an embedded sandbox is started for the command.
@@ -133,7 +133,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub db: DbArgs,
     #[command(flatten)]
-    pub lab: LabArgs,
+    pub home: SandboxHomeArgs,
     /// Also write the run as JSON to this file.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
@@ -149,7 +149,7 @@ pub struct PrepareArgs {
     #[command(flatten)]
     pub embedded: EmbeddedArgs,
     #[command(flatten)]
-    pub lab: LabArgs,
+    pub home: SandboxHomeArgs,
     /// Loader connections (default: 2 per core).
     #[arg(long, value_name = "N")]
     pub threads: Option<u32>,
@@ -166,7 +166,7 @@ pub struct CleanupArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
-    pub lab: LabArgs,
+    pub home: SandboxHomeArgs,
 }
 
 #[derive(Args, Debug)]
@@ -202,7 +202,7 @@ pub struct ServerStartArgs {
     /// Sandbox name ([A-Za-z0-9_-], at most 32 characters).
     pub name: String,
     #[command(flatten)]
-    pub lab: LabArgs,
+    pub home: SandboxHomeArgs,
     /// Server setting, my.cnf style (repeatable): --set innodb_buffer_pool_size=1G.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub settings: Vec<String>,
@@ -231,7 +231,7 @@ pub struct ServerStopArgs {
     /// Sandbox name.
     pub name: String,
     #[command(flatten)]
-    pub lab: LabArgs,
+    pub home: SandboxHomeArgs,
     /// Also delete its directory (datadir, logs).
     #[arg(long)]
     pub rm: bool,
@@ -242,13 +242,13 @@ pub struct ServerRmArgs {
     /// Sandbox name.
     pub name: String,
     #[command(flatten)]
-    pub lab: LabArgs,
+    pub home: SandboxHomeArgs,
 }
 
 #[derive(Args, Debug)]
 pub struct ServerListArgs {
     #[command(flatten)]
-    pub lab: LabArgs,
+    pub home: SandboxHomeArgs,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -259,7 +259,7 @@ pub struct ServerLogsArgs {
     /// Sandbox name.
     pub name: String,
     #[command(flatten)]
-    pub lab: LabArgs,
+    pub home: SandboxHomeArgs,
     /// Number of lines.
     #[arg(short = 'n', long, default_value_t = 40)]
     pub lines: usize,

@@ -1,6 +1,6 @@
 //! The flags of `lab`, `report` and `compare`.
 
-use super::{DbArgs, LabArgs};
+use super::{DbArgs, SandboxHomeArgs};
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -35,7 +35,7 @@ pub struct LabRunArgs {
     #[command(flatten)]
     pub db: DbArgs,
     #[command(flatten)]
-    pub lab: LabArgs,
+    pub home: SandboxHomeArgs,
 }
 
 /// `lab show`.

@@ -7,7 +7,7 @@ use crate::error::user;
 use crate::printer::Printer;
 use crate::render::table;
 use crate::signals::INTERRUPTED;
-use crate::target::lab_dir;
+use crate::target::sandbox_home;
 use anyhow::{Context, Result};
 use qpslab_core::PhaseResult;
 use qpslab_lab::exec::Observer;
@@ -160,7 +160,7 @@ fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
         &l,
         &command,
         mode,
-        &lab_dir(&a.lab),
+        &sandbox_home(&a.home),
         &mut printer,
         &INTERRUPTED,
     )

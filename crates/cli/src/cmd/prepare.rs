@@ -5,7 +5,7 @@ use crate::dataset::default_loaders;
 use crate::error::{exec_error, user};
 use crate::plan::workload_options;
 use crate::printer::Printer;
-use crate::target::{connect, lab_dir, Connected};
+use crate::target::{connect, sandbox_home, Connected};
 use anyhow::{Context, Result};
 use qpslab_core::WorkloadOptions;
 use qpslab_engine::prepare;
@@ -17,7 +17,7 @@ pub fn prepare(a: PrepareArgs) -> Result<()> {
         Some(n) => crate::plan::loader_threads("--threads", n)?,
         None => default_loaders(),
     };
-    let target = connect(&a.target, Some(&a.embedded), &lab_dir(&a.lab))?;
+    let target = connect(&a.target, Some(&a.embedded), &sandbox_home(&a.home))?;
     // A sandbox is ours: its database is created as needed. On the user's server only when asked.
     let outcome = load(&target, &w, threads, a.create_db || target.ours);
     let stopped = target.finish();
@@ -31,7 +31,7 @@ pub fn cleanup(a: CleanupArgs) -> Result<()> {
         name.parse::<qpslab_core::WorkloadKind>()
             .map_err(|e| user(e.to_string()))?;
     }
-    let target = connect(&a.target, None, &lab_dir(&a.lab))?;
+    let target = connect(&a.target, None, &sandbox_home(&a.home))?;
     let outcome = prepare::cleanup(&target.options, None)
         .with_context(|| format!("cleaning up on {}", target.options.describe()));
     let stopped = target.finish();
@@ -54,7 +54,7 @@ fn load(target: &Connected, w: &WorkloadOptions, threads: u32, create_db: bool) 
         w,
         threads,
         create_db,
-        target.lab.as_deref(),
+        target.home.as_deref(),
         &mut Printer::new(),
     )
     .map(|_| ())

@@ -10,7 +10,7 @@ use crate::plan::run_plan;
 use crate::printer::Printer;
 use crate::render::{phase_summary, sweep_table};
 use crate::signals::INTERRUPTED;
-use crate::target::{connect, lab_dir, Connected};
+use crate::target::{connect, sandbox_home, Connected};
 use anyhow::{Context, Result};
 use qpslab_core::result::PhaseResult;
 use qpslab_core::RunPlan;
@@ -24,7 +24,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     let resolved = run_plan(&a)?;
     let plan = resolved.plan;
     let workload = Workload::new(&plan.workload).map_err(|e| user(e.to_string()))?;
-    let connected = connect(&a.target, Some(&a.embedded), &lab_dir(&a.lab))?;
+    let connected = connect(&a.target, Some(&a.embedded), &sandbox_home(&a.home))?;
     // The store is opened once the target is known to be valid, so rejected input writes nothing.
     let outcome = Store::open(&a.db.db)
         .with_context(|| format!("results store {}", a.db.db.display()))

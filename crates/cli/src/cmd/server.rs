@@ -3,7 +3,7 @@
 use crate::args::{ServerCommand, ServerListArgs, ServerRmArgs, ServerStartArgs};
 use crate::plan::sandbox_spec;
 use crate::render::table;
-use crate::target::lab_dir;
+use crate::target::sandbox_home;
 use anyhow::Result;
 use qpslab_sandbox::Profile;
 
@@ -12,12 +12,12 @@ pub fn server(c: ServerCommand) -> Result<()> {
     match c {
         ServerCommand::Start(a) => start(a),
         ServerCommand::Stop(a) => {
-            let lab = lab_dir(&a.lab);
+            let home = sandbox_home(&a.home);
             if a.rm {
-                qpslab_sandbox::remove(&lab, &a.name)?;
+                qpslab_sandbox::remove(&home, &a.name)?;
                 println!("sandbox '{}' stopped and removed", a.name);
             } else {
-                qpslab_sandbox::stop_by_name(&lab, &a.name)?;
+                qpslab_sandbox::stop_by_name(&home, &a.name)?;
                 println!("sandbox '{}' stopped", a.name);
             }
             Ok(())
@@ -27,7 +27,7 @@ pub fn server(c: ServerCommand) -> Result<()> {
         ServerCommand::Logs(a) => {
             print!(
                 "{}",
-                qpslab_sandbox::log_tail(&lab_dir(&a.lab), &a.name, a.lines)?
+                qpslab_sandbox::log_tail(&sandbox_home(&a.home), &a.name, a.lines)?
             );
             Ok(())
         }
@@ -35,7 +35,7 @@ pub fn server(c: ServerCommand) -> Result<()> {
 }
 
 fn start(a: ServerStartArgs) -> Result<()> {
-    let lab = lab_dir(&a.lab);
+    let home = sandbox_home(&a.home);
     let mut spec = sandbox_spec(
         &a.name,
         &a.settings,
@@ -47,7 +47,7 @@ fn start(a: ServerStartArgs) -> Result<()> {
         spec.profile = Profile::File(p.clone());
     }
     spec.port = a.port;
-    let info = qpslab_sandbox::start(&lab, &spec)?.keep();
+    let info = qpslab_sandbox::start(&home, &spec)?.keep();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
     } else {
@@ -76,15 +76,15 @@ fn start(a: ServerStartArgs) -> Result<()> {
 }
 
 fn rm(a: ServerRmArgs) -> Result<()> {
-    let lab = lab_dir(&a.lab);
-    if let Ok(info) = qpslab_sandbox::find(&lab, &a.name) {
+    let home = sandbox_home(&a.home);
+    if let Ok(info) = qpslab_sandbox::find(&home, &a.name) {
         return Err(qpslab_sandbox::Error::Running {
             name: info.name,
             pid: info.pid,
         }
         .into());
     }
-    qpslab_sandbox::remove(&lab, &a.name)?;
+    qpslab_sandbox::remove(&home, &a.name)?;
     println!("sandbox '{}' removed", a.name);
     Ok(())
 }
@@ -106,7 +106,7 @@ fn size(bytes: u64) -> String {
 }
 
 fn list(a: ServerListArgs) -> Result<()> {
-    let infos = qpslab_sandbox::list(&lab_dir(&a.lab))?;
+    let infos = qpslab_sandbox::list(&sandbox_home(&a.home))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&infos)?);
         return Ok(());

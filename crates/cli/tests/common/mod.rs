@@ -57,7 +57,7 @@ extern "C" fn clean_kept_scratches() {
 
 /// Removes every sandbox of the lab at `lab` (stopping those that run).
 fn remove_sandboxes(lab: &Path) {
-    let lab = qpslab_sandbox::LabDir::new(lab);
+    let lab = qpslab_sandbox::SandboxHome::new(lab);
     for info in qpslab_sandbox::list(&lab).unwrap_or_default() {
         let _ = qpslab_sandbox::remove(&lab, &info.name);
     }
