@@ -92,7 +92,7 @@ fn key(r: &mut Rng) -> String {
         "client_cpus",
     ];
     if r.one_in(2) {
-        r.pick(OPTIONS).name.to_string()
+        r.pick(&OPTIONS).name.to_string()
     } else {
         r.pick(&extra).to_string()
     }

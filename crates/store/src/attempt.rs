@@ -3,8 +3,9 @@
 
 use crate::cell::CellId;
 use crate::error::Error;
+use crate::model::StudyId;
 use crate::model::{unix_now, RunId};
-use crate::study::{corrupt, status_words, StudyId};
+use crate::status::{corrupt, status_words};
 use crate::Store;
 use rusqlite::params;
 use serde::{Deserialize, Serialize};

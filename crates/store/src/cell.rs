@@ -3,8 +3,9 @@
 //! through `running` to `done` or `failed`, each change in its own small transaction.
 
 use crate::error::Error;
+use crate::model::StudyId;
 use crate::model::{unix_now, RunId, UnixSeconds};
-use crate::study::{corrupt, status_words, StudyId};
+use crate::status::{corrupt, status_words};
 use crate::Store;
 use qpslab_core::cell::Cell;
 use rusqlite::{params, Row, Transaction};

@@ -29,6 +29,7 @@ mod model;
 mod owner;
 mod read;
 mod schema;
+mod status;
 mod study;
 mod write;
 
@@ -36,13 +37,14 @@ pub use attempt::{AttemptStatus, CellAttempt};
 pub use cell::{CellId, CellRecord, CellStatus};
 pub use durable::PhaseHandle;
 pub use error::Error;
+pub use model::StudyId;
 pub use model::{
     new_run_uuid, redact_url_passwords, unix_now, RunId, RunMeta, RunStatus, RunSummary,
     StoredPhase, StoredRun, TelemetrySample, UnixSeconds,
 };
 pub use read::summary_of_samples;
 pub use schema::SCHEMA_VERSION;
-pub use study::{Factor, NewStudy, StudyId, StudyRecord, StudyStatus};
+pub use study::{Factor, NewStudy, StudyRecord, StudyStatus};
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};

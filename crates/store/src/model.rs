@@ -305,3 +305,14 @@ mod tests {
         assert!("done".parse::<RunStatus>().is_err());
     }
 }
+
+/// The store's id of a study (its `studies.id`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct StudyId(pub i64);
+
+impl fmt::Display for StudyId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}

@@ -8,23 +8,12 @@
 
 use crate::cell::insert_cells;
 use crate::error::Error;
-use crate::model::{unix_now, UnixSeconds};
+use crate::model::{unix_now, StudyId, UnixSeconds};
+use crate::status::{corrupt, status_words};
 use crate::Store;
 use qpslab_core::cell::Cell;
 use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
 use serde::{Deserialize, Serialize};
-use std::fmt;
-
-/// The store's id of a study (its `studies.id`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct StudyId(pub i64);
-
-impl fmt::Display for StudyId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
 
 /// Where a study stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,33 +28,6 @@ pub enum StudyStatus {
     /// The user stopped it (Ctrl-C); `resume` continues it.
     Interrupted,
 }
-
-/// `as_str`, `Display` and `FromStr` for a status enum, from its variants' stored words.
-macro_rules! status_words {
-    ($t:ty, $($v:ident = $s:literal),+) => {
-        impl $t {
-            /// The word stored in the database.
-            pub fn as_str(self) -> &'static str {
-                match self { $(Self::$v => $s),+ }
-            }
-        }
-        impl ::std::fmt::Display for $t {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-        impl ::std::str::FromStr for $t {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
-                match s {
-                    $($s => Ok(Self::$v),)+
-                    _ => Err(format!("unknown {} '{s}'", stringify!($t))),
-                }
-            }
-        }
-    };
-}
-pub(crate) use status_words;
 
 status_words!(
     StudyStatus,
@@ -120,10 +82,6 @@ pub struct NewStudy {
     pub env: serde_json::Value,
     /// Factors (empty unless factorial).
     pub factors: Vec<Factor>,
-}
-
-pub(crate) fn corrupt(e: String) -> Error {
-    Error::Corrupt(e)
 }
 
 fn study_row(r: &Row<'_>) -> rusqlite::Result<[Option<String>; 6]> {

@@ -3,9 +3,12 @@
 //! engine's [`qpslab_core::RunPlan`].
 
 mod builder;
+mod def;
 pub mod resolve;
+mod run_keys;
 pub mod table;
 pub mod value;
+mod workload_keys;
 
 pub use builder::{
     Origin, Resolved, AUTO_SESSION_WARMUP_S, DEFAULT_RETRIES, DEFAULT_SETTLE_MAX_S,

@@ -2,7 +2,7 @@
 //! option happens here, whether the value came from a flag or a spec key.
 
 use super::builder::{Builder, Origin, Resolved};
-use super::table::{find, OptionDef, OPTIONS};
+use super::table::{find, OptionDef};
 use serde_json::Value;
 
 impl Origin {
@@ -41,9 +41,4 @@ pub fn check(def: &OptionDef, v: &Value) -> Result<(), String> {
 /// The default of `def` as `run --help` shows it.
 pub fn default_text(def: &OptionDef) -> String {
     (def.default)(&Builder::new(Origin::Flags))
-}
-
-/// Every option the table declares, for listing.
-pub fn all() -> &'static [OptionDef] {
-    OPTIONS
 }

@@ -1,0 +1,127 @@
+//! What an option is: its name (the study key; the flag is the same with dashes), what it
+//! takes, its help, how its value is checked and applied, and how its default is shown.
+
+use super::builder::{Builder, MAX_SECONDS};
+use super::value::{float, int, list, seconds};
+use serde_json::Value;
+
+/// Where an option applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The workload and its dataset: `prepare`, `run` and studies.
+    Workload,
+    /// How a workload is measured: `run` and studies.
+    Run,
+    /// Study keys only (repeats, retries, transport).
+    Study,
+}
+
+/// One option.
+#[derive(Clone, Copy)]
+pub struct OptionDef {
+    /// The study key, `table_size`; the flag is `--table-size`.
+    pub name: &'static str,
+    /// An older key still accepted in specs (`duration` for `time`).
+    pub alias: Option<&'static str>,
+    /// Where it applies.
+    pub scope: Scope,
+    /// The placeholder in help, `N`.
+    pub value_name: &'static str,
+    /// One line of help.
+    pub help: &'static str,
+    /// The values it takes, if it is a choice.
+    pub choices: &'static [&'static str],
+    /// A valid value other than the default, as typed on a command line.
+    pub example: &'static str,
+    /// Whether `[sweep]` may list it (a study's shape, such as `repeats`, is set once).
+    pub sweepable: bool,
+    pub(crate) apply: fn(&mut Builder, &Value) -> Result<(), String>,
+    pub(crate) default: fn(&Builder) -> String,
+}
+
+impl OptionDef {
+    /// The command-line flag, `--table-size`.
+    pub fn flag(&self) -> String {
+        format!("--{}", self.name.replace('_', "-"))
+    }
+
+    /// Whether the option is a command's positional argument rather than a flag.
+    pub fn positional(&self) -> bool {
+        self.name == "workload"
+    }
+}
+
+impl std::fmt::Debug for OptionDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+pub(crate) const fn def(
+    name: &'static str,
+    scope: Scope,
+    value_name: &'static str,
+    help: &'static str,
+    example: &'static str,
+    apply: fn(&mut Builder, &Value) -> Result<(), String>,
+    default: fn(&Builder) -> String,
+) -> OptionDef {
+    OptionDef {
+        name,
+        alias: None,
+        scope,
+        value_name,
+        help,
+        choices: &[],
+        example,
+        sweepable: true,
+        apply,
+        default,
+    }
+}
+
+pub(crate) const fn choices(d: OptionDef, choices: &'static [&'static str]) -> OptionDef {
+    OptionDef { choices, ..d }
+}
+
+pub(crate) const ON_OFF: &[&str] = &["on", "off"];
+pub(crate) const U32: u64 = u32::MAX as u64;
+
+pub(crate) fn on_off(b: bool) -> String {
+    if b { "on" } else { "off" }.into()
+}
+
+pub(crate) fn percent(v: &Value) -> Result<u32, String> {
+    Ok(int(v, 0, 100)? as u32)
+}
+
+pub(crate) fn percentiles(v: &Value) -> Result<Vec<f64>, String> {
+    let ps = list(v)?
+        .iter()
+        .map(|p| float(p).ok().filter(|p| *p > 0.0 && *p <= 100.0))
+        .collect::<Option<Vec<f64>>>()
+        .filter(|ps| !ps.is_empty());
+    ps.ok_or_else(|| format!("expects numbers in (0, 100] like 50,95,99.9, not {v}"))
+}
+
+pub(crate) fn positive_seconds(v: &Value) -> Result<f64, String> {
+    match seconds(v)? {
+        s if s > 0.0 && s <= MAX_SECONDS => Ok(s),
+        _ => Err(format!(
+            "must be a positive number of seconds, at most {MAX_SECONDS} (a year)"
+        )),
+    }
+}
+
+pub(crate) fn bounded_seconds(v: &Value) -> Result<f64, String> {
+    match seconds(v)? {
+        s if s <= MAX_SECONDS => Ok(s),
+        _ => Err(format!(
+            "must be zero or a positive number of seconds, at most {MAX_SECONDS} (a year)"
+        )),
+    }
+}
+
+pub(crate) fn seconds_text(s: f64) -> String {
+    format!("{s}")
+}

@@ -1,0 +1,300 @@
+//! The workload's options (sysbench's names): the dataset's shape, the transaction's mix, the
+//! random distributions. `prepare`, `run` and studies take them.
+
+use super::def::{choices, def, on_off, percent, OptionDef, Scope, ON_OFF, U32};
+use super::value::{float, int, switch, text};
+use qpslab_core::{RandType, WorkloadKind};
+use serde_json::Value;
+
+/// A count of the workload: `$field` of the plan's workload options, from `$min`.
+macro_rules! count {
+    ($name:literal, $field:ident, $min:expr, $max:expr, $ex:literal, $help:literal) => {
+        def(
+            $name,
+            Scope::Workload,
+            "N",
+            $help,
+            $ex,
+            |b, v| {
+                b.plan.workload.$field = int(v, $min, $max)?.try_into().map_err(|_| "too big")?;
+                Ok(())
+            },
+            |b| b.plan.workload.$field.to_string(),
+        )
+    };
+}
+
+/// An on/off option of the workload.
+macro_rules! workload_switch {
+    ($name:literal, $field:ident, $ex:literal, $help:literal) => {
+        choices(
+            def(
+                $name,
+                Scope::Workload,
+                "on|off",
+                $help,
+                $ex,
+                |b, v| {
+                    b.plan.workload.$field = switch(v)?;
+                    Ok(())
+                },
+                |b| on_off(b.plan.workload.$field),
+            ),
+            ON_OFF,
+        )
+    };
+}
+
+/// A parameter of the random distributions.
+macro_rules! rand_param {
+    ($name:literal, $field:ident, $read:expr, $ex:literal, $help:literal) => {
+        def(
+            $name,
+            Scope::Workload,
+            "N",
+            $help,
+            $ex,
+            |b, v| {
+                let read: fn(&Value) -> Result<_, String> = $read;
+                b.plan.workload.rand.$field = read(v)?;
+                Ok(())
+            },
+            |b| b.plan.workload.rand.$field.to_string(),
+        )
+    };
+}
+
+/// The workload options, in the order `run --help` lists them.
+pub(crate) static WORKLOAD: &[OptionDef] = &[
+    def(
+        "workload",
+        Scope::Workload,
+        "WORKLOAD",
+        "Workload: oltp_point_select, oltp_read_only, oltp_read_write, oltp_write_only, \
+         oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete, \
+         select_random_points, select_random_ranges",
+        "oltp_point_select",
+        |b, v| {
+            let kind: WorkloadKind = text(v)?.parse().map_err(|e| format!("{e}"))?;
+            b.plan.workload.kind = kind;
+            Ok(())
+        },
+        |b| b.plan.workload.kind.name().to_string(),
+    ),
+    count!("tables", tables, 1, U32, "2", "Number of tables"),
+    count!(
+        "table_size",
+        table_size,
+        1,
+        i32::MAX as u64,
+        "500",
+        "Rows per table"
+    ),
+    count!(
+        "range_size",
+        range_size,
+        1,
+        U32,
+        "50",
+        "Range size for range SELECT queries"
+    ),
+    count!(
+        "point_selects",
+        point_selects,
+        0,
+        U32,
+        "5",
+        "Point SELECT queries per transaction"
+    ),
+    count!(
+        "simple_ranges",
+        simple_ranges,
+        0,
+        U32,
+        "2",
+        "Simple range SELECT queries per transaction"
+    ),
+    count!(
+        "sum_ranges",
+        sum_ranges,
+        0,
+        U32,
+        "2",
+        "SELECT SUM() queries per transaction"
+    ),
+    count!(
+        "order_ranges",
+        order_ranges,
+        0,
+        U32,
+        "2",
+        "SELECT ORDER BY queries per transaction"
+    ),
+    count!(
+        "distinct_ranges",
+        distinct_ranges,
+        0,
+        U32,
+        "2",
+        "SELECT DISTINCT queries per transaction"
+    ),
+    count!(
+        "index_updates",
+        index_updates,
+        0,
+        U32,
+        "2",
+        "UPDATE index queries per transaction"
+    ),
+    count!(
+        "non_index_updates",
+        non_index_updates,
+        0,
+        U32,
+        "2",
+        "UPDATE non-index queries per transaction"
+    ),
+    count!(
+        "delete_inserts",
+        delete_inserts,
+        0,
+        U32,
+        "2",
+        "DELETE/INSERT combinations per transaction"
+    ),
+    workload_switch!(
+        "range_selects",
+        range_selects,
+        "off",
+        "Enable or disable all range SELECT queries"
+    ),
+    workload_switch!(
+        "auto_inc",
+        auto_inc,
+        "off",
+        "Use AUTO_INCREMENT on the id column"
+    ),
+    workload_switch!(
+        "skip_trx",
+        skip_trx,
+        "on",
+        "Don't start explicit transactions (no BEGIN/COMMIT)"
+    ),
+    workload_switch!(
+        "secondary",
+        secondary,
+        "on",
+        "Use a secondary index in place of the PRIMARY KEY"
+    ),
+    workload_switch!(
+        "create_secondary",
+        create_secondary,
+        "off",
+        "Create the secondary index k_N after loading"
+    ),
+    def(
+        "mysql_storage_engine",
+        Scope::Workload,
+        "ENGINE",
+        "Storage engine of the tables",
+        "aria",
+        |b, v| {
+            b.plan.workload.storage_engine = text(v)?;
+            Ok(())
+        },
+        |b| b.plan.workload.storage_engine.clone(),
+    ),
+    def(
+        "create_table_options",
+        Scope::Workload,
+        "OPTIONS",
+        "Extra CREATE TABLE options",
+        "ROW_FORMAT=COMPACT",
+        |b, v| {
+            b.plan.workload.create_table_options = text(v)?;
+            Ok(())
+        },
+        |b| b.plan.workload.create_table_options.clone(),
+    ),
+    count!(
+        "random_points",
+        random_points,
+        1,
+        U32,
+        "5",
+        "Points per query of select_random_points"
+    ),
+    count!(
+        "number_of_ranges",
+        number_of_ranges,
+        1,
+        U32,
+        "5",
+        "Ranges per query of select_random_ranges"
+    ),
+    count!(
+        "delta",
+        delta,
+        1,
+        U32,
+        "3",
+        "Width of each range of select_random_ranges"
+    ),
+    choices(
+        def(
+            "rand_type",
+            Scope::Workload,
+            "TYPE",
+            "Random distribution of ids",
+            "uniform",
+            |b, v| {
+                b.plan.workload.rand.rand_type = text(v)?.parse::<RandType>()?;
+                Ok(())
+            },
+            |b| b.plan.workload.rand.rand_type.to_string(),
+        ),
+        &["uniform", "gaussian", "special", "pareto", "zipfian"],
+    ),
+    rand_param!(
+        "rand_spec_iter",
+        spec_iter,
+        |v| Ok(int(v, 1, U32)? as u32),
+        "6",
+        "Iterations of the special and gaussian distributions"
+    ),
+    rand_param!(
+        "rand_spec_pct",
+        spec_pct,
+        percent,
+        "2",
+        "Percentage of values treated as special"
+    ),
+    rand_param!(
+        "rand_spec_res",
+        spec_res,
+        percent,
+        "50",
+        "Percentage of draws that hit the special values"
+    ),
+    rand_param!(
+        "rand_pareto_h",
+        pareto_h,
+        float,
+        "0.3",
+        "Pareto distribution parameter h"
+    ),
+    rand_param!(
+        "rand_zipfian_exp",
+        zipfian_exp,
+        float,
+        "0.9",
+        "Zipfian distribution exponent"
+    ),
+    rand_param!(
+        "rand_seed",
+        seed,
+        |v| int(v, 0, u64::MAX),
+        "42",
+        "Seed of the random generator (0: from the clock)"
+    ),
+];
