@@ -58,20 +58,46 @@ fn sweep(
     ensure_dataset(target, &a.target, &plan.workload, loaders)?;
     let mut plan = plan.clone();
     settle_target(target, &mut plan)?;
-    let plan = &plan;
-    let mut meta = RunMeta::new(
-        plan.clone(),
+    let meta = RunMeta::new(
+        plan,
         target.options.describe(),
         server,
         qpslab_probe::host_facts(),
         command_line(),
     );
-    let mut sampler = qpslab_probe::Sampler::new(control, target.server_pid)
-        .reconnect_to(target.server_options());
-    let mut printer = Printer::new();
-    let mut phases = Vec::new();
-    let mut run_id = None;
-    for &threads in &plan.threads {
+    let mut phases = Phases {
+        store,
+        target,
+        workload,
+        sampler: qpslab_probe::Sampler::new(control, target.server_pid)
+            .reconnect_to(target.server_options()),
+        printer: Printer::new(),
+        meta,
+        run_id: None,
+    };
+    let threads = phases.meta.plan.threads.clone();
+    let results = threads
+        .into_iter()
+        .map(|t| phases.measure(t))
+        .collect::<Result<Vec<_>>>()?;
+    phases.finish(&results, a.json.as_deref())
+}
+
+/// The measured phases of one run, stored as one run.
+struct Phases<'a> {
+    store: &'a mut Store,
+    target: &'a Connected,
+    workload: &'a Workload,
+    sampler: qpslab_probe::Sampler,
+    printer: Printer,
+    meta: RunMeta,
+    run_id: Option<qpslab_store::RunId>,
+}
+
+impl Phases<'_> {
+    /// Warms up (auto when the plan says so), measures and prints the phase of `threads`.
+    fn measure(&mut self, threads: u32) -> Result<PhaseResult> {
+        let plan = &self.meta.plan;
         println!(
             "\n== {} · {threads} thread(s) · {} ==",
             plan.workload.kind,
@@ -79,75 +105,92 @@ fn sweep(
         );
         if let Some(auto) = &plan.warmup_auto {
             let took = qpslab_lab::warmup::auto_warmup(
-                &target.options,
+                &self.target.options,
                 plan,
-                workload,
+                self.workload,
                 threads,
                 auto.max_s,
                 &INTERRUPTED,
             )
             .map_err(exec_error)?;
             eprintln!("warm-up: {took:.0} s until throughput was flat");
-            if let (Some(a), None) = (meta.plan.warmup_auto.as_mut(), run_id) {
+            // The stored plan keeps the first phase's warm-up.
+            if let (Some(a), None) = (self.meta.plan.warmup_auto.as_mut(), self.run_id) {
                 a.took_s = Some(took);
             }
         }
         let measured = qpslab_lab::exec::measure(
-            store,
-            &meta,
-            &target.options,
-            workload,
+            self.store,
+            &self.meta,
+            &self.target.options,
+            self.workload,
             threads,
-            &mut sampler,
-            &mut printer,
+            &mut self.sampler,
+            &mut self.printer,
             &INTERRUPTED,
         );
-        let (phase, telemetry) = match measured {
+        match measured {
             Ok(m) => {
-                run_id = Some(m.run_id);
-                (m.phase, m.telemetry)
+                self.run_id = Some(m.run_id);
+                println!();
+                print!("{}", phase_summary(&m.phase));
+                warn_if_client_bound(&m.phase, &m.telemetry);
+                Ok(m.phase)
             }
-            Err(e) => {
-                let status = if e.is_interrupted() {
-                    RunStatus::Interrupted
-                } else {
-                    RunStatus::Failed
-                };
-                store.finish_run(&meta.uuid, status)?;
-                if let Some(id) = store.run_id_by_uuid(&meta.uuid)? {
-                    eprintln!(
-                        "what was measured is stored as run {id} ({status}) in {}  (qpslab show {id})",
-                        store.path().display()
-                    );
-                }
-                return Err(exec_error(e))
-                    .with_context(|| format!("{} at {threads} thread(s)", plan.workload.kind));
-            }
-        };
-        println!();
-        print!("{}", phase_summary(&phase));
-        warn_if_client_bound(&phase, &telemetry);
-        phases.push(phase);
-    }
-    store.finish_run(&meta.uuid, RunStatus::Completed)?;
-    println!(
-        "\n{} on {} ({} per phase)",
-        plan.workload.kind,
-        meta.target,
-        stop_text(plan)
-    );
-    print!("{}", sweep_table(&plan.percentiles, &phases));
-    if let Some(id) = run_id {
-        let shown = id.0;
-        println!(
-            "stored as run {shown} in {}  (qpslab show {shown})",
-            store.path().display()
-        );
-        if let Some(path) = &a.json {
-            write_json(path, &store.run_doc(id)?)?;
+            Err(e) => Err(self.failed(e, threads)),
         }
     }
-    Ok(())
+
+    /// Closes the run after a phase that did not finish, and says where what was measured is.
+    fn failed(&mut self, e: qpslab_lab::ExecError, threads: u32) -> anyhow::Error {
+        let status = if e.is_interrupted() {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Failed
+        };
+        let stored = self
+            .store
+            .finish_run(&self.meta.uuid, status)
+            .and_then(|()| self.store.run_id_by_uuid(&self.meta.uuid));
+        match stored {
+            Ok(Some(id)) => eprintln!(
+                "what was measured is stored as run {id} ({status}) in {}  (qpslab show {id})",
+                self.store.path().display()
+            ),
+            Ok(None) => {}
+            Err(s) => return anyhow::Error::new(s).context("closing the run"),
+        }
+        exec_error(e).context(format!(
+            "{} at {threads} thread(s)",
+            self.meta.plan.workload.kind
+        ))
+    }
+
+    /// Closes the run, prints the sweep table and writes `--json`.
+    fn finish(self, results: &[PhaseResult], json: Option<&std::path::Path>) -> Result<()> {
+        let plan = &self.meta.plan;
+        self.store
+            .finish_run(&self.meta.uuid, RunStatus::Completed)?;
+        println!(
+            "\n{} on {} ({} per phase)",
+            plan.workload.kind,
+            self.meta.target,
+            stop_text(plan)
+        );
+        print!("{}", sweep_table(&plan.percentiles, results));
+        if let Some(id) = self.run_id {
+            println!(
+                "stored as run {} in {}  (qpslab show {})",
+                id.0,
+                self.store.path().display(),
+                id.0
+            );
+            if let Some(path) = json {
+                write_json(path, &self.store.run_doc(id)?)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Settles the server when the plan asks for it (`--settle`, on by default): waits for a
@@ -179,7 +222,7 @@ fn stop_text(plan: &RunPlan) -> String {
         (Some(t), Some(n)) => format!("{t} s or {n} events"),
         (Some(t), None) => format!("{t} s"),
         (None, Some(n)) => format!("{n} events"),
-        (None, None) => "10 s".into(),
+        (None, None) => "no limit".into(),
     }
 }
 
