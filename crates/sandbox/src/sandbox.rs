@@ -13,7 +13,7 @@ use crate::process::{self, Launch};
 use crate::spec::{validate_name, Profile, SandboxHome, SandboxSpec};
 use crate::state::{self, SandboxInfo, STOP_GRACE};
 use crate::{registry, runas, secure, template};
-use qpslab_core::ConnectOptions;
+use qpslab_core::{ConnectOptions, Secret};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::Child;
@@ -134,6 +134,50 @@ impl Drop for Sandbox {
 
 /// Checks the spec, then starts the sandbox and waits until it accepts connections.
 pub fn start(home: &SandboxHome, spec: &SandboxSpec) -> Result<Sandbox> {
+    let checked = check(spec)?;
+    let account = checked.account.as_ref();
+    let dir = home.sandbox_dir(&spec.name);
+    make_dirs(home, &dir)?;
+    // Two processes starting the same name would share a datadir.
+    let _lock = process::lock(&dir.join(".lock"))?;
+    clear_previous(&dir, &spec.name)?;
+    let run = runas::runtime_dir(&dir, &spec.name, account);
+    runas::prepare_runtime(&run, &dir, account)?;
+    let owner = account.map(runas::Account::ids);
+    let datadir = run.join("data");
+    let mut timings = StartTimings::default();
+    (timings.template_init, timings.datadir_copy) =
+        ensure_datadir(home, &checked, &dir, &datadir, owner)?;
+    let (init_file, password) = write_init_file(&checked.server, &dir, &run, owner)?;
+    let launched = launch(&Start {
+        spec,
+        server: &checked.server,
+        account,
+        overrides: &checked.overrides,
+        preload: checked.preload.as_deref(),
+        socket: socket_path(home, &run, &spec.name)?,
+        dir: &dir,
+        run: &run,
+    });
+    // The hash of the password is in the server's tables now; the file is not needed.
+    let _ = std::fs::remove_file(&init_file);
+    let (mut info, child, boot) = launched?;
+    timings.boot = boot;
+    info.password = password;
+    adopt(&dir, info, child, datadir, timings)
+}
+
+/// What `start` finds out before it touches the disk.
+struct Checked {
+    overrides: Vec<(String, String)>,
+    preload: Option<PathBuf>,
+    server: Server,
+    /// The account the server runs as when we are root.
+    account: Option<runas::Account>,
+}
+
+/// Validates the name, settings, CPUs, allocator and port, and finds the server binary.
+fn check(spec: &SandboxSpec) -> Result<Checked> {
     validate_name(&spec.name)?;
     let overrides = overrides(spec)?;
     if let Some(cpus) = &spec.cpus {
@@ -152,8 +196,16 @@ pub fn start(home: &SandboxHome, spec: &SandboxSpec) -> Result<Sandbox> {
     if account.is_some() {
         runas::sweep_orphans();
     }
+    Ok(Checked {
+        overrides,
+        preload,
+        server,
+        account,
+    })
+}
 
-    let dir = home.sandbox_dir(&spec.name);
+/// Creates the sandbox home and the sandbox's own directory `dir`.
+fn make_dirs(home: &SandboxHome, dir: &Path) -> Result<()> {
     // A lab the user already has keeps its mode (it may be any directory they chose); what we
     // create under it is 0700.
     std::fs::DirBuilder::new()
@@ -161,57 +213,63 @@ pub fn start(home: &SandboxHome, spec: &SandboxSpec) -> Result<Sandbox> {
         .mode(0o700)
         .create(home.path())
         .map_err(|e| Error::io(format!("creating {}", home.path().display()), e))?;
-    for d in [home.sandboxes_dir(), dir.clone()] {
+    for d in [home.sandboxes_dir(), dir.to_path_buf()] {
         runas::private_dir(&d, 0o700, None)?;
     }
-    // Two processes starting the same name would share a datadir.
-    let _lock = process::lock(&dir.join(".lock"))?;
-    if let Some(info) = state::read(&dir)? {
-        if info.orphaned {
-            // Its owner was killed before it could stop it: nobody else will.
-            process::terminate(info.pid, &info.datadir, STOP_GRACE).map_err(|detail| {
-                Error::StopFailed {
-                    name: info.name.clone(),
-                    pid: info.pid,
-                    detail,
-                }
-            })?;
-        } else if info.alive {
-            return Err(Error::AlreadyRunning {
-                name: spec.name.clone(),
+    Ok(())
+}
+
+/// Makes way for a new start in `dir`: stops a server left orphaned there, refuses when one
+/// is running.
+fn clear_previous(dir: &Path, name: &str) -> Result<()> {
+    let Some(info) = state::read(dir)? else {
+        return Ok(());
+    };
+    if info.orphaned {
+        // Its owner was killed before it could stop it: nobody else will.
+        process::terminate(info.pid, &info.datadir, STOP_GRACE).map_err(|detail| {
+            Error::StopFailed {
+                name: info.name.clone(),
                 pid: info.pid,
-            });
-        }
+                detail,
+            }
+        })?;
+    } else if info.alive {
+        return Err(Error::AlreadyRunning {
+            name: name.to_string(),
+            pid: info.pid,
+        });
     }
-    let run = runas::runtime_dir(&dir, &spec.name, account.as_ref());
-    runas::prepare_runtime(&run, &dir, account.as_ref())?;
-    let owner = account.as_ref().map(runas::Account::ids);
-    let datadir = run.join("data");
-    let mut timings = StartTimings::default();
-    (timings.template_init, timings.datadir_copy) =
-        ensure_datadir(home, &server, &overrides, &dir, &datadir, owner)?;
-    let password = secure::ensure_password(&dir)?;
+    Ok(())
+}
+
+/// Writes the SQL that sets up the accounts and the sandbox's root password into the runtime
+/// directory `run`; returns the file and the password.
+fn write_init_file(
+    server: &Server,
+    dir: &Path,
+    run: &Path,
+    owner: Option<(u32, u32)>,
+) -> Result<(PathBuf, Secret)> {
+    let password = secure::ensure_password(dir)?;
     let init_sql = match server.flavor {
         Flavor::MariaDb => secure::init_sql_mariadb(&password, &runas::current_user()),
         Flavor::MySql => secure::init_sql_mysql(&password),
     };
     let init_file = run.join(secure::INIT_FILE);
     secure::write_private(&init_file, init_sql.as_bytes(), owner)?;
-    let launched = launch(&Start {
-        spec,
-        server: &server,
-        account: account.as_ref(),
-        overrides: &overrides,
-        preload: preload.as_deref(),
-        socket: socket_path(home, &run, &spec.name)?,
-        dir: &dir,
-        run: &run,
-    });
-    // The hash of the password is in the server's tables now; the file is not needed.
-    let _ = std::fs::remove_file(&init_file);
-    let (mut info, child, boot) = launched?;
-    timings.boot = boot;
-    info.password = password;
+    Ok((init_file, password))
+}
+
+/// Takes charge of a launched server: registers it, then writes the client option file and
+/// the state `list` reads.
+fn adopt(
+    dir: &Path,
+    info: SandboxInfo,
+    child: Child,
+    datadir: PathBuf,
+    timings: StartTimings,
+) -> Result<Sandbox> {
     let client = secure::client_cnf(&info.password, &info.socket, info.port);
     let registry_id = registry::add(info.pid, datadir);
     let sandbox = Sandbox {
@@ -223,7 +281,7 @@ pub fn start(home: &SandboxHome, spec: &SandboxSpec) -> Result<Sandbox> {
     };
     // On failure the sandbox is dropped, which stops the server.
     secure::write_private(&dir.join(secure::CLIENT_FILE), client.as_bytes(), None)?;
-    state::write(&dir, &sandbox.info)?;
+    state::write(dir, &sandbox.info)?;
     Ok(sandbox)
 }
 
@@ -248,8 +306,7 @@ fn open_log(path: &Path, account: Option<&runas::Account>) -> Result<std::fs::Fi
 /// making the template and copying it took, when they happened.
 fn ensure_datadir(
     home: &SandboxHome,
-    server: &Server,
-    overrides: &[(String, String)],
+    checked: &Checked,
     dir: &Path,
     datadir: &Path,
     owner: Option<(u32, u32)>,
@@ -261,8 +318,8 @@ fn ensure_datadir(
         return Ok((None, None));
     }
     let _ = std::fs::remove_dir_all(datadir);
-    let init = template::init_settings(overrides);
-    let (tpl, init_time) = template::ensure(&home.templates_dir(), server, &init)?;
+    let init = template::init_settings(&checked.overrides);
+    let (tpl, init_time) = template::ensure(&home.templates_dir(), &checked.server, &init)?;
     let t0 = Instant::now();
     template::copy_tree(&tpl, datadir, owner)?;
     Ok((init_time, Some(t0.elapsed())))
@@ -296,8 +353,6 @@ struct Start<'a> {
 /// port picked for it was taken meanwhile.
 fn launch(s: &Start<'_>) -> Result<(SandboxInfo, Child, Duration)> {
     let spec = s.spec;
-    let datadir = s.run.join("data");
-    let mysql = s.server.flavor == Flavor::MySql;
     let mut attempts = 0;
     loop {
         attempts += 1;
@@ -305,25 +360,8 @@ fn launch(s: &Start<'_>) -> Result<(SandboxInfo, Child, Duration)> {
             Some(p) => p,
             None => process::free_port()?,
         };
-        let paths = Paths {
-            datadir: datadir.clone(),
-            socket: s.socket.clone(),
-            port,
-            pid_file: s.run.join("mysqld.pid"),
-            log_error: s.run.join("error.log"),
-            tmpdir: s.run.join("tmp"),
-            files: s.run.join("files"),
-            init_file: s.run.join(secure::INIT_FILE),
-        };
-        let run_as = s.account.map(|a| a.name.as_str());
-        let lab_settings = config::lab_settings(&paths, mysql, run_as);
-        let merged = config::merge(&[&lab_settings, s.overrides]);
-        // In the runtime directory: the server reads it again after it dropped root (plugin
-        // options on INSTALL SONAME). Rewritten before each launch.
-        let defaults_file = s.run.join("my.cnf");
-        let text = config::render(&spec.name, &merged);
-        let owner = s.account.map(runas::Account::ids);
-        secure::write_private(&defaults_file, text.as_bytes(), owner)?;
+        let paths = s.paths(port);
+        let defaults_file = s.write_defaults_file(&paths)?;
         // Each start gets a fresh log so a failure's tail is about this start only.
         let _ = std::fs::rename(&paths.log_error, s.run.join("error.log.old"));
         let _ = std::fs::remove_file(&s.socket);
@@ -333,7 +371,7 @@ fn launch(s: &Start<'_>) -> Result<(SandboxInfo, Child, Duration)> {
         let mut child = process::spawn(Launch {
             mysqld: &s.server.mysqld,
             defaults_file: &defaults_file,
-            datadir: &datadir,
+            datadir: &paths.datadir,
             cpus: spec.cpus.as_deref(),
             preload: s.preload,
             extra_args: &[],
@@ -341,42 +379,10 @@ fn launch(s: &Start<'_>) -> Result<(SandboxInfo, Child, Duration)> {
         })?;
         let pid = child.id();
         match process::wait_ready(&mut child, &s.socket, spec.start_timeout) {
-            Ok(()) => {
-                let info = SandboxInfo {
-                    name: spec.name.clone(),
-                    pid,
-                    port,
-                    socket: s.socket.clone(),
-                    datadir: datadir.clone(),
-                    error_log: paths.log_error.clone(),
-                    defaults_file,
-                    sandbox_dir: s.dir.to_path_buf(),
-                    version: s.server.version.clone(),
-                    started_at: SystemTime::now()
-                        .duration_since(SystemTime::UNIX_EPOCH)
-                        .map(|d| d.as_secs())
-                        .unwrap_or(0),
-                    alive: true,
-                    basedir: s.server.basedir.clone(),
-                    cpus: spec.cpus.clone(),
-                    malloc: spec.malloc.clone(),
-                    disk_bytes: None,
-                    owner: state::Owner::me(),
-                    orphaned: false,
-                    password: Default::default(),
-                };
-                return Ok((info, child, t0.elapsed()));
-            }
+            Ok(()) => return Ok((s.info(pid, paths, defaults_file), child, t0.elapsed())),
             Err(why) => {
-                // Never child.kill(): terminate may already have reaped it, and the pid could
-                // be someone else's by now. terminate checks the command line first.
-                let _ = process::terminate(pid, &datadir, Duration::from_secs(10));
-                let _ = child.try_wait();
-                let log = std::fs::read(&paths.log_error).unwrap_or_default();
-                let log = String::from_utf8_lossy(&log);
-                let port_clash = log.contains("Address already in use")
-                    || log.contains("another mysqld server running on port");
-                if port_clash && spec.port.is_none() && attempts < 3 {
+                let log = stop_failed(pid, &mut child, &paths);
+                if port_clash(&log) && spec.port.is_none() && attempts < 3 {
                     // Another process took the free port between our check and the bind.
                     continue;
                 }
@@ -384,6 +390,80 @@ fn launch(s: &Start<'_>) -> Result<(SandboxInfo, Child, Duration)> {
             }
         }
     }
+}
+
+impl Start<'_> {
+    /// The sandbox's files in its runtime directory, listening on `port`.
+    fn paths(&self, port: u16) -> Paths {
+        Paths {
+            datadir: self.run.join("data"),
+            socket: self.socket.clone(),
+            port,
+            pid_file: self.run.join("mysqld.pid"),
+            log_error: self.run.join("error.log"),
+            tmpdir: self.run.join("tmp"),
+            files: self.run.join("files"),
+            init_file: self.run.join(secure::INIT_FILE),
+        }
+    }
+
+    /// Renders my.cnf for `paths` and writes it; returns where.
+    fn write_defaults_file(&self, paths: &Paths) -> Result<PathBuf> {
+        let run_as = self.account.map(|a| a.name.as_str());
+        let mysql = self.server.flavor == Flavor::MySql;
+        let lab_settings = config::lab_settings(paths, mysql, run_as);
+        let merged = config::merge(&[&lab_settings, self.overrides]);
+        // In the runtime directory: the server reads it again after it dropped root (plugin
+        // options on INSTALL SONAME). Rewritten before each launch.
+        let defaults_file = self.run.join("my.cnf");
+        let text = config::render(&self.spec.name, &merged);
+        let owner = self.account.map(runas::Account::ids);
+        secure::write_private(&defaults_file, text.as_bytes(), owner)?;
+        Ok(defaults_file)
+    }
+
+    /// The state of the server `pid` that just greeted (its password is filled in later).
+    fn info(&self, pid: u32, paths: Paths, defaults_file: PathBuf) -> SandboxInfo {
+        let spec = self.spec;
+        SandboxInfo {
+            name: spec.name.clone(),
+            pid,
+            port: paths.port,
+            socket: paths.socket,
+            datadir: paths.datadir,
+            error_log: paths.log_error,
+            defaults_file,
+            sandbox_dir: self.dir.to_path_buf(),
+            version: self.server.version.clone(),
+            started_at: SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            alive: true,
+            basedir: self.server.basedir.clone(),
+            cpus: spec.cpus.clone(),
+            malloc: spec.malloc.clone(),
+            disk_bytes: None,
+            owner: state::Owner::me(),
+            orphaned: false,
+            password: Default::default(),
+        }
+    }
+}
+
+/// Stops a server that did not come up and returns its error log.
+fn stop_failed(pid: u32, child: &mut Child, paths: &Paths) -> String {
+    // Never child.kill(): terminate may already have reaped it, and the pid could be someone
+    // else's by now. terminate checks the command line first.
+    let _ = process::terminate(pid, &paths.datadir, Duration::from_secs(10));
+    let _ = child.try_wait();
+    let log = std::fs::read(&paths.log_error).unwrap_or_default();
+    String::from_utf8_lossy(&log).into_owned()
+}
+
+/// Whether a failed start's log says its port was taken.
+fn port_clash(log: &str) -> bool {
+    log.contains("Address already in use") || log.contains("another mysqld server running on port")
 }
 
 /// `<runtime dir>/mysqld.sock`, or `/tmp/qpslab-<uid>/<hash>-<name>.sock` (a 0700 directory)

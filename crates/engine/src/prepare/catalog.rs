@@ -137,7 +137,7 @@ pub(super) fn records(conn: &mut Conn, db: &str) -> Result<HashMap<String, Recor
         .context(|| format!("reading {CATALOG}"))?;
     let mut out = HashMap::new();
     for row in r.rows {
-        let f = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
+        let f = |i: usize| field(&row, i);
         let flag = |i: usize| f(i) == "1";
         out.insert(
             f(0),
@@ -275,21 +275,68 @@ fn read_shape(
     table: &str,
     count_rows: bool,
 ) -> Result<Result<TableShape, String>, PrepareError> {
-    let lit = quote_str(table);
-    let schema = quote_str(db);
-    let ctx = || format!("reading the definition of {table}");
+    let at = TableRef {
+        schema: quote_str(db),
+        lit: quote_str(table),
+        table,
+    };
+    let auto_inc = match read_columns(conn, &at)? {
+        Ok(auto_inc) => auto_inc,
+        Err(why) => return Ok(Err(why)),
+    };
+    let indexes = read_indexes(conn, &at)?;
+    let k_name = format!("k_{}", table_number(table));
+    let engine = read_engine(conn, &at)?;
+    let rows = if count_rows {
+        row_count(conn, db, table)?
+    } else {
+        0
+    };
+    Ok(Ok(TableShape {
+        rows,
+        secondary: !indexes.iter().any(|(n, c)| n == "PRIMARY" && c == "id"),
+        auto_inc,
+        k_index: indexes.iter().any(|(n, c)| *n == k_name && c == "k"),
+        engine,
+    }))
+}
+
+/// A table named as information_schema queries need it: schema and table as string literals.
+struct TableRef<'a> {
+    schema: String,
+    lit: String,
+    table: &'a str,
+}
+
+impl TableRef<'_> {
+    fn reading(&self) -> String {
+        format!("reading the definition of {}", self.table)
+    }
+}
+
+/// Column `i` of a result row, `""` when absent or NULL.
+fn field(row: &[Option<String>], i: usize) -> String {
+    row.get(i).cloned().flatten().unwrap_or_default()
+}
+
+/// Whether the table's id is AUTO_INCREMENT; `Err(why)` when its columns are not sysbench's.
+fn read_columns(conn: &mut Conn, at: &TableRef<'_>) -> Result<Result<bool, String>, PrepareError> {
+    let TableRef { schema, lit, table } = at;
     let cols = conn
         .query(&format!(
             "SELECT COLUMN_NAME, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH, EXTRA FROM information_schema.COLUMNS \
              WHERE TABLE_SCHEMA = {schema} AND TABLE_NAME = {lit} ORDER BY ORDINAL_POSITION"
         ))
-        .context(ctx)?;
+        .context(|| at.reading())?;
     let got: Vec<(String, String, String)> = cols
         .rows
         .iter()
         .map(|r| {
-            let f = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
-            (f(0).to_ascii_lowercase(), f(1).to_ascii_lowercase(), f(2))
+            (
+                field(r, 0).to_ascii_lowercase(),
+                field(r, 1).to_ascii_lowercase(),
+                field(r, 2),
+            )
         })
         .collect();
     let want = [
@@ -308,36 +355,48 @@ fn read_shape(
             "{table} does not have sysbench's columns (id INTEGER, k INTEGER, c CHAR(120), pad CHAR(60))"
         )));
     }
-    let auto_inc = cols
+    Ok(Ok(cols
         .rows
         .first()
         .and_then(|r| r.get(3).cloned().flatten())
-        .is_some_and(|e| e.to_ascii_lowercase().contains("auto_increment"));
+        .is_some_and(|e| {
+            e.to_ascii_lowercase().contains("auto_increment")
+        })))
+}
+
+/// The table's (index name, column name) pairs, column names in lower case.
+fn read_indexes(conn: &mut Conn, at: &TableRef<'_>) -> Result<Vec<(String, String)>, PrepareError> {
+    let TableRef { schema, lit, .. } = at;
     let idx = conn
         .query(&format!(
             "SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS \
              WHERE TABLE_SCHEMA = {schema} AND TABLE_NAME = {lit}"
         ))
-        .context(ctx)?;
-    let indexes: Vec<(String, String)> = idx
+        .context(|| at.reading())?;
+    Ok(idx
         .rows
         .iter()
-        .map(|r| {
-            let f = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
-            (f(0), f(1).to_ascii_lowercase())
-        })
-        .collect();
-    let k_name = format!("k_{}", table_number(table));
-    let engine = conn
+        .map(|r| (field(r, 0), field(r, 1).to_ascii_lowercase()))
+        .collect())
+}
+
+/// The table's storage engine in lower case (`""` when unknown).
+fn read_engine(conn: &mut Conn, at: &TableRef<'_>) -> Result<String, PrepareError> {
+    let TableRef { schema, lit, .. } = at;
+    Ok(conn
         .query(&format!(
             "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = {schema} AND TABLE_NAME = {lit}"
         ))
-        .context(ctx)?
+        .context(|| at.reading())?
         .first_value()
         .unwrap_or_default()
-        .to_ascii_lowercase();
-    let rows = if count_rows {
-        conn.query(&format!(
+        .to_ascii_lowercase())
+}
+
+/// `SELECT COUNT(*)` of `db`.`table` (0 when the reply is not a number).
+fn row_count(conn: &mut Conn, db: &str, table: &str) -> Result<u64, PrepareError> {
+    Ok(conn
+        .query(&format!(
             "SELECT COUNT(*) FROM {}.{}",
             quote_ident(db),
             quote_ident(table)
@@ -345,15 +404,5 @@ fn read_shape(
         .context(|| format!("counting rows of {table}"))?
         .first_value()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-    } else {
-        0
-    };
-    Ok(Ok(TableShape {
-        rows,
-        secondary: !indexes.iter().any(|(n, c)| n == "PRIMARY" && c == "id"),
-        auto_inc,
-        k_index: indexes.iter().any(|(n, c)| *n == k_name && c == "k"),
-        engine,
-    }))
+        .unwrap_or(0))
 }

@@ -36,6 +36,7 @@ struct Shared<'a> {
     abort: AtomicBool,
 }
 
+/// Loads every table's rows with `cfg.threads` connections, reporting progress every 200 ms.
 pub(super) fn load_all(
     db_opts: &ConnectOptions,
     w: &WorkloadOptions,
@@ -48,7 +49,38 @@ pub(super) fn load_all(
     let tables = tables_used(w);
     let rows = rows_to_load(w);
     let threads = cfg.threads.max(1);
-    let chunk = if cfg.chunk_rows > 0 {
+    let (chunks, chunks_left) = cut_chunks(tables, rows, chunk_rows(cfg, tables, rows, threads));
+    let shared = Shared {
+        w,
+        method,
+        bulk_bytes: max_packet.map_or(BULK_BATCH_BYTES, |m| BULK_BATCH_BYTES.min(m / 2)),
+        chunks,
+        next: AtomicUsize::new(0),
+        chunks_left,
+        rows_done: AtomicU64::new(0),
+        tables_done: AtomicU32::new(0),
+        abort: AtomicBool::new(false),
+    };
+    let workers = (threads as usize).min(shared.chunks.len());
+    let rows_total = rows * u64::from(tables);
+    let mut report = || {
+        progress(PrepareProgress {
+            rows_done: shared.rows_done.load(Ordering::Relaxed),
+            rows_total,
+            tables_done: shared.tables_done.load(Ordering::Relaxed),
+            tables_total: tables,
+            elapsed: started.elapsed(),
+        })
+    };
+    let results = run_workers(db_opts, &shared, workers, &mut report);
+    report();
+    results.into_iter().collect()
+}
+
+/// Rows per chunk: `cfg.chunk_rows` when set, else a whole table per chunk when there are
+/// enough tables for every thread, else about four chunks per thread.
+fn chunk_rows(cfg: &PrepareConfig, tables: u32, rows: u64, threads: u32) -> u64 {
+    if cfg.chunk_rows > 0 {
         cfg.chunk_rows
     } else if tables >= threads {
         // Enough tables for every thread: one chunk per table, so each table's ids arrive in
@@ -60,7 +92,12 @@ pub(super) fn load_all(
         // a statement per few rows.
         let per = (rows * u64::from(tables)) / (u64::from(threads) * 4);
         per.clamp(10_000, 1_000_000)
-    };
+    }
+}
+
+/// Cuts ids 1..=`rows` of tables 1..=`tables` into chunks of `chunk` rows, table by table;
+/// also returns how many chunks each table has.
+fn cut_chunks(tables: u32, rows: u64, chunk: u64) -> (Vec<Chunk>, Vec<AtomicU32>) {
     let mut chunks = Vec::new();
     let mut chunks_left = Vec::new();
     for t in 1..=tables {
@@ -85,33 +122,24 @@ pub(super) fn load_all(
         }
         chunks_left.push(AtomicU32::new(n));
     }
-    let shared = Shared {
-        w,
-        method,
-        bulk_bytes: max_packet.map_or(BULK_BATCH_BYTES, |m| BULK_BATCH_BYTES.min(m / 2)),
-        chunks,
-        next: AtomicUsize::new(0),
-        chunks_left,
-        rows_done: AtomicU64::new(0),
-        tables_done: AtomicU32::new(0),
-        abort: AtomicBool::new(false),
-    };
-    let workers = (threads as usize).min(shared.chunks.len());
-    let rows_total = rows * u64::from(tables);
-    let report = |s: &Shared| PrepareProgress {
-        rows_done: s.rows_done.load(Ordering::Relaxed),
-        rows_total,
-        tables_done: s.tables_done.load(Ordering::Relaxed),
-        tables_total: tables,
-        elapsed: started.elapsed(),
-    };
-    let results: Vec<Result<(), PrepareError>> = std::thread::scope(|scope| {
+    (chunks, chunks_left)
+}
+
+/// Runs `workers` loading threads to the end, calling `report` every 200 ms meanwhile; one
+/// result per thread.
+fn run_workers(
+    db_opts: &ConnectOptions,
+    shared: &Shared,
+    workers: usize,
+    report: &mut dyn FnMut(),
+) -> Vec<Result<(), PrepareError>> {
+    std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
-            .map(|_| scope.spawn(|| worker(db_opts, &shared)))
+            .map(|_| scope.spawn(|| worker(db_opts, shared)))
             .collect();
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(200));
-            progress(report(&shared));
+            report();
         }
         handles
             .into_iter()
@@ -123,9 +151,7 @@ pub(super) fn load_all(
                 })
             })
             .collect()
-    });
-    progress(report(&shared));
-    results.into_iter().collect()
+    })
 }
 
 fn worker(db_opts: &ConnectOptions, s: &Shared) -> Result<(), PrepareError> {
@@ -225,5 +251,52 @@ impl Read for Counted<'_> {
             self.seen = self.inner.rows;
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ranges(chunks: &[Chunk]) -> Vec<(u32, std::ops::Range<u64>)> {
+        chunks.iter().map(|c| (c.table, c.ids.clone())).collect()
+    }
+
+    #[test]
+    fn chunks_cover_every_id_once_table_by_table() {
+        let (chunks, left) = cut_chunks(2, 25, 10);
+        assert_eq!(
+            ranges(&chunks),
+            [
+                (1, 1..11),
+                (1, 11..21),
+                (1, 21..26),
+                (2, 1..11),
+                (2, 11..21),
+                (2, 21..26)
+            ]
+        );
+        let left: Vec<u32> = left.iter().map(|n| n.load(Ordering::Relaxed)).collect();
+        assert_eq!(left, [3, 3]);
+    }
+
+    #[test]
+    fn an_empty_table_gets_one_empty_chunk() {
+        let (chunks, left) = cut_chunks(1, 0, 10);
+        assert_eq!(ranges(&chunks), [(1, 1..1)]);
+        assert_eq!(left[0].load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn chunk_size_follows_tables_and_threads() {
+        let mut cfg = PrepareConfig::new(4);
+        // As many tables as threads: a whole table per chunk.
+        assert_eq!(chunk_rows(&cfg, 4, 50_000, 4), 50_000);
+        // Fewer tables: about four chunks per thread, within 10k..1M rows.
+        assert_eq!(chunk_rows(&cfg, 1, 800_000, 4), 50_000);
+        assert_eq!(chunk_rows(&cfg, 1, 1_000, 4), 10_000);
+        assert_eq!(chunk_rows(&cfg, 1, 100_000_000, 4), 1_000_000);
+        cfg.chunk_rows = 123;
+        assert_eq!(chunk_rows(&cfg, 1, 800_000, 4), 123);
     }
 }

@@ -242,6 +242,31 @@ fn coordinate(
     on_sample: &mut dyn FnMut(&Sample),
 ) -> Result<PhaseResult, RunError> {
     let loops = starts.len();
+    if let Some(e) = await_ready(shared, rx, loops) {
+        for s in starts.iter() {
+            let _ = s.send(None);
+        }
+        return Err(e);
+    }
+    let plan = shared.plan;
+    let clock = timeline(plan);
+    for s in starts {
+        let _ = s.send(Some(clock));
+    }
+    let mut col = Collector::new(clock.bounds, loops, kinds, plan.percentiles.clone());
+    let mut failure = merge_until_done(shared, rx, &mut col, &clock.bounds, loops, on_sample);
+    if shared.stop.load(Ordering::Relaxed) && failure.is_none() {
+        failure = Some(RunError::Interrupted);
+    }
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(col.result(shared.sessions, plan.rate.as_ref().map(|r| r.per_second))),
+    }
+}
+
+/// Waits until each of `loops` loops has opened its sessions. Returns why the phase cannot
+/// start: the first loop's failure, or an interrupt.
+fn await_ready(shared: &Shared<'_>, rx: &Receiver<LoopMsg>, loops: usize) -> Option<RunError> {
     let mut failure: Option<RunError> = None;
     for _ in 0..loops {
         match rx.recv() {
@@ -259,13 +284,12 @@ fn coordinate(
     if shared.stop.load(Ordering::Relaxed) {
         failure = Some(RunError::Interrupted);
     }
-    if let Some(e) = failure {
-        for s in starts.iter() {
-            let _ = s.send(None);
-        }
-        return Err(e);
-    }
-    let plan = shared.plan;
+    failure
+}
+
+/// The phase's timeline from now: warm-up from a moment ahead, then measurement until the
+/// time limit (sysbench's 10 s when neither a time nor an event count is given).
+fn timeline(plan: &RunPlan) -> Clock {
     let t0 = Instant::now() + START_DELAY;
     let measure_start = t0 + Duration::from_secs_f64(plan.warmup_s);
     let time_s = match plan.stop {
@@ -280,14 +304,23 @@ fn coordinate(
         interval: Duration::from_secs_f64(plan.report_interval_s),
         end: time_s.map(|t| measure_start + Duration::from_secs_f64(t)),
     };
-    let clock = Clock { t0, bounds };
-    for s in starts {
-        let _ = s.send(Some(clock));
-    }
-    let mut col = Collector::new(bounds, loops, kinds, plan.percentiles.clone());
+    Clock { t0, bounds }
+}
+
+/// Merges the loops' reports into `col`, snapshotting the process CPU at each boundary, until
+/// all `loops` have finished. Returns the first failure.
+fn merge_until_done(
+    shared: &Shared<'_>,
+    rx: &Receiver<LoopMsg>,
+    col: &mut Collector,
+    bounds: &Boundaries,
+    loops: usize,
+    on_sample: &mut dyn FnMut(&Sample),
+) -> Option<RunError> {
+    let mut failure: Option<RunError> = None;
     let mut running = loops;
     while running > 0 {
-        snapshot_passed(&mut col, &bounds, on_sample);
+        snapshot_passed(col, bounds, on_sample);
         let next = bounds.get(col.next_cpu_boundary());
         let wait = next.map_or(Duration::from_millis(100), |b| {
             b.saturating_duration_since(Instant::now())
@@ -295,7 +328,7 @@ fn coordinate(
         let msg = rx.recv_timeout(wait);
         // A boundary may have passed while waiting: its snapshot must come before a loop's
         // last report, or the interval would lose its CPU figure.
-        snapshot_passed(&mut col, &bounds, on_sample);
+        snapshot_passed(col, bounds, on_sample);
         match msg {
             Ok(LoopMsg::Interval { index, k, stats }) => col.interval(index, k, &stats, on_sample),
             Ok(LoopMsg::Finished {
@@ -319,11 +352,5 @@ fn coordinate(
             }
         }
     }
-    if shared.stop.load(Ordering::Relaxed) && failure.is_none() {
-        failure = Some(RunError::Interrupted);
-    }
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(col.result(shared.sessions, plan.rate.as_ref().map(|r| r.per_second))),
-    }
+    failure
 }
