@@ -283,6 +283,64 @@ mod tests {
         }
     }
 
+    /// Compares `svg` with `src/testdata/NAME` (`UPDATE_GOLDEN=1` rewrites it; review the diff).
+    fn check_golden(name: &str, svg: &str) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/testdata")
+            .join(name);
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::write(&path, svg).unwrap();
+            return;
+        }
+        let want = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(svg, want, "{name} differs from its golden file");
+    }
+
+    #[test]
+    fn charts_match_golden_files() {
+        let series = |name: &str, color, dashed, points: Vec<(f64, f64)>| Series {
+            name: name.into(),
+            points,
+            color,
+            dashed,
+        };
+        let sessions = LineChart {
+            title: "p99 & p95 vs sessions".into(),
+            x_label: "sessions (log2)".into(),
+            y_label: "ms".into(),
+            x_log2: true,
+            series: vec![
+                series(
+                    "a p99",
+                    0,
+                    false,
+                    vec![(1.0, 2.5), (8.0, 7.25), (64.0, 31.0)],
+                ),
+                series("a p95", 0, true, vec![(1.0, 1.5), (8.0, 5.0), (64.0, 20.0)]),
+                series("b <x> p99", 9, false, vec![(2.0, 3.0), (128.0, 44.0)]),
+            ],
+            band: None,
+        };
+        check_golden("sessions.svg", &sessions.to_svg());
+        let over_time = LineChart {
+            title: "Throughput per interval".into(),
+            x_label: "seconds since the measured phase began".into(),
+            y_label: "transactions/s".into(),
+            x_log2: false,
+            series: vec![series(
+                "a @64",
+                1,
+                false,
+                (1..=30)
+                    .map(|i| (i as f64 * 0.5, 12_000.0 + 37.0 * i as f64))
+                    .collect(),
+            )],
+            band: Some((-2.0, 0.0, "warm-up (discarded)".into())),
+        };
+        check_golden("over_time.svg", &over_time.to_svg());
+        check_golden("empty.svg", &LineChart::default().to_svg());
+    }
+
     #[test]
     fn round_ticks_and_labels() {
         assert_eq!(
