@@ -83,146 +83,142 @@ fn cpu_points(l: &Line<'_>, f: impl Fn(&Point<'_>) -> Option<f64>) -> Vec<(f64, 
 /// Every chart that has data.
 pub fn charts(variants: &[String], points: &[Point<'_>]) -> Vec<Chart> {
     let lines = lines(variants, points);
-    let mut out = Vec::new();
-    let mut add = |id: &str, chart: LineChart| {
-        if chart.has_data() {
-            out.push(Chart {
-                id: id.into(),
-                title: chart.title.clone(),
-                svg: chart.to_svg(),
-            });
-        }
-    };
-    let series = |name: String, color: usize, dashed: bool, points: Vec<(f64, f64)>| Series {
-        name,
-        points,
-        color,
-        dashed,
-    };
-    add(
-        "throughput-vs-sessions",
-        LineChart {
-            title: "Throughput vs sessions".into(),
-            x_label: "sessions (log2)".into(),
-            y_label: "transactions/s".into(),
-            x_log2: true,
-            series: lines
-                .iter()
-                .map(|l| {
-                    series(
-                        l.name.clone(),
-                        l.color,
-                        false,
-                        metric_points(l, Metric::Tps),
-                    )
-                })
-                .collect(),
-            band: None,
-        },
-    );
-    add(
-        "latency-vs-sessions",
-        LineChart {
-            title: "p99 (solid) and p95 (dashed) latency vs sessions".into(),
-            x_label: "sessions (log2)".into(),
-            y_label: "ms".into(),
-            x_log2: true,
-            series: lines
-                .iter()
-                .flat_map(|l| {
-                    [
-                        series(
-                            format!("{} p99", l.name),
-                            l.color,
-                            false,
-                            metric_points(l, Metric::P99),
-                        ),
-                        series(
-                            format!("{} p95", l.name),
-                            l.color,
-                            true,
-                            metric_points(l, Metric::P95),
-                        ),
-                    ]
-                })
-                .filter(|s| !s.points.is_empty())
-                .collect(),
-            band: None,
-        },
-    );
-    for (id, title, m, unit) in [
+    [
+        ("throughput-vs-sessions", throughput_vs_sessions(&lines)),
+        ("latency-vs-sessions", latency_vs_sessions(&lines)),
         (
             "throughput-over-time",
-            "Throughput per interval",
-            Metric::Tps,
-            "transactions/s",
+            over_time_chart(
+                &lines,
+                "Throughput per interval",
+                Metric::Tps,
+                "transactions/s",
+            ),
         ),
         (
             "p99-over-time",
-            "p99 latency per interval",
-            Metric::P99,
-            "ms",
+            over_time_chart(&lines, "p99 latency per interval", Metric::P99, "ms"),
         ),
-    ] {
-        let (series_list, warmup) = over_time(&lines, m);
-        add(
-            id,
-            LineChart {
-                title: title.into(),
-                x_label: "seconds since the measured phase began".into(),
-                y_label: unit.into(),
-                x_log2: false,
-                series: series_list,
-                band: (warmup > 0.0).then(|| (-warmup, 0.0, "warm-up (discarded)".to_string())),
-            },
-        );
-    }
-    let cpu = |rate: fn(&Point<'_>) -> Option<CpuRate>, title: &str| LineChart {
-        title: title.into(),
-        x_label: "sessions (log2)".into(),
-        y_label: "% of one core".into(),
-        x_log2: true,
-        series: lines
-            .iter()
-            .flat_map(|l| {
-                [
-                    series(
-                        format!("{} usr", l.name),
-                        l.color,
-                        false,
-                        cpu_points(l, |p| rate(p).map(|c| 100.0 * c.user)),
-                    ),
-                    series(
-                        format!("{} sys", l.name),
-                        l.color,
-                        true,
-                        cpu_points(l, |p| rate(p).map(|c| 100.0 * c.sys)),
-                    ),
-                ]
-            })
-            .filter(|s| !s.points.is_empty())
-            .collect(),
-        band: None,
-    };
-    for (id, chart) in [
         (
             "server-cpu",
-            cpu(
+            cpu_vs_sessions(
+                &lines,
                 metrics::server_cpu,
                 "Server CPU usr (solid) / sys (dashed) vs sessions",
             ),
         ),
         (
             "client-cpu",
-            cpu(
+            cpu_vs_sessions(
+                &lines,
                 |p| metrics::client_cpu(&p.phase.result),
                 "Client CPU usr (solid) / sys (dashed) vs sessions",
             ),
         ),
-    ] {
-        add(id, chart);
+    ]
+    .into_iter()
+    .filter(|(_, chart)| chart.has_data())
+    .map(|(id, chart)| Chart {
+        id: id.into(),
+        title: chart.title.clone(),
+        svg: chart.to_svg(),
+    })
+    .collect()
+}
+
+/// A chart against sessions on a log2 axis.
+fn vs_sessions(title: &str, y_label: &str, series: Vec<Series>) -> LineChart {
+    LineChart {
+        title: title.into(),
+        x_label: "sessions (log2)".into(),
+        y_label: y_label.into(),
+        x_log2: true,
+        series,
+        band: None,
     }
-    out
+}
+
+/// Mean throughput of each line against sessions; a line with no estimate keeps its legend.
+fn throughput_vs_sessions(lines: &[Line<'_>]) -> LineChart {
+    let series = lines
+        .iter()
+        .map(|l| Series {
+            name: l.name.clone(),
+            points: metric_points(l, Metric::Tps),
+            color: l.color,
+            dashed: false,
+        })
+        .collect();
+    vs_sessions("Throughput vs sessions", "transactions/s", series)
+}
+
+/// Mean p99 (solid) and p95 (dashed) of each line against sessions.
+fn latency_vs_sessions(lines: &[Line<'_>]) -> LineChart {
+    let series = solid_and_dashed(
+        lines,
+        ("p99", |l| metric_points(l, Metric::P99)),
+        ("p95", |l| metric_points(l, Metric::P95)),
+    );
+    vs_sessions(
+        "p99 (solid) and p95 (dashed) latency vs sessions",
+        "ms",
+        series,
+    )
+}
+
+/// User (solid) and system (dashed) CPU of each line against sessions, in % of one core, with
+/// `rate` picking whose CPU (the server's or the client's).
+fn cpu_vs_sessions(
+    lines: &[Line<'_>],
+    rate: fn(&Point<'_>) -> Option<CpuRate>,
+    title: &str,
+) -> LineChart {
+    let series = solid_and_dashed(
+        lines,
+        ("usr", |l| {
+            cpu_points(l, |p| rate(p).map(|c| 100.0 * c.user))
+        }),
+        ("sys", |l| cpu_points(l, |p| rate(p).map(|c| 100.0 * c.sys))),
+    );
+    vs_sessions(title, "% of one core", series)
+}
+
+/// Two series per line in its colour, named by a suffix: a solid one and a dashed one; series
+/// without points are left out.
+fn solid_and_dashed<'a>(
+    lines: &[Line<'a>],
+    solid: (&str, impl Fn(&Line<'a>) -> Vec<(f64, f64)>),
+    dashed: (&str, impl Fn(&Line<'a>) -> Vec<(f64, f64)>),
+) -> Vec<Series> {
+    let one = |l: &Line<'a>, suffix: &str, points: Vec<(f64, f64)>, dashed: bool| Series {
+        name: format!("{} {suffix}", l.name),
+        points,
+        color: l.color,
+        dashed,
+    };
+    lines
+        .iter()
+        .flat_map(|l| {
+            [
+                one(l, solid.0, solid.1(l), false),
+                one(l, dashed.0, dashed.1(l), true),
+            ]
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect()
+}
+
+/// A metric per interval over time, with the discarded warm-up shaded before 0.
+fn over_time_chart(lines: &[Line<'_>], title: &str, m: Metric, unit: &str) -> LineChart {
+    let (series, warmup) = over_time(lines, m);
+    LineChart {
+        title: title.into(),
+        x_label: "seconds since the measured phase began".into(),
+        y_label: unit.into(),
+        x_log2: false,
+        series,
+        band: (warmup > 0.0).then(|| (-warmup, 0.0, "warm-up (discarded)".to_string())),
+    }
 }
 
 /// Per-interval series of each line at its highest session count (first repeat), and the

@@ -13,6 +13,9 @@ const LEFT: f64 = 70.0;
 const RIGHT: f64 = 170.0;
 const TOP: f64 = 36.0;
 const BOTTOM: f64 = 52.0;
+/// The plot area's width and height.
+const PW: f64 = W - LEFT - RIGHT;
+const PH: f64 = H - TOP - BOTTOM;
 /// Colour-blind-safe palette (Okabe–Ito).
 const COLORS: [&str; 8] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
@@ -57,128 +60,147 @@ impl LineChart {
 
     /// The chart as one `<svg>` element.
     pub fn to_svg(&self) -> String {
-        let pts = self.series.iter().flat_map(|s| s.points.iter().copied());
-        let tx = |x: f64| if self.x_log2 { x.max(1e-9).log2() } else { x };
-        let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0.0f64);
-        for (x, y) in pts {
-            x0 = x0.min(tx(x));
-            x1 = x1.max(tx(x));
-            y1 = y1.max(y);
-        }
-        if let Some((a, b, _)) = &self.band {
-            x0 = x0.min(tx(*a));
-            x1 = x1.max(tx(*b));
-        }
-        if x0 > x1 {
-            (x0, x1) = (0.0, 1.0);
-        }
-        if x1 - x0 < 1e-9 {
-            (x0, x1) = (x0 - 1.0, x1 + 1.0);
-        }
-        let (ticks_y, ymax) = nice_ticks(if y1 > 0.0 { y1 } else { 1.0 });
-        let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
-        let sx = |x: f64| LEFT + (tx(x) - x0) / (x1 - x0) * pw;
-        let sy = |y: f64| TOP + ph - y / ymax * ph;
+        let frame = Frame::fit(self);
         let mut s = String::new();
-        let _ = write!(
-            s,
-            r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="{FONT}" font-size="12" role="img"><title>{t}</title><rect width="{W}" height="{H}" fill="#ffffff"/><text x="{LEFT}" y="22" font-size="15" font-weight="bold" fill="#222">{t}</text>"##,
-            t = esc(&self.title)
-        );
-        if let Some((a, b, label)) = &self.band {
-            let (xa, xb) = (sx(*a), sx(*b));
-            let _ = write!(
-                s,
-                r##"<rect class="band" x="{xa:.1}" y="{TOP}" width="{w:.1}" height="{ph}" fill="#999999" fill-opacity="0.18"/><text x="{tx:.1}" y="{ty}" font-size="11" fill="#555" text-anchor="middle">{l}</text>"##,
-                w = (xb - xa).max(0.0),
-                tx = (xa + xb) / 2.0,
-                ty = TOP + 14.0,
-                l = esc(label)
-            );
+        self.write_header(&mut s);
+        if let Some(band) = &self.band {
+            frame.write_band(&mut s, band);
         }
-        for &v in &ticks_y {
-            let y = sy(v);
-            let _ = write!(
-                s,
-                r##"<line x1="{LEFT}" x2="{x2}" y1="{y:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{tx}" y="{ty:.1}" text-anchor="end" fill="#444">{v}</text>"##,
-                x2 = LEFT + pw,
-                tx = LEFT - 6.0,
-                ty = y + 4.0,
-                v = fmt_num(v)
-            );
-        }
-        for v in self.x_ticks(x0, x1) {
-            let x = sx(v);
-            let _ = write!(
-                s,
-                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{y2}" stroke="#f0f0f0"/><text x="{x:.1}" y="{ty}" text-anchor="middle" fill="#444">{v}</text>"##,
-                y2 = TOP + ph,
-                ty = TOP + ph + 16.0,
-                v = fmt_num(v)
-            );
-        }
-        let _ = write!(
-            s,
-            r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#888"/><text x="{cx}" y="{by}" text-anchor="middle" fill="#222">{xl}</text><text transform="translate(16 {cy}) rotate(-90)" text-anchor="middle" fill="#222">{yl}</text>"##,
-            cx = LEFT + pw / 2.0,
-            by = H - 12.0,
-            cy = TOP + ph / 2.0,
-            xl = esc(&self.x_label),
-            yl = esc(&self.y_label)
-        );
+        frame.write_grid(&mut s);
+        self.write_border_and_labels(&mut s);
         for (i, se) in self.series.iter().enumerate() {
-            let color = COLORS[se.color % COLORS.len()];
-            let d: Vec<String> = se
-                .points
-                .iter()
-                .enumerate()
-                .map(|(j, &(x, y))| {
-                    format!(
-                        "{}{:.1},{:.1}",
-                        if j == 0 { "M" } else { "L" },
-                        sx(x),
-                        sy(y)
-                    )
-                })
-                .collect();
-            let dash = if se.dashed {
-                r#" stroke-dasharray="6 4""#
-            } else {
-                ""
-            };
-            let _ = write!(
-                s,
-                r#"<path class="series" data-points="{n}" d="{d}" fill="none" stroke="{color}" stroke-width="2"{dash}/>"#,
-                n = se.points.len(),
-                d = d.join(" ")
-            );
-            // Markers only where points are sparse enough to tell apart.
-            if se.points.len() <= 24 {
-                for &(x, y) in &se.points {
-                    let _ = write!(
-                        s,
-                        r#"<circle class="mark" cx="{:.1}" cy="{:.1}" r="3.5" fill="{color}"/>"#,
-                        sx(x),
-                        sy(y)
-                    );
-                }
-            }
-            let ly = TOP + 8.0 + 18.0 * i as f64;
-            let lx = LEFT + pw + 12.0;
-            let _ = write!(
-                s,
-                r##"<line x1="{lx}" x2="{lx2}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"{dash}/><text x="{tx}" y="{ty}" fill="#222">{name}</text>"##,
-                lx2 = lx + 22.0,
-                tx = lx + 28.0,
-                ty = ly + 4.0,
-                name = esc(&se.name)
-            );
+            frame.write_series(&mut s, se);
+            write_legend_entry(&mut s, i, se);
         }
         s.push_str("</svg>");
         s
     }
 
-    fn x_ticks(&self, x0: f64, x1: f64) -> Vec<f64> {
+    /// The opening `<svg>`, its white background and the title.
+    fn write_header(&self, s: &mut String) {
+        let _ = write!(
+            s,
+            r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="{FONT}" font-size="12" role="img"><title>{t}</title><rect width="{W}" height="{H}" fill="#ffffff"/><text x="{LEFT}" y="22" font-size="15" font-weight="bold" fill="#222">{t}</text>"##,
+            t = esc(&self.title)
+        );
+    }
+
+    /// The plot's border and the axis labels.
+    fn write_border_and_labels(&self, s: &mut String) {
+        let _ = write!(
+            s,
+            r##"<rect x="{LEFT}" y="{TOP}" width="{PW}" height="{PH}" fill="none" stroke="#888"/><text x="{cx}" y="{by}" text-anchor="middle" fill="#222">{xl}</text><text transform="translate(16 {cy}) rotate(-90)" text-anchor="middle" fill="#222">{yl}</text>"##,
+            cx = LEFT + PW / 2.0,
+            by = H - 12.0,
+            cy = TOP + PH / 2.0,
+            xl = esc(&self.x_label),
+            yl = esc(&self.y_label)
+        );
+    }
+}
+
+/// The data ranges the plot area shows and how a data point maps into it.
+struct Frame {
+    /// Log2 x axis.
+    x_log2: bool,
+    /// The x range, after the log2 transform when there is one.
+    x0: f64,
+    x1: f64,
+    /// Round y ticks from 0, the last one the top of the plot.
+    y_ticks: Vec<f64>,
+    ymax: f64,
+}
+
+impl Frame {
+    /// The frame that holds every point and the band of `chart`; y starts at 0.
+    fn fit(chart: &LineChart) -> Frame {
+        let mut frame = Frame {
+            x_log2: chart.x_log2,
+            x0: f64::MAX,
+            x1: f64::MIN,
+            y_ticks: Vec::new(),
+            ymax: 0.0,
+        };
+        let mut y1 = 0.0f64;
+        for (x, y) in chart.series.iter().flat_map(|s| s.points.iter().copied()) {
+            frame.x0 = frame.x0.min(frame.tx(x));
+            frame.x1 = frame.x1.max(frame.tx(x));
+            y1 = y1.max(y);
+        }
+        if let Some((a, b, _)) = &chart.band {
+            frame.x0 = frame.x0.min(frame.tx(*a));
+            frame.x1 = frame.x1.max(frame.tx(*b));
+        }
+        if frame.x0 > frame.x1 {
+            (frame.x0, frame.x1) = (0.0, 1.0);
+        }
+        if frame.x1 - frame.x0 < 1e-9 {
+            (frame.x0, frame.x1) = (frame.x0 - 1.0, frame.x1 + 1.0);
+        }
+        (frame.y_ticks, frame.ymax) = nice_ticks(if y1 > 0.0 { y1 } else { 1.0 });
+        frame
+    }
+
+    /// `x` on the axis' scale (its log2 on a log2 axis).
+    fn tx(&self, x: f64) -> f64 {
+        if self.x_log2 {
+            x.max(1e-9).log2()
+        } else {
+            x
+        }
+    }
+
+    /// The horizontal position of `x` in the picture.
+    fn sx(&self, x: f64) -> f64 {
+        LEFT + (self.tx(x) - self.x0) / (self.x1 - self.x0) * PW
+    }
+
+    /// The vertical position of `y` in the picture.
+    fn sy(&self, y: f64) -> f64 {
+        TOP + PH - y / self.ymax * PH
+    }
+
+    /// A shaded x range from `a` to `b` with its label centred at the top.
+    fn write_band(&self, s: &mut String, (a, b, label): &(f64, f64, String)) {
+        let (xa, xb) = (self.sx(*a), self.sx(*b));
+        let _ = write!(
+            s,
+            r##"<rect class="band" x="{xa:.1}" y="{TOP}" width="{w:.1}" height="{PH}" fill="#999999" fill-opacity="0.18"/><text x="{tx:.1}" y="{ty}" font-size="11" fill="#555" text-anchor="middle">{l}</text>"##,
+            w = (xb - xa).max(0.0),
+            tx = (xa + xb) / 2.0,
+            ty = TOP + 14.0,
+            l = esc(label)
+        );
+    }
+
+    /// Grid lines and tick labels: horizontal ones for y, then vertical ones for x.
+    fn write_grid(&self, s: &mut String) {
+        for &v in &self.y_ticks {
+            let y = self.sy(v);
+            let _ = write!(
+                s,
+                r##"<line x1="{LEFT}" x2="{x2}" y1="{y:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{tx}" y="{ty:.1}" text-anchor="end" fill="#444">{v}</text>"##,
+                x2 = LEFT + PW,
+                tx = LEFT - 6.0,
+                ty = y + 4.0,
+                v = fmt_num(v)
+            );
+        }
+        for v in self.x_ticks() {
+            let x = self.sx(v);
+            let _ = write!(
+                s,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{y2}" stroke="#f0f0f0"/><text x="{x:.1}" y="{ty}" text-anchor="middle" fill="#444">{v}</text>"##,
+                y2 = TOP + PH,
+                ty = TOP + PH + 16.0,
+                v = fmt_num(v)
+            );
+        }
+    }
+
+    /// Round x ticks over the frame's range: powers of two on a log2 axis.
+    fn x_ticks(&self) -> Vec<f64> {
+        let (x0, x1) = (self.x0, self.x1);
         if self.x_log2 {
             // Powers of two over the transformed range, thinned to at most 12 labels.
             let (a, b) = (x0.floor() as i32, x1.ceil() as i32);
@@ -198,6 +220,69 @@ impl LineChart {
             }
             out
         }
+    }
+
+    /// One series' path, and its markers when its points are few.
+    fn write_series(&self, s: &mut String, se: &Series) {
+        let d: Vec<String> = se
+            .points
+            .iter()
+            .enumerate()
+            .map(|(j, &(x, y))| {
+                let op = if j == 0 { "M" } else { "L" };
+                format!("{op}{:.1},{:.1}", self.sx(x), self.sy(y))
+            })
+            .collect();
+        let _ = write!(
+            s,
+            r#"<path class="series" data-points="{n}" d="{d}" fill="none" stroke="{color}" stroke-width="2"{dash}/>"#,
+            n = se.points.len(),
+            d = d.join(" "),
+            color = color(se),
+            dash = dash(se)
+        );
+        // Markers only where points are sparse enough to tell apart.
+        if se.points.len() <= 24 {
+            for &(x, y) in &se.points {
+                let _ = write!(
+                    s,
+                    r#"<circle class="mark" cx="{:.1}" cy="{:.1}" r="3.5" fill="{color}"/>"#,
+                    self.sx(x),
+                    self.sy(y),
+                    color = color(se)
+                );
+            }
+        }
+    }
+}
+
+/// The legend's `i`th entry, right of the plot: a short line drawn like the series, and its name.
+fn write_legend_entry(s: &mut String, i: usize, se: &Series) {
+    let ly = TOP + 8.0 + 18.0 * i as f64;
+    let lx = LEFT + PW + 12.0;
+    let _ = write!(
+        s,
+        r##"<line x1="{lx}" x2="{lx2}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"{dash}/><text x="{tx}" y="{ty}" fill="#222">{name}</text>"##,
+        lx2 = lx + 22.0,
+        tx = lx + 28.0,
+        ty = ly + 4.0,
+        color = color(se),
+        dash = dash(se),
+        name = esc(&se.name)
+    );
+}
+
+/// The series' stroke colour from the palette.
+fn color(se: &Series) -> &'static str {
+    COLORS[se.color % COLORS.len()]
+}
+
+/// The stroke attribute of a dashed series; nothing for a solid one.
+fn dash(se: &Series) -> &'static str {
+    if se.dashed {
+        r#" stroke-dasharray="6 4""#
+    } else {
+        ""
     }
 }
 
@@ -281,6 +366,64 @@ mod tests {
         for t in [">1<", ">2<", ">4<", ">8<", ">16<"] {
             assert!(svg.contains(t), "{t}");
         }
+    }
+
+    /// Compares `svg` with `src/testdata/NAME` (`UPDATE_GOLDEN=1` rewrites it; review the diff).
+    fn check_golden(name: &str, svg: &str) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/testdata")
+            .join(name);
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::write(&path, svg).unwrap();
+            return;
+        }
+        let want = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(svg, want, "{name} differs from its golden file");
+    }
+
+    #[test]
+    fn charts_match_golden_files() {
+        let series = |name: &str, color, dashed, points: Vec<(f64, f64)>| Series {
+            name: name.into(),
+            points,
+            color,
+            dashed,
+        };
+        let sessions = LineChart {
+            title: "p99 & p95 vs sessions".into(),
+            x_label: "sessions (log2)".into(),
+            y_label: "ms".into(),
+            x_log2: true,
+            series: vec![
+                series(
+                    "a p99",
+                    0,
+                    false,
+                    vec![(1.0, 2.5), (8.0, 7.25), (64.0, 31.0)],
+                ),
+                series("a p95", 0, true, vec![(1.0, 1.5), (8.0, 5.0), (64.0, 20.0)]),
+                series("b <x> p99", 9, false, vec![(2.0, 3.0), (128.0, 44.0)]),
+            ],
+            band: None,
+        };
+        check_golden("sessions.svg", &sessions.to_svg());
+        let over_time = LineChart {
+            title: "Throughput per interval".into(),
+            x_label: "seconds since the measured phase began".into(),
+            y_label: "transactions/s".into(),
+            x_log2: false,
+            series: vec![series(
+                "a @64",
+                1,
+                false,
+                (1..=30)
+                    .map(|i| (i as f64 * 0.5, 12_000.0 + 37.0 * i as f64))
+                    .collect(),
+            )],
+            band: Some((-2.0, 0.0, "warm-up (discarded)".into())),
+        };
+        check_golden("over_time.svg", &over_time.to_svg());
+        check_golden("empty.svg", &LineChart::default().to_svg());
     }
 
     #[test]
