@@ -391,11 +391,11 @@ fn warmup_auto_settles_judges_and_stores_what_it_did() {
     };
     assert_user_error(
         &run_with("auto", &["--warmup-max=-1"]),
-        "--warmup-max must be zero or a positive",
+        "--warmup-max: must be zero or a positive",
     );
     assert_user_error(
         &run_with("0", &["--settle-max=-1"]),
-        "--settle-max must be zero or a positive",
+        "--settle-max: must be zero or a positive",
     );
     assert_user_error(&run_with("0", &["--settle", "maybe"]), "--settle");
     let o = run_with("0", &["--settle", "off"]);

@@ -104,20 +104,24 @@ pub(crate) fn percentiles(v: &Value) -> Result<Vec<f64>, String> {
     ps.ok_or_else(|| format!("expects numbers in (0, 100] like 50,95,99.9, not {v}"))
 }
 
+/// Seconds above zero, at most a year.
 pub(crate) fn positive_seconds(v: &Value) -> Result<f64, String> {
-    match seconds(v)? {
-        s if s > 0.0 && s <= MAX_SECONDS => Ok(s),
+    match seconds(v) {
+        Ok(s) if s > 0.0 && s <= MAX_SECONDS => Ok(s),
         _ => Err(format!(
-            "must be a positive number of seconds, at most {MAX_SECONDS} (a year)"
+            "must be a positive number of seconds (5, 0.5, \"2s\", \"500ms\"), at most \
+             {MAX_SECONDS} (a year); not {v}"
         )),
     }
 }
 
+/// Seconds from zero, at most a year.
 pub(crate) fn bounded_seconds(v: &Value) -> Result<f64, String> {
-    match seconds(v)? {
-        s if s <= MAX_SECONDS => Ok(s),
+    match seconds(v) {
+        Ok(s) if s <= MAX_SECONDS => Ok(s),
         _ => Err(format!(
-            "must be zero or a positive number of seconds, at most {MAX_SECONDS} (a year)"
+            "must be zero or a positive number of seconds (5, 0.5, \"2s\", \"500ms\"), at \
+             most {MAX_SECONDS} (a year); not {v}"
         )),
     }
 }
