@@ -60,9 +60,16 @@ fn plan(a: &LabSpecArgs) -> Result<()> {
         e.setups.len(),
         e.cells.len()
     );
-    let header: Vec<String> = ["seq", "cell", "variant", "workload", "threads", "time"]
-        .map(String::from)
-        .to_vec();
+    let header: Vec<String> = [
+        "seq",
+        "cell",
+        "variant",
+        "workload",
+        "threads",
+        "warm-up+time",
+    ]
+    .map(String::from)
+    .to_vec();
     let mut secs = 0.0;
     let mut restarts = 0;
     let mut prev = None;

@@ -183,16 +183,24 @@ impl<'de> DeserializeSeed<'de> for Checked {
 }
 
 /// Reads an option's name, so that an unknown one is an error at its own place in the file.
-struct Key {
+struct Key<'a> {
     list: bool,
+    seen: &'a IndexMap<&'static str, Value>,
 }
 
-impl<'de> DeserializeSeed<'de> for Key {
+impl<'de> DeserializeSeed<'de> for Key<'_> {
     type Value = &'static OptionDef;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<&'static OptionDef, D::Error> {
         let key = String::deserialize(d)?;
         let def = find(&key).ok_or_else(|| de::Error::unknown_field(&key, names()))?;
+        if self.seen.contains_key(def.name) {
+            return Err(de::Error::custom(format!(
+                "{} is given twice ({} is another name for it)",
+                def.name,
+                def.alias.unwrap_or(def.name)
+            )));
+        }
         if self.list && !def.sweepable {
             return Err(de::Error::custom(format!(
                 "{}: is set once, in [defaults]",
@@ -217,7 +225,10 @@ impl<'de> Visitor<'de> for OptionsVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out = IndexMap::new();
-        while let Some(def) = map.next_key_seed(Key { list: self.list })? {
+        while let Some(def) = map.next_key_seed(Key {
+            list: self.list,
+            seen: &out,
+        })? {
             let v = map.next_value_seed(Checked {
                 def,
                 list: self.list,
@@ -277,6 +288,7 @@ mod tests {
             "[defaults]\nwarmup = \"sometimes\"\n",
             "[sweep]\nthreads = 4\n",
             "[sweep]\nrepeats = [1, 2]\n",
+            "[defaults]\nduration = \"2s\"\ntime = \"3s\"\n",
             "[defaults]\nthread = 4\n",
         ] {
             assert!(toml::from_str::<Doc>(bad).is_err(), "{bad}");
