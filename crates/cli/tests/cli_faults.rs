@@ -181,3 +181,48 @@ fn a_server_killed_for_good_mid_run_still_ends_on_time_and_stores_the_phase() {
     assert_eq!(gaps.len(), 1, "{gaps:?}");
     assert_eq!(gaps[0]["values"]["readings_resumed"], false);
 }
+
+fn signal(pid: u32, sig: libc::c_int) {
+    // SAFETY: kill only sends a signal, to the server this test started.
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, sig) }, 0);
+}
+
+#[test]
+fn a_server_that_stops_answering_mid_run_does_not_hold_the_phase_past_its_end() {
+    let s = Scratch::new();
+    let pid = server_start(&s, "f3");
+    let started = Instant::now();
+    let (child, reader) = start_run(&s, "f3");
+    // SIGSTOP: the sockets stay open and nothing answers, neither the sessions nor telemetry.
+    signal(pid, libc::SIGSTOP);
+    // Should the run hang, the server is woken after 90 s so the test fails instead of hanging.
+    let (woken_tx, woken_rx) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if woken_rx.recv_timeout(Duration::from_secs(90)).is_err() {
+            signal(pid, libc::SIGCONT);
+        }
+    });
+    let o = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    let _ = woken_tx.send(());
+    watchdog.join().unwrap();
+    signal(pid, libc::SIGCONT);
+    let out = reader.join().unwrap();
+    let err = stderr(&o);
+    let _ = s.run(&["server", "stop", "f3"]);
+    assert_eq!(o.status.code(), Some(0), "stdout: {out}\nstderr: {err}");
+    // The phase's time, the grace for outstanding replies (1 s), a bounded telemetry reading:
+    // not the stall's length.
+    assert!(
+        took < Duration::from_secs(TIME_S + 20),
+        "the run took {took:?}"
+    );
+    let run = shown(&s);
+    let result = &run["phases"][0]["result"];
+    assert!(
+        result["duration_s"].as_f64() < Some(TIME_S as f64 + 2.0),
+        "{result}"
+    );
+    let verdict = result["stability"].to_string();
+    assert!(verdict.contains("stall"), "{verdict}");
+}

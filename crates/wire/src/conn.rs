@@ -13,6 +13,7 @@ use crate::rows::{binary_row, parse_column, text_row, Column};
 use crate::stream::Stream;
 use qpslab_core::ConnectOptions;
 use std::collections::HashMap;
+use std::time::Duration;
 
 /// Result of a text-protocol query or a statement execution, fully read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -90,12 +91,30 @@ impl Conn {
     /// counts it as secure transport too), so every ssl-mode is satisfied there without TLS,
     /// and cleartext passwords (caching_sha2 full auth, mysql_clear_password) may be sent.
     pub fn connect(opts: &ConnectOptions) -> Result<Conn, Error> {
-        let (io, info) = establish(opts)?;
+        Conn::open(opts, None)
+    }
+
+    /// Connects like [`Conn::connect`], every blocking step bounded by `timeout` (connecting,
+    /// the handshake, and every read and write afterwards): a server that stopped answering
+    /// (SIGSTOP, a hung host) gives an [`Error::Io`] after `timeout` instead of a wait without
+    /// end. A timed-out connection is no longer usable: drop it.
+    pub fn connect_timeout(opts: &ConnectOptions, timeout: Duration) -> Result<Conn, Error> {
+        Conn::open(opts, Some(timeout))
+    }
+
+    fn open(opts: &ConnectOptions, timeout: Option<Duration>) -> Result<Conn, Error> {
+        let (io, info) = establish(opts, timeout)?;
         Ok(Conn {
             io,
             info,
             stmt_columns: HashMap::new(),
         })
+    }
+
+    /// Bounds every later read and write on this connection (`None`: unbounded). A timed-out
+    /// connection is no longer usable: drop it.
+    pub fn set_timeout(&self, timeout: Option<Duration>) -> Result<(), Error> {
+        self.io.stream().set_timeouts(timeout).map_err(Error::Io)
     }
 
     fn command(&mut self, cmd: u8, body: &[u8]) -> Result<(), Error> {

@@ -11,6 +11,7 @@ use crate::tls;
 use qpslab_core::{ConnectOptions, Endpoint, SslMode};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
+use std::time::Duration;
 
 /// utf8mb4_general_ci: understood by every server this client targets.
 const CHARSET_UTF8MB4: u8 = 45;
@@ -135,21 +136,42 @@ pub(crate) fn response(
     b
 }
 
-fn open(endpoint: &Endpoint) -> Result<Stream, Error> {
+fn open(endpoint: &Endpoint, timeout: Option<Duration>) -> Result<Stream, Error> {
     let wrap = |e: std::io::Error| {
         Error::Io(std::io::Error::new(
             e.kind(),
             format!("cannot connect to {endpoint}: {e}"),
         ))
     };
-    Ok(match endpoint {
+    let stream = match endpoint {
         Endpoint::Tcp { host, port } => {
-            let s = TcpStream::connect((host.as_str(), *port)).map_err(wrap)?;
+            let s = match timeout {
+                Some(t) => tcp_connect_timeout(host, *port, t),
+                None => TcpStream::connect((host.as_str(), *port)),
+            }
+            .map_err(wrap)?;
             s.set_nodelay(true).map_err(wrap)?;
             Stream::Tcp(s)
         }
         Endpoint::Unix { path } => Stream::Unix(UnixStream::connect(path).map_err(wrap)?),
-    })
+    };
+    stream.set_timeouts(timeout).map_err(wrap)?;
+    Ok(stream)
+}
+
+/// `TcpStream::connect` with a bound on each address tried.
+fn tcp_connect_timeout(host: &str, port: u16, t: Duration) -> std::io::Result<TcpStream> {
+    use std::net::ToSocketAddrs;
+    let mut last = None;
+    for addr in (host, port).to_socket_addrs()? {
+        match TcpStream::connect_timeout(&addr, t) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::NotFound, "no address for the host")
+    }))
 }
 
 /// What an event loop needs to know about a session handed over by
@@ -166,9 +188,13 @@ pub struct SessionInfo {
     pub mariadb: bool,
 }
 
-/// Opens the socket, negotiates, authenticates.
-pub(crate) fn establish(opts: &ConnectOptions) -> Result<(PacketIo, SessionInfo), Error> {
-    let mut io = PacketIo::new(open(&opts.endpoint)?);
+/// Opens the socket, negotiates, authenticates; with a `timeout`, every blocking step
+/// (connect, each read and write) is bounded by it, and stays bounded on the connection.
+pub(crate) fn establish(
+    opts: &ConnectOptions,
+    timeout: Option<Duration>,
+) -> Result<(PacketIo, SessionInfo), Error> {
+    let mut io = PacketIo::new(open(&opts.endpoint, timeout)?);
     let g = parse_greeting(&io.read()?)?;
     let is_tcp = matches!(opts.endpoint, Endpoint::Tcp { .. });
     let server_tls = g.caps & CLIENT_SSL != 0;

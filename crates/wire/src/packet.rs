@@ -35,6 +35,11 @@ impl PacketIo {
         self.rbuf.len() - self.rpos
     }
 
+    /// The socket.
+    pub(crate) fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
     /// Gives the socket back (any buffered bytes are dropped; callers check [`Self::buffered`]).
     pub(crate) fn into_stream(self) -> Stream {
         self.stream

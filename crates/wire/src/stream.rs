@@ -163,6 +163,22 @@ impl Stream {
         }
     }
 
+    /// Sets a write timeout on the socket (blocking mode only).
+    pub fn set_write_timeout(&self, d: Option<std::time::Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_write_timeout(d),
+            Stream::Unix(s) => s.set_write_timeout(d),
+            Stream::Tls(t) => t.sock.set_write_timeout(d),
+        }
+    }
+
+    /// Bounds every blocking read and write (`None`: wait as long as it takes). A read or
+    /// write past the bound fails with `WouldBlock`/`TimedOut`.
+    pub fn set_timeouts(&self, d: Option<std::time::Duration>) -> io::Result<()> {
+        self.set_read_timeout(d)?;
+        self.set_write_timeout(d)
+    }
+
     /// True when a TLS stream holds ciphertext the socket has not accepted yet: wait for
     /// writability and call `flush()`.
     pub fn wants_write(&self) -> bool {

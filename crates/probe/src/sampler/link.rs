@@ -1,6 +1,7 @@
 //! The sampler's control connection, which outlives a server restart: a lost connection is
 //! re-established with the sessions' backoff (first retry at once, then 10 ms doubling up to
-//! 1 s), and a reading is attempted again on the new one.
+//! 1 s), and a reading is attempted again on the new one. Every reading and reconnection is
+//! bounded by [`TIMEOUT`], so a server that stops answering loses readings, not the phase.
 
 use crate::error::Error;
 use qpslab_core::ConnectOptions;
@@ -10,6 +11,9 @@ use std::time::{Duration, Instant};
 /// First delay after a failed reconnection; doubles up to [`MAX_BACKOFF`] (as the sessions').
 const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
+/// The longest a reading or a reconnection may block: a server that stopped answering
+/// (SIGSTOP, a hung host) costs a tick this much, not the phase its end.
+const TIMEOUT: Duration = Duration::from_secs(1);
 
 /// A control connection that reconnects when lost (when it knows its target).
 pub(super) struct Link {
@@ -29,6 +33,8 @@ pub(super) struct Link {
 
 impl Link {
     pub fn new(conn: Conn) -> Link {
+        // Without a bound, a failure to set it only means a reading may wait longer.
+        let _ = conn.set_timeout(Some(TIMEOUT));
         Link {
             conn: Some(conn),
             target: None,
@@ -105,7 +111,7 @@ impl Link {
         if now < self.next_try {
             return Err(self.gone());
         }
-        match Conn::connect(target) {
+        match Conn::connect_timeout(target, TIMEOUT) {
             Ok(c) => {
                 self.conn = Some(c);
                 self.reconnects += 1;

@@ -39,6 +39,10 @@ const SEND_BATCH: usize = 128;
 const LINGER_MIN_IN_FLIGHT: usize = 32;
 /// Longest sleep in `epoll_wait`, so a raised stop flag is seen promptly.
 const MAX_WAIT: Duration = Duration::from_millis(50);
+/// How long a timed phase waits past its end for the replies still outstanding; then their
+/// sessions are closed unanswered, so a server that stopped answering (SIGSTOP, a lock held
+/// for minutes) cannot hold the phase past its end by more than this.
+const END_GRACE: Duration = Duration::from_secs(1);
 
 /// What a loop tells the coordinator.
 pub(crate) enum LoopMsg {
@@ -236,7 +240,7 @@ impl<'a> EventLoop<'a> {
             self.reconnect_due(now)?;
             self.retire_idle(now);
             self.flush_sends(now)?;
-            if self.active == 0 {
+            if self.active == 0 || self.past_grace(now) {
                 return Ok(());
             }
             self.linger(now);
@@ -327,6 +331,16 @@ impl<'a> EventLoop<'a> {
             self.k += 1;
             self.next_boundary = self.clock.bounds.get(self.k);
         }
+    }
+
+    /// A timed phase whose grace after the end is over: the sessions still waiting for a
+    /// reply are abandoned (the loop returns; dropping them closes their sockets). The loop
+    /// wakes at least every `MAX_WAIT`, so it notices.
+    fn past_grace(&self, now: Instant) -> bool {
+        self.clock
+            .bounds
+            .end
+            .is_some_and(|end| now >= end + END_GRACE)
     }
 
     fn time_is_up(&self, now: Instant) -> bool {
