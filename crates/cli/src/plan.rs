@@ -199,9 +199,10 @@ mod tests {
         "help",
     ];
 
-    fn cli_plan(args: &[String]) -> Resolved {
+    /// `qpslab run WORKLOAD ARGS...` resolved.
+    fn cli_plan(workload: &str, args: &[String]) -> Resolved {
         use clap::Parser;
-        let argv = ["qpslab", "run", "oltp_read_only"].map(String::from);
+        let argv = ["qpslab", "run", workload].map(String::from);
         let cli = crate::args::Cli::try_parse_from(argv.iter().chain(args))
             .unwrap_or_else(|e| panic!("{args:?}: {e}"));
         match cli.command {
@@ -280,17 +281,11 @@ mod tests {
                     .extend(["--warmup", "0", "--rate", "0", "--rand-seed", "7"].map(String::from));
             }
             let want = if def.positional() {
-                use clap::Parser;
-                let argv = ["qpslab", "run", def.example].map(String::from);
-                let cli = crate::args::Cli::try_parse_from(argv.iter().chain(&flags)).unwrap();
-                match cli.command {
-                    crate::args::Command::Run(a) => run_plan(&a).unwrap(),
-                    _ => unreachable!(),
-                }
+                cli_plan(def.example, &flags)
             } else {
                 let mut f = flags.clone();
                 f.extend([def.flag(), def.example.to_string()]);
-                cli_plan(&f)
+                cli_plan("oltp_read_only", &f)
             };
             let defaults = spec_plans(&format!(
                 "[defaults]\n{keys}{} = \"{}\"\n",
@@ -310,7 +305,7 @@ mod tests {
             }
             assert_ne!(
                 want,
-                cli_plan(&flags),
+                cli_plan("oltp_read_only", &flags),
                 "{}: the example changes nothing",
                 def.name
             );

@@ -2,7 +2,7 @@
 //! takes, its help, how its value is checked and applied, and how its default is shown.
 
 use super::builder::{Builder, MAX_SECONDS};
-use super::value::{float, int, list, seconds};
+use super::value::{float, list, seconds};
 use serde_json::Value;
 
 /// Where an option applies.
@@ -89,10 +89,6 @@ pub(crate) const U32: u64 = u32::MAX as u64;
 
 pub(crate) fn on_off(b: bool) -> String {
     if b { "on" } else { "off" }.into()
-}
-
-pub(crate) fn percent(v: &Value) -> Result<u32, String> {
-    Ok(int(v, 0, 100)? as u32)
 }
 
 pub(crate) fn percentiles(v: &Value) -> Result<Vec<f64>, String> {

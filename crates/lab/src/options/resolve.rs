@@ -5,14 +5,13 @@ use super::builder::{Builder, Origin, Resolved};
 use super::table::{find, OptionDef};
 use serde_json::Value;
 
-impl Origin {
-    /// How `def` is named to a user of this origin.
-    pub fn name(self, def: &OptionDef) -> String {
-        match self {
-            Origin::Flags if def.positional() => def.value_name.to_string(),
-            Origin::Flags => def.flag(),
-            Origin::Spec => def.name.to_string(),
-        }
+/// How `def` is named in an error, `--table-size` or `table_size`; a positional argument is
+/// not named (its errors name it themselves: "unknown workload 'x'").
+fn label(origin: Origin, def: &OptionDef) -> Option<String> {
+    match origin {
+        Origin::Flags if def.positional() => None,
+        Origin::Flags => Some(def.flag()),
+        Origin::Spec => Some(def.name.to_string()),
     }
 }
 
@@ -25,9 +24,9 @@ pub fn resolve<'n, 'v>(
     let mut b = Builder::new(origin);
     for (name, v) in values {
         let def = find(name).ok_or_else(|| format!("unknown run option `{name}`"))?;
-        (def.apply)(&mut b, v).map_err(|e| match (origin, def.positional()) {
-            (Origin::Flags, true) => e,
-            _ => format!("{}: {e}", origin.name(def)),
+        (def.apply)(&mut b, v).map_err(|e| match label(origin, def) {
+            Some(name) => format!("{name}: {e}"),
+            None => e,
         })?;
     }
     b.finish()

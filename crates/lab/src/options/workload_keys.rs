@@ -1,14 +1,15 @@
 //! The workload's options (sysbench's names): the dataset's shape, the transaction's mix, the
 //! random distributions. `prepare`, `run` and studies take them.
 
-use super::def::{choices, def, on_off, percent, OptionDef, Scope, ON_OFF, U32};
+use super::def::{choices, def, on_off, OptionDef, Scope, ON_OFF, U32};
 use super::value::{float, int, switch, text};
 use qpslab_core::{RandType, WorkloadKind};
 use serde_json::Value;
 
-/// A count of the workload: `$field` of the plan's workload options, from `$min`.
-macro_rules! count {
-    ($name:literal, $field:ident, $min:expr, $max:expr, $ex:literal, $help:literal) => {
+/// A number of the workload's options, `$field` (a path below `plan.workload`), read by
+/// `$read` (e.g. [`count`]`(1, U32)` or [`float`]).
+macro_rules! number {
+    ($name:literal, $($field:ident).+, $read:expr, $ex:literal, $help:literal) => {
         def(
             $name,
             Scope::Workload,
@@ -16,12 +17,21 @@ macro_rules! count {
             $help,
             $ex,
             |b, v| {
-                b.plan.workload.$field = int(v, $min, $max)?.try_into().map_err(|_| "too big")?;
+                b.plan.workload.$($field).+ = ($read)(v)?;
                 Ok(())
             },
-            |b| b.plan.workload.$field.to_string(),
+            |b| b.plan.workload.$($field).+.to_string(),
         )
     };
+}
+
+/// Reads a whole number in `min..=max` into the field's own integer type.
+fn count<T: TryFrom<u64>>(min: u64, max: u64) -> impl Fn(&Value) -> Result<T, String> {
+    move |v| {
+        int(v, min, max)?
+            .try_into()
+            .map_err(|_| "too big".to_string())
+    }
 }
 
 /// An on/off option of the workload.
@@ -45,25 +55,6 @@ macro_rules! workload_switch {
     };
 }
 
-/// A parameter of the random distributions.
-macro_rules! rand_param {
-    ($name:literal, $field:ident, $read:expr, $ex:literal, $help:literal) => {
-        def(
-            $name,
-            Scope::Workload,
-            "N",
-            $help,
-            $ex,
-            |b, v| {
-                let read: fn(&Value) -> Result<_, String> = $read;
-                b.plan.workload.rand.$field = read(v)?;
-                Ok(())
-            },
-            |b| b.plan.workload.rand.$field.to_string(),
-        )
-    };
-}
-
 /// The workload options, in the order `run --help` lists them.
 pub(crate) static WORKLOAD: &[OptionDef] = &[
     def(
@@ -81,84 +72,74 @@ pub(crate) static WORKLOAD: &[OptionDef] = &[
         },
         |b| b.plan.workload.kind.name().to_string(),
     ),
-    count!("tables", tables, 1, U32, "2", "Number of tables"),
-    count!(
+    number!("tables", tables, count(1, U32), "2", "Number of tables"),
+    number!(
         "table_size",
         table_size,
-        1,
-        i32::MAX as u64,
+        count(1, i32::MAX as u64),
         "500",
         "Rows per table"
     ),
-    count!(
+    number!(
         "range_size",
         range_size,
-        1,
-        U32,
+        count(1, U32),
         "50",
         "Range size for range SELECT queries"
     ),
-    count!(
+    number!(
         "point_selects",
         point_selects,
-        0,
-        U32,
+        count(0, U32),
         "5",
         "Point SELECT queries per transaction"
     ),
-    count!(
+    number!(
         "simple_ranges",
         simple_ranges,
-        0,
-        U32,
+        count(0, U32),
         "2",
         "Simple range SELECT queries per transaction"
     ),
-    count!(
+    number!(
         "sum_ranges",
         sum_ranges,
-        0,
-        U32,
+        count(0, U32),
         "2",
         "SELECT SUM() queries per transaction"
     ),
-    count!(
+    number!(
         "order_ranges",
         order_ranges,
-        0,
-        U32,
+        count(0, U32),
         "2",
         "SELECT ORDER BY queries per transaction"
     ),
-    count!(
+    number!(
         "distinct_ranges",
         distinct_ranges,
-        0,
-        U32,
+        count(0, U32),
         "2",
         "SELECT DISTINCT queries per transaction"
     ),
-    count!(
+    number!(
         "index_updates",
         index_updates,
-        0,
-        U32,
+        count(0, U32),
         "2",
         "UPDATE index queries per transaction"
     ),
-    count!(
+    number!(
         "non_index_updates",
         non_index_updates,
-        0,
-        U32,
+        count(0, U32),
         "2",
         "UPDATE non-index queries per transaction"
     ),
-    count!(
+    number!(
         "delete_inserts",
         delete_inserts,
-        0,
-        U32,
+        count(0, U32),
         "2",
         "DELETE/INSERT combinations per transaction"
     ),
@@ -216,27 +197,24 @@ pub(crate) static WORKLOAD: &[OptionDef] = &[
         },
         |b| b.plan.workload.create_table_options.clone(),
     ),
-    count!(
+    number!(
         "random_points",
         random_points,
-        1,
-        U32,
+        count(1, U32),
         "5",
         "Points per query of select_random_points"
     ),
-    count!(
+    number!(
         "number_of_ranges",
         number_of_ranges,
-        1,
-        U32,
+        count(1, U32),
         "5",
         "Ranges per query of select_random_ranges"
     ),
-    count!(
+    number!(
         "delta",
         delta,
-        1,
-        U32,
+        count(1, U32),
         "3",
         "Width of each range of select_random_ranges"
     ),
@@ -255,45 +233,45 @@ pub(crate) static WORKLOAD: &[OptionDef] = &[
         ),
         &["uniform", "gaussian", "special", "pareto", "zipfian"],
     ),
-    rand_param!(
+    number!(
         "rand_spec_iter",
-        spec_iter,
-        |v| Ok(int(v, 1, U32)? as u32),
+        rand.spec_iter,
+        count(1, U32),
         "6",
         "Iterations of the special and gaussian distributions"
     ),
-    rand_param!(
+    number!(
         "rand_spec_pct",
-        spec_pct,
-        percent,
+        rand.spec_pct,
+        count(0, 100),
         "2",
         "Percentage of values treated as special"
     ),
-    rand_param!(
+    number!(
         "rand_spec_res",
-        spec_res,
-        percent,
+        rand.spec_res,
+        count(0, 100),
         "50",
         "Percentage of draws that hit the special values"
     ),
-    rand_param!(
+    number!(
         "rand_pareto_h",
-        pareto_h,
+        rand.pareto_h,
         float,
         "0.3",
         "Pareto distribution parameter h"
     ),
-    rand_param!(
+    number!(
         "rand_zipfian_exp",
-        zipfian_exp,
+        rand.zipfian_exp,
         float,
         "0.9",
         "Zipfian distribution exponent"
     ),
-    rand_param!(
+    number!(
         "rand_seed",
-        seed,
-        |v| int(v, 0, u64::MAX),
+        rand.seed,
+        count(0, u64::MAX),
         "42",
         "Seed of the random generator (0: from the clock)"
     ),
