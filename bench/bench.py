@@ -202,8 +202,8 @@ class Bench:
             queries = qs["read"] + qs["write"] + qs["other"]
             qps = phase["qps"]
             errors = sum(phase["errors"].values())
-            c = phase["client_cpu_s"]
-            phase_cpu_us = (c["user"] + c["sys"]) * 1e6 / max(queries, 1)
+            c = phase["result"]["client_cpu"]
+            phase_cpu_us = (c["user_s"] + c["sys_s"]) * 1e6 / max(queries, 1)
         r = dict(m, tool=tool, workload=workload, threads=threads, placement=placement,
                  pair=pair, queries=queries, qps=qps, errors=errors,
                  client_cpu_us=(m["user_s"] + m["sys_s"]) * 1e6 / max(queries, 1),
