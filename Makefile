@@ -5,9 +5,9 @@ SHELL := /bin/bash
 CARGO ?= cargo
 QPSLAB := target/release/qpslab
 # What the demo needs (a server to sandbox, jemalloc for --malloc), and what the tests add:
-# sysbench to compare against, openssl for TLS certificates, perf, Chromium and a font for reports.
+# sysbench and percona-toolkit (pt-query-digest) to compare against, openssl for TLS certificates, perf, Chromium and a font for reports.
 DEMO_PACKAGES := mariadb-server mariadb-client libjemalloc2
-TEST_PACKAGES := $(DEMO_PACKAGES) sysbench openssl linux-perf chromium fonts-dejavu-core
+TEST_PACKAGES := $(DEMO_PACKAGES) sysbench openssl linux-perf chromium fonts-dejavu-core percona-toolkit
 
 .PHONY: demo test deps deps-test install-packages build lint bench
 
