@@ -17,6 +17,7 @@ pub mod dsn;
 pub mod env;
 pub mod optfile;
 pub mod plan;
+pub mod replay;
 pub mod result;
 pub mod secret;
 pub mod stability;

@@ -135,6 +135,9 @@ pub struct RunPlan {
     /// The event loops' levers (io_uring, linger).
     #[serde(default)]
     pub engine: EngineKnobs,
+    /// `qpslab replay`: the log replayed instead of `workload` (whose options then do not apply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::replay::ReplayPlan>,
 }
 
 impl RunPlan {
@@ -157,6 +160,15 @@ impl RunPlan {
             warmup_auto: None,
             settle: None,
             engine: EngineKnobs::default(),
+            replay: None,
+        }
+    }
+
+    /// The name of what ran: `replay` for a replayed log, else the workload's script name.
+    pub fn workload_name(&self) -> &'static str {
+        match self.replay {
+            Some(_) => "replay",
+            None => self.workload.kind.name(),
         }
     }
 }

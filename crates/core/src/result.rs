@@ -139,6 +139,9 @@ pub struct PhaseResult {
     /// Whether the phase is fit to compare (none: not judged, e.g. stored before verdicts).
     #[serde(default)]
     pub stability: Option<crate::verdict::Stability>,
+    /// What a replay did per class of statements (`qpslab replay` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::replay::ReplayOutcome>,
 }
 
 impl PhaseResult {

@@ -82,6 +82,9 @@ pub enum ExecError {
     /// The phase failed or was interrupted.
     #[error(transparent)]
     Run(#[from] qpslab_engine::RunError),
+    /// A log that cannot be replayed, or a database it needs that the target lacks.
+    #[error("{0}")]
+    Replay(String),
     /// Telemetry could not be read before or after the phase.
     #[error("telemetry: {0}")]
     Probe(#[from] qpslab_probe::Error),
@@ -103,7 +106,10 @@ impl ExecError {
     /// options that cannot work.
     pub fn is_user_error(&self) -> bool {
         match self {
-            ExecError::Unprepared(_) | ExecError::NoSpace(_) | ExecError::Workload(_) => true,
+            ExecError::Unprepared(_)
+            | ExecError::NoSpace(_)
+            | ExecError::Workload(_)
+            | ExecError::Replay(_) => true,
             ExecError::Dataset(e) => e.is_user_error(),
             _ => false,
         }

@@ -320,10 +320,8 @@ pub fn judge_phase(
 
 /// Runs one phase of `threads` sessions of the run's plan (`meta.plan`, so what is stored is
 /// what ran: warm-up, then measurement) on `target`, takes telemetry through `sampler` on
-/// every report tick, and writes it to `store` under `meta` as it is measured: the phase row
-/// before the warm-up, each interval's sample and telemetry tick as the engine reports it, the
-/// summary and histograms at the end. When the phase fails or is interrupted, what was measured
-/// is kept and the phase is closed as `interrupted` (see `Store::interrupt_phase`).
+/// every report tick, and writes it to `store` under `meta` as it is measured (see
+/// [`measure_with`]).
 #[allow(clippy::too_many_arguments)]
 pub fn measure(
     store: &mut Store,
@@ -334,6 +332,25 @@ pub fn measure(
     sampler: &mut Sampler,
     obs: &mut dyn Observer,
     stop: &AtomicBool,
+) -> Result<Measured, ExecError> {
+    let phase = |on_sample: &mut dyn FnMut(&Sample)| {
+        run_phase(target, &meta.plan, workload, threads, on_sample, stop).map_err(ExecError::from)
+    };
+    measure_with(store, meta, threads, sampler, obs, phase)
+}
+
+/// Stores the phase that `phase` measures (it calls its argument once per report interval) as
+/// it is measured: the phase row first, each interval's sample and telemetry tick as it is
+/// reported, the summary, stability verdict and histograms at the end. When the phase fails or
+/// is interrupted, what was measured is kept and the phase is closed as `interrupted` (see
+/// `Store::interrupt_phase`). The engine's phases and log replays share this path.
+pub fn measure_with(
+    store: &mut Store,
+    meta: &RunMeta,
+    threads: u32,
+    sampler: &mut Sampler,
+    obs: &mut dyn Observer,
+    phase: impl FnOnce(&mut dyn FnMut(&Sample)) -> Result<PhaseResult, ExecError>,
 ) -> Result<Measured, ExecError> {
     let plan = &meta.plan;
     sampler.begin()?;
@@ -354,9 +371,9 @@ pub fn measure(
                 write_error = Some(e);
             }
         };
-        run_phase(target, plan, workload, threads, &mut on_sample, stop)
+        phase(&mut on_sample)
     };
-    let finished = result.map_err(ExecError::from).and_then(|phase| {
+    let finished = result.and_then(|phase| {
         let telemetry = sampler.finish(phase.duration_s + plan.warmup_s)?;
         Ok((phase, telemetry))
     });

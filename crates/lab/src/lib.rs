@@ -32,6 +32,7 @@ pub mod expand;
 pub mod options;
 pub mod os;
 pub mod password;
+pub mod replay;
 mod retry;
 pub mod settle;
 pub mod spec;

@@ -122,6 +122,11 @@ fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
 /// The workload a point measured: the script's name (and a custom script's identity, when the
 /// plan names one), from the run's plan.
 pub fn workload(p: &Point<'_>) -> String {
+    // Two replays of one log (by content) in one mode replayed the same workload.
+    if let Some(r) = &p.meta().plan.replay {
+        let hash = r.sha256.get(..12).unwrap_or(&r.sha256);
+        return format!("replay of log {hash} ({} mode)", r.mode);
+    }
     let plan = serde_json::to_value(&p.meta().plan.workload).unwrap_or(Value::Null);
     let mut f = BTreeMap::new();
     flatten("", &plan, &mut f);

@@ -233,6 +233,7 @@ impl Collector {
             rate,
             histograms,
             stability: None,
+            replay: None,
         }
     }
 }

@@ -24,6 +24,9 @@ mod stats;
 mod uring;
 
 pub use error::RunError;
+/// The latency histograms every phase uses (µs, 3 significant digits), for other loops that
+/// store phases (`qpslab replay`).
+pub use stats::{blob, new_histogram, record_us, summarize};
 
 use crate::workload::Workload;
 use collect::Collector;

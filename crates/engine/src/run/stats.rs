@@ -13,14 +13,14 @@ use std::collections::BTreeMap;
 const MAX_US: u64 = 3_600_000_000;
 
 /// An empty latency histogram with the project's bounds.
-pub(crate) fn new_histogram() -> Histogram<u64> {
+pub fn new_histogram() -> Histogram<u64> {
     // The bounds are constants that hdrhistogram accepts (low >= 1, high >= 2 * low, sigfig <= 5).
     Histogram::new_with_bounds(1, MAX_US, 3).expect("constant histogram bounds are valid")
 }
 
 /// Records one latency, clamped into the histogram's range.
 #[inline]
-pub(crate) fn record_us(h: &mut Histogram<u64>, us: u64) {
+pub fn record_us(h: &mut Histogram<u64>, us: u64) {
     h.saturating_record(us.clamp(1, MAX_US));
 }
 
@@ -101,7 +101,7 @@ impl IntervalStats {
 }
 
 /// Summarizes a microsecond histogram in milliseconds with the requested percentiles.
-pub(crate) fn summarize(h: &Histogram<u64>, percentiles: &[f64]) -> LatencySummary {
+pub fn summarize(h: &Histogram<u64>, percentiles: &[f64]) -> LatencySummary {
     if h.is_empty() {
         return LatencySummary {
             percentiles: percentiles
@@ -127,7 +127,7 @@ pub(crate) fn summarize(h: &Histogram<u64>, percentiles: &[f64]) -> LatencySumma
 }
 
 /// Serializes a histogram in the V2 format for the results store.
-pub(crate) fn blob(name: &str, h: &Histogram<u64>) -> HistogramBlob {
+pub fn blob(name: &str, h: &Histogram<u64>) -> HistogramBlob {
     let mut v2 = Vec::new();
     // Writing into a Vec cannot fail on I/O; a serialization error would only mean an empty blob.
     let _ = V2Serializer::new().serialize(h, &mut v2);

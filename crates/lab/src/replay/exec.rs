@@ -1,0 +1,351 @@
+//! The replay loop: blocking sessions, one thread each, and a coordinator that cuts a `Sample`
+//! per report interval from the sessions' tallies.
+//!
+//! Sessions mode: each session replays its lane (see [`super::lanes`]) in order, waiting until
+//! each statement is due (its log start over the speed) and counting how late it started. Max
+//! mode: each session takes the next statement from one shared cursor. A failed statement is
+//! counted for its class and code and the replay goes on; a lost connection is re-established
+//! with backoff (the statement counts as error 2013). The stop flag ends every session after its
+//! current statement, and the phase is reported as interrupted.
+
+use super::lanes::{self, Lanes};
+use super::tally::{Tally, LOST_CONNECTION};
+use super::{Kind, ReplayLog, ReplayOptions, Stmt};
+use crate::error::ExecError;
+use qpslab_core::replay::ReplayMode;
+use qpslab_core::result::{PhaseResult, Sample};
+use qpslab_core::ConnectOptions;
+use qpslab_engine::run::summarize;
+use qpslab_engine::RunError;
+use qpslab_wire::Conn;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Sessions in max mode when `--threads` is not given.
+pub const DEFAULT_MAX_SESSIONS: u32 = 4;
+
+/// The longest nap while waiting, so a raised stop flag is seen.
+const NAP: Duration = Duration::from_millis(50);
+
+/// Which statements a session replays.
+enum Work {
+    /// Sessions mode: lane `i` for session `i`, with each statement's due time (none: speed 0).
+    Lanes(Lanes, Option<Vec<u64>>),
+    /// Max mode: the next statement of the log.
+    Cursor(AtomicUsize),
+}
+
+/// What every session shares.
+struct Shared<'a> {
+    log: &'a ReplayLog,
+    opts: &'a ReplayOptions,
+    target: &'a ConnectOptions,
+    work: Work,
+    stop: &'a AtomicBool,
+    t0: Instant,
+    tallies: Vec<Mutex<Tally>>,
+    done: AtomicUsize,
+}
+
+/// Replays `log` on `target` as `opts` say, calling `on_sample` once per report interval, and
+/// returns the phase (its `replay` field says what happened per class). Every session is
+/// opened before the clock starts; a session that cannot be opened fails the replay.
+pub fn replay(
+    target: &ConnectOptions,
+    log: &ReplayLog,
+    opts: &ReplayOptions,
+    on_sample: &mut dyn FnMut(&Sample),
+    stop: &AtomicBool,
+) -> Result<PhaseResult, ExecError> {
+    if log.stmts.is_empty() {
+        return Err(ExecError::Replay(
+            "the log holds no statement to replay".into(),
+        ));
+    }
+    let work = match opts.mode {
+        ReplayMode::Sessions => Work::Lanes(
+            lanes::plan(log, opts.threads),
+            (opts.speed > 0.0).then(|| lanes::due_us(log, opts.speed)),
+        ),
+        ReplayMode::Max => Work::Cursor(AtomicUsize::new(0)),
+    };
+    let sessions = match &work {
+        Work::Lanes(l, _) => l.len(),
+        Work::Cursor(_) => opts.threads.unwrap_or(DEFAULT_MAX_SESSIONS).max(1) as usize,
+    };
+    let conns = (0..sessions)
+        .map(|_| open(target, opts))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|source| ExecError::Connect {
+            target: target.describe(),
+            source,
+        })?;
+    let shared = Shared {
+        log,
+        opts,
+        target,
+        work,
+        stop,
+        t0: Instant::now(),
+        tallies: (0..sessions)
+            .map(|_| Mutex::new(Tally::default()))
+            .collect(),
+        done: AtomicUsize::new(0),
+    };
+    let (total, samples) = std::thread::scope(|scope| {
+        for (i, conn) in conns.into_iter().enumerate() {
+            let shared = &shared;
+            scope.spawn(move || {
+                Session::new(shared, i, conn).run();
+                shared.done.fetch_add(1, Ordering::Release);
+            });
+        }
+        coordinate(&shared, sessions, on_sample)
+    });
+    if stop.load(Ordering::Relaxed) {
+        return Err(ExecError::Run(RunError::Interrupted));
+    }
+    Ok(phase_of(&shared, sessions, total, samples))
+}
+
+/// A connection for a session: to `--database` when given.
+fn open(target: &ConnectOptions, opts: &ReplayOptions) -> Result<Conn, qpslab_wire::Error> {
+    let mut t = target.clone();
+    if opts.database.is_some() {
+        t.database.clone_from(&opts.database);
+    }
+    Conn::connect(&t)
+}
+
+/// Cuts a sample per interval until every session is done; returns the phase's total tally
+/// and its samples.
+fn coordinate(
+    shared: &Shared<'_>,
+    sessions: usize,
+    on_sample: &mut dyn FnMut(&Sample),
+) -> (Tally, Vec<Sample>) {
+    let interval = Duration::from_secs_f64(shared.opts.report_interval_s.max(0.01));
+    let mut total = Tally::default();
+    let mut samples = Vec::new();
+    let mut last = Duration::ZERO;
+    let mut next = interval;
+    loop {
+        let finished = shared.done.load(Ordering::Acquire) == sessions;
+        let now = shared.t0.elapsed();
+        if finished || now >= next {
+            let tally = take(shared);
+            let s = tally.sample(
+                now.as_secs_f64(),
+                (now - last).as_secs_f64(),
+                &shared.opts.percentiles,
+            );
+            // A last sliver with nothing in it is no interval.
+            if !finished || s.events + s.errors > 0 || samples.is_empty() {
+                on_sample(&s);
+                samples.push(s);
+            }
+            total.merge(&tally);
+            last = now;
+            next += interval;
+        }
+        if finished {
+            return (total, samples);
+        }
+        std::thread::sleep(next.saturating_sub(shared.t0.elapsed()).min(NAP));
+    }
+}
+
+/// Every session's tally since the last call, merged.
+fn take(shared: &Shared<'_>) -> Tally {
+    let mut t = Tally::default();
+    for m in &shared.tallies {
+        // A session that panicked left a tally that is still whole numbers; take it.
+        let mut g = m.lock().unwrap_or_else(|p| p.into_inner());
+        t.merge(&std::mem::take(&mut *g));
+    }
+    t
+}
+
+/// The phase from the total tally.
+fn phase_of(shared: &Shared<'_>, sessions: usize, t: Tally, samples: Vec<Sample>) -> PhaseResult {
+    let log = shared.log;
+    let duration_s: f64 = samples.iter().map(|s| s.interval_s).sum();
+    let (statements, histograms) = t.statements(log, &shared.opts.percentiles);
+    let mut errors: BTreeMap<u16, u64> = BTreeMap::new();
+    for c in t.classes.values() {
+        for (code, n) in &c.errors {
+            *errors.entry(*code).or_insert(0) += n;
+        }
+    }
+    let rate = matches!(shared.work, Work::Lanes(_, Some(_))).then(|| {
+        let first = log.stmts.iter().map(|s| s.start_us).min().unwrap_or(0);
+        let last = log.stmts.iter().map(|s| s.start_us).max().unwrap_or(0);
+        let span_s = (last - first) as f64 / 1e6 / shared.opts.speed;
+        t.rate(duration_s, t.timed, span_s)
+    });
+    let mut outcome = t.outcome(log);
+    outcome.complete = true;
+    PhaseResult {
+        threads: sessions as u32,
+        duration_s,
+        events: t.queries.total(),
+        queries: t.queries,
+        errors,
+        reconnects: t.reconnects,
+        latency: summarize(&t.all, &shared.opts.percentiles),
+        statements,
+        samples,
+        rate,
+        histograms,
+        replay: Some(outcome),
+        ..Default::default()
+    }
+}
+
+/// One of our sessions.
+struct Session<'a> {
+    shared: &'a Shared<'a>,
+    index: usize,
+    conn: Conn,
+    /// The database in effect on `conn` (none: the connection's default).
+    db: Option<String>,
+}
+
+impl<'a> Session<'a> {
+    fn new(shared: &'a Shared<'a>, index: usize, conn: Conn) -> Self {
+        Session {
+            shared,
+            index,
+            conn,
+            db: None,
+        }
+    }
+
+    fn run(&mut self) {
+        let shared = self.shared;
+        let mut pos = 0;
+        while !shared.stop.load(Ordering::Relaxed) {
+            let i = match &shared.work {
+                Work::Lanes(lanes, _) => lanes[self.index].get(pos).copied(),
+                Work::Cursor(next) => Some(next.fetch_add(1, Ordering::Relaxed))
+                    .filter(|&i| i < shared.log.stmts.len()),
+            };
+            let Some(i) = i else { return };
+            pos += 1;
+            self.statement(i);
+        }
+    }
+
+    fn tally(&self) -> std::sync::MutexGuard<'a, Tally> {
+        self.shared.tallies[self.index]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Replays statement `i` (when due), counting it.
+    fn statement(&mut self, i: usize) {
+        let s = &self.shared.log.stmts[i];
+        let opts = self.shared.opts;
+        if opts.read_only && s.kind == Kind::Write {
+            self.tally().skipped(s.class);
+            return;
+        }
+        if opts.database.is_some() && is_use(&s.sql) {
+            // `--database` maps the log's `use` onto the one database.
+            return;
+        }
+        if let Work::Lanes(_, Some(due)) = &self.shared.work {
+            let Some(lag) = self.wait_until(due[i]) else {
+                return;
+            };
+            self.tally().lag(lag);
+        }
+        if let Err(e) = self.use_database(s) {
+            self.failed(s, &e);
+            return;
+        }
+        let t = Instant::now();
+        match self.conn.query(&s.sql) {
+            Ok(_) => {
+                let us = t.elapsed().as_micros() as u64;
+                self.tally().ok(s.class, s.kind, us);
+                if is_use(&s.sql) {
+                    self.db.clone_from(&s.db);
+                }
+            }
+            Err(e) => self.failed(s, &e),
+        }
+    }
+
+    /// Sleeps until `due_us` after the start; returns the lag in µs, or none when stopped.
+    fn wait_until(&self, due_us: u64) -> Option<u64> {
+        let due = Duration::from_micros(due_us);
+        loop {
+            if self.shared.stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            let now = self.shared.t0.elapsed();
+            if now >= due {
+                return Some((now - due).as_micros() as u64);
+            }
+            std::thread::sleep((due - now).min(NAP));
+        }
+    }
+
+    /// Switches to the statement's logged database when it differs (without `--database`).
+    fn use_database(&mut self, s: &Stmt) -> Result<(), qpslab_wire::Error> {
+        if self.shared.opts.database.is_some() || s.db.is_none() || s.db == self.db {
+            return Ok(());
+        }
+        let db = s.db.as_deref().unwrap_or_default();
+        self.conn
+            .execute(&format!("USE `{}`", db.replace('`', "``")))?;
+        self.db.clone_from(&s.db);
+        Ok(())
+    }
+
+    /// Counts a failed statement; re-establishes a lost connection.
+    fn failed(&mut self, s: &Stmt, e: &qpslab_wire::Error) {
+        let lost = e.is_connection_lost() || e.server_code().is_none();
+        let code = e.server_code().unwrap_or(LOST_CONNECTION);
+        self.tally().failed(s.class, code);
+        if lost {
+            self.reconnect();
+        }
+    }
+
+    /// Reconnects with backoff (50 ms doubling to 2 s) until it works or the replay stops.
+    fn reconnect(&mut self) {
+        let mut wait = Duration::from_millis(50);
+        while !self.shared.stop.load(Ordering::Relaxed) {
+            if let Ok(c) = open(self.shared.target, self.shared.opts) {
+                self.conn = c;
+                self.db = None;
+                self.tally().reconnects += 1;
+                return;
+            }
+            std::thread::sleep(wait);
+            wait = (wait * 2).min(Duration::from_secs(2));
+        }
+    }
+}
+
+/// Whether `sql` is a `USE db` statement.
+fn is_use(sql: &str) -> bool {
+    sql.trim_start()
+        .get(..4)
+        .is_some_and(|w| w.eq_ignore_ascii_case("use "))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn use_statements_are_recognised() {
+        assert!(super::is_use("USE shop"));
+        assert!(super::is_use("  use `a b`"));
+        assert!(!super::is_use("user_select()"));
+        assert!(!super::is_use("update users set a = 1"));
+    }
+}

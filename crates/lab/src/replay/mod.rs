@@ -1,0 +1,224 @@
+//! Replaying a captured slow or general log against a server (`qpslab replay`).
+//!
+//! A log is read once into a [`ReplayLog`]: its statements in log order, each with its original
+//! connection, its start in the log's clock, its class (fingerprint) and whether it reads or
+//! writes. Then:
+//!
+//! - [`lanes`] plans the sessions: in sessions mode each original connection keeps its
+//!   statements in order on one of our sessions, and connections whose lifetimes do not
+//!   overlap share a session (interval scheduling), so our session count is the log's peak
+//!   concurrency (or `--threads`, when smaller: connections then wait for a free session);
+//! - [`exec`] runs them on blocking sessions (one thread each, `wire::Conn`), at the log's
+//!   pace scaled by the speed (sessions mode) or as fast as possible from a shared cursor (max
+//!   mode), and reports one `Sample` per interval with per-class tallies ([`tally`]);
+//! - the phase is stored like a run's (`exec::measure_with`): one run, one phase.
+//!
+//! Why its own loop and not the engine's: the engine's sessions generate their statements and
+//! are driven by event loops that never wait for a clock other than a fixed rate; a replay's
+//! statements are given, each has its own start time and its own database, and a session must
+//! block until its connection's previous statement ended. One blocking thread per session keeps
+//! that plain; a replay's sessions are as many as the log's peak concurrency.
+
+pub mod exec;
+pub mod lanes;
+pub mod tally;
+
+use qpslab_core::replay::ReplayMode;
+
+/// What a statement does, for the read/write/other counts and `--read-only`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// SELECT, SHOW... (without FOR UPDATE / INTO).
+    Read,
+    /// INSERT, UPDATE, DELETE, REPLACE, DDL, LOAD, SELECT ... FOR UPDATE.
+    Write,
+    /// BEGIN, COMMIT, SET, USE...
+    Other,
+}
+
+/// One statement to replay.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    /// The original connection (0 when the log does not say).
+    pub conn: u64,
+    /// When it started in the log's clock, µs.
+    pub start_us: i64,
+    /// When it ended in the log's clock, µs (its start when the log has no duration).
+    pub end_us: i64,
+    /// The statement's text.
+    pub sql: String,
+    /// Index of its class in [`ReplayLog::classes`].
+    pub class: u32,
+    /// Read, write or other.
+    pub kind: Kind,
+    /// The database in effect when it ran, as logged.
+    pub db: Option<String>,
+}
+
+/// A log read for replay: its statements in log order and what was skipped.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReplayLog {
+    /// The statements, in log order.
+    pub stmts: Vec<Stmt>,
+    /// Class fingerprints, by class index (order of first appearance).
+    pub classes: Vec<String>,
+    /// Each original connection's lifetime in the log's clock (from `Connect`/`Quit` when
+    /// logged, else its first and last statement), by connection id.
+    pub spans: std::collections::BTreeMap<u64, (i64, i64)>,
+    /// Admin commands and other non-statements skipped.
+    pub skipped_admin: u64,
+    /// Entries the reader could not parse.
+    pub skipped_unparsed: u64,
+    /// The last timestamp seen, so entries without one inherit it.
+    last_us: i64,
+    /// Each connection's latest statement start.
+    last_start: std::collections::BTreeMap<u64, i64>,
+    /// Class index by fingerprint.
+    class_index: std::collections::HashMap<String, u32>,
+}
+
+/// A statement as the log gives it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Logged {
+    /// The original connection (0 when the log does not say).
+    pub conn: u64,
+    /// When it ended, in the log's clock (µs); none: when the previous entry did.
+    pub end_us: Option<i64>,
+    /// How long it ran, seconds (0 when the log does not say).
+    pub query_s: f64,
+    /// The statement's text.
+    pub sql: String,
+    /// Its class key.
+    pub fingerprint: String,
+    /// Read, write or other.
+    pub kind: Kind,
+    /// The database in effect.
+    pub db: Option<String>,
+}
+
+impl ReplayLog {
+    /// Adds a logged statement.
+    pub fn add_statement(&mut self, l: Logged) {
+        let end_us = l.end_us.unwrap_or(self.last_us);
+        self.last_us = end_us;
+        let duration_us = (l.query_s.max(0.0) * 1e6) as i64;
+        // A connection's statements start in order even when whole-second times and durations
+        // would put one before its predecessor.
+        let floor = self.last_start.get(&l.conn).copied().unwrap_or(i64::MIN);
+        let start_us = (end_us - duration_us).max(floor);
+        self.last_start.insert(l.conn, start_us);
+        let end_us = end_us.max(start_us);
+        let class = self.class_of(&l.fingerprint);
+        self.touch(l.conn, start_us);
+        self.touch(l.conn, end_us);
+        self.stmts.push(Stmt {
+            conn: l.conn,
+            start_us,
+            end_us,
+            sql: l.sql,
+            class,
+            kind: l.kind,
+            db: l.db,
+        });
+    }
+
+    /// Notes that connection `conn` was connected or quit at `at_us` (when the log has a time).
+    pub fn add_connection_event(&mut self, conn: u64, at_us: Option<i64>) {
+        let at = at_us.unwrap_or(self.last_us);
+        self.last_us = at;
+        self.touch(conn, at);
+    }
+
+    /// The original connections' count.
+    pub fn connections(&self) -> u64 {
+        self.spans.len() as u64
+    }
+
+    fn touch(&mut self, conn: u64, at: i64) {
+        let span = self.spans.entry(conn).or_insert((at, at));
+        span.0 = span.0.min(at);
+        span.1 = span.1.max(at);
+    }
+
+    fn class_of(&mut self, fingerprint: &str) -> u32 {
+        if let Some(&i) = self.class_index.get(fingerprint) {
+            return i;
+        }
+        let i = self.classes.len() as u32;
+        self.classes.push(fingerprint.to_string());
+        self.class_index.insert(fingerprint.to_string(), i);
+        i
+    }
+
+    /// The databases the statements ran in, as logged.
+    pub fn databases(&self) -> std::collections::BTreeSet<&str> {
+        self.stmts.iter().filter_map(|s| s.db.as_deref()).collect()
+    }
+}
+
+/// The class id shown for class index `i` (`c1`, `c2`...).
+pub fn class_id(i: usize) -> String {
+    format!("c{}", i + 1)
+}
+
+/// How to replay.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplayOptions {
+    /// Sessions or max.
+    pub mode: ReplayMode,
+    /// Log time divided by this (0: no waiting).
+    pub speed: f64,
+    /// The session cap (sessions mode) or count (max mode, default 4).
+    pub threads: Option<u32>,
+    /// Every statement runs here (none: as logged).
+    pub database: Option<String>,
+    /// Skip writes.
+    pub read_only: bool,
+    /// Seconds per sample.
+    pub report_interval_s: f64,
+    /// Latency percentiles to summarize.
+    pub percentiles: Vec<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn logged(
+        conn: u64,
+        end_s: Option<i64>,
+        query_s: f64,
+        sql: &str,
+        kind: Kind,
+    ) -> Logged {
+        Logged {
+            conn,
+            end_us: end_s.map(|s| s * 1_000_000),
+            query_s,
+            sql: sql.to_string(),
+            fingerprint: sql.to_string(),
+            kind,
+            db: None,
+        }
+    }
+
+    #[test]
+    fn statements_start_at_end_minus_duration_in_order_per_connection() {
+        let mut log = ReplayLog::default();
+        log.add_statement(logged(7, Some(10), 0.5, "a", Kind::Read));
+        // Same whole second, longer: it would start before `a`; it starts with it instead.
+        log.add_statement(logged(7, Some(10), 2.0, "b", Kind::Write));
+        log.add_statement(Logged {
+            db: Some("d".into()),
+            ..logged(8, None, 0.0, "a", Kind::Read)
+        });
+        assert_eq!(log.stmts[0].start_us, 9_500_000);
+        assert_eq!(log.stmts[1].start_us, 9_500_000);
+        assert_eq!(log.stmts[2].start_us, 10_000_000);
+        assert_eq!(log.classes, ["a", "b"]);
+        assert_eq!(log.stmts[2].class, 0);
+        assert_eq!(log.connections(), 2);
+        assert_eq!(log.spans[&7], (9_500_000, 10_000_000));
+        assert_eq!(log.databases().into_iter().collect::<Vec<_>>(), ["d"]);
+    }
+}
