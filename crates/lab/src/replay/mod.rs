@@ -23,7 +23,15 @@ pub mod exec;
 pub mod lanes;
 pub mod tally;
 
+use crate::exec::{measure_with, Measured, Observer};
+use crate::ExecError;
 use qpslab_core::replay::ReplayMode;
+use qpslab_core::ConnectOptions;
+use qpslab_probe::Sampler;
+use qpslab_store::{RunMeta, Store};
+use qpslab_wire::Conn;
+use std::collections::BTreeSet;
+use std::sync::atomic::AtomicBool;
 
 /// What a statement does, for the read/write/other counts and `--read-only`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,6 +186,62 @@ pub struct ReplayOptions {
     pub report_interval_s: f64,
     /// Latency percentiles to summarize.
     pub percentiles: Vec<f64>,
+}
+
+/// Sessions a replay of `log` uses: the lanes of sessions mode, or the threads of max mode.
+pub fn sessions(log: &ReplayLog, o: &ReplayOptions) -> u32 {
+    match o.mode {
+        ReplayMode::Sessions => lanes::plan(log, o.threads).len() as u32,
+        ReplayMode::Max => o.threads.unwrap_or(exec::DEFAULT_MAX_SESSIONS).max(1),
+    }
+}
+
+/// Refuses, before anything runs, a replay whose databases (`--database`, else the log's)
+/// the server reached by `conn` lacks.
+pub fn check_databases(
+    conn: &mut Conn,
+    log: &ReplayLog,
+    o: &ReplayOptions,
+) -> Result<(), ExecError> {
+    let have: BTreeSet<String> = conn
+        .query("SHOW DATABASES")
+        .map_err(|e| ExecError::Replay(format!("listing the target's databases: {e}")))?
+        .rows
+        .iter()
+        .filter_map(|r| r.first().cloned().flatten())
+        .collect();
+    let wanted: Vec<&str> = match &o.database {
+        Some(db) => vec![db.as_str()],
+        None => log.databases().into_iter().collect(),
+    };
+    let missing: Vec<&str> = wanted.into_iter().filter(|d| !have.contains(*d)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(ExecError::Replay(format!(
+        "the target has no database {}: create it, or replay into one with --database NAME",
+        missing.join(", ")
+    )))
+}
+
+/// Replays `log` on `target` and stores it as the one phase of the run `meta` (whose plan
+/// describes the replay), with telemetry from `sampler` on every interval, as it is measured
+/// (see [`crate::exec::measure_with`]).
+#[allow(clippy::too_many_arguments)]
+pub fn measure(
+    store: &mut Store,
+    meta: &RunMeta,
+    target: &ConnectOptions,
+    log: &ReplayLog,
+    o: &ReplayOptions,
+    sampler: &mut Sampler,
+    obs: &mut dyn Observer,
+    stop: &AtomicBool,
+) -> Result<Measured, ExecError> {
+    let threads = sessions(log, o);
+    measure_with(store, meta, threads, sampler, obs, |on_sample| {
+        exec::replay(target, log, o, on_sample, stop)
+    })
 }
 
 #[cfg(test)]
