@@ -1,0 +1,57 @@
+//! Streaming readers for MariaDB and MySQL slow and general query logs, and the statement
+//! fingerprints that group their entries into classes.
+//!
+//! The reader scans bytes, one reused line buffer and one reused entry at a time, so its
+//! memory does not grow with the log; [`LogReader`] is an iterator of owned [`Entry`]s, and
+//! [`LogReader::next_ref`] lends an [`EntryRef`] for the hot path (`qpslab digest`).
+//! Incomplete entries (a header without its statement, a cut last entry) are skipped and
+//! counted ([`LogReader::skipped`]); bytes that are not a log give
+//! [`LogError::UnknownFormat`].
+//!
+//! ```
+//! use qpslab_sqllog::{fingerprint, LogReader, LogType};
+//! let log = concat!(
+//!     "# Time: 261123  4:11:58\n",
+//!     "# User@Host: app[app] @ localhost []\n",
+//!     "# Thread_id: 8  Schema: shop  QC_hit: No\n",
+//!     "# Query_time: 0.000200  Lock_time: 0.000050  Rows_sent: 1  Rows_examined: 1\n",
+//!     "SET timestamp=1795407118;\n",
+//!     "SELECT c FROM sbtest12 WHERE id=42;\n",
+//! );
+//! let mut r = LogReader::new(log.as_bytes(), LogType::Slow).unwrap();
+//! let e = r.next().unwrap().unwrap();
+//! assert_eq!((e.db.as_deref(), e.sql.as_str()), (Some("shop"), "SELECT c FROM sbtest12 WHERE id=42"));
+//! assert_eq!(fingerprint(&e.sql), "select c from sbtest12 where id=?");
+//! ```
+
+mod entry;
+mod error;
+mod fingerprint;
+mod general;
+mod lines;
+mod reader;
+mod slow;
+mod time;
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+
+pub use entry::{Command, Entry, EntryRef, Flavor, LogType};
+pub use error::LogError;
+pub use fingerprint::{
+    fingerprint, fingerprint_into, kind_of_fingerprint, statement_kind, StatementKind,
+};
+pub use reader::LogReader;
+
+/// The reader's buffer: large, so a read call brings many entries at once.
+const READ_BUFFER: usize = 1 << 20;
+
+/// Opens a log file and detects its flavor (see [`LogReader::new`]).
+pub fn open(path: &Path, kind: LogType) -> Result<LogReader<BufReader<File>>, LogError> {
+    let file = File::open(path).map_err(|source| LogError::Open {
+        path: path.display().to_string(),
+        source,
+    })?;
+    LogReader::new(BufReader::with_capacity(READ_BUFFER, file), kind)
+}

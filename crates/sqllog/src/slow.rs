@@ -1,0 +1,312 @@
+//! The slow query log: `# Name: value` header lines, then `use db;`, `SET timestamp=N;` and
+//! the statement, ending with `;`.
+
+use std::io::{self, BufRead};
+
+use crate::entry::{Flavor, Span};
+use crate::reader::{is_server_header, put, Cur, State};
+use crate::time::{parse_iso, parse_short};
+
+/// The flavor a log's first entry line shows, if it starts a slow-log entry.
+pub(crate) fn first_line_flavor(l: &[u8]) -> Option<Flavor> {
+    if let Some(t) = l.strip_prefix(b"# Time: ") {
+        let t = trim_start(t);
+        return if parse_iso(t).is_some() {
+            Some(Flavor::MySql)
+        } else {
+            parse_short(t).map(|_| Flavor::MariaDb)
+        };
+    }
+    if l.starts_with(b"# User@Host: ") {
+        let mysql = memchr::memmem::find(l, b" Id: ").is_some();
+        return Some(if mysql {
+            Flavor::MySql
+        } else {
+            Flavor::MariaDb
+        });
+    }
+    is_pair_line(l).then_some(Flavor::MariaDb)
+}
+
+fn trim_start(b: &[u8]) -> &[u8] {
+    let n = b.iter().take_while(|c| c.is_ascii_whitespace()).count();
+    &b[n..]
+}
+
+fn trim_end(b: &[u8]) -> &[u8] {
+    let n = b
+        .iter()
+        .rev()
+        .take_while(|c| c.is_ascii_whitespace())
+        .count();
+    &b[..b.len() - n]
+}
+
+/// `# Name: ...` with a name of letters, digits and `_` (a header line, not a comment
+/// inside a statement).
+fn is_pair_line(l: &[u8]) -> bool {
+    let Some(rest) = l.strip_prefix(b"# ") else {
+        return false;
+    };
+    name_len(rest).is_some() && !rest.starts_with(b"administrator")
+}
+
+/// The length of the `Name` when `b` starts with `Name:` (a letter, then letters, digits, `_`).
+fn name_len(b: &[u8]) -> Option<usize> {
+    if !b.first()?.is_ascii_alphabetic() {
+        return None;
+    }
+    let n = b
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count();
+    (b.get(n) == Some(&b':')).then_some(n)
+}
+
+/// Reads entries until one is whole (true) or the input ends (false); incomplete entries
+/// are counted in `skipped`.
+pub(crate) fn next<R: BufRead>(st: &mut State<R>) -> io::Result<bool> {
+    loop {
+        match read_one(st)? {
+            Some(true) => return Ok(true),
+            Some(false) => st.skipped += 1,
+            None => return Ok(false),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Seen {
+    started: bool,
+    header: bool,
+    time: bool,
+    user: bool,
+    body: bool,
+    /// The entry's own ISO `# Time:` (MySQL, µs): preferred to `SET timestamp` (seconds).
+    iso: Option<i64>,
+}
+
+/// One entry: `None` at the end of the input, `Some(whole)` otherwise.
+fn read_one<R: BufRead>(st: &mut State<R>) -> io::Result<Option<bool>> {
+    st.cur.reset();
+    let mut seen = Seen::default();
+    loop {
+        if !st.lines.advance()? {
+            return Ok(seen.started.then(|| finish(st, &seen)));
+        }
+        let l = &st.lines.buf;
+        let time = l.starts_with(b"# Time: ");
+        let user = l.starts_with(b"# User@Host: ");
+        let ends = is_server_header(l)
+            || time && (seen.time || seen.user || seen.body)
+            || user && (seen.user || seen.body)
+            || seen.body && is_pair_line(l);
+        if ends && seen.started {
+            st.lines.hold();
+            return Ok(Some(finish(st, &seen)));
+        }
+        if is_server_header(l) || !seen.started && l.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if !seen.started {
+            seen.started = true;
+            st.cur.line = st.lines.number;
+        }
+        st.cur.cut |= st.lines.cut;
+        if time {
+            let t = trim_start(&l[8..]);
+            seen.iso = parse_iso(t).map(|(us, _)| us);
+            st.last_time = seen
+                .iso
+                .or(parse_short(t).map(|(us, _)| us))
+                .or(st.last_time);
+            seen.time = true;
+        } else if user {
+            user_host(&mut st.cur, &l[13..]);
+            seen.user = true;
+            seen.header = true;
+        } else if !seen.body && is_pair_line(l) {
+            pairs(&mut st.cur, &l[2..]);
+            seen.header = true;
+        } else if !seen.body && l.as_slice() == b"#" {
+            continue;
+        } else {
+            seen.body = true;
+            let l = std::mem::take(&mut st.lines.buf);
+            st.cur.push_body(&l);
+            st.lines.buf = l;
+        }
+    }
+}
+
+fn text(b: &[u8]) -> &str {
+    std::str::from_utf8(b).unwrap_or("")
+}
+
+fn number<T: std::str::FromStr>(b: &[u8]) -> Option<T> {
+    text(b).parse().ok()
+}
+
+/// `root[root] @ localhost [127.0.0.1]  Id:     8` (MySQL adds `Id:`).
+fn user_host(c: &mut Cur, l: &[u8]) {
+    let (who, rest) = split_at(l, b" @ ");
+    let user = who.split(|&c| c == b'[').next().unwrap_or(b"");
+    let (host, rest) = split_at(rest, b" [");
+    let ip = rest.split(|&c| c == b']').next().unwrap_or(b"");
+    put(&mut c.user, text(trim_end(user)));
+    let host = if host.is_empty() { ip } else { host };
+    put(&mut c.host, text(host));
+    if let Some(at) = memchr::memmem::find(rest, b"Id:") {
+        c.thread_id = number(trim_end(trim_start(&rest[at + 3..])));
+    }
+}
+
+/// The bytes before and after the first `sep` (all of `b` and nothing when it is absent).
+fn split_at<'a>(b: &'a [u8], sep: &[u8]) -> (&'a [u8], &'a [u8]) {
+    match memchr::memmem::find(b, sep) {
+        Some(at) => (&b[..at], &b[at + sep.len()..]),
+        None => (b, &[]),
+    }
+}
+
+/// `Name: value  Name: value ...`; `explain:` takes the rest of its line.
+fn pairs(c: &mut Cur, l: &[u8]) {
+    if let Some(rest) = l.strip_prefix(b"explain:") {
+        return extra(c, b"explain", trim_start(rest));
+    }
+    let mut i = 0;
+    while i < l.len() {
+        let name_end = match l[i..].iter().position(|&c| c == b':') {
+            Some(n) => i + n,
+            None => return,
+        };
+        let name = trim_start(&l[i..name_end]);
+        let vstart = name_end
+            + 1
+            + l[name_end + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_whitespace())
+                .count();
+        let vend = if name_len(&l[vstart..]).is_some() {
+            vstart
+        } else {
+            value_end(l, vstart)
+        };
+        field(c, name, &l[vstart..vend]);
+        i = vend;
+    }
+}
+
+/// Where a value starting at `from` ends: before the whitespace that precedes the next
+/// `Name:` (values such as `Start: 2026-11-23T04:11:58Z` hold colons but no spaces).
+fn value_end(l: &[u8], from: usize) -> usize {
+    let mut j = from;
+    while j < l.len() {
+        if l[j].is_ascii_whitespace() {
+            let k = j + l[j..]
+                .iter()
+                .take_while(|c| c.is_ascii_whitespace())
+                .count();
+            if name_len(&l[k..]).is_some() {
+                return j;
+            }
+            j = k;
+        } else {
+            j += 1;
+        }
+    }
+    trim_end(&l[..l.len()]).len().max(from)
+}
+
+fn field(c: &mut Cur, name: &[u8], v: &[u8]) {
+    match name {
+        b"Query_time" => c.query_time_s = number(v),
+        b"Lock_time" => c.lock_time_s = number(v),
+        b"Rows_sent" => c.rows_sent = number(v),
+        b"Rows_examined" => c.rows_examined = number(v),
+        b"Rows_affected" => c.rows_affected = number(v),
+        b"Thread_id" => c.thread_id = number(v),
+        b"Schema" => put(&mut c.db, text(v)),
+        _ => extra(c, name, v),
+    }
+}
+
+fn extra(c: &mut Cur, name: &[u8], v: &[u8]) {
+    let n0 = c.extras.len();
+    c.extras.extend_from_slice(name);
+    let v0 = c.extras.len();
+    c.extras.extend_from_slice(v);
+    c.spans.push(Span {
+        name: (n0, v0),
+        value: (v0, c.extras.len()),
+    });
+}
+
+/// Completes the entry: strips the `use` and `SET timestamp` lines, the trailing `;`,
+/// carries the connection's database; false when the entry is incomplete.
+fn finish<R>(st: &mut State<R>, seen: &Seen) -> bool {
+    let c = &mut st.cur;
+    c.at_us = st.last_time;
+    let body = std::mem::take(&mut c.body);
+    let (mut start, end) = (0, trim_end(&body).len());
+    while let Some(nl) = memchr::memchr(b'\n', &body[start..end]).map(|n| start + n) {
+        let line = trim_end(&body[start..nl]);
+        if let Some(db) = line
+            .strip_prefix(b"use ")
+            .and_then(|d| d.strip_suffix(b";"))
+        {
+            put(&mut c.db, text(trim_db(db)));
+        } else if let Some(ts) = line
+            .strip_prefix(b"SET timestamp=")
+            .and_then(|d| d.strip_suffix(b";"))
+        {
+            c.at_us = number::<i64>(ts)
+                .map(|s| s.saturating_mul(1_000_000))
+                .or(c.at_us);
+        } else {
+            break;
+        }
+        start = nl + 1;
+    }
+    c.at_us = seen.iso.or(c.at_us);
+    let stmt = &body[start..end];
+    let whole = seen.header && !c.cut && stmt.ends_with(b";") && stmt.len() > 1;
+    if let Some(name) = stmt.strip_prefix(b"# administrator command: ") {
+        c.command.clear();
+        c.command
+            .push_str(text(&name[..name.len().saturating_sub(1)]));
+        start += 2;
+    }
+    c.sql = (start, end - usize::from(whole));
+    c.body = body;
+    carry_db(st);
+    whole
+}
+
+fn trim_db(db: &[u8]) -> &[u8] {
+    let db = db.strip_prefix(b"`").unwrap_or(db);
+    db.strip_suffix(b"`").unwrap_or(db)
+}
+
+/// The connections remembered at most: slow logs rarely record a connection's end, so the
+/// record is dropped wholesale past this many (a connection seen again after that takes its
+/// database from its next `Schema:` or `use`).
+const MAX_CONNS: usize = 1 << 16;
+
+/// The database in effect: the entry's own (`Schema:`, `use`), else its connection's last.
+fn carry_db<R>(st: &mut State<R>) {
+    let Some(id) = st.cur.thread_id else { return };
+    if st.conns.len() >= MAX_CONNS && !st.conns.contains_key(&id) {
+        st.conns.clear();
+    }
+    let conn = st.conns.entry(id).or_default();
+    match st.cur.db.as_deref() {
+        Some(db) if !db.is_empty() && conn.db != db => {
+            conn.db.clear();
+            conn.db.push_str(db);
+        }
+        Some(db) if !db.is_empty() => {}
+        _ if !conn.db.is_empty() => put(&mut st.cur.db, &conn.db),
+        _ => {}
+    }
+}
