@@ -85,6 +85,9 @@ pub enum ExecError {
     /// A log that cannot be replayed, or a database it needs that the target lacks.
     #[error("{0}")]
     Replay(String),
+    /// A log that could not be read (a runtime failure).
+    #[error("{0}")]
+    Log(String),
     /// Telemetry could not be read before or after the phase.
     #[error("telemetry: {0}")]
     Probe(#[from] qpslab_probe::Error),

@@ -21,6 +21,7 @@
 
 pub mod exec;
 pub mod lanes;
+pub mod source;
 pub mod tally;
 
 use crate::exec::{measure_with, Measured, Observer};

@@ -1,0 +1,128 @@
+//! Reading a log file into a [`ReplayLog`] with `qpslab-sqllog`, and identifying it by content.
+
+use super::{Kind, Logged, ReplayLog};
+use crate::ExecError;
+use qpslab_sqllog::StatementKind;
+use qpslab_sqllog::{fingerprint, kind_of_fingerprint, Command, Entry, LogError, LogType};
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::path::Path;
+
+/// A log read for replay, and what identifies the file.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The statements.
+    pub log: ReplayLog,
+    /// The file's size.
+    pub bytes: u64,
+    /// SHA-256 of its content, hex.
+    pub sha256: String,
+    /// `MariaDB` or `MySQL`.
+    pub flavor: &'static str,
+}
+
+/// Reads the log at `path` (a `kind` log). A file that is missing or not such a log is the
+/// user's error.
+pub fn load(path: &Path, kind: LogType) -> Result<Loaded, ExecError> {
+    let mut reader = qpslab_sqllog::open(path, kind).map_err(log_error)?;
+    let flavor = reader.flavor().name();
+    let mut log = ReplayLog::default();
+    for entry in reader.by_ref() {
+        add(&mut log, entry.map_err(log_error)?);
+    }
+    log.skipped_unparsed = reader.skipped();
+    let (bytes, sha256) = digest(path).map_err(|e| log_error(LogError::Io(e)))?;
+    Ok(Loaded {
+        log,
+        bytes,
+        sha256,
+        flavor,
+    })
+}
+
+fn log_error(e: LogError) -> ExecError {
+    if e.is_user_error() {
+        ExecError::Replay(e.to_string())
+    } else {
+        ExecError::Log(e.to_string())
+    }
+}
+
+/// One entry into the log: statements are replayed, connections shape the sessions, the rest is
+/// counted as skipped.
+fn add(log: &mut ReplayLog, e: Entry) {
+    let conn = e.thread_id.unwrap_or(0);
+    match e.command {
+        Command::Query | Command::Execute => {
+            let fingerprint = fingerprint(&e.sql);
+            let kind = match kind_of_fingerprint(&fingerprint) {
+                StatementKind::Read => Kind::Read,
+                StatementKind::Write => Kind::Write,
+                StatementKind::Other => Kind::Other,
+            };
+            log.add_statement(Logged {
+                conn,
+                end_us: e.at_us,
+                query_s: e.query_time_s.unwrap_or(0.0),
+                sql: e.sql,
+                fingerprint,
+                kind,
+                db: e.db,
+            });
+        }
+        Command::Connect | Command::Quit => log.add_connection_event(conn, e.at_us),
+        _ => log.skipped_admin += 1,
+    }
+}
+
+/// The file's size and SHA-256.
+fn digest(path: &Path) -> std::io::Result<(u64, String)> {
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut bytes = 0u64;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        bytes += n as u64;
+        h.update(&buf[..n]);
+    }
+    let hex = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    Ok((bytes, hex))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../sqllog/tests/data")
+            .join(name)
+    }
+
+    #[test]
+    fn a_mariadb_slow_log_becomes_statements_by_connection() {
+        let l = load(&fixture("mariadb-10.11-slow.log"), LogType::Slow).unwrap();
+        assert_eq!(l.flavor, "MariaDB");
+        assert_eq!(l.sha256.len(), 64);
+        let first = &l.log.stmts[0];
+        assert!(
+            first.sql.starts_with("INSERT INTO sbtest1 VALUES"),
+            "{first:?}"
+        );
+        assert_eq!((first.conn, first.kind), (6, Kind::Write));
+        assert_eq!(first.db.as_deref(), Some("shop"));
+        assert!(l.log.connections() >= 2);
+    }
+
+    #[test]
+    fn a_general_log_read_as_slow_is_the_users_error() {
+        let e = load(&fixture("mariadb-10.11-general.log"), LogType::Slow).unwrap_err();
+        assert!(e.is_user_error(), "{e}");
+        let e = load(&fixture("no-such.log"), LogType::Slow).unwrap_err();
+        assert!(e.is_user_error(), "{e}");
+    }
+}
