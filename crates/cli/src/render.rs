@@ -247,7 +247,7 @@ pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use qpslab_core::result::{CpuUsage, Percentile, QueryCounts, RateStats};
 
@@ -299,7 +299,8 @@ mod tests {
         }
     }
 
-    fn golden(name: &str, actual: &str) {
+    /// Compares `actual` with the golden file `name` (rewritten with UPDATE_GOLDEN=1).
+    pub(crate) fn golden(name: &str, actual: &str) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/golden")
             .join(name);

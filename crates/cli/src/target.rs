@@ -73,7 +73,7 @@ pub fn sandbox_home(l: &SandboxHomeArgs) -> SandboxHome {
     }
 }
 
-fn explicit(t: &TargetArgs) -> bool {
+pub fn explicit(t: &TargetArgs) -> bool {
     t.target.is_some()
         || t.socket.is_some()
         || t.sandbox.is_some()

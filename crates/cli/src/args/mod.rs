@@ -4,9 +4,11 @@
 //! (`flags.rs`).
 
 mod flags;
+mod replay;
 mod study;
 
 pub use flags::{Given, RunFlags, WorkloadFlags};
+pub use replay::*;
 pub use study::*;
 
 use clap::{Args, Parser, Subcommand};
@@ -40,6 +42,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two runs or two variants of a study, with confidence intervals.
     Compare(CompareArgs),
+    /// Replay a captured slow or general log against a server and store it as a run.
+    Replay(Box<ReplayArgs>),
 }
 
 /// Where the results store lives.

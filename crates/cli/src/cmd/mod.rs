@@ -2,6 +2,7 @@
 
 mod lab;
 mod prepare;
+mod replay;
 mod report;
 mod run;
 mod server;
@@ -11,7 +12,10 @@ use crate::args::Command;
 
 /// Runs the chosen subcommand.
 pub fn dispatch(command: Command) -> anyhow::Result<()> {
-    if matches!(command, Command::Run(_) | Command::Lab(_)) {
+    if matches!(
+        command,
+        Command::Run(_) | Command::Lab(_) | Command::Replay(_)
+    ) {
         crate::signals::polled();
     }
     match command {
@@ -23,5 +27,6 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Lab(c) => lab::lab(c),
         Command::Report(a) => report::report(a),
         Command::Compare(a) => report::compare(a),
+        Command::Replay(a) => replay::replay(*a),
     }
 }

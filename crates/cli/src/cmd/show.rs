@@ -92,6 +92,9 @@ fn one(store: &Store, id: RunId, json: bool) -> Result<()> {
         m.host.kernel
     );
     println!("  command   {}", m.command);
+    if let Some(r) = &m.plan.replay {
+        println!("  replay    {}", crate::render_replay::plan_line(r));
+    }
     for (p, status) in run.phases.iter().zip(store.phase_statuses(id)?) {
         if status != "done" {
             let word = if status == "running" {
@@ -112,6 +115,9 @@ fn one(store: &Store, id: RunId, json: bool) -> Result<()> {
     println!();
     let phases: Vec<_> = run.phases.iter().map(|p| p.result.clone()).collect();
     print!("{}", sweep_table(&m.plan.percentiles, &phases));
+    for p in &phases {
+        print!("{}", crate::render_replay::classes(p));
+    }
     Ok(())
 }
 

@@ -1,0 +1,63 @@
+//! `qpslab replay`: its own flags; the target, the results store and the lab directory are the
+//! shared argument groups.
+
+use super::{DbArgs, SandboxHomeArgs, TargetArgs};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+/// `--log-type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogTypeArg {
+    /// A slow query log (long_query_time = 0 captures everything).
+    Slow,
+    /// A general query log.
+    General,
+}
+
+/// `--mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReplayModeArg {
+    /// Each original connection in order on one session, with the log's timing.
+    Sessions,
+    /// Every statement as fast as --threads sessions can run them (order not kept).
+    Max,
+}
+
+/// `qpslab replay`.
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The captured log (MariaDB or MySQL slow or general log).
+    #[arg(value_name = "LOG")]
+    pub log: PathBuf,
+    /// What kind of log it is.
+    #[arg(long, value_enum, default_value = "slow")]
+    pub log_type: LogTypeArg,
+    /// sessions: keep each connection's order and the log's timing; max: as fast as possible.
+    #[arg(long, value_enum, default_value = "sessions")]
+    pub mode: ReplayModeArg,
+    /// Replay speed in sessions mode: 2 = twice as fast, 0 = no waiting (order only).
+    #[arg(
+        long,
+        value_name = "X",
+        default_value_t = 1.0,
+        allow_negative_numbers = true
+    )]
+    pub speed: f64,
+    /// Sessions: at most this many (sessions mode; default: the log's peak concurrency), or
+    /// exactly this many (max mode; default 4).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub threads: Option<i64>,
+    /// Skip writes (INSERT, UPDATE, DELETE, DDL, SELECT ... FOR UPDATE); they are counted.
+    #[arg(long)]
+    pub read_only: bool,
+    /// The server (`--database NAME` runs every statement there instead of the log's databases).
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[command(flatten)]
+    pub home: SandboxHomeArgs,
+    /// Also write the run as JSON to this file.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+}

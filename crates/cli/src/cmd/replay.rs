@@ -1,0 +1,181 @@
+//! `qpslab replay LOG`: read a captured log, replay it on the target (the lab's
+//! `replay::measure`: one phase, telemetry on every tick, stored as it is measured), print a
+//! live line per second and the summary with each class's counts.
+
+use crate::args::{LogTypeArg, ReplayArgs, ReplayModeArg};
+use crate::cmd::run::write_json;
+use crate::error::{exec_error, user};
+use crate::render::phase_summary;
+use crate::signals::INTERRUPTED;
+use crate::target::{connect, explicit, sandbox_home, Connected};
+use anyhow::{Context, Result};
+use qpslab_core::replay::{ReplayMode, ReplayPlan};
+use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
+use qpslab_lab::replay::source::{load, Loaded};
+use qpslab_lab::replay::{check_databases, ReplayOptions};
+use qpslab_sqllog::LogType;
+use qpslab_store::{RunMeta, RunStatus, Store};
+use qpslab_wire::Conn;
+
+/// Runs `qpslab replay`.
+pub fn replay(a: ReplayArgs) -> Result<()> {
+    let opts = options(&a)?;
+    if !explicit(&a.target) {
+        return Err(user(
+            "replay needs the server that holds the log's tables: give --target, --socket, \
+             --sandbox or --defaults-file",
+        ));
+    }
+    let kind = match a.log_type {
+        LogTypeArg::Slow => LogType::Slow,
+        LogTypeArg::General => LogType::General,
+    };
+    let loaded = load(&a.log, kind).map_err(exec_error)?;
+    eprintln!(
+        "log: {} ({} log, {} bytes): {} statement(s) of {} class(es) from {} connection(s); \
+         {} admin command(s) and {} unreadable entr(ies) skipped",
+        a.log.display(),
+        loaded.flavor,
+        loaded.bytes,
+        loaded.log.stmts.len(),
+        loaded.log.classes.len(),
+        loaded.log.connections(),
+        loaded.log.skipped_admin,
+        loaded.log.skipped_unparsed
+    );
+    if opts.mode == ReplayMode::Sessions && opts.speed > 0.0 && loaded.flavor == "MariaDB" {
+        eprintln!(
+            "note: MariaDB logs time statements in whole seconds: the statements of one second \
+             start together, in order per connection"
+        );
+    }
+    let mut connected = connect(&a.target, None, &sandbox_home(&a.home))?;
+    // Statements run in their logged databases unless --database names one.
+    connected.options.database.clone_from(&a.target.database);
+    let outcome = Store::open(&a.db.db)
+        .with_context(|| format!("results store {}", a.db.db.display()))
+        .and_then(|mut store| measure(&a, &opts, &loaded, &mut store, &connected));
+    let stopped = connected.finish();
+    outcome?;
+    stopped
+}
+
+/// The replay's options from its flags; bad values are the user's mistake.
+fn options(a: &ReplayArgs) -> Result<ReplayOptions> {
+    if !a.speed.is_finite() || a.speed < 0.0 {
+        return Err(user(format!(
+            "--speed {}: must be 0 (no waiting) or a positive factor (1 = the log's pace)",
+            a.speed
+        )));
+    }
+    let threads = match a.threads {
+        None => None,
+        Some(n) if (1..=10_000).contains(&n) => Some(n as u32),
+        Some(n) => return Err(user(format!("--threads {n}: must be between 1 and 10000"))),
+    };
+    Ok(ReplayOptions {
+        mode: match a.mode {
+            ReplayModeArg::Sessions => ReplayMode::Sessions,
+            ReplayModeArg::Max => ReplayMode::Max,
+        },
+        speed: a.speed,
+        threads,
+        database: a.target.database.clone(),
+        read_only: a.read_only,
+        report_interval_s: 1.0,
+        percentiles: vec![95.0, 99.0],
+    })
+}
+
+/// What the stored run says it ran.
+fn plan(a: &ReplayArgs, o: &ReplayOptions, l: &Loaded) -> RunPlan {
+    let mut plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpReadOnly));
+    let sessions = qpslab_lab::replay::sessions(&l.log, o);
+    plan.threads = vec![sessions];
+    plan.stop.time_s = None;
+    plan.percentiles.clone_from(&o.percentiles);
+    plan.replay = Some(ReplayPlan {
+        log: a.log.display().to_string(),
+        log_type: format!("{:?}", a.log_type).to_lowercase(),
+        bytes: l.bytes,
+        sha256: l.sha256.clone(),
+        mode: o.mode,
+        speed: o.speed,
+        threads: o.threads,
+        database: o.database.clone(),
+        read_only: o.read_only,
+        statements: l.log.stmts.len() as u64,
+    });
+    plan
+}
+
+fn measure(
+    a: &ReplayArgs,
+    o: &ReplayOptions,
+    l: &Loaded,
+    store: &mut Store,
+    target: &Connected,
+) -> Result<()> {
+    let mut control = Conn::connect(&target.server_options())
+        .with_context(|| format!("connecting to {}", target.options.describe()))?;
+    check_databases(&mut control, &l.log, o).map_err(exec_error)?;
+    let server = qpslab_probe::server_info(&mut control).context("reading server variables")?;
+    eprintln!(
+        "server: {} ({}) at {}",
+        server.version,
+        server.version_comment,
+        target.options.describe()
+    );
+    let meta = RunMeta::new(
+        plan(a, o, l),
+        target.options.describe(),
+        server,
+        qpslab_probe::host_facts(),
+        std::env::args().collect::<Vec<_>>().join(" "),
+    );
+    let mut sampler = qpslab_probe::Sampler::new(control, target.server_pid)
+        .reconnect_to(target.server_options());
+    let mut printer = crate::render_replay::LivePrinter;
+    let measured = qpslab_lab::replay::measure(
+        store,
+        &meta,
+        &target.options,
+        &l.log,
+        o,
+        &mut sampler,
+        &mut printer,
+        &INTERRUPTED,
+    );
+    let m = match measured {
+        Ok(m) => m,
+        Err(e) => {
+            let status = if e.is_interrupted() {
+                RunStatus::Interrupted
+            } else {
+                RunStatus::Failed
+            };
+            store.finish_run(&meta.uuid, status)?;
+            if let Some(id) = store.run_id_by_uuid(&meta.uuid)? {
+                eprintln!(
+                    "what was measured is stored as run {id} ({status}) in {}  (qpslab show {id})",
+                    store.path().display()
+                );
+            }
+            return Err(exec_error(e).context("replay"));
+        }
+    };
+    store.finish_run(&meta.uuid, RunStatus::Completed)?;
+    println!();
+    print!("{}", phase_summary(&m.phase));
+    print!("{}", crate::render_replay::classes(&m.phase));
+    println!(
+        "stored as run {} in {}  (qpslab show {})",
+        m.run_id.0,
+        store.path().display(),
+        m.run_id.0
+    );
+    if let Some(path) = &a.json {
+        write_json(path, &store.run_doc(m.run_id)?)?;
+    }
+    Ok(())
+}

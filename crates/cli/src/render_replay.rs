@@ -1,0 +1,214 @@
+//! What `qpslab replay` prints: a live line per interval (statements, q/s, errors, lateness)
+//! and, after the phase's summary, each class's counts: executed, errors by code, writes
+//! skipped by `--read-only`. `show` prints the same class table for a stored replay.
+
+use crate::render::table;
+use qpslab_core::replay::{ReplayMode, ReplayPlan};
+use qpslab_core::result::PhaseResult;
+use qpslab_core::Sample;
+use std::fmt::Write;
+
+/// Prints replay progress.
+pub struct LivePrinter;
+
+impl qpslab_lab::exec::Observer for LivePrinter {
+    fn message(&mut self, line: &str) {
+        eprintln!("{line}");
+    }
+
+    fn sample(&mut self, sessions: u32, s: &Sample) {
+        println!("{}", live_line(sessions, s));
+    }
+}
+
+/// `[   3s ] sessions: 4 stmts: 120 q/s: 120.00 (r/w/o: ...) err: 0 late: 3 lag max: 12.30 ms`.
+pub fn live_line(sessions: u32, s: &Sample) -> String {
+    let per_s = |n: u64| {
+        if s.interval_s > 0.0 {
+            n as f64 / s.interval_s
+        } else {
+            0.0
+        }
+    };
+    let q = &s.queries;
+    format!(
+        "[ {:>4.0}s ] sessions: {sessions} stmts: {} q/s: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) \
+         err: {} reconn: {} late: {} lag max: {:.2} ms",
+        s.elapsed_s,
+        q.total(),
+        per_s(q.total()),
+        per_s(q.read),
+        per_s(q.write),
+        per_s(q.other),
+        s.errors,
+        s.reconnects,
+        s.late_events,
+        s.max_lag_ms
+    )
+}
+
+/// `slow log x.log (1234 bytes, sha256 0123456789ab…), 60 statements, mode sessions, speed 1`.
+pub fn plan_line(r: &ReplayPlan) -> String {
+    let mut line = format!(
+        "{} log {} ({} bytes, sha256 {}…), {} statement(s), mode {}",
+        r.log_type,
+        r.log,
+        r.bytes,
+        r.sha256.get(..12).unwrap_or(&r.sha256),
+        r.statements,
+        r.mode
+    );
+    if r.mode == ReplayMode::Sessions {
+        let _ = write!(line, ", speed {}", r.speed);
+    }
+    if let Some(t) = r.threads {
+        let _ = write!(line, ", threads {t}");
+    }
+    if let Some(db) = &r.database {
+        let _ = write!(line, ", database {db}");
+    }
+    if r.read_only {
+        line.push_str(", read-only");
+    }
+    line
+}
+
+/// The per-class table of a replayed phase (empty for other phases).
+pub fn classes(p: &PhaseResult) -> String {
+    let Some(r) = &p.replay else {
+        return String::new();
+    };
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "\nStatement classes ({} connection(s) in the log; {} admin command(s) and {} \
+         unreadable entr(ies) skipped{}):",
+        r.connections,
+        r.skipped_admin,
+        r.skipped_unparsed,
+        if r.complete { "" } else { "; interrupted" }
+    );
+    let header = [
+        "class",
+        "executed",
+        "errors",
+        "skipped writes",
+        "avg ms",
+        "fingerprint",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows: Vec<Vec<String>> = r
+        .classes
+        .iter()
+        .map(|c| {
+            let name = format!("{} {}", c.id, c.fingerprint);
+            let avg = p
+                .statements
+                .iter()
+                .find(|s| s.kind == name)
+                .map_or("-".to_string(), |s| format!("{:.3}", s.latency.avg_ms));
+            let errors = c
+                .errors
+                .iter()
+                .map(|(code, n)| format!("{code}: {n}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            vec![
+                c.id.clone(),
+                c.executed.to_string(),
+                if errors.is_empty() {
+                    "-".into()
+                } else {
+                    errors
+                },
+                c.skipped_writes.to_string(),
+                avg,
+                shorten(&c.fingerprint, 70),
+            ]
+        })
+        .collect();
+    o.push_str(&table(&header, &rows));
+    o
+}
+
+/// `s` cut to `max` characters, with `…` when cut.
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max - 1).collect();
+    t.push('…');
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::tests::golden;
+    use qpslab_core::replay::{ClassOutcome, ReplayOutcome};
+    use qpslab_core::result::{LatencySummary, QueryCounts, StatementLatency};
+
+    #[test]
+    fn replay_live_line_golden() {
+        let s = Sample {
+            elapsed_s: 3.0,
+            interval_s: 1.0,
+            events: 120,
+            queries: QueryCounts {
+                read: 100,
+                write: 15,
+                other: 5,
+            },
+            errors: 2,
+            late_events: 3,
+            max_lag_ms: 12.3,
+            ..Default::default()
+        };
+        golden("replay_live_line.txt", &(live_line(4, &s) + "\n"));
+    }
+
+    #[test]
+    fn replay_classes_golden() {
+        let p = PhaseResult {
+            statements: vec![StatementLatency {
+                kind: "c1 select v from t where id = ?".into(),
+                latency: LatencySummary {
+                    count: 20,
+                    avg_ms: 0.125,
+                    ..Default::default()
+                },
+            }],
+            replay: Some(ReplayOutcome {
+                classes: vec![
+                    ClassOutcome {
+                        id: "c1".into(),
+                        fingerprint: "select v from t where id = ?".into(),
+                        executed: 20,
+                        ..Default::default()
+                    },
+                    ClassOutcome {
+                        id: "c2".into(),
+                        fingerprint: "select * from nosuch where id = ?".into(),
+                        executed: 12,
+                        errors: [(1146, 12)].into_iter().collect(),
+                        skipped_writes: 0,
+                    },
+                    ClassOutcome {
+                        id: "c3".into(),
+                        fingerprint: "update t set v = ? where id = ?".into(),
+                        skipped_writes: 5,
+                        ..Default::default()
+                    },
+                ],
+                skipped_admin: 2,
+                skipped_unparsed: 0,
+                connections: 4,
+                complete: true,
+            }),
+            ..Default::default()
+        };
+        golden("replay_classes.txt", &classes(&p));
+        assert_eq!(classes(&PhaseResult::default()), "");
+    }
+}
