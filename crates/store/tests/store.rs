@@ -120,6 +120,7 @@ fn phase(threads: u32, events: u64) -> PhaseResult {
             },
         ],
         stability: None,
+        replay: None,
     }
 }
 

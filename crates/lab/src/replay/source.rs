@@ -119,6 +119,35 @@ mod tests {
     }
 
     #[test]
+    fn a_general_logs_connects_shape_connections_and_admin_commands_are_skipped() {
+        let l = load(&fixture("mariadb-10.11-general.log"), LogType::General).unwrap();
+        let conn8: Vec<&str> = l
+            .log
+            .stmts
+            .iter()
+            .filter(|s| s.conn == 8)
+            .map(|s| s.sql.as_str())
+            .collect();
+        assert_eq!(
+            conn8[..2],
+            ["SELECT DATABASE()", "UPDATE sbtest1 SET k=k+1 WHERE id=2"]
+        );
+        // `Init DB` is no statement, but the database it sets is carried.
+        assert!(l.log.skipped_admin >= 1);
+        let update = l
+            .log
+            .stmts
+            .iter()
+            .find(|s| s.sql.starts_with("UPDATE"))
+            .unwrap();
+        assert_eq!(
+            (update.db.as_deref(), update.kind),
+            (Some("shop"), Kind::Write)
+        );
+        assert!(l.log.spans.contains_key(&5) && l.log.spans.contains_key(&9));
+    }
+
+    #[test]
     fn a_general_log_read_as_slow_is_the_users_error() {
         let e = load(&fixture("mariadb-10.11-general.log"), LogType::Slow).unwrap_err();
         assert!(e.is_user_error(), "{e}");
