@@ -202,3 +202,39 @@ fn mistakes_are_one_line_and_exit_2() {
         assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     }
 }
+
+#[test]
+fn ctrl_c_keeps_the_intervals_replayed_so_far() {
+    let _g = serial();
+    let s = Scratch::new();
+    fresh_table();
+    // One connection reading once a second for 20 s.
+    let entries: Vec<(u64, i64, String)> = (0..20)
+        .map(|i| (1, i, format!("SELECT v FROM t WHERE id = {i}")))
+        .collect();
+    let log = slow_log(s.path(), "long.log", &entries);
+    let sock = socket();
+    let child = s
+        .cmd(&["replay", log.to_str().unwrap(), "--socket", &sock])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: kill(2) takes plain integers; the pid is our child, not yet waited for.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let sent = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert!(sent.elapsed().as_secs_f64() < 5.0, "{err}");
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("(interrupted)"), "{err}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&s.run(&["show", "1", "--json"]).stdout).unwrap();
+    assert_eq!(json["status"], "interrupted");
+    let samples = json["phases"][0]["result"]["samples"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(samples >= 2, "{samples} interval(s) kept");
+}
