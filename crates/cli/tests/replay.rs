@@ -159,6 +159,10 @@ fn replays_are_stored_shown_and_compared() {
         .to_string();
     let cmp = s.run(&["compare", &ids[1], &id3]);
     assert!(cmp.status.success(), "{}", stderr(&cmp));
+    let report = s.run(&["report", &ids[1], &id3, "--format", "md"]);
+    let md = stdout(&report);
+    assert!(report.status.success(), "{}", stderr(&report));
+    assert!(md.contains(&format!("# Runs {}, {id3}", ids[1])), "{md}");
     let mixed = s.run(&["compare", &ids[0], &id3]);
     assert!(
         stderr(&mixed).contains("different workloads"),
