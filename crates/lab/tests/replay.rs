@@ -273,3 +273,71 @@ fn sessions_mode_keeps_the_logs_timing_scaled_by_the_speed() {
         assert!(rate.max_lag_ms < 500.0, "{rate:?}");
     }
 }
+
+#[test]
+fn a_killed_session_reconnects_counts_the_error_and_goes_on() {
+    let _g = serial();
+    let opts = fresh("replay_kill");
+    let mut log = ReplayLog::default();
+    stmt(&mut log, 1, 1, "SELECT 1", Kind::Read, "replay_kill");
+    stmt(
+        &mut log,
+        1,
+        1,
+        "KILL CONNECTION CONNECTION_ID()",
+        Kind::Other,
+        "replay_kill",
+    );
+    stmt(
+        &mut log,
+        1,
+        1,
+        "INSERT INTO t VALUES (1, 1)",
+        Kind::Write,
+        "replay_kill",
+    );
+    let p = run(&opts, &log, &options(ReplayMode::Sessions, 0.0));
+    assert_eq!(
+        (p.reconnects, p.events, p.error_total()),
+        (1, 2, 1),
+        "{:?}",
+        p.errors
+    );
+    // The session came back in the logged database: the INSERT found its table.
+    let mut c = Conn::connect(&opts).unwrap();
+    let n = c.query("SELECT count(*) FROM t").unwrap();
+    assert_eq!(n.rows[0][0].as_deref(), Some("1"));
+}
+
+#[test]
+fn database_maps_every_statement_onto_one_database() {
+    let _g = serial();
+    let opts = fresh("replay_map");
+    let mut log = ReplayLog::default();
+    stmt(
+        &mut log,
+        1,
+        1,
+        "INSERT INTO t VALUES (1, 1)",
+        Kind::Write,
+        "prod_db",
+    );
+    stmt(&mut log, 1, 1, "USE other_db", Kind::Other, "prod_db");
+    stmt(
+        &mut log,
+        1,
+        1,
+        "INSERT INTO t VALUES (2, 1)",
+        Kind::Write,
+        "other_db",
+    );
+    let o = ReplayOptions {
+        database: Some("replay_map".into()),
+        ..options(ReplayMode::Sessions, 0.0)
+    };
+    let p = run(&opts, &log, &o);
+    assert_eq!((p.events, p.error_total()), (2, 0), "{:?}", p.errors);
+    let mut c = Conn::connect(&opts).unwrap();
+    let n = c.query("SELECT count(*) FROM replay_map.t").unwrap();
+    assert_eq!(n.rows[0][0].as_deref(), Some("2"));
+}

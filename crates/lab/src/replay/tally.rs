@@ -84,7 +84,10 @@ impl Tally {
         let c = self.classes.entry(class).or_default();
         c.executed += 1;
         // An auto-resizing histogram takes any value; recording cannot fail.
-        let _ = c.latency.get_or_insert_with(class_histogram).record(us.max(1));
+        let _ = c
+            .latency
+            .get_or_insert_with(class_histogram)
+            .record(us.max(1));
         match kind {
             Kind::Read => self.queries.read += 1,
             Kind::Write => self.queries.write += 1,
