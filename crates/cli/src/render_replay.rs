@@ -2,7 +2,7 @@
 //! and, after the phase's summary, each class's counts: executed, errors by code, writes
 //! skipped by `--read-only`. `show` prints the same class table for a stored replay.
 
-use crate::render::table;
+use crate::render::{phase_summary, table};
 use qpslab_core::replay::{ReplayMode, ReplayPlan};
 use qpslab_core::result::PhaseResult;
 use qpslab_core::Sample;
@@ -71,6 +71,29 @@ pub fn plan_line(r: &ReplayPlan) -> String {
         line.push_str(", read-only");
     }
     line
+}
+
+/// The summary of a replayed phase: the run's summary (its schedule lag told as a replay's, not
+/// as a fixed rate's), then the per-class table.
+pub fn summary(p: &PhaseResult) -> String {
+    let without_rate = PhaseResult {
+        rate: None,
+        ..p.clone()
+    };
+    let mut o = phase_summary(&without_rate);
+    if let Some(r) = &p.rate {
+        let _ = writeln!(
+            o,
+            "\nSchedule: {} of {} statement(s) started more than 1 ms after they were due; \
+             lag avg/max {:.2}/{:.2} ms",
+            r.late_events,
+            (r.achieved_per_s * p.duration_s).round(),
+            r.mean_lag_ms,
+            r.max_lag_ms
+        );
+    }
+    o.push_str(&classes(p));
+    o
 }
 
 /// The per-class table of a replayed phase (empty for other phases).
@@ -209,6 +232,18 @@ mod tests {
             ..Default::default()
         };
         golden("replay_classes.txt", &classes(&p));
+        let timed = PhaseResult {
+            duration_s: 2.0,
+            rate: Some(qpslab_core::result::RateStats {
+                target_per_s: 16.0,
+                achieved_per_s: 16.0,
+                late_events: 3,
+                mean_lag_ms: 0.5,
+                max_lag_ms: 4.25,
+            }),
+            ..p
+        };
+        golden("replay_summary.txt", &summary(&timed));
         assert_eq!(classes(&PhaseResult::default()), "");
     }
 }

@@ -5,7 +5,6 @@
 use crate::args::{LogTypeArg, ReplayArgs, ReplayModeArg};
 use crate::cmd::run::write_json;
 use crate::error::{exec_error, user};
-use crate::render::phase_summary;
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, explicit, sandbox_home, Connected};
 use anyhow::{Context, Result};
@@ -166,8 +165,7 @@ fn measure(
     };
     store.finish_run(&meta.uuid, RunStatus::Completed)?;
     println!();
-    print!("{}", phase_summary(&m.phase));
-    print!("{}", crate::render_replay::classes(&m.phase));
+    print!("{}", crate::render_replay::summary(&m.phase));
     println!(
         "stored as run {} in {}  (qpslab show {})",
         m.run_id.0,
