@@ -148,7 +148,10 @@ fn coordinate(
             }
             total.merge(&tally);
             last = now;
-            next += interval;
+            // A late wake-up (a busy machine) makes one longer interval, not a burst of empty ones.
+            while next <= now {
+                next += interval;
+            }
         }
         if finished {
             return (total, samples);
