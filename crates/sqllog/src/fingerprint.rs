@@ -46,6 +46,9 @@ pub fn fingerprint_into(sql: &[u8], out: &mut Vec<u8>) {
         space: false,
     };
     f.run();
+    while matches!(f.out.last(), Some(b';' | b' ')) {
+        f.out.pop();
+    }
     if f.out.windows(7).any(|w| w == b"limit ?") {
         fold_limits(f.out);
     }
@@ -96,9 +99,6 @@ impl Folder<'_> {
                     self.i += 1;
                     self.number();
                 }
-                b';' if self.s[self.i + 1..].iter().all(u8::is_ascii_whitespace) => {
-                    self.i = self.s.len()
-                }
                 _ if is_ident(c) => self.word(),
                 _ => self.punct(c),
             }
@@ -136,7 +136,7 @@ impl Folder<'_> {
     /// Writes the separator owed before a token, then nothing else.
     fn sep(&mut self, token: u8) {
         let last = self.out.last().copied();
-        let glue = matches!(last, None | Some(b'(')) || matches!(token, b')' | b',');
+        let glue = matches!(last, None | Some(b'(' | b' ')) || matches!(token, b')' | b',');
         if last == Some(b',') || (self.space && !glue) {
             self.out.push(b' ');
         }
@@ -152,8 +152,19 @@ impl Folder<'_> {
         let start = self.i + 1;
         let end = memchr::memchr(b'`', &self.s[start..]).map_or(self.s.len(), |n| start + n);
         self.sep(b'a');
-        self.out
-            .extend(self.s[start..end].iter().map(u8::to_ascii_lowercase));
+        let mut blank = false;
+        for &c in &self.s[start..end] {
+            if c.is_ascii_whitespace() {
+                blank = true;
+                continue;
+            }
+            if blank && !matches!(self.out.last(), None | Some(b' ' | b'(')) {
+                self.out.push(b' ');
+            }
+            blank = false;
+            self.out.push(c.to_ascii_lowercase());
+        }
+        self.space = blank;
         self.i = (end + 1).min(self.s.len());
     }
 
@@ -218,6 +229,16 @@ impl Folder<'_> {
     fn number(&mut self) {
         let s = self.s;
         let mut i = self.i;
+        if s[i] == b'0' && matches!(s.get(i + 1), Some(b'x' | b'b')) {
+            let n = s[i + 2..]
+                .iter()
+                .take_while(|c| c.is_ascii_hexdigit())
+                .count();
+            if n > 0 {
+                self.i = i + 2 + n;
+                return self.literal();
+            }
+        }
         let run = |i: usize| i + s[i..].iter().take_while(|c| c.is_ascii_digit()).count();
         i = run(i);
         if s.get(i) == Some(&b'.') {
