@@ -23,6 +23,7 @@ struct Class {
     count: u64,
     timed: u64,
     query_total: f64,
+    query_min: f64,
     query_max: f64,
     hist: Hist,
     lock_total: Option<f64>,
@@ -49,6 +50,11 @@ impl Class {
         if let Some(t) = e.query_time_s {
             self.timed += 1;
             self.query_total += t;
+            self.query_min = if self.timed == 1 {
+                t
+            } else {
+                self.query_min.min(t)
+            };
             self.query_max = self.query_max.max(t);
             self.hist.record(t);
         }
@@ -214,7 +220,11 @@ fn summary(key: &[u8], c: &Class) -> ClassSummary {
     let query_time = (c.timed > 0).then(|| Timing {
         total_s: c.query_total,
         avg_s: c.query_total / c.timed as f64,
-        p95_s: c.hist.quantile(0.95).unwrap_or(0.0).min(c.query_max),
+        p95_s: c
+            .hist
+            .quantile(0.95)
+            .unwrap_or(0.0)
+            .clamp(c.query_min, c.query_max),
         max_s: c.query_max,
     });
     let mut databases = c.dbs.clone();

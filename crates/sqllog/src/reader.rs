@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use crate::entry::{Entry, EntryRef, Flavor, LogType, Span};
-use crate::error::{shorten, LogError};
+use crate::error::{describe, shorten, LogError};
 use crate::lines::{Lines, MAX_LINE};
 use crate::{general, slow};
 
@@ -239,7 +239,7 @@ impl<R: BufRead> Iterator for LogReader<R> {
 fn detect(l: &[u8], kind: LogType) -> Result<Flavor, LogError> {
     let slow = slow::first_line_flavor(l);
     let general = general::parse_line(l).map(|g| g.flavor);
-    let first = shorten(l);
+    let first = shorten(l).unwrap_or_default();
     match (kind, slow, general) {
         (LogType::Slow, Some(f), _) | (LogType::General, _, Some(f)) => Ok(f),
         (LogType::Slow, None, Some(_)) => Err(LogError::UnknownFormat(format!(
@@ -249,10 +249,10 @@ fn detect(l: &[u8], kind: LogType) -> Result<Flavor, LogError> {
             "not a general log: its first entry looks like a slow log's (\"{first}\"); use --log-type slow"
         ))),
         (LogType::Slow, None, None) => Err(LogError::UnknownFormat(format!(
-            "not a MariaDB or MySQL slow log: its first line is \"{first}\""
+            "not a MariaDB or MySQL slow log: {}", describe(l)
         ))),
         (LogType::General, None, None) => Err(LogError::UnknownFormat(format!(
-            "not a MariaDB or MySQL general log: its first line is \"{first}\""
+            "not a MariaDB or MySQL general log: {}", describe(l)
         ))),
     }
 }

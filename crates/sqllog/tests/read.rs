@@ -201,7 +201,7 @@ fn wrong_or_garbage_input_is_an_unknown_format() {
         (
             "\u{1}\u{2}PK\u{3}garbage\n",
             LogType::Slow,
-            "not a MariaDB or MySQL slow log",
+            "not a MariaDB or MySQL slow log: it starts with binary data",
         ),
         (
             "hello world\n",

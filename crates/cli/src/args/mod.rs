@@ -3,9 +3,11 @@
 //! below the CLI ever sees clap. The run options' flags come from the one option table
 //! (`flags.rs`).
 
+mod digest;
 mod flags;
 mod study;
 
+pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use study::*;
 
@@ -40,6 +42,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two runs or two variants of a study, with confidence intervals.
     Compare(CompareArgs),
+    /// Group a slow or general log's statements into classes (like pt-query-digest).
+    Digest(DigestArgs),
 }
 
 /// Where the results store lives.

@@ -1,5 +1,6 @@
 //! One module per subcommand. Each takes its parsed arguments and returns `anyhow::Result`.
 
+mod digest;
 mod lab;
 mod prepare;
 mod report;
@@ -23,5 +24,6 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Lab(c) => lab::lab(c),
         Command::Report(a) => report::report(a),
         Command::Compare(a) => report::compare(a),
+        Command::Digest(a) => digest::digest(a),
     }
 }

@@ -1,0 +1,138 @@
+//! `qpslab digest LOG`: reads a slow or general log (streaming, constant memory) and prints
+//! its statement classes, heaviest first.
+
+mod render;
+
+use crate::args::{DigestArgs, DigestFormat, LogTypeArg};
+use crate::error::user;
+use anyhow::{Context, Result};
+use qpslab_sqllog::digest::{digest_log, Report};
+use qpslab_sqllog::{LogError, LogReader, LogType};
+use std::io::{BufRead, BufReader, IsTerminal};
+use std::time::{Duration, Instant};
+
+/// The read buffer: large, so one read brings many entries.
+const READ_BUFFER: usize = 1 << 20;
+/// Classes the table and Markdown show without --limit.
+const DEFAULT_SHOWN: usize = 20;
+/// Logs smaller than this are read without a progress line.
+const PROGRESS_FROM: u64 = 64 << 20;
+
+/// Runs `qpslab digest`.
+pub fn digest(a: DigestArgs) -> Result<()> {
+    let kind = match a.log_type {
+        LogTypeArg::Slow => LogType::Slow,
+        LogTypeArg::General => LogType::General,
+    };
+    // The report keeps every class unless --limit is given (the JSON forms list them all);
+    // the table and Markdown show the first 20 by default.
+    let limit = a.limit;
+    let shown = a.limit.unwrap_or(DEFAULT_SHOWN);
+    let name = a.log.display().to_string();
+    if a.log.is_dir() {
+        return Err(user(format!("{name} is a directory, not a log file")));
+    }
+    let report = if name == "-" {
+        let stdin = std::io::stdin().lock();
+        read(
+            BufReader::with_capacity(READ_BUFFER, stdin),
+            kind,
+            &name,
+            None,
+            limit,
+        )?
+    } else {
+        let file =
+            std::fs::File::open(&a.log).map_err(|e| user(format!("cannot open {name}: {e}")))?;
+        let size = file.metadata().ok().map(|m| m.len());
+        read(
+            BufReader::with_capacity(READ_BUFFER, file),
+            kind,
+            &name,
+            size,
+            limit,
+        )?
+    };
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&report)? + "\n";
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    match a.format {
+        DigestFormat::Table => print!("{}", render::table(&report, shown)),
+        DigestFormat::Md => print!("{}", render::markdown(&report, shown)),
+        DigestFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+    }
+    Ok(())
+}
+
+/// Reads the whole log; `size` (None for standard input) drives the progress line.
+fn read<R: BufRead>(
+    r: R,
+    kind: LogType,
+    name: &str,
+    size: Option<u64>,
+    limit: Option<usize>,
+) -> Result<Report> {
+    let mut reader = LogReader::new(r, kind).map_err(|e| log_error(name, e))?;
+    let mut progress = Progress::new(size);
+    let report = digest_log(&mut reader, name, limit, |bytes| progress.tick(bytes))
+        .map_err(|e| log_error(name, e))?;
+    progress.done();
+    Ok(report)
+}
+
+/// The reader's error as the user sees it: format and open errors are theirs (exit 2).
+fn log_error(name: &str, e: LogError) -> anyhow::Error {
+    if e.is_user_error() {
+        user(format!("{name}: {e}"))
+    } else {
+        anyhow::Error::new(e).context(format!("digesting {name}"))
+    }
+}
+
+/// A once-a-second progress line on a terminal's stderr, for big logs only.
+struct Progress {
+    size: Option<u64>,
+    on: bool,
+    started: Instant,
+    last: Instant,
+    shown: bool,
+}
+
+impl Progress {
+    fn new(size: Option<u64>) -> Progress {
+        let big = size.is_none_or(|s| s >= PROGRESS_FROM);
+        let now = Instant::now();
+        Progress {
+            size,
+            on: big && std::io::stderr().is_terminal(),
+            started: now,
+            last: now,
+            shown: false,
+        }
+    }
+
+    fn tick(&mut self, bytes: u64) {
+        if !self.on || self.last.elapsed() < Duration::from_secs(1) {
+            return;
+        }
+        self.last = Instant::now();
+        let mb = bytes as f64 / 1e6;
+        let rate = mb / self.started.elapsed().as_secs_f64();
+        let of = self.size.map_or(String::new(), |s| {
+            format!(
+                " of {:.1} MB ({:.0}%)",
+                s as f64 / 1e6,
+                bytes as f64 * 100.0 / s.max(1) as f64
+            )
+        });
+        eprint!("\rqpslab: digest: {mb:.1} MB{of}, {rate:.0} MB/s\x1b[K");
+        self.shown = true;
+    }
+
+    fn done(&self) {
+        if self.shown {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
