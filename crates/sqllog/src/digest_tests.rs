@@ -27,7 +27,6 @@ fn digest(entries: &[(u64, String, Option<f64>, Option<&'static str>)]) -> Diges
             sql: sql.as_bytes(),
             command: "Query",
             extras: &[],
-            extra_spans: &[],
         });
     }
     d

@@ -31,6 +31,7 @@ mod fingerprint;
 mod general;
 mod hist;
 mod lines;
+mod pairs;
 mod reader;
 mod slow;
 mod time;

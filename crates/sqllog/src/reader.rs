@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::io::BufRead;
 
-use crate::entry::{Entry, EntryRef, Flavor, LogType, Span};
+use crate::entry::{Entry, EntryRef, Flavor, LogType};
 use crate::error::{describe, shorten, LogError};
 use crate::lines::{Lines, MAX_LINE};
 use crate::{general, slow};
@@ -30,9 +30,8 @@ pub(crate) struct Cur {
     pub(crate) rows_sent: Option<u64>,
     pub(crate) rows_examined: Option<u64>,
     pub(crate) rows_affected: Option<u64>,
-    /// The text the extras' spans point into.
+    /// The header lines' text, for [`EntryRef::extras`].
     pub(crate) extras: Vec<u8>,
-    pub(crate) spans: Vec<Span>,
     /// The raw statement lines; `sql` is the statement's range in it.
     pub(crate) body: Vec<u8>,
     pub(crate) sql: (usize, usize),
@@ -74,7 +73,6 @@ impl Cur {
         self.rows_examined = None;
         self.rows_affected = None;
         self.extras.clear();
-        self.spans.clear();
         self.body.clear();
         self.sql = (0, 0);
         self.command.clear();
@@ -111,7 +109,6 @@ impl Cur {
             sql: &self.body[self.sql.0..self.sql.1],
             command: &self.command,
             extras: &self.extras,
-            extra_spans: &self.spans,
         }
     }
 }
@@ -138,11 +135,19 @@ pub struct LogReader<R: BufRead> {
 /// The server's banner, repeated at each restart: `/usr/sbin/mariadbd, Version: ...`,
 /// `Tcp port: ...`, `Time  Id Command  Argument`.
 pub(crate) fn is_server_header(l: &[u8]) -> bool {
-    l.starts_with(b"Tcp port:")
-        || (l.starts_with(b"Time ") || l.starts_with(b"Time\t"))
-            && memchr::memmem::find(l, b"Id Command").is_some()
-        || memchr::memmem::find(l, b", Version: ").is_some()
-            && memchr::memmem::find(l, b"started with:").is_some()
+    match l.first() {
+        Some(b'#') | None => false,
+        Some(b'T') if l.starts_with(b"Tcp port:") => true,
+        Some(b'T') if l.starts_with(b"Time ") || l.starts_with(b"Time\t") => {
+            find(l, b"Id Command").is_some()
+        }
+        _ => l.ends_with(b"started with:") && find(l, b", Version: ").is_some(),
+    }
+}
+
+/// Where `needle` first occurs in `hay` (short lines: no searcher to build).
+pub(crate) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 impl<R: BufRead> LogReader<R> {
@@ -165,8 +170,8 @@ impl<R: BufRead> LogReader<R> {
                 continue;
             }
             if is_server_header(l) {
-                if memchr::memmem::find(l, b", Version: ").is_some() {
-                    let maria = memchr::memmem::find(l, b"MariaDB").is_some();
+                if find(l, b", Version: ").is_some() {
+                    let maria = find(l, b"MariaDB").is_some();
                     header_flavor = Some(if maria {
                         Flavor::MariaDb
                     } else {
