@@ -147,6 +147,9 @@ pub(crate) fn is_server_header(l: &[u8]) -> bool {
 
 /// Where `needle` first occurs in `hay` (short lines: no searcher to build).
 pub(crate) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(0);
+    }
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
