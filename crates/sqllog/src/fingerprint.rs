@@ -42,17 +42,26 @@ pub fn fingerprint_into(sql: &[u8], out: &mut Vec<u8>) {
         s: sql,
         i: 0,
         out,
-        parens: Vec::new(),
+        parens: [0; MAX_DEPTH],
+        depth: 0,
         space: false,
     };
     f.run();
     while matches!(f.out.last(), Some(b';' | b' ')) {
         f.out.pop();
     }
-    if f.out.windows(7).any(|w| w == b"limit ?") {
-        fold_limits(f.out);
+    if out.starts_with(b"use ") && !out[4..].contains(&b' ') {
+        // `use db` is one class whatever the database, as pt-fingerprint has it
+        out.truncate(4);
+        out.push(b'?');
+    }
+    if out.windows(7).any(|w| w == b"limit ?") {
+        fold_limits(out);
     }
 }
+
+/// The parentheses nesting whose lists are folded.
+const MAX_DEPTH: usize = 64;
 
 fn is_ident(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
@@ -62,8 +71,10 @@ struct Folder<'a> {
     s: &'a [u8],
     i: usize,
     out: &'a mut Vec<u8>,
-    /// Positions in `out` of the open parentheses (bounded: a deeper nesting is not folded).
-    parens: Vec<usize>,
+    /// Positions in `out` of the open parentheses (a fixed stack: no allocation per
+    /// statement; deeper nesting is not folded).
+    parens: [usize; MAX_DEPTH],
+    depth: usize,
     /// Whitespace (or a comment) was seen since the last token.
     space: bool,
 }
@@ -286,9 +297,15 @@ impl Folder<'_> {
         self.sep(c);
         self.out.push(c);
         match c {
-            b'(' if self.parens.len() < 64 => self.parens.push(self.out.len() - 1),
-            b')' => {
-                if let Some(open) = self.parens.pop() {
+            b'(' => {
+                if let Some(slot) = self.parens.get_mut(self.depth) {
+                    *slot = self.out.len() - 1;
+                }
+                self.depth += 1;
+            }
+            b')' if self.depth > 0 => {
+                self.depth -= 1;
+                if let Some(&open) = self.parens.get(self.depth) {
                     fold_list(self.out, open);
                 }
             }

@@ -1,5 +1,5 @@
 //! The digest path allocates nothing per entry: digesting a log fifty times over allocates
-//! about what digesting it once does (buffers and one record per class and connection).
+//! what digesting it once does, plus a small record per connection the log opens.
 
 use qpslab_fuzzkit::measure;
 use qpslab_sqllog::digest::digest_log;
@@ -33,8 +33,11 @@ fn digesting_allocates_per_class_not_per_entry() {
         let (once, n) = allocated(log, kind);
         let (fifty, n50) = allocated(&log.repeat(50), kind);
         assert_eq!(n50, 50 * n);
+        // the slack is for a hash map's growth and the record of each new connection (a
+        // general log's `Connect` lines), never a multiple of the entries
+        let connects = log.windows(9).filter(|w| w == b" Connect\t").count();
         assert!(
-            fifty < once + once / 2,
+            fifty <= once + 4096 + 50 * connects * 128,
             "{n50} entries allocated {fifty} bytes, {n} entries {once}"
         );
     }
