@@ -166,6 +166,9 @@ impl<R: BufRead> LogReader<R> {
         };
         let mut header_flavor = None;
         let mut any = false;
+        // The first line that fits no entry, and how many such lines were read.
+        let mut first: Option<Vec<u8>> = None;
+        let mut looked = 0;
         while st.lines.advance()? {
             any = true;
             let l = &st.lines.buf;
@@ -183,20 +186,32 @@ impl<R: BufRead> LogReader<R> {
                 }
                 continue;
             }
-            let flavor = detect(l, kind)?;
-            st.lines.hold();
-            return Ok(LogReader {
-                st,
-                kind,
-                flavor: header_flavor.unwrap_or(flavor),
-            });
+            match fit(l, kind) {
+                Fit::Yes(flavor) => {
+                    // a log cut in the middle of an entry (`tail -c`): that entry is skipped
+                    st.skipped += u64::from(first.is_some());
+                    st.lines.hold();
+                    let flavor = header_flavor.unwrap_or(flavor);
+                    return Ok(LogReader { st, kind, flavor });
+                }
+                Fit::OtherKind(e) => return Err(e),
+                Fit::No if first.is_none() && shorten(l).is_none() => return Err(unknown(kind, l)),
+                Fit::No => {
+                    let first = first.get_or_insert_with(|| l.clone());
+                    looked += 1;
+                    if looked >= LOOKAHEAD {
+                        return Err(unknown(kind, first));
+                    }
+                }
+            }
         }
-        match header_flavor {
-            Some(flavor) => Ok(LogReader { st, kind, flavor }),
-            None if any => Err(LogError::UnknownFormat(
+        match (header_flavor, first) {
+            (_, Some(first)) => Err(unknown(kind, &first)),
+            (Some(flavor), None) => Ok(LogReader { st, kind, flavor }),
+            (None, None) if any => Err(LogError::UnknownFormat(
                 "the log holds only blank lines".into(),
             )),
-            None => Err(LogError::UnknownFormat("the log is empty".into())),
+            (None, None) => Err(LogError::UnknownFormat("the log is empty".into())),
         }
     }
 
@@ -243,24 +258,44 @@ impl<R: BufRead> Iterator for LogReader<R> {
     }
 }
 
-/// The flavor the first entry line shows, or why it is not a log of type `kind`.
-fn detect(l: &[u8], kind: LogType) -> Result<Flavor, LogError> {
+/// Lines read past a first line that starts no entry, looking for one that does (a log
+/// cut mid-entry) before giving up.
+const LOOKAHEAD: usize = 256;
+
+/// How a line fits a log of type `kind`.
+enum Fit {
+    /// It starts an entry of that type, written by this flavor.
+    Yes(Flavor),
+    /// It starts an entry of the other type (the error says which to use).
+    OtherKind(LogError),
+    /// It starts no entry.
+    No,
+}
+
+fn fit(l: &[u8], kind: LogType) -> Fit {
     let slow = slow::first_line_flavor(l);
     let general = general::parse_line(l).map(|g| g.flavor);
-    let first = shorten(l).unwrap_or_default();
+    let line = shorten(l).unwrap_or_default();
     match (kind, slow, general) {
-        (LogType::Slow, Some(f), _) | (LogType::General, _, Some(f)) => Ok(f),
-        (LogType::Slow, None, Some(_)) => Err(LogError::UnknownFormat(format!(
-            "not a slow log: its first entry looks like a general log's (\"{first}\"); use --log-type general"
+        (LogType::Slow, Some(f), _) | (LogType::General, _, Some(f)) => Fit::Yes(f),
+        (LogType::Slow, None, Some(_)) => Fit::OtherKind(LogError::UnknownFormat(format!(
+            "not a slow log: its entries look like a general log's (\"{line}\"); use --log-type general"
         ))),
-        (LogType::General, Some(_), None) => Err(LogError::UnknownFormat(format!(
-            "not a general log: its first entry looks like a slow log's (\"{first}\"); use --log-type slow"
+        (LogType::General, Some(_), None) => Fit::OtherKind(LogError::UnknownFormat(format!(
+            "not a general log: its entries look like a slow log's (\"{line}\"); use --log-type slow"
         ))),
-        (LogType::Slow, None, None) => Err(LogError::UnknownFormat(format!(
-            "not a MariaDB or MySQL slow log: {}", describe(l)
-        ))),
-        (LogType::General, None, None) => Err(LogError::UnknownFormat(format!(
-            "not a MariaDB or MySQL general log: {}", describe(l)
-        ))),
+        (_, None, None) => Fit::No,
     }
+}
+
+/// The error for input where no line starts an entry: names the first line.
+fn unknown(kind: LogType, first: &[u8]) -> LogError {
+    let kind = match kind {
+        LogType::Slow => "slow",
+        LogType::General => "general",
+    };
+    LogError::UnknownFormat(format!(
+        "not a MariaDB or MySQL {kind} log: {}",
+        describe(first)
+    ))
 }

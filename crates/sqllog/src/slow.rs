@@ -25,7 +25,7 @@ pub(crate) fn first_line_flavor(l: &[u8]) -> Option<Flavor> {
             Flavor::MariaDb
         });
     }
-    is_pair_line(l).then_some(Flavor::MariaDb)
+    None
 }
 
 fn trim_start(b: &[u8]) -> &[u8] {
