@@ -95,6 +95,19 @@ fn bad_input_is_one_line_and_exit_2() {
         "it starts with binary data",
     );
     assert_user_error(&digest(&s, &["x.log", "--log-type", "audit"]), "audit");
+    let out = s.path().join("out.json");
+    let out_arg = out.to_str().unwrap();
+    let wrong = digest(&s, &["mariadb-10.11-general.log", "--json", out_arg]);
+    assert_user_error(&wrong, "use --log-type general");
+    assert!(
+        !out.exists(),
+        "a JSON file was written for a log that is not one"
+    );
+    let nowhere = digest(
+        &s,
+        &["mariadb-10.11-slow.log", "--json", "/no/such/dir/x.json"],
+    );
+    assert_user_error(&nowhere, "cannot write /no/such/dir/x.json");
     for o in [&general, &digest(&s, &["no-such.log"])] {
         assert_eq!(stderr(o).trim_end().lines().count(), 1, "{}", stderr(o));
     }

@@ -8,7 +8,9 @@ use crate::error::user;
 use anyhow::{Context, Result};
 use qpslab_sqllog::digest::{digest_log, Report};
 use qpslab_sqllog::{LogError, LogReader, LogType};
-use std::io::{BufRead, BufReader, IsTerminal};
+use std::fs::File;
+use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The read buffer: large, so one read brings many entries.
@@ -29,33 +31,26 @@ pub fn digest(a: DigestArgs) -> Result<()> {
     let limit = a.limit;
     let shown = a.limit.unwrap_or(DEFAULT_SHOWN);
     let name = a.log.display().to_string();
-    if a.log.is_dir() {
-        return Err(user(format!("{name} is a directory, not a log file")));
-    }
-    let report = if name == "-" {
-        let stdin = std::io::stdin().lock();
-        read(
-            BufReader::with_capacity(READ_BUFFER, stdin),
-            kind,
-            &name,
-            None,
-            limit,
-        )?
-    } else {
-        let file =
-            std::fs::File::open(&a.log).map_err(|e| user(format!("cannot open {name}: {e}")))?;
-        let size = file.metadata().ok().map(|m| m.len());
-        read(
-            BufReader::with_capacity(READ_BUFFER, file),
-            kind,
-            &name,
-            size,
-            limit,
-        )?
+    let (input, size) = open(&a.log, &name)?;
+    let mut reader = LogReader::new(input, kind).map_err(|e| log_error(&name, e))?;
+    // Created once the log is known to be one and before it is read, so a wrong path fails
+    // at once, not after a 10 GB log.
+    let json_file = match &a.json {
+        Some(path) => Some(
+            File::create(path)
+                .map_err(|e| user(format!("cannot write {}: {e}", path.display())))?,
+        ),
+        None => None,
     };
-    if let Some(path) = &a.json {
+    let report = read(&mut reader, &name, size, limit).inspect_err(|_| {
+        if let Some(path) = &a.json {
+            let _ = std::fs::remove_file(path);
+        }
+    })?;
+    if let (Some(mut file), Some(path)) = (json_file, &a.json) {
         let text = serde_json::to_string_pretty(&report)? + "\n";
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        file.write_all(text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     match a.format {
         DigestFormat::Table => print!("{}", render::table(&report, shown)),
@@ -65,20 +60,32 @@ pub fn digest(a: DigestArgs) -> Result<()> {
     Ok(())
 }
 
+/// The log to read (`-`: standard input) and its size when it is a file.
+fn open(path: &Path, name: &str) -> Result<(Box<dyn BufRead>, Option<u64>)> {
+    if name == "-" {
+        let stdin = std::io::stdin().lock();
+        return Ok((Box::new(BufReader::with_capacity(READ_BUFFER, stdin)), None));
+    }
+    if path.is_dir() {
+        return Err(user(format!("{name} is a directory, not a log file")));
+    }
+    let file = File::open(path).map_err(|e| user(format!("cannot open {name}: {e}")))?;
+    let size = file.metadata().ok().map(|m| m.len());
+    Ok((Box::new(BufReader::with_capacity(READ_BUFFER, file)), size))
+}
+
 /// Reads the whole log; `size` (None for standard input) drives the progress line.
 fn read<R: BufRead>(
-    r: R,
-    kind: LogType,
+    reader: &mut LogReader<R>,
     name: &str,
     size: Option<u64>,
     limit: Option<usize>,
 ) -> Result<Report> {
-    let mut reader = LogReader::new(r, kind).map_err(|e| log_error(name, e))?;
     let mut progress = Progress::new(size);
-    let report = digest_log(&mut reader, name, limit, |bytes| progress.tick(bytes))
-        .map_err(|e| log_error(name, e))?;
+    let report = digest_log(reader, name, limit, |bytes| progress.tick(bytes))
+        .map_err(|e| log_error(name, e));
     progress.done();
-    Ok(report)
+    report
 }
 
 /// The reader's error as the user sees it: format and open errors are theirs (exit 2).
