@@ -124,16 +124,8 @@ impl Progress {
             return;
         }
         self.last = Instant::now();
-        let mb = bytes as f64 / 1e6;
-        let rate = mb / self.started.elapsed().as_secs_f64();
-        let of = self.size.map_or(String::new(), |s| {
-            format!(
-                " of {:.1} MB ({:.0}%)",
-                s as f64 / 1e6,
-                bytes as f64 * 100.0 / s.max(1) as f64
-            )
-        });
-        eprint!("\rqpslab: digest: {mb:.1} MB{of}, {rate:.0} MB/s\x1b[K");
+        let line = progress_line(bytes, self.size, self.started.elapsed());
+        eprint!("\r{line}\x1b[K");
         self.shown = true;
     }
 
@@ -141,5 +133,34 @@ impl Progress {
         if self.shown {
             eprint!("\r\x1b[K");
         }
+    }
+}
+
+/// `qpslab: digest: 120.0 MB of 1000.0 MB (12%), 240 MB/s`.
+fn progress_line(bytes: u64, size: Option<u64>, elapsed: Duration) -> String {
+    let mb = bytes as f64 / 1e6;
+    let rate = mb / elapsed.as_secs_f64().max(1e-3);
+    let of = size.map_or(String::new(), |s| {
+        let pct = bytes as f64 * 100.0 / s.max(1) as f64;
+        format!(" of {:.1} MB ({pct:.0}%)", s as f64 / 1e6)
+    });
+    format!("qpslab: digest: {mb:.1} MB{of}, {rate:.0} MB/s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_line() {
+        let half_s = Duration::from_millis(500);
+        assert_eq!(
+            progress_line(120_000_000, Some(1_000_000_000), half_s),
+            "qpslab: digest: 120.0 MB of 1000.0 MB (12%), 240 MB/s"
+        );
+        assert_eq!(
+            progress_line(5_000_000, None, half_s),
+            "qpslab: digest: 5.0 MB, 10 MB/s"
+        );
     }
 }
