@@ -1,5 +1,7 @@
 //! What one log entry says: the owned [`Entry`] and its borrowed view [`EntryRef`].
 
+use crate::pairs::{Pairs, KNOWN};
+
 /// Which log a file is (`--log-type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LogType {
@@ -129,25 +131,20 @@ pub struct EntryRef<'a> {
     pub sql: &'a [u8],
     /// The command's name as the log writes it (`Query`, `Quit`, `Close stmt`, ...).
     pub command: &'a str,
+    /// The header lines' text (after `# `, one line each), parsed when asked.
     pub(crate) extras: &'a [u8],
-    pub(crate) extra_spans: &'a [Span],
-}
-
-/// A `# Name: value` pair as byte ranges into the entry's header text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Span {
-    pub(crate) name: (usize, usize),
-    pub(crate) value: (usize, usize),
 }
 
 impl<'a> EntryRef<'a> {
-    /// The other `# Name: value` pairs, in the log's order.
+    /// The other `# Name: value` pairs, in the log's order (parsed on each call: the
+    /// digest never asks).
     pub fn extras(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
-        let text = self.extras;
-        self.extra_spans.iter().map(move |s| {
-            let get = |(a, b): (usize, usize)| std::str::from_utf8(&text[a..b]).unwrap_or("");
-            (get(s.name), get(s.value))
-        })
+        let text = |b: &'a [u8]| std::str::from_utf8(b).unwrap_or("");
+        self.extras
+            .split(|&c| c == b'\n')
+            .flat_map(Pairs::new)
+            .filter(|(name, _)| !KNOWN.contains(name))
+            .map(move |(n, v)| (text(n), text(v)))
     }
 
     /// The owned copy.

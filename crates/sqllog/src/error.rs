@@ -28,18 +28,38 @@ impl LogError {
     }
 }
 
-/// The first line of unreadable input, shortened and made printable for an error message.
-pub(crate) fn shorten(line: &[u8]) -> String {
+/// What the first line of unreadable input is, for an error message: `its first line is
+/// "..."` (shortened), or `it starts with binary data`.
+pub(crate) fn describe(line: &[u8]) -> String {
+    match shorten(line) {
+        Some(text) => format!("its first line is \"{text}\""),
+        None => "it starts with binary data".into(),
+    }
+}
+
+/// The line shortened for an error message, `None` when it is not text.
+pub(crate) fn shorten(line: &[u8]) -> Option<String> {
     const MAX: usize = 60;
-    let text = String::from_utf8_lossy(&line[..line.len().min(MAX * 4)]);
+    let head = &line[..line.len().min(MAX * 4)];
+    let text = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        // a multi-byte character cut by the window is still text
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or("")
+        }
+        Err(_) => return None,
+    };
+    if text.chars().any(|c| c.is_control() && c != '\t') {
+        return None;
+    }
     let mut out: String = text
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| if c == '\t' { ' ' } else { c })
         .take(MAX)
         .collect();
     out = out.trim_end().to_string();
-    if text.chars().count() > MAX {
+    if line.len() > out.len() {
         out.push('…');
     }
-    out
+    Some(out)
 }

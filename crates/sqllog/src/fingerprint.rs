@@ -42,14 +42,26 @@ pub fn fingerprint_into(sql: &[u8], out: &mut Vec<u8>) {
         s: sql,
         i: 0,
         out,
-        parens: Vec::new(),
+        parens: [0; MAX_DEPTH],
+        depth: 0,
         space: false,
     };
     f.run();
-    if f.out.windows(7).any(|w| w == b"limit ?") {
-        fold_limits(f.out);
+    while matches!(f.out.last(), Some(b';' | b' ')) {
+        f.out.pop();
+    }
+    if out.starts_with(b"use ") && !out[4..].contains(&b' ') {
+        // `use db` is one class whatever the database, as pt-fingerprint has it
+        out.truncate(4);
+        out.push(b'?');
+    }
+    if out.windows(7).any(|w| w == b"limit ?") {
+        fold_limits(out);
     }
 }
+
+/// The parentheses nesting whose lists are folded.
+const MAX_DEPTH: usize = 64;
 
 fn is_ident(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
@@ -59,8 +71,10 @@ struct Folder<'a> {
     s: &'a [u8],
     i: usize,
     out: &'a mut Vec<u8>,
-    /// Positions in `out` of the open parentheses (bounded: a deeper nesting is not folded).
-    parens: Vec<usize>,
+    /// Positions in `out` of the open parentheses (a fixed stack: no allocation per
+    /// statement; deeper nesting is not folded).
+    parens: [usize; MAX_DEPTH],
+    depth: usize,
     /// Whitespace (or a comment) was seen since the last token.
     space: bool,
 }
@@ -95,9 +109,6 @@ impl Folder<'_> {
                 b'-' | b'+' if self.signed_number() => {
                     self.i += 1;
                     self.number();
-                }
-                b';' if self.s[self.i + 1..].iter().all(u8::is_ascii_whitespace) => {
-                    self.i = self.s.len()
                 }
                 _ if is_ident(c) => self.word(),
                 _ => self.punct(c),
@@ -136,7 +147,7 @@ impl Folder<'_> {
     /// Writes the separator owed before a token, then nothing else.
     fn sep(&mut self, token: u8) {
         let last = self.out.last().copied();
-        let glue = matches!(last, None | Some(b'(')) || matches!(token, b')' | b',');
+        let glue = matches!(last, None | Some(b'(' | b' ')) || matches!(token, b')' | b',');
         if last == Some(b',') || (self.space && !glue) {
             self.out.push(b' ');
         }
@@ -152,8 +163,19 @@ impl Folder<'_> {
         let start = self.i + 1;
         let end = memchr::memchr(b'`', &self.s[start..]).map_or(self.s.len(), |n| start + n);
         self.sep(b'a');
-        self.out
-            .extend(self.s[start..end].iter().map(u8::to_ascii_lowercase));
+        let mut blank = false;
+        for &c in &self.s[start..end] {
+            if c.is_ascii_whitespace() {
+                blank = true;
+                continue;
+            }
+            if blank && !matches!(self.out.last(), None | Some(b' ' | b'(')) {
+                self.out.push(b' ');
+            }
+            blank = false;
+            self.out.push(c.to_ascii_lowercase());
+        }
+        self.space = blank;
         self.i = (end + 1).min(self.s.len());
     }
 
@@ -218,6 +240,16 @@ impl Folder<'_> {
     fn number(&mut self) {
         let s = self.s;
         let mut i = self.i;
+        if s[i] == b'0' && matches!(s.get(i + 1), Some(b'x' | b'b')) {
+            let n = s[i + 2..]
+                .iter()
+                .take_while(|c| c.is_ascii_hexdigit())
+                .count();
+            if n > 0 {
+                self.i = i + 2 + n;
+                return self.literal();
+            }
+        }
         let run = |i: usize| i + s[i..].iter().take_while(|c| c.is_ascii_digit()).count();
         i = run(i);
         if s.get(i) == Some(&b'.') {
@@ -265,9 +297,15 @@ impl Folder<'_> {
         self.sep(c);
         self.out.push(c);
         match c {
-            b'(' if self.parens.len() < 64 => self.parens.push(self.out.len() - 1),
-            b')' => {
-                if let Some(open) = self.parens.pop() {
+            b'(' => {
+                if let Some(slot) = self.parens.get_mut(self.depth) {
+                    *slot = self.out.len() - 1;
+                }
+                self.depth += 1;
+            }
+            b')' if self.depth > 0 => {
+                self.depth -= 1;
+                if let Some(&open) = self.parens.get(self.depth) {
                     fold_list(self.out, open);
                 }
             }

@@ -99,6 +99,25 @@ fn fingerprint_cases() {
             "select * from t where join_in (1)",
             "select * from t where join_in (?)",
         ),
+        // from pt-fingerprint's documentation and tests
+        (
+            "SELECT name, password FROM user WHERE id='12823';",
+            "select name, password from user where id=?",
+        ),
+        (
+            "select null, 5.001, 5001. from foo",
+            "select ?, ?, ? from foo",
+        ),
+        (
+            "SELECT * FROM users LIMIT 10,20",
+            "select * from users limit ?",
+        ),
+        ("use `shop`", "use ?"),
+        ("USE db1", "use ?"),
+        (
+            "select * from t where a in (1) and (b=2 or c in ((3), (4)))",
+            "select * from t where a in(?+) and (b=? or c in ((?), (?)))",
+        ),
         // placeholders of prepared statements
         (
             "select c from t where id = ?",

@@ -24,14 +24,19 @@
 //! assert_eq!(fingerprint(&e.sql), "select c from sbtest12 where id=?");
 //! ```
 
+pub mod digest;
 mod entry;
 mod error;
 mod fingerprint;
 mod general;
+mod hist;
 mod lines;
+mod pairs;
 mod reader;
 mod slow;
 mod time;
+
+pub use time::format_iso;
 
 use std::fs::File;
 use std::io::BufReader;

@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::io::BufRead;
 
-use crate::entry::{Entry, EntryRef, Flavor, LogType, Span};
-use crate::error::{shorten, LogError};
+use crate::entry::{Entry, EntryRef, Flavor, LogType};
+use crate::error::{describe, shorten, LogError};
 use crate::lines::{Lines, MAX_LINE};
 use crate::{general, slow};
 
@@ -30,9 +30,8 @@ pub(crate) struct Cur {
     pub(crate) rows_sent: Option<u64>,
     pub(crate) rows_examined: Option<u64>,
     pub(crate) rows_affected: Option<u64>,
-    /// The text the extras' spans point into.
+    /// The header lines' text, for [`EntryRef::extras`].
     pub(crate) extras: Vec<u8>,
-    pub(crate) spans: Vec<Span>,
     /// The raw statement lines; `sql` is the statement's range in it.
     pub(crate) body: Vec<u8>,
     pub(crate) sql: (usize, usize),
@@ -74,7 +73,6 @@ impl Cur {
         self.rows_examined = None;
         self.rows_affected = None;
         self.extras.clear();
-        self.spans.clear();
         self.body.clear();
         self.sql = (0, 0);
         self.command.clear();
@@ -111,7 +109,6 @@ impl Cur {
             sql: &self.body[self.sql.0..self.sql.1],
             command: &self.command,
             extras: &self.extras,
-            extra_spans: &self.spans,
         }
     }
 }
@@ -138,11 +135,22 @@ pub struct LogReader<R: BufRead> {
 /// The server's banner, repeated at each restart: `/usr/sbin/mariadbd, Version: ...`,
 /// `Tcp port: ...`, `Time  Id Command  Argument`.
 pub(crate) fn is_server_header(l: &[u8]) -> bool {
-    l.starts_with(b"Tcp port:")
-        || (l.starts_with(b"Time ") || l.starts_with(b"Time\t"))
-            && memchr::memmem::find(l, b"Id Command").is_some()
-        || memchr::memmem::find(l, b", Version: ").is_some()
-            && memchr::memmem::find(l, b"started with:").is_some()
+    match l.first() {
+        Some(b'#') | None => false,
+        Some(b'T') if l.starts_with(b"Tcp port:") => true,
+        Some(b'T') if l.starts_with(b"Time ") || l.starts_with(b"Time\t") => {
+            find(l, b"Id Command").is_some()
+        }
+        _ => l.ends_with(b"started with:") && find(l, b", Version: ").is_some(),
+    }
+}
+
+/// Where `needle` first occurs in `hay` (short lines: no searcher to build).
+pub(crate) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(0);
+    }
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 impl<R: BufRead> LogReader<R> {
@@ -158,6 +166,9 @@ impl<R: BufRead> LogReader<R> {
         };
         let mut header_flavor = None;
         let mut any = false;
+        // The first line that fits no entry, and how many such lines were read.
+        let mut first: Option<Vec<u8>> = None;
+        let mut looked = 0;
         while st.lines.advance()? {
             any = true;
             let l = &st.lines.buf;
@@ -165,8 +176,8 @@ impl<R: BufRead> LogReader<R> {
                 continue;
             }
             if is_server_header(l) {
-                if memchr::memmem::find(l, b", Version: ").is_some() {
-                    let maria = memchr::memmem::find(l, b"MariaDB").is_some();
+                if find(l, b", Version: ").is_some() {
+                    let maria = find(l, b"MariaDB").is_some();
                     header_flavor = Some(if maria {
                         Flavor::MariaDb
                     } else {
@@ -175,20 +186,32 @@ impl<R: BufRead> LogReader<R> {
                 }
                 continue;
             }
-            let flavor = detect(l, kind)?;
-            st.lines.hold();
-            return Ok(LogReader {
-                st,
-                kind,
-                flavor: header_flavor.unwrap_or(flavor),
-            });
+            match fit(l, kind) {
+                Fit::Yes(flavor) => {
+                    // a log cut in the middle of an entry (`tail -c`): that entry is skipped
+                    st.skipped += u64::from(first.is_some());
+                    st.lines.hold();
+                    let flavor = header_flavor.unwrap_or(flavor);
+                    return Ok(LogReader { st, kind, flavor });
+                }
+                Fit::OtherKind(e) => return Err(e),
+                Fit::No if first.is_none() && shorten(l).is_none() => return Err(unknown(kind, l)),
+                Fit::No => {
+                    let first = first.get_or_insert_with(|| l.clone());
+                    looked += 1;
+                    if looked >= LOOKAHEAD {
+                        return Err(unknown(kind, first));
+                    }
+                }
+            }
         }
-        match header_flavor {
-            Some(flavor) => Ok(LogReader { st, kind, flavor }),
-            None if any => Err(LogError::UnknownFormat(
+        match (header_flavor, first) {
+            (_, Some(first)) => Err(unknown(kind, &first)),
+            (Some(flavor), None) => Ok(LogReader { st, kind, flavor }),
+            (None, None) if any => Err(LogError::UnknownFormat(
                 "the log holds only blank lines".into(),
             )),
-            None => Err(LogError::UnknownFormat("the log is empty".into())),
+            (None, None) => Err(LogError::UnknownFormat("the log is empty".into())),
         }
     }
 
@@ -235,24 +258,44 @@ impl<R: BufRead> Iterator for LogReader<R> {
     }
 }
 
-/// The flavor the first entry line shows, or why it is not a log of type `kind`.
-fn detect(l: &[u8], kind: LogType) -> Result<Flavor, LogError> {
+/// Lines read past a first line that starts no entry, looking for one that does (a log
+/// cut mid-entry) before giving up.
+const LOOKAHEAD: usize = 256;
+
+/// How a line fits a log of type `kind`.
+enum Fit {
+    /// It starts an entry of that type, written by this flavor.
+    Yes(Flavor),
+    /// It starts an entry of the other type (the error says which to use).
+    OtherKind(LogError),
+    /// It starts no entry.
+    No,
+}
+
+fn fit(l: &[u8], kind: LogType) -> Fit {
     let slow = slow::first_line_flavor(l);
     let general = general::parse_line(l).map(|g| g.flavor);
-    let first = shorten(l);
+    let line = shorten(l).unwrap_or_default();
     match (kind, slow, general) {
-        (LogType::Slow, Some(f), _) | (LogType::General, _, Some(f)) => Ok(f),
-        (LogType::Slow, None, Some(_)) => Err(LogError::UnknownFormat(format!(
-            "not a slow log: its first entry looks like a general log's (\"{first}\"); use --log-type general"
+        (LogType::Slow, Some(f), _) | (LogType::General, _, Some(f)) => Fit::Yes(f),
+        (LogType::Slow, None, Some(_)) => Fit::OtherKind(LogError::UnknownFormat(format!(
+            "not a slow log: its entries look like a general log's (\"{line}\"); use --log-type general"
         ))),
-        (LogType::General, Some(_), None) => Err(LogError::UnknownFormat(format!(
-            "not a general log: its first entry looks like a slow log's (\"{first}\"); use --log-type slow"
+        (LogType::General, Some(_), None) => Fit::OtherKind(LogError::UnknownFormat(format!(
+            "not a general log: its entries look like a slow log's (\"{line}\"); use --log-type slow"
         ))),
-        (LogType::Slow, None, None) => Err(LogError::UnknownFormat(format!(
-            "not a MariaDB or MySQL slow log: its first line is \"{first}\""
-        ))),
-        (LogType::General, None, None) => Err(LogError::UnknownFormat(format!(
-            "not a MariaDB or MySQL general log: its first line is \"{first}\""
-        ))),
+        (_, None, None) => Fit::No,
     }
+}
+
+/// The error for input where no line starts an entry: names the first line.
+fn unknown(kind: LogType, first: &[u8]) -> LogError {
+    let kind = match kind {
+        LogType::Slow => "slow",
+        LogType::General => "general",
+    };
+    LogError::UnknownFormat(format!(
+        "not a MariaDB or MySQL {kind} log: {}",
+        describe(first)
+    ))
 }

@@ -3,8 +3,8 @@
 
 use std::io::{self, BufRead};
 
-use crate::entry::{Flavor, Span};
-use crate::reader::{is_server_header, put, Cur, State};
+use crate::entry::Flavor;
+use crate::reader::{find, is_server_header, put, Cur, State};
 use crate::time::{parse_iso, parse_short};
 
 /// The flavor a log's first entry line shows, if it starts a slow-log entry.
@@ -18,14 +18,14 @@ pub(crate) fn first_line_flavor(l: &[u8]) -> Option<Flavor> {
         };
     }
     if l.starts_with(b"# User@Host: ") {
-        let mysql = memchr::memmem::find(l, b" Id: ").is_some();
+        let mysql = find(l, b" Id: ").is_some();
         return Some(if mysql {
             Flavor::MySql
         } else {
             Flavor::MariaDb
         });
     }
-    is_pair_line(l).then_some(Flavor::MariaDb)
+    None
 }
 
 fn trim_start(b: &[u8]) -> &[u8] {
@@ -126,7 +126,7 @@ fn read_one<R: BufRead>(st: &mut State<R>) -> io::Result<Option<bool>> {
             seen.user = true;
             seen.header = true;
         } else if !seen.body && is_pair_line(l) {
-            pairs(&mut st.cur, &l[2..]);
+            header_line(&mut st.cur, &l[2..]);
             seen.header = true;
         } else if !seen.body && l.as_slice() == b"#" {
             continue;
@@ -143,10 +143,6 @@ fn text(b: &[u8]) -> &str {
     std::str::from_utf8(b).unwrap_or("")
 }
 
-fn number<T: std::str::FromStr>(b: &[u8]) -> Option<T> {
-    text(b).parse().ok()
-}
-
 /// `root[root] @ localhost [127.0.0.1]  Id:     8` (MySQL adds `Id:`).
 fn user_host(c: &mut Cur, l: &[u8]) {
     let (who, rest) = split_at(l, b" @ ");
@@ -156,90 +152,92 @@ fn user_host(c: &mut Cur, l: &[u8]) {
     put(&mut c.user, text(trim_end(user)));
     let host = if host.is_empty() { ip } else { host };
     put(&mut c.host, text(host));
-    if let Some(at) = memchr::memmem::find(rest, b"Id:") {
-        c.thread_id = number(trim_end(trim_start(&rest[at + 3..])));
+    if let Some(at) = find(rest, b"Id:") {
+        c.thread_id = count(trim_end(trim_start(&rest[at + 3..])));
     }
 }
 
 /// The bytes before and after the first `sep` (all of `b` and nothing when it is absent).
 fn split_at<'a>(b: &'a [u8], sep: &[u8]) -> (&'a [u8], &'a [u8]) {
-    match memchr::memmem::find(b, sep) {
+    match find(b, sep) {
         Some(at) => (&b[..at], &b[at + sep.len()..]),
         None => (b, &[]),
     }
 }
 
-/// `Name: value  Name: value ...`; `explain:` takes the rest of its line.
-fn pairs(c: &mut Cur, l: &[u8]) {
-    if let Some(rest) = l.strip_prefix(b"explain:") {
-        return extra(c, b"explain", trim_start(rest));
+/// One header line's text (after `# `): kept for the extras, and its known fields read when
+/// the line is one of the three that carry them (the other lines are parsed only when
+/// their extras are asked for).
+fn header_line(c: &mut Cur, l: &[u8]) {
+    c.extras.extend_from_slice(l);
+    c.extras.push(b'\n');
+    let carries = [
+        &b"Query_time:"[..],
+        b"Thread_id:",
+        b"Rows_affected:",
+        b"Schema:",
+    ];
+    if !carries.iter().any(|p| l.starts_with(p)) {
+        return;
     }
+    // These lines' values are single tokens (or empty: `Schema:   QC_hit: No`), so a plain
+    // scan does; `Pairs` is for the general case.
     let mut i = 0;
-    while i < l.len() {
-        let name_end = match l[i..].iter().position(|&c| c == b':') {
-            Some(n) => i + n,
-            None => return,
-        };
-        let name = trim_start(&l[i..name_end]);
-        let vstart = name_end
-            + 1
-            + l[name_end + 1..]
-                .iter()
-                .take_while(|c| c.is_ascii_whitespace())
-                .count();
-        let vend = if name_len(&l[vstart..]).is_some() {
-            vstart
+    while let Some(colon) = l[i..].iter().position(|&b| b == b':') {
+        let name = trim_start(&l[i..i + colon]);
+        i += colon + 1;
+        i += l[i..]
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
+        let len = l[i..]
+            .iter()
+            .position(u8::is_ascii_whitespace)
+            .unwrap_or(l.len() - i);
+        let v = if l[i..i + len].ends_with(b":") {
+            &[][..]
         } else {
-            value_end(l, vstart)
+            &l[i..i + len]
         };
-        field(c, name, &l[vstart..vend]);
-        i = vend;
-    }
-}
-
-/// Where a value starting at `from` ends: before the whitespace that precedes the next
-/// `Name:` (values such as `Start: 2026-11-23T04:11:58Z` hold colons but no spaces).
-fn value_end(l: &[u8], from: usize) -> usize {
-    let mut j = from;
-    while j < l.len() {
-        if l[j].is_ascii_whitespace() {
-            let k = j + l[j..]
-                .iter()
-                .take_while(|c| c.is_ascii_whitespace())
-                .count();
-            if name_len(&l[k..]).is_some() {
-                return j;
-            }
-            j = k;
-        } else {
-            j += 1;
+        i += v.len();
+        match name {
+            b"Query_time" => c.query_time_s = seconds(v),
+            b"Lock_time" => c.lock_time_s = seconds(v),
+            b"Rows_sent" => c.rows_sent = count(v),
+            b"Rows_examined" => c.rows_examined = count(v),
+            b"Rows_affected" => c.rows_affected = count(v),
+            b"Thread_id" => c.thread_id = count(v),
+            b"Schema" => put(&mut c.db, text(v)),
+            _ => {}
         }
     }
-    trim_end(&l[..l.len()]).len().max(from)
 }
 
-fn field(c: &mut Cur, name: &[u8], v: &[u8]) {
-    match name {
-        b"Query_time" => c.query_time_s = number(v),
-        b"Lock_time" => c.lock_time_s = number(v),
-        b"Rows_sent" => c.rows_sent = number(v),
-        b"Rows_examined" => c.rows_examined = number(v),
-        b"Rows_affected" => c.rows_affected = number(v),
-        b"Thread_id" => c.thread_id = number(v),
-        b"Schema" => put(&mut c.db, text(v)),
-        _ => extra(c, name, v),
+/// A count: ASCII digits only.
+fn count(b: &[u8]) -> Option<u64> {
+    if b.is_empty() || b.len() > 19 || !b.iter().all(u8::is_ascii_digit) {
+        return None;
     }
+    Some(b.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')))
 }
 
-fn extra(c: &mut Cur, name: &[u8], v: &[u8]) {
-    let n0 = c.extras.len();
-    c.extras.extend_from_slice(name);
-    let v0 = c.extras.len();
-    c.extras.extend_from_slice(v);
-    c.spans.push(Span {
-        name: (n0, v0),
-        value: (v0, c.extras.len()),
-    });
+/// Seconds as the logs write them (`0.000123`): digits, a point, digits, read with one
+/// rounding (so equal to `str::parse`); anything else goes through `str::parse`.
+fn seconds(b: &[u8]) -> Option<f64> {
+    let (int, frac) = match b.iter().position(|&c| c == b'.') {
+        Some(p) => (&b[..p], &b[p + 1..]),
+        None => (b, &[][..]),
+    };
+    let digits = int.len() + frac.len();
+    let plain = digits > 0 && digits <= 15 && int.iter().chain(frac).all(u8::is_ascii_digit);
+    if !plain {
+        return text(b).parse().ok();
+    }
+    let whole = int
+        .iter()
+        .chain(frac)
+        .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
+    Some(whole as f64 / 10f64.powi(frac.len() as i32))
 }
 
 /// Completes the entry: strips the `use` and `SET timestamp` lines, the trailing `;`,
@@ -260,7 +258,8 @@ fn finish<R>(st: &mut State<R>, seen: &Seen) -> bool {
             .strip_prefix(b"SET timestamp=")
             .and_then(|d| d.strip_suffix(b";"))
         {
-            c.at_us = number::<i64>(ts)
+            c.at_us = count(ts)
+                .and_then(|s| i64::try_from(s).ok())
                 .map(|s| s.saturating_mul(1_000_000))
                 .or(c.at_us);
         } else {
@@ -308,5 +307,50 @@ fn carry_db<R>(st: &mut State<R>) {
         Some(db) if !db.is_empty() => {}
         _ if !conn.db.is_empty() => put(&mut st.cur.db, &conn.db),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_read_as_str_parse_does() {
+        for t in [
+            "0.000123",
+            "0.028257",
+            "12.5",
+            "3",
+            "1234.567890",
+            "0.1",
+            "9.999999",
+        ] {
+            assert_eq!(seconds(t.as_bytes()), t.parse().ok(), "{t}");
+        }
+        assert_eq!(seconds(b"1e-3"), Some(0.001));
+        assert_eq!(
+            (seconds(b""), seconds(b"x"), seconds(b".")),
+            (None, None, None)
+        );
+        assert_eq!(
+            (
+                count(b"42"),
+                count(b""),
+                count(b"4x"),
+                count(b"99999999999999999999")
+            ),
+            (Some(42), None, None, None)
+        );
+    }
+
+    #[test]
+    fn known_fields_of_header_lines() {
+        let mut c = Cur::default();
+        header_line(&mut c, b"Thread_id: 8  Schema:   QC_hit: No");
+        header_line(&mut c, b"Query_time: 0.000159  Lock_time: 0.000002 Rows_sent: 1  Rows_examined: 10 Thread_id: 9");
+        assert_eq!(
+            (c.thread_id, c.db.as_deref(), c.rows_examined, c.lock_time_s),
+            (Some(9), Some(""), Some(10), Some(0.000002))
+        );
     }
 }

@@ -97,6 +97,29 @@ pub(crate) fn parse_iso(b: &[u8]) -> Option<(i64, usize)> {
     Some((secs + frac - offset, i))
 }
 
+/// `2026-11-23T04:11:58Z` (µs kept when there are any) from µs since the epoch.
+pub fn format_iso(us: i64) -> String {
+    let (secs, frac) = (us.div_euclid(1_000_000), us.rem_euclid(1_000_000));
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // civil_from_days (Howard Hinnant)
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (h, mi, s) = (rem / 3600, rem / 60 % 60, rem % 60);
+    let frac = if frac == 0 {
+        String::new()
+    } else {
+        format!(".{frac:06}")
+    };
+    format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}{frac}Z")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +154,17 @@ mod tests {
         );
         assert_eq!(parse_iso(b"2026-11-23 04:11:58Z"), None);
         assert_eq!(parse_iso(b"2026-11-2"), None);
+    }
+
+    #[test]
+    fn formatting_reads_back() {
+        for text in [
+            "2026-11-23T04:11:58Z",
+            "2000-02-29T23:59:59.000001Z",
+            "1970-01-01T00:00:00Z",
+        ] {
+            let (us, _) = parse_iso(text.as_bytes()).unwrap();
+            assert_eq!(format_iso(us), text);
+        }
     }
 }

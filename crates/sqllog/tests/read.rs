@@ -201,7 +201,7 @@ fn wrong_or_garbage_input_is_an_unknown_format() {
         (
             "\u{1}\u{2}PK\u{3}garbage\n",
             LogType::Slow,
-            "not a MariaDB or MySQL slow log",
+            "not a MariaDB or MySQL slow log: it starts with binary data",
         ),
         (
             "hello world\n",
@@ -238,4 +238,28 @@ fn a_restart_banner_mid_log_ends_an_entry() {
     let banner = "/usr/sbin/mariadbd, Version: 10.11.19-MariaDB (Debian). started with:\nTcp port: 3306  Unix socket: /s\nTime\t\t    Id Command\tArgument\n";
     let (e, skipped) = read_str(&format!("{ENTRY}{banner}{ENTRY}"), LogType::Slow).unwrap();
     assert_eq!((e.len(), skipped, e[1].line), (2, 0, 9));
+}
+
+#[test]
+fn a_log_cut_mid_entry_starts_at_its_first_whole_entry() {
+    let slow = std::fs::read_to_string(data("mariadb-10.11-slow.log")).unwrap();
+    let cut = &slow[slow.find("Rows_affected: 3").unwrap()..];
+    let (e, skipped) = read_str(cut, LogType::Slow).unwrap();
+    assert_eq!(
+        (e.len(), skipped, e[0].sql.as_str()),
+        (14, 1, "INSERT INTO sbtest12 VALUES (1,1,'x')")
+    );
+    let general = std::fs::read_to_string(data("mysql-8.0-general.log")).unwrap();
+    let cut = &general[general.find("FROM sbtest12").unwrap()..];
+    let (e, skipped) = read_str(cut, LogType::General).unwrap();
+    assert_eq!((e.len(), skipped, e[0].sql.as_str()), (3, 1, "other"));
+    let prose = "This is a README.\nIt has lines.\n".repeat(200);
+    let Err(err) = read_str(&prose, LogType::Slow) else {
+        panic!("read prose")
+    };
+    assert!(
+        err.to_string()
+            .ends_with("its first line is \"This is a README.\""),
+        "{err}"
+    );
 }

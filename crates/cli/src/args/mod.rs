@@ -3,10 +3,12 @@
 //! below the CLI ever sees clap. The run options' flags come from the one option table
 //! (`flags.rs`).
 
+mod digest;
 mod flags;
 mod replay;
 mod study;
 
+pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use replay::*;
 pub use study::*;
@@ -44,6 +46,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Replay a captured slow or general log against a server and store it as a run.
     Replay(Box<ReplayArgs>),
+    /// Group a slow or general log's statements into classes (like pt-query-digest).
+    Digest(DigestArgs),
 }
 
 /// Where the results store lives.

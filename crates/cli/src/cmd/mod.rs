@@ -1,5 +1,6 @@
 //! One module per subcommand. Each takes its parsed arguments and returns `anyhow::Result`.
 
+mod digest;
 mod lab;
 mod prepare;
 mod replay;
@@ -28,5 +29,6 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Report(a) => report::report(a),
         Command::Compare(a) => report::compare(a),
         Command::Replay(a) => replay::replay(*a),
+        Command::Digest(a) => digest::digest(a),
     }
 }

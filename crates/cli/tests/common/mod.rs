@@ -144,3 +144,22 @@ pub fn sql(query: &str) -> String {
     assert!(o.status.success(), "{query}: {}", stderr(&o));
     stdout(&o)
 }
+
+/// Compares `actual` with the golden file `tests/golden/NAME`; `UPDATE_GOLDEN=1` rewrites it
+/// (review the diff).
+pub fn check_golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "missing golden file {}; run with UPDATE_GOLDEN=1",
+            path.display()
+        )
+    });
+    assert_eq!(actual, want, "{name} differs from its golden file");
+}

@@ -1,0 +1,44 @@
+//! `qpslab digest`'s arguments.
+
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+/// Which log the file is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogTypeArg {
+    /// The slow query log (`slow_query_log`).
+    Slow,
+    /// The general query log (`general_log`).
+    General,
+}
+
+/// How the digest is printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DigestFormat {
+    /// An aligned table, then each class's example.
+    Table,
+    /// Markdown.
+    Md,
+    /// JSON (every class unless --limit is given).
+    Json,
+}
+
+/// `qpslab digest LOG`: group a slow or general log's statements into classes.
+#[derive(Args, Debug)]
+pub struct DigestArgs {
+    /// The log file (`-` for standard input).
+    #[arg(value_name = "LOG")]
+    pub log: PathBuf,
+    /// Which log it is.
+    #[arg(long, value_enum, default_value = "slow")]
+    pub log_type: LogTypeArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: DigestFormat,
+    /// Classes shown, heaviest first (default: 20 for table and md, all for json).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Also write the JSON digest (every class unless --limit is given) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
