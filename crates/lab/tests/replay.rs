@@ -63,7 +63,7 @@ fn stmt(log: &mut ReplayLog, conn: u64, at_s: i64, sql: &str, kind: Kind, db: &s
     }
     log.add_statement(Logged {
         conn,
-        end_us: Some(at_s * 1_000_000),
+        start_us: Some(at_s * 1_000_000),
         query_s: 0.0,
         sql: sql.to_string(),
         fingerprint,

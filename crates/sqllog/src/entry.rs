@@ -70,9 +70,10 @@ impl Command {
 pub struct Entry {
     /// The line number where the entry starts (1-based).
     pub line: u64,
-    /// The log's timestamp of the entry, µs since the Unix epoch in the log's own clock
-    /// (MariaDB: whole seconds, from `SET timestamp=` or else `# Time:`; MySQL: µs);
-    /// `None` when the log has none.
+    /// When the statement started, µs since the Unix epoch in the log's own clock: MariaDB's
+    /// `SET timestamp=` (whole seconds), else the `# Time:` it was logged at (its end; MySQL's
+    /// in µs) less its `Query_time`; a general log's time (whole seconds on MariaDB). `None`
+    /// when the log has none.
     pub at_us: Option<i64>,
     /// The original connection id.
     pub thread_id: Option<u64>,

@@ -21,6 +21,8 @@ pub(crate) struct Conn {
 pub(crate) struct Cur {
     pub(crate) line: u64,
     pub(crate) at_us: Option<i64>,
+    /// MySQL 8's `Start:` (`log_slow_extra`): when the statement started, µs.
+    pub(crate) start_us: Option<i64>,
     pub(crate) thread_id: Option<u64>,
     pub(crate) user: Option<String>,
     pub(crate) host: Option<String>,
@@ -68,6 +70,7 @@ impl Cur {
         clear(&mut self.host);
         clear(&mut self.db);
         self.query_time_s = None;
+        self.start_us = None;
         self.lock_time_s = None;
         self.rows_sent = None;
         self.rows_examined = None;

@@ -82,7 +82,7 @@ struct Seen {
     time: bool,
     user: bool,
     body: bool,
-    /// The entry's own ISO `# Time:` (MySQL, µs): preferred to `SET timestamp` (seconds).
+    /// The entry's own ISO `# Time:` (MySQL, µs, its end): preferred to `SET timestamp` (seconds).
     iso: Option<i64>,
 }
 
@@ -208,6 +208,7 @@ fn header_line(c: &mut Cur, l: &[u8]) {
             b"Rows_affected" => c.rows_affected = count(v),
             b"Thread_id" => c.thread_id = count(v),
             b"Schema" => put(&mut c.db, text(v)),
+            b"Start" => c.start_us = parse_iso(v).map(|(t, _)| t),
             _ => {}
         }
     }
@@ -245,6 +246,9 @@ fn seconds(b: &[u8]) -> Option<f64> {
 fn finish<R>(st: &mut State<R>, seen: &Seen) -> bool {
     let c = &mut st.cur;
     c.at_us = st.last_time;
+    // `SET timestamp` is when the statement started; `# Time:` (MariaDB's whole seconds, or
+    // MySQL's µs) is when it was logged, at its end.
+    let mut started = false;
     let body = std::mem::take(&mut c.body);
     let (mut start, end) = (0, trim_end(&body).len());
     while let Some(nl) = memchr::memchr(b'\n', &body[start..end]).map(|n| start + n) {
@@ -258,16 +262,25 @@ fn finish<R>(st: &mut State<R>, seen: &Seen) -> bool {
             .strip_prefix(b"SET timestamp=")
             .and_then(|d| d.strip_suffix(b";"))
         {
-            c.at_us = count(ts)
-                .and_then(|s| i64::try_from(s).ok())
-                .map(|s| s.saturating_mul(1_000_000))
-                .or(c.at_us);
+            if let Some(t) = count(ts).and_then(|s| i64::try_from(s).ok()) {
+                c.at_us = Some(t.saturating_mul(1_000_000));
+                started = true;
+            }
         } else {
             break;
         }
         start = nl + 1;
     }
-    c.at_us = seen.iso.or(c.at_us);
+    if let Some(iso) = seen.iso {
+        (c.at_us, started) = (Some(iso), false);
+    }
+    if let Some(start) = c.start_us {
+        (c.at_us, started) = (Some(start), true);
+    }
+    if !started {
+        let took = c.query_time_s.map_or(0, |q| (q * 1e6).round() as i64);
+        c.at_us = c.at_us.map(|end| end.saturating_sub(took));
+    }
     let stmt = &body[start..end];
     let whole = seen.header && !c.cut && stmt.ends_with(b";") && stmt.len() > 1;
     if let Some(name) = stmt.strip_prefix(b"# administrator command: ") {

@@ -1,18 +1,9 @@
 //! `qpslab replay`: its own flags; the target, the results store and the lab directory are the
 //! shared argument groups.
 
-use super::{DbArgs, SandboxHomeArgs, TargetArgs};
+use super::{DbArgs, LogTypeArg, SandboxHomeArgs, TargetArgs};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
-
-/// `--log-type`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum LogTypeArg {
-    /// A slow query log (long_query_time = 0 captures everything).
-    Slow,
-    /// A general query log.
-    General,
-}
 
 /// `--mode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

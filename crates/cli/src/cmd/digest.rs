@@ -21,11 +21,16 @@ const DEFAULT_SHOWN: usize = 20;
 const PROGRESS_FROM: u64 = 64 << 20;
 
 /// Runs `qpslab digest`.
-pub fn digest(a: DigestArgs) -> Result<()> {
-    let kind = match a.log_type {
+/// The reader's log type for `--log-type` (digest and replay).
+pub fn log_type(a: LogTypeArg) -> LogType {
+    match a {
         LogTypeArg::Slow => LogType::Slow,
         LogTypeArg::General => LogType::General,
-    };
+    }
+}
+
+pub fn digest(a: DigestArgs) -> Result<()> {
+    let kind = log_type(a.log_type);
     // The report keeps every class unless --limit is given (the JSON forms list them all);
     // the table and Markdown show the first 20 by default.
     let limit = a.limit;

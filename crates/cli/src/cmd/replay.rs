@@ -2,7 +2,7 @@
 //! `replay::measure`: one phase, telemetry on every tick, stored as it is measured), print a
 //! live line per second and the summary with each class's counts.
 
-use crate::args::{LogTypeArg, ReplayArgs, ReplayModeArg};
+use crate::args::{ReplayArgs, ReplayModeArg};
 use crate::cmd::run::write_json;
 use crate::error::{exec_error, user};
 use crate::signals::INTERRUPTED;
@@ -12,7 +12,6 @@ use qpslab_core::replay::{ReplayMode, ReplayPlan};
 use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
 use qpslab_lab::replay::source::{load, Loaded};
 use qpslab_lab::replay::{check_databases, ReplayOptions};
-use qpslab_sqllog::LogType;
 use qpslab_store::{RunMeta, RunStatus, Store};
 use qpslab_wire::Conn;
 
@@ -25,10 +24,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
              --sandbox or --defaults-file",
         ));
     }
-    let kind = match a.log_type {
-        LogTypeArg::Slow => LogType::Slow,
-        LogTypeArg::General => LogType::General,
-    };
+    let kind = crate::cmd::digest::log_type(a.log_type);
     let loaded = load(&a.log, kind).map_err(exec_error)?;
     eprintln!(
         "log: {} ({} log, {} bytes): {} statement(s) of {} class(es) from {} connection(s); \

@@ -91,8 +91,8 @@ pub struct ReplayLog {
 pub struct Logged {
     /// The original connection (0 when the log does not say).
     pub conn: u64,
-    /// When it ended, in the log's clock (µs); none: when the previous entry did.
-    pub end_us: Option<i64>,
+    /// When it started, in the log's clock (µs); none: when the previous entry did.
+    pub start_us: Option<i64>,
     /// How long it ran, seconds (0 when the log does not say).
     pub query_s: f64,
     /// The statement's text.
@@ -108,15 +108,15 @@ pub struct Logged {
 impl ReplayLog {
     /// Adds a logged statement.
     pub fn add_statement(&mut self, l: Logged) {
-        let end_us = l.end_us.unwrap_or(self.last_us);
-        self.last_us = end_us;
+        let logged = l.start_us.unwrap_or(self.last_us);
+        self.last_us = logged;
         let duration_us = (l.query_s.max(0.0) * 1e6) as i64;
-        // A connection's statements start in order even when whole-second times and durations
-        // would put one before its predecessor.
+        // A connection's statements start in order even when whole-second times would put one
+        // before its predecessor.
         let floor = self.last_start.get(&l.conn).copied().unwrap_or(i64::MIN);
-        let start_us = (end_us - duration_us).max(floor);
+        let start_us = logged.max(floor);
         self.last_start.insert(l.conn, start_us);
-        let end_us = end_us.max(start_us);
+        let end_us = start_us.saturating_add(duration_us);
         let class = self.class_of(&l.fingerprint);
         self.touch(l.conn, start_us);
         self.touch(l.conn, end_us);
@@ -251,14 +251,14 @@ mod tests {
 
     pub(crate) fn logged(
         conn: u64,
-        end_s: Option<i64>,
+        start_s: Option<i64>,
         query_s: f64,
         sql: &str,
         kind: Kind,
     ) -> Logged {
         Logged {
             conn,
-            end_us: end_s.map(|s| s * 1_000_000),
+            start_us: start_s.map(|s| s * 1_000_000),
             query_s,
             sql: sql.to_string(),
             fingerprint: sql.to_string(),
@@ -268,22 +268,24 @@ mod tests {
     }
 
     #[test]
-    fn statements_start_at_end_minus_duration_in_order_per_connection() {
+    fn statements_start_when_logged_in_order_per_connection() {
         let mut log = ReplayLog::default();
         log.add_statement(logged(7, Some(10), 0.5, "a", Kind::Read));
-        // Same whole second, longer: it would start before `a`; it starts with it instead.
-        log.add_statement(logged(7, Some(10), 2.0, "b", Kind::Write));
+        // Logged a second earlier (whole-second clocks): it still starts after `a`.
+        log.add_statement(logged(7, Some(9), 2.0, "b", Kind::Write));
         log.add_statement(Logged {
             db: Some("d".into()),
             ..logged(8, None, 0.0, "a", Kind::Read)
         });
-        assert_eq!(log.stmts[0].start_us, 9_500_000);
-        assert_eq!(log.stmts[1].start_us, 9_500_000);
-        assert_eq!(log.stmts[2].start_us, 10_000_000);
+        assert_eq!(log.stmts[0].start_us, 10_000_000);
+        assert_eq!(log.stmts[1].start_us, 10_000_000);
+        assert_eq!(log.stmts[1].end_us, 12_000_000);
+        // No time of its own: the previous entry's.
+        assert_eq!(log.stmts[2].start_us, 9_000_000);
         assert_eq!(log.classes, ["a", "b"]);
         assert_eq!(log.stmts[2].class, 0);
         assert_eq!(log.connections(), 2);
-        assert_eq!(log.spans[&7], (9_500_000, 10_000_000));
+        assert_eq!(log.spans[&7], (10_000_000, 12_000_000));
         assert_eq!(log.databases().into_iter().collect::<Vec<_>>(), ["d"]);
     }
 }

@@ -62,7 +62,7 @@ fn add(log: &mut ReplayLog, e: Entry) {
             };
             log.add_statement(Logged {
                 conn,
-                end_us: e.at_us,
+                start_us: e.at_us,
                 query_s: e.query_time_s.unwrap_or(0.0),
                 sql: e.sql,
                 fingerprint,
