@@ -25,6 +25,7 @@
 //! # let _ = Quiet; Ok(()) }
 //! ```
 
+pub mod capture;
 pub mod contention;
 pub mod error;
 pub mod exec;

@@ -3,6 +3,7 @@
 //! below the CLI ever sees clap. The run options' flags come from the one option table
 //! (`flags.rs`).
 
+pub mod capture;
 mod flags;
 mod study;
 
@@ -40,6 +41,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two runs or two variants of a study, with confidence intervals.
     Compare(CompareArgs),
+    /// Log every statement a server runs for a while (slow log, long_query_time=0), then restore its settings.
+    Capture(capture::CaptureArgs),
 }
 
 /// Where the results store lives.

@@ -1,5 +1,6 @@
 //! One module per subcommand. Each takes its parsed arguments and returns `anyhow::Result`.
 
+mod capture;
 mod lab;
 mod prepare;
 mod report;
@@ -14,6 +15,9 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
     if matches!(command, Command::Run(_) | Command::Lab(_)) {
         crate::signals::polled();
     }
+    if matches!(command, Command::Capture(_)) {
+        crate::signals::undoing();
+    }
     match command {
         Command::Run(a) => run::run(*a),
         Command::Prepare(a) => prepare::prepare(*a),
@@ -23,5 +27,6 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Lab(c) => lab::lab(c),
         Command::Report(a) => report::report(a),
         Command::Compare(a) => report::compare(a),
+        Command::Capture(a) => capture::capture(a),
     }
 }
