@@ -8,10 +8,16 @@ use std::time::Duration;
 /// `qpslab capture`.
 #[derive(Args, Debug)]
 #[command(after_help = "\
-Every statement the server runs in the window is logged: on this 2-core machine the slow log at \
-long_query_time=0 cost point-select throughput 25% at 4 sessions and 39% at 16 (bench/RESULTS.md). \
-Connections opened before the capture keep their own long_query_time and log nothing (pools): \
-the capture compares the server's Questions with the entries it got and warns when they differ.")]
+Only a server on this host can be captured (--socket, --sandbox, or a localhost target): the log \
+is read from the server's own file in its datadir, then removed. At the start, the one SET GLOBAL \
+statement that restores every changed variable is printed, for the case qpslab is killed with \
+kill -9; Ctrl-C, SIGTERM and SIGHUP restore them and keep what was captured.
+
+Logging every statement costs throughput: on this 2-core machine the slow log at \
+long_query_time=0 cut oltp_point_select by 26% at 4 sessions and 38% at 16 (medians of 4 \
+interleaved A/B runs, bench/RESULTS.md). Connections opened before the capture keep their own \
+long_query_time and log nothing (pools): the server's statement count is compared with the \
+entries captured, with a warning when the log misses some.")]
 pub struct CaptureArgs {
     #[command(flatten)]
     pub target: TargetArgs,
