@@ -198,6 +198,38 @@ fn a_signal_mid_capture_restores_every_variable_and_keeps_what_was_captured() {
         assert_eq!(count(&log, "SELECT 'before the signal'"), 1, "{log}");
         assert_eq!(server.leftovers(), Vec::<String>::new());
     }
+    killed_capture_is_restored_by_its_printed_line(&s, &server, &before);
+}
+
+/// `kill -9` leaves the server changed: the next capture refuses it (its "old" values would be
+/// the killed one's), and the statement printed at the start puts everything back.
+fn killed_capture_is_restored_by_its_printed_line(s: &Scratch, server: &Server, before: &str) {
+    let out = s.path().join("killed.log").display().to_string();
+    let args = [
+        "capture",
+        "--sandbox",
+        "sig",
+        "--time",
+        "60s",
+        "--out",
+        &out,
+    ];
+    let (mut child, head, _rest) = spawn_capture(s, &args);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_ne!(server.globals(), before);
+    let again = s.run(&args);
+    assert_user_error(&again, "another qpslab capture");
+    let restore = head
+        .lines()
+        .find(|l| l.trim_start().starts_with("SET GLOBAL"))
+        .unwrap_or_else(|| panic!("no restore line: {head}"));
+    server.sql(restore.trim());
+    assert_eq!(server.globals(), before);
+    assert!(!Path::new(&out).exists());
+    for f in server.leftovers() {
+        std::fs::remove_file(Path::new(&server.datadir).join(f)).unwrap();
+    }
 }
 
 #[test]

@@ -41,6 +41,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+/// The start of a capture's log file name.
+const FILE_PREFIX: &str = "qpslab-capture-";
+
 /// How long a capture's control connection waits for the server before giving up on a reply.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -67,6 +70,9 @@ pub enum CaptureError {
     /// datadir is closed to us. The user's mistake: point qpslab at a local server.
     #[error("{0}")]
     NotLocal(String),
+    /// Another capture has the server's slow log (or one was killed before it restored it).
+    #[error("{0}")]
+    Busy(String),
     /// Reading or removing the server's log file failed.
     #[error("{path}: {source}")]
     Io {
@@ -90,7 +96,7 @@ impl CaptureError {
     /// set global variables (1227) or to log in (1045).
     pub fn is_user_error(&self) -> bool {
         match self {
-            CaptureError::NotLocal(_) => true,
+            CaptureError::NotLocal(_) | CaptureError::Busy(_) => true,
             CaptureError::Query { source, .. } | CaptureError::Connect { source, .. } => {
                 matches!(source.server_code(), Some(1045 | 1227 | 1698))
             }
@@ -217,6 +223,17 @@ impl Capture {
             )));
         }
         let vars = variables(&mut session)?;
+        if let Some(file) = vars
+            .get("slow_query_log_file")
+            .filter(|f| f.contains(FILE_PREFIX))
+        {
+            // Its "old" values would be another capture's: restoring them would leave the
+            // server changed.
+            return Err(CaptureError::Busy(format!(
+                "the server is logging to {file}: another qpslab capture is running, or one was \
+                 killed; restore with the SET GLOBAL it printed at its start"
+            )));
+        }
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
