@@ -17,8 +17,11 @@ static FIRST: AtomicI32 = AtomicI32::new(0);
 /// Set by the first SIGINT, SIGTERM or SIGHUP; long-running work polls it.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// Set while a command that polls [`INTERRUPTED`] runs (`run`, `lab`).
+/// Set while a command that polls [`INTERRUPTED`] runs (`run`, `lab`, `capture`).
 static POLLED: AtomicBool = AtomicBool::new(false);
+/// Set by a command that must finish undoing its changes to a server (`capture`): a second
+/// signal does not exit at once either.
+static UNDOING: AtomicBool = AtomicBool::new(false);
 /// The write end of the pipe the handler wakes the watcher through.
 static PIPE: AtomicI32 = AtomicI32::new(-1);
 
@@ -86,6 +89,14 @@ fn received(sig: i32) {
     // stderr may be a terminal that is gone (SIGHUP): never panic on writing to it.
     let mut err = std::io::stderr();
     let again = INTERRUPTED.swap(true, Ordering::SeqCst);
+    if again && UNDOING.load(Ordering::SeqCst) {
+        let _ = writeln!(
+            err,
+            "qpslab: {}: still putting the server's settings back (kill -9 would leave them changed)",
+            name(sig)
+        );
+        return;
+    }
     if again || !POLLED.load(Ordering::SeqCst) {
         let _ = writeln!(
             err,
@@ -95,17 +106,25 @@ fn received(sig: i32) {
         qpslab_sandbox::registry::stop_all_started();
         std::process::exit(exit_code(first().unwrap_or(sig)));
     }
-    let _ = writeln!(
-        err,
-        "qpslab: {}: stopping; what was measured is kept (send it again to stop at once)",
-        name(sig)
-    );
+    let rest = if UNDOING.load(Ordering::SeqCst) {
+        "putting the server's settings back"
+    } else {
+        "what was measured is kept (send it again to stop at once)"
+    };
+    let _ = writeln!(err, "qpslab: {}: stopping; {rest}", name(sig));
 }
 
 /// Declares that the running command polls [`INTERRUPTED`], so a first signal lets it stop and
 /// store what it measured instead of exiting at once.
 pub fn polled() {
     POLLED.store(true, Ordering::SeqCst);
+}
+
+/// Declares that the running command polls [`INTERRUPTED`] and must not be stopped before it
+/// puts a server's settings back: every signal only sets the flag (its waits are bounded).
+pub fn undoing() {
+    polled();
+    UNDOING.store(true, Ordering::SeqCst);
 }
 
 /// True once a signal is stopping the process from the watcher thread (a command that does not

@@ -8,7 +8,8 @@
 //! - [`exec`] measures one cell: dataset check, phase with per-tick telemetry, store (also used
 //!   by `qpslab run`);
 //! - [`study`] runs or resumes a whole study, starting each setup's sandbox as needed;
-//! - [`os`] applies OS-level toggles (THP) reversibly.
+//! - [`os`] applies OS-level toggles (THP) reversibly;
+//! - [`capture`] logs every statement of a server for a window and restores its settings.
 //!
 //! ```no_run
 //! # fn demo(store: &mut qpslab_store::Store) -> Result<(), Box<dyn std::error::Error>> {
@@ -25,6 +26,7 @@
 //! # let _ = Quiet; Ok(()) }
 //! ```
 
+pub mod capture;
 pub mod contention;
 pub mod error;
 pub mod exec;

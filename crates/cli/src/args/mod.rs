@@ -3,6 +3,7 @@
 //! below the CLI ever sees clap. The run options' flags come from the one option table
 //! (`flags.rs`).
 
+pub mod capture;
 mod digest;
 mod flags;
 mod replay;
@@ -48,6 +49,8 @@ pub enum Command {
     Replay(Box<ReplayArgs>),
     /// Group a slow or general log's statements into classes (like pt-query-digest).
     Digest(DigestArgs),
+    /// Log every statement a server runs for a while (slow log, long_query_time=0), then restore its settings.
+    Capture(CaptureArgs),
 }
 
 /// Where the results store lives.

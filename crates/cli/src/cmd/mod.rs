@@ -1,5 +1,6 @@
 //! One module per subcommand. Each takes its parsed arguments and returns `anyhow::Result`.
 
+mod capture;
 mod digest;
 mod lab;
 mod prepare;
@@ -19,6 +20,9 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
     ) {
         crate::signals::polled();
     }
+    if matches!(command, Command::Capture(_)) {
+        crate::signals::undoing();
+    }
     match command {
         Command::Run(a) => run::run(*a),
         Command::Prepare(a) => prepare::prepare(*a),
@@ -30,5 +34,6 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Compare(a) => report::compare(a),
         Command::Replay(a) => replay::replay(*a),
         Command::Digest(a) => digest::digest(a),
+        Command::Capture(a) => capture::capture(a),
     }
 }

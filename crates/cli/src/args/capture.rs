@@ -1,0 +1,62 @@
+//! `qpslab capture`: what the user typed.
+
+use super::{SandboxHomeArgs, TargetArgs};
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// `qpslab capture`.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Only a server on this host can be captured (--socket, --sandbox, or a localhost target): the log \
+is read from the server's own file in its datadir, then removed. At the start, the one SET GLOBAL \
+statement that restores every changed variable is printed, for the case qpslab is killed with \
+kill -9; Ctrl-C, SIGTERM and SIGHUP restore them and keep what was captured.
+
+Logging every statement costs throughput: on this 2-core machine the slow log at \
+long_query_time=0 cut oltp_point_select by 26% at 4 sessions and 38% at 16 (medians of 4 \
+interleaved A/B runs, bench/RESULTS.md). Connections opened before the capture keep their own \
+long_query_time and log nothing (pools): the server's statement count is compared with the \
+entries captured, with a warning when the log misses some.")]
+pub struct CaptureArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub home: SandboxHomeArgs,
+    /// How long to capture: seconds or a duration (90, 60s, 5m).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = duration)]
+    pub time: Duration,
+    /// Where to write the captured slow log (`-`: standard output). Written whole or not at all.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Replace FILE if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Also write what the capture saw and cost as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// A positive duration: a number of seconds or a duration with units.
+fn duration(s: &str) -> Result<Duration, String> {
+    let v = serde_json::Value::String(s.to_string());
+    let secs = qpslab_lab::options::value::seconds(&v)?;
+    if secs <= 0.0 || secs > 86_400.0 * 7.0 {
+        return Err(format!("must be more than 0 and at most a week, not {s}"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration;
+
+    #[test]
+    fn durations_in_every_spelling() {
+        assert_eq!(duration("3").unwrap().as_secs(), 3);
+        assert_eq!(duration("1m").unwrap().as_secs(), 60);
+        assert_eq!(duration("500ms").unwrap().as_millis(), 500);
+        assert!(duration("0").is_err());
+        assert!(duration("soon").is_err());
+    }
+}

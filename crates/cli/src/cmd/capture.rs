@@ -1,0 +1,291 @@
+//! `qpslab capture`: log every statement a server on this host runs for a while, then put its
+//! settings back. The server-side work (what is changed, how it is restored, the log's copy)
+//! is `qpslab_lab::capture`; this module checks the arguments, prints the restore statement
+//! first, waits out the window (stopped early by Ctrl-C/SIGTERM/SIGHUP), writes FILE through a
+//! temporary file and reports what the capture saw and cost.
+//!
+//! An interrupted capture still restores the server and writes what it captured until the
+//! signal (whole entries: the log is switched off before it is copied); interrupted before the
+//! log went on, it writes nothing.
+
+use crate::args::CaptureArgs;
+use crate::error::user;
+use crate::signals::INTERRUPTED;
+use crate::target::{connect, sandbox_home};
+use anyhow::Result;
+use qpslab_core::Endpoint;
+use qpslab_lab::capture::{Activity, Capture, CaptureError, Changes, Copied, Window};
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// The window before the log goes on that gives the server's usual rate.
+const BASELINE: Duration = Duration::from_secs(2);
+
+/// What `--json` holds.
+#[derive(Serialize)]
+struct CaptureDoc<'a> {
+    target: String,
+    out: String,
+    interrupted: bool,
+    entries: u64,
+    bytes: u64,
+    bytes_per_s: f64,
+    /// The server's statements in the seconds before the log went on.
+    before: Activity,
+    /// The server's statements while the log was on.
+    during: Activity,
+    /// Statements the server ran in the window that are not in the log.
+    missed: u64,
+    changes: &'a Changes,
+    restore_sql: String,
+}
+
+/// Runs `qpslab capture`.
+pub fn capture(a: CaptureArgs) -> Result<()> {
+    check_out(&a.out, a.force)?;
+    if let Some(j) = &a.json {
+        check_out(j, true).map_err(|e| user(format!("--json: {e}")))?;
+    }
+    let t = &a.target;
+    if t.target.is_none() && t.socket.is_none() && t.sandbox.is_none() && t.defaults_file.is_none()
+    {
+        return Err(user(
+            "capture needs a server to capture: --target, --socket or --sandbox NAME",
+        ));
+    }
+    let connected = connect(t, None, &sandbox_home(&a.home))?;
+    let options = connected.server_options();
+    check_local(&options.endpoint)?;
+    let target = options.describe();
+    let cap = Capture::open(&options).map_err(capture_error)?;
+    eprintln!(
+        "capturing {target} for {:.0} s; if qpslab is killed (kill -9), restore the server with:\n  {}",
+        a.time.as_secs_f64(),
+        cap.restore_line()
+    );
+    let (changes, restore_sql) = (cap.changes().clone(), cap.restore_line());
+    let (window, before) = take(cap, a.time)?;
+    let Some(window) = window else {
+        eprintln!("stopped before the log was switched on: nothing changed, nothing written");
+        return Ok(());
+    };
+    let copied = write_log(&a.out, a.force, &window)?;
+    let doc = CaptureDoc {
+        target,
+        out: a.out.display().to_string(),
+        interrupted: INTERRUPTED.load(Ordering::SeqCst),
+        entries: copied.entries,
+        bytes: copied.bytes,
+        bytes_per_s: copied.bytes as f64 / window.activity.seconds.max(1e-9),
+        before,
+        during: window.activity,
+        missed: window.activity.statements.saturating_sub(copied.entries),
+        changes: &changes,
+        restore_sql,
+    };
+    eprint!("{}", summary(&doc));
+    if let Some(j) = &a.json {
+        super::run::write_json(j, &doc)?;
+    }
+    Ok(())
+}
+
+/// The baseline, then the window with the log on; `None` when a signal came before the log
+/// went on. The server is restored on every path out of here (by `Running`'s drop on errors).
+fn take(mut cap: Capture, time: Duration) -> Result<(Option<Window>, Activity)> {
+    let before = cap
+        .baseline(BASELINE, &INTERRUPTED)
+        .map_err(capture_error)?;
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        return Ok((None, before));
+    }
+    let running = cap.enable().map_err(capture_error)?;
+    eprintln!("slow log on: every statement from connections opened from now on is logged");
+    running.wait(time, &INTERRUPTED);
+    let window = running.finish().map_err(capture_error)?;
+    eprintln!("settings restored");
+    Ok((Some(window), before))
+}
+
+/// What the user sees at the end: the log's size, the server's rate before and during, and
+/// the statements the log misses with the reason.
+fn summary(d: &CaptureDoc) -> String {
+    let mb = d.bytes as f64 / 1e6;
+    let mut s = format!(
+        "captured {} entries, {mb:.1} MB in {:.1} s ({:.2} MB/s){} -> {}\n",
+        d.entries,
+        d.during.seconds,
+        d.bytes_per_s / 1e6,
+        if d.interrupted { ", interrupted" } else { "" },
+        d.out
+    );
+    let (b, r) = (d.before.per_second(), d.during.per_second());
+    s += &format!("server: {b:.0} statements/s before the capture, {r:.0}/s during it");
+    if b > 0.0 {
+        s += &format!(" ({:+.0}%)", 100.0 * (r / b - 1.0));
+    }
+    s += "\nnote: logging every statement costs throughput (point selects: -26% at 4 sessions, \
+          -38% at 16 on a 2-core machine; bench/RESULTS.md)\n";
+    if d.missed > 2 && d.missed * 100 > d.during.statements {
+        s += &format!(
+            "warning: the server ran {} statements in the window but the log has {} ({} missing): \
+             connections opened before the capture keep their own long_query_time and log nothing \
+             (reconnect pools to capture them)\n",
+            d.during.statements, d.entries, d.missed
+        );
+    }
+    s
+}
+
+/// FILE must be new (or `--force`) in a directory that exists; `-` is standard output.
+fn check_out(out: &Path, force: bool) -> Result<()> {
+    if out == Path::new("-") {
+        return Ok(());
+    }
+    let dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(user(format!(
+            "--out {}: directory {} does not exist",
+            out.display(),
+            dir.display()
+        )));
+    }
+    if out.is_dir() {
+        return Err(user(format!("--out {}: is a directory", out.display())));
+    }
+    if !force && out.exists() {
+        return Err(user(format!(
+            "--out {}: exists; use --force to replace it",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The slow log is read from the server's own file: only a server on this host will do.
+fn check_local(endpoint: &Endpoint) -> Result<()> {
+    match endpoint {
+        Endpoint::Unix { .. } => Ok(()),
+        Endpoint::Tcp { host, .. }
+            if ["localhost", "127.0.0.1", "::1"].contains(&host.as_str()) =>
+        {
+            Ok(())
+        }
+        Endpoint::Tcp { host, .. } => Err(user(format!(
+            "capture reads the server's slow log file, so the server must run on this host \
+             (--socket, --sandbox, or a localhost target), not on {host}; capturing a remote \
+             server through mysql.slow_log is not supported yet"
+        ))),
+    }
+}
+
+/// Copies the window's log to `out`: standard output, or a temporary file next to it renamed
+/// over it once complete.
+fn write_log(out: &Path, force: bool, window: &Window) -> Result<Copied> {
+    if out == Path::new("-") {
+        let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+        let copied = window.copy_to(&mut w).map_err(capture_error)?;
+        w.flush()?;
+        return Ok(copied);
+    }
+    let tmp = temp_path(out);
+    let write = || -> Result<Copied> {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Statements may hold data: readable by us only, as the server's own file.
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        let copied = window.copy_to(&mut w).map_err(capture_error)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()?;
+        check_out(out, force)?;
+        std::fs::rename(&tmp, out)?;
+        Ok(copied)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        e.context(format!("writing {}", out.display()))
+    })
+}
+
+fn temp_path(out: &Path) -> PathBuf {
+    let name = out
+        .file_name()
+        .map_or_else(|| "capture".into(), |n| n.to_string_lossy().into_owned());
+    out.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+fn capture_error(e: CaptureError) -> anyhow::Error {
+    if e.is_user_error() {
+        user(e.to_string())
+    } else {
+        e.into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(changes: &Changes, statements: u64, entries: u64) -> CaptureDoc<'_> {
+        CaptureDoc {
+            target: "root@localhost/".into(),
+            out: "cap.log".into(),
+            interrupted: false,
+            entries,
+            bytes: 2_000_000,
+            bytes_per_s: 500_000.0,
+            before: Activity {
+                seconds: 2.0,
+                statements: 20_000,
+            },
+            during: Activity {
+                seconds: 4.0,
+                statements,
+            },
+            missed: statements.saturating_sub(entries),
+            changes,
+            restore_sql: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_summary_gives_the_cost_and_warns_only_when_the_log_misses_statements() {
+        let none = Changes(Vec::new());
+        let full = summary(&doc(&none, 30_000, 30_000));
+        assert!(full.starts_with("captured 30000 entries, 2.0 MB in 4.0 s (0.50 MB/s)"));
+        assert!(full.contains("10000 statements/s before the capture, 7500/s during it (-25%)"));
+        assert!(!full.contains("warning"), "{full}");
+        // Statements in flight at the window's edges are not a miss.
+        assert!(!summary(&doc(&none, 30_002, 30_000)).contains("warning"));
+        let pooled = summary(&doc(&none, 30_000, 1_000));
+        assert!(
+            pooled.contains("30000 statements in the window but the log has 1000 (29000 missing)")
+        );
+        assert!(
+            pooled.contains("keep their own long_query_time"),
+            "{pooled}"
+        );
+    }
+
+    #[test]
+    fn only_a_new_file_in_an_existing_directory_is_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        let existing = dir.path().join("x.log");
+        std::fs::write(&existing, "").unwrap();
+        assert!(check_out(&existing, false).is_err());
+        assert!(check_out(&existing, true).is_ok());
+        assert!(check_out(&dir.path().join("new.log"), false).is_ok());
+        assert!(check_out(&dir.path().join("no/new.log"), true).is_err());
+        assert!(check_out(Path::new("-"), false).is_ok());
+    }
+}
