@@ -3,12 +3,13 @@
 //! below the CLI ever sees clap. The run options' flags come from the one option table
 //! (`flags.rs`).
 
-pub mod capture;
+mod capture;
 mod digest;
 mod flags;
 mod replay;
 mod study;
 
+pub use capture::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use replay::*;
