@@ -40,7 +40,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
     );
     if opts.mode == ReplayMode::Sessions && opts.speed > 0.0 && loaded.flavor == "MariaDB" {
         eprintln!(
-            "note: MariaDB logs time statements in whole seconds: the statements of one second \
+            "note: MariaDB logs whole-second times: the statements of one second \
              start together, in order per connection"
         );
     }
