@@ -207,6 +207,23 @@ pub struct WorkloadOptions {
     pub delta: u64,
     /// The `--rand-*` options.
     pub rand: RandOptions,
+    /// Script workloads (`--script FILE[@WEIGHT]`): when not empty, the run executes these
+    /// instead of `kind`'s sysbench statements. Stored whole so a run says exactly what ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scripts: Vec<ScriptSource>,
+}
+
+/// One script of a script workload, as read when the options resolved.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScriptSource {
+    /// The file's base name, used in statement names (`name:LINE`).
+    pub name: String,
+    /// The path as given (resolved against the study spec's directory).
+    pub path: String,
+    /// How often an event picks this script relative to the others (pgbench's `-f FILE@W`).
+    pub weight: u32,
+    /// The script's text.
+    pub text: String,
 }
 
 impl WorkloadOptions {
@@ -236,6 +253,7 @@ impl WorkloadOptions {
             number_of_ranges: 10,
             delta: 5,
             rand: RandOptions::default(),
+            scripts: Vec::new(),
         }
     }
 }

@@ -179,7 +179,7 @@ pub(super) fn build(o: &WorkloadOptions) -> (Vec<StatementDef>, [Option<u32>; Ki
         for t in range {
             let (sql, params) = k.sql(t, o);
             defs.push(StatementDef {
-                kind: k.name(),
+                kind: k.name().into(),
                 table: t,
                 sql,
                 params,
