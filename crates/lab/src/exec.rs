@@ -7,7 +7,8 @@ use qpslab_core::stability::{self, Stability};
 use qpslab_core::{ConnectOptions, RunPlan, Sample, TelemetrySample, WorkloadOptions};
 use qpslab_engine::prepare::{self, DatasetStatus, PrepareProgress, PrepareReport};
 use qpslab_engine::run_phase;
-use qpslab_engine::workload::Workload;
+use qpslab_engine::workload::script::run_init;
+use qpslab_engine::workload::{Workload, WorkloadError};
 use qpslab_probe::Sampler;
 use qpslab_store::{RunId, RunMeta, Store};
 use qpslab_wire::Conn;
@@ -71,6 +72,9 @@ pub fn ensure_dataset(
     policy: &DatasetPolicy,
     obs: &mut dyn Observer,
 ) -> Result<DatasetOutcome, ExecError> {
+    if !w.scripts.is_empty() {
+        return script_setup(target, w, policy, obs);
+    }
     let status = match Conn::connect(target) {
         Ok(mut conn) => prepare::dataset_status(&mut conn, w)?,
         // The schema itself is missing.
@@ -132,6 +136,45 @@ pub fn ensure_dataset(
             Ok(DatasetOutcome::Prepared)
         }
     }
+}
+
+/// A script workload has no sbtest dataset: on a sandbox of ours its database is created when
+/// missing; then its init SQL, if any, runs once (on any server: the user asked for it).
+fn script_setup(
+    target: &ConnectOptions,
+    w: &WorkloadOptions,
+    policy: &DatasetPolicy,
+    obs: &mut dyn Observer,
+) -> Result<DatasetOutcome, ExecError> {
+    let connect = |o: &ConnectOptions| {
+        Conn::connect(o).map_err(|source| ExecError::Connect {
+            target: o.describe(),
+            source,
+        })
+    };
+    if let DatasetPolicy::Prepare { .. } = policy {
+        let db = target
+            .database
+            .as_deref()
+            .unwrap_or(prepare::DEFAULT_DATABASE);
+        let server = ConnectOptions {
+            database: None,
+            ..target.clone()
+        };
+        let sql = format!("CREATE DATABASE IF NOT EXISTS `{}`", db.replace('`', "``"));
+        connect(&server)?
+            .execute(&sql)
+            .map_err(|source| ExecError::Connect {
+                target: server.describe(),
+                source,
+            })?;
+    }
+    let Some(init) = &w.init_sql else {
+        return Ok(DatasetOutcome::Present);
+    };
+    let n = run_init(&mut connect(target)?, init).map_err(WorkloadError::from)?;
+    obs.message(&format!("{}: {n} statement(s) ran", init.name));
+    Ok(DatasetOutcome::Prepared)
 }
 
 /// Loads the dataset with `loaders` connections, reporting progress to `obs`; the database is

@@ -122,6 +122,10 @@ fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
 /// The workload a point measured: the script's name (and a custom script's identity, when the
 /// plan names one), from the run's plan.
 pub fn workload(p: &Point<'_>) -> String {
+    let w = &p.meta().plan.workload;
+    if !w.scripts.is_empty() {
+        return w.label();
+    }
     let plan = serde_json::to_value(&p.meta().plan.workload).unwrap_or(Value::Null);
     let mut f = BTreeMap::new();
     flatten("", &plan, &mut f);

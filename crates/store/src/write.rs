@@ -68,7 +68,7 @@ fn insert_run(tx: &Transaction<'_>, run: &RunMeta) -> Result<i64, Error> {
             run.uuid,
             run.started_at,
             redact_url_passwords(&run.command),
-            run.plan.workload.kind.name(),
+            run.plan.workload.label(),
             serde_json::to_string(&run.plan)?,
             redact_url_passwords(&run.target),
             run.server.version,

@@ -75,7 +75,7 @@ fn one(store: &Store, id: RunId, json: bool) -> Result<()> {
     println!(
         "run {} · {} · {}",
         id.0,
-        m.plan.workload.kind,
+        m.plan.workload.label(),
         run.status.as_str()
     );
     println!("  started   {}", format_time(m.started_at));

@@ -11,11 +11,13 @@
 mod dist;
 mod expr;
 mod gen;
+mod init;
 mod split;
 
 pub use expr::EvalError;
 pub(crate) use gen::ScriptGen;
 pub use gen::SLEEP_CALL;
+pub use init::{init_statements, run_init};
 
 use super::{ParamKind, StatementDef, StmtClass};
 use expr::Expr;
