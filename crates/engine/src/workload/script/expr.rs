@@ -5,7 +5,7 @@
 //! parameter against pgbench's limits, so evaluation only fails on what depends on values:
 //! division by zero, overflow, an empty random range.
 
-use super::dist::{self, Func};
+use super::dist::{self, draw, Func};
 use crate::rand::Rng;
 use qpslab_core::workload::RandOptions;
 
@@ -75,8 +75,37 @@ impl Expr {
                 };
                 r.ok_or(EvalError::Overflow)?
             }
-            Expr::Call(f, args) => dist::call(*f, args, env)?,
+            Expr::Call(f, args) => call(*f, args, env)?,
         })
+    }
+}
+
+/// Evaluates `f` on `args`.
+fn call(f: Func, args: &[Expr], env: &mut Env<'_>) -> Result<i64, EvalError> {
+    match f {
+        Func::Abs => args[0].eval(env)?.checked_abs().ok_or(EvalError::Overflow),
+        Func::Least | Func::Greatest => {
+            let mut best = args[0].eval(env)?;
+            for a in &args[1..] {
+                let v = a.eval(env)?;
+                best = if f == Func::Least {
+                    best.min(v)
+                } else {
+                    best.max(v)
+                };
+            }
+            Ok(best)
+        }
+        _ => {
+            let (lo, hi) = (args[0].eval(env)?, args[1].eval(env)?);
+            if hi < lo {
+                return Err(EvalError::EmptyRange);
+            }
+            // The offset of the draw from `lo`; `hi - lo` fits in u64 for any i64 pair.
+            let span = hi.abs_diff(lo);
+            let off = draw(f, span, env.rng, env.rand);
+            Ok(lo.wrapping_add(off.min(span) as i64))
+        }
     }
 }
 
@@ -360,5 +389,25 @@ mod tests {
         assert!(parse_err("random_zipfian(1, 10, 1)").contains("1.001"));
         assert!(parse_err("random_exponential(1, 10, 0)").contains("greater than 0"));
         assert!(parse_err("1 $ 2").contains("unexpected character '$'"));
+    }
+
+    #[test]
+    fn extreme_ranges_stay_inside() {
+        let mut rng = Rng::new(3);
+        let rand = RandOptions::default();
+        for f in [
+            Func::Random,
+            Func::Exponential(1.0),
+            Func::Gaussian(2.0),
+            Func::Zipfian(1.5),
+        ] {
+            let args = [Expr::Int(i64::MIN), Expr::Int(i64::MAX)];
+            let mut env = Env {
+                vars: &[],
+                rng: &mut rng,
+                rand: &rand,
+            };
+            call(f, &args, &mut env).unwrap();
+        }
     }
 }
