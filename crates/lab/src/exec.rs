@@ -65,6 +65,8 @@ pub enum DatasetPolicy {
 /// [`DatasetPolicy::Prepare`] it is built with `loaders` connections when it is missing or was
 /// built by qpslab with another shape; under [`DatasetPolicy::CheckOnly`] it is only checked. A
 /// dataset built by another tool is used as it is when its shape fits, and never dropped.
+/// A script workload has no sbtest dataset (see [`script_database`]). Then the init SQL
+/// (`--init-sql`), if any, runs once, on any server: the user asked for it.
 pub fn ensure_dataset(
     target: &ConnectOptions,
     w: &WorkloadOptions,
@@ -72,9 +74,30 @@ pub fn ensure_dataset(
     policy: &DatasetPolicy,
     obs: &mut dyn Observer,
 ) -> Result<DatasetOutcome, ExecError> {
-    if !w.scripts.is_empty() {
-        return script_setup(target, w, policy, obs);
-    }
+    let outcome = if w.scripts.is_empty() {
+        ensure_sbtest(target, w, loaders, policy, obs)?
+    } else {
+        script_database(target, policy)?
+    };
+    let Some(init) = &w.init_sql else {
+        return Ok(outcome);
+    };
+    let mut conn = Conn::connect(target).map_err(|source| ExecError::Connect {
+        target: target.describe(),
+        source,
+    })?;
+    let n = run_init(&mut conn, init).map_err(WorkloadError::from)?;
+    obs.message(&format!("{}: {n} statement(s) ran", init.name));
+    Ok(outcome)
+}
+
+fn ensure_sbtest(
+    target: &ConnectOptions,
+    w: &WorkloadOptions,
+    loaders: u32,
+    policy: &DatasetPolicy,
+    obs: &mut dyn Observer,
+) -> Result<DatasetOutcome, ExecError> {
     let status = match Conn::connect(target) {
         Ok(mut conn) => prepare::dataset_status(&mut conn, w)?,
         // The schema itself is missing.
@@ -138,43 +161,31 @@ pub fn ensure_dataset(
     }
 }
 
-/// A script workload has no sbtest dataset: on a sandbox of ours its database is created when
-/// missing; then its init SQL, if any, runs once (on any server: the user asked for it).
-fn script_setup(
+/// A script workload's database: created on a sandbox of ours when missing (the scripts and
+/// their init SQL make the tables); on the user's server it must exist.
+fn script_database(
     target: &ConnectOptions,
-    w: &WorkloadOptions,
     policy: &DatasetPolicy,
-    obs: &mut dyn Observer,
 ) -> Result<DatasetOutcome, ExecError> {
-    let connect = |o: &ConnectOptions| {
-        Conn::connect(o).map_err(|source| ExecError::Connect {
-            target: o.describe(),
-            source,
-        })
-    };
-    if let DatasetPolicy::Prepare { .. } = policy {
-        let db = target
-            .database
-            .as_deref()
-            .unwrap_or(prepare::DEFAULT_DATABASE);
-        let server = ConnectOptions {
-            database: None,
-            ..target.clone()
-        };
-        let sql = format!("CREATE DATABASE IF NOT EXISTS `{}`", db.replace('`', "``"));
-        connect(&server)?
-            .execute(&sql)
-            .map_err(|source| ExecError::Connect {
-                target: server.describe(),
-                source,
-            })?;
-    }
-    let Some(init) = &w.init_sql else {
+    let DatasetPolicy::Prepare { .. } = policy else {
         return Ok(DatasetOutcome::Present);
     };
-    let n = run_init(&mut connect(target)?, init).map_err(WorkloadError::from)?;
-    obs.message(&format!("{}: {n} statement(s) ran", init.name));
-    Ok(DatasetOutcome::Prepared)
+    let db = target
+        .database
+        .as_deref()
+        .unwrap_or(prepare::DEFAULT_DATABASE);
+    let server = ConnectOptions {
+        database: None,
+        ..target.clone()
+    };
+    let sql = format!("CREATE DATABASE IF NOT EXISTS `{}`", db.replace('`', "``"));
+    Conn::connect(&server)
+        .and_then(|mut c| c.execute(&sql))
+        .map_err(|source| ExecError::Connect {
+            target: server.describe(),
+            source,
+        })?;
+    Ok(DatasetOutcome::Present)
 }
 
 /// Loads the dataset with `loaders` connections, reporting progress to `obs`; the database is

@@ -182,6 +182,7 @@ pub(super) fn build(o: &WorkloadOptions) -> (Vec<StatementDef>, [Option<u32>; Ki
                 kind: k.name().into(),
                 table: t,
                 sql,
+                placeholders: None,
                 params,
                 class: k.class(),
                 text_only: k == Kind::Inserts && o.kind == WorkloadKind::OltpInsert,

@@ -74,6 +74,10 @@ pub struct StatementDef {
     pub table: u32,
     /// The SQL with `?` placeholders.
     pub sql: String,
+    /// Byte offsets of the placeholders in `sql`, when it also holds a `?` that is not one (in
+    /// a script's string or comment), which the plain scan of text rendering would take for
+    /// one; `None` for every sysbench statement.
+    pub placeholders: Option<Vec<u32>>,
     /// One entry per placeholder, in order.
     pub params: Vec<ParamKind>,
     /// Read, write or other, as sysbench counts it.
@@ -246,11 +250,6 @@ impl Workload {
         &self.shared.opts
     }
 
-    /// True for a script workload (`--script`).
-    pub fn is_script(&self) -> bool {
-        self.shared.scripts.is_some()
-    }
-
     /// The workload's kind.
     pub fn kind(&self) -> WorkloadKind {
         self.shared.opts.kind
@@ -276,7 +275,10 @@ impl Workload {
     /// byte strings quoted `'...'` with quotes and backslashes escaped.
     pub fn render_text(&self, buf: &EventBuf, call: &Call, out: &mut Vec<u8>) {
         let def = &self.shared.statements[call.stmt as usize];
-        text::render(def.sql.as_bytes(), buf, buf.call_args(call), out);
+        match &def.placeholders {
+            None => text::render(def.sql.as_bytes(), buf, buf.call_args(call), out),
+            Some(at) => text::render_at(&def.sql, at, buf, buf.call_args(call), out),
+        }
     }
 }
 

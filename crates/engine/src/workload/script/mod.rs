@@ -111,6 +111,12 @@ impl ScriptSet {
     }
 }
 
+/// A statement's text and, when it holds a literal `?`, its placeholders' offsets.
+struct Sql {
+    sql: String,
+    placeholders: Option<Vec<u32>>,
+}
+
 #[derive(Default)]
 struct Builder {
     statements: Vec<StatementDef>,
@@ -130,7 +136,13 @@ impl Builder {
         let mut steps = Vec::with_capacity(pieces.len());
         for piece in pieces {
             let step = match piece {
-                Piece::Sql { line, sql, params } => {
+                Piece::Sql {
+                    line,
+                    sql,
+                    params,
+                    placeholders,
+                } => {
+                    let sql = Sql { sql, placeholders };
                     self.stmt(&src.name, line, sql, &params, &known)
                 }
                 Piece::Meta { line, cmd, args } => self.meta(line, &cmd, &args, &mut known),
@@ -160,7 +172,7 @@ impl Builder {
         &mut self,
         file: &str,
         line: u32,
-        sql: String,
+        sql: Sql,
         params: &[String],
         known: &[bool],
     ) -> Result<Step, (u32, String)> {
@@ -169,11 +181,12 @@ impl Builder {
             .map(|p| self.known_slot(p, known))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|m| (line, m))?;
-        let class = class_of(&sql);
+        let class = class_of(&sql.sql);
         self.statements.push(StatementDef {
             kind: Arc::from(format!("{file}:{line}")),
             table: 0,
-            sql,
+            sql: sql.sql,
+            placeholders: sql.placeholders,
             params: vec![ParamKind::Int; slots.len()],
             class,
             text_only: false,

@@ -13,6 +13,8 @@ pub(crate) enum Piece {
         line: u32,
         sql: String,
         params: Vec<String>,
+        /// The placeholders' byte offsets in `sql` when it also holds a literal `?`.
+        placeholders: Option<Vec<u32>>,
     },
     /// A meta-command line: the command (without `\`) and the rest of the line.
     Meta {
@@ -55,6 +57,8 @@ struct Splitter {
     out: Vec<Piece>,
     sql: String,
     params: Vec<String>,
+    /// Where each placeholder's `?` is in `sql`.
+    marks: Vec<usize>,
     start: u32,
     mode: Mode,
 }
@@ -160,6 +164,7 @@ impl Splitter {
                     .find(|&j| !ident(chars[j]))
                     .unwrap_or(chars.len());
                 self.params.push(chars[i + 1..end].iter().collect());
+                self.marks.push(self.sql.len());
                 self.sql.push('?');
                 return end;
             }
@@ -172,14 +177,19 @@ impl Splitter {
     fn finish(&mut self) {
         let sql = self.sql.trim();
         if !sql.is_empty() {
+            let lead = self.sql.len() - self.sql.trim_start().len();
+            let literal = sql.matches('?').count() != self.marks.len();
+            let at = self.marks.iter().map(|m| (m - lead) as u32).collect();
             self.out.push(Piece::Sql {
                 line: self.start,
                 sql: sql.to_string(),
                 params: std::mem::take(&mut self.params),
+                placeholders: literal.then_some(at),
             });
         }
         self.sql.clear();
         self.params.clear();
+        self.marks.clear();
     }
 }
 
@@ -192,7 +202,21 @@ mod tests {
             line,
             sql: sql.into(),
             params: params.iter().map(|p| p.to_string()).collect(),
+            placeholders: None,
         }
+    }
+
+    #[test]
+    fn a_literal_question_mark_keeps_the_placeholders_offsets() {
+        let p = split("  SELECT '?', :a /* ? */, :b;").unwrap();
+        let Piece::Sql {
+            sql, placeholders, ..
+        } = &p[0]
+        else {
+            panic!("{p:?}")
+        };
+        assert_eq!(sql, "SELECT '?', ? /* ? */, ?");
+        assert_eq!(placeholders.as_deref(), Some(&[12, 23][..]));
     }
 
     #[test]

@@ -162,3 +162,16 @@ fn a_variable_set_in_one_script_is_unknown_in_another() {
         "b.sql:1: unknown variable ':id' (no \\set before this line)"
     );
 }
+
+#[test]
+fn text_rendering_leaves_a_quoted_question_mark_alone() {
+    let mut o = qpslab_core::WorkloadOptions::new(qpslab_core::WorkloadKind::OltpPointSelect);
+    o.scripts = vec![src("q.sql", 1, "\\set a 5\nSELECT '?', :a /* ? */;\n")];
+    let w = crate::workload::Workload::new(&o).unwrap();
+    let mut gen = w.session(0, 1);
+    let mut ev = EventBuf::default();
+    gen.next_event(&mut ev);
+    let mut sql = Vec::new();
+    w.render_text(&ev, &ev.calls[0], &mut sql);
+    assert_eq!(String::from_utf8(sql).unwrap(), "SELECT '?', 5 /* ? */");
+}
