@@ -13,9 +13,11 @@ use std::time::{Duration, Instant};
 impl EventLoop<'_> {
     /// Parks session `i` for `us` microseconds from `now`.
     pub(super) fn park(&mut self, i: usize, now: Instant, us: u64) -> Result<(), RunError> {
-        self.sessions[i].state = State::Sleep {
-            until: now + Duration::from_micros(us),
-        };
+        // A sleep beyond what `Instant` holds lasts a year: the phase ends long before.
+        let until = now
+            .checked_add(Duration::from_micros(us))
+            .unwrap_or_else(|| now + Duration::from_secs(365 * 86_400));
+        self.sessions[i].state = State::Sleep { until };
         self.sleeping.push(i);
         Ok(())
     }

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 /// A script that cannot run, located at `file:line`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}: {message}")]
+#[error("{file}:{}{message}", if *.line > 0 { format!("{line}: ") } else { " ".into() })]
 pub struct ScriptError {
     /// The script's name (its file's base name).
     pub file: String,

@@ -145,7 +145,7 @@ fn parse_errors_name_file_and_line() {
     );
     assert_eq!(
         err("-- nothing\n\\set a 1\n"),
-        "w.sql:0: the script has no SQL statement"
+        "w.sql: the script has no SQL statement"
     );
     assert_eq!(err("SELECT 'x;\n"), "w.sql:1: unterminated ' quote");
     let zero = ScriptSet::parse(&[src("a.sql", 0, "SELECT 1;")]).unwrap_err();
