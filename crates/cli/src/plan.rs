@@ -199,10 +199,15 @@ mod tests {
         "help",
     ];
 
-    /// `qpslab run WORKLOAD ARGS...` resolved.
+    /// `qpslab run WORKLOAD ARGS...` resolved (no positional workload when it is empty:
+    /// `--script` replaces it).
     fn cli_plan(workload: &str, args: &[String]) -> Resolved {
         use clap::Parser;
-        let argv = ["qpslab", "run", workload].map(String::from);
+        let argv: Vec<String> = ["qpslab", "run", workload]
+            .into_iter()
+            .filter(|a| !a.is_empty())
+            .map(String::from)
+            .collect();
         let cli = crate::args::Cli::try_parse_from(argv.iter().chain(args))
             .unwrap_or_else(|e| panic!("{args:?}: {e}"));
         match cli.command {
@@ -285,7 +290,14 @@ mod tests {
             } else {
                 let mut f = flags.clone();
                 f.extend([def.flag(), def.example.to_string()]);
-                cli_plan("oltp_read_only", &f)
+                // `--script` is given instead of the workload (the spec may name both: the
+                // script runs, the default workload stays in the plan on both sides).
+                let workload = if def.name == "script" {
+                    ""
+                } else {
+                    "oltp_read_only"
+                };
+                cli_plan(workload, &f)
             };
             let defaults = spec_plans(&format!(
                 "[defaults]\n{keys}{} = \"{}\"\n",

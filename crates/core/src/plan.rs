@@ -164,11 +164,12 @@ impl RunPlan {
         }
     }
 
-    /// The name of what ran: `replay` for a replayed log, else the workload's script name.
-    pub fn workload_name(&self) -> &'static str {
+    /// The name of what ran: `replay` for a replayed log, else the workload's label (its
+    /// sysbench name, or `script a.sql@3 b.sql@1`).
+    pub fn workload_name(&self) -> String {
         match self.replay {
-            Some(_) => "replay",
-            None => self.workload.kind.name(),
+            Some(_) => "replay".to_string(),
+            None => self.workload.label(),
         }
     }
 }

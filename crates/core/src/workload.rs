@@ -207,6 +207,27 @@ pub struct WorkloadOptions {
     pub delta: u64,
     /// The `--rand-*` options.
     pub rand: RandOptions,
+    /// Script workloads (`--script FILE[@WEIGHT]`): when not empty, the run executes these
+    /// instead of `kind`'s sysbench statements. Stored whole so a run says exactly what ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scripts: Vec<ScriptSource>,
+    /// `--init-sql FILE`: SQL run once on a control connection before the measured phases
+    /// (a script workload's schema and data); its weight is unused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_sql: Option<ScriptSource>,
+}
+
+/// One script of a script workload, as read when the options resolved.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScriptSource {
+    /// The file's base name, used in statement names (`name:LINE`).
+    pub name: String,
+    /// The path as given (resolved against the study spec's directory).
+    pub path: String,
+    /// How often an event picks this script relative to the others (pgbench's `-f FILE@W`).
+    pub weight: u32,
+    /// The script's text.
+    pub text: String,
 }
 
 impl WorkloadOptions {
@@ -236,13 +257,44 @@ impl WorkloadOptions {
             number_of_ranges: 10,
             delta: 5,
             rand: RandOptions::default(),
+            scripts: Vec::new(),
+            init_sql: None,
         }
+    }
+
+    /// What runs, for headers and listings: the sysbench workload's name, or the scripts
+    /// with their weights (`script a.sql@3 b.sql@1`).
+    pub fn label(&self) -> String {
+        if self.scripts.is_empty() {
+            return self.kind.name().to_string();
+        }
+        let names: Vec<String> = self
+            .scripts
+            .iter()
+            .map(|s| format!("{}@{}", s.name, s.weight))
+            .collect();
+        format!("script {}", names.join(" "))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn label_names_the_scripts_and_weights() {
+        let mut o = WorkloadOptions::new(WorkloadKind::OltpPointSelect);
+        assert_eq!(o.label(), "oltp_point_select");
+        for (name, weight) in [("a.sql", 3), ("b.sql", 1)] {
+            o.scripts.push(ScriptSource {
+                name: name.into(),
+                path: format!("/x/{name}"),
+                weight,
+                text: "SELECT 1;".into(),
+            });
+        }
+        assert_eq!(o.label(), "script a.sql@3 b.sql@1");
+    }
 
     #[test]
     fn names_round_trip() {

@@ -7,7 +7,8 @@ use qpslab_core::stability::{self, Stability};
 use qpslab_core::{ConnectOptions, RunPlan, Sample, TelemetrySample, WorkloadOptions};
 use qpslab_engine::prepare::{self, DatasetStatus, PrepareProgress, PrepareReport};
 use qpslab_engine::run_phase;
-use qpslab_engine::workload::Workload;
+use qpslab_engine::workload::script::run_init;
+use qpslab_engine::workload::{Workload, WorkloadError};
 use qpslab_probe::Sampler;
 use qpslab_store::{RunId, RunMeta, Store};
 use qpslab_wire::Conn;
@@ -64,7 +65,33 @@ pub enum DatasetPolicy {
 /// [`DatasetPolicy::Prepare`] it is built with `loaders` connections when it is missing or was
 /// built by qpslab with another shape; under [`DatasetPolicy::CheckOnly`] it is only checked. A
 /// dataset built by another tool is used as it is when its shape fits, and never dropped.
+/// A script workload has no sbtest dataset (see [`script_database`]). Then the init SQL
+/// (`--init-sql`), if any, runs once, on any server: the user asked for it.
 pub fn ensure_dataset(
+    target: &ConnectOptions,
+    w: &WorkloadOptions,
+    loaders: u32,
+    policy: &DatasetPolicy,
+    obs: &mut dyn Observer,
+) -> Result<DatasetOutcome, ExecError> {
+    let outcome = if w.scripts.is_empty() {
+        ensure_sbtest(target, w, loaders, policy, obs)?
+    } else {
+        script_database(target, policy)?
+    };
+    let Some(init) = &w.init_sql else {
+        return Ok(outcome);
+    };
+    let mut conn = Conn::connect(target).map_err(|source| ExecError::Connect {
+        target: target.describe(),
+        source,
+    })?;
+    let n = run_init(&mut conn, init).map_err(WorkloadError::from)?;
+    obs.message(&format!("{}: {n} statement(s) ran", init.name));
+    Ok(outcome)
+}
+
+fn ensure_sbtest(
     target: &ConnectOptions,
     w: &WorkloadOptions,
     loaders: u32,
@@ -132,6 +159,33 @@ pub fn ensure_dataset(
             Ok(DatasetOutcome::Prepared)
         }
     }
+}
+
+/// A script workload's database: created on a sandbox of ours when missing (the scripts and
+/// their init SQL make the tables); on the user's server it must exist.
+fn script_database(
+    target: &ConnectOptions,
+    policy: &DatasetPolicy,
+) -> Result<DatasetOutcome, ExecError> {
+    let DatasetPolicy::Prepare { .. } = policy else {
+        return Ok(DatasetOutcome::Present);
+    };
+    let db = target
+        .database
+        .as_deref()
+        .unwrap_or(prepare::DEFAULT_DATABASE);
+    let server = ConnectOptions {
+        database: None,
+        ..target.clone()
+    };
+    let sql = format!("CREATE DATABASE IF NOT EXISTS `{}`", db.replace('`', "``"));
+    Conn::connect(&server)
+        .and_then(|mut c| c.execute(&sql))
+        .map_err(|source| ExecError::Connect {
+            target: server.describe(),
+            source,
+        })?;
+    Ok(DatasetOutcome::Present)
 }
 
 /// Loads the dataset with `loaders` connections, reporting progress to `obs`; the database is

@@ -161,6 +161,10 @@ fn warm(
     warnings: &mut Vec<String>,
     stop: &AtomicBool,
 ) -> u32 {
+    if !w.scripts.is_empty() {
+        // A script workload has no sbtest tables to read.
+        return 0;
+    }
     let pool = number(conn, "SELECT @@GLOBAL.innodb_buffer_pool_size", 0).unwrap_or(u64::MAX);
     let mut read = 0u64;
     let mut warmed = 0;

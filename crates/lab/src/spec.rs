@@ -203,7 +203,9 @@ pub fn load(path: &std::path::Path) -> Result<(Spec, String), SpecError> {
         source,
     })?;
     let file = path.display().to_string();
-    let spec = parse(&file, &text)?;
+    // Script files named in the spec are found next to it.
+    let dir = path.parent().unwrap_or(std::path::Path::new(""));
+    let spec = crate::options::with_base_dir(dir, || parse(&file, &text))?;
     let text = redacted_text(&spec, &text);
     Ok((spec, text))
 }

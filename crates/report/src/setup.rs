@@ -127,6 +127,12 @@ pub fn workload(p: &Point<'_>) -> String {
         let hash = r.sha256.get(..12).unwrap_or(&r.sha256);
         return format!("replay of log {hash} ({} mode)", r.mode);
     }
+    // Scripts by name, weight and content: an edited script is another workload.
+    let w = &p.meta().plan.workload;
+    if !w.scripts.is_empty() {
+        let texts = w.scripts.iter().map(|s| s.text.as_str());
+        return format!("{} (text {:016x})", w.label(), fnv1a(texts));
+    }
     let plan = serde_json::to_value(&p.meta().plan.workload).unwrap_or(Value::Null);
     let mut f = BTreeMap::new();
     flatten("", &plan, &mut f);
@@ -192,4 +198,13 @@ fn dash(s: &str) -> &str {
     } else {
         s
     }
+}
+
+/// FNV-1a over the texts, each followed by a NUL: a stable identity for script contents.
+fn fnv1a<'a>(texts: impl Iterator<Item = &'a str>) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in texts.flat_map(|t| t.bytes().chain([0])) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
 }

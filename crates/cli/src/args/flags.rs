@@ -19,6 +19,9 @@ pub struct RunFlags(pub Given);
 const WORKLOAD: &[Scope] = &[Scope::Workload];
 const RUN: &[Scope] = &[Scope::Workload, Scope::Run];
 
+/// The option given instead of the positional workload (`run --script FILE`).
+const INSTEAD_OF_WORKLOAD: &str = "script";
+
 fn arg(def: &OptionDef) -> Arg {
     let mut help = def.help.to_string();
     if !def.choices.is_empty() && !def.value_name.contains('|') {
@@ -28,10 +31,15 @@ fn arg(def: &OptionDef) -> Arg {
     if !matches!(default.as_str(), "" | "none" | "auto") && !def.positional() {
         help.push_str(&format!(" [default: {default}]"));
     }
+    let action = if def.repeatable {
+        ArgAction::Append
+    } else {
+        ArgAction::Set
+    };
     let a = Arg::new(def.name)
         .value_name(def.value_name)
         .help(help)
-        .action(ArgAction::Set);
+        .action(action);
     if def.positional() {
         a.required(true).index(1)
     } else {
@@ -46,10 +54,17 @@ fn arg(def: &OptionDef) -> Arg {
 }
 
 fn augment(cmd: Command, scopes: &[Scope]) -> Command {
-    OPTIONS
-        .iter()
-        .filter(|d| scopes.contains(&d.scope))
-        .fold(cmd, |cmd, d| cmd.arg(arg(d)))
+    let defs = || OPTIONS.iter().filter(|d| scopes.contains(&d.scope));
+    let cmd = defs().fold(cmd, |cmd, d| cmd.arg(arg(d)));
+    let positional = defs().find(|d| d.positional());
+    match (positional, defs().any(|d| d.name == INSTEAD_OF_WORKLOAD)) {
+        (Some(p), true) => cmd.mut_arg(p.name, |a| {
+            a.required(false)
+                .required_unless_present(INSTEAD_OF_WORKLOAD)
+                .conflicts_with(INSTEAD_OF_WORKLOAD)
+        }),
+        _ => cmd,
+    }
 }
 
 fn given(m: &ArgMatches, scopes: &[Scope]) -> Given {
@@ -57,7 +72,10 @@ fn given(m: &ArgMatches, scopes: &[Scope]) -> Given {
         OPTIONS
             .iter()
             .filter(|d| scopes.contains(&d.scope))
-            .filter_map(|d| Some((d.name, m.get_one::<String>(d.name)?.clone())))
+            .flat_map(|d| {
+                let values = m.get_many::<String>(d.name).into_iter().flatten();
+                values.map(|v| (d.name, v.clone()))
+            })
             .collect(),
     )
 }

@@ -93,7 +93,7 @@ fn plan(a: &LabSpecArgs) -> Result<()> {
                 c.cell.seq.to_string(),
                 c.cell.label.clone(),
                 c.cell.variant.clone(),
-                p.workload.kind.name().to_string(),
+                p.workload.label(),
                 p.threads[0].to_string(),
                 format!("{t:.0}s"),
             ]

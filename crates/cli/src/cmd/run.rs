@@ -100,7 +100,7 @@ impl Phases<'_> {
         let plan = &self.meta.plan;
         println!(
             "\n== {} · {threads} thread(s) · {} ==",
-            plan.workload.kind,
+            plan.workload.label(),
             stop_text(plan)
         );
         if let Some(auto) = &plan.warmup_auto {
@@ -162,7 +162,7 @@ impl Phases<'_> {
         }
         exec_error(e).context(format!(
             "{} at {threads} thread(s)",
-            self.meta.plan.workload.kind
+            self.meta.plan.workload.label()
         ))
     }
 
@@ -173,7 +173,7 @@ impl Phases<'_> {
             .finish_run(&self.meta.uuid, RunStatus::Completed)?;
         println!(
             "\n{} on {} ({} per phase)",
-            plan.workload.kind,
+            plan.workload.label(),
             self.meta.target,
             stop_text(plan)
         );

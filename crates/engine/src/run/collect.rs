@@ -10,13 +10,14 @@ use super::schedule::Boundaries;
 use super::stats::{blob, summarize, IntervalStats};
 use qpslab_core::result::{PhaseResult, RateStats, Sample, StatementLatency};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Interval merging for one phase.
 pub(crate) struct Collector {
     bounds: Boundaries,
     percentiles: Vec<f64>,
-    kinds: Vec<&'static str>,
+    kinds: Vec<Arc<str>>,
     /// Per loop: the next interval it will send, and the interval it ended in (if it has).
     next_from: Vec<u64>,
     ended_in: Vec<Option<u64>>,
@@ -38,7 +39,7 @@ impl Collector {
     pub fn new(
         bounds: Boundaries,
         loops: usize,
-        kinds: Vec<&'static str>,
+        kinds: Vec<Arc<str>>,
         percentiles: Vec<f64>,
     ) -> Self {
         let total = IntervalStats::new(kinds.len());
@@ -261,7 +262,7 @@ mod tests {
             interval: Duration::from_secs(1),
             end: None,
         };
-        let mut c = Collector::new(bounds, 2, vec!["point_selects"], vec![50.0]);
+        let mut c = Collector::new(bounds, 2, vec!["point_selects".into()], vec![50.0]);
         let seen: std::cell::RefCell<Vec<Sample>> = Default::default();
         let mut on = |s: &Sample| seen.borrow_mut().push(s.clone());
         c.cpu_at_boundary(0, CpuSnapshot::now(), &mut on);

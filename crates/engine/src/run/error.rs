@@ -55,6 +55,10 @@ pub enum RunError {
         #[source]
         source: qpslab_wire::Error,
     },
+    /// A script's expression failed at run time (`FILE:LINE: division by zero`...); the phase
+    /// stops, as it does on a server error it does not retry.
+    #[error("script error: {0}")]
+    Script(String),
     /// The server sent bytes the client did not expect.
     #[error("protocol error: {0}")]
     Protocol(String),

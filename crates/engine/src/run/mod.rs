@@ -38,6 +38,7 @@ use qpslab_core::ConnectOptions;
 use schedule::Boundaries;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// sysbench's default when neither `--time` nor `--events` is given.
@@ -130,7 +131,7 @@ pub fn run_phase(
     validate(plan, workload, threads)?;
     let loops = loops(plan, threads);
     let workload = workload.clone().with_sessions(threads);
-    let mut kinds: Vec<&'static str> = Vec::new();
+    let mut kinds: Vec<Arc<str>> = Vec::new();
     let mut kind_of = Vec::new();
     let mut class_of = Vec::new();
     for def in workload.statements() {
@@ -138,7 +139,7 @@ pub fn run_phase(
             .iter()
             .position(|k| *k == def.kind)
             .unwrap_or_else(|| {
-                kinds.push(def.kind);
+                kinds.push(Arc::clone(&def.kind));
                 kinds.len() - 1
             });
         kind_of.push(k);
@@ -239,7 +240,7 @@ fn snapshot_passed(col: &mut Collector, bounds: &Boundaries, on_sample: &mut dyn
 /// loop has ended.
 fn coordinate(
     shared: &Shared<'_>,
-    kinds: Vec<&'static str>,
+    kinds: Vec<Arc<str>>,
     rx: &Receiver<LoopMsg>,
     starts: &[Sender<Option<Clock>>],
     on_sample: &mut dyn FnMut(&Sample),

@@ -8,6 +8,7 @@
 //! case that copies bytes.
 
 use super::error::RunError;
+use crate::workload::script::SLEEP_CALL;
 use crate::workload::{Arg, EventBuf, ParamKind, SessionGen, Workload};
 use qpslab_core::ConnectOptions;
 use qpslab_wire::codec::{write_com_query, ExecPacket, ParamType, ReplyReader};
@@ -32,6 +33,11 @@ pub(crate) enum State {
         backoff: Duration,
         /// When the connection was lost.
         since: Instant,
+    },
+    /// Parked by a script's `\\sleep` until `until`; no request is on the wire.
+    Sleep {
+        /// When the event goes on.
+        until: Instant,
     },
     /// No more events for this session.
     Done,
@@ -70,6 +76,9 @@ pub(crate) struct Session {
     pub want_write: bool,
 }
 
+/// "This command is not supported in the prepared statement protocol yet".
+const ER_UNSUPPORTED_PS: u16 = 1295;
+
 /// A freshly opened, non-blocking socket with its prepared statements.
 pub(crate) struct Opened {
     stream: Stream,
@@ -94,10 +103,19 @@ pub(crate) fn open(
                 execs.push(None);
                 continue;
             }
-            let stmt = conn.prepare(&def.sql).map_err(|source| RunError::Prepare {
-                sql: def.sql.clone(),
-                source,
-            })?;
+            let stmt = match conn.prepare(&def.sql) {
+                Ok(stmt) => stmt,
+                // A statement the server cannot prepare (a script's DDL, `SET ... = ?`...)
+                // runs as text, as the mysql client would send it.
+                Err(e) if e.server_code() == Some(ER_UNSUPPORTED_PS) => {
+                    execs.push(None);
+                    continue;
+                }
+                Err(source) => {
+                    let sql = def.sql.clone();
+                    return Err(RunError::Prepare { sql, source });
+                }
+            };
             let types: Vec<ParamType> = def
                 .params
                 .iter()
@@ -168,7 +186,8 @@ impl Session {
 
     /// Encodes call `self.call` of the current event: patches its execute packet in place, or
     /// renders its COM_QUERY into the output buffer. [`Session::staged`] then holds the bytes.
-    pub fn stage_call(&mut self, workload: &Workload, scratch: &mut Vec<u8>) {
+    /// A script's `\\sleep` stages nothing: its pause in microseconds is returned instead.
+    pub fn stage_call(&mut self, workload: &Workload, scratch: &mut Vec<u8>) -> Option<u64> {
         let call = &self.ev.calls[self.call];
         let stmt = call.stmt as usize;
         if let Some(Some(packet)) = self.execs.get_mut(stmt) {
@@ -181,10 +200,16 @@ impl Session {
             self.binary = true;
             self.bin.reset();
             self.staged_exec = Some(stmt);
+        } else if call.stmt == SLEEP_CALL {
+            return match self.ev.call_args(call) {
+                [Arg::Int(us)] => Some(u64::try_from(*us).unwrap_or(0)),
+                _ => Some(0),
+            };
         } else {
             workload.render_text(&self.ev, call, scratch);
             self.stage_text(scratch);
         }
+        None
     }
 
     /// Renders a COM_QUERY for `sql` (text reply) as the staged bytes.

@@ -179,9 +179,10 @@ pub(super) fn build(o: &WorkloadOptions) -> (Vec<StatementDef>, [Option<u32>; Ki
         for t in range {
             let (sql, params) = k.sql(t, o);
             defs.push(StatementDef {
-                kind: k.name(),
+                kind: k.name().into(),
                 table: t,
                 sql,
+                placeholders: None,
                 params,
                 class: k.class(),
                 text_only: k == Kind::Inserts && o.kind == WorkloadKind::OltpInsert,

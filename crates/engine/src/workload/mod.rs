@@ -25,6 +25,7 @@ pub mod dataset;
 mod defs;
 pub mod rows;
 pub mod schema;
+pub mod script;
 mod session;
 mod text;
 
@@ -68,11 +69,15 @@ pub struct StatementDef {
     /// sysbench's name for it: `point_selects`, `simple_ranges`, `sum_ranges`, `order_ranges`,
     /// `distinct_ranges`, `index_updates`, `non_index_updates`, `deletes`, `inserts`, `begin`,
     /// `commit`, `random_points`, `random_ranges`.
-    pub kind: &'static str,
+    pub kind: Arc<str>,
     /// The table number N of `sbtestN`; 0 for BEGIN and COMMIT.
     pub table: u32,
     /// The SQL with `?` placeholders.
     pub sql: String,
+    /// Byte offsets of the placeholders in `sql`, when it also holds a `?` that is not one (in
+    /// a script's string or comment), which the plain scan of text rendering would take for
+    /// one; `None` for every sysbench statement.
+    pub placeholders: Option<Vec<u32>>,
     /// One entry per placeholder, in order.
     pub params: Vec<ParamKind>,
     /// Read, write or other, as sysbench counts it.
@@ -150,6 +155,9 @@ pub enum WorkloadError {
     /// oltp_update_index).
     #[error("{0}: these options leave no statement to run per event")]
     EmptyEvent(&'static str),
+    /// A script of a script workload cannot run (`FILE:LINE: message`).
+    #[error(transparent)]
+    Script(#[from] script::ScriptError),
 }
 
 /// The largest table size: `id` is a signed 32-bit INTEGER in sysbench's schema.
@@ -167,6 +175,10 @@ pub const MAX_PER_EVENT: u32 = 100_000;
 /// Checks workload options without building anything: what [`Workload::new`] refuses, for
 /// callers that want to reject input before starting a server or connecting.
 pub fn validate(opts: &WorkloadOptions) -> Result<(), WorkloadError> {
+    if !opts.scripts.is_empty() {
+        script::ScriptSet::parse(&opts.scripts)?;
+        return crate::rand::validate(&opts.rand).map_err(WorkloadError::InvalidOption);
+    }
     defs::validate(opts)
 }
 
@@ -182,6 +194,8 @@ pub(crate) struct Shared {
     /// sysbench's `sb_rand_unique` counter, shared by all sessions (oltp_insert, auto_inc off).
     pub(crate) unique_index: AtomicU32,
     pub(crate) unique_offset: u32,
+    /// The scripts of a script workload (then `statements` are theirs).
+    pub(crate) scripts: Option<script::ScriptSet>,
 }
 
 /// A workload: its statements and the generator of its events. Cheap to clone, `Send + Sync`.
@@ -194,8 +208,14 @@ pub struct Workload {
 impl Workload {
     /// Validates the options and builds the statements.
     pub fn new(opts: &WorkloadOptions) -> Result<Workload, WorkloadError> {
-        defs::validate(opts)?;
-        let (statements, base) = defs::build(opts);
+        validate(opts)?;
+        let (statements, base, scripts) = if opts.scripts.is_empty() {
+            let (statements, base) = defs::build(opts);
+            (statements, base, None)
+        } else {
+            let set = script::ScriptSet::parse(&opts.scripts)?;
+            (set.statements().to_vec(), [None; Kind::COUNT], Some(set))
+        };
         let seed = opts.rand.seed;
         let index = crate::rand::unique_permute(
             crate::rand::unique_permute(seed as u32).wrapping_add(0x682f_0161),
@@ -210,6 +230,7 @@ impl Workload {
             ids: Distribution::new(&opts.rand, opts.table_size),
             unique_index: AtomicU32::new(index),
             unique_offset: offset,
+            scripts,
         };
         Ok(Workload {
             shared: Arc::new(shared),
@@ -254,7 +275,10 @@ impl Workload {
     /// byte strings quoted `'...'` with quotes and backslashes escaped.
     pub fn render_text(&self, buf: &EventBuf, call: &Call, out: &mut Vec<u8>) {
         let def = &self.shared.statements[call.stmt as usize];
-        text::render(def.sql.as_bytes(), buf, buf.call_args(call), out);
+        match &def.placeholders {
+            None => text::render(def.sql.as_bytes(), buf, buf.call_args(call), out),
+            Some(at) => text::render_at(&def.sql, at, buf, buf.call_args(call), out),
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 //! values in the same order (table, then per statement its ids and strings).
 
 use super::defs::Kind;
+use super::script::ScriptGen;
 use super::{Arg, Call, EventBuf, Shared, C_TEMPLATE, PAD_TEMPLATE};
 use crate::rand::{unique_permute, Distribution, Rng};
 use qpslab_core::workload::WorkloadKind;
@@ -17,6 +18,8 @@ pub struct SessionGen {
     rng: Rng,
     /// select_random_*: this session's slice of the key range.
     slice: Distribution,
+    /// A script workload's per-session state.
+    script: Option<ScriptGen>,
 }
 
 impl SessionGen {
@@ -28,12 +31,25 @@ impl SessionGen {
         let rlen = shared.opts.table_size as f64 / f64::from(sessions);
         let rmin = rlen * f64::from(session % sessions);
         let slice = Distribution::with_range(&shared.opts.rand, rmin as u64, (rmin + rlen) as u64);
-        SessionGen { shared, rng, slice }
+        let script = shared.scripts.as_ref().map(ScriptGen::new);
+        SessionGen {
+            shared,
+            rng,
+            slice,
+            script,
+        }
     }
 
     /// Clears `out` and fills it with the calls of the next event.
     pub fn next_event(&mut self, out: &mut EventBuf) {
         out.clear();
+        if let Some(g) = &mut self.script {
+            // Invariant: `script` is only set when the shared workload has scripts.
+            if let Some(set) = &self.shared.scripts {
+                g.fill(set, &mut self.rng, &self.shared.opts.rand, out);
+            }
+            return;
+        }
         let o = &self.shared.opts;
         let trx = !o.skip_trx;
         match o.kind {
@@ -88,6 +104,12 @@ impl SessionGen {
                 self.close_call(out, Kind::RandomRanges, 1, start);
             }
         }
+    }
+
+    /// Why a script workload's last event came out empty (`FILE:LINE: message`): an
+    /// expression failed (division by zero, overflow, an empty random range).
+    pub fn script_failure(&self) -> Option<&str> {
+        self.script.as_ref().and_then(ScriptGen::failure)
     }
 
     /// `sysbench.rand.uniform(1, tables)`.

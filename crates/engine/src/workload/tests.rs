@@ -12,14 +12,14 @@ fn opts(kind: W) -> WorkloadOptions {
 }
 
 /// Statement kinds of one event, in order, as sysbench names them.
-fn event_kinds(w: &Workload, ev: &EventBuf) -> Vec<&'static str> {
+fn event_kinds<'a>(w: &'a Workload, ev: &EventBuf) -> Vec<&'a str> {
     ev.calls
         .iter()
-        .map(|c| w.statements()[c.stmt as usize].kind)
+        .map(|c| &*w.statements()[c.stmt as usize].kind)
         .collect()
 }
 
-fn counts(kinds: &[&'static str]) -> HashMap<&'static str, usize> {
+fn counts<'a>(kinds: &[&'a str]) -> HashMap<&'a str, usize> {
     let mut m = HashMap::new();
     for k in kinds {
         *m.entry(*k).or_default() += 1;
@@ -120,7 +120,7 @@ fn skip_trx_and_range_selects_shape_the_event() {
     o.range_selects = false;
     o.point_selects = 3;
     let w = Workload::new(&o).unwrap();
-    assert!(w.statements().iter().all(|s| s.kind == "point_selects"));
+    assert!(w.statements().iter().all(|s| &*s.kind == "point_selects"));
     let mut ev = EventBuf::default();
     w.session(0, 1).next_event(&mut ev);
     assert_eq!(event_kinds(&w, &ev), vec!["point_selects"; 3]);
@@ -138,7 +138,7 @@ fn point_selects_of_one_event_share_a_table() {
             .calls
             .iter()
             .map(|c| &w.statements()[c.stmt as usize])
-            .filter(|s| s.kind == "point_selects")
+            .filter(|s| &*s.kind == "point_selects")
             .map(|s| s.table)
             .collect();
         assert_eq!(t.len(), 1);
@@ -160,7 +160,7 @@ fn delete_then_insert_same_id_and_values_in_range() {
             &w.statements()[del.stmt as usize],
             &w.statements()[ins.stmt as usize],
         );
-        assert_eq!((sd.kind, si.kind), ("deletes", "inserts"));
+        assert_eq!((&*sd.kind, &*si.kind), ("deletes", "inserts"));
         assert_eq!(sd.table, si.table);
         let (da, ia) = (ev.call_args(del), ev.call_args(ins));
         assert_eq!(da[0], ia[0]);
@@ -198,7 +198,7 @@ fn ranges_span_range_size() {
     let mut ev = EventBuf::default();
     w.session(0, 3).next_event(&mut ev);
     let r = &ev.calls[11];
-    assert_eq!(w.statements()[r.stmt as usize].kind, "simple_ranges");
+    assert_eq!(&*w.statements()[r.stmt as usize].kind, "simple_ranges");
     let [Arg::Int(a), Arg::Int(b)] = ev.call_args(r) else {
         panic!("two ints expected")
     };
@@ -213,7 +213,7 @@ fn statements_are_per_table_with_sysbench_sql() {
     assert_eq!(s.len(), 2 + 9 * 4);
     let find = |kind: &str, t: u32| {
         s.iter()
-            .find(|d| d.kind == kind && d.table == t)
+            .find(|d| &*d.kind == kind && d.table == t)
             .unwrap()
             .sql
             .clone()

@@ -11,27 +11,48 @@ pub(super) fn render(sql: &[u8], buf: &EventBuf, args: &[Arg], out: &mut Vec<u8>
     out.clear();
     let mut args = args.iter();
     for &b in sql {
-        if b != b'?' {
+        if b == b'?' {
+            write_arg(out, buf, args.next());
+        } else {
             out.push(b);
-            continue;
         }
-        match args.next() {
-            Some(Arg::Int(v)) => write_int(out, *v),
-            Some(a @ Arg::Bytes { .. }) => {
-                out.push(b'\'');
-                for &c in buf.arg_bytes(a).unwrap_or_default() {
-                    // The escapes the server's default sql_mode understands.
-                    match c {
-                        b'\'' => out.extend_from_slice(b"\\'"),
-                        b'\\' => out.extend_from_slice(b"\\\\"),
-                        0 => out.extend_from_slice(b"\\0"),
-                        _ => out.push(c),
-                    }
+    }
+}
+
+/// Like [`render`], with the placeholders at the byte offsets `at` (a script statement whose
+/// strings or comments hold a `?`).
+pub(super) fn render_at(sql: &str, at: &[u32], buf: &EventBuf, args: &[Arg], out: &mut Vec<u8>) {
+    out.clear();
+    let mut from = 0;
+    let mut args = args.iter();
+    for &i in at {
+        let i = i as usize;
+        out.extend_from_slice(sql.as_bytes().get(from..i).unwrap_or_default());
+        write_arg(out, buf, args.next());
+        from = i + 1;
+    }
+    out.extend_from_slice(sql.as_bytes().get(from..).unwrap_or_default());
+}
+
+/// One argument as SQL text.
+#[inline]
+fn write_arg(out: &mut Vec<u8>, buf: &EventBuf, arg: Option<&Arg>) {
+    match arg {
+        Some(Arg::Int(v)) => write_int(out, *v),
+        Some(a @ Arg::Bytes { .. }) => {
+            out.push(b'\'');
+            for &c in buf.arg_bytes(a).unwrap_or_default() {
+                // The escapes the server's default sql_mode understands.
+                match c {
+                    b'\'' => out.extend_from_slice(b"\\'"),
+                    b'\\' => out.extend_from_slice(b"\\\\"),
+                    0 => out.extend_from_slice(b"\\0"),
+                    _ => out.push(c),
                 }
-                out.push(b'\'');
             }
-            None => out.extend_from_slice(b"NULL"),
+            out.push(b'\'');
         }
+        None => out.extend_from_slice(b"NULL"),
     }
 }
 
@@ -76,5 +97,14 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "X -42 -9223372036854775808 'a\\'b\\\\c' NULL"
         );
+    }
+
+    #[test]
+    fn renders_at_offsets_leaving_other_question_marks() {
+        let buf = EventBuf::default();
+        let mut out = Vec::new();
+        let sql = "SELECT '?', ? /* ? */, ?";
+        render_at(sql, &[12, 23], &buf, &[Arg::Int(1), Arg::Int(-2)], &mut out);
+        assert_eq!(String::from_utf8(out).unwrap(), "SELECT '?', 1 /* ? */, -2");
     }
 }

@@ -35,6 +35,12 @@ pub struct OptionDef {
     pub example: &'static str,
     /// Whether `[sweep]` may list it (a study's shape, such as `repeats`, is set once).
     pub sweepable: bool,
+    /// Whether the flag may be given several times (`--script a.sql --script b.sql`); a spec
+    /// gives such an option a list.
+    pub repeatable: bool,
+    /// Whether its values are file paths: a spec's relative paths are taken from the spec
+    /// file's directory.
+    pub file: bool,
     pub(crate) apply: fn(&mut Builder, &Value) -> Result<(), String>,
     pub(crate) default: fn(&Builder) -> String,
 }
@@ -75,6 +81,8 @@ pub(crate) const fn def(
         choices: &[],
         example,
         sweepable: true,
+        repeatable: false,
+        file: false,
         apply,
         default,
     }

@@ -6,6 +6,7 @@ mod builder;
 mod def;
 pub mod resolve;
 mod run_keys;
+mod script_keys;
 pub mod table;
 pub mod value;
 mod workload_keys;
@@ -15,6 +16,7 @@ pub use builder::{
     DEFAULT_WARMUP_MAX_S, MAX_CONNECTIONS, MAX_LOADERS, MAX_SECONDS,
 };
 pub use resolve::resolve;
+pub use script_keys::with_base_dir;
 pub use table::{find, OptionDef, Scope, OPTIONS};
 
 use indexmap::IndexMap;
@@ -163,6 +165,11 @@ impl<'de> DeserializeSeed<'de> for Checked {
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         let v = Value::deserialize(d)?;
+        let v = if self.def.file {
+            script_keys::rebase(v)
+        } else {
+            v
+        };
         let name = self.def.name;
         let each: Vec<&Value> = match (&v, self.list) {
             (Value::Array(items), true) => items.iter().collect(),

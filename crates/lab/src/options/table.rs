@@ -4,11 +4,13 @@
 
 pub use super::def::{OptionDef, Scope};
 use super::run_keys::{RUN, STUDY};
+use super::script_keys::SCRIPT;
 use super::workload_keys::WORKLOAD;
 use std::sync::LazyLock;
 
 /// The options, in the order `run --help` lists them: the workload's, the run's, the study's.
-pub static OPTIONS: LazyLock<Vec<OptionDef>> = LazyLock::new(|| [WORKLOAD, RUN, STUDY].concat());
+pub static OPTIONS: LazyLock<Vec<OptionDef>> =
+    LazyLock::new(|| [WORKLOAD, SCRIPT, RUN, STUDY].concat());
 
 /// The option named `name` (or an alias of it).
 pub fn find(name: &str) -> Option<&'static OptionDef> {

@@ -132,6 +132,8 @@ pub(crate) struct EventLoop<'a> {
     /// `--events` tickets ran out.
     exhausted: bool,
     reconnecting: Vec<usize>,
+    /// Sessions parked by a script's `\\sleep` (see [`sleeps`]).
+    sleeping: Vec<usize>,
     /// Writes all staged requests with one submission; `None` when the kernel refuses
     /// io_uring (or the plan turns it off), then each request is one `write`.
     ring: Option<Ring>,
@@ -148,6 +150,7 @@ mod open;
 mod recovery;
 mod replies;
 mod sends;
+mod sleeps;
 
 pub(crate) use open::{keep_first_cause, open_sessions};
 
@@ -197,6 +200,7 @@ impl<'a> EventLoop<'a> {
             active,
             exhausted: false,
             reconnecting: Vec::new(),
+            sleeping: Vec::new(),
             ring,
             pending: Vec::with_capacity(SEND_BATCH),
             sent: Vec::with_capacity(SEND_BATCH),
@@ -238,6 +242,7 @@ impl<'a> EventLoop<'a> {
             let now = Instant::now();
             self.start_arrivals(now)?;
             self.reconnect_due(now)?;
+            self.wake_sleepers(now)?;
             self.retire_idle(now);
             self.flush_sends(now)?;
             if self.active == 0 || self.past_grace(now) {
@@ -315,6 +320,7 @@ impl<'a> EventLoop<'a> {
                 until = until.min(at);
             }
         }
+        until = self.next_wake(until);
         until.saturating_duration_since(now)
     }
 
@@ -383,6 +389,9 @@ impl<'a> EventLoop<'a> {
         let s = &mut self.sessions[i];
         s.gen.next_event(&mut s.ev);
         if s.ev.calls.is_empty() {
+            if let Some(failure) = s.gen.script_failure() {
+                return Err(RunError::Script(failure.to_string()));
+            }
             return Err(RunError::Config(
                 "the workload produced an event without statements".into(),
             ));

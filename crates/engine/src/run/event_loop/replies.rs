@@ -74,7 +74,7 @@ impl EventLoop<'_> {
                 State::Reconnect { .. } | State::Done => return Ok(bytes.len()),
                 // Unsolicited bytes on an idle session: the server's farewell (an idle timeout
                 // or a kill) before it closes.
-                State::Idle => {
+                State::Idle | State::Sleep { .. } => {
                     let e = io::Error::new(io::ErrorKind::ConnectionAborted, "unsolicited reply");
                     self.lost(i, now, e.into())?;
                     return Ok(bytes.len());
@@ -131,6 +131,12 @@ impl EventLoop<'_> {
                 StmtClass::Other => self.stats.queries.other += 1,
             }
         }
+        self.next_call(i, now)
+    }
+
+    /// Moves session `i` to its event's next call, or ends the event and starts the next.
+    pub(super) fn next_call(&mut self, i: usize, now: Instant) -> Result<(), RunError> {
+        let s = &mut self.sessions[i];
         s.call += 1;
         if s.call < s.ev.calls.len() {
             return self.send(i, now);

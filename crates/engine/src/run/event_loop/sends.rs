@@ -18,10 +18,17 @@ impl EventLoop<'_> {
     pub(super) fn send(&mut self, i: usize, now: Instant) -> Result<(), RunError> {
         let s = &mut self.sessions[i];
         s.call_start = now;
-        match s.state {
-            State::Rollback => s.stage_text(b"ROLLBACK"),
+        let sleep = match s.state {
+            State::Rollback => {
+                s.stage_text(b"ROLLBACK");
+                None
+            }
             _ => s.stage_call(self.shared.workload, &mut self.scratch),
+        };
+        if let Some(us) = sleep {
+            return self.park(i, now, us);
         }
+        let s = &mut self.sessions[i];
         if self.ring.is_some() && s.ring_ok() {
             self.pending.push(i);
             if self.pending.len() >= SEND_BATCH {

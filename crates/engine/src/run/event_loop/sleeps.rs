@@ -1,0 +1,64 @@
+//! A script's `\sleep`: the session is parked, with nothing on the wire, until a time.
+//!
+//! Parked sessions cost no CPU: the loop's `epoll_wait` timeout includes the earliest wake
+//! time (as it includes the next fixed-rate arrival), and each wake-up resumes the sessions
+//! that are due. The sleep is part of the event's latency, as pgbench counts it. A timed
+//! phase that ends while sessions sleep retires them on time; their events are not recorded.
+
+use super::EventLoop;
+use crate::run::error::RunError;
+use crate::run::session::State;
+use std::time::{Duration, Instant};
+
+impl EventLoop<'_> {
+    /// Parks session `i` for `us` microseconds from `now`.
+    pub(super) fn park(&mut self, i: usize, now: Instant, us: u64) -> Result<(), RunError> {
+        // A sleep beyond what `Instant` holds lasts a year: the phase ends long before.
+        let until = now
+            .checked_add(Duration::from_micros(us))
+            .unwrap_or_else(|| now + Duration::from_secs(365 * 86_400));
+        self.sessions[i].state = State::Sleep { until };
+        self.sleeping.push(i);
+        Ok(())
+    }
+
+    /// Resumes the parked sessions that are due (or retires them when the phase is over).
+    pub(super) fn wake_sleepers(&mut self, now: Instant) -> Result<(), RunError> {
+        let mut n = 0;
+        while n < self.sleeping.len() {
+            let i = self.sleeping[n];
+            // A session lost while parked left this list in spirit: it reconnects and restarts.
+            let State::Sleep { until } = self.sessions[i].state else {
+                self.sleeping.swap_remove(n);
+                continue;
+            };
+            if self.time_is_up(now) {
+                self.sleeping.swap_remove(n);
+                self.done(i);
+                continue;
+            }
+            if until > now {
+                n += 1;
+                continue;
+            }
+            self.sleeping.swap_remove(n);
+            self.sessions[i].state = State::Call;
+            self.next_call(i, now)?;
+        }
+        Ok(())
+    }
+
+    /// The earliest time a parked session is due, or the phase's end while any sleeps
+    /// (never later than `until`).
+    pub(super) fn next_wake(&self, mut until: Instant) -> Instant {
+        for &i in &self.sleeping {
+            if let State::Sleep { until: at } = self.sessions[i].state {
+                until = until.min(at);
+            }
+        }
+        match self.clock.bounds.end {
+            Some(end) if !self.sleeping.is_empty() => until.min(end),
+            _ => until,
+        }
+    }
+}

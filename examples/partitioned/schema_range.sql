@@ -1,0 +1,31 @@
+-- The `events` table partitioned by RANGE on its date (one partition per month of 2024),
+-- with 100,000 generated rows. Idempotent: run it again and nothing changes.
+-- MariaDB's SEQUENCE engine provides seq_1_to_N.
+CREATE TABLE IF NOT EXISTS events (
+  id BIGINT NOT NULL,
+  created DATE NOT NULL,
+  account INT NOT NULL,
+  amount INT NOT NULL,
+  PRIMARY KEY (id, created),
+  KEY created (created)
+) ENGINE=InnoDB
+PARTITION BY RANGE COLUMNS (created) (
+  PARTITION p2024_01 VALUES LESS THAN ('2024-02-01'),
+  PARTITION p2024_02 VALUES LESS THAN ('2024-03-01'),
+  PARTITION p2024_03 VALUES LESS THAN ('2024-04-01'),
+  PARTITION p2024_04 VALUES LESS THAN ('2024-05-01'),
+  PARTITION p2024_05 VALUES LESS THAN ('2024-06-01'),
+  PARTITION p2024_06 VALUES LESS THAN ('2024-07-01'),
+  PARTITION p2024_07 VALUES LESS THAN ('2024-08-01'),
+  PARTITION p2024_08 VALUES LESS THAN ('2024-09-01'),
+  PARTITION p2024_09 VALUES LESS THAN ('2024-10-01'),
+  PARTITION p2024_10 VALUES LESS THAN ('2024-11-01'),
+  PARTITION p2024_11 VALUES LESS THAN ('2024-12-01'),
+  PARTITION p2024_12 VALUES LESS THAN ('2025-01-01'),
+  PARTITION pmax VALUES LESS THAN (MAXVALUE)
+);
+
+-- Row N falls on day N mod 366 of 2024; INSERT IGNORE keeps a second run from adding rows.
+INSERT IGNORE INTO events (id, created, account, amount)
+SELECT seq, DATE '2024-01-01' + INTERVAL (seq % 366) DAY, seq % 1000, (seq * 7919) % 10000
+  FROM seq_1_to_100000;
