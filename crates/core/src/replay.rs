@@ -58,6 +58,14 @@ pub struct ReplayPlan {
     pub statements: u64,
 }
 
+impl ReplayPlan {
+    /// True when the log's timing sets the pace (sessions mode at a speed above 0), so the
+    /// replay's throughput is the log's, not the server's limit.
+    pub fn keeps_log_pace(&self) -> bool {
+        self.mode == ReplayMode::Sessions && self.speed > 0.0
+    }
+}
+
 /// What happened to one class of statements (one fingerprint).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClassOutcome {

@@ -17,6 +17,10 @@ pub struct Facts {
     /// Share (0..1) of the machine's CPU time used by processes other than the server and the
     /// client while the phase ran (none: unknown, e.g. an external server).
     pub others_cpu_share: Option<f64>,
+    /// The input sets the pace, not the server (a replay keeping the log's timing): its
+    /// throughput rises and falls with the log, so stalls and trends say nothing about the
+    /// server and are not judged.
+    pub paced_by_input: bool,
 }
 
 /// An interval whose throughput is below this share of the usual level (upper quartile)
@@ -51,9 +55,11 @@ pub fn judge(phase: &PhaseResult, facts: &Facts) -> Stability {
         .filter(|s| s.interval_s > 0.0)
         .collect();
     let mut reasons = Vec::new();
-    let stalled = stalls(&samples, &mut reasons);
-    if let Some(t) = trend(&samples, &stalled) {
-        reasons.push(t);
+    if !facts.paced_by_input {
+        let stalled = stalls(&samples, &mut reasons);
+        if let Some(t) = trend(&samples, &stalled) {
+            reasons.push(t);
+        }
     }
     if let Some(s) = spikes(&samples) {
         reasons.push(s);
@@ -273,6 +279,7 @@ mod tests {
     const FACTS: Facts = Facts {
         client_cpus: 2.0,
         others_cpu_share: Some(0.1),
+        paced_by_input: false,
     };
 
     /// Deterministic noise in [-1, 1).
@@ -313,6 +320,13 @@ mod tests {
         // A last interval with no completions is a stall too.
         let v = judge(&phase(&[900, 1000, 1100, 0], &[2.0; 4]), &FACTS);
         assert!(matches!(v.reasons[0], Instability::Stall { .. }), "{v}");
+        // When the input sets the pace (a replay at the log's speed), a quiet second is the
+        // log's, not a stall of the server.
+        let paced = Facts {
+            paced_by_input: true,
+            ..FACTS
+        };
+        assert!(judge(&phase(&ev, &[2.0; 10]), &paced).is_stable());
     }
 
     #[test]

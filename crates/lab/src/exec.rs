@@ -368,6 +368,7 @@ pub fn judge_phase(
         &stability::Facts {
             client_cpus: client_cpus as f64,
             others_cpu_share,
+            paced_by_input: plan.replay.as_ref().is_some_and(|r| r.keeps_log_pace()),
         },
     )
 }
