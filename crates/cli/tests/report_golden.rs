@@ -8,7 +8,6 @@ use qpslab_core::result::{LatencySummary, Percentile, PhaseResult, QueryCounts, 
 use qpslab_core::telemetry::{ProcUsage, Reading};
 use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
 use qpslab_store::{RunMeta, RunStatus, Store, TelemetrySample};
-use std::path::Path;
 
 /// A deterministic wobble in [-1, 1] so series have noise but never change.
 fn wobble(i: usize, k: usize) -> f64 {
@@ -135,23 +134,6 @@ fn record_plan(
     store.finish_run(uuid, RunStatus::Completed).unwrap();
 }
 
-fn check(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!(
-            "missing golden file {}; run with UPDATE_GOLDEN=1",
-            path.display()
-        )
-    });
-    assert_eq!(actual, want, "{name} differs from its golden file");
-}
-
 fn scratch_with_runs() -> Scratch {
     let s = Scratch::new();
     let mut store = Store::open(&s.db()).unwrap();
@@ -176,7 +158,7 @@ fn report_markdown_and_json_match_golden_files() {
     for (format, file) in [("md", "report_runs.md"), ("json", "report_runs.json")] {
         let o = s.run(&["report", "1", "2", "--format", format]);
         assert!(o.status.success(), "{}", stderr(&o));
-        check(file, &stdout(&o));
+        check_golden(file, &stdout(&o));
     }
 }
 
@@ -186,7 +168,7 @@ fn compare_json_and_markdown_match_golden_files() {
     for (format, file) in [("json", "report_compare.json"), ("md", "report_compare.md")] {
         let o = s.run(&["compare", "1", "2", "--format", format]);
         assert!(o.status.success(), "{}", stderr(&o));
-        check(file, &stdout(&o));
+        check_golden(file, &stdout(&o));
     }
 }
 

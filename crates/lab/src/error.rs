@@ -105,6 +105,15 @@ impl ExecError {
         matches!(self, ExecError::Run(qpslab_engine::RunError::Interrupted))
     }
 
+    /// How a run that this error ended is closed: interrupted by the user, else failed.
+    pub fn run_status(&self) -> qpslab_store::RunStatus {
+        if self.is_interrupted() {
+            qpslab_store::RunStatus::Interrupted
+        } else {
+            qpslab_store::RunStatus::Failed
+        }
+    }
+
     /// True when the user has to act (exit code 2): a dataset to prepare, tables in the way,
     /// options that cannot work.
     pub fn is_user_error(&self) -> bool {

@@ -64,11 +64,7 @@ impl CellRun<'_> {
                 Err(e) => {
                     // What the attempt measured before it stopped is kept under its run (resume
                     // replaces it); the run says how it ended.
-                    let status = if e.is_interrupted() {
-                        RunStatus::Interrupted
-                    } else {
-                        RunStatus::Failed
-                    };
+                    let status = e.run_status();
                     self.store.finish_run(&meta.uuid, status)?;
                     return Err(e);
                 }

@@ -141,24 +141,8 @@ fn measure(
         &mut printer,
         &INTERRUPTED,
     );
-    let m = match measured {
-        Ok(m) => m,
-        Err(e) => {
-            let status = if e.is_interrupted() {
-                RunStatus::Interrupted
-            } else {
-                RunStatus::Failed
-            };
-            store.finish_run(&meta.uuid, status)?;
-            if let Some(id) = store.run_id_by_uuid(&meta.uuid)? {
-                eprintln!(
-                    "what was measured is stored as run {id} ({status}) in {}  (qpslab show {id})",
-                    store.path().display()
-                );
-            }
-            return Err(exec_error(e).context("replay"));
-        }
-    };
+    let m = measured
+        .map_err(|e| crate::cmd::run::close_unfinished(store, &meta.uuid, e, "replay".into()))?;
     store.finish_run(&meta.uuid, RunStatus::Completed)?;
     println!();
     print!("{}", crate::render_replay::summary(&m.phase));

@@ -143,27 +143,8 @@ impl Phases<'_> {
 
     /// Closes the run after a phase that did not finish, and says where what was measured is.
     fn failed(&mut self, e: qpslab_lab::ExecError, threads: u32) -> anyhow::Error {
-        let status = if e.is_interrupted() {
-            RunStatus::Interrupted
-        } else {
-            RunStatus::Failed
-        };
-        let stored = self
-            .store
-            .finish_run(&self.meta.uuid, status)
-            .and_then(|()| self.store.run_id_by_uuid(&self.meta.uuid));
-        match stored {
-            Ok(Some(id)) => eprintln!(
-                "what was measured is stored as run {id} ({status}) in {}  (qpslab show {id})",
-                self.store.path().display()
-            ),
-            Ok(None) => {}
-            Err(s) => return anyhow::Error::new(s).context("closing the run"),
-        }
-        exec_error(e).context(format!(
-            "{} at {threads} thread(s)",
-            self.meta.plan.workload.label()
-        ))
+        let what = format!("{} at {threads} thread(s)", self.meta.plan.workload.label());
+        close_unfinished(self.store, &self.meta.uuid, e, what)
     }
 
     /// Closes the run, prints the sweep table and writes `--json`.
@@ -281,4 +262,27 @@ pub fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Resu
         let _ = std::fs::remove_file(&tmp);
         user(format!("--json {}: {e}", path.display()))
     })
+}
+
+/// Closes a run whose phase did not finish (interrupted or failed), says where what was
+/// measured is stored, and returns the error to report, in the context `what`.
+pub(crate) fn close_unfinished(
+    store: &mut Store,
+    uuid: &str,
+    e: qpslab_lab::ExecError,
+    what: String,
+) -> anyhow::Error {
+    let status = e.run_status();
+    let stored = store
+        .finish_run(uuid, status)
+        .and_then(|()| store.run_id_by_uuid(uuid));
+    match stored {
+        Ok(Some(id)) => eprintln!(
+            "what was measured is stored as run {id} ({status}) in {}  (qpslab show {id})",
+            store.path().display()
+        ),
+        Ok(None) => {}
+        Err(s) => return anyhow::Error::new(s).context("closing the run"),
+    }
+    exec_error(e).context(what)
 }
