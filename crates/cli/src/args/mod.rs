@@ -28,7 +28,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Run a sysbench-compatible workload over a sweep of thread counts and store the results.
+    /// Run a sysbench-compatible workload or SQL scripts (--script) over a sweep of thread counts
+    /// and store the results.
     Run(Box<RunArgs>),
     /// Create and load the workload's tables (sysbench's `prepare`).
     Prepare(Box<PrepareArgs>),
@@ -46,12 +47,12 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two runs or two variants of a study, with confidence intervals.
     Compare(CompareArgs),
-    /// Replay a captured slow or general log against a server and store it as a run.
-    Replay(Box<ReplayArgs>),
-    /// Group a slow or general log's statements into classes (like pt-query-digest).
-    Digest(DigestArgs),
     /// Log every statement a server runs for a while (slow log, long_query_time=0), then restore its settings.
     Capture(CaptureArgs),
+    /// Group a slow or general log's statements into classes (like pt-query-digest).
+    Digest(DigestArgs),
+    /// Replay a captured slow or general log against a server and store it as a run.
+    Replay(Box<ReplayArgs>),
 }
 
 /// Where the results store lives.
@@ -80,8 +81,9 @@ pub struct SandboxHomeArgs {
 pub struct TargetArgs {
     /// Server URL: mysql://user[:pass]@host[:port]/db[?socket=PATH&ssl-mode=..&ssl-ca=..].
     /// A password in the URL is visible to other local users (ps, /proc): prefer
-    /// --password-file, MYSQL_PWD or --defaults-file. An external server is never changed by
-    /// `run`; only `prepare` and `cleanup` write there.
+    /// --password-file, MYSQL_PWD or --defaults-file. `run` never changes an external server
+    /// (a script's `--init-sql` runs what it says); `prepare`, `cleanup` and `replay` (unless
+    /// --read-only) write there, and `capture` changes its slow-log settings for the window.
     #[arg(long, value_name = "DSN")]
     pub target: Option<String>,
     /// Unix socket of the server.
@@ -93,7 +95,8 @@ pub struct TargetArgs {
     /// Account name (overrides the DSN's and the option file's).
     #[arg(long)]
     pub user: Option<String>,
-    /// Schema holding the sbtest tables (default: the DSN's, else `sbtest`).
+    /// Schema holding the sbtest tables or a script's tables (default: the DSN's, else
+    /// `sbtest`); for `replay`, the schema every logged statement runs in.
     #[arg(long, value_name = "NAME")]
     pub database: Option<String>,
     /// Read [client] options (user, password, host, port, socket, database, ssl-*) from this file.
