@@ -135,6 +135,14 @@ fn every_statement_runs_once_in_both_modes() {
         let sessions = if mode == ReplayMode::Max { 3 } else { 4 };
         assert_eq!(p.threads, sessions);
         assert!(p.replay.as_ref().unwrap().complete);
+        // The client measures itself as a run does: its CPU is in the phase and its intervals.
+        let cpu = |c: &qpslab_core::result::CpuUsage| c.user_s + c.sys_s;
+        assert!(
+            cpu(&p.client_cpu) > 0.0 && p.client_cpu.max_rss_kib > 0,
+            "{mode}"
+        );
+        let per_interval: f64 = p.samples.iter().map(|s| cpu(&s.client_cpu)).sum();
+        assert!((per_interval - cpu(&p.client_cpu)).abs() < 1e-6, "{mode}");
     }
 }
 

@@ -6,7 +6,7 @@ use std::io;
 
 /// Process CPU seconds and peak RSS at one instant.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct CpuSnapshot {
+pub struct CpuSnapshot {
     user_s: f64,
     sys_s: f64,
     max_rss_kib: u64,

@@ -23,6 +23,7 @@ mod session;
 mod stats;
 mod uring;
 
+pub use cpu::CpuSnapshot;
 pub use error::RunError;
 /// The latency histograms every phase uses (µs, 3 significant digits), for other loops that
 /// store phases (`qpslab replay`).
@@ -30,7 +31,6 @@ pub use stats::{blob, new_histogram, record_us, summarize};
 
 use crate::workload::Workload;
 use collect::Collector;
-use cpu::CpuSnapshot;
 use event_loop::{keep_first_cause, open_sessions, Clock, EventLoop, LoopMsg, Shared};
 use qpslab_core::plan::{RunPlan, StopCondition};
 use qpslab_core::result::{PhaseResult, Sample};

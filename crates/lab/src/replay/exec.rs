@@ -13,9 +13,9 @@ use super::tally::{Tally, LOST_CONNECTION};
 use super::{Kind, ReplayLog, ReplayOptions, Stmt};
 use crate::error::ExecError;
 use qpslab_core::replay::ReplayMode;
-use qpslab_core::result::{PhaseResult, Sample};
+use qpslab_core::result::{CpuUsage, PhaseResult, Sample};
 use qpslab_core::ConnectOptions;
-use qpslab_engine::run::summarize;
+use qpslab_engine::run::{summarize, CpuSnapshot};
 use qpslab_engine::RunError;
 use qpslab_wire::Conn;
 use std::collections::BTreeMap;
@@ -131,16 +131,20 @@ fn coordinate(
     let mut samples = Vec::new();
     let mut last = Duration::ZERO;
     let mut next = interval;
+    let mut cpu = CpuSnapshot::now();
     loop {
         let finished = shared.done.load(Ordering::Acquire) == sessions;
         let now = shared.t0.elapsed();
         if finished || now >= next {
             let tally = take(shared);
-            let s = tally.sample(
+            let mut s = tally.sample(
                 now.as_secs_f64(),
                 (now - last).as_secs_f64(),
                 &shared.opts.percentiles,
             );
+            let cpu_now = CpuSnapshot::now();
+            s.client_cpu = cpu_now.since(&cpu);
+            cpu = cpu_now;
             // A last sliver with nothing in it is no interval.
             if !finished || s.events + s.errors > 0 || samples.is_empty() {
                 on_sample(&s);
@@ -190,6 +194,11 @@ fn phase_of(shared: &Shared<'_>, sessions: usize, t: Tally, samples: Vec<Sample>
     });
     let mut outcome = t.outcome(log);
     outcome.complete = true;
+    let client_cpu = samples.iter().fold(CpuUsage::default(), |a, s| CpuUsage {
+        user_s: a.user_s + s.client_cpu.user_s,
+        sys_s: a.sys_s + s.client_cpu.sys_s,
+        max_rss_kib: a.max_rss_kib.max(s.client_cpu.max_rss_kib),
+    });
     PhaseResult {
         threads: sessions as u32,
         duration_s,
@@ -202,6 +211,7 @@ fn phase_of(shared: &Shared<'_>, sessions: usize, t: Tally, samples: Vec<Sample>
         samples,
         rate,
         histograms,
+        client_cpu,
         replay: Some(outcome),
         ..Default::default()
     }
