@@ -5,6 +5,7 @@ use crate::ExecError;
 use qpslab_sqllog::StatementKind;
 use qpslab_sqllog::{fingerprint, kind_of_fingerprint, Command, Entry, LogError, LogType};
 use sha2::{Digest, Sha256};
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::Path;
 
@@ -27,8 +28,14 @@ pub fn load(path: &Path, kind: LogType) -> Result<Loaded, ExecError> {
     let mut reader = qpslab_sqllog::open(path, kind).map_err(log_error)?;
     let flavor = reader.flavor().name();
     let mut log = ReplayLog::default();
+    let mut sql_execute = HashSet::new();
     for entry in reader.by_ref() {
-        add(&mut log, entry.map_err(log_error)?);
+        let entry = entry.map_err(log_error)?;
+        if expands_sql_execute(&entry, &mut sql_execute) {
+            log.skipped_admin += 1;
+            continue;
+        }
+        add(&mut log, entry);
     }
     log.skipped_unparsed = reader.skipped();
     let (bytes, sha256) = digest(path).map_err(|e| log_error(LogError::Io(e)))?;
@@ -46,6 +53,25 @@ fn log_error(e: LogError) -> ExecError {
     } else {
         ExecError::Log(e.to_string())
     }
+}
+
+/// True for a general log's `Execute` line that repeats, expanded, the SQL-level `EXECUTE s
+/// USING ...` just before it on the same connection (MariaDB writes both): the `EXECUTE` is
+/// replayed (after its replayed `PREPARE`), so running the expansion too would run it twice.
+/// Binary-protocol executions have only the `Execute` line and are kept. `after_execute` holds
+/// the connections whose last entry was such an `EXECUTE`.
+fn expands_sql_execute(e: &Entry, after_execute: &mut HashSet<u64>) -> bool {
+    let conn = e.thread_id.unwrap_or(0);
+    let follows = after_execute.remove(&conn);
+    let is_sql_execute = e.command == Command::Query
+        && e.sql
+            .trim_start()
+            .get(..8)
+            .is_some_and(|w| w.eq_ignore_ascii_case("execute "));
+    if is_sql_execute {
+        after_execute.insert(conn);
+    }
+    follows && e.command == Command::Execute
 }
 
 /// One entry into the log: statements are replayed, connections shape the sessions, the rest is
@@ -134,6 +160,19 @@ mod tests {
         );
         // `Init DB` is no statement, but the database it sets is carried.
         assert!(l.log.skipped_admin >= 1);
+        // `EXECUTE s USING @a` runs once: its `Execute SELECT ...` expansion is not replayed.
+        let conn9: Vec<&str> = l
+            .log
+            .stmts
+            .iter()
+            .filter(|s| s.conn == 9)
+            .map(|s| s.sql.as_str())
+            .collect();
+        assert!(conn9.contains(&"EXECUTE s USING @a"), "{conn9:?}");
+        assert!(
+            !conn9.contains(&"SELECT c FROM shop.sbtest1 WHERE id=1"),
+            "{conn9:?}"
+        );
         let update = l
             .log
             .stmts
