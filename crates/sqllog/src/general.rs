@@ -56,18 +56,8 @@ pub(crate) fn parse_line(l: &[u8]) -> Option<Head> {
     })
 }
 
-/// Reads entries until one is whole (true) or the input ends (false).
-pub(crate) fn next<R: BufRead>(st: &mut State<R>) -> io::Result<bool> {
-    loop {
-        match read_one(st)? {
-            Some(true) => return Ok(true),
-            Some(false) => st.skipped += 1,
-            None => return Ok(false),
-        }
-    }
-}
-
-fn read_one<R: BufRead>(st: &mut State<R>) -> io::Result<Option<bool>> {
+/// Reads one entry: whole (`Some(true)`), incomplete (`Some(false)`), or none left.
+pub(crate) fn read_one<R: BufRead>(st: &mut State<R>) -> io::Result<Option<bool>> {
     st.cur.reset();
     let mut started = false;
     let mut orphan = false;

@@ -241,11 +241,11 @@ impl<R: BufRead> LogReader<R> {
     /// The next entry, borrowed from the reader's buffers (no allocation per entry once the
     /// buffers have grown to the log's largest entry).
     pub fn next_ref(&mut self) -> Option<Result<EntryRef<'_>, LogError>> {
-        let got = match self.kind {
-            LogType::Slow => slow::next(&mut self.st),
-            LogType::General => general::next(&mut self.st),
+        let read_one = match self.kind {
+            LogType::Slow => slow::read_one,
+            LogType::General => general::read_one,
         };
-        match got {
+        match next_whole(&mut self.st, read_one) {
             Ok(true) => Some(Ok(self.st.cur.view())),
             Ok(false) => None,
             Err(e) => Some(Err(LogError::Io(e))),
@@ -301,4 +301,19 @@ fn unknown(kind: LogType, first: &[u8]) -> LogError {
         "not a MariaDB or MySQL {kind} log: {}",
         describe(first)
     ))
+}
+
+/// Reads entries with `read_one` until one is whole (true) or the input ends (false);
+/// incomplete entries are counted in `skipped`.
+fn next_whole<R: BufRead>(
+    st: &mut State<R>,
+    read_one: fn(&mut State<R>) -> std::io::Result<Option<bool>>,
+) -> std::io::Result<bool> {
+    loop {
+        match read_one(st)? {
+            Some(true) => return Ok(true),
+            Some(false) => st.skipped += 1,
+            None => return Ok(false),
+        }
+    }
 }

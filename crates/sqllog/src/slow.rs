@@ -63,18 +63,6 @@ fn name_len(b: &[u8]) -> Option<usize> {
     (b.get(n) == Some(&b':')).then_some(n)
 }
 
-/// Reads entries until one is whole (true) or the input ends (false); incomplete entries
-/// are counted in `skipped`.
-pub(crate) fn next<R: BufRead>(st: &mut State<R>) -> io::Result<bool> {
-    loop {
-        match read_one(st)? {
-            Some(true) => return Ok(true),
-            Some(false) => st.skipped += 1,
-            None => return Ok(false),
-        }
-    }
-}
-
 #[derive(Default)]
 struct Seen {
     started: bool,
@@ -87,7 +75,7 @@ struct Seen {
 }
 
 /// One entry: `None` at the end of the input, `Some(whole)` otherwise.
-fn read_one<R: BufRead>(st: &mut State<R>) -> io::Result<Option<bool>> {
+pub(crate) fn read_one<R: BufRead>(st: &mut State<R>) -> io::Result<Option<bool>> {
     st.cur.reset();
     let mut seen = Seen::default();
     loop {
