@@ -13,7 +13,6 @@ use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
 use qpslab_lab::replay::source::{load, Loaded};
 use qpslab_lab::replay::{check_databases, ReplayOptions};
 use qpslab_store::{RunMeta, RunStatus, Store};
-use qpslab_wire::Conn;
 
 /// Runs `qpslab replay`.
 pub fn replay(a: ReplayArgs) -> Result<()> {
@@ -111,16 +110,8 @@ fn measure(
     store: &mut Store,
     target: &Connected,
 ) -> Result<()> {
-    let mut control = Conn::connect(&target.server_options())
-        .with_context(|| format!("connecting to {}", target.options.describe()))?;
+    let (mut control, server) = target.control()?;
     check_databases(&mut control, &l.log, o).map_err(exec_error)?;
-    let server = qpslab_probe::server_info(&mut control).context("reading server variables")?;
-    eprintln!(
-        "server: {} ({}) at {}",
-        server.version,
-        server.version_comment,
-        target.options.describe()
-    );
     let meta = RunMeta::new(
         plan(a, o, l),
         target.options.describe(),
@@ -128,8 +119,7 @@ fn measure(
         qpslab_probe::host_facts(),
         std::env::args().collect::<Vec<_>>().join(" "),
     );
-    let mut sampler = qpslab_probe::Sampler::new(control, target.server_pid)
-        .reconnect_to(target.server_options());
+    let mut sampler = target.sampler(control);
     let mut printer = crate::render_replay::LivePrinter;
     let measured = qpslab_lab::replay::measure(
         store,

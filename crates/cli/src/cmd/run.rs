@@ -16,7 +16,6 @@ use qpslab_core::result::PhaseResult;
 use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
 use qpslab_store::{RunMeta, RunStatus, Store, TelemetrySample};
-use qpslab_wire::Conn;
 use std::io::Write;
 
 /// Runs `qpslab run`.
@@ -45,15 +44,7 @@ fn sweep(
     store: &mut Store,
     target: &Connected,
 ) -> Result<()> {
-    let mut control = Conn::connect(&target.server_options())
-        .with_context(|| format!("connecting to {}", target.options.describe()))?;
-    let server = qpslab_probe::server_info(&mut control).context("reading server variables")?;
-    eprintln!(
-        "server: {} ({}) at {}",
-        server.version,
-        server.version_comment,
-        target.options.describe()
-    );
+    let (control, server) = target.control()?;
     crate::plan::check_server_limits(plan, workload.statements().len(), &server)?;
     ensure_dataset(target, &a.target, &plan.workload, loaders)?;
     let mut plan = plan.clone();
@@ -69,8 +60,7 @@ fn sweep(
         store,
         target,
         workload,
-        sampler: qpslab_probe::Sampler::new(control, target.server_pid)
-            .reconnect_to(target.server_options()),
+        sampler: target.sampler(control),
         printer: Printer::new(),
         meta,
         run_id: None,
