@@ -11,6 +11,7 @@
 //! assert_eq!(dsn.to_string(), "mysql://bench@127.0.0.1:3306/sbtest");
 //! ```
 
+pub mod advise;
 pub mod cell;
 pub mod cpus;
 pub mod dsn;

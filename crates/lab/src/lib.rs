@@ -26,6 +26,7 @@
 //! # let _ = Quiet; Ok(()) }
 //! ```
 
+pub mod advise;
 pub mod capture;
 pub mod contention;
 pub mod error;

@@ -19,6 +19,9 @@ pub struct StorageFacts {
     pub device: Option<String>,
     /// The selected I/O scheduler of the device's queue (`mq-deadline`, `none`...).
     pub io_scheduler: Option<String>,
+    /// Whether the device's queue says it is rotational (a spinning disk); `None` when unknown.
+    #[serde(default)]
+    pub rotational: Option<bool>,
 }
 
 /// The storage facts of `dir`.
@@ -32,7 +35,8 @@ pub fn storage_facts(dir: &Path) -> StorageFacts {
         return f;
     };
     if let Some(m) = best_mount(&text, &path.display().to_string()) {
-        f.io_scheduler = scheduler_of(&m.device);
+        f.io_scheduler = queue_file(&m.device, "scheduler").map(|t| selected(&t));
+        f.rotational = queue_file(&m.device, "rotational").map(|t| t.trim() == "1");
         f.mount_point = Some(m.mount_point);
         f.fs_type = Some(m.fs_type);
         f.mount_options = Some(m.options);
@@ -80,24 +84,25 @@ pub(crate) fn best_mount(mountinfo: &str, path: &str) -> Option<Mount> {
     best
 }
 
-/// `[mq-deadline] none` → `mq-deadline`, for `/dev/vda1` looking at `vda`'s queue.
-fn scheduler_of(device: &str) -> Option<String> {
+/// A file of the device's block queue (`/sys/block/vda/queue/FILE` for `/dev/vda1`).
+fn queue_file(device: &str, file: &str) -> Option<String> {
     let name = device.strip_prefix("/dev/")?;
     let mut candidates = vec![name.to_string()];
     // A partition's queue is its disk's: vda1 → vda, nvme0n1p2 → nvme0n1.
     let trimmed = name.trim_end_matches(|c: char| c.is_ascii_digit());
     candidates.push(trimmed.trim_end_matches('p').to_string());
     candidates.push(trimmed.to_string());
-    for c in candidates {
-        if let Ok(t) = std::fs::read_to_string(format!("/sys/block/{c}/queue/scheduler")) {
-            let sel = t
-                .split_whitespace()
-                .find(|w| w.starts_with('['))
-                .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string());
-            return sel.or_else(|| Some(t.trim().to_string()));
-        }
-    }
-    None
+    candidates
+        .iter()
+        .find_map(|c| std::fs::read_to_string(format!("/sys/block/{c}/queue/{file}")).ok())
+}
+
+/// `[mq-deadline] none` → `mq-deadline`; the whole text when nothing is bracketed.
+fn selected(text: &str) -> String {
+    text.split_whitespace()
+        .find(|w| w.starts_with('['))
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+        .unwrap_or_else(|| text.trim().to_string())
 }
 
 #[cfg(test)]
@@ -114,6 +119,13 @@ mod tests {
         assert_eq!(m.options, "rw,nosuid,rw,size=1024k");
         let m = best_mount(mi, "/tmpx/data").unwrap();
         assert_eq!(m.device, "/dev/vda");
+    }
+
+    #[test]
+    fn the_selected_scheduler_is_the_bracketed_one() {
+        assert_eq!(selected("[mq-deadline] none\n"), "mq-deadline");
+        assert_eq!(selected("mq-deadline [none]"), "none");
+        assert_eq!(selected("none\n"), "none");
     }
 
     #[test]

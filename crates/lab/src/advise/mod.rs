@@ -1,0 +1,126 @@
+//! The version-aware advisor behind `qpslab advise`: facts about a server (and, when it runs
+//! here, its host), rules that turn them into [`Finding`]s, each with the figures it came from.
+//!
+//! Two guarantees live in one place, [`advise`], so no rule has to remember them: a finding
+//! never names a server variable the server lacks (a rule that does is caught by the tests and
+//! dropped at run time), and whether a change needs a restart comes from the server's own flags
+//! ([`restart`]), not from each rule. Durability settings are only ever recommended with
+//! [`Durability::Relaxed`]; otherwise they are listed with their trade-off.
+//!
+//! ```no_run
+//! # fn demo(conn: &mut qpslab_wire::Conn) -> Result<(), qpslab_probe::Error> {
+//! use qpslab_core::advise::Durability;
+//! let facts = qpslab_lab::advise::gather(conn, true)?;
+//! for f in qpslab_lab::advise::advise(&facts, Durability::Strict) {
+//!     println!("{} {} -> {:?}: {}", f.variable, f.current, f.recommended, f.reason);
+//! }
+//! # Ok(()) }
+//! ```
+
+mod durability;
+mod facts;
+mod fmt;
+mod host;
+mod io;
+mod memory;
+mod restart;
+mod server;
+
+pub use facts::{gather, Facts, Local};
+pub use fmt::{bytes, count};
+pub use qpslab_core::advise::{Durability, Finding, FindingKind, Severity};
+
+/// Uptime under which counters say too little about the workload to act on.
+pub const MIN_UPTIME_S: u64 = 600;
+
+/// Every finding for `facts`, recommendations first, most severe first.
+pub fn advise(facts: &Facts, durability: Durability) -> Vec<Finding> {
+    let mut found: Vec<Finding> = raw(facts, durability)
+        .into_iter()
+        .filter(|f| names_only_known(facts, f))
+        .map(|mut f| {
+            f.restart_needed = f.kind != FindingKind::Os && facts.needs_restart(&f.variable);
+            f
+        })
+        .collect();
+    found.sort_by_key(|f| (!f.recommends(), f.severity));
+    found
+}
+
+/// What the rules say, before the checks of [`advise`].
+fn raw(facts: &Facts, durability: Durability) -> Vec<Finding> {
+    let mut all = Vec::new();
+    all.extend(memory::rules(facts));
+    all.extend(io::rules(facts));
+    all.extend(server::rules(facts));
+    all.extend(host::rules(facts));
+    all.extend(durability::rules(facts, durability));
+    all
+}
+
+/// A server or durability finding must name a variable of this server's
+/// `SHOW GLOBAL VARIABLES`; OS findings name host settings.
+fn names_only_known(facts: &Facts, f: &Finding) -> bool {
+    f.kind == FindingKind::Os || facts.var(&f.variable).is_some()
+}
+
+/// A finding as a rule builds it; [`advise`] fills in `restart_needed`.
+fn finding(
+    kind: FindingKind,
+    variable: &str,
+    current: impl Into<String>,
+    recommended: Option<String>,
+    severity: Severity,
+    reason: String,
+) -> Finding {
+    Finding {
+        variable: variable.to_string(),
+        current: current.into(),
+        recommended,
+        reason,
+        severity,
+        restart_needed: false,
+        kind,
+    }
+}
+
+/// A server-variable finding for `variable`, whose current value is read from the facts
+/// (`None` when the server lacks it).
+fn server_finding(
+    facts: &Facts,
+    variable: &str,
+    recommended: Option<String>,
+    severity: Severity,
+    reason: String,
+) -> Option<Finding> {
+    let current = facts.var(variable)?;
+    Some(finding(
+        FindingKind::Server,
+        variable,
+        current,
+        recommended,
+        severity,
+        reason,
+    ))
+}
+
+/// The finding of a counter-based rule when the server has not run long enough to judge.
+fn too_early(facts: &Facts, variable: &str, what: &str) -> Option<Finding> {
+    let up = facts.uptime_s();
+    (up < MIN_UPTIME_S).then(|| {
+        server_finding(
+            facts,
+            variable,
+            None,
+            Severity::Info,
+            format!(
+                "uptime {up} s: too short to judge {what}; run advise again after the \
+                 workload has run {} min or more",
+                MIN_UPTIME_S / 60
+            ),
+        )
+    })?
+}
+
+#[cfg(test)]
+mod tests;
