@@ -3,12 +3,14 @@
 //! below the CLI ever sees clap. The run options' flags come from the one option table
 //! (`flags.rs`).
 
+mod advise;
 mod capture;
 mod digest;
 mod flags;
 mod replay;
 mod study;
 
+pub use advise::*;
 pub use capture::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
@@ -53,6 +55,8 @@ pub enum Command {
     Digest(DigestArgs),
     /// Replay a captured slow or general log against a server and store it as a run.
     Replay(Box<ReplayArgs>),
+    /// Advise on a server's settings and its host, each finding with the figures behind it.
+    Advise(AdviseArgs),
 }
 
 /// Where the results store lives.

@@ -1,5 +1,6 @@
 //! One module per subcommand. Each takes its parsed arguments and returns `anyhow::Result`.
 
+mod advise;
 mod capture;
 mod digest;
 mod lab;
@@ -35,5 +36,6 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Replay(a) => replay::replay(*a),
         Command::Digest(a) => digest::digest(a),
         Command::Capture(a) => capture::capture(a),
+        Command::Advise(a) => advise::advise(a),
     }
 }

@@ -64,7 +64,7 @@ impl Facts {
 
     /// Whether changing `variable` needs a restart on this server.
     pub fn needs_restart(&self, variable: &str) -> bool {
-        restart::needs_restart(self, variable)
+        restart::needs_restart(&self.read_only, variable)
     }
 }
 
