@@ -187,4 +187,8 @@ fn user_errors() {
         "directory /nonexistent does not exist",
     );
     assert_user_error(&s.run(&["advise", "--sandbox", "nosuch"]), "nosuch");
+    // A password in the URL is never printed, not even in the error.
+    let o = s.run(&["advise", "--target", "mysql://root:hunter2@127.0.0.1:1/"]);
+    assert_user_error(&o, "cannot connect");
+    assert!(!stderr(&o).contains("hunter2") && !stdout(&o).contains("hunter2"));
 }

@@ -83,7 +83,7 @@ fn buffer_pool(f: &Facts) -> Option<Finding> {
         )
     };
     let reason = format!(
-        "{figures}: reads miss the pool and go to disk; {} {fit}; {ram_text}",
+        "{figures}: the pool cannot hold the data, so pages are read from disk again and again; {} {fit}; {ram_text}",
         bytes(target)
     );
     server_finding(

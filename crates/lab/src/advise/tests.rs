@@ -393,3 +393,40 @@ fn durability_is_recommended_only_when_asked() {
     let maria = advise(&mariadb_10_11(), Durability::Relaxed);
     assert!(find(&maria, "sync_binlog").is_none());
 }
+
+/// The variables of the MariaDB 10.11 installed here (captured by the probe's tests), with the
+/// counters of the MySQL 8 set so every counter rule has something to say.
+fn captured_10_11() -> Facts {
+    let mut f = mysql_8();
+    f.server.variables =
+        include_str!("../../../probe/tests/data/mariadb-10.11-global-variables.tsv")
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    f.server.flavor = "mariadb".into();
+    f
+}
+
+#[test]
+fn a_real_10_11_variable_list_gets_no_advice_on_variables_it_lacks() {
+    let mut f = captured_10_11();
+    local(&mut f, 8 * GIB, false);
+    for mode in [Durability::Strict, Durability::Relaxed] {
+        let all = raw(&f, mode);
+        assert!(all.iter().all(|x| names_only_known(&f, x)), "{all:?}");
+        // Gone in 10.6 / absent in 10.11: never named.
+        for gone in [
+            "innodb_buffer_pool_instances",
+            "innodb_log_files_in_group",
+            "innodb_redo_log_capacity",
+        ] {
+            assert!(
+                f.var(gone).is_none() && find(&all, gone).is_none(),
+                "{gone}"
+            );
+        }
+        // The redo log is sized by innodb_log_file_size on MariaDB.
+        assert!(find(&all, "innodb_log_file_size").is_some());
+    }
+}
