@@ -74,7 +74,8 @@ pub fn gather(conn: &mut Conn, local: bool) -> Result<Facts, qpslab_probe::Error
     let server = qpslab_probe::server_info(conn)?;
     let status = qpslab_probe::global_status(conn)?;
     let read_only = if server.flavor == "mariadb" {
-        read_only_flags(conn)?
+        // MariaDB before 10.2 has no SYSTEM_VARIABLES table: fall back to the table of knobs.
+        read_only_flags(conn).unwrap_or_default()
     } else {
         BTreeMap::new()
     };

@@ -229,6 +229,23 @@ fn a_stock_pool_in_front_of_more_data_is_the_headline() {
         .unwrap()
         .reason
         .contains("RAM unknown"));
+    // A pool larger than the machine's RAM allows comes down to 70% of it.
+    f.server
+        .variables
+        .insert("innodb_buffer_pool_size".into(), (8 * GIB).to_string());
+    local(&mut f, 4 * GIB, false);
+    let big = advise(&f, Durability::Strict);
+    let bp = find(&big, "innodb_buffer_pool_size").unwrap();
+    assert_eq!(bp.recommended, Some((22 * 128 * MIB).to_string()));
+    assert!(
+        bp.reason.contains("more than 90% of RAM 4 GiB"),
+        "{}",
+        bp.reason
+    );
+    f.local = None;
+    f.server
+        .variables
+        .insert("innodb_buffer_pool_size".into(), (128 * MIB).to_string());
     // Data that fits: nothing to recommend.
     f.innodb_bytes = 64 * MIB;
     let fits = advise(&f, Durability::Strict);
