@@ -149,6 +149,9 @@ fn redo_log(f: &Facts) -> Option<Finding> {
         return server_finding(f, variable, None, Severity::Info, reason);
     }
     let target = round_up(hour.min(16 * GIB), CHUNK * files) / files;
+    if target <= per_file {
+        return None; // Already at the largest size advised.
+    }
     let minutes = total.saturating_mul(60) / hour.max(1);
     let severity = if waits > 0 || total * 4 < hour {
         Severity::Medium

@@ -70,7 +70,9 @@ fn thread_cache(f: &Facts) -> Option<Finding> {
     }
     let miss = created as f64 / connections as f64;
     let used = f.counter("Max_used_connections");
-    let want = used.max(cache * 2).min(16_384);
+    // A cache as large as the peak of connections keeps every thread that ends, so a cache
+    // that large cannot miss again: the advice is not repeated once applied.
+    let want = used.min(16_384);
     if miss < 0.01 || want <= cache {
         return None;
     }
@@ -102,7 +104,9 @@ fn tmp_tables(f: &Facts) -> Vec<Finding> {
     }
     let share = disk as f64 / all as f64;
     let limit = tmp.min(heap);
-    let want = (limit * 2).clamp(64 * MIB, 256 * MIB);
+    // A fixed target: the counters run since start, so a size relative to the current one
+    // would be advised again and again after it is applied.
+    let want = 64 * MIB;
     if share < 0.1 || want <= limit {
         return Vec::new();
     }
@@ -129,7 +133,8 @@ fn max_connections(f: &Facts) -> Option<Finding> {
         f.counter("Max_used_connections"),
         f.counter("Connection_errors_max_connections"),
     );
-    if used * 10 < max * 9 && refused == 0 {
+    // Refusals count since start; only the peak against today's limit decides.
+    if used * 10 < max * 9 {
         return None;
     }
     let want = (used.max(max) * 3 / 2).max(max + 1);

@@ -447,3 +447,28 @@ fn a_real_10_11_variable_list_gets_no_advice_on_variables_it_lacks() {
         assert!(find(&all, "innodb_log_file_size").is_some());
     }
 }
+
+#[test]
+fn applied_advice_is_not_repeated() {
+    for (name, mut f) in [
+        ("10.11", mariadb_10_11()),
+        ("8.0", mysql_8()),
+        ("10.3", mariadb_10_3()),
+    ] {
+        local(&mut f, 8 * GIB, false);
+        let first = advise(&f, Durability::Relaxed);
+        for x in first.iter().filter(|x| x.kind != FindingKind::Os) {
+            if let Some(v) = &x.recommended {
+                f.server.variables.insert(x.variable.clone(), v.clone());
+            }
+        }
+        let again: Vec<_> = advise(&f, Durability::Relaxed)
+            .into_iter()
+            .filter(|x| x.kind != FindingKind::Os && x.recommends())
+            .collect();
+        assert!(
+            again.is_empty(),
+            "{name}: advised again after applying: {again:?}"
+        );
+    }
+}
