@@ -411,6 +411,11 @@ pub fn measure_with(
     sampler.begin()?;
     let host = crate::contention::HostCpu::read();
     let mut handle = store.begin_phase(meta, threads)?;
+    // Profiles (when asked for) are named after the run they belong to.
+    if let Err(e) = sampler.start_profile(&format!("{}-t{threads}", handle.run_id.0)) {
+        let _ = store.interrupt_phase(&handle);
+        return Err(e.into());
+    }
     let mut write_error = None;
     let result = {
         let mut on_sample = |s: &Sample| {
