@@ -133,32 +133,6 @@ fn buffer_pool_8m_against_1g_is_significant() {
     );
 }
 
-/// Where test artifacts (screenshots) are kept: `target/test-artifacts`.
-fn artifacts() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/test-artifacts");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn chromium(args: &[&str], profile: &std::path::Path) -> std::process::Output {
-    Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .output()
-        .expect("chromium (apt-get install chromium)")
-}
-
 #[test]
 fn html_report_loads_in_chromium_and_every_chart_draws() {
     let s = study();

@@ -118,6 +118,21 @@ pub struct Recording {
     threads_before: BTreeMap<u32, ThreadTicks>,
 }
 
+/// Whether `perf` can be run here, so a caller can refuse before anything starts.
+pub fn perf_available() -> Result<(), ProfileError> {
+    match Command::new("perf").arg("--version").output() {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => Err(ProfileError::NoPerf(format!(
+            "perf --version: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or("failed")
+        ))),
+        Err(e) => Err(ProfileError::NoPerf(e.to_string())),
+    }
+}
+
 /// The event to sample and why: `cycles` with hardware counters, else `cpu-clock`.
 pub fn choose_event() -> (&'static str, String) {
     match crate::perf::perf_support() {

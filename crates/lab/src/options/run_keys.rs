@@ -322,6 +322,22 @@ pub(crate) static STUDY: &[OptionDef] = &[
         },
         |b| b.retries.to_string(),
     ),
+    choices(
+        def(
+            "profile",
+            Scope::Study,
+            "on|off",
+            "Record the server with perf during each measured phase: folded stacks and a flame \
+             graph per cell in the lab's profiles/STUDY directory",
+            "on",
+            |b, v| {
+                b.profile = switch(v)?;
+                Ok(())
+            },
+            |b| on_off(b.profile),
+        ),
+        ON_OFF,
+    ),
     OptionDef {
         sweepable: false,
         ..def(

@@ -12,6 +12,9 @@ pub(super) fn perf_script_folded(data: &Path) -> Result<String, ProfileError> {
     let mut child = Command::new("perf")
         .args(["script", "-i"])
         .arg(data)
+        // Without the `period` field each stack counts once per sample (the collapser would
+        // otherwise weight it by the event's period: nanoseconds or cycles).
+        .args(["-F", "comm,tid,time,event,ip,sym,dso"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -73,14 +76,17 @@ mod tests {
 
     #[test]
     fn perf_script_lines_fold_into_stacks() {
-        let script = "mariadbd 10 1.0: 2004008 cpu-clock:\n\
-            \t  55 do_select+0x1 (/usr/sbin/mariadbd)\n\
-            \t  66 dispatch_command+0x2 (/usr/sbin/mariadbd)\n\n";
+        let script = "mariadbd 21962 29574.700453: cpu-clock:\n\
+            \t  55 do_select (/usr/sbin/mariadbd)\n\
+            \t  66 dispatch_command (/usr/sbin/mariadbd)\n\n\
+            mariadbd 21962 29574.702453: cpu-clock:\n\
+            \t  55 do_select (/usr/sbin/mariadbd)\n\
+            \t  66 dispatch_command (/usr/sbin/mariadbd)\n\n";
         let mut out = Vec::new();
         Folder::default()
             .collapse(script.as_bytes(), &mut out)
             .unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert_eq!(text.trim(), "mariadbd;dispatch_command;do_select 1");
+        assert_eq!(text.trim(), "mariadbd;dispatch_command;do_select 2");
     }
 }
