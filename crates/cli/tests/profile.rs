@@ -94,3 +94,30 @@ fn run_profile_of_an_external_server_is_refused_before_it_runs() {
     assert!(stderr(&o).contains("--sandbox NAME"), "{}", stderr(&o));
     assert!(!dir.exists() && !s.db().exists());
 }
+
+#[test]
+fn a_study_with_profile_on_profiles_each_cell_into_the_lab() {
+    let s = Scratch::new();
+    let spec = s.path().join("p.toml");
+    std::fs::write(
+        &spec,
+        "name = \"prof\"\n[defaults]\nworkload = \"oltp_point_select\"\ntable_size = 500\n\
+         duration = \"1s\"\nwarmup = 0\nretries = 0\nthreads = 2\nprofile = \"on\"\n",
+    )
+    .unwrap();
+    let o = s.run(&["lab", "run", spec.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = s.lab().join("profiles/prof");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".perf.data"))
+        .collect();
+    files.sort();
+    assert_eq!(files, ["1-t2.folded", "1-t2.svg"], "in {}", dir.display());
+    assert!(stdout(&o).contains("flame graph:"), "{}", stdout(&o));
+    // A bad value is refused with its line, as every key is.
+    std::fs::write(&spec, "name = \"prof2\"\n[defaults]\nprofile = \"sometimes\"\n").unwrap();
+    assert_user_error(&s.run(&["lab", "plan", spec.to_str().unwrap()]), "line 3");
+}
