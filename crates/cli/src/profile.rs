@@ -1,4 +1,4 @@
-//! `run --profile DIR` (and a study's `profile` key): what is checked before anything starts,
+//! `run --profile DIR` (and a study's `perf_profile` key): what is checked before anything starts,
 //! and the flame graph drawn from each phase's folded stacks as the phase ends.
 //!
 //! The recording itself belongs to the sampler (`qpslab_probe::profile`), which the lab starts

@@ -96,13 +96,13 @@ fn run_profile_of_an_external_server_is_refused_before_it_runs() {
 }
 
 #[test]
-fn a_study_with_profile_on_profiles_each_cell_into_the_lab() {
+fn a_study_with_perf_profile_on_profiles_each_cell_into_the_lab() {
     let s = Scratch::new();
     let spec = s.path().join("p.toml");
     std::fs::write(
         &spec,
         "name = \"prof\"\n[defaults]\nworkload = \"oltp_point_select\"\ntable_size = 500\n\
-         duration = \"1s\"\nwarmup = 0\nretries = 0\nthreads = 2\nprofile = \"on\"\n",
+         duration = \"1s\"\nwarmup = 0\nretries = 0\nthreads = 2\nperf_profile = true\n",
     )
     .unwrap();
     let o = s.run(&["lab", "run", spec.to_str().unwrap()]);
@@ -118,6 +118,6 @@ fn a_study_with_profile_on_profiles_each_cell_into_the_lab() {
     assert_eq!(files, ["1-t2.folded", "1-t2.svg"], "in {}", dir.display());
     assert!(stdout(&o).contains("flame graph:"), "{}", stdout(&o));
     // A bad value is refused with its line, as every key is.
-    std::fs::write(&spec, "name = \"prof2\"\n[defaults]\nprofile = \"sometimes\"\n").unwrap();
+    std::fs::write(&spec, "name = \"prof2\"\n[defaults]\nperf_profile = \"sometimes\"\n").unwrap();
     assert_user_error(&s.run(&["lab", "plan", spec.to_str().unwrap()]), "line 3");
 }

@@ -64,7 +64,7 @@ pub struct Loaded {
     pub expanded: Expanded,
 }
 
-/// Where the profiles of a study's cells go (study key `profile`): `LAB/profiles/STUDY/`, one
+/// Where the profiles of a study's cells go (study key `perf_profile`): `LAB/profiles/STUDY/`, one
 /// `RUN-tTHREADS.folded` (and `.svg`, drawn by the caller) per measured cell.
 pub fn profile_dir(home: &SandboxHome, study: &str) -> std::path::PathBuf {
     home.path().join("profiles").join(study)

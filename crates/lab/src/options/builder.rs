@@ -133,6 +133,6 @@ pub struct Resolved {
     /// Measured cells per point of a study's matrix.
     pub repeats: u32,
     /// Record an on-CPU profile of the server during each measured phase (study key
-    /// `profile`; `run` has `--profile DIR`).
+    /// `perf_profile`; `run` has `--profile DIR`).
     pub profile: bool,
 }

@@ -324,7 +324,8 @@ pub(crate) static STUDY: &[OptionDef] = &[
     ),
     choices(
         def(
-            "profile",
+            // Not `profile`: a variant's `profile` is its server's option file.
+            "perf_profile",
             Scope::Study,
             "on|off",
             "Record the server with perf during each measured phase: folded stacks and a flame \
