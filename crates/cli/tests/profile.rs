@@ -118,6 +118,10 @@ fn a_study_with_perf_profile_on_profiles_each_cell_into_the_lab() {
     assert_eq!(files, ["1-t2.folded", "1-t2.svg"], "in {}", dir.display());
     assert!(stdout(&o).contains("flame graph:"), "{}", stdout(&o));
     // A bad value is refused with its line, as every key is.
-    std::fs::write(&spec, "name = \"prof2\"\n[defaults]\nperf_profile = \"sometimes\"\n").unwrap();
+    std::fs::write(
+        &spec,
+        "name = \"prof2\"\n[defaults]\nperf_profile = \"sometimes\"\n",
+    )
+    .unwrap();
     assert_user_error(&s.run(&["lab", "plan", spec.to_str().unwrap()]), "line 3");
 }

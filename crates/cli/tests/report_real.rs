@@ -10,8 +10,6 @@
 mod common;
 use common::*;
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 
 const SPEC: &str = r#"

@@ -229,7 +229,6 @@ impl Recording {
         let folded = fold::perf_script_folded(&self.data)?;
         self.files.samples = fold::count_samples(&folded);
         fold::write_atomically(&self.files.folded, folded.as_bytes())?;
-        let _ = std::fs::remove_file(&self.log);
         Ok(Profile {
             files: self.files.clone(),
             threads: thread_cpu_between(&self.threads_before, &threads_after),
@@ -238,10 +237,12 @@ impl Recording {
 }
 
 impl Drop for Recording {
+    /// Stops perf if it still runs; perf's log goes (perf.data stays for `perf report`).
     fn drop(&mut self) {
         if let Some(child) = self.child.take() {
             halt(child);
         }
+        let _ = std::fs::remove_file(&self.log);
     }
 }
 
