@@ -8,15 +8,24 @@ use crate::error::user;
 use crate::target::Connected;
 use anyhow::Result;
 use qpslab_core::telemetry::ProfileFiles;
+use qpslab_core::Endpoint;
+
+/// Finds the process of a server of the user's reached through a Unix socket on this machine
+/// (the socket's peer), so it can be profiled like a sandbox; its CPU is then sampled too.
+pub fn find_server(target: &mut Connected) {
+    if let (None, Endpoint::Unix { path }) = (target.server_pid, &target.options.endpoint) {
+        target.server_pid = qpslab_probe::profile::socket_peer_pid(path);
+    }
+}
 
 /// Refuses `--profile` before the run starts when it cannot work: the server's process must be
-/// ours (a sandbox) and perf must be installed.
+/// known (a sandbox, or a local server found by [`find_server`]) and perf must be installed.
 pub fn check(dir: &std::path::Path, target: &Connected) -> Result<()> {
     if target.server_pid.is_none() {
         return Err(user(format!(
-            "--profile {}: the server's process is not known for {} (an external server): \
-             profile the embedded sandbox or one started with `qpslab server start` \
-             (--sandbox NAME)",
+            "--profile {}: the server's process is not known for {} (only a server on this \
+             machine reached through its Unix socket can be found): profile it through \
+             --socket, or the embedded sandbox or --sandbox NAME",
             dir.display(),
             target.options.describe()
         )));

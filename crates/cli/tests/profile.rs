@@ -1,7 +1,8 @@
 //! `qpslab run --profile DIR`: the embedded sandbox is recorded with perf during each phase,
 //! the folded stacks and a flame graph are written per phase, the stored run says where they
-//! are, and the flame graph renders in headless Chromium. An external server, whose process
-//! qpslab does not know, is refused before anything runs.
+//! are, and the flame graph renders in headless Chromium. A server of the user's on this machine
+//! is found through its Unix socket; one whose process qpslab cannot know (over TCP) is refused
+//! before anything runs.
 
 mod common;
 use common::*;
@@ -79,20 +80,44 @@ fn run_profile_writes_stacks_and_a_flame_graph_that_chromium_draws() {
 }
 
 #[test]
-fn run_profile_of_an_external_server_is_refused_before_it_runs() {
+fn a_local_server_is_found_by_its_socket_and_one_over_tcp_is_refused() {
     let s = Scratch::new();
     let dir = s.path().join("profiles");
-    let o = s.run(&[
-        "run",
-        "oltp_point_select",
-        "--socket",
-        &socket(),
-        "--profile",
-        dir.to_str().unwrap(),
-    ]);
+    // Over TCP the server's process is unknown: refused before anything is stored.
+    let tcp = qpslab_sandbox::testing::shared_server().port().to_string();
+    let url = format!("mysql://root@127.0.0.1:{tcp}/sbtest");
+    let args = |target: &[&str]| {
+        let mut a = vec![
+            "run",
+            "oltp_point_select",
+            "--table-size",
+            "500",
+            "--time",
+            "1",
+        ];
+        a.extend_from_slice(target);
+        a.extend_from_slice(&["--profile", dir.to_str().unwrap()]);
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let argv = args(&["--target", &url]);
+    let o = s.run(&argv.iter().map(String::as_str).collect::<Vec<_>>());
     assert_user_error(&o, "--profile");
-    assert!(stderr(&o).contains("--sandbox NAME"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--socket"), "{}", stderr(&o));
     assert!(!dir.exists() && !s.db().exists());
+
+    // Through its Unix socket the same server is found (SO_PEERCRED) and profiled.
+    prepare_shared(
+        &s,
+        "oltp_point_select",
+        "proftest",
+        &["--table-size", "500"],
+    );
+    let sock = socket();
+    let argv = args(&["--socket", &sock, "--database", "proftest"]);
+    let o = s.run(&argv.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stacks = std::fs::read_to_string(dir.join("1-t1.folded")).unwrap();
+    assert!(stacks.contains("do_command"), "{stacks}");
 }
 
 #[test]

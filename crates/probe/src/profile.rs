@@ -10,7 +10,8 @@
 //! without [`Recording::stop`] (an error, Ctrl-C) stops perf too: perf never outlives it.
 //!
 //! The server's CPU per thread over the recording comes from `/proc/PID/task/*/stat`
-//! ([`thread_cpu`]), read at start and stop.
+//! ([`thread_cpu`]), read at start and stop. A server reached through a Unix socket on this
+//! machine is found with [`socket_peer_pid`].
 //!
 //! ```no_run
 //! # fn demo(pid: u32) -> Result<(), qpslab_probe::profile::ProfileError> {
@@ -24,8 +25,10 @@
 //! ```
 
 mod fold;
+mod peer;
 mod threads;
 
+pub use peer::socket_peer_pid;
 use qpslab_core::telemetry::ProfileFiles;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -23,8 +23,9 @@ pub fn run(a: RunArgs) -> Result<()> {
     let resolved = run_plan(&a)?;
     let plan = resolved.plan;
     let workload = Workload::new(&plan.workload).map_err(|e| user(e.to_string()))?;
-    let connected = connect(&a.target, Some(&a.embedded), &sandbox_home(&a.home))?;
+    let mut connected = connect(&a.target, Some(&a.embedded), &sandbox_home(&a.home))?;
     if let Some(dir) = &a.profile {
+        crate::profile::find_server(&mut connected);
         if let Err(e) = crate::profile::check(dir, &connected) {
             let _ = connected.finish();
             return Err(e);
