@@ -162,9 +162,12 @@ impl Recording {
             .stdout(Stdio::null())
             .stderr(log_file)
             .spawn()
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => ProfileError::NoPerf(e.to_string()),
-                _ => ProfileError::Perf(format!("cannot start perf record: {e}")),
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&log);
+                match e.kind() {
+                    std::io::ErrorKind::NotFound => ProfileError::NoPerf(e.to_string()),
+                    _ => ProfileError::Perf(format!("cannot start perf record: {e}")),
+                }
             })?;
         let mut rec = Recording {
             child: Some(child),
