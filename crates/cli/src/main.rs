@@ -11,6 +11,7 @@ mod dataset;
 mod error;
 mod plan;
 mod printer;
+mod profile;
 mod render;
 mod render_replay;
 mod signals;

@@ -196,6 +196,8 @@ mod tests {
         "db",
         "home",
         "json",
+        // A directory for `run`; a study has the switch `perf_profile` (its files go to the lab).
+        "profile",
         "help",
     ];
 

@@ -10,8 +10,6 @@
 mod common;
 use common::*;
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 
 const SPEC: &str = r#"
@@ -131,32 +129,6 @@ fn buffer_pool_8m_against_1g_is_significant() {
         out.contains("improvement") && out.contains("innodb_buffer_pool_size"),
         "{out}"
     );
-}
-
-/// Where test artifacts (screenshots) are kept: `target/test-artifacts`.
-fn artifacts() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/test-artifacts");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn chromium(args: &[&str], profile: &std::path::Path) -> std::process::Output {
-    Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .output()
-        .expect("chromium (apt-get install chromium)")
 }
 
 #[test]

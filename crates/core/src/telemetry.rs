@@ -74,6 +74,8 @@ pub enum Reading {
     Perf(Perf),
     /// The telemetry's own account of the phase.
     Telemetry(Account),
+    /// Where the server's CPU profile of the phase was written (`run --profile`).
+    Profile(ProfileFiles),
 }
 
 impl Reading {
@@ -87,6 +89,7 @@ impl Reading {
             Reading::ClientProc(_) => "client_proc",
             Reading::Perf(_) => "perf",
             Reading::Telemetry(_) => "telemetry",
+            Reading::Profile(_) => "profile",
         }
     }
 
@@ -265,6 +268,21 @@ impl Perf {
             ..Perf::default()
         }
     }
+}
+
+/// The files of a phase's on-CPU profile of the server (`perf record -g`), and how it was taken.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProfileFiles {
+    /// The folded stacks (`frame;frame;frame count` per line).
+    pub folded: std::path::PathBuf,
+    /// The flame graph drawn from them.
+    pub svg: std::path::PathBuf,
+    /// The perf event sampled (`cycles`, or `cpu-clock` without hardware counters).
+    pub event: String,
+    /// Why that event (`cpu-clock: hardware counters not supported here...`).
+    pub event_reason: String,
+    /// Stacks sampled.
+    pub samples: u64,
 }
 
 /// The telemetry's own account of a phase.

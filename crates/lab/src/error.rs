@@ -123,6 +123,7 @@ impl ExecError {
             | ExecError::Workload(_)
             | ExecError::Replay(_) => true,
             ExecError::Dataset(e) => e.is_user_error(),
+            ExecError::Probe(qpslab_probe::Error::Profile(e)) => e.is_user_error(),
             _ => false,
         }
     }

@@ -4,6 +4,7 @@
 use crate::error::ExecError;
 use qpslab_core::result::PhaseResult;
 use qpslab_core::stability::{self, Stability};
+use qpslab_core::telemetry::{ProfileFiles, Reading};
 use qpslab_core::{ConnectOptions, RunPlan, Sample, TelemetrySample, WorkloadOptions};
 use qpslab_engine::prepare::{self, DatasetStatus, PrepareProgress, PrepareReport};
 use qpslab_engine::run_phase;
@@ -25,6 +26,9 @@ pub trait Observer {
     fn prepared(&mut self, _w: &WorkloadOptions, _r: &PrepareReport, _loaders: u32) {}
     /// One report tick of the measured phase.
     fn sample(&mut self, _threads: u32, _s: &Sample) {}
+    /// The server's profile of the phase of `threads` sessions was folded (the sampler was
+    /// asked for profiles); the flame graph at `files.svg` is the observer's to draw.
+    fn profiled(&mut self, _threads: u32, _files: &ProfileFiles) {}
 }
 
 /// An observer that shows nothing.
@@ -411,6 +415,11 @@ pub fn measure_with(
     sampler.begin()?;
     let host = crate::contention::HostCpu::read();
     let mut handle = store.begin_phase(meta, threads)?;
+    // Profiles (when asked for) are named after the run they belong to.
+    if let Err(e) = sampler.start_profile(&format!("{}-t{threads}", handle.run_id.0)) {
+        let _ = store.interrupt_phase(&handle);
+        return Err(e.into());
+    }
     let mut write_error = None;
     let result = {
         let mut on_sample = |s: &Sample| {
@@ -444,6 +453,11 @@ pub fn measure_with(
     let others = crate::contention::others_share(host, &telemetry);
     phase.stability = Some(judge_phase(&phase, plan, others));
     store.finish_phase(&handle, &phase, &telemetry)?;
+    for t in &telemetry {
+        if let Reading::Profile(files) = &t.reading {
+            obs.profiled(threads, files);
+        }
+    }
     Ok(Measured {
         run_id: handle.run_id,
         phase,

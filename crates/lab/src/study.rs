@@ -64,6 +64,12 @@ pub struct Loaded {
     pub expanded: Expanded,
 }
 
+/// Where the profiles of a study's cells go (study key `perf_profile`): `LAB/profiles/STUDY/`, one
+/// `RUN-tTHREADS.folded` (and `.svg`, drawn by the caller) per measured cell.
+pub fn profile_dir(home: &SandboxHome, study: &str) -> std::path::PathBuf {
+    home.path().join("profiles").join(study)
+}
+
 /// Reads, checks and expands the spec at `path`, checking every cell's options.
 pub fn load(path: &Path) -> Result<Loaded, SpecError> {
     let (spec, text) = spec::load(path)?;
@@ -375,6 +381,9 @@ impl Runner<'_> {
             self.command.to_string(),
         )
         .in_study(&self.loaded.spec.name, &rec.cell.label);
+        let profiles = resolved.profile;
+        let dir = profiles.then(|| profile_dir(self.home, &self.loaded.spec.name));
+        active.sampler.profile_into(dir);
         let mut cell_run = CellRun {
             store: self.store,
             cell: rec,

@@ -21,6 +21,9 @@ pub enum Error {
         /// What was wrong.
         detail: String,
     },
+    /// The server's profile could not be taken.
+    #[error(transparent)]
+    Profile(#[from] crate::profile::ProfileError),
     /// The server query failed.
     #[error(transparent)]
     Wire(#[from] qpslab_wire::Error),

@@ -8,7 +8,8 @@
 //! - [`process_cpu`] and [`self_cpu`] read a process's CPU seconds and RSS from `/proc`;
 //!   [`process_io`] its I/O bytes.
 //! - [`Sampler`] takes all of these on every report tick of a phase, plus `perf stat` counters
-//!   when the machine has them ([`perf`]).
+//!   when the machine has them ([`perf`]), and an on-CPU profile of the server when asked
+//!   ([`Sampler::profile_into`]; the recording itself is [`profile::Recording`]).
 //! - [`storage_facts`] tells where a directory lives (mount options, I/O scheduler).
 //!
 //! ```no_run
@@ -26,6 +27,7 @@ mod error;
 mod host;
 pub mod perf;
 mod process;
+pub mod profile;
 mod sampler;
 mod server;
 mod storage;

@@ -23,6 +23,7 @@ use crate::error::Error;
 use crate::perf::PerfStat;
 use crate::process::{process_cpu, self_cpu};
 pub use crate::process::{process_io, IoBytes};
+use crate::profile::{ProfileError, Recording};
 use crate::server::global_status;
 use link::Link;
 use qpslab_core::env::ProcessCpu;
@@ -31,6 +32,7 @@ use qpslab_core::telemetry::{Gap, Perf, Reading, StatusCounts, Tick, TickChange}
 use qpslab_core::{ConnectOptions, TelemetrySample};
 use qpslab_wire::Conn;
 use reading::{Change, Totals};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// Per-tick telemetry of one phase. See the module documentation.
@@ -52,6 +54,9 @@ pub struct Sampler {
     /// Counters of an earlier server process of this phase (before a restart).
     perf_parts: Vec<Perf>,
     samples: Vec<TelemetrySample>,
+    /// Where each phase's profile goes (`run --profile DIR`), and the one being recorded.
+    profile_dir: Option<PathBuf>,
+    recording: Option<Recording>,
 }
 
 impl Sampler {
@@ -71,6 +76,8 @@ impl Sampler {
             perf: None,
             perf_parts: Vec::new(),
             samples: Vec::new(),
+            profile_dir: None,
+            recording: None,
         }
     }
 
@@ -150,11 +157,32 @@ impl Sampler {
         }
     }
 
+    /// Records an on-CPU profile of the server (`perf record -g`) during each following phase
+    /// into `dir` (none: stop profiling); [`Sampler::start_profile`] starts each recording and
+    /// [`Sampler::finish`] folds it and adds a `profile` reading naming its files.
+    pub fn profile_into(&mut self, dir: Option<PathBuf>) {
+        self.profile_dir = dir;
+    }
+
+    /// Starts recording the phase's profile as `NAME.*` when [`Sampler::profile_into`] asked for
+    /// profiles (else does nothing). Fails when the server's process is not known or perf
+    /// cannot record it.
+    pub fn start_profile(&mut self, name: &str) -> Result<(), Error> {
+        self.recording = None;
+        let Some(dir) = &self.profile_dir else {
+            return Ok(());
+        };
+        let pid = self.server_pid.ok_or(ProfileError::NoPid)?;
+        self.recording = Some(Recording::start(pid, dir, name)?);
+        Ok(())
+    }
+
     /// Takes the reading the phase is compared against and starts `perf stat` on the server
     /// when the machine supports it. Call right before the phase.
     pub fn begin(&mut self) -> Result<(), Error> {
         self.samples.clear();
         self.perf_parts.clear();
+        self.recording = None;
         self.totals = Totals::default();
         self.link.reset_count();
         let r = self.read()?;

@@ -7,7 +7,7 @@
 //! per-interval samples ([`stats`]), warnings (different run options, unstable phases), each
 //! variant's best result, factorial effects ([`effects`]), results and SVG charts. Runs of
 //! different workloads side by side are refused ([`setup`]). A [`Renderer`] lays it out as HTML, Markdown or JSON; [`png`] renders the charts
-//! to PNG.
+//! to PNG. [`flame`] draws flame graphs of server profiles and their difference.
 //!
 //! ```no_run
 //! # fn demo(run: qpslab_store::StoredRun) -> Result<(), qpslab_report::Error> {
@@ -25,6 +25,7 @@ mod charts;
 pub mod compare;
 pub mod effects;
 mod error;
+pub mod flame;
 pub mod metrics;
 pub mod model;
 pub mod png;

@@ -156,6 +156,9 @@ pub struct RunArgs {
     /// Also write the run as JSON to this file.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Record the server (a sandbox) with perf during each phase: DIR/RUN-tN.folded and .svg.
+    #[arg(long, value_name = "DIR")]
+    pub profile: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -129,6 +129,9 @@ impl Observer for LabPrinter {
     fn sample(&mut self, threads: u32, s: &qpslab_core::Sample) {
         self.inner.sample(threads, s);
     }
+    fn profiled(&mut self, threads: u32, files: &qpslab_core::telemetry::ProfileFiles) {
+        self.inner.profiled(threads, files);
+    }
 }
 
 impl StudyObserver for LabPrinter {

@@ -23,7 +23,14 @@ pub fn run(a: RunArgs) -> Result<()> {
     let resolved = run_plan(&a)?;
     let plan = resolved.plan;
     let workload = Workload::new(&plan.workload).map_err(|e| user(e.to_string()))?;
-    let connected = connect(&a.target, Some(&a.embedded), &sandbox_home(&a.home))?;
+    let mut connected = connect(&a.target, Some(&a.embedded), &sandbox_home(&a.home))?;
+    if let Some(dir) = &a.profile {
+        crate::profile::find_server(&mut connected);
+        if let Err(e) = crate::profile::check(dir, &connected) {
+            let _ = connected.finish();
+            return Err(e);
+        }
+    }
     // The store is opened once the target is known to be valid, so rejected input writes nothing.
     let outcome = Store::open(&a.db.db)
         .with_context(|| format!("results store {}", a.db.db.display()))
@@ -65,6 +72,7 @@ fn sweep(
         meta,
         run_id: None,
     };
+    phases.sampler.profile_into(a.profile.clone());
     let threads = phases.meta.plan.threads.clone();
     let results = threads
         .into_iter()

@@ -116,6 +116,33 @@ pub fn templates() -> PathBuf {
         .join("templates")
 }
 
+/// Where test artifacts (screenshots) are kept: `target/test-artifacts`.
+pub fn artifacts() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/test-artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Headless Chromium with its own profile directory, as the report tests run it.
+pub fn chromium(args: &[&str], profile: &std::path::Path) -> std::process::Output {
+    Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .expect("chromium (apt-get install chromium)")
+}
+
 /// The shared test server's socket path as a string.
 pub fn socket() -> String {
     qpslab_sandbox::testing::shared_server()

@@ -55,6 +55,7 @@ pub(crate) struct Builder {
     pub transport: Transport,
     pub retries: u32,
     pub repeats: u32,
+    pub profile: bool,
 }
 
 impl Builder {
@@ -77,6 +78,7 @@ impl Builder {
             transport: Transport::Socket,
             retries: DEFAULT_RETRIES,
             repeats: 1,
+            profile: false,
         }
     }
 
@@ -112,6 +114,7 @@ impl Builder {
             transport: self.transport,
             retries: self.retries,
             repeats: self.repeats,
+            profile: self.profile,
         })
     }
 }
@@ -129,4 +132,7 @@ pub struct Resolved {
     pub retries: u32,
     /// Measured cells per point of a study's matrix.
     pub repeats: u32,
+    /// Record an on-CPU profile of the server during each measured phase (study key
+    /// `perf_profile`; `run` has `--profile DIR`).
+    pub profile: bool,
 }

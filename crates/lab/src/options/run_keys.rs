@@ -322,6 +322,23 @@ pub(crate) static STUDY: &[OptionDef] = &[
         },
         |b| b.retries.to_string(),
     ),
+    choices(
+        def(
+            // Not `profile`: a variant's `profile` is its server's option file.
+            "perf_profile",
+            Scope::Study,
+            "on|off",
+            "Record the server with perf during each measured phase: folded stacks and a flame \
+             graph per cell in the lab's profiles/STUDY directory",
+            "on",
+            |b, v| {
+                b.profile = switch(v)?;
+                Ok(())
+            },
+            |b| on_off(b.profile),
+        ),
+        ON_OFF,
+    ),
     OptionDef {
         sweepable: false,
         ..def(

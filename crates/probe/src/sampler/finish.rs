@@ -13,7 +13,8 @@ impl Sampler {
     /// (`server_status_delta`, `server_proc`, `client_proc`), `perf` (the counters, or why
     /// there are none) and `telemetry` (`reconnects`, `gaps`). `elapsed_s` is the phase's
     /// length, warm-up included. A server unreachable at the end leaves a `gap` rather than an
-    /// error: the totals then cover the readings that were taken.
+    /// error: the totals then cover the readings that were taken. A profile being recorded
+    /// ([`Sampler::start_profile`]) is stopped and folded, and named by a `profile` reading.
     pub fn finish(&mut self, elapsed_s: f64) -> Result<Vec<TelemetrySample>, Error> {
         if self.advance(elapsed_s).is_err() {
             self.close_gap(elapsed_s, false);
@@ -36,6 +37,10 @@ impl Sampler {
             gaps: self.gaps,
         };
         self.push(elapsed_s, Reading::Telemetry(account));
+        if let Some(rec) = self.recording.take() {
+            let profile = rec.stop()?;
+            self.push(elapsed_s, Reading::Profile(profile.files));
+        }
         self.last = None;
         Ok(std::mem::take(&mut self.samples))
     }
