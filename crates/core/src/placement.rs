@@ -180,6 +180,60 @@ impl std::fmt::Display for Policy {
     }
 }
 
+/// What placing one thread did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placed {
+    /// The thread's class.
+    pub class: String,
+    /// Its OS thread id.
+    pub tid: u32,
+    /// The CPUs asked for.
+    pub cpus: Vec<usize>,
+    /// The nice value asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nice: Option<i32>,
+    /// Whether `/proc/PID/task/TID/status` showed the CPUs (and `stat` the nice value) afterwards.
+    pub took: bool,
+    /// The `Cpus_allowed_list` read back.
+    pub actual: Vec<usize>,
+    /// Why it did not take, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The threads one application of a policy placed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Applied {
+    /// Each thread placed, in thread-id order.
+    pub placed: Vec<Placed>,
+}
+
+impl Applied {
+    /// The threads that did not take their placement.
+    pub fn failed(&self) -> impl Iterator<Item = &Placed> {
+        self.placed.iter().filter(|p| !p.took)
+    }
+}
+
+/// A policy as stored with a run: the rules and what applying them did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlacementRecord {
+    /// The rules.
+    pub policy: Policy,
+    /// Every thread placed while the run lasted (new threads of a class included), at most
+    /// [`MAX_RECORDED`] of them.
+    pub applied: Applied,
+    /// Threads placed beyond those recorded.
+    #[serde(default)]
+    pub more: u64,
+    /// Errors of the re-applying thread (e.g. the server went away), each once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+}
+
+/// How many placed threads a record keeps (connection threads come and go).
+pub const MAX_RECORDED: usize = 1000;
+
 /// Glob match: `*` any run of bytes (slashes included), `?` one byte.
 fn glob(pattern: &[u8], name: &[u8]) -> bool {
     match pattern.split_first() {

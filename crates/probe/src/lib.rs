@@ -9,6 +9,8 @@
 //!   [`process_io`] its I/O bytes.
 //! - [`Sampler`] takes all of these on every report tick of a phase, plus `perf stat` counters
 //!   when the machine has them ([`perf`]).
+//! - [`threads`] lists a local server's threads by class (performance_schema joined with
+//!   `/proc`) and places classes on CPUs (`--pin`).
 //! - [`storage_facts`] tells where a directory lives (mount options, I/O scheduler).
 //!
 //! ```no_run
@@ -29,6 +31,7 @@ mod process;
 mod sampler;
 mod server;
 mod storage;
+pub mod threads;
 
 pub use error::Error;
 pub use host::host_facts;
