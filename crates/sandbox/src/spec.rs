@@ -148,6 +148,9 @@ pub struct SandboxSpec {
     pub port: Option<u16>,
     /// How long to wait for the server to accept connections.
     pub start_timeout: std::time::Duration,
+    /// The thread placement policy kept with the sandbox (`server start --pin`); the caller
+    /// applies it, and runs against the sandbox keep re-applying it.
+    pub pin: qpslab_core::placement::Policy,
 }
 
 impl SandboxSpec {
@@ -162,6 +165,7 @@ impl SandboxSpec {
             malloc: None,
             port: None,
             start_timeout: std::time::Duration::from_secs(60),
+            pin: Default::default(),
         }
     }
 

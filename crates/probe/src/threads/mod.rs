@@ -14,10 +14,12 @@
 //! # Ok(()) }
 //! ```
 
+mod pid;
 mod place;
 mod resgroup;
 mod task;
 
+pub use pid::local_pid;
 pub use place::{apply, Keeper, Placer};
 pub use resgroup::{resource_group_sql, ResourceGroupSql};
 pub use task::{task, tasks, Task};

@@ -72,8 +72,11 @@ impl Placer {
     /// lets go of connection threads whose connection ended.
     pub fn tick(&mut self, conn: &mut Conn) -> Result<Applied, Error> {
         let rows = ps_threads(conn)?;
+        // Our own connection's thread ends with it: placing it would leave it pinned in the
+        // thread cache.
+        let own = u64::from(conn.connection_id());
         let mut applied = Applied::default();
-        for row in &rows {
+        for row in rows.iter().filter(|r| r.connection_id != Some(own)) {
             let Some(rule) = self.policy.rule_for(&row.name) else {
                 continue;
             };
