@@ -13,6 +13,7 @@ mod plan;
 mod printer;
 mod render;
 mod render_replay;
+mod render_threads;
 mod signals;
 mod target;
 

@@ -23,7 +23,9 @@ pub const CONNECTION_CLASS: &str = "thread/sql/one_connection";
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PinError {
     /// Not `CLASS=CPUS[,nice=N]`.
-    #[error("--pin '{rule}': expected CLASS=CPUS[,nice=N], e.g. thread/innodb/page_cleaner_thread=1")]
+    #[error(
+        "--pin '{rule}': expected CLASS=CPUS[,nice=N], e.g. thread/innodb/page_cleaner_thread=1"
+    )]
     Syntax {
         /// The rule as given.
         rule: String,
@@ -78,7 +80,11 @@ impl Rule {
         for part in rest.split(',') {
             match part.trim().strip_prefix("nice=") {
                 Some(n) => {
-                    let n = n.trim().parse::<i32>().ok().filter(|n| (-20..=19).contains(n));
+                    let n = n
+                        .trim()
+                        .parse::<i32>()
+                        .ok()
+                        .filter(|n| (-20..=19).contains(n));
                     nice = Some(n.ok_or_else(|| PinError::Nice { rule: rule() })?);
                 }
                 None => cpus.push(part),
@@ -87,12 +93,11 @@ impl Rule {
         if cpus.iter().all(|c| c.trim().is_empty()) {
             return Err(PinError::Syntax { rule: rule() });
         }
-        let cpus = crate::cpus::parse_cpu_list(&cpus.join(",")).map_err(|source| {
-            PinError::Cpus {
+        let cpus =
+            crate::cpus::parse_cpu_list(&cpus.join(",")).map_err(|source| PinError::Cpus {
                 rule: rule(),
                 source,
-            }
-        })?;
+            })?;
         Ok(Rule {
             class: class.to_string(),
             cpus,
@@ -265,18 +270,42 @@ mod tests {
         let syntax = |s: &str| matches!(Rule::parse(s), Err(PinError::Syntax { .. }));
         assert!(syntax("thread/innodb/page_cleaner_thread"));
         assert!(syntax("thread/innodb/x=nice=3"));
-        assert!(matches!(Rule::parse("page_cleaner=0"), Err(PinError::Class { .. })));
-        assert!(matches!(Rule::parse("thread/a=0,nice=20"), Err(PinError::Nice { .. })));
-        assert!(matches!(Rule::parse("thread/a=0,nice=x"), Err(PinError::Nice { .. })));
-        assert!(matches!(Rule::parse("thread/a=3-1"), Err(PinError::Cpus { .. })));
-        assert!(matches!(Rule::parse("thread/a=99999"), Err(PinError::Cpus { .. })));
+        assert!(matches!(
+            Rule::parse("page_cleaner=0"),
+            Err(PinError::Class { .. })
+        ));
+        assert!(matches!(
+            Rule::parse("thread/a=0,nice=20"),
+            Err(PinError::Nice { .. })
+        ));
+        assert!(matches!(
+            Rule::parse("thread/a=0,nice=x"),
+            Err(PinError::Nice { .. })
+        ));
+        assert!(matches!(
+            Rule::parse("thread/a=3-1"),
+            Err(PinError::Cpus { .. })
+        ));
+        assert!(matches!(
+            Rule::parse("thread/a=99999"),
+            Err(PinError::Cpus { .. })
+        ));
     }
 
     #[test]
     fn globs_match_thread_names() {
-        assert!(glob(b"thread/innodb/*", b"thread/innodb/page_cleaner_thread"));
-        assert!(glob(b"thread/*/one_connection", b"thread/sql/one_connection"));
-        assert!(glob(b"thread/sql/one_connectio?", b"thread/sql/one_connection"));
+        assert!(glob(
+            b"thread/innodb/*",
+            b"thread/innodb/page_cleaner_thread"
+        ));
+        assert!(glob(
+            b"thread/*/one_connection",
+            b"thread/sql/one_connection"
+        ));
+        assert!(glob(
+            b"thread/sql/one_connectio?",
+            b"thread/sql/one_connection"
+        ));
         assert!(!glob(b"thread/innodb/*", b"thread/sql/one_connection"));
         assert!(!glob(b"thread/sql/one", b"thread/sql/one_connection"));
         assert!(glob(b"*", b""));
@@ -294,7 +323,10 @@ mod tests {
     #[test]
     fn a_variant_table_reads_like_flags() {
         let p = Policy::from_table([("thread/innodb/page_cleaner_thread", "0,nice=1")]).unwrap();
-        assert_eq!(p, Policy::parse(&["thread/innodb/page_cleaner_thread=0,nice=1"]).unwrap());
+        assert_eq!(
+            p,
+            Policy::parse(&["thread/innodb/page_cleaner_thread=0,nice=1"]).unwrap()
+        );
         let json = serde_json::to_string(&p).unwrap();
         assert_eq!(serde_json::from_str::<Policy>(&json).unwrap(), p);
     }

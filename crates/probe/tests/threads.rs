@@ -47,7 +47,9 @@ fn classes_are_pinned_and_connection_threads_let_go_when_their_connection_ends()
     let listed = threads::server_threads(pid, &mut c).unwrap();
     assert!(listed.classes_known);
     let classes = listed.classes();
-    assert!(classes.iter().any(|c| c.class == "thread/innodb/page_cleaner_thread"));
+    assert!(classes
+        .iter()
+        .any(|c| c.class == "thread/innodb/page_cleaner_thread"));
 
     let policy = Policy::parse(&["thread/innodb/page_cleaner_thread=1"]).unwrap();
     let applied = threads::apply(pid, &mut c, &policy).unwrap();
@@ -71,12 +73,20 @@ fn classes_are_pinned_and_connection_threads_let_go_when_their_connection_ends()
         .parse()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1600));
-    assert_eq!(allowed(pid, tid), vec![1], "a new connection's thread is placed");
+    assert_eq!(
+        allowed(pid, tid),
+        vec![1],
+        "a new connection's thread is placed"
+    );
     assert_eq!(threads::task(pid, tid).unwrap().nice, 2);
     drop(other);
     std::thread::sleep(Duration::from_millis(1600));
     if let Ok(t) = threads::task(pid, tid) {
-        assert_eq!(t.cpus, allowed(pid, pid), "a cached thread goes back to the server's CPUs");
+        assert_eq!(
+            t.cpus,
+            allowed(pid, pid),
+            "a cached thread goes back to the server's CPUs"
+        );
         assert_eq!(t.nice, 0);
     }
     let record = keeper.stop(false);

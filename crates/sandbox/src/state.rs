@@ -50,7 +50,10 @@ pub struct SandboxInfo {
     /// The preloaded allocator, if any.
     pub malloc: Option<Malloc>,
     /// The thread placement policy it was started with (`server start --pin`).
-    #[serde(default, skip_serializing_if = "qpslab_core::placement::Policy::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "qpslab_core::placement::Policy::is_empty"
+    )]
     pub pin: qpslab_core::placement::Policy,
     /// Bytes on disk (datadir, logs), filled in by [`list`].
     #[serde(default, skip_serializing_if = "Option::is_none")]

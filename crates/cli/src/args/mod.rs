@@ -8,12 +8,14 @@ mod digest;
 mod flags;
 mod replay;
 mod study;
+mod threads;
 
 pub use capture::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use replay::*;
 pub use study::*;
+pub use threads::*;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -146,6 +148,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub embedded: EmbeddedArgs,
     #[command(flatten)]
+    pub pin: PinArgs,
+    #[command(flatten)]
     pub db: DbArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
@@ -210,6 +214,8 @@ pub enum ServerCommand {
     List(ServerListArgs),
     /// Print the tail of a sandbox server's error log.
     Logs(ServerLogsArgs),
+    /// A server's threads by class: OS ids, CPU use, affinity and nice (local servers).
+    Threads(ServerThreadsArgs),
 }
 
 #[derive(Args, Debug)]
@@ -236,6 +242,8 @@ pub struct ServerStartArgs {
     /// TCP port (default: a free one).
     #[arg(long)]
     pub port: Option<u16>,
+    #[command(flatten)]
+    pub pin: PinArgs,
     /// Print the started sandbox as JSON.
     #[arg(long)]
     pub json: bool,

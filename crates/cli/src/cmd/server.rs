@@ -24,6 +24,7 @@ pub fn server(c: ServerCommand) -> Result<()> {
         }
         ServerCommand::Rm(a) => rm(a),
         ServerCommand::List(a) => list(a),
+        ServerCommand::Threads(a) => super::threads::server_threads(a),
         ServerCommand::Logs(a) => {
             print!(
                 "{}",
@@ -36,9 +37,12 @@ pub fn server(c: ServerCommand) -> Result<()> {
 
 fn start(a: ServerStartArgs) -> Result<()> {
     let home = sandbox_home(&a.home);
+    let pin = super::threads::policy(&a.pin)?;
+    let mut settings = a.settings.clone();
+    super::threads::with_performance_schema(&pin, &mut settings)?;
     let mut spec = sandbox_spec(
         &a.name,
-        &a.settings,
+        &settings,
         a.cpus.as_deref(),
         a.malloc.as_deref(),
         a.basedir.as_deref(),
@@ -47,7 +51,13 @@ fn start(a: ServerStartArgs) -> Result<()> {
         spec.profile = Profile::File(p.clone());
     }
     spec.port = a.port;
-    let info = qpslab_sandbox::start(&home, &spec)?.keep();
+    spec.pin = pin;
+    let sandbox = qpslab_sandbox::start(&home, &spec)?;
+    if !spec.pin.is_empty() {
+        // On failure the sandbox is dropped, which stops it.
+        super::threads::apply_at_start(sandbox.pid(), &sandbox.connect_options(), &spec.pin)?;
+    }
+    let info = sandbox.keep();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
     } else {

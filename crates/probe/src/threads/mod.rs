@@ -19,7 +19,7 @@ mod place;
 mod resgroup;
 mod task;
 
-pub use pid::local_pid;
+pub use pid::{check_local, local_pid};
 pub use place::{apply, Keeper, Placer};
 pub use resgroup::{resource_group_sql, ResourceGroupSql};
 pub use task::{task, tasks, Task};
@@ -92,7 +92,10 @@ pub(crate) fn ps_threads(conn: &mut Conn) -> Result<Vec<PsThread>, Error> {
 pub fn server_threads(pid: u32, conn: &mut Conn) -> Result<ServerThreads, Error> {
     let classes_known = performance_schema_on(conn)?;
     let ps: BTreeMap<u32, PsThread> = if classes_known {
-        ps_threads(conn)?.into_iter().map(|t| (t.os_id, t)).collect()
+        ps_threads(conn)?
+            .into_iter()
+            .map(|t| (t.os_id, t))
+            .collect()
     } else {
         BTreeMap::new()
     };

@@ -11,15 +11,9 @@ use std::path::Path;
 /// The pid of the server `opts` reaches over `conn`, or a user error saying why it cannot be
 /// known (a remote server: its `/proc` is not ours to read).
 pub fn local_pid(opts: &ConnectOptions, conn: &mut Conn) -> Result<u32, Error> {
-    let host = match &opts.endpoint {
-        Endpoint::Unix { path } => return socket_pid(path).map_err(Error::Refused),
-        Endpoint::Tcp { host, .. } => host,
-    };
-    if !matches!(host.as_str(), "localhost" | "127.0.0.1" | "::1" | "[::1]") {
-        return Err(Error::Refused(format!(
-            "{host} is not this machine: server threads and --pin read and change the server's \
-             threads in /proc, so the server must run here (use its socket or 127.0.0.1)"
-        )));
+    check_local(opts)?;
+    if let Endpoint::Unix { path } = &opts.endpoint {
+        return socket_pid(path).map_err(Error::Refused);
     }
     let r = conn.query("SELECT @@socket, @@pid_file")?;
     let row = r.rows.into_iter().next().unwrap_or_default();
@@ -38,6 +32,22 @@ pub fn local_pid(opts: &ConnectOptions, conn: &mut Conn) -> Result<u32, Error> {
                     .into(),
             )
         })
+}
+
+/// Refuses a server on another machine before connecting to it: its `/proc` is not ours.
+pub fn check_local(opts: &ConnectOptions) -> Result<(), Error> {
+    match &opts.endpoint {
+        Endpoint::Tcp { host, .. }
+            if !matches!(host.as_str(), "localhost" | "127.0.0.1" | "::1" | "[::1]") =>
+        {
+            Err(Error::Refused(format!(
+                "{host} is not this machine: server threads and --pin read and change the \
+                 server's threads in /proc, so the server must run here (use its socket or \
+                 127.0.0.1)"
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The pid of the process listening on a Unix socket.

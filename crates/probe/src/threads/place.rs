@@ -6,8 +6,8 @@
 
 use super::{performance_schema_on, ps_threads, task::task, PsThread};
 use crate::error::Error;
-use qpslab_core::placement::{Applied, Placed, PlacementRecord, Policy, CONNECTION_CLASS};
 use qpslab_core::placement::MAX_RECORDED;
+use qpslab_core::placement::{Applied, Placed, PlacementRecord, Policy, CONNECTION_CLASS};
 use qpslab_core::ConnectOptions;
 use qpslab_wire::Conn;
 use std::collections::BTreeMap;
@@ -148,7 +148,9 @@ fn place(pid: u32, row: &PsThread, cpus: &[usize], nice: Option<i32>) -> Placed 
     let actual = read.as_ref().map(|t| t.cpus.clone()).unwrap_or_default();
     let took = error.is_none()
         && actual == cpus
-        && read.as_ref().is_ok_and(|t| nice.is_none_or(|n| t.nice == n));
+        && read
+            .as_ref()
+            .is_ok_and(|t| nice.is_none_or(|n| t.nice == n));
     if !took && error.is_none() {
         error = Some(match read {
             Ok(t) => format!("/proc shows CPUs {:?}, nice {}", t.cpus, t.nice),
@@ -182,7 +184,10 @@ fn set_affinity(tid: u32, cpus: &[usize]) -> Result<(), String> {
     if rc == 0 {
         Ok(())
     } else {
-        Err(format!("sched_setaffinity: {}", std::io::Error::last_os_error()))
+        Err(format!(
+            "sched_setaffinity: {}",
+            std::io::Error::last_os_error()
+        ))
     }
 }
 
@@ -198,11 +203,13 @@ fn set_nice(tid: u32, nice: i32) -> Result<(), String> {
 }
 
 /// A policy kept on a server while a run lasts: applied every second to new threads of its
-/// classes from a thread with its own connection, stopped (and joined) with [`Keeper::stop`].
+/// classes from a thread with its own connection. [`Keeper::stop`] (or dropping it, on an
+/// error or an interrupt) stops that thread and lets go of connection threads.
 #[derive(Debug)]
 pub struct Keeper {
     stop: Arc<AtomicBool>,
-    handle: std::thread::JoinHandle<(Placer, PlacementRecord)>,
+    handle: Option<std::thread::JoinHandle<(Placer, PlacementRecord)>>,
+    initial: PlacementRecord,
 }
 
 impl Keeper {
@@ -215,28 +222,51 @@ impl Keeper {
             ..PlacementRecord::default()
         };
         add(&mut record, placer.tick(&mut conn)?);
+        let initial = record.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let handle = std::thread::Builder::new()
             .name("qpslab-pin".into())
             .spawn(move || keep(placer, conn, record, &flag))
             .map_err(|e| Error::Refused(format!("cannot start the placement thread: {e}")))?;
-        Ok(Keeper { stop, handle })
+        Ok(Keeper {
+            stop,
+            handle: Some(handle),
+            initial,
+        })
+    }
+
+    /// The policy and the threads placed when it started.
+    pub fn initial(&self) -> &PlacementRecord {
+        &self.initial
     }
 
     /// Stops re-applying, lets go of connection threads (or of every thread placed, with
-    /// `restore_all`) and returns what was placed.
-    pub fn stop(self, restore_all: bool) -> PlacementRecord {
+    /// `restore_all`) and returns every thread placed meanwhile.
+    pub fn stop(mut self, restore_all: bool) -> PlacementRecord {
+        self.finish(restore_all)
+    }
+
+    fn finish(&mut self, restore_all: bool) -> PlacementRecord {
         self.stop.store(true, Ordering::Release);
-        match self.handle.join() {
-            Ok((mut placer, record)) => {
+        match self.handle.take().map(|h| h.join()) {
+            Some(Ok((mut placer, record))) => {
                 placer.restore(restore_all);
                 record
             }
-            Err(_) => PlacementRecord {
+            Some(Err(_)) => PlacementRecord {
                 errors: vec!["the placement thread panicked".into()],
-                ..PlacementRecord::default()
+                ..self.initial.clone()
             },
+            None => self.initial.clone(),
+        }
+    }
+}
+
+impl Drop for Keeper {
+    fn drop(&mut self) {
+        if self.handle.is_some() {
+            self.finish(false);
         }
     }
 }

@@ -24,7 +24,8 @@ impl ResourceGroupSql {
     /// `SET RESOURCE GROUP` for the thread ids `find_threads` returned; none for no ids.
     pub fn assign(&self, thread_ids: &[u64]) -> Option<String> {
         let ids: Vec<String> = thread_ids.iter().map(u64::to_string).collect();
-        (!ids.is_empty()).then(|| format!("SET RESOURCE GROUP {} FOR {}", self.group, ids.join(", ")))
+        (!ids.is_empty())
+            .then(|| format!("SET RESOURCE GROUP {} FOR {}", self.group, ids.join(", ")))
     }
 }
 
@@ -162,7 +163,9 @@ mod tests {
 
     #[test]
     fn priorities_mysql_refuses_are_refused_here() {
-        assert!(sql(&["thread/innodb/*=0,nice=5"]).unwrap_err().contains("-20..0"));
+        assert!(sql(&["thread/innodb/*=0,nice=5"])
+            .unwrap_err()
+            .contains("-20..0"));
         assert!(sql(&["thread/sql/one_connection=0,nice=-1"]).is_err());
     }
 

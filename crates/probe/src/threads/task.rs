@@ -71,7 +71,9 @@ fn parse_comm(stat: &str) -> Option<String> {
 
 /// `Cpus_allowed_list` of a status file (`0-1,3`).
 pub(crate) fn parse_allowed_list(status: &str) -> Option<Vec<usize>> {
-    let line = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
     let mut cpus = Vec::new();
     for part in line.trim().split(',') {
         match part.split_once('-') {
@@ -86,7 +88,8 @@ pub(crate) fn parse_allowed_list(status: &str) -> Option<Vec<usize>> {
 mod tests {
     use super::*;
 
-    const STAT: &str = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194624 100 0 0 0 250 50 0 0 20 5 30 0 1000 0 0";
+    const STAT: &str =
+        "4242 (my (odd) name) S 1 4242 4242 0 -1 4194624 100 0 0 0 250 50 0 0 20 5 30 0 1000 0 0";
 
     #[test]
     fn stat_fields_are_counted_from_the_last_parenthesis() {
