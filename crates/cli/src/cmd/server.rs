@@ -37,12 +37,9 @@ pub fn server(c: ServerCommand) -> Result<()> {
 
 fn start(a: ServerStartArgs) -> Result<()> {
     let home = sandbox_home(&a.home);
-    let pin = super::threads::policy(&a.pin)?;
-    let mut settings = a.settings.clone();
-    super::threads::with_performance_schema(&pin, &mut settings)?;
     let mut spec = sandbox_spec(
         &a.name,
-        &settings,
+        &a.settings,
         a.cpus.as_deref(),
         a.malloc.as_deref(),
         a.basedir.as_deref(),
@@ -51,7 +48,7 @@ fn start(a: ServerStartArgs) -> Result<()> {
         spec.profile = Profile::File(p.clone());
     }
     spec.port = a.port;
-    spec.pin = pin;
+    spec.set_pin(super::threads::policy(&a.pin)?)?;
     let sandbox = qpslab_sandbox::start(&home, &spec)?;
     if !spec.pin.is_empty() {
         // On failure the sandbox is dropped, which stops it.

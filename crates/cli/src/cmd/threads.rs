@@ -82,26 +82,13 @@ pub fn policy(p: &PinArgs) -> Result<Policy> {
     Policy::parse(&p.pin).map_err(|e| user(e.to_string()))
 }
 
-/// Adds `performance_schema=ON` to a sandbox's settings when it starts with a policy (which
-/// needs it to find each class's threads); refuses a policy with it turned off.
+/// Adds `performance_schema=ON` to an embedded sandbox's settings when it starts with a
+/// policy (the sandbox crate's rule, which refuses a policy with it turned off).
 pub fn with_performance_schema(policy: &Policy, settings: &mut Vec<String>) -> Result<()> {
-    if policy.is_empty() {
-        return Ok(());
+    let parsed = crate::plan::parse_settings(settings)?;
+    if let Some((n, v)) = qpslab_sandbox::spec::pin_setting(&parsed, policy)? {
+        settings.push(format!("{n}={v}"));
     }
-    let off = settings.iter().any(|s| {
-        let (n, v) = s.split_once('=').unwrap_or((s, ""));
-        n.trim().replace('-', "_") == "performance_schema"
-            && matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "off" | "0" | "false"
-            )
-    });
-    if off {
-        return Err(user(
-            "--pin needs performance_schema (it maps thread classes to OS threads): drop --set performance_schema=OFF",
-        ));
-    }
-    settings.push("performance_schema=ON".into());
     Ok(())
 }
 
