@@ -164,3 +164,45 @@ fn mistakes_are_one_line_and_exit_2() {
         "--pin places a sandbox's threads",
     );
 }
+
+#[test]
+fn placement_is_a_study_factor() {
+    let s = Scratch::new();
+    let path = s.path().join("pin.toml");
+    std::fs::write(
+        &path,
+        "name = \"pin\"\n[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\ntable_size = 200\nduration = \"1s\"\nprepare_threads = 1\nwarmup = 0\nretries = 0\n\
+         [factors.placement]\nshared = { pin = { \"thread/innodb/page_cleaner_thread\" = \"0-1\" } }\n\
+         split = { pin = { \"thread/innodb/page_cleaner_thread\" = \"1\", \"thread/sql/one_connection\" = \"0\" } }\n",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let o = s.run(&["lab", "run", p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = s.run(&["lab", "show", "pin", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let cells = v["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    for cell in cells {
+        let placement = &cell["run"]["meta"]["plan"]["placement"];
+        let want = if cell["variant"] == "split" {
+            "[1]"
+        } else {
+            "[0,1]"
+        };
+        let placed = placement["applied"]["placed"].as_array().unwrap();
+        let cleaner = placed
+            .iter()
+            .find(|p| p["class"] == "thread/innodb/page_cleaner_thread")
+            .unwrap_or_else(|| panic!("{placement}"));
+        assert_eq!(cleaner["actual"].to_string(), want, "{cell}");
+        assert_eq!(cleaner["took"], true);
+    }
+
+    std::fs::write(
+        &path,
+        "name = \"bad\"\n[[variant]]\nname = \"a\"\npin = { \"thread/x\" = \"0-\" }\n",
+    )
+    .unwrap();
+    assert_user_error(&s.run(&["lab", "plan", p]), "pin 'thread/x=0-'");
+}

@@ -14,7 +14,11 @@ pub fn configure(spec: &mut SandboxSpec, s: &Setup) -> Result<(), String> {
 }
 
 /// Starts keeping the sandbox's policy on its server, if it has one.
-pub fn keep(spec: &Policy, pid: Option<u32>, opts: &ConnectOptions) -> Result<Option<Keeper>, String> {
+pub fn keep(
+    spec: &Policy,
+    pid: Option<u32>,
+    opts: &ConnectOptions,
+) -> Result<Option<Keeper>, String> {
     let Some(pid) = pid.filter(|_| !spec.is_empty()) else {
         return Ok(None);
     };
@@ -37,7 +41,9 @@ mod tests {
         let mut sb = SandboxSpec::new("x");
         configure(&mut sb, &spec.variant[0]).unwrap();
         assert_eq!(sb.pin.rules[0].class, "thread/innodb/page_cleaner_thread");
-        assert!(sb.settings.contains(&("performance_schema".into(), "ON".into())));
+        assert!(sb
+            .settings
+            .contains(&("performance_schema".into(), "ON".into())));
         let bad = crate::spec::parse(
             "t.toml",
             "name = \"p\"\n[[variant]]\nname = \"a\"\npin = { \"page_cleaner\" = \"0\" }\n",

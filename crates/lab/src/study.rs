@@ -6,9 +6,9 @@ use crate::exec::{default_loaders, ensure_dataset, DatasetOutcome, DatasetPolicy
 use crate::expand::{expand, Expanded, PlannedCell};
 use crate::options::Transport;
 use crate::os::OsGuard;
+use crate::placement;
 use crate::retry::CellRun;
 use crate::settle::{settle, Owner};
-use crate::placement;
 use crate::spec::{self, Setup, Spec};
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_engine::workload::Workload;

@@ -223,7 +223,10 @@ pub fn pin_setting(
     }
     let off = settings.iter().any(|(n, v)| {
         n.trim().replace('-', "_") == "performance_schema"
-            && matches!(v.trim().to_ascii_lowercase().as_str(), "off" | "0" | "false")
+            && matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "off" | "0" | "false"
+            )
     });
     if off {
         return Err(Error::InvalidSetting {
