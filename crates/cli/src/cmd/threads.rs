@@ -171,7 +171,7 @@ pub fn keep_for_run(
     let opts = c.server_options();
     let keeper = Keeper::start(pid, &opts, &all).map_err(probe_error)?;
     report(&all, &keeper.initial().applied);
-    let kept = (!own.is_empty() && t.sandbox.is_some()).then(|| (stored, pid, opts));
+    let kept = (!own.is_empty() && t.sandbox.is_some()).then_some((stored, pid, opts));
     Ok(Some(RunPlacement { keeper, kept }))
 }
 
