@@ -151,6 +151,24 @@ fn mistakes_are_one_line_and_exit_2() {
         ]),
         "nice must be",
     );
+    // Under the thread pool a connection has no thread of its own: refused, and the sandbox
+    // started for it is stopped again.
+    let o = s.run(&[
+        "server",
+        "start",
+        "pool",
+        "--set",
+        "thread_handling=pool-of-threads",
+        "--pin",
+        "thread/sql/one_connection=0",
+    ]);
+    assert_user_error(&o, "pool-of-threads");
+    let o = s.run(&["server", "list", "--json"]);
+    let list: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(
+        list.as_array().unwrap().iter().all(|i| i["alive"] == false),
+        "{list}"
+    );
     // The shared test server runs without performance_schema: a run cannot place its threads.
     assert_user_error(
         &s.run(&[

@@ -55,7 +55,7 @@ impl Placer {
             return Err(Error::Refused(format!(
                 "cannot pin {CONNECTION_CLASS} under thread_handling=pool-of-threads: a \
                  connection's statements run on whichever pool thread is free, so its OS thread \
-                 changes; pin thread/sql/threadpool_worker or restart with \
+                 changes; pin thread/threadpool/worker_thread or restart with \
                  thread_handling=one-thread-per-connection"
             )));
         }
