@@ -130,6 +130,11 @@ fn report(policy: &Policy, applied: &Applied) {
             .count();
         eprintln!("pin {rule}: {n} thread(s) placed, verified in /proc");
     }
+    report_failures(applied);
+}
+
+/// Warns of each thread that did not take its placement.
+fn report_failures(applied: &Applied) {
     for p in applied.failed() {
         eprintln!(
             "warning: thread {} ({}) did not take CPUs {:?}: {}",
@@ -142,9 +147,11 @@ fn report(policy: &Policy, applied: &Applied) {
 }
 
 /// The policy a run keeps on its server: the sandbox's own (`server start --pin`) followed by
-/// the run's `--pin`; none for a server that is not a sandbox of ours.
+/// the run's `--pin`; none for a server that is not a sandbox of ours. Stopped by
+/// [`RunPlacement::stop`] or, on an error or an interrupt, when dropped.
 pub struct RunPlacement {
-    keeper: Keeper,
+    keeper: Option<Keeper>,
+    initial: PlacementRecord,
     /// The sandbox's own policy, re-applied after restoring when the run added rules.
     kept: Option<(Policy, u32, qpslab_core::ConnectOptions)>,
 }
@@ -170,32 +177,56 @@ pub fn keep_for_run(
     };
     let opts = c.server_options();
     let keeper = Keeper::start(pid, &opts, &all).map_err(probe_error)?;
-    report(&all, &keeper.initial().applied);
+    let initial = keeper.initial().clone();
+    report(&all, &initial.applied);
     let kept = (!own.is_empty() && t.sandbox.is_some()).then_some((stored, pid, opts));
-    Ok(Some(RunPlacement { keeper, kept }))
+    Ok(Some(RunPlacement {
+        keeper: Some(keeper),
+        initial,
+        kept,
+    }))
 }
 
 impl RunPlacement {
     /// The policy and what it placed at the start, for the stored plan.
     pub fn initial(&self) -> PlacementRecord {
-        self.keeper.initial().clone()
+        self.initial.clone()
     }
 
-    /// Stops keeping the policy: connection threads go back to the server's CPUs; on a sandbox
-    /// the run added rules to, every thread does and the sandbox's own policy is applied again.
-    pub fn stop(self) {
-        let record = self.keeper.stop(self.kept.is_some());
-        let later = record.applied.placed.len() as u64 + record.more;
+    /// Stops keeping the policy and says what it placed.
+    pub fn stop(mut self) {
+        self.finish();
+    }
+
+    /// Connection threads go back to the server's CPUs; on a sandbox the run added rules to,
+    /// every thread does and the sandbox's own policy is applied again.
+    fn finish(&mut self) {
+        let Some(keeper) = self.keeper.take() else {
+            return;
+        };
+        let record = keeper.stop(self.kept.is_some());
+        let placed = record.applied.placed.len() as u64 + record.more;
         let failed = record.applied.failed().count();
-        eprintln!("pin: {later} thread(s) placed during the run, {failed} did not take");
+        eprintln!("pin: {placed} thread(s) placed during the run, {failed} did not take");
         for e in &record.errors {
             eprintln!("warning: re-applying --pin: {e}");
         }
-        if let Some((stored, pid, opts)) = self.kept.filter(|k| !k.0.is_empty()) {
-            if let Err(e) = apply_at_start(pid, &opts, &stored) {
-                eprintln!("warning: re-applying the sandbox's own policy: {e:#}");
-            }
+        let Some((stored, pid, opts)) = self.kept.take().filter(|k| !k.0.is_empty()) else {
+            return;
+        };
+        let again = qpslab_wire::Conn::connect(&opts)
+            .map_err(qpslab_probe::Error::from)
+            .and_then(|mut conn| threads::apply(pid, &mut conn, &stored));
+        match again {
+            Ok(a) => report_failures(&a),
+            Err(e) => eprintln!("warning: re-applying the sandbox's own policy: {e}"),
         }
+    }
+}
+
+impl Drop for RunPlacement {
+    fn drop(&mut self) {
+        self.finish();
     }
 }
 
