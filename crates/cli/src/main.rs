@@ -14,6 +14,7 @@ mod printer;
 mod profile;
 mod render;
 mod render_replay;
+mod render_threads;
 mod signals;
 mod target;
 

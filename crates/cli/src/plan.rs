@@ -193,6 +193,9 @@ mod tests {
         "malloc",
         "basedir",
         "keep",
+        // A sandbox's thread placement: in a study it is a setup's `pin` table, as `set` and
+        // `cpus` are setup keys.
+        "pin",
         "db",
         "home",
         "json",

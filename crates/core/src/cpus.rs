@@ -100,7 +100,8 @@ pub fn configured_cpus() -> usize {
     }
 }
 
-fn render(cpus: &[usize]) -> String {
+/// A CPU list written back as numbers joined by commas (`0,1,3`), which [`parse_cpu_list`] reads.
+pub fn render(cpus: &[usize]) -> String {
     cpus.iter()
         .map(usize::to_string)
         .collect::<Vec<_>>()

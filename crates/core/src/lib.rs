@@ -17,6 +17,7 @@ pub mod cpus;
 pub mod dsn;
 pub mod env;
 pub mod optfile;
+pub mod placement;
 pub mod plan;
 pub mod replay;
 pub mod result;

@@ -138,6 +138,10 @@ pub struct RunPlan {
     /// `qpslab replay`: the log replayed instead of `workload` (whose options then do not apply).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<crate::replay::ReplayPlan>,
+    /// `--pin` (or a study variant's `pin`): the thread placement policy and the threads it
+    /// placed when the run started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::placement::PlacementRecord>,
 }
 
 impl RunPlan {
@@ -161,6 +165,7 @@ impl RunPlan {
             settle: None,
             engine: EngineKnobs::default(),
             replay: None,
+            placement: None,
         }
     }
 

@@ -35,6 +35,7 @@ pub mod expand;
 pub mod options;
 pub mod os;
 pub mod password;
+pub mod placement;
 pub mod replay;
 mod retry;
 pub mod settle;

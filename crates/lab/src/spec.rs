@@ -85,6 +85,10 @@ pub struct Setup {
     /// OS-level toggles applied while this setup runs.
     #[serde(default)]
     pub os: OsToggles,
+    /// Thread placement of the sandbox: class (or glob) → `CPUS[,nice=N]`,
+    /// `{ "thread/innodb/page_cleaner_thread" = "1" }` (see `qpslab_core::placement`).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub pin: IndexMap<String, String>,
 }
 
 /// A spec's `target`: a `mysql://` URL, parsed when the spec is read. It serializes (the stored
@@ -104,6 +108,14 @@ impl<'de> Deserialize<'de> for Target {
 }
 
 impl Setup {
+    /// The placement policy of `pin` (empty without one).
+    pub fn pin_policy(&self) -> Result<qpslab_core::placement::Policy, String> {
+        qpslab_core::placement::Policy::from_table(
+            self.pin.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+        .map_err(|e| e.to_string().replacen("--pin", "pin", 1))
+    }
+
     /// The connection options of an external target, the password taken from the URL, else
     /// `password_file` (its first line), else `MYSQL_PWD`; `None` for a sandbox setup.
     pub fn target_options(&self) -> Result<Option<ConnectOptions>, String> {
@@ -176,6 +188,9 @@ impl Setup {
         let mut s = self.clone();
         for (k, v) in &level.set {
             s.set.insert(k.clone(), v.clone());
+        }
+        for (k, v) in &level.pin {
+            s.pin.insert(k.clone(), v.clone());
         }
         macro_rules! replace {
             ($($f:ident),*) => { $(if level.$f.is_some() { s.$f = level.$f.clone(); })* };
@@ -273,6 +288,7 @@ fn check_setup(what: &str, s: &Setup) -> Result<(), String> {
     if let Some(m) = &s.malloc {
         qpslab_sandbox::Malloc::parse_choice(m).map_err(|e| format!("{what}: {e}"))?;
     }
+    s.pin_policy().map_err(|e| format!("{what}: {e}"))?;
     if let Some(t) = &s.os.thp {
         if !["always", "madvise", "never"].contains(&t.as_str()) {
             return Err(format!("{what}: os.thp '{t}': always, madvise or never"));
@@ -284,10 +300,14 @@ fn check_setup(what: &str, s: &Setup) -> Result<(), String> {
         ));
     }
     if s.target.is_some()
-        && (!s.set.is_empty() || s.cpus.is_some() || s.malloc.is_some() || s.basedir.is_some())
+        && (!s.set.is_empty()
+            || s.cpus.is_some()
+            || s.malloc.is_some()
+            || s.basedir.is_some()
+            || !s.pin.is_empty())
     {
         return Err(format!(
-            "{what}: `target` is an external server; set, cpus, malloc and basedir configure sandboxes"
+            "{what}: `target` is an external server; set, cpus, malloc, basedir and pin configure sandboxes"
         ));
     }
     Ok(())

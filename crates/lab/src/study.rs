@@ -6,6 +6,7 @@ use crate::exec::{default_loaders, ensure_dataset, DatasetOutcome, DatasetPolicy
 use crate::expand::{expand, Expanded, PlannedCell};
 use crate::options::Transport;
 use crate::os::OsGuard;
+use crate::placement;
 use crate::retry::CellRun;
 use crate::settle::{settle, Owner};
 use crate::spec::{self, Setup, Spec};
@@ -137,6 +138,8 @@ pub fn environment(home: &SandboxHome) -> serde_json::Value {
 /// The server of the setup being measured.
 struct Active {
     setup: usize,
+    /// Keeps the setup's `pin` applied; dropped (stopped) before the sandbox.
+    placement: Option<qpslab_probe::threads::Keeper>,
     sandbox: Option<Sandbox>,
     /// Without a database; cells add `sbtest`.
     socket: ConnectOptions,
@@ -373,6 +376,7 @@ impl Runner<'_> {
         // The plan's workload, real seed included: its unique ids follow from the stored plan.
         let workload = Workload::new(&plan.workload).map_err(|e| fail(e.to_string()))?;
         active.settle(&target, &mut plan, obs, stop).map_err(exec)?;
+        plan.placement = active.placement.as_ref().map(|k| k.initial().clone());
         let meta = RunMeta::new(
             plan,
             target.describe(),
@@ -485,8 +489,11 @@ impl Runner<'_> {
         self.record_server(&sc.name, &server, sandbox.as_ref(), &sc.setup)
             .map_err(CellError::Store)?;
         let pid = sandbox.as_ref().map(|s| s.pid());
+        let pin = sc.setup.pin_policy().map_err(|e| fail(e, None))?;
+        let placement = placement::keep(&pin, pid, &server_opts).map_err(|e| fail(e, None))?;
         Ok(Active {
             setup: idx,
+            placement,
             sandbox,
             socket,
             tcp,
@@ -566,6 +573,7 @@ pub fn sandbox_spec(study: &str, setup_name: &str, s: &Setup) -> Result<SandboxS
     )
     .map_err(|e| e.to_string())?;
     spec.profile = s.profile.clone().map_or(Profile::Default, Profile::File);
+    placement::configure(&mut spec, s)?;
     Ok(spec)
 }
 

@@ -24,7 +24,18 @@ pub enum Error {
     /// The server's profile could not be taken.
     #[error(transparent)]
     Profile(#[from] crate::profile::ProfileError),
+    /// A placement policy this server cannot take (performance_schema off, a connection-thread
+    /// rule under the thread pool): the user's to fix.
+    #[error("{0}")]
+    Refused(String),
     /// The server query failed.
     #[error(transparent)]
     Wire(#[from] qpslab_wire::Error),
+}
+
+impl Error {
+    /// Whether the user can fix it (a refused placement policy).
+    pub fn is_user_error(&self) -> bool {
+        matches!(self, Error::Refused(_))
+    }
 }

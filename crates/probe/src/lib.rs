@@ -10,6 +10,8 @@
 //! - [`Sampler`] takes all of these on every report tick of a phase, plus `perf stat` counters
 //!   when the machine has them ([`perf`]), and an on-CPU profile of the server when asked
 //!   ([`Sampler::profile_into`]; the recording itself is [`profile::Recording`]).
+//! - [`threads`] lists a local server's threads by class (performance_schema joined with
+//!   `/proc`) and places classes on CPUs (`--pin`).
 //! - [`storage_facts`] tells where a directory lives (mount options, I/O scheduler).
 //!
 //! ```no_run
@@ -31,6 +33,7 @@ pub mod profile;
 mod sampler;
 mod server;
 mod storage;
+pub mod threads;
 
 pub use error::Error;
 pub use host::host_facts;

@@ -66,7 +66,7 @@ pub(crate) fn parse_io(text: &str) -> IoBytes {
     io
 }
 
-fn clock_ticks_per_second() -> f64 {
+pub(crate) fn clock_ticks_per_second() -> f64 {
     // SAFETY: sysconf only reads a configuration value.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     // Linux has reported 100 on every architecture for decades; a failed call falls back to it.

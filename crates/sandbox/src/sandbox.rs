@@ -443,6 +443,7 @@ impl Start<'_> {
             basedir: self.server.basedir.clone(),
             cpus: spec.cpus.clone(),
             malloc: spec.malloc.clone(),
+            pin: spec.pin.clone(),
             disk_bytes: None,
             owner: state::Owner::me(),
             orphaned: false,

@@ -148,6 +148,9 @@ pub struct SandboxSpec {
     pub port: Option<u16>,
     /// How long to wait for the server to accept connections.
     pub start_timeout: std::time::Duration,
+    /// The thread placement policy kept with the sandbox (`server start --pin`); the caller
+    /// applies it, and runs against the sandbox keep re-applying it.
+    pub pin: qpslab_core::placement::Policy,
 }
 
 impl SandboxSpec {
@@ -162,6 +165,7 @@ impl SandboxSpec {
             malloc: None,
             port: None,
             start_timeout: std::time::Duration::from_secs(60),
+            pin: Default::default(),
         }
     }
 
@@ -194,6 +198,45 @@ impl SandboxSpec {
             ..SandboxSpec::new(name)
         })
     }
+}
+
+impl SandboxSpec {
+    /// Keeps a placement policy with the sandbox and turns performance_schema on, which the
+    /// policy needs to find each class's OS threads (see [`pin_setting`]).
+    pub fn set_pin(&mut self, policy: qpslab_core::placement::Policy) -> Result<()> {
+        if let Some(s) = pin_setting(&self.settings, &policy)? {
+            self.settings.push(s);
+        }
+        self.pin = policy;
+        Ok(())
+    }
+}
+
+/// The setting a sandbox with `policy` needs on top of `settings` (`performance_schema=ON`),
+/// none without a policy; a policy with performance_schema turned off is refused.
+pub fn pin_setting(
+    settings: &[(String, String)],
+    policy: &qpslab_core::placement::Policy,
+) -> Result<Option<(String, String)>> {
+    if policy.is_empty() {
+        return Ok(None);
+    }
+    let off = settings.iter().any(|(n, v)| {
+        n.trim().replace('-', "_") == "performance_schema"
+            && matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "off" | "0" | "false"
+            )
+    });
+    if off {
+        return Err(Error::InvalidSetting {
+            setting: "performance_schema=OFF".into(),
+            reason: "a thread placement policy (pin) needs performance_schema to map thread \
+                     classes to OS threads"
+                .into(),
+        });
+    }
+    Ok(Some(("performance_schema".into(), "ON".into())))
 }
 
 /// Checks a sandbox name: `[A-Za-z0-9_-]{1,32}`.

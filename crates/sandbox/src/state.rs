@@ -49,6 +49,12 @@ pub struct SandboxInfo {
     pub cpus: Option<Vec<usize>>,
     /// The preloaded allocator, if any.
     pub malloc: Option<Malloc>,
+    /// The thread placement policy it was started with (`server start --pin`).
+    #[serde(
+        default,
+        skip_serializing_if = "qpslab_core::placement::Policy::is_empty"
+    )]
+    pub pin: qpslab_core::placement::Policy,
     /// Bytes on disk (datadir, logs), filled in by [`list`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk_bytes: Option<u64>,

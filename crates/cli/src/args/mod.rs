@@ -9,6 +9,7 @@ mod digest;
 mod flags;
 mod replay;
 mod study;
+mod threads;
 
 pub use advise::*;
 pub use capture::*;
@@ -16,6 +17,7 @@ pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use replay::*;
 pub use study::*;
+pub use threads::*;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -150,6 +152,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub embedded: EmbeddedArgs,
     #[command(flatten)]
+    pub pin: PinArgs,
+    #[command(flatten)]
     pub db: DbArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
@@ -217,6 +221,8 @@ pub enum ServerCommand {
     List(ServerListArgs),
     /// Print the tail of a sandbox server's error log.
     Logs(ServerLogsArgs),
+    /// A server's threads by class: OS ids, CPU use, affinity and nice (local servers).
+    Threads(ServerThreadsArgs),
 }
 
 #[derive(Args, Debug)]
@@ -243,6 +249,8 @@ pub struct ServerStartArgs {
     /// TCP port (default: a free one).
     #[arg(long)]
     pub port: Option<u16>,
+    #[command(flatten)]
+    pub pin: PinArgs,
     /// Print the started sandbox as JSON.
     #[arg(long)]
     pub json: bool,

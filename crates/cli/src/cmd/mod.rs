@@ -10,6 +10,7 @@ mod report;
 mod run;
 mod server;
 mod show;
+mod threads;
 
 use crate::args::Command;
 

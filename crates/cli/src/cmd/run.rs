@@ -23,7 +23,9 @@ pub fn run(a: RunArgs) -> Result<()> {
     let resolved = run_plan(&a)?;
     let plan = resolved.plan;
     let workload = Workload::new(&plan.workload).map_err(|e| user(e.to_string()))?;
-    let mut connected = connect(&a.target, Some(&a.embedded), &sandbox_home(&a.home))?;
+    let mut embedded = a.embedded.clone();
+    super::threads::prepare_run(&a.pin, &a.target, &mut embedded.settings)?;
+    let mut connected = connect(&a.target, Some(&embedded), &sandbox_home(&a.home))?;
     if let Some(dir) = &a.profile {
         crate::profile::find_server(&mut connected);
         if let Err(e) = crate::profile::check(dir, &connected) {
@@ -55,6 +57,9 @@ fn sweep(
     crate::plan::check_server_limits(plan, workload.statements().len(), &server)?;
     ensure_dataset(target, &a.target, &plan.workload, loaders)?;
     let mut plan = plan.clone();
+    let home = sandbox_home(&a.home);
+    let placement = super::threads::keep_for_run(target, &a.target, &a.pin, &home)?;
+    plan.placement = placement.as_ref().map(|p| p.initial());
     settle_target(target, &mut plan)?;
     let meta = RunMeta::new(
         plan,
@@ -77,8 +82,11 @@ fn sweep(
     let results = threads
         .into_iter()
         .map(|t| phases.measure(t))
-        .collect::<Result<Vec<_>>>()?;
-    phases.finish(&results, a.json.as_deref())
+        .collect::<Result<Vec<_>>>();
+    if let Some(p) = placement {
+        p.stop();
+    }
+    phases.finish(&results?, a.json.as_deref())
 }
 
 /// The measured phases of one run, stored as one run.

@@ -24,6 +24,7 @@ pub fn server(c: ServerCommand) -> Result<()> {
         }
         ServerCommand::Rm(a) => rm(a),
         ServerCommand::List(a) => list(a),
+        ServerCommand::Threads(a) => super::threads::server_threads(a),
         ServerCommand::Logs(a) => {
             print!(
                 "{}",
@@ -47,7 +48,13 @@ fn start(a: ServerStartArgs) -> Result<()> {
         spec.profile = Profile::File(p.clone());
     }
     spec.port = a.port;
-    let info = qpslab_sandbox::start(&home, &spec)?.keep();
+    spec.set_pin(super::threads::policy(&a.pin)?)?;
+    let sandbox = qpslab_sandbox::start(&home, &spec)?;
+    if !spec.pin.is_empty() {
+        // On failure the sandbox is dropped, which stops it.
+        super::threads::apply_at_start(sandbox.pid(), &sandbox.connect_options(), &spec.pin)?;
+    }
+    let info = sandbox.keep();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
     } else {

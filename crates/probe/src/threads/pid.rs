@@ -1,0 +1,80 @@
+//! The pid of a server on this machine, for reading its threads in `/proc`: the peer of its
+//! Unix socket (`SO_PEERCRED`), else the pid in `@@pid_file` when that file is readable here.
+
+use crate::error::Error;
+use qpslab_core::{ConnectOptions, Endpoint};
+use qpslab_wire::Conn;
+use std::os::unix::io::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+
+/// The pid of the server `opts` reaches over `conn`, or a user error saying why it cannot be
+/// known (a remote server: its `/proc` is not ours to read).
+pub fn local_pid(opts: &ConnectOptions, conn: &mut Conn) -> Result<u32, Error> {
+    check_local(opts)?;
+    if let Endpoint::Unix { path } = &opts.endpoint {
+        return socket_pid(path).map_err(Error::Refused);
+    }
+    let r = conn.query("SELECT @@socket, @@pid_file")?;
+    let row = r.rows.into_iter().next().unwrap_or_default();
+    let cell = |i: usize| row.get(i).cloned().flatten().filter(|s| !s.is_empty());
+    if let Some(pid) = cell(0).and_then(|s| socket_pid(Path::new(&s)).ok()) {
+        return Ok(pid);
+    }
+    cell(1)
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .filter(|pid| Path::new(&format!("/proc/{pid}")).exists())
+        .ok_or_else(|| {
+            Error::Refused(
+                "cannot find the server's pid: neither its socket nor its pid_file can be read \
+                 here (run as the server's user or root, or connect through its socket)"
+                    .into(),
+            )
+        })
+}
+
+/// Refuses a server on another machine before connecting to it: its `/proc` is not ours.
+pub fn check_local(opts: &ConnectOptions) -> Result<(), Error> {
+    match &opts.endpoint {
+        Endpoint::Tcp { host, .. }
+            if !matches!(host.as_str(), "localhost" | "127.0.0.1" | "::1" | "[::1]") =>
+        {
+            Err(Error::Refused(format!(
+                "{host} is not this machine: server threads and --pin read and change the \
+                 server's threads in /proc, so the server must run here (use its socket or \
+                 127.0.0.1)"
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The pid of the process listening on a Unix socket.
+fn socket_pid(path: &Path) -> Result<u32, String> {
+    let s = UnixStream::connect(path).map_err(|e| format!("socket {}: {e}", path.display()))?;
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: the descriptor is open for the call, and cred/len describe a ucred-sized buffer.
+    let rc = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 || cred.pid <= 0 {
+        return Err(format!(
+            "socket {}: SO_PEERCRED: {}",
+            path.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(cred.pid as u32)
+}
