@@ -28,7 +28,7 @@ mod fold;
 mod peer;
 mod threads;
 
-pub use peer::socket_peer_pid;
+pub use peer::{socket_peer_pid, socket_pid};
 use qpslab_core::telemetry::ProfileFiles;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,13 @@ use std::path::Path;
 /// The pid of the process listening on the Unix socket at `path` (the kernel's `SO_PEERCRED`
 /// of a connection to it), when it can be connected to and still exists.
 pub fn socket_peer_pid(path: &Path) -> Option<u32> {
-    let stream = UnixStream::connect(path).ok()?;
+    socket_pid(path).ok()
+}
+
+/// As [`socket_peer_pid`], saying why the pid cannot be known.
+pub fn socket_pid(path: &Path) -> Result<u32, String> {
+    let stream =
+        UnixStream::connect(path).map_err(|e| format!("socket {}: {e}", path.display()))?;
     // SAFETY: ucred is plain integers, valid when zeroed.
     let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
@@ -22,8 +28,19 @@ pub fn socket_peer_pid(path: &Path) -> Option<u32> {
             &mut len,
         )
     };
-    let pid = u32::try_from(cred.pid).ok().filter(|p| *p > 0)?;
-    (rc == 0 && Path::new(&format!("/proc/{pid}")).exists()).then_some(pid)
+    let pid = u32::try_from(cred.pid).ok().filter(|p| *p > 0 && rc == 0);
+    match pid {
+        Some(pid) if Path::new(&format!("/proc/{pid}")).exists() => Ok(pid),
+        Some(pid) => Err(format!(
+            "socket {}: its server (pid {pid}) is not visible here",
+            path.display()
+        )),
+        None => Err(format!(
+            "socket {}: SO_PEERCRED: {}",
+            path.display(),
+            std::io::Error::last_os_error()
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -2,10 +2,9 @@
 //! Unix socket (`SO_PEERCRED`), else the pid in `@@pid_file` when that file is readable here.
 
 use crate::error::Error;
+use crate::profile::socket_pid;
 use qpslab_core::{ConnectOptions, Endpoint};
 use qpslab_wire::Conn;
-use std::os::unix::io::AsRawFd;
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 
 /// The pid of the server `opts` reaches over `conn`, or a user error saying why it cannot be
@@ -48,33 +47,4 @@ pub fn check_local(opts: &ConnectOptions) -> Result<(), Error> {
         }
         _ => Ok(()),
     }
-}
-
-/// The pid of the process listening on a Unix socket.
-fn socket_pid(path: &Path) -> Result<u32, String> {
-    let s = UnixStream::connect(path).map_err(|e| format!("socket {}: {e}", path.display()))?;
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: the descriptor is open for the call, and cred/len describe a ucred-sized buffer.
-    let rc = unsafe {
-        libc::getsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    if rc != 0 || cred.pid <= 0 {
-        return Err(format!(
-            "socket {}: SO_PEERCRED: {}",
-            path.display(),
-            std::io::Error::last_os_error()
-        ));
-    }
-    Ok(cred.pid as u32)
 }
