@@ -9,6 +9,7 @@ mod args;
 mod cmd;
 mod dataset;
 mod error;
+mod outfile;
 mod plan;
 mod printer;
 mod profile;

@@ -19,6 +19,19 @@ pub enum Endpoint {
     Unix { path: PathBuf },
 }
 
+impl Endpoint {
+    /// A server on this host: a socket, or TCP to a loopback name.
+    pub fn is_local(&self) -> bool {
+        match self {
+            Endpoint::Unix { .. } => true,
+            Endpoint::Tcp { host, .. } => {
+                matches!(host.as_str(), "localhost" | "127.0.0.1" | "::1" | "[::1]")
+                    || host.starts_with("127.")
+            }
+        }
+    }
+}
+
 impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -279,6 +292,22 @@ fn parse_hostport(s: &str) -> Result<(String, u16), DsnError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn local_endpoints_are_sockets_and_loopback_names() {
+        assert!(Endpoint::Unix {
+            path: "/tmp/s".into()
+        }
+        .is_local());
+        let tcp = |h: &str| Endpoint::Tcp {
+            host: h.into(),
+            port: 3306,
+        };
+        assert!(
+            tcp("127.0.0.1").is_local() && tcp("localhost").is_local() && tcp("::1").is_local()
+        );
+        assert!(!tcp("db.example.com").is_local() && !tcp("10.0.0.1").is_local());
+    }
 
     #[test]
     fn parses_full_url_and_redacts() {

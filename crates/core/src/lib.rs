@@ -16,6 +16,7 @@ pub mod cell;
 pub mod cpus;
 pub mod dsn;
 pub mod env;
+pub mod files;
 pub mod optfile;
 pub mod placement;
 pub mod plan;

@@ -16,7 +16,6 @@
 
 use crate::error::Error;
 use inferno::flamegraph::{self, Options};
-use std::io::Write;
 use std::path::Path;
 
 /// The flame graph of `folded` as an SVG document, with `title` and an optional `subtitle`.
@@ -66,19 +65,8 @@ fn draw(folded: &str, title: &str, subtitle: Option<&str>) -> Result<String, Err
 /// Writes `svg` to `path` through a temporary file beside it, so a failure never leaves half
 /// a file.
 pub fn write_svg(path: &Path, svg: &str) -> Result<(), Error> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(svg.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::Write(path.to_path_buf(), e)
-    })
+    qpslab_core::files::write_atomically(path, svg.as_bytes())
+        .map_err(|e| Error::Write(path.to_path_buf(), e))
 }
 
 #[cfg(test)]

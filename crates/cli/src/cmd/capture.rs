@@ -17,7 +17,7 @@ use qpslab_core::Endpoint;
 use qpslab_lab::capture::{Activity, Capture, CaptureError, Changes, Copied, Window};
 use serde::Serialize;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -47,7 +47,7 @@ struct CaptureDoc<'a> {
 pub fn capture(a: CaptureArgs) -> Result<()> {
     check_out(&a.out, a.force)?;
     if let Some(j) = &a.json {
-        check_out(j, true).map_err(|e| user(format!("--json: {e}")))?;
+        crate::outfile::check("--json", j, true)?;
     }
     let t = &a.target;
     if t.target.is_none() && t.socket.is_none() && t.sandbox.is_none() && t.defaults_file.is_none()
@@ -145,44 +145,19 @@ fn check_out(out: &Path, force: bool) -> Result<()> {
     if out == Path::new("-") {
         return Ok(());
     }
-    let dir = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        return Err(user(format!(
-            "--out {}: directory {} does not exist",
-            out.display(),
-            dir.display()
-        )));
-    }
-    if out.is_dir() {
-        return Err(user(format!("--out {}: is a directory", out.display())));
-    }
-    if !force && out.exists() {
-        return Err(user(format!(
-            "--out {}: exists; use --force to replace it",
-            out.display()
-        )));
-    }
-    Ok(())
+    crate::outfile::check("--out", out, force)
 }
 
 /// The slow log is read from the server's own file: only a server on this host will do.
 fn check_local(endpoint: &Endpoint) -> Result<()> {
-    match endpoint {
-        Endpoint::Unix { .. } => Ok(()),
-        Endpoint::Tcp { host, .. }
-            if ["localhost", "127.0.0.1", "::1"].contains(&host.as_str()) =>
-        {
-            Ok(())
-        }
-        Endpoint::Tcp { host, .. } => Err(user(format!(
-            "capture reads the server's slow log file, so the server must run on this host \
-             (--socket, --sandbox, or a localhost target), not on {host}; capturing a remote \
-             server through mysql.slow_log is not supported yet"
-        ))),
+    if endpoint.is_local() {
+        return Ok(());
     }
+    Err(user(format!(
+        "capture reads the server's slow log file, so the server must run on this host \
+         (--socket, --sandbox, or a localhost target), not on {endpoint}; capturing a remote \
+         server through mysql.slow_log is not supported yet"
+    )))
 }
 
 /// Copies the window's log to `out`: standard output, or a temporary file next to it renamed
@@ -194,7 +169,7 @@ fn write_log(out: &Path, force: bool, window: &Window) -> Result<Copied> {
         w.flush()?;
         return Ok(copied);
     }
-    let tmp = temp_path(out);
+    let tmp = qpslab_core::files::temp_beside(out);
     let write = || -> Result<Copied> {
         use std::os::unix::fs::OpenOptionsExt;
         // Statements may hold data: readable by us only, as the server's own file.
@@ -215,13 +190,6 @@ fn write_log(out: &Path, force: bool, window: &Window) -> Result<Copied> {
         let _ = std::fs::remove_file(&tmp);
         e.context(format!("writing {}", out.display()))
     })
-}
-
-fn temp_path(out: &Path) -> PathBuf {
-    let name = out
-        .file_name()
-        .map_or_else(|| "capture".into(), |n| n.to_string_lossy().into_owned());
-    out.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
 }
 
 fn capture_error(e: CaptureError) -> anyhow::Error {
@@ -278,14 +246,16 @@ mod tests {
     }
 
     #[test]
-    fn only_a_new_file_in_an_existing_directory_is_accepted() {
-        let dir = tempfile::tempdir().unwrap();
-        let existing = dir.path().join("x.log");
-        std::fs::write(&existing, "").unwrap();
-        assert!(check_out(&existing, false).is_err());
-        assert!(check_out(&existing, true).is_ok());
-        assert!(check_out(&dir.path().join("new.log"), false).is_ok());
-        assert!(check_out(&dir.path().join("no/new.log"), true).is_err());
+    fn standard_output_is_always_accepted() {
         assert!(check_out(Path::new("-"), false).is_ok());
+        assert!(check_local(&Endpoint::Unix { path: "/s".into() }).is_ok());
+        let remote = Endpoint::Tcp {
+            host: "db.example.com".into(),
+            port: 3306,
+        };
+        assert!(check_local(&remote)
+            .unwrap_err()
+            .to_string()
+            .contains("db.example.com:3306"));
     }
 }

@@ -167,13 +167,8 @@ fn report_error(e: qpslab_report::Error) -> anyhow::Error {
 }
 
 fn write_atomically(path: &std::path::Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            user(format!("--out {}: {e}", path.display()))
-        })
+    qpslab_core::files::write_atomically(path, text.as_bytes())
+        .map_err(|e| user(format!("--out {}: {e}", path.display())))
 }
 
 /// A side of `compare`: a run id, repeats of one setup as comma-separated run ids

@@ -3,7 +3,7 @@
 use super::{io_error, ProfileError};
 use inferno::collapse::perf::Folder;
 use inferno::collapse::Collapse;
-use std::io::{BufReader, Write};
+use std::io::BufReader;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -48,19 +48,7 @@ pub(crate) fn count_samples(folded: &str) -> u64 {
 
 /// Writes `bytes` to `path` through a temporary file beside it.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ProfileError> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io_error(path)(e)
-    })
+    qpslab_core::files::write_atomically(path, bytes).map_err(io_error(path))
 }
 
 #[cfg(test)]

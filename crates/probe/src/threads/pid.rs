@@ -35,16 +35,12 @@ pub fn local_pid(opts: &ConnectOptions, conn: &mut Conn) -> Result<u32, Error> {
 
 /// Refuses a server on another machine before connecting to it: its `/proc` is not ours.
 pub fn check_local(opts: &ConnectOptions) -> Result<(), Error> {
-    match &opts.endpoint {
-        Endpoint::Tcp { host, .. }
-            if !matches!(host.as_str(), "localhost" | "127.0.0.1" | "::1" | "[::1]") =>
-        {
-            Err(Error::Refused(format!(
-                "{host} is not this machine: server threads and --pin read and change the \
-                 server's threads in /proc, so the server must run here (use its socket or \
-                 127.0.0.1)"
-            )))
-        }
-        _ => Ok(()),
+    if opts.endpoint.is_local() {
+        return Ok(());
     }
+    Err(Error::Refused(format!(
+        "{} is not this machine: server threads and --pin read and change the server's \
+         threads in /proc, so the server must run here (use its socket or 127.0.0.1)",
+        opts.endpoint
+    )))
 }
