@@ -13,6 +13,7 @@
 
 pub mod cell;
 pub mod cpus;
+pub mod diff;
 pub mod dsn;
 pub mod env;
 pub mod optfile;

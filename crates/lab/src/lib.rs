@@ -28,6 +28,7 @@
 
 pub mod capture;
 pub mod contention;
+pub mod diff;
 pub mod error;
 pub mod exec;
 pub mod expand;
