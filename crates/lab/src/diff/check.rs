@@ -64,7 +64,9 @@ pub fn ordered(sql: &str) -> bool {
             b')' => depth -= 1,
             b'o' if depth == 0 && word_at(&lower, i, "order") => {
                 let rest = lower[i + 5..].trim_start();
-                if rest.starts_with("by") && !rest[2..].starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                if rest.starts_with("by")
+                    && !rest[2..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                {
                     return true;
                 }
             }
@@ -161,7 +163,9 @@ mod tests {
     fn a_top_level_order_by_is_found_outside_subqueries_and_strings() {
         assert!(ordered("SELECT a FROM t ORDER BY a"));
         assert!(ordered("select a from t order\n  by a desc limit 3"));
-        assert!(!ordered("SELECT a FROM (SELECT a FROM t ORDER BY a LIMIT 5) x"));
+        assert!(!ordered(
+            "SELECT a FROM (SELECT a FROM t ORDER BY a LIMIT 5) x"
+        ));
         assert!(!ordered("SELECT 'order by' FROM t"));
         assert!(!ordered("SELECT a FROM t WHERE border = 1"));
         assert!(!ordered("SELECT a FROM t_order by_x"));

@@ -1,8 +1,8 @@
 //! Measuring every class on both sides: results, timed ABBA rounds, plans and counters.
 
 use super::session::SideConn;
-use super::{check, counters, explain, ClassWork, DiffObserver, DiffOptions, Side, Work};
 use super::MIN_ROUNDS;
+use super::{check, counters, explain, ClassWork, DiffObserver, DiffOptions, Side, Work};
 use crate::ExecError;
 use qpslab_core::diff::{ClassMeasure, DiffMeasurement, Pair, SkippedClass};
 use qpslab_engine::RunError;
@@ -112,7 +112,11 @@ fn timed_rounds(
 ) -> Result<(), qpslab_wire::Error> {
     let t0 = Instant::now();
     while !stop.load(Ordering::Relaxed) {
-        let order = if m.rounds.len() % 2 == 0 { [0, 1] } else { [1, 0] };
+        let order = if m.rounds.len() % 2 == 0 {
+            [0, 1]
+        } else {
+            [1, 0]
+        };
         let mut round = [0u64; 2];
         for side in order {
             round[side] = conns[side].run_class(c, &mut m.latencies_us[side])?;

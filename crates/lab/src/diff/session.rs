@@ -55,7 +55,11 @@ impl SideConn {
 
     /// Runs `s` (a write inside `BEGIN ... ROLLBACK`), returning its result and its latency in
     /// µs (the statement alone, not the transaction around it).
-    pub fn run(&mut self, s: &Sampled, write: bool) -> Result<(QueryResult, u64), qpslab_wire::Error> {
+    pub fn run(
+        &mut self,
+        s: &Sampled,
+        write: bool,
+    ) -> Result<(QueryResult, u64), qpslab_wire::Error> {
         self.use_database(s)?;
         if write {
             self.conn.execute("BEGIN")?;
@@ -71,7 +75,11 @@ impl SideConn {
 
     /// Runs class `c`'s sample once, pushing each statement's latency onto `lat`; returns the
     /// sample's total µs.
-    pub fn run_class(&mut self, c: &ClassWork, lat: &mut Vec<u64>) -> Result<u64, qpslab_wire::Error> {
+    pub fn run_class(
+        &mut self,
+        c: &ClassWork,
+        lat: &mut Vec<u64>,
+    ) -> Result<u64, qpslab_wire::Error> {
         let mut total = 0;
         for s in &c.sample {
             let (_, us) = self.run(s, c.write)?;
