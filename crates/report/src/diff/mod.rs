@@ -379,7 +379,7 @@ mod tests {
         assert!((p.ratio - 2.0).abs() < 0.01, "{p:?}");
         assert!(p.low < p.ratio && p.ratio < p.high && p.low > 1.8 && p.high < 2.2);
         assert!(p.p < 1e-4, "{p:?}");
-        assert!(precise(&rounds, 5.0) && !precise(&rounds, 0.5));
+        assert!(precise(&rounds, 10.0) && !precise(&rounds, 2.0));
         assert!(paired(&[[100, 200]]).is_none());
     }
 
