@@ -4,12 +4,14 @@
 //! (`flags.rs`).
 
 mod capture;
+mod diff;
 mod digest;
 mod flags;
 mod replay;
 mod study;
 
 pub use capture::*;
+pub use diff::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use replay::*;
@@ -53,6 +55,8 @@ pub enum Command {
     Digest(DigestArgs),
     /// Replay a captured slow or general log against a server and store it as a run.
     Replay(Box<ReplayArgs>),
+    /// Run a log's statements on two servers, per class: ratio with its interval, verdict, results, EXPLAIN and counters.
+    Diff(Box<DiffArgs>),
 }
 
 /// Where the results store lives.

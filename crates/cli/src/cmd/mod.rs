@@ -1,6 +1,7 @@
 //! One module per subcommand. Each takes its parsed arguments and returns `anyhow::Result`.
 
 mod capture;
+mod diff;
 mod digest;
 mod lab;
 mod prepare;
@@ -16,7 +17,7 @@ use crate::args::Command;
 pub fn dispatch(command: Command) -> anyhow::Result<()> {
     if matches!(
         command,
-        Command::Run(_) | Command::Lab(_) | Command::Replay(_)
+        Command::Run(_) | Command::Lab(_) | Command::Replay(_) | Command::Diff(_)
     ) {
         crate::signals::polled();
     }
@@ -35,5 +36,6 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Replay(a) => replay::replay(*a),
         Command::Digest(a) => digest::digest(a),
         Command::Capture(a) => capture::capture(a),
+        Command::Diff(a) => diff::diff(*a),
     }
 }

@@ -166,7 +166,7 @@ fn report_error(e: qpslab_report::Error) -> anyhow::Error {
     }
 }
 
-fn write_atomically(path: &std::path::Path, text: &str) -> Result<()> {
+pub(crate) fn write_atomically(path: &std::path::Path, text: &str) -> Result<()> {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, text)
         .and_then(|()| std::fs::rename(&tmp, path))

@@ -55,6 +55,23 @@ pub fn plan(log: &ReplayLog, o: &DiffOptions) -> (Work, Vec<SkippedClass>) {
     (work, skipped)
 }
 
+/// Keeps the `n` classes of `work` with the most statements (in the log's order).
+pub fn most_frequent(work: &mut Work, n: usize) {
+    let mut counts: Vec<u64> = work.classes.iter().map(|c| c.count).collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let Some(&floor) = counts.get(n.saturating_sub(1)) else {
+        return;
+    };
+    let mut at_floor = n - counts.iter().filter(|&&c| c > floor).count();
+    work.classes.retain(|c| {
+        let keep = c.count > floor || (c.count == floor && at_floor > 0);
+        if keep && c.count == floor {
+            at_floor -= 1;
+        }
+        keep
+    });
+}
+
 /// Why a write class is not run: always for statements a rollback cannot undo, otherwise
 /// unless `--allow-writes`.
 fn skip_reason(fingerprint: &str, o: &DiffOptions) -> Option<String> {
@@ -128,6 +145,26 @@ mod tests {
         assert_eq!(work.classes.len(), 2);
         assert!(work.classes[1].write);
         assert_eq!(skipped.len(), 1);
+    }
+
+    #[test]
+    fn limit_keeps_the_most_frequent_classes_in_log_order() {
+        let class = |fingerprint: &str, count| ClassWork {
+            fingerprint: fingerprint.into(),
+            count,
+            write: false,
+            sample: Vec::new(),
+        };
+        let mut work = Work {
+            classes: vec![class("a", 3), class("b", 3), class("c", 5), class("d", 1)],
+        };
+        most_frequent(&mut work, 2);
+        let names: Vec<&str> = work
+            .classes
+            .iter()
+            .map(|c| c.fingerprint.as_str())
+            .collect();
+        assert_eq!(names, ["a", "c"]);
     }
 
     #[test]
