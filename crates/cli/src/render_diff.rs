@@ -49,7 +49,12 @@ pub fn table(r: &DiffReport) -> String {
         evidence(&mut out, c);
     }
     for c in r.with_verdict(Verdict::Error) {
-        let _ = writeln!(out, "\nnot measured: {}\n  {}", c.fingerprint, summary_line(c));
+        let _ = writeln!(
+            out,
+            "\nnot measured: {}\n  {}",
+            c.fingerprint,
+            summary_line(c)
+        );
     }
     for s in &r.skipped {
         let _ = writeln!(
