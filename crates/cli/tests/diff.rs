@@ -208,3 +208,42 @@ fn the_users_mistakes_are_one_line_and_exit_2() {
         "{err}"
     );
 }
+
+#[test]
+fn ctrl_c_stops_without_a_half_written_report() {
+    databases();
+    let s = Scratch::new();
+    let log = events_log(s.path());
+    let out = s.path().join("report.html");
+    let child = s
+        .cmd(&[
+            "diff",
+            log.to_str().unwrap(),
+            "--a",
+            &side("diff_range"),
+            "--b",
+            &side("diff_hash"),
+            "--repeats",
+            "1000000",
+            "--format",
+            "html",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: kill(2) takes plain integers; the pid is our child, not yet waited for.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let sent = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(sent.elapsed().as_secs_f64() < 5.0, "{err}");
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(
+        !out.exists() && !out.with_extension("tmp").exists(),
+        "{err}"
+    );
+}

@@ -112,7 +112,7 @@ fn timed_rounds(
 ) -> Result<(), qpslab_wire::Error> {
     let t0 = Instant::now();
     while !stop.load(Ordering::Relaxed) {
-        let order = if m.rounds.len() % 2 == 0 {
+        let order = if m.rounds.len().is_multiple_of(2) {
             [0, 1]
         } else {
             [1, 0]

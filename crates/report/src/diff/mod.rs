@@ -179,7 +179,8 @@ pub fn holm(p: &[f64], alpha: f64) -> Vec<bool> {
     let m = p.len();
     let mut out = vec![false; m];
     for (k, &i) in order.iter().enumerate() {
-        if !(p[i] <= alpha / (m - k) as f64) {
+        // A NaN p-value (no spread to test) is never significant.
+        if p[i].is_nan() || p[i] > alpha / (m - k) as f64 {
             break;
         }
         out[i] = true;
