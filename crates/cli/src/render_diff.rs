@@ -2,7 +2,7 @@
 //! JSON form.
 
 use qpslab_report::diff::{
-    duration_text, ratio_text, results_mark, shorten, summary_line, ClassDiff, DiffReport, Verdict,
+    latency_cells, ratio_text, results_mark, shorten, summary_line, ClassDiff, DiffReport, Verdict,
 };
 use std::fmt::Write;
 
@@ -29,16 +29,17 @@ pub fn table(r: &DiffReport) -> String {
         w = FINGERPRINT_WIDTH
     );
     for (i, c) in r.classes.iter().enumerate() {
+        let [a_median, b_median, a_p95, b_p95] = latency_cells(c);
         let _ = writeln!(
             out,
             "{:>3}  {:<w$}  {:>7}  {:>9}  {:>9}  {:>9}  {:>9}  {:<24}  {:<11}  {}",
             i + 1,
             shorten(&c.fingerprint, FINGERPRINT_WIDTH),
             c.count,
-            duration_text(c.a.median_us),
-            duration_text(c.b.median_us),
-            duration_text(c.a.p95_us),
-            duration_text(c.b.p95_us),
+            a_median,
+            b_median,
+            a_p95,
+            b_p95,
             ratio_text(c),
             c.verdict.as_str(),
             results_mark(c),

@@ -4,7 +4,8 @@
 //! Content-Security-Policy allows nothing but those local objects.
 
 use super::{
-    duration_text, ratio_text, results_mark, summary_line, ClassDiff, DiffReport, Verdict,
+    duration_text, latency_cells, ratio_text, results_mark, summary_line, ClassDiff, DiffReport,
+    Verdict,
 };
 use crate::svg::esc;
 use std::fmt::Write;
@@ -18,7 +19,7 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}.regression{
 /// The report as HTML.
 pub fn html(r: &DiffReport) -> String {
     let mut out = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    out.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; object-src 'self'\">");
+    out.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; object-src 'self' file:\">");
     let _ = write!(out, "<title>qpslab diff</title><style>{STYLE}</style></head><body>\n<h1>qpslab diff: A → B</h1>\n<ul>");
     for (name, i) in [("A", 0), ("B", 1)] {
         let _ = write!(
@@ -97,13 +98,14 @@ fn section(out: &mut String, n: usize, c: &ClassDiff) {
 fn all_classes(out: &mut String, r: &DiffReport) {
     out.push_str("<h2>All classes</h2><table><tr><th>class</th><th>count</th><th>A median</th><th>B median</th><th>B/A [95% CI]</th><th>verdict</th><th>results</th></tr>\n");
     for c in &r.classes {
+        let cells = latency_cells(c);
         let _ = writeln!(
             out,
             "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{v}\">{v}</td><td>{}</td></tr>",
             esc(&c.fingerprint),
             c.count,
-            duration_text(c.a.median_us),
-            duration_text(c.b.median_us),
+            cells[0],
+            cells[1],
             ratio_text(c),
             results_mark(c),
             v = c.verdict.as_str(),

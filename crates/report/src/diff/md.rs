@@ -2,7 +2,8 @@
 //! section, then the improvements, the table of every class and the skipped classes.
 
 use super::{
-    duration_text, ratio_text, results_mark, summary_line, ClassDiff, DiffReport, Verdict,
+    duration_text, latency_cells, ratio_text, results_mark, summary_line, ClassDiff, DiffReport,
+    Verdict,
 };
 use std::fmt::Write;
 
@@ -75,13 +76,14 @@ fn all_classes(out: &mut String, r: &DiffReport) {
         "## All classes\n\n| class | count | A median | B median | B/A [95% CI] | verdict | results |\n|---|---:|---:|---:|---|---|---|"
     );
     for c in &r.classes {
+        let cells = latency_cells(c);
         let _ = writeln!(
             out,
             "| `{}` | {} | {} | {} | {} | {} | {} |",
             c.fingerprint,
             c.count,
-            duration_text(c.a.median_us),
-            duration_text(c.b.median_us),
+            cells[0],
+            cells[1],
             ratio_text(c),
             c.verdict.as_str(),
             results_mark(c)

@@ -300,6 +300,15 @@ pub fn duration_text(us: f64) -> String {
     }
 }
 
+/// A class's A median, B median, A p95 and B p95 as text (`-` when not measured).
+pub fn latency_cells(c: &ClassDiff) -> [String; 4] {
+    let v = [c.a.median_us, c.b.median_us, c.a.p95_us, c.b.p95_us];
+    v.map(|us| match c.verdict {
+        Verdict::Error => "-".to_string(),
+        _ => duration_text(us),
+    })
+}
+
 /// `✓`, `✗`, or `-` for a class not measured.
 pub fn results_mark(c: &ClassDiff) -> &'static str {
     match (&c.error, c.results_match) {
