@@ -28,7 +28,7 @@ fn databases() {
 }
 
 /// A MariaDB slow log of `statements`, all logged in database `diff_range`.
-fn slow_log(dir: &Path, statements: &[String]) -> PathBuf {
+fn slow_log(dir: &Path, name: &str, statements: &[String]) -> PathBuf {
     let mut text = String::from(
         "/usr/sbin/mariadbd, Version: 10.11.19-MariaDB-0+deb12u1 (Debian 12). started with:\n\
          Tcp port: 3306  Unix socket: /run/mysqld/mysqld.sock\n\
@@ -49,7 +49,7 @@ fn slow_log(dir: &Path, statements: &[String]) -> PathBuf {
             1_795_407_910 + i / 4
         ));
     }
-    let path = dir.join("events-slow.log");
+    let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path
 }
@@ -69,7 +69,7 @@ fn events_log(dir: &Path) -> PathBuf {
         ));
     }
     s.push("UPDATE events SET amount = amount + 1 WHERE id = 5".into());
-    slow_log(dir, &s)
+    slow_log(dir, "events-slow.log", &s)
 }
 
 fn side(db: &str) -> String {
@@ -206,17 +206,24 @@ fn the_users_mistakes_are_one_line_and_exit_2() {
     );
     let writes = slow_log(
         s.path(),
+        "writes.log",
         &["UPDATE events SET amount = 0 WHERE id = 1".into()],
     );
     assert_user_error(
         &run(&[writes.to_str().unwrap(), "--a", &ok, "--b", &ok]),
         "no class to compare",
     );
+    let o = run(&[log, "--a", "mysql://u:hunter2@h:0/db", "--b", &ok]);
+    assert_user_error(&o, "side mysql://u");
+    assert!(!stderr(&o).contains("hunter2"), "{}", stderr(&o));
     let o = run(&[log, "--a", "mysql://root:hunter2@127.0.0.1:1/x", "--b", &ok]);
     let err = stderr(&o);
     assert_ne!(o.status.code(), Some(0), "{err}");
+    // The error is one line (after the warning that a URL password is visible in `ps`).
+    assert!(!err.contains("hunter2"), "{err}");
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
     assert!(
-        !err.contains("hunter2") && err.lines().count() == 1,
+        err.contains("connecting to mysql://root@127.0.0.1:1/x"),
         "{err}"
     );
 }

@@ -21,6 +21,7 @@ const PRECISION_PCT: f64 = 3.0;
 /// Runs `qpslab diff`.
 pub fn diff(a: DiffArgs) -> Result<()> {
     let o = options(&a)?;
+    let sides = [side(&a.a, &a.home)?, side(&a.b, &a.home)?];
     let kind = crate::cmd::digest::log_type(a.log_type);
     let loaded = qpslab_lab::replay::source::load(&a.log, kind).map_err(exec_error)?;
     let (mut work, skipped) = sample::plan(&loaded.log, &o);
@@ -34,7 +35,6 @@ pub fn diff(a: DiffArgs) -> Result<()> {
             skipped.len()
         )));
     }
-    let sides = [side(&a.a, &a.home)?, side(&a.b, &a.home)?];
     eprintln!(
         "diff: {} class(es) of {} to compare on A = {} and B = {}",
         work.classes.len(),
@@ -81,9 +81,10 @@ fn options(a: &DiffArgs) -> Result<DiffOptions> {
 /// every statement runs.
 fn side(spec: &str, home: &SandboxHomeArgs) -> Result<Side> {
     let (target, database, label) = if spec.starts_with("mysql://") {
-        let dsn: Dsn = spec
-            .parse()
-            .map_err(|e| user(format!("side {}: {e}", redact(spec))))?;
+        let dsn: Dsn = spec.parse().map_err(|e| {
+            let shown = qpslab_store::redact_url_passwords(spec);
+            user(format!("side {shown}: {e}"))
+        })?;
         let t = TargetArgs {
             target: Some(spec.to_string()),
             ..Default::default()
@@ -112,11 +113,6 @@ fn side(spec: &str, home: &SandboxHomeArgs) -> Result<Side> {
     let mut options = connect(&target, None, &sandbox_home(home))?.options;
     options.database = database;
     Ok(Side { label, options })
-}
-
-/// A side as typed, without a URL password.
-fn redact(spec: &str) -> String {
-    qpslab_store::redact_url_passwords(spec)
 }
 
 /// Progress on stderr, and the precision rule of the rounds.
