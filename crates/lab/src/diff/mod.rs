@@ -5,8 +5,9 @@
 //! measured on both [`Side`]s ([`rounds`]):
 //!
 //! - its results are compared first, statement by statement (row count and row checksum,
-//!   [`check`]); that pass also warms both sides and is not timed;
-//! - rounds run the sample on A then B, the order alternating each round (ABBA) so that drift
+//!   [`check`]);
+//! - after a warm-up round that is not counted, rounds run the sample on A then B, the order
+//!   alternating each round (ABBA) so that drift
 //!   and cache order cancel, until `--repeats` rounds, or until the caller's precision rule is
 //!   met or the class's time is spent (at least [`MIN_ROUNDS`]);
 //! - reads get their `EXPLAIN FORMAT=JSON` (and `ANALYZE FORMAT=JSON` on MariaDB) flattened into

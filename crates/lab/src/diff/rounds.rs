@@ -105,8 +105,9 @@ fn class(
     Ok(m)
 }
 
-/// Rounds of the sample on both sides, A first on even rounds and B first on odd ones, until
-/// `--repeats`, or precise enough, or out of time (at least [`MIN_ROUNDS`]).
+/// A warm-up round, then rounds of the sample on both sides, A first on even rounds and B
+/// first on odd ones, until `--repeats`, or precise enough, or out of time (at least
+/// [`MIN_ROUNDS`]).
 fn timed_rounds(
     conns: &mut [&mut SideConn; 2],
     c: &ClassWork,
@@ -115,6 +116,11 @@ fn timed_rounds(
     stop: &AtomicBool,
     m: &mut ClassMeasure,
 ) -> Result<(), qpslab_wire::Error> {
+    // One warm-up round, not counted: caches, plans and connections settle on both sides.
+    let mut warm = Vec::new();
+    for conn in conns.iter_mut() {
+        conn.run_class(c, &mut warm)?;
+    }
     let t0 = Instant::now();
     while !stop.load(Ordering::Relaxed) {
         let order = if m.rounds.len().is_multiple_of(2) {
