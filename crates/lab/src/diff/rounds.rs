@@ -88,6 +88,9 @@ fn class(
         ..Default::default()
     };
     timed_rounds(&mut [&mut ca.timed, &mut cb.timed], c, o, obs, stop, &mut m)?;
+    if stop.load(Ordering::Relaxed) {
+        return Ok(m);
+    }
     for (side, conn) in [&mut ca.probe, &mut cb.probe].into_iter().enumerate() {
         if !c.write {
             if let Some(s) = c.sample.first() {
