@@ -161,7 +161,7 @@ fn the_date_range_reads_every_hash_partition_and_is_a_regression_with_its_eviden
         "--b",
         &side("diff_hash"),
         "--repeats",
-        "8",
+        "20",
         "--sample",
         "4",
         "--format",

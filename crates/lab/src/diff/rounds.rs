@@ -2,6 +2,11 @@
 
 use super::session::SideConn;
 use super::MIN_ROUNDS;
+
+/// Rounds on one pair of timed connections: then both are reopened, so that what is peculiar
+/// to one connection (its server thread, the CPU it landed on) spreads over both sides instead
+/// of biasing one.
+const ROUNDS_PER_CONNECTION: usize = 10;
 use super::{check, counters, explain, ClassWork, DiffObserver, DiffOptions, Side, Work};
 use crate::ExecError;
 use qpslab_core::diff::{ClassMeasure, DiffMeasurement, Pair, SkippedClass};
@@ -46,7 +51,7 @@ pub fn measure(
     };
     let n = work.classes.len();
     for (i, c) in work.classes.iter().enumerate() {
-        let m = match class(&mut conns, c, o, obs, stop) {
+        let m = match class(sides, &mut conns, c, o, obs, stop) {
             Ok(m) => m,
             Err(e) if e.is_connection_lost() => {
                 return Err(ExecError::Connect {
@@ -72,6 +77,7 @@ pub fn measure(
 }
 
 fn class(
+    sides: &Pair<Side>,
     conns: &mut [Conns; 2],
     c: &ClassWork,
     o: &DiffOptions,
@@ -87,7 +93,11 @@ fn class(
         results,
         ..Default::default()
     };
-    timed_rounds(&mut [&mut ca.timed, &mut cb.timed], c, o, obs, stop, &mut m)?;
+    let timed = Timed {
+        sides,
+        conns: [&mut ca.timed, &mut cb.timed],
+    };
+    timed_rounds(timed, c, o, obs, stop, &mut m)?;
     if stop.load(Ordering::Relaxed) {
         return Ok(m);
     }
@@ -111,8 +121,14 @@ fn class(
 /// A warm-up round, then rounds of the sample on both sides, A first on even rounds and B
 /// first on odd ones, until `--repeats`, or precise enough, or out of time (at least
 /// [`MIN_ROUNDS`]).
+/// The timed connections of both sides, and where to reopen them.
+struct Timed<'a> {
+    sides: &'a Pair<Side>,
+    conns: [&'a mut SideConn; 2],
+}
+
 fn timed_rounds(
-    conns: &mut [&mut SideConn; 2],
+    mut t: Timed<'_>,
     c: &ClassWork,
     o: &DiffOptions,
     obs: &dyn DiffObserver,
@@ -121,7 +137,7 @@ fn timed_rounds(
 ) -> Result<(), qpslab_wire::Error> {
     // One warm-up round, not counted: caches, plans and connections settle on both sides.
     let mut warm = Vec::new();
-    for conn in conns.iter_mut() {
+    for conn in t.conns.iter_mut() {
         conn.run_class(c, &mut warm)?;
     }
     let t0 = Instant::now();
@@ -133,9 +149,14 @@ fn timed_rounds(
         };
         let mut round = [0u64; 2];
         for side in order {
-            round[side] = conns[side].run_class(c, &mut m.latencies_us[side])?;
+            round[side] = t.conns[side].run_class(c, &mut m.latencies_us[side])?;
         }
         m.rounds.push(round);
+        if m.rounds.len().is_multiple_of(ROUNDS_PER_CONNECTION) {
+            for (conn, side) in t.conns.iter_mut().zip(t.sides) {
+                conn.reopen(side)?;
+            }
+        }
         let done = match o.repeats {
             Some(n) => m.rounds.len() >= n,
             None => {

@@ -31,6 +31,13 @@ impl SideConn {
         })
     }
 
+    /// Replaces the connection with a new one to `side` (a new server thread).
+    pub fn reopen(&mut self, side: &Side) -> Result<(), qpslab_wire::Error> {
+        self.conn = Conn::connect(&side.options)?;
+        self.db.clone_from(&side.options.database);
+        Ok(())
+    }
+
     /// The server's version string.
     pub fn version(&self) -> &str {
         self.conn.server_version()

@@ -5,7 +5,8 @@
 //!
 //! Each round ran the class's sample on both sides back to back (the order alternating), so the
 //! rounds pair: the ratio is the geometric mean of the per-round ratios, `exp(mean(ln(tB/tA)))`,
-//! with a t interval on the log scale mapped back by `exp` ([`paired`]). Testing many classes
+//! with a t interval on the log scale mapped back by `exp` ([`paired`]), its degrees of
+//! freedom from the rounds' effective sample size (bursts of load make neighbours alike). Testing many classes
 //! at 95% flags one in twenty by chance; Holm's step-down correction keeps the chance of any
 //! false flag at 5% ([`holm`]), so an A/A comparison flags nothing.
 
@@ -13,7 +14,7 @@ pub mod explain;
 pub mod html;
 pub mod md;
 
-use crate::stats::{estimate_independent, t_p_value, t_quantile};
+use crate::stats::{estimate, t_p_value, t_quantile};
 use qpslab_core::diff::{DiffMeasurement, Pair, ResultsCheck, SkippedClass, TableFacts};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -151,11 +152,13 @@ pub fn paired(rounds: &[Pair<u64>]) -> Option<Paired> {
         .filter(|r| r[0] > 0 && r[1] > 0)
         .map(|r| (r[1] as f64 / r[0] as f64).ln())
         .collect();
-    let e = estimate_independent(&logs)?;
-    if e.n < 2 {
+    // Load on the machine comes in bursts longer than a round, so neighbouring rounds are not
+    // independent: the autocorrelation-aware estimate shrinks n to its effective size.
+    let e = estimate(&logs)?;
+    if !e.has_uncertainty() {
         return None;
     }
-    let df = (e.n - 1) as f64;
+    let df = e.df();
     let half = t_quantile(0.5 + LEVEL / 2.0, df) * e.se;
     Some(Paired {
         ratio: e.mean.exp(),
