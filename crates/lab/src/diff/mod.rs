@@ -29,7 +29,7 @@ use qpslab_core::diff::{ClassMeasure, Pair};
 use qpslab_core::ConnectOptions;
 use std::time::Duration;
 
-/// Rounds measured at least, whatever the precision.
+/// Rounds measured at least, whatever the precision (rounded up to whole AB/BA pairs).
 pub const MIN_ROUNDS: usize = 5;
 
 /// One of the two servers compared.

@@ -120,7 +120,7 @@ fn class(
 
 /// A warm-up round, then rounds of the sample on both sides, A first on even rounds and B
 /// first on odd ones, until `--repeats`, or precise enough, or out of time (at least
-/// [`MIN_ROUNDS`]).
+/// [`MIN_ROUNDS`]), always an even number of rounds.
 /// The timed connections of both sides, and where to reopen them.
 struct Timed<'a> {
     sides: &'a Pair<Side>,
@@ -157,13 +157,17 @@ fn timed_rounds(
                 conn.reopen(side)?;
             }
         }
-        let done = match o.repeats {
-            Some(n) => m.rounds.len() >= n,
-            None => {
-                m.rounds.len() >= MIN_ROUNDS
-                    && (t0.elapsed() >= o.max_time_per_class || obs.precise_enough(&m.rounds))
-            }
-        };
+        // Stop only after a B-first round: the second position of a round runs on caches the
+        // first warmed, and only whole AB/BA pairs give each side that advantage equally.
+        let n = m.rounds.len();
+        let done = n.is_multiple_of(2)
+            && match o.repeats {
+                Some(r) => n >= r,
+                None => {
+                    n >= MIN_ROUNDS
+                        && (t0.elapsed() >= o.max_time_per_class || obs.precise_enough(&m.rounds))
+                }
+            };
         if done {
             break;
         }
