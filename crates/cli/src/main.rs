@@ -14,6 +14,7 @@ mod plan;
 mod printer;
 mod profile;
 mod render;
+mod render_diff;
 mod render_replay;
 mod render_threads;
 mod signals;

@@ -32,10 +32,18 @@ pub fn check(flag: &str, path: &Path, replace: bool) -> Result<()> {
     Ok(())
 }
 
-/// Writes `text` to `path` whole (temporary file, sync, rename); a failure names the flag.
+/// Writes `text` to `path` whole (temporary file, sync, rename); a failure names the flag (a
+/// path the user chose: their error to fix, exit 2).
 pub fn write(flag: &str, path: &Path, text: &str) -> Result<()> {
     qpslab_core::files::write_atomically(path, text.as_bytes())
-        .map_err(|e| anyhow::anyhow!("{flag} {}: {e}", path.display()))
+        .map_err(|e| user(format!("{flag} {}: {e}", path.display())))
+}
+
+/// Writes `value` as pretty JSON (with a final newline) to the `--json` file, whole.
+pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    write("--json", path, &text)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 pub mod advise;
 pub mod cell;
 pub mod cpus;
+pub mod diff;
 pub mod dsn;
 pub mod env;
 pub mod files;

@@ -29,6 +29,7 @@
 pub mod advise;
 pub mod capture;
 pub mod contention;
+pub mod diff;
 pub mod error;
 pub mod exec;
 pub mod expand;

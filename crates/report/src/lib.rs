@@ -23,6 +23,7 @@
 
 mod charts;
 pub mod compare;
+pub mod diff;
 pub mod effects;
 mod error;
 pub mod flame;

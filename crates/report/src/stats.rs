@@ -184,6 +184,18 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     }
 }
 
+/// The two-sided p-value of a mean of `mean` with standard error `se` being 0, from Student's
+/// t with `df` degrees of freedom. A mean without spread is certain: 0 unless it is 0.
+pub fn t_p_value(mean: f64, se: f64, df: f64) -> f64 {
+    if se <= 0.0 || !se.is_finite() {
+        return if mean == 0.0 { 1.0 } else { 0.0 };
+    }
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(t) => 2.0 * (1.0 - t.cdf((mean / se).abs())),
+        Err(_) => f64::NAN,
+    }
+}
+
 /// Welch–Satterthwaite degrees of freedom of a sum of two variances with their own dfs.
 pub(crate) fn welch_df(va: f64, dfa: f64, vb: f64, dfb: f64) -> f64 {
     if va + vb > 0.0 {

@@ -5,6 +5,7 @@
 
 mod advise;
 mod capture;
+mod diff;
 mod digest;
 mod flags;
 mod replay;
@@ -13,6 +14,7 @@ mod threads;
 
 pub use advise::*;
 pub use capture::*;
+pub use diff::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use replay::*;
@@ -59,6 +61,8 @@ pub enum Command {
     Replay(Box<ReplayArgs>),
     /// Advise on a server's settings and its host, each finding with the figures behind it.
     Advise(AdviseArgs),
+    /// Run a log's statements on two servers, per class: ratio with its interval, verdict, results, EXPLAIN and counters.
+    Diff(Box<DiffArgs>),
 }
 
 /// Where the results store lives.

@@ -88,7 +88,7 @@ pub fn capture(a: CaptureArgs) -> Result<()> {
     };
     eprint!("{}", summary(&doc));
     if let Some(j) = &a.json {
-        super::run::write_json(j, &doc)?;
+        crate::outfile::write_json(j, &doc)?;
     }
     Ok(())
 }

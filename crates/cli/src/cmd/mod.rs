@@ -2,6 +2,7 @@
 
 mod advise;
 mod capture;
+mod diff;
 mod digest;
 mod lab;
 mod prepare;
@@ -18,7 +19,7 @@ use crate::args::Command;
 pub fn dispatch(command: Command) -> anyhow::Result<()> {
     if matches!(
         command,
-        Command::Run(_) | Command::Lab(_) | Command::Replay(_)
+        Command::Run(_) | Command::Lab(_) | Command::Replay(_) | Command::Diff(_)
     ) {
         crate::signals::polled();
     }
@@ -38,5 +39,6 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Digest(a) => digest::digest(a),
         Command::Capture(a) => capture::capture(a),
         Command::Advise(a) => advise::advise(a),
+        Command::Diff(a) => diff::diff(*a),
     }
 }

@@ -3,8 +3,8 @@
 //! live line per second and the summary with each class's counts.
 
 use crate::args::{ReplayArgs, ReplayModeArg};
-use crate::cmd::run::write_json;
 use crate::error::{exec_error, user};
+use crate::outfile::write_json;
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, explicit, sandbox_home, Connected};
 use anyhow::{Context, Result};

@@ -136,7 +136,7 @@ pub fn report(a: ReportArgs) -> Result<()> {
     .render(&report)?;
     match &a.out {
         Some(path) => {
-            write_atomically(path, &text)?;
+            crate::outfile::write("--out", path, &text)?;
             eprintln!("report written to {}", path.display());
         }
         None => print!("{text}"),
@@ -164,11 +164,6 @@ fn report_error(e: qpslab_report::Error) -> anyhow::Error {
     } else {
         e.into()
     }
-}
-
-fn write_atomically(path: &std::path::Path, text: &str) -> Result<()> {
-    qpslab_core::files::write_atomically(path, text.as_bytes())
-        .map_err(|e| user(format!("--out {}: {e}", path.display())))
 }
 
 /// A side of `compare`: a run id, repeats of one setup as comma-separated run ids

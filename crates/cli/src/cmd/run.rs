@@ -16,7 +16,6 @@ use qpslab_core::result::PhaseResult;
 use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
 use qpslab_store::{RunMeta, RunStatus, Store, TelemetrySample};
-use std::io::Write;
 
 /// Runs `qpslab run`.
 pub fn run(a: RunArgs) -> Result<()> {
@@ -173,7 +172,7 @@ impl Phases<'_> {
                 id.0
             );
             if let Some(path) = json {
-                write_json(path, &self.store.run_doc(id)?)?;
+                crate::outfile::write_json(path, &self.store.run_doc(id)?)?;
             }
         }
         Ok(())
@@ -252,22 +251,6 @@ fn warn_if_client_bound(phase: &PhaseResult, telemetry: &[TelemetrySample]) {
             )),
         );
     }
-}
-
-/// Writes `value` to `path` through a temporary file, so a failure never leaves half a file.
-pub fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        serde_json::to_writer_pretty(&mut f, value)?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        user(format!("--json {}: {e}", path.display()))
-    })
 }
 
 /// Closes a run whose phase did not finish (interrupted or failed), says where what was

@@ -1,0 +1,77 @@
+//! `qpslab diff`: the same logged SQL on two servers, per class, with the evidence.
+
+use super::{LogTypeArg, SandboxHomeArgs};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+/// `--format` of `diff`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DiffFormat {
+    /// One line per class, then the regressions' evidence.
+    Table,
+    /// The whole analysis.
+    Json,
+    /// A Markdown report opening with the regressions.
+    Md,
+    /// An HTML report opening with the regressions.
+    Html,
+}
+
+/// `qpslab diff`.
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The captured log (MariaDB or MySQL slow or general log).
+    #[arg(value_name = "LOG")]
+    pub log: PathBuf,
+    /// Side A: a DSN (mysql://user@host:port/db, password from MYSQL_PWD rather than the URL)
+    /// or a sandbox NAME or NAME/DB. With a database, every statement runs there; without,
+    /// in its logged database.
+    #[arg(long = "a", value_name = "SIDE")]
+    pub a: String,
+    /// Side B, as side A.
+    #[arg(long = "b", value_name = "SIDE")]
+    pub b: String,
+    /// What kind of log it is.
+    #[arg(long, value_enum, default_value = "slow")]
+    pub log_type: LogTypeArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: DiffFormat,
+    /// Write the report to FILE (atomically) instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also write the JSON analysis to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Measured rounds per class (default: until the ratio's 95% interval is within ±3%, or
+    /// --max-time-per-class, at least 5).
+    #[arg(long, value_name = "N")]
+    pub repeats: Option<usize>,
+    /// Seconds of rounds per class, at most (after the first 5 rounds).
+    #[arg(
+        long,
+        value_name = "S",
+        default_value_t = 5.0,
+        allow_negative_numbers = true
+    )]
+    pub max_time_per_class: f64,
+    /// Changes smaller than this many percent are `same`, however significant.
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value_t = 5.0,
+        allow_negative_numbers = true
+    )]
+    pub threshold: f64,
+    /// Run writes, each inside BEGIN ... ROLLBACK (DDL is never run).
+    #[arg(long)]
+    pub allow_writes: bool,
+    /// Compare only the N most frequent classes.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Statements sampled per class.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub sample: usize,
+    #[command(flatten)]
+    pub home: SandboxHomeArgs,
+}

@@ -1,0 +1,163 @@
+//! `qpslab diff LOG --a SIDE --b SIDE`: the log's classes measured on both sides by the lab
+//! (`lab::diff`), analyzed by the report crate (`report::diff`), printed or written as a table,
+//! JSON, Markdown or HTML.
+
+use crate::args::{DiffArgs, DiffFormat, SandboxHomeArgs, TargetArgs};
+use crate::error::{exec_error, user};
+use crate::outfile::write_json;
+use crate::signals::INTERRUPTED;
+use crate::target::{connect, sandbox_home};
+use anyhow::Result;
+use qpslab_core::diff::{ClassMeasure, Pair};
+use qpslab_core::Dsn;
+use qpslab_lab::diff::{rounds, sample, DiffObserver, DiffOptions, Side};
+use qpslab_report::diff::{analyze, paired, precise, DiffReport};
+use std::time::Duration;
+
+/// The ratio's 95% interval half-width, percent, at which a class's rounds stop.
+const PRECISION_PCT: f64 = 3.0;
+
+/// Runs `qpslab diff`.
+pub fn diff(a: DiffArgs) -> Result<()> {
+    let o = options(&a)?;
+    if let Some(path) = &a.out {
+        crate::outfile::check("--out", path, true)?;
+    }
+    if let Some(path) = &a.json {
+        crate::outfile::check("--json", path, true)?;
+    }
+    let sides = [side(&a.a, &a.home)?, side(&a.b, &a.home)?];
+    let kind = crate::cmd::digest::log_type(a.log_type);
+    let loaded = qpslab_lab::replay::source::load(&a.log, kind).map_err(exec_error)?;
+    let (mut work, skipped) = sample::plan(&loaded.log, &o);
+    if let Some(n) = a.limit {
+        sample::most_frequent(&mut work, n);
+    }
+    if work.classes.is_empty() {
+        return Err(user(format!(
+            "{}: no class to compare ({} skipped: writes need --allow-writes, DDL never runs)",
+            a.log.display(),
+            skipped.len()
+        )));
+    }
+    eprintln!(
+        "diff: {} class(es) of {} to compare on A = {} and B = {}",
+        work.classes.len(),
+        a.log.display(),
+        sides[0].label,
+        sides[1].label
+    );
+    let m = rounds::measure(&sides, &work, skipped, &o, &mut Progress, &INTERRUPTED)
+        .map_err(exec_error)?;
+    let report = analyze(&m, a.threshold);
+    output(&a, &report)
+}
+
+/// The measurement's options from the flags; bad values are the user's mistake.
+fn options(a: &DiffArgs) -> Result<DiffOptions> {
+    if a.repeats.is_some_and(|n| n < 2) {
+        return Err(user("--repeats: at least 2 rounds make an interval"));
+    }
+    if !(a.max_time_per_class.is_finite() && a.max_time_per_class > 0.0) {
+        return Err(user(format!(
+            "--max-time-per-class {}: must be a positive number of seconds",
+            a.max_time_per_class
+        )));
+    }
+    if !(a.threshold.is_finite() && (0.0..100.0).contains(&a.threshold)) {
+        return Err(user(format!(
+            "--threshold {}: must be a percentage from 0 to 100",
+            a.threshold
+        )));
+    }
+    if a.sample == 0 || a.limit == Some(0) {
+        return Err(user("--sample and --limit must be at least 1"));
+    }
+    Ok(DiffOptions {
+        sample: a.sample,
+        repeats: a.repeats,
+        max_time_per_class: Duration::from_secs_f64(a.max_time_per_class),
+        allow_writes: a.allow_writes,
+    })
+}
+
+/// A side: a DSN (`mysql://...`, its password from the URL or MYSQL_PWD, never printed) or a
+/// sandbox `NAME` or `NAME/DB` of the lab directory. Its database, when it names one, is where
+/// every statement runs.
+fn side(spec: &str, home: &SandboxHomeArgs) -> Result<Side> {
+    let (target, database, label) = if spec.starts_with("mysql://") {
+        let dsn: Dsn = spec.parse().map_err(|e| {
+            let shown = qpslab_store::redact_url_passwords(spec);
+            user(format!("side {shown}: {e}"))
+        })?;
+        let t = TargetArgs {
+            target: Some(spec.to_string()),
+            ..Default::default()
+        };
+        (t, dsn.options().database.clone(), dsn.to_string())
+    } else {
+        let (name, db) = match spec.split_once('/') {
+            Some((n, d)) => (n, Some(d.to_string())),
+            None => (spec, None),
+        };
+        if name.is_empty()
+            || db
+                .as_deref()
+                .is_some_and(|d| d.is_empty() || d.contains('/'))
+        {
+            return Err(user(format!(
+                "side '{spec}': give a DSN (mysql://user@host/db) or a sandbox NAME or NAME/DB"
+            )));
+        }
+        let t = TargetArgs {
+            sandbox: Some(name.to_string()),
+            ..Default::default()
+        };
+        (t, db, spec.to_string())
+    };
+    let mut options = connect(&target, None, &sandbox_home(home))?.options;
+    options.database = database;
+    Ok(Side { label, options })
+}
+
+/// Progress on stderr, and the precision rule of the rounds.
+struct Progress;
+
+impl DiffObserver for Progress {
+    fn precise_enough(&self, rounds: &[Pair<u64>]) -> bool {
+        precise(rounds, PRECISION_PCT)
+    }
+
+    fn class_done(&mut self, i: usize, n: usize, c: &ClassMeasure) {
+        let ratio = paired(&c.rounds)
+            .map(|p| format!("B/A {:.3} [{:.3}, {:.3}]", p.ratio, p.low, p.high))
+            .unwrap_or_else(|| c.error.clone().unwrap_or_default());
+        eprintln!(
+            "diff: class {}/{n} {}: {} round(s), {ratio}",
+            i + 1,
+            qpslab_report::diff::shorten(&c.fingerprint, 60),
+            c.rounds.len()
+        );
+    }
+}
+
+/// Prints or writes the report, and the JSON analysis when asked.
+fn output(a: &DiffArgs, r: &DiffReport) -> Result<()> {
+    let text = match a.format {
+        DiffFormat::Table => crate::render_diff::table(r),
+        DiffFormat::Json => crate::render_diff::json(r),
+        DiffFormat::Md => qpslab_report::diff::md::markdown(r),
+        DiffFormat::Html => qpslab_report::diff::html::html(r),
+    };
+    match &a.out {
+        Some(path) => {
+            crate::outfile::write("--out", path, &text)?;
+            eprintln!("diff: report written to {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    if let Some(path) = &a.json {
+        write_json(path, r)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,142 @@
+//! `qpslab diff`'s terminal table (one line per class, then the regressions' evidence) and its
+//! JSON form.
+
+use qpslab_report::diff::{
+    latency_cells, ratio_text, results_mark, shorten, summary_line, ClassDiff, DiffReport, Verdict,
+};
+use std::fmt::Write;
+
+/// Characters of a fingerprint shown in the table.
+const FINGERPRINT_WIDTH: usize = 48;
+
+/// The table: one line per class by impact, the regressions' evidence, the skipped classes.
+pub fn table(r: &DiffReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "A: {} ({})", r.sides[0], r.versions[0]);
+    let _ = writeln!(out, "B: {} ({})\n", r.sides[1], r.versions[1]);
+    let _ = writeln!(
+        out,
+        "{:>3}  {:<w$}  {:>7}  {:>9}  {:>9}  {:>9}  {:>9}  {:<24}  {:<11}  results",
+        "#",
+        "class",
+        "count",
+        "A median",
+        "B median",
+        "A p95",
+        "B p95",
+        "B/A [95% CI]",
+        "verdict",
+        w = FINGERPRINT_WIDTH
+    );
+    for (i, c) in r.classes.iter().enumerate() {
+        let [a_median, b_median, a_p95, b_p95] = latency_cells(c);
+        let _ = writeln!(
+            out,
+            "{:>3}  {:<w$}  {:>7}  {:>9}  {:>9}  {:>9}  {:>9}  {:<24}  {:<11}  {}",
+            i + 1,
+            shorten(&c.fingerprint, FINGERPRINT_WIDTH),
+            c.count,
+            a_median,
+            b_median,
+            a_p95,
+            b_p95,
+            ratio_text(c),
+            c.verdict.as_str(),
+            results_mark(c),
+            w = FINGERPRINT_WIDTH
+        );
+    }
+    for c in r.with_verdict(Verdict::Regression) {
+        evidence(&mut out, c);
+    }
+    for c in r.with_verdict(Verdict::Error) {
+        let _ = writeln!(
+            out,
+            "\nnot measured: {}\n  {}",
+            c.fingerprint,
+            summary_line(c)
+        );
+    }
+    for s in &r.skipped {
+        let _ = writeln!(
+            out,
+            "\nskipped: {} ({}): {}",
+            s.fingerprint, s.count, s.reason
+        );
+    }
+    out
+}
+
+/// A regression's evidence: summary, EXPLAIN differences, counters.
+fn evidence(out: &mut String, c: &ClassDiff) {
+    let _ = writeln!(
+        out,
+        "\nregression: {}\n  {}",
+        c.fingerprint,
+        summary_line(c)
+    );
+    for d in &c.explain {
+        let _ = writeln!(out, "  explain: {d}");
+    }
+    for (name, [a, b]) in &c.counters {
+        let _ = writeln!(out, "  {name} per execution: {a:.1} → {b:.1}");
+    }
+}
+
+/// The whole analysis as pretty JSON.
+pub fn json(r: &DiffReport) -> String {
+    // A report of plain numbers and strings always serializes.
+    let mut s = serde_json::to_string_pretty(r).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::tests::golden;
+    use qpslab_core::diff::DiffMeasurement;
+    use qpslab_report::diff::{analyze, Figure};
+
+    /// A measurement of the partitioned-table case: a date range that reads every partition on
+    /// B, a point lookup that does not change, a class that failed, a skipped write.
+    fn report() -> DiffReport {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/diff_measurement.json");
+        let m: DiffMeasurement =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut r = analyze(&m, 5.0);
+        r.figures = vec![Figure {
+            title: "Flame graph, side B".into(),
+            path: "flame/b.svg".into(),
+        }];
+        r
+    }
+
+    #[test]
+    fn the_analysis_flags_the_range_and_not_the_lookup() {
+        let r = report();
+        let verdicts: Vec<&str> = r.classes.iter().map(|c| c.verdict.as_str()).collect();
+        assert_eq!(verdicts, ["regression", "same", "error"]);
+    }
+
+    #[test]
+    fn diff_table_golden() {
+        golden("diff_table.txt", &table(&report()));
+    }
+
+    #[test]
+    fn diff_json_golden() {
+        golden("diff.json", &json(&report()));
+    }
+
+    #[test]
+    fn diff_markdown_golden() {
+        golden("diff.md", &qpslab_report::diff::md::markdown(&report()));
+    }
+
+    #[test]
+    fn diff_html_golden() {
+        golden("diff.html", &qpslab_report::diff::html::html(&report()));
+    }
+}

@@ -1,0 +1,93 @@
+//! The Markdown report of a diff: the regressions with their evidence first, one class per
+//! section, then the improvements, the table of every class and the skipped classes.
+
+use super::{
+    duration_text, latency_cells, ratio_text, results_mark, summary_line, ClassDiff, DiffReport,
+    Verdict,
+};
+use std::fmt::Write;
+
+/// The report as Markdown.
+pub fn markdown(r: &DiffReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# qpslab diff: A → B\n");
+    for (name, i) in [("A", 0), ("B", 1)] {
+        let _ = writeln!(out, "- {name}: {} ({})", r.sides[i], r.versions[i]);
+    }
+    let _ = writeln!(
+        out,
+        "- {} class(es) compared; verdicts beyond ±{}% with 95% intervals, Holm-corrected across the classes\n",
+        r.classes.len(),
+        r.threshold_pct
+    );
+    for (title, v) in [
+        ("Regressions", Verdict::Regression),
+        ("Improvements", Verdict::Improvement),
+    ] {
+        let classes: Vec<&ClassDiff> = r.with_verdict(v).collect();
+        let _ = writeln!(out, "## {title} ({})\n", classes.len());
+        for (i, c) in classes.iter().enumerate() {
+            section(&mut out, i + 1, c);
+        }
+    }
+    all_classes(&mut out, r);
+    if !r.skipped.is_empty() {
+        let _ = writeln!(out, "## Skipped\n\n| class | count | why |\n|---|---:|---|");
+        for s in &r.skipped {
+            let _ = writeln!(out, "| `{}` | {} | {} |", s.fingerprint, s.count, s.reason);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// One class with its evidence.
+fn section(out: &mut String, n: usize, c: &ClassDiff) {
+    let _ = writeln!(out, "### {n}. `{}`\n\n{}\n", c.fingerprint, summary_line(c));
+    let _ = writeln!(out, "| | A | B |\n|---|---:|---:|");
+    let _ = writeln!(
+        out,
+        "| median | {} | {} |",
+        duration_text(c.a.median_us),
+        duration_text(c.b.median_us)
+    );
+    let _ = writeln!(
+        out,
+        "| p95 | {} | {} |",
+        duration_text(c.a.p95_us),
+        duration_text(c.b.p95_us)
+    );
+    for (name, [a, b]) in &c.counters {
+        let _ = writeln!(out, "| {name} per execution | {a:.1} | {b:.1} |");
+    }
+    out.push('\n');
+    if !c.explain.is_empty() {
+        let _ = writeln!(out, "EXPLAIN differences (A → B):\n");
+        for d in &c.explain {
+            let _ = writeln!(out, "- {d}");
+        }
+        out.push('\n');
+    }
+}
+
+fn all_classes(out: &mut String, r: &DiffReport) {
+    let _ = writeln!(
+        out,
+        "## All classes\n\n| class | count | A median | B median | B/A [95% CI] | verdict | results |\n|---|---:|---:|---:|---|---|---|"
+    );
+    for c in &r.classes {
+        let cells = latency_cells(c);
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {} | {} |",
+            c.fingerprint,
+            c.count,
+            cells[0],
+            cells[1],
+            ratio_text(c),
+            c.verdict.as_str(),
+            results_mark(c)
+        );
+    }
+    out.push('\n');
+}

@@ -1,0 +1,418 @@
+//! The analysis of a `qpslab diff` measurement: per class, the ratio B/A of the paired rounds
+//! with its interval, significance after a Holm correction across the classes, a verdict, the
+//! results check, the EXPLAIN differences and the session counters that differ; and its
+//! Markdown and HTML reports ([`md`], [`html`]), which open with the regressions.
+//!
+//! Each round ran the class's sample on both sides back to back (the order alternating), so the
+//! rounds pair: the ratio is the geometric mean of the per-round ratios, `exp(mean(ln(tB/tA)))`,
+//! with a t interval on the log scale mapped back by `exp` ([`paired`]), its degrees of
+//! freedom from the rounds' effective sample size (bursts of load make neighbours alike). Testing many classes
+//! at 95% flags one in twenty by chance; Holm's step-down correction keeps the chance of any
+//! false flag at 5% ([`holm`]), so an A/A comparison flags nothing.
+
+pub mod explain;
+pub mod html;
+pub mod md;
+
+use crate::stats::{estimate, t_p_value, t_quantile};
+use qpslab_core::diff::{DiffMeasurement, Pair, ResultsCheck, SkippedClass, TableFacts};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Confidence level of the intervals and family-wise level of the significance tests.
+pub const LEVEL: f64 = 0.95;
+
+/// A side's latency over the measured rounds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Median per-statement latency, µs.
+    pub median_us: f64,
+    /// 95th percentile, µs.
+    pub p95_us: f64,
+}
+
+/// What the comparison says of a class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// B is slower, significantly and beyond the threshold.
+    Regression,
+    /// B is faster, significantly and beyond the threshold.
+    Improvement,
+    /// No significant change beyond the threshold.
+    Same,
+    /// Not measured (a statement failed).
+    Error,
+}
+
+impl Verdict {
+    /// Its name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Regression => "regression",
+            Verdict::Improvement => "improvement",
+            Verdict::Same => "same",
+            Verdict::Error => "error",
+        }
+    }
+}
+
+/// One class compared.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClassDiff {
+    /// The fingerprint.
+    pub fingerprint: String,
+    /// Statements of the class in the log.
+    pub count: u64,
+    /// Measured rounds.
+    pub rounds: usize,
+    /// Side A's latency.
+    pub a: Latency,
+    /// Side B's latency.
+    pub b: Latency,
+    /// B/A (none: not measured).
+    pub ratio: Option<f64>,
+    /// Lower end of its 95% interval.
+    pub ci_low: Option<f64>,
+    /// Upper end.
+    pub ci_high: Option<f64>,
+    /// Two-sided p-value of "no change", before the Holm correction.
+    pub p_value: Option<f64>,
+    /// The change is significant after the Holm correction across the classes.
+    pub significant: bool,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// `count × (B median − A median)`, µs: the time the log would gain or lose.
+    pub impact_us: f64,
+    /// Both sides returned the same rows.
+    pub results_match: bool,
+    /// The results check, with the first differing statement.
+    pub results: ResultsCheck,
+    /// The differences between the two sides' EXPLAIN (`events: partitions: a → b`).
+    pub explain: Vec<String>,
+    /// Each side's plan.
+    pub plans: Pair<Vec<TableFacts>>,
+    /// Per-execution session counters that differ, A and B.
+    pub counters: BTreeMap<String, Pair<f64>>,
+    /// Why the class was not measured.
+    pub error: Option<String>,
+}
+
+/// A figure of the HTML report (e.g. a flame graph), embedded from a file beside it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    /// Its caption.
+    pub title: String,
+    /// Its path relative to the report.
+    pub path: String,
+}
+
+/// The whole comparison.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DiffReport {
+    /// How each side was named.
+    pub sides: Pair<String>,
+    /// Their server versions.
+    pub versions: Pair<String>,
+    /// Changes smaller than this (percent) are `same`.
+    pub threshold_pct: f64,
+    /// The classes, by impact (largest loss first).
+    pub classes: Vec<ClassDiff>,
+    /// Classes not compared.
+    pub skipped: Vec<SkippedClass>,
+    /// Figures for the HTML report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<Figure>,
+}
+
+impl DiffReport {
+    /// The classes with verdict `v`.
+    pub fn with_verdict(&self, v: Verdict) -> impl Iterator<Item = &ClassDiff> {
+        self.classes.iter().filter(move |c| c.verdict == v)
+    }
+}
+
+/// The ratio of paired rounds with its interval and p-value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Paired {
+    /// `exp(mean(ln(b/a)))`.
+    pub ratio: f64,
+    /// Lower end of the interval at [`LEVEL`].
+    pub low: f64,
+    /// Upper end.
+    pub high: f64,
+    /// Two-sided p-value of a ratio of 1.
+    pub p: f64,
+}
+
+/// The paired ratio of `rounds` (µs on A, on B; A first in even rounds, B first in odd ones);
+/// none with fewer than two usable rounds.
+pub fn paired(rounds: &[Pair<u64>]) -> Option<Paired> {
+    // Whole AB/BA pairs only: a lone last round would give one side the second position,
+    // which runs on caches the first warmed, once more than the other.
+    let whole = rounds.len() - rounds.len() % 2;
+    let logs: Vec<f64> = rounds[..whole]
+        .iter()
+        .filter(|r| r[0] > 0 && r[1] > 0)
+        .map(|r| (r[1] as f64 / r[0] as f64).ln())
+        .collect();
+    // Load on the machine comes in bursts longer than a round, so neighbouring rounds are not
+    // independent: the autocorrelation-aware estimate shrinks n to its effective size.
+    let e = estimate(&logs)?;
+    if !e.has_uncertainty() {
+        return None;
+    }
+    let df = e.df();
+    let half = t_quantile(0.5 + LEVEL / 2.0, df) * e.se;
+    Some(Paired {
+        ratio: e.mean.exp(),
+        low: (e.mean - half).exp(),
+        high: (e.mean + half).exp(),
+        p: t_p_value(e.mean, e.se, df),
+    })
+}
+
+/// Whether the rounds' interval is within ±`pct` percent of the ratio (on the log scale).
+pub fn precise(rounds: &[Pair<u64>], pct: f64) -> bool {
+    paired(rounds).is_some_and(|p| (p.high / p.ratio).ln() < (1.0 + pct / 100.0).ln())
+}
+
+/// Holm's step-down correction: which of `p` are significant with a family-wise error rate of
+/// `alpha`. The smallest p-value is tested at `alpha / m`, the next at `alpha / (m − 1)`...,
+/// stopping at the first that fails.
+pub fn holm(p: &[f64], alpha: f64) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..p.len()).collect();
+    order.sort_by(|&i, &j| p[i].total_cmp(&p[j]));
+    let m = p.len();
+    let mut out = vec![false; m];
+    for (k, &i) in order.iter().enumerate() {
+        // A NaN p-value (no spread to test) is never significant.
+        if p[i].is_nan() || p[i] > alpha / (m - k) as f64 {
+            break;
+        }
+        out[i] = true;
+    }
+    out
+}
+
+/// The `q` quantile (0..1) of `xs` (nearest rank); 0 when empty.
+fn quantile(xs: &[u64], q: f64) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_unstable();
+    match v.len() {
+        0 => 0.0,
+        n => v[((q * n as f64).ceil() as usize).clamp(1, n) - 1] as f64,
+    }
+}
+
+fn latency(xs: &[u64]) -> Latency {
+    Latency {
+        median_us: quantile(xs, 0.5),
+        p95_us: quantile(xs, 0.95),
+    }
+}
+
+/// Counters that differ by more than 10% and half a unit per execution.
+fn differing(c: &Pair<BTreeMap<String, f64>>) -> BTreeMap<String, Pair<f64>> {
+    let names: std::collections::BTreeSet<&String> = c[0].keys().chain(c[1].keys()).collect();
+    names
+        .into_iter()
+        .filter_map(|k| {
+            let a = c[0].get(k).copied().unwrap_or(0.0);
+            let b = c[1].get(k).copied().unwrap_or(0.0);
+            let d = (a - b).abs();
+            (d > 0.5 && d > 0.1 * a.abs().max(b.abs())).then(|| (k.clone(), [a, b]))
+        })
+        .collect()
+}
+
+/// Analyzes `m`: verdicts beyond `threshold_pct`, classes sorted by impact.
+pub fn analyze(m: &DiffMeasurement, threshold_pct: f64) -> DiffReport {
+    let pairs: Vec<Option<Paired>> = m.classes.iter().map(|c| paired(&c.rounds)).collect();
+    let tested: Vec<f64> = pairs.iter().flatten().map(|p| p.p).collect();
+    let mut significant = holm(&tested, 1.0 - LEVEL).into_iter();
+    let t = threshold_pct / 100.0;
+    let mut classes: Vec<ClassDiff> = m
+        .classes
+        .iter()
+        .zip(&pairs)
+        .map(|(c, p)| {
+            let sig = p.is_some() && significant.next().unwrap_or(false);
+            let verdict = match (p, &c.error) {
+                (_, Some(_)) | (None, _) => Verdict::Error,
+                (Some(p), _) if sig && p.ratio >= 1.0 + t => Verdict::Regression,
+                (Some(p), _) if sig && p.ratio <= 1.0 - t => Verdict::Improvement,
+                _ => Verdict::Same,
+            };
+            let (a, b) = (latency(&c.latencies_us[0]), latency(&c.latencies_us[1]));
+            ClassDiff {
+                fingerprint: c.fingerprint.clone(),
+                count: c.count,
+                rounds: c.rounds.len(),
+                a,
+                b,
+                ratio: p.map(|p| p.ratio),
+                ci_low: p.map(|p| p.low),
+                ci_high: p.map(|p| p.high),
+                p_value: p.map(|p| p.p),
+                significant: sig,
+                verdict,
+                impact_us: c.count as f64 * (b.median_us - a.median_us),
+                results_match: c.error.is_none() && c.results.matched,
+                results: c.results.clone(),
+                explain: explain::differences(&c.explain),
+                plans: c.explain.clone(),
+                counters: differing(&c.counters),
+                error: c.error.clone(),
+            }
+        })
+        .collect();
+    classes.sort_by(|x, y| {
+        (x.verdict == Verdict::Error)
+            .cmp(&(y.verdict == Verdict::Error))
+            .then(y.impact_us.total_cmp(&x.impact_us))
+    });
+    DiffReport {
+        sides: m.sides.clone(),
+        versions: m.versions.clone(),
+        threshold_pct,
+        classes,
+        skipped: m.skipped.clone(),
+        figures: Vec::new(),
+    }
+}
+
+/// `12.3%`-style change of a ratio, signed.
+pub fn pct(ratio: f64) -> String {
+    format!("{:+.1}%", (ratio - 1.0) * 100.0)
+}
+
+/// `1.234 [1.200, 1.270]`, or `-` when not measured.
+pub fn ratio_text(c: &ClassDiff) -> String {
+    match (c.ratio, c.ci_low, c.ci_high) {
+        (Some(r), Some(l), Some(h)) => format!("{r:.3} [{l:.3}, {h:.3}]"),
+        _ => "-".into(),
+    }
+}
+
+/// A latency: `850 µs`, `12.3 ms`, `1.25 s`.
+pub fn duration_text(us: f64) -> String {
+    let a = us.abs();
+    if a >= 1e6 {
+        format!("{:.2} s", us / 1e6)
+    } else if a >= 1e3 {
+        format!("{:.1} ms", us / 1e3)
+    } else {
+        format!("{us:.0} µs")
+    }
+}
+
+/// A class's A median, B median, A p95 and B p95 as text (`-` when not measured).
+pub fn latency_cells(c: &ClassDiff) -> [String; 4] {
+    let v = [c.a.median_us, c.b.median_us, c.a.p95_us, c.b.p95_us];
+    v.map(|us| match c.verdict {
+        Verdict::Error => "-".to_string(),
+        _ => duration_text(us),
+    })
+}
+
+/// `✓`, `✗`, or `-` for a class not measured.
+pub fn results_mark(c: &ClassDiff) -> &'static str {
+    match (&c.error, c.results_match) {
+        (Some(_), _) => "-",
+        (None, true) => "✓",
+        (None, false) => "✗",
+    }
+}
+
+/// The sentence under a class's heading: ratio, rounds, impact, results.
+pub fn summary_line(c: &ClassDiff) -> String {
+    if let Some(e) = &c.error {
+        return format!("not measured: {e}");
+    }
+    let change = c.ratio.map(pct).unwrap_or_default();
+    let sig = if c.significant {
+        "significant"
+    } else {
+        "not significant"
+    };
+    let results = if c.results_match {
+        "same results on both sides".to_string()
+    } else {
+        let (stmt, sides) = (
+            c.results.first_mismatch.as_deref().unwrap_or("?"),
+            c.results
+                .sides
+                .as_ref()
+                .map(|s| format!("A: {}; B: {}", s[0], s[1])),
+        );
+        format!(
+            "results differ for `{stmt}` ({})",
+            sides.unwrap_or_default()
+        )
+    };
+    format!(
+        "B/A {} ({change}, {sig}) over {} rounds; impact {} over the log's {} statements; {results}",
+        ratio_text(c),
+        c.rounds,
+        duration_text(c.impact_us),
+        c.count
+    )
+}
+
+/// The first `n` characters of `s`, with `…` when cut.
+pub fn shorten(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(n.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holm_tests_the_smallest_p_at_alpha_over_m_and_stops_at_the_first_failure() {
+        // m = 4: 0.01 ≤ 0.05/4, 0.015 ≤ 0.05/3, 0.03 > 0.05/2 stops, 0.04 not tested.
+        assert_eq!(
+            holm(&[0.04, 0.01, 0.03, 0.015], 0.05),
+            [false, true, false, true]
+        );
+        // Uncorrected, 0.02 would pass at 0.05; among ten tests it does not.
+        let mut p = vec![0.5; 9];
+        p.push(0.02);
+        assert!(holm(&p, 0.05).iter().all(|s| !s));
+        assert_eq!(holm(&[0.02], 0.05), [true]);
+        assert!(holm(&[], 0.05).is_empty());
+    }
+
+    #[test]
+    fn the_paired_ratio_is_the_geometric_mean_of_round_ratios() {
+        let rounds = [
+            [100, 200],
+            [100, 210],
+            [100, 190],
+            [100, 205],
+            [100, 195],
+            [100, 200],
+        ];
+        let p = paired(&rounds).unwrap();
+        assert!((p.ratio - 2.0).abs() < 0.01, "{p:?}");
+        assert!(p.low < p.ratio && p.ratio < p.high && p.low > 1.8 && p.high < 2.2);
+        assert!(p.p < 1e-4, "{p:?}");
+        assert!(precise(&rounds, 10.0) && !precise(&rounds, 2.0));
+        assert!(paired(&[[100, 200], [100, 200], [100, 400]]).is_none_or(|p| p.ratio == 2.0));
+        assert!(paired(&[[100, 200]]).is_none());
+    }
+
+    #[test]
+    fn quantiles_are_nearest_rank() {
+        let xs: Vec<u64> = (1..=100).collect();
+        assert_eq!(quantile(&xs, 0.5), 50.0);
+        assert_eq!(quantile(&xs, 0.95), 95.0);
+        assert_eq!(quantile(&[], 0.5), 0.0);
+    }
+}
