@@ -7,8 +7,12 @@
 use crate::error::user;
 use crate::target::Connected;
 use anyhow::Result;
+use qpslab_core::diff::SideProfile;
 use qpslab_core::telemetry::ProfileFiles;
 use qpslab_core::Endpoint;
+use qpslab_report::diff::Figure;
+use qpslab_report::flame;
+use std::path::Path;
 
 /// Finds the process of a server of the user's reached through a Unix socket on this machine
 /// (the socket's peer), so it can be profiled like a sandbox; its CPU is then sampled too.
@@ -43,14 +47,7 @@ pub fn draw(threads: u32, files: &ProfileFiles) {
         files.samples,
         files.event_reason
     );
-    let drawn = std::fs::read_to_string(&files.folded)
-        .map_err(|e| format!("{}: {e}", files.folded.display()))
-        .and_then(|folded| {
-            qpslab_report::flame::flamegraph(&folded, &title, Some(&subtitle))
-                .and_then(|svg| qpslab_report::flame::write_svg(&files.svg, &svg))
-                .map_err(|e| e.to_string())
-        });
-    match drawn {
+    match draw_svg(&files.svg, &[&files.folded], &title, &subtitle) {
         Ok(()) => println!(
             "    profile ({}, {} samples): {}  flame graph: {}",
             files.event,
@@ -65,7 +62,108 @@ pub fn draw(threads: u32, files: &ProfileFiles) {
     }
 }
 
+/// Draws the flame graph of one folded file (or, given two, the differential graph of the
+/// second against the first) into `svg`.
+fn draw_svg(svg: &Path, folded: &[&Path], title: &str, subtitle: &str) -> Result<(), String> {
+    let read = |p: &&Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
+    let texts = folded.iter().map(read).collect::<Result<Vec<_>, _>>()?;
+    let drawn = match texts.as_slice() {
+        [one] => flame::flamegraph(one, title, Some(subtitle)),
+        [before, after] => flame::differential(before, after, title, Some(subtitle)),
+        _ => unreachable!("one or two profiles"),
+    };
+    drawn
+        .and_then(|text| flame::write_svg(svg, &text))
+        .map_err(|e| e.to_string())
+}
+
+/// `diff --profile`: the flame graphs of both sides and the differential one (B against A,
+/// beside them as `diff.svg`), as figures of the report at `report` (their paths relative to
+/// it). A graph that cannot be drawn is a warning and no figure.
+pub fn draw_sides(profiles: &[SideProfile], report: Option<&Path>) -> Vec<Figure> {
+    let [a, b] = profiles else {
+        return Vec::new();
+    };
+    let differential = a.files.svg.with_file_name("diff.svg");
+    let graphs = [
+        (
+            &a.files.svg,
+            vec![a.files.folded.as_path()],
+            format!("A: {}", a.side),
+        ),
+        (
+            &b.files.svg,
+            vec![b.files.folded.as_path()],
+            format!("B: {}", b.side),
+        ),
+        (
+            &differential,
+            vec![a.files.folded.as_path(), b.files.folded.as_path()],
+            "B against A (red: B spends more of its samples there)".to_string(),
+        ),
+    ];
+    let mut figures = Vec::new();
+    for (svg, folded, title) in graphs {
+        let subtitle = format!("server on-CPU · {}", a.files.event_reason);
+        match draw_svg(svg, &folded, &title, &subtitle) {
+            Ok(()) => {
+                eprintln!("diff: flame graph {}", svg.display());
+                figures.push(Figure {
+                    title,
+                    path: relative_to_report(svg, report),
+                });
+            }
+            Err(e) => eprintln!("warning: no flame graph {} ({e})", svg.display()),
+        }
+    }
+    figures
+}
+
+/// `path` as the report at `report` (standard output: the current directory) reaches it.
+fn relative_to_report(path: &Path, report: Option<&Path>) -> String {
+    let base = report
+        .and_then(Path::parent)
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let (Ok(target), Ok(base)) = (std::fs::canonicalize(path), std::fs::canonicalize(base)) else {
+        return path.display().to_string();
+    };
+    let common = target
+        .components()
+        .zip(base.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let ups = base.components().count() - common;
+    let mut rel = std::path::PathBuf::new();
+    for _ in 0..ups {
+        rel.push("..");
+    }
+    rel.extend(target.components().skip(common));
+    rel.display().to_string()
+}
+
 fn stem(path: &std::path::Path) -> String {
     path.file_stem()
         .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative_to_report;
+
+    #[test]
+    fn figures_are_found_from_the_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let prof = dir.path().join("prof");
+        std::fs::create_dir_all(&prof).unwrap();
+        let svg = prof.join("a.svg");
+        std::fs::write(&svg, "<svg/>").unwrap();
+        let report = dir.path().join("out").join("r.html");
+        std::fs::create_dir_all(report.parent().unwrap()).unwrap();
+        assert_eq!(relative_to_report(&svg, Some(&report)), "../prof/a.svg");
+        assert_eq!(
+            relative_to_report(&svg, Some(&dir.path().join("r.html"))),
+            "prof/a.svg"
+        );
+    }
 }

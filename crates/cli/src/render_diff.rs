@@ -2,7 +2,8 @@
 //! JSON form.
 
 use qpslab_report::diff::{
-    latency_cells, ratio_text, results_mark, shorten, summary_line, ClassDiff, DiffReport, Verdict,
+    latency_cells, profile_line, ratio_text, results_mark, shorten, summary_line, ClassDiff,
+    DiffReport, Verdict, PROFILE_CLASSES,
 };
 use std::fmt::Write;
 
@@ -64,7 +65,25 @@ pub fn table(r: &DiffReport) -> String {
             s.fingerprint, s.count, s.reason
         );
     }
+    profiles(&mut out, r);
     out
+}
+
+/// Each side's profiling pass, its busiest thread classes and the flame graphs.
+fn profiles(out: &mut String, r: &DiffReport) {
+    for (name, p) in ["A", "B"].iter().zip(&r.profiles) {
+        let _ = writeln!(out, "\nprofile {}", profile_line(name, p));
+        for c in p.cpu.iter().take(PROFILE_CLASSES) {
+            let _ = writeln!(
+                out,
+                "  {:>6.1}% CPU  {} ({} thread(s))",
+                c.cpu_pct, c.class, c.threads
+            );
+        }
+    }
+    for f in &r.figures {
+        let _ = writeln!(out, "flame graph: {} ({})", f.path, f.title);
+    }
 }
 
 /// A regression's evidence: summary, EXPLAIN differences, counters.

@@ -90,3 +90,30 @@ pub struct DiffMeasurement {
     /// Classes not compared.
     pub skipped: Vec<SkippedClass>,
 }
+
+/// The server's CPU spent by one thread class during a side's profiling pass.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClassCpu {
+    /// The performance_schema thread class (`thread/sql/one_connection`), or `(unnamed)`.
+    pub class: String,
+    /// Its OS threads at the end of the pass.
+    pub threads: usize,
+    /// CPU used, percent of one CPU over the pass.
+    pub cpu_pct: f64,
+}
+
+/// One side's profiling pass (`diff --profile DIR`): the side ran its sample alone while perf
+/// recorded its server.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SideProfile {
+    /// The side's name.
+    pub side: String,
+    /// The folded stacks, the flame graph and the event sampled.
+    pub files: crate::telemetry::ProfileFiles,
+    /// How long the pass ran, seconds.
+    pub seconds: f64,
+    /// Statements executed during the pass.
+    pub statements: u64,
+    /// The server's CPU by thread class, busiest first (empty without performance_schema).
+    pub cpu: Vec<ClassCpu>,
+}

@@ -9,9 +9,9 @@
 //! software `cpu-clock` timer, and the [`Profile`] says which and why. A recording dropped
 //! without [`Recording::stop`] (an error, Ctrl-C) stops perf too: perf never outlives it.
 //!
-//! The server's CPU per thread over the recording comes from `/proc/PID/task/*/stat`
-//! ([`thread_cpu`]), read at start and stop. A server reached through a Unix socket on this
-//! machine is found with [`socket_peer_pid`].
+//! The server's CPU per thread and class over a recording is [`crate::threads`]' business
+//! (snapshots before and after). A server reached through a Unix socket on this machine is
+//! found with [`socket_peer_pid`].
 //!
 //! ```no_run
 //! # fn demo(pid: u32) -> Result<(), qpslab_probe::profile::ProfileError> {
@@ -26,15 +26,12 @@
 
 mod fold;
 mod peer;
-mod threads;
 
 pub use peer::{socket_peer_pid, socket_pid};
 use qpslab_core::telemetry::ProfileFiles;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
-pub use threads::{thread_cpu, thread_cpu_between, ThreadTicks};
 
 /// Samples per second and thread. 499 (not 500) so sampling does not beat in step with
 /// timers of the server; perf's cost at this rate is about 1-2% of one CPU per busy thread.
@@ -107,8 +104,6 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ProfileError + '_ {
 pub struct Profile {
     /// The folded stacks (written), the flame graph's path (for the renderer), the event.
     pub files: ProfileFiles,
-    /// CPU clock ticks each thread of the server spent during the recording, by TID.
-    pub threads: BTreeMap<u32, ThreadTicks>,
 }
 
 /// A running `perf record` of one process. See the module documentation.
@@ -118,7 +113,6 @@ pub struct Recording {
     data: PathBuf,
     log: PathBuf,
     files: ProfileFiles,
-    threads_before: BTreeMap<u32, ThreadTicks>,
 }
 
 /// Whether `perf` can be run here, so a caller can refuse before anything starts.
@@ -148,7 +142,9 @@ impl Recording {
     /// Starts recording process `pid` (all its threads) into `dir` (created if missing) as
     /// `NAME.perf.data`; the folded stacks will be `NAME.folded`, the flame graph `NAME.svg`.
     pub fn start(pid: u32, dir: &Path, name: &str) -> Result<Recording, ProfileError> {
-        let threads_before = thread_cpu(pid).map_err(|_| ProfileError::NoProcess(pid))?;
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            return Err(ProfileError::NoProcess(pid));
+        }
         std::fs::create_dir_all(dir).map_err(io_error(dir))?;
         let (event, event_reason) = choose_event();
         let data = dir.join(format!("{name}.perf.data"));
@@ -181,7 +177,6 @@ impl Recording {
                 event_reason,
                 samples: 0,
             },
-            threads_before,
         };
         rec.watch_start()?;
         Ok(rec)
@@ -227,7 +222,6 @@ impl Recording {
 
     /// Stops perf, folds the stacks into the `.folded` file and returns the profile.
     pub fn stop(mut self) -> Result<Profile, ProfileError> {
-        let threads_after = thread_cpu(self.pid).unwrap_or_default();
         let status = self.child.take().map(halt);
         if status.is_some_and(|s| s.is_none()) || !self.data.exists() {
             return Err(self.failure("perf record wrote no data"));
@@ -237,7 +231,6 @@ impl Recording {
         fold::write_atomically(&self.files.folded, folded.as_bytes())?;
         Ok(Profile {
             files: self.files.clone(),
-            threads: thread_cpu_between(&self.threads_before, &threads_after),
         })
     }
 }

@@ -2,7 +2,7 @@
 //! under a few seconds of queries folds into stacks naming the server's own functions, and
 //! a process that is gone is refused in one line.
 
-use qpslab_probe::profile::{thread_cpu, ProfileError, Recording};
+use qpslab_probe::profile::{ProfileError, Recording};
 use qpslab_sandbox::testing::shared_server;
 use qpslab_wire::Conn;
 use std::time::{Duration, Instant};
@@ -29,7 +29,6 @@ fn load(secs: f64) {
 fn a_loaded_server_folds_into_its_own_functions() {
     let sb = shared_server();
     let dir = scratch("loaded");
-    let before = thread_cpu(sb.pid()).unwrap();
     let rec = Recording::start(sb.pid(), &dir, "t1").expect("perf records the server");
     load(2.0);
     let p = rec.stop().expect("the profile is folded");
@@ -52,13 +51,6 @@ fn a_loaded_server_folds_into_its_own_functions() {
         "no server function in:\n{}",
         &folded[..folded.len().min(2000)]
     );
-    // Some thread of the server spent CPU on the load, and it is one the server had or made.
-    let busy: u64 = p.threads.values().map(|t| t.ticks).sum();
-    assert!(busy > 0, "{:?}", p.threads);
-    assert!(p
-        .threads
-        .keys()
-        .all(|t| before.contains_key(t) || *t > sb.pid()));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -72,6 +72,20 @@ pub struct DiffArgs {
     /// Statements sampled per class.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub sample: usize,
+    /// After the measurement, run each side alone under `perf record -g` and write its
+    /// folded stacks and flame graph (and a differential one, B against A) into DIR. Both
+    /// servers must run on this machine (sandboxes, or sockets).
+    #[arg(long, value_name = "DIR")]
+    pub profile: Option<PathBuf>,
+    /// Seconds each side runs under the profiler.
+    #[arg(
+        long,
+        value_name = "S",
+        default_value_t = 10.0,
+        allow_negative_numbers = true,
+        requires = "profile"
+    )]
+    pub profile_time: f64,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
 }

@@ -10,6 +10,7 @@ use crate::target::{connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::diff::{ClassMeasure, Pair};
 use qpslab_core::Dsn;
+use qpslab_lab::diff::profile::profile_side;
 use qpslab_lab::diff::{rounds, sample, DiffObserver, DiffOptions, Side};
 use qpslab_report::diff::{analyze, paired, precise, DiffReport};
 use std::time::Duration;
@@ -26,7 +27,12 @@ pub fn diff(a: DiffArgs) -> Result<()> {
     if let Some(path) = &a.json {
         crate::outfile::check("--json", path, true)?;
     }
-    let sides = [side(&a.a, &a.home)?, side(&a.b, &a.home)?];
+    let [(side_a, pid_a), (side_b, pid_b)] = [side(&a.a, &a.home)?, side(&a.b, &a.home)?];
+    let sides = [side_a, side_b];
+    let pids = match &a.profile {
+        Some(dir) => Some(profile_pids(dir, &sides, [pid_a, pid_b])?),
+        None => None,
+    };
     let kind = crate::cmd::digest::log_type(a.log_type);
     let loaded = qpslab_lab::replay::source::load(&a.log, kind).map_err(exec_error)?;
     let (mut work, skipped) = sample::plan(&loaded.log, &o);
@@ -49,7 +55,21 @@ pub fn diff(a: DiffArgs) -> Result<()> {
     );
     let m = rounds::measure(&sides, &work, skipped, &o, &mut Progress, &INTERRUPTED)
         .map_err(exec_error)?;
-    let report = analyze(&m, a.threshold);
+    let mut report = analyze(&m, a.threshold);
+    if let (Some(dir), Some(pids)) = (&a.profile, pids) {
+        let time = Duration::from_secs_f64(a.profile_time);
+        for (i, name) in ["a", "b"].into_iter().enumerate() {
+            eprintln!(
+                "diff: profiling side {} for {:.0} s ...",
+                name.to_uppercase(),
+                a.profile_time
+            );
+            let p = profile_side(&sides[i], pids[i], &work, (dir, name), time, &INTERRUPTED)
+                .map_err(exec_error)?;
+            report.profiles.push(p);
+        }
+        report.figures = crate::profile::draw_sides(&report.profiles, a.out.as_deref());
+    }
     output(&a, &report)
 }
 
@@ -70,6 +90,12 @@ fn options(a: &DiffArgs) -> Result<DiffOptions> {
             a.threshold
         )));
     }
+    if a.profile.is_some() && !(a.profile_time.is_finite() && a.profile_time >= 1.0) {
+        return Err(user(format!(
+            "--profile-time {}: at least 1 second",
+            a.profile_time
+        )));
+    }
     if a.sample == 0 || a.limit == Some(0) {
         return Err(user("--sample and --limit must be at least 1"));
     }
@@ -84,7 +110,7 @@ fn options(a: &DiffArgs) -> Result<DiffOptions> {
 /// A side: a DSN (`mysql://...`, its password from the URL or MYSQL_PWD, never printed) or a
 /// sandbox `NAME` or `NAME/DB` of the lab directory. Its database, when it names one, is where
 /// every statement runs.
-fn side(spec: &str, home: &SandboxHomeArgs) -> Result<Side> {
+fn side(spec: &str, home: &SandboxHomeArgs) -> Result<(Side, Option<u32>)> {
     let (target, database, label) = if spec.starts_with("mysql://") {
         let dsn: Dsn = spec.parse().map_err(|e| {
             let shown = qpslab_store::redact_url_passwords(spec);
@@ -115,9 +141,33 @@ fn side(spec: &str, home: &SandboxHomeArgs) -> Result<Side> {
         };
         (t, db, spec.to_string())
     };
-    let mut options = connect(&target, None, &sandbox_home(home))?.options;
+    let mut connected = connect(&target, None, &sandbox_home(home))?;
+    crate::profile::find_server(&mut connected);
+    let mut options = connected.options;
     options.database = database;
-    Ok(Side { label, options })
+    Ok((Side { label, options }, connected.server_pid))
+}
+
+/// The servers' pids for `--profile`, refused before anything runs when one is not known or
+/// perf is missing.
+fn profile_pids(
+    dir: &std::path::Path,
+    sides: &[Side; 2],
+    pids: [Option<u32>; 2],
+) -> Result<[u32; 2]> {
+    qpslab_probe::profile::perf_available().map_err(|e| user(format!("--profile: {e}")))?;
+    let known = |i: usize| {
+        pids[i].ok_or_else(|| {
+            user(format!(
+                "--profile {}: the server of side {} ({}) is not on this machine or its process \
+                 is not known: profiles need sandboxes or servers reached through their socket",
+                dir.display(),
+                ["A", "B"][i],
+                sides[i].label
+            ))
+        })
+    };
+    Ok([known(0)?, known(1)?])
 }
 
 /// Progress on stderr, and the precision rule of the rounds.

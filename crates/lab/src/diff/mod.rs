@@ -16,11 +16,13 @@
 //!
 //! The lab returns raw measurements ([`qpslab_core::diff::DiffMeasurement`]); the statistics
 //! (ratios, intervals, verdicts) are the report crate's. [`session::run_side`] runs a side alone
-//! for a while, through the same per-class function the rounds use (for profiling a side).
+//! for a while, through the same per-class function the rounds use; [`profile`] does so for each
+//! side under `perf record` (`--profile DIR`).
 
 pub mod check;
 pub mod counters;
 pub mod explain;
+pub mod profile;
 pub mod rounds;
 pub mod sample;
 pub mod session;

@@ -4,8 +4,8 @@
 //! Content-Security-Policy allows nothing but those local objects.
 
 use super::{
-    duration_text, latency_cells, ratio_text, results_mark, summary_line, ClassDiff, DiffReport,
-    Verdict,
+    duration_text, latency_cells, profile_line, ratio_text, results_mark, summary_line, ClassDiff,
+    DiffReport, Verdict, PROFILE_CLASSES,
 };
 use crate::svg::esc;
 use std::fmt::Write;
@@ -14,12 +14,12 @@ const STYLE: &str = "body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px
 h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}h3{font-size:15px}code{font-size:13px}\
 table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}.regression{color:#b3261e;font-weight:bold}\
-.improvement{color:#0a7a2a;font-weight:bold}figure{margin:12px 0}object{width:100%;border:1px solid #eee}";
+.improvement{color:#0a7a2a;font-weight:bold}figure{margin:12px 0}figure img{width:100%;border:1px solid #eee}";
 
 /// The report as HTML.
 pub fn html(r: &DiffReport) -> String {
     let mut out = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    out.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; object-src 'self' file:\">");
+    out.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src 'self' file: data:\">");
     let _ = write!(out, "<title>qpslab diff</title><style>{STYLE}</style></head><body>\n<h1>qpslab diff: A → B</h1>\n<ul>");
     for (name, i) in [("A", 0), ("B", 1)] {
         let _ = write!(
@@ -47,6 +47,7 @@ pub fn html(r: &DiffReport) -> String {
     }
     all_classes(&mut out, r);
     skipped(&mut out, r);
+    profiles(&mut out, r);
     figures(&mut out, r);
     out.push_str("</body></html>\n");
     out
@@ -131,6 +132,30 @@ fn skipped(out: &mut String, r: &DiffReport) {
     out.push_str("</table>\n");
 }
 
+/// Each side's profiling pass and its server's CPU by thread class.
+fn profiles(out: &mut String, r: &DiffReport) {
+    if r.profiles.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Server profiles</h2>\n<ul>");
+    for (name, p) in ["A", "B"].iter().zip(&r.profiles) {
+        let _ = write!(out, "<li>{}</li>", esc(&profile_line(name, p)));
+    }
+    out.push_str("</ul>\n<table><tr><th>side</th><th>thread class</th><th>threads</th><th>CPU % of one CPU</th></tr>\n");
+    for (name, p) in ["A", "B"].iter().zip(&r.profiles) {
+        for c in p.cpu.iter().take(PROFILE_CLASSES) {
+            let _ = writeln!(
+                out,
+                "<tr><td>{name}</td><td>{}</td><td>{}</td><td>{:.1}</td></tr>",
+                esc(&c.class),
+                c.threads,
+                c.cpu_pct
+            );
+        }
+    }
+    out.push_str("</table>\n");
+}
+
 fn figures(out: &mut String, r: &DiffReport) {
     if r.figures.is_empty() {
         return;
@@ -139,7 +164,7 @@ fn figures(out: &mut String, r: &DiffReport) {
     for f in &r.figures {
         let _ = writeln!(
             out,
-            "<figure><figcaption>{t}</figcaption><object type=\"image/svg+xml\" data=\"{p}\">{t}</object></figure>",
+            "<figure><figcaption>{t}</figcaption><a href=\"{p}\"><img src=\"{p}\" alt=\"{t}\"></a></figure>",
             t = esc(&f.title),
             p = esc(&f.path)
         );

@@ -2,8 +2,8 @@
 //! section, then the improvements, the table of every class and the skipped classes.
 
 use super::{
-    duration_text, latency_cells, ratio_text, results_mark, summary_line, ClassDiff, DiffReport,
-    Verdict,
+    duration_text, latency_cells, profile_line, ratio_text, results_mark, summary_line, ClassDiff,
+    DiffReport, Verdict, PROFILE_CLASSES,
 };
 use std::fmt::Write;
 
@@ -31,6 +31,7 @@ pub fn markdown(r: &DiffReport) -> String {
         }
     }
     all_classes(&mut out, r);
+    profiles(&mut out, r);
     if !r.skipped.is_empty() {
         let _ = writeln!(out, "## Skipped\n\n| class | count | why |\n|---|---:|---|");
         for s in &r.skipped {
@@ -39,6 +40,44 @@ pub fn markdown(r: &DiffReport) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Each side's profiling pass: its files and its server's CPU by thread class.
+fn profiles(out: &mut String, r: &DiffReport) {
+    if r.profiles.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## Server profiles
+"
+    );
+    for (name, p) in ["A", "B"].iter().zip(&r.profiles) {
+        let _ = writeln!(out, "- {}", profile_line(name, p));
+        let _ = writeln!(
+            out,
+            "  - stacks `{}`, flame graph `{}`",
+            p.files.folded.display(),
+            p.files.svg.display()
+        );
+    }
+    for f in &r.figures {
+        let _ = writeln!(out, "- {}: `{}`", f.title, f.path);
+    }
+    let _ = writeln!(
+        out,
+        "\n| side | thread class | threads | CPU % of one CPU |\n|---|---|---:|---:|"
+    );
+    for (name, p) in ["A", "B"].iter().zip(&r.profiles) {
+        for c in p.cpu.iter().take(PROFILE_CLASSES) {
+            let _ = writeln!(
+                out,
+                "| {name} | `{}` | {} | {:.1} |",
+                c.class, c.threads, c.cpu_pct
+            );
+        }
+    }
+    out.push('\n');
 }
 
 /// One class with its evidence.

@@ -15,7 +15,9 @@ pub mod html;
 pub mod md;
 
 use crate::stats::{estimate, t_p_value, t_quantile};
-use qpslab_core::diff::{DiffMeasurement, Pair, ResultsCheck, SkippedClass, TableFacts};
+use qpslab_core::diff::{
+    DiffMeasurement, Pair, ResultsCheck, SideProfile, SkippedClass, TableFacts,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -123,6 +125,9 @@ pub struct DiffReport {
     /// Figures for the HTML report.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub figures: Vec<Figure>,
+    /// Each side's profiling pass (`--profile DIR`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<SideProfile>,
 }
 
 impl DiffReport {
@@ -279,7 +284,20 @@ pub fn analyze(m: &DiffMeasurement, threshold_pct: f64) -> DiffReport {
         classes,
         skipped: m.skipped.clone(),
         figures: Vec::new(),
+        profiles: Vec::new(),
     }
+}
+
+/// Thread classes shown per side in a report's profile section.
+pub const PROFILE_CLASSES: usize = 8;
+
+/// How a side's profiling pass went, in one line: `A (sb1): 10.0 s, 41,230 statements,
+/// 4,812 samples of cpu-clock (why)`.
+pub fn profile_line(name: &str, p: &SideProfile) -> String {
+    format!(
+        "{name} ({}): {:.1} s, {} statements, {} samples of {}",
+        p.side, p.seconds, p.statements, p.files.samples, p.files.event_reason
+    )
 }
 
 /// `12.3%`-style change of a ratio, signed.
