@@ -15,6 +15,7 @@ pub mod cell;
 pub mod cpus;
 pub mod dsn;
 pub mod env;
+pub mod live;
 pub mod optfile;
 pub mod plan;
 pub mod replay;

@@ -138,6 +138,18 @@ pub struct RunPlan {
     /// `qpslab replay`: the log replayed instead of `workload` (whose options then do not apply).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<crate::replay::ReplayPlan>,
+    /// `--at TIME:ACTION`: changes made to the server while each measured phase runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveSpec>,
+}
+
+/// `--at` and `--settle-after`: the live actions of every measured phase.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LiveSpec {
+    /// The actions, in time order.
+    pub actions: Vec<crate::live::LiveAction>,
+    /// Seconds after an action left out of the judgment (the server settling).
+    pub settle_after_s: f64,
 }
 
 impl RunPlan {
@@ -161,6 +173,7 @@ impl RunPlan {
             settle: None,
             engine: EngineKnobs::default(),
             replay: None,
+            live: None,
         }
     }
 
