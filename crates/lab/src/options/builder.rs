@@ -3,6 +3,8 @@
 
 use super::Transport;
 use qpslab_core::plan::{Arrival, AutoWarmup, RateSpec, RunPlan, SettleSpec, StopCondition};
+use qpslab_core::live::{LiveAction, DEFAULT_SETTLE_AFTER_S};
+use qpslab_core::plan::LiveSpec;
 use qpslab_core::{WorkloadKind, WorkloadOptions};
 
 /// The longest auto warm-up unless `warmup_max` says otherwise.
@@ -55,6 +57,8 @@ pub(crate) struct Builder {
     pub transport: Transport,
     pub retries: u32,
     pub repeats: u32,
+    pub actions: Vec<LiveAction>,
+    pub settle_after_s: f64,
 }
 
 impl Builder {
@@ -77,6 +81,8 @@ impl Builder {
             transport: Transport::Socket,
             retries: DEFAULT_RETRIES,
             repeats: 1,
+            actions: Vec::new(),
+            settle_after_s: DEFAULT_SETTLE_AFTER_S,
         }
     }
 
@@ -103,6 +109,11 @@ impl Builder {
         plan.rate = (self.rate > 0.0).then_some(RateSpec {
             per_second: self.rate,
             arrival: self.arrival,
+        });
+        super::live_keys::check_times(&self.actions, plan.stop.time_s)?;
+        plan.live = (!self.actions.is_empty()).then(|| LiveSpec {
+            actions: std::mem::take(&mut self.actions),
+            settle_after_s: self.settle_after_s,
         });
         // Every limit the engine enforces, checked before a server starts or anything is built.
         qpslab_engine::workload::validate(&plan.workload).map_err(|e| e.to_string())?;
