@@ -212,6 +212,9 @@ pub struct ActionRecord {
     pub outcome: String,
     /// How long the statement took.
     pub took_ms: f64,
+    /// What `set` was put back to when the phase ended: `innodb_buffer_pool_size=8388608 ok`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restored: Option<String>,
     /// Per-interval TPS before and after (none: not judged).
     #[serde(default, skip_serializing_if = "Option::is_none", flatten)]
     pub tps: Option<SegmentChange>,
@@ -289,6 +292,7 @@ mod tests {
             started_s: 8.01,
             outcome: "ok".into(),
             took_ms: 3.0,
+            restored: None,
             tps: Some(SegmentChange {
                 before: 100.0,
                 after: 200.0,

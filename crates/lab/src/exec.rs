@@ -13,7 +13,10 @@ use qpslab_probe::Sampler;
 use qpslab_store::{RunId, RunMeta, Store};
 use qpslab_wire::Conn;
 use std::path::{Path, PathBuf};
+use crate::live::Live;
+use std::cell::RefCell;
 use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
 /// Where progress goes: the CLI prints it, tests ignore it. Every method has a silent default.
 pub trait Observer {
@@ -25,6 +28,8 @@ pub trait Observer {
     fn prepared(&mut self, _w: &WorkloadOptions, _r: &PrepareReport, _loaders: u32) {}
     /// One report tick of the measured phase.
     fn sample(&mut self, _threads: u32, _s: &Sample) {}
+    /// A live action (`--at`) finished.
+    fn action(&mut self, _threads: u32, _r: &qpslab_core::live::ActionRecord) {}
 }
 
 /// An observer that shows nothing.
@@ -388,10 +393,58 @@ pub fn measure(
     obs: &mut dyn Observer,
     stop: &AtomicBool,
 ) -> Result<Measured, ExecError> {
+    let live = meta
+        .plan
+        .live
+        .as_ref()
+        .map(|l| RefCell::new(Live::start(target, &l.actions)));
     let phase = |on_sample: &mut dyn FnMut(&Sample)| {
-        run_phase(target, &meta.plan, workload, threads, on_sample, stop).map_err(ExecError::from)
+        let result = run_phase(target, &meta.plan, workload, threads, on_sample, stop);
+        let Some(live) = &live else {
+            return result.map_err(ExecError::from);
+        };
+        let records = live.borrow_mut().finish();
+        let mut phase = result?;
+        phase.actions = records;
+        Ok(phase)
     };
-    measure_with(store, meta, threads, sampler, obs, phase)
+    match &live {
+        Some(live) => {
+            let measured = {
+                let mut obs = LiveObserver { obs: &mut *obs, live };
+                measure_with(store, meta, threads, sampler, &mut obs, phase)
+            };
+            for line in live.borrow_mut().take_restores() {
+                obs.message(&line);
+            }
+            measured
+        }
+        None => measure_with(store, meta, threads, sampler, obs, phase),
+    }
+}
+
+/// Passes every report on, anchors the live actions' clock on the first one, and reports the
+/// actions that finished since the last.
+struct LiveObserver<'a> {
+    obs: &'a mut dyn Observer,
+    live: &'a RefCell<Live>,
+}
+
+impl Observer for LiveObserver<'_> {
+    fn message(&mut self, line: &str) {
+        self.obs.message(line);
+    }
+    fn sample(&mut self, threads: u32, s: &Sample) {
+        let mut live = self.live.borrow_mut();
+        let began = Instant::now().checked_sub(Duration::from_secs_f64(s.elapsed_s));
+        if let Some(began) = began {
+            live.measured_from(began);
+        }
+        self.obs.sample(threads, s);
+        for r in live.poll() {
+            self.obs.action(threads, &r);
+        }
+    }
 }
 
 /// Stores the phase that `phase` measures (it calls its argument once per report interval) as

@@ -31,6 +31,7 @@ pub mod contention;
 pub mod error;
 pub mod exec;
 pub mod expand;
+pub mod live;
 pub mod options;
 pub mod os;
 pub mod password;

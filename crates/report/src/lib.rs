@@ -24,6 +24,7 @@
 mod charts;
 pub mod compare;
 pub mod effects;
+pub mod live;
 mod error;
 pub mod metrics;
 pub mod model;
