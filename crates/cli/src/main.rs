@@ -12,6 +12,7 @@ mod error;
 mod plan;
 mod printer;
 mod render;
+mod render_live;
 mod render_replay;
 mod signals;
 mod target;

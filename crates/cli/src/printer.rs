@@ -69,6 +69,10 @@ impl qpslab_lab::exec::Observer for Printer {
     fn sample(&mut self, threads: u32, s: &qpslab_core::Sample) {
         println!("{}", crate::render::live_line(threads, s));
     }
+
+    fn action(&mut self, _threads: u32, r: &qpslab_core::live::ActionRecord) {
+        println!("{}", crate::render_live::action_line(r));
+    }
 }
 
 /// `loading 1200000/8000000 rows (15%) 412345 rows/s, ETA 16s`.

@@ -45,11 +45,12 @@ impl Action {
         match verb {
             "set" => {
                 let (name, value) = rest.split_once('=').ok_or_else(|| {
-                    format!("`set` takes NAME=VALUE (set innodb_buffer_pool_size=512M), not '{rest}'")
+                    format!(
+                        "`set` takes NAME=VALUE (set innodb_buffer_pool_size=512M), not '{rest}'"
+                    )
                 })?;
                 let (name, value) = (name.trim(), value.trim());
-                if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                {
+                if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                     return Err(format!("`set`: '{name}' is not a server variable name"));
                 }
                 if value.is_empty() {

@@ -2,6 +2,7 @@
 //! every report tick, and store it as it is measured. `qpslab run` and studies share this loop.
 
 use crate::error::ExecError;
+use crate::live::Live;
 use qpslab_core::result::PhaseResult;
 use qpslab_core::stability::{self, Stability};
 use qpslab_core::{ConnectOptions, RunPlan, Sample, TelemetrySample, WorkloadOptions};
@@ -12,9 +13,8 @@ use qpslab_engine::workload::{Workload, WorkloadError};
 use qpslab_probe::Sampler;
 use qpslab_store::{RunId, RunMeta, Store};
 use qpslab_wire::Conn;
-use std::path::{Path, PathBuf};
-use crate::live::Live;
 use std::cell::RefCell;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -351,6 +351,8 @@ pub fn default_loaders() -> u32 {
 pub struct Measured {
     /// The run it was stored in.
     pub run_id: RunId,
+    /// Its order within the run, from 1.
+    pub seq: u32,
     /// The phase.
     pub phase: PhaseResult,
     /// Its telemetry (per tick, then whole-phase totals and perf).
@@ -411,7 +413,10 @@ pub fn measure(
     match &live {
         Some(live) => {
             let measured = {
-                let mut obs = LiveObserver { obs: &mut *obs, live };
+                let mut obs = LiveObserver {
+                    obs: &mut *obs,
+                    live,
+                };
                 measure_with(store, meta, threads, sampler, &mut obs, phase)
             };
             for line in live.borrow_mut().take_restores() {
@@ -499,6 +504,7 @@ pub fn measure_with(
     store.finish_phase(&handle, &phase, &telemetry)?;
     Ok(Measured {
         run_id: handle.run_id,
+        seq: handle.seq,
         phase,
         telemetry,
     })

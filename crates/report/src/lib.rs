@@ -24,8 +24,8 @@
 mod charts;
 pub mod compare;
 pub mod effects;
-pub mod live;
 mod error;
+pub mod live;
 pub mod metrics;
 pub mod model;
 pub mod png;

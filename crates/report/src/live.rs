@@ -48,7 +48,9 @@ fn judge_one(r: &mut ActionRecord, before: &[&Sample], after: &[&Sample]) {
         return;
     }
     r.tps = change(&series(before, tps), &series(after, tps));
-    r.p95_ms = p95_series(before).zip(p95_series(after)).and_then(|(b, a)| change(&b, &a));
+    r.p95_ms = p95_series(before)
+        .zip(p95_series(after))
+        .and_then(|(b, a)| change(&b, &a));
     r.judgment = match &r.tps {
         None => "no spread to judge by".into(),
         Some(c) if !c.significant => "no significant change".into(),
@@ -153,7 +155,10 @@ mod tests {
         let t = rs[0].tps.as_ref().unwrap();
         assert_eq!(rs[0].judgment, "gain");
         assert!(t.significant && t.ci_low > 50.0, "{t:?}");
-        assert!((t.before - 102.0).abs() < 3.0 && (t.after - 202.0).abs() < 3.0, "{t:?}");
+        assert!(
+            (t.before - 102.0).abs() < 3.0 && (t.after - 202.0).abs() < 3.0,
+            "{t:?}"
+        );
         let p = rs[0].p95_ms.as_ref().unwrap();
         assert!(p.change_pct < -40.0 && p.significant, "{p:?}");
     }
@@ -174,7 +179,9 @@ mod tests {
     fn short_segments_and_failed_actions_get_no_verdict() {
         let mut rs = [record(2.0, "ok"), record(15.0, "ok"), record(18.0, "boom")];
         judge_actions(&phase(8.0), &mut rs, 1.0);
-        assert!(rs[0].judgment.starts_with("too short to judge (2 interval(s) before"));
+        assert!(rs[0]
+            .judgment
+            .starts_with("too short to judge (2 interval(s) before"));
         assert!(rs[0].tps.is_none());
         // Before the second action: from 3 s (2 + settle) to 15 s.
         assert!(rs[1].tps.is_none() && rs[1].judgment.starts_with("too short"));

@@ -17,12 +17,13 @@ pub(crate) struct Done {
 /// Runs `action` on a new connection to `target`.
 pub(crate) fn run(target: &ConnectOptions, action: &Action) -> Done {
     let started = Instant::now();
-    let result = Conn::connect(target)
-        .map_err(|e| e.to_string())
-        .and_then(|mut conn| match action {
-            Action::Set { name, .. } => set(&mut conn, name, &action.sql()),
-            Action::Sql { statement } => sql(&mut conn, statement),
-        });
+    let result =
+        Conn::connect(target)
+            .map_err(|e| e.to_string())
+            .and_then(|mut conn| match action {
+                Action::Set { name, .. } => set(&mut conn, name, &action.sql()),
+                Action::Sql { statement } => sql(&mut conn, statement),
+            });
     let took_ms = started.elapsed().as_secs_f64() * 1e3;
     match result {
         Ok(saved) => Done {

@@ -94,13 +94,13 @@ impl Live {
         }
         let rest: Vec<Finished> = self.finished.try_iter().collect();
         self.take(rest);
-        self.records
-            .sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+        self.records.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
         for (name, value) in std::mem::take(&mut self.saved).into_iter().rev() {
             let outcome = act::restore(&self.target, &name, &value);
-            let first_set = self.records.iter_mut().find(|r| {
-                r.ok() && r.action.starts_with(&format!("set {name}="))
-            });
+            let first_set = self
+                .records
+                .iter_mut()
+                .find(|r| r.ok() && r.action.starts_with(&format!("set {name}=")));
             if let Some(r) = first_set {
                 r.restored = Some(outcome.clone());
             }

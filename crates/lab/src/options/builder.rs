@@ -2,9 +2,9 @@
 //! that only make sense together (time and events, rate and its arrival, warm-up and its bound).
 
 use super::Transport;
-use qpslab_core::plan::{Arrival, AutoWarmup, RateSpec, RunPlan, SettleSpec, StopCondition};
 use qpslab_core::live::{LiveAction, DEFAULT_SETTLE_AFTER_S};
 use qpslab_core::plan::LiveSpec;
+use qpslab_core::plan::{Arrival, AutoWarmup, RateSpec, RunPlan, SettleSpec, StopCondition};
 use qpslab_core::{WorkloadKind, WorkloadOptions};
 
 /// The longest auto warm-up unless `warmup_max` says otherwise.
