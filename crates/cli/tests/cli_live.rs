@@ -94,6 +94,19 @@ fn a_live_buffer_pool_resize_is_a_significant_gain_and_is_restored() {
     );
     let live = &v["meta"]["plan"]["live"];
     assert_eq!(live["actions"][0]["at_s"], 8.0, "{live}");
+    // The report lists the action with its verdict and marks it on the per-interval charts.
+    let o = s.run(&["report", "1", "--format", "md"]);
+    let md = stdout(&o);
+    assert!(
+        md.contains("## Live actions") && md.contains("| set innodb_buffer_pool_size=512M | ok |"),
+        "{md}\n{}",
+        stderr(&o)
+    );
+    let html = stdout(&s.run(&["report", "1", "--format", "html"]));
+    assert!(
+        html.contains(r#"<line class="marker""#),
+        "no action marker in the charts"
+    );
 
     // `sql` actions run as written, a failing one recorded without stopping the run; `show`
     // lists them from the store.

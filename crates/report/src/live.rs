@@ -7,10 +7,37 @@
 //! plus the settle window, to the action; the segment after runs from the action plus the settle
 //! window to the next action or the end. Only whole report intervals inside a segment count.
 
+use crate::model::Point;
 use crate::ratio::ratio;
 use crate::stats::estimate;
 use qpslab_core::live::{ActionRecord, SegmentChange};
 use qpslab_core::Sample;
+use serde::{Deserialize, Serialize};
+
+/// A live action of one measured point, as a report lists it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ActionRow {
+    /// The run.
+    pub run_id: i64,
+    /// The variant and the point's key (`threads=4`).
+    pub point: String,
+    /// The action, its outcome and its judgment.
+    pub record: ActionRecord,
+}
+
+/// Every live action of `points`, in their order.
+pub(crate) fn action_rows(points: &[Point<'_>]) -> Vec<ActionRow> {
+    points
+        .iter()
+        .flat_map(|p| {
+            p.phase.result.actions.iter().map(move |r| ActionRow {
+                run_id: p.subject.run.id.0,
+                point: format!("{} {}", p.subject.cell.variant, p.key()),
+                record: r.clone(),
+            })
+        })
+        .collect()
+}
 
 /// Fewer intervals than this on either side are too few for an interval: no verdict.
 pub const MIN_INTERVALS: usize = 3;
