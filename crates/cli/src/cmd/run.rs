@@ -22,7 +22,7 @@ use std::io::Write;
 pub fn run(a: RunArgs) -> Result<()> {
     let resolved = run_plan(&a)?;
     let plan = resolved.plan;
-    if plan.live.is_some() {
+    if plan.live.as_ref().is_some_and(|l| !l.actions.is_empty()) {
         // `--at` changes the server: a signal lets the phase end and put the settings back.
         crate::signals::undoing();
     }
@@ -139,7 +139,13 @@ impl Phases<'_> {
     /// Judges the phase's live actions (`--at`) before against after, stores the judgments and
     /// prints them.
     fn judge_actions(&mut self, m: &mut qpslab_lab::exec::Measured) -> Result<()> {
-        let Some(live) = &self.meta.plan.live else {
+        let Some(live) = self
+            .meta
+            .plan
+            .live
+            .as_ref()
+            .filter(|l| !l.actions.is_empty())
+        else {
             return Ok(());
         };
         let p = &mut m.phase;

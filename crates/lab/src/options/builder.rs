@@ -110,8 +110,10 @@ impl Builder {
             per_second: self.rate,
             arrival: self.arrival,
         });
-        super::live_keys::check_times(&self.actions, plan.stop.time_s)?;
-        plan.live = (!self.actions.is_empty()).then(|| LiveSpec {
+        check_times(&self.actions, plan.stop.time_s)?;
+        // A settle window given without actions is kept, so the stored plan says what was asked.
+        let live = !self.actions.is_empty() || self.settle_after_s != DEFAULT_SETTLE_AFTER_S;
+        plan.live = live.then(|| LiveSpec {
             actions: std::mem::take(&mut self.actions),
             settle_after_s: self.settle_after_s,
         });
@@ -125,6 +127,22 @@ impl Builder {
             repeats: self.repeats,
         })
     }
+}
+
+/// Refuses an action at or past the end of a timed measured phase (checked before anything
+/// connects).
+fn check_times(actions: &[LiveAction], time_s: Option<f64>) -> Result<(), String> {
+    let (Some(last), Some(time_s)) = (actions.last(), time_s) else {
+        return Ok(());
+    };
+    if last.at_s >= time_s {
+        return Err(format!(
+            "at {}: {} s is not inside the {time_s} s measured phase (time); actions are timed \
+             from the start of the measured phase",
+            last, last.at_s
+        ));
+    }
+    Ok(())
 }
 
 /// Run options resolved: the engine's plan and what the study runner needs besides.
