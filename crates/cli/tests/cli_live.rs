@@ -3,7 +3,8 @@
 
 mod common;
 use common::*;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// A value of the sandbox `name` through the mariadb client.
 fn query(s: &Scratch, name: &str, sql: &str) -> String {
@@ -138,6 +139,39 @@ fn a_live_buffer_pool_resize_is_a_significant_gain_and_is_restored() {
             && shown.contains("verdict: too short to judge"),
         "{shown}"
     );
+
+    // SIGTERM mid-phase: the phase stops and the setting is put back before the exit.
+    let mut args = vec!["run"];
+    args.extend_from_slice(DATASET);
+    args.extend_from_slice(&[
+        "--sandbox",
+        "bp",
+        "--time",
+        "30",
+        "--at",
+        "1s:set max_connections=77",
+    ]);
+    let child = s
+        .cmd(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while query(&s, "bp", "SELECT @@max_connections") != "77" {
+        assert!(Instant::now() < deadline, "the action never ran");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // SAFETY: kill has no memory preconditions; the pid is our child's.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("restored max_connections=321 ok"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(query(&s, "bp", "SELECT @@max_connections"), "321");
 }
 
 #[test]

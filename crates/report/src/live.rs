@@ -25,15 +25,29 @@ pub struct ActionRow {
     pub record: ActionRecord,
 }
 
-/// Every live action of `points`, in their order.
+/// Every live action of `points`, in their order. Actions stored unjudged (a study cell's:
+/// only `run` judges as it goes) are judged here from the phase's samples.
 pub(crate) fn action_rows(points: &[Point<'_>]) -> Vec<ActionRow> {
     points
         .iter()
         .flat_map(|p| {
-            p.phase.result.actions.iter().map(move |r| ActionRow {
+            let result = &p.phase.result;
+            let mut records = result.actions.clone();
+            if records.iter().any(|r| r.judgment.is_empty()) {
+                let settle = p
+                    .meta()
+                    .plan
+                    .live
+                    .as_ref()
+                    .map_or(qpslab_core::live::DEFAULT_SETTLE_AFTER_S, |l| {
+                        l.settle_after_s
+                    });
+                judge_actions(&result.samples, &mut records, settle);
+            }
+            records.into_iter().map(move |record| ActionRow {
                 run_id: p.subject.run.id.0,
                 point: format!("{} {}", p.subject.cell.variant, p.key()),
-                record: r.clone(),
+                record,
             })
         })
         .collect()
