@@ -172,7 +172,8 @@ pub fn sql_literal(value: &str) -> String {
 
 /// `512M` → 536870912 (K, M, G, T, in powers of 1024, as my.cnf reads them).
 fn size_bytes(v: &str) -> Option<u64> {
-    let (num, unit) = v.split_at(v.len().checked_sub(1)?);
+    let last = v.char_indices().next_back()?.0;
+    let (num, unit) = v.split_at(last);
     let shift = match unit.to_ascii_uppercase().as_str() {
         "K" => 10,
         "M" => 20,
@@ -271,6 +272,8 @@ mod tests {
         assert_eq!(sql_literal("it's"), "'it''s'");
         assert_eq!(sql_literal("'x'"), "'x'");
         assert_eq!(sql_literal("2k"), "2048");
+        assert_eq!(sql_literal("é"), "'é'");
+        assert_eq!(sql_literal("1é"), "'1é'");
     }
 
     #[test]
