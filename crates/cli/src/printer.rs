@@ -73,6 +73,10 @@ impl qpslab_lab::exec::Observer for Printer {
     fn profiled(&mut self, threads: u32, files: &qpslab_core::telemetry::ProfileFiles) {
         crate::profile::draw(threads, files);
     }
+
+    fn action(&mut self, _threads: u32, r: &qpslab_core::live::ActionRecord) {
+        println!("{}", crate::render_live::action_line(r));
+    }
 }
 
 /// `loading 1200000/8000000 rows (15%) 412345 rows/s, ETA 16s`.

@@ -18,6 +18,7 @@ pub mod diff;
 pub mod dsn;
 pub mod env;
 pub mod files;
+pub mod live;
 pub mod optfile;
 pub mod placement;
 pub mod plan;

@@ -142,6 +142,18 @@ pub struct RunPlan {
     /// placed when the run started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::placement::PlacementRecord>,
+    /// `--at TIME:ACTION`: changes made to the server while each measured phase runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveSpec>,
+}
+
+/// `--at` and `--settle-after`: the live actions of every measured phase.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LiveSpec {
+    /// The actions, in time order.
+    pub actions: Vec<crate::live::LiveAction>,
+    /// Seconds after an action left out of the judgment (the server settling).
+    pub settle_after_s: f64,
 }
 
 impl RunPlan {
@@ -166,6 +178,7 @@ impl RunPlan {
             engine: EngineKnobs::default(),
             replay: None,
             placement: None,
+            live: None,
         }
     }
 

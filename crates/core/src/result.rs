@@ -142,6 +142,9 @@ pub struct PhaseResult {
     /// What a replay did per class of statements (`qpslab replay` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<crate::replay::ReplayOutcome>,
+    /// What the live actions (`--at`) did and how they were judged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<crate::live::ActionRecord>,
 }
 
 impl PhaseResult {

@@ -2,6 +2,7 @@
 //! every report tick, and store it as it is measured. `qpslab run` and studies share this loop.
 
 use crate::error::ExecError;
+use crate::live::Live;
 use qpslab_core::result::PhaseResult;
 use qpslab_core::stability::{self, Stability};
 use qpslab_core::telemetry::{ProfileFiles, Reading};
@@ -13,8 +14,10 @@ use qpslab_engine::workload::{Workload, WorkloadError};
 use qpslab_probe::Sampler;
 use qpslab_store::{RunId, RunMeta, Store};
 use qpslab_wire::Conn;
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
 /// Where progress goes: the CLI prints it, tests ignore it. Every method has a silent default.
 pub trait Observer {
@@ -29,6 +32,8 @@ pub trait Observer {
     /// The server's profile of the phase of `threads` sessions was folded (the sampler was
     /// asked for profiles); the flame graph at `files.svg` is the observer's to draw.
     fn profiled(&mut self, _threads: u32, _files: &ProfileFiles) {}
+    /// A live action (`--at`) finished.
+    fn action(&mut self, _threads: u32, _r: &qpslab_core::live::ActionRecord) {}
 }
 
 /// An observer that shows nothing.
@@ -350,6 +355,8 @@ pub fn default_loaders() -> u32 {
 pub struct Measured {
     /// The run it was stored in.
     pub run_id: RunId,
+    /// Its order within the run, from 1.
+    pub seq: u32,
     /// The phase.
     pub phase: PhaseResult,
     /// Its telemetry (per tick, then whole-phase totals and perf).
@@ -392,10 +399,62 @@ pub fn measure(
     obs: &mut dyn Observer,
     stop: &AtomicBool,
 ) -> Result<Measured, ExecError> {
+    let live = meta
+        .plan
+        .live
+        .as_ref()
+        .filter(|l| !l.actions.is_empty())
+        .map(|l| RefCell::new(Live::start(target, &l.actions)));
     let phase = |on_sample: &mut dyn FnMut(&Sample)| {
-        run_phase(target, &meta.plan, workload, threads, on_sample, stop).map_err(ExecError::from)
+        let result = run_phase(target, &meta.plan, workload, threads, on_sample, stop);
+        let Some(live) = &live else {
+            return result.map_err(ExecError::from);
+        };
+        let records = live.borrow_mut().finish();
+        let mut phase = result?;
+        phase.actions = records;
+        Ok(phase)
     };
-    measure_with(store, meta, threads, sampler, obs, phase)
+    match &live {
+        Some(live) => {
+            let measured = {
+                let mut obs = LiveObserver {
+                    obs: &mut *obs,
+                    live,
+                };
+                measure_with(store, meta, threads, sampler, &mut obs, phase)
+            };
+            for line in live.borrow_mut().take_restores() {
+                obs.message(&line);
+            }
+            measured
+        }
+        None => measure_with(store, meta, threads, sampler, obs, phase),
+    }
+}
+
+/// Passes every report on, anchors the live actions' clock on the first one, and reports the
+/// actions that finished since the last.
+struct LiveObserver<'a> {
+    obs: &'a mut dyn Observer,
+    live: &'a RefCell<Live>,
+}
+
+impl Observer for LiveObserver<'_> {
+    fn message(&mut self, line: &str) {
+        self.obs.message(line);
+    }
+    fn sample(&mut self, threads: u32, s: &Sample) {
+        let mut live = self.live.borrow_mut();
+        let began = Instant::now().checked_sub(Duration::from_secs_f64(s.elapsed_s));
+        if let Some(began) = began {
+            live.measured_from(began);
+        }
+        self.obs.sample(threads, s);
+        for r in live.poll() {
+            self.obs.action(threads, &r);
+        }
+    }
 }
 
 /// Stores the phase that `phase` measures (it calls its argument once per report interval) as
@@ -460,6 +519,7 @@ pub fn measure_with(
     }
     Ok(Measured {
         run_id: handle.run_id,
+        seq: handle.seq,
         phase,
         telemetry,
     })

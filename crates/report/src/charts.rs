@@ -135,6 +135,7 @@ fn vs_sessions(title: &str, y_label: &str, series: Vec<Series>) -> LineChart {
         x_log2: true,
         series,
         band: None,
+        markers: Vec::new(),
     }
 }
 
@@ -212,6 +213,7 @@ fn solid_and_dashed<'a>(
 fn over_time_chart(lines: &[Line<'_>], title: &str, m: Metric, unit: &str) -> LineChart {
     let (series, warmup) = over_time(lines, m);
     LineChart {
+        markers: action_markers(lines),
         title: title.into(),
         x_label: "seconds since the measured phase began".into(),
         y_label: unit.into(),
@@ -219,6 +221,29 @@ fn over_time_chart(lines: &[Line<'_>], title: &str, m: Metric, unit: &str) -> Li
         series,
         band: (warmup > 0.0).then(|| (-warmup, 0.0, "warm-up (discarded)".to_string())),
     }
+}
+
+/// The most characters of an action a marker's label shows.
+const MARKER_LABEL: usize = 40;
+
+/// One marker per live action (`run --at`) of the phases drawn over time.
+fn action_markers(lines: &[Line<'_>]) -> Vec<(f64, String)> {
+    let mut out: Vec<(f64, String)> = Vec::new();
+    let drawn = lines
+        .iter()
+        .filter_map(|l| l.by_threads.values().next_back()?.first());
+    for p in drawn {
+        for a in &p.phase.result.actions {
+            let mut label: String = a.action.chars().take(MARKER_LABEL).collect();
+            if a.action.chars().count() > MARKER_LABEL {
+                label.push('…');
+            }
+            if !out.iter().any(|(x, l)| *x == a.at_s && *l == label) {
+                out.push((a.at_s, label));
+            }
+        }
+    }
+    out
 }
 
 /// Per-interval series of each line at its highest session count (first repeat), and the

@@ -27,6 +27,7 @@ pub mod diff;
 pub mod effects;
 mod error;
 pub mod flame;
+pub mod live;
 pub mod metrics;
 pub mod model;
 pub mod png;

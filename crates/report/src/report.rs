@@ -76,6 +76,9 @@ pub struct Report {
     pub effects: Vec<Effect>,
     /// Every measured point.
     pub results: Vec<ResultRow>,
+    /// The live actions (`run --at`) of the points, with their judgments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<crate::live::ActionRow>,
     /// Charts (SVG; not part of the JSON form).
     pub charts: Vec<Chart>,
 }
@@ -111,6 +114,7 @@ pub fn build(input: &ReportInput) -> Result<Report, Error> {
         best_of: variants.iter().filter_map(|v| best(v, &of(v))).collect(),
         effects: effects::effects(&input.factors, &points),
         results: points.iter().map(result_row).collect(),
+        actions: crate::live::action_rows(&points),
         charts: charts::charts(&variants, &points),
         comparisons,
         variants,

@@ -50,6 +50,8 @@ pub struct LineChart {
     pub series: Vec<Series>,
     /// A shaded x range and its label.
     pub band: Option<(f64, f64, String)>,
+    /// Vertical markers at an x with a short label (a live action of `run --at`).
+    pub markers: Vec<(f64, String)>,
 }
 
 impl LineChart {
@@ -67,6 +69,9 @@ impl LineChart {
             frame.write_band(&mut s, band);
         }
         frame.write_grid(&mut s);
+        for (i, marker) in self.markers.iter().enumerate() {
+            frame.write_marker(&mut s, i, marker);
+        }
         self.write_border_and_labels(&mut s);
         for (i, se) in self.series.iter().enumerate() {
             frame.write_series(&mut s, se);
@@ -169,6 +174,20 @@ impl Frame {
             w = (xb - xa).max(0.0),
             tx = (xa + xb) / 2.0,
             ty = TOP + 14.0,
+            l = esc(label)
+        );
+    }
+
+    /// A vertical dashed line at `x` with its label at the top, staggered so neighbours' labels
+    /// do not overlap.
+    fn write_marker(&self, s: &mut String, i: usize, (x, label): &(f64, String)) {
+        let sx = self.sx(*x);
+        let _ = write!(
+            s,
+            r##"<line class="marker" x1="{sx:.1}" y1="{TOP}" x2="{sx:.1}" y2="{b}" stroke="#B22222" stroke-width="1.2" stroke-dasharray="5 3"/><text x="{tx:.1}" y="{ty}" font-size="11" fill="#B22222">{l}</text>"##,
+            b = TOP + PH,
+            tx = sx + 4.0,
+            ty = TOP + 28.0 + 14.0 * (i % 3) as f64,
             l = esc(label)
         );
     }
@@ -405,6 +424,7 @@ mod tests {
                 series("b <x> p99", 9, false, vec![(2.0, 3.0), (128.0, 44.0)]),
             ],
             band: None,
+            markers: Vec::new(),
         };
         check_golden("sessions.svg", &sessions.to_svg());
         let over_time = LineChart {
@@ -421,6 +441,7 @@ mod tests {
                     .collect(),
             )],
             band: Some((-2.0, 0.0, "warm-up (discarded)".into())),
+            markers: vec![(8.0, "set innodb_buffer_pool_size=512M".into())],
         };
         check_golden("over_time.svg", &over_time.to_svg());
         check_golden("empty.svg", &LineChart::default().to_svg());

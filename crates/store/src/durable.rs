@@ -22,6 +22,8 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBe
 pub struct PhaseHandle {
     /// The run the phase belongs to.
     pub run_id: RunId,
+    /// The phase's order within the run, from 1.
+    pub seq: u32,
     phase_id: i64,
     next_sample: u32,
     next_tick: u32,
@@ -39,6 +41,7 @@ impl Store {
         tx.commit()?;
         Ok(PhaseHandle {
             run_id: RunId(run_id),
+            seq: seq as u32,
             phase_id,
             next_sample: 0,
             next_tick: 0,

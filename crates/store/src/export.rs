@@ -62,6 +62,9 @@ pub struct PhaseDoc {
     pub reconnects: u64,
     /// The stability verdict, in words, when it was judged.
     pub stability: Option<String>,
+    /// The live actions (`run --at`) with their judgments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<qpslab_core::live::ActionRecord>,
     /// The whole result: samples, statements, histograms, client CPU, rate.
     pub result: PhaseResult,
     /// Telemetry taken during it.
@@ -69,7 +72,8 @@ pub struct PhaseDoc {
 }
 
 impl PhaseDoc {
-    fn new(p: StoredPhase, status: String) -> PhaseDoc {
+    fn new(mut p: StoredPhase, status: String) -> PhaseDoc {
+        let actions = std::mem::take(&mut p.result.actions);
         let r = &p.result;
         let lat = &r.latency;
         let mut latency_ms: BTreeMap<String, f64> = [
@@ -93,6 +97,7 @@ impl PhaseDoc {
             errors: r.errors.clone(),
             reconnects: r.reconnects,
             stability: r.stability.as_ref().map(ToString::to_string),
+            actions,
             result: p.result,
             telemetry: p.telemetry,
         }

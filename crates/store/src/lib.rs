@@ -19,6 +19,7 @@
 //! # Ok(()) }
 //! ```
 
+mod actions;
 mod attempt;
 mod cell;
 mod durable;

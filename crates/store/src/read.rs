@@ -188,6 +188,7 @@ impl Store {
                 result.samples = samples;
             }
             result.histograms = self.load_histograms(phase_id)?;
+            result.actions = crate::actions::load_actions(&self.conn, phase_id)?;
             out.push(StoredPhase {
                 seq,
                 recorded_at,

@@ -145,6 +145,7 @@ CREATE TABLE cells (
 "#,
     DURABLE_WRITES,
     CELL_ATTEMPTS,
+    PHASE_ACTIONS,
 ];
 
 /// Results written as they are measured: a phase row exists from its start (`status` running),
@@ -173,6 +174,24 @@ CREATE TABLE cell_attempts (
     reason      TEXT,                      -- the stability verdict when unstable
     recorded_at REAL NOT NULL,
     UNIQUE (cell_id, attempt)
+);
+"#;
+
+/// Live actions of a phase (`run --at`): when each was due, what it was, what happened and how
+/// long it took, the verdict of its before/after judgment in words, and the whole record
+/// (segment means, change and its interval, the restore) as JSON.
+const PHASE_ACTIONS: &str = r#"
+CREATE TABLE phase_actions (
+    id          INTEGER PRIMARY KEY,
+    phase_id    INTEGER NOT NULL REFERENCES phases (id) ON DELETE CASCADE,
+    seq         INTEGER NOT NULL,          -- from 0, in time order
+    at_s        REAL NOT NULL,             -- seconds from the start of the measured phase
+    action      TEXT NOT NULL,             -- set NAME=VALUE, sql STATEMENT
+    outcome     TEXT NOT NULL,             -- ok, or the server's error
+    took_ms     REAL NOT NULL,
+    judgment    TEXT NOT NULL,             -- gain, loss, no significant change, too short to judge
+    record_json TEXT NOT NULL,             -- qpslab_core::live::ActionRecord
+    UNIQUE (phase_id, seq)
 );
 "#;
 

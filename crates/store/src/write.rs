@@ -210,7 +210,7 @@ pub(crate) fn insert_children(
             t.reading.values()?.to_string()
         ])?;
     }
-    Ok(())
+    crate::actions::write_actions(tx, phase_id, &p.actions)
 }
 
 /// Inserts one sample row.

@@ -121,6 +121,7 @@ fn phase(threads: u32, events: u64) -> PhaseResult {
         ],
         stability: None,
         replay: None,
+        actions: Vec::new(),
     }
 }
 
@@ -276,6 +277,7 @@ fn migration_from_an_empty_file() {
             "cell_attempts",
             "cells",
             "histograms",
+            "phase_actions",
             "phases",
             "runs",
             "samples",
@@ -503,4 +505,35 @@ fn load_of_a_missing_run_says_so() {
     let err = store.load_run(qpslab_store::RunId(42)).unwrap_err();
     assert!(matches!(err, Error::RunNotFound(_)));
     assert_eq!(err.to_string(), "no run with id 42 in the results store");
+}
+
+#[test]
+fn live_actions_are_stored_with_the_phase_and_replaced_once_judged() {
+    use qpslab_core::live::ActionRecord;
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("qpslab.db")).unwrap();
+    let m = meta("root@localhost/sbtest", 1_700_000_000.0);
+    let mut p = phase(4, 1200);
+    p.actions = vec![ActionRecord {
+        action: "set innodb_buffer_pool_size=512M".into(),
+        at_s: 8.0,
+        started_s: 8.001,
+        outcome: "ok".into(),
+        took_ms: 14.0,
+        restored: Some("innodb_buffer_pool_size=8388608 ok".into()),
+        tps: None,
+        p95_ms: None,
+        judgment: String::new(),
+    }];
+    let id = store.record_phase(&m, &p, &[]).unwrap();
+    assert_eq!(store.load_run(id).unwrap().phases[0].result, p);
+    let mut judged = p.actions.clone();
+    judged[0].judgment = "gain".into();
+    store.record_actions(id, 1, &judged).unwrap();
+    let doc = serde_json::to_value(store.run_doc(id).unwrap()).unwrap();
+    let a = &doc["phases"][0]["actions"][0];
+    assert_eq!(a["judgment"], "gain", "{a}");
+    assert_eq!(a["at_s"], 8.0);
+    assert!(doc["phases"][0]["result"].get("actions").is_none());
+    assert!(store.record_actions(id, 2, &judged).is_err(), "no phase 2");
 }

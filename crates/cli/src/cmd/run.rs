@@ -21,6 +21,10 @@ use qpslab_store::{RunMeta, RunStatus, Store, TelemetrySample};
 pub fn run(a: RunArgs) -> Result<()> {
     let resolved = run_plan(&a)?;
     let plan = resolved.plan;
+    if plan.live.as_ref().is_some_and(|l| !l.actions.is_empty()) {
+        // `--at` changes the server: a signal lets the phase end and put the settings back.
+        crate::signals::undoing();
+    }
     let workload = Workload::new(&plan.workload).map_err(|e| user(e.to_string()))?;
     let mut embedded = a.embedded.clone();
     super::threads::prepare_run(&a.pin, &a.target, &mut embedded.settings)?;
@@ -135,15 +139,35 @@ impl Phases<'_> {
             &INTERRUPTED,
         );
         match measured {
-            Ok(m) => {
+            Ok(mut m) => {
                 self.run_id = Some(m.run_id);
                 println!();
                 print!("{}", phase_summary(&m.phase));
                 warn_if_client_bound(&m.phase, &m.telemetry);
+                self.judge_actions(&mut m)?;
                 Ok(m.phase)
             }
             Err(e) => Err(self.failed(e, threads)),
         }
+    }
+
+    /// Judges the phase's live actions (`--at`) before against after, stores the judgments and
+    /// prints them.
+    fn judge_actions(&mut self, m: &mut qpslab_lab::exec::Measured) -> Result<()> {
+        let Some(live) = self
+            .meta
+            .plan
+            .live
+            .as_ref()
+            .filter(|l| !l.actions.is_empty())
+        else {
+            return Ok(());
+        };
+        let p = &mut m.phase;
+        qpslab_report::live::judge_actions(&p.samples, &mut p.actions, live.settle_after_s);
+        self.store.record_actions(m.run_id, m.seq, &p.actions)?;
+        print!("{}", crate::render_live::actions_table(&p.actions));
+        Ok(())
     }
 
     /// Closes the run after a phase that did not finish, and says where what was measured is.

@@ -117,6 +117,10 @@ fn one(store: &Store, id: RunId, json: bool) -> Result<()> {
     print!("{}", sweep_table(&m.plan.percentiles, &phases));
     for p in &phases {
         print!("{}", crate::render_replay::classes(p));
+        if !p.actions.is_empty() {
+            println!("\n  phase of {} thread(s):", p.threads);
+            print!("{}", crate::render_live::actions_table(&p.actions));
+        }
     }
     Ok(())
 }

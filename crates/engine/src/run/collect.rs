@@ -235,6 +235,7 @@ impl Collector {
             histograms,
             stability: None,
             replay: None,
+            actions: Vec::new(),
         }
     }
 }

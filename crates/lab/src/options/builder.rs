@@ -2,6 +2,8 @@
 //! that only make sense together (time and events, rate and its arrival, warm-up and its bound).
 
 use super::Transport;
+use qpslab_core::live::{LiveAction, DEFAULT_SETTLE_AFTER_S};
+use qpslab_core::plan::LiveSpec;
 use qpslab_core::plan::{Arrival, AutoWarmup, RateSpec, RunPlan, SettleSpec, StopCondition};
 use qpslab_core::{WorkloadKind, WorkloadOptions};
 
@@ -56,6 +58,8 @@ pub(crate) struct Builder {
     pub retries: u32,
     pub repeats: u32,
     pub profile: bool,
+    pub actions: Vec<LiveAction>,
+    pub settle_after_s: f64,
 }
 
 impl Builder {
@@ -79,6 +83,8 @@ impl Builder {
             retries: DEFAULT_RETRIES,
             repeats: 1,
             profile: false,
+            actions: Vec::new(),
+            settle_after_s: DEFAULT_SETTLE_AFTER_S,
         }
     }
 
@@ -106,6 +112,13 @@ impl Builder {
             per_second: self.rate,
             arrival: self.arrival,
         });
+        check_times(&self.actions, plan.stop.time_s)?;
+        // A settle window given without actions is kept, so the stored plan says what was asked.
+        let live = !self.actions.is_empty() || self.settle_after_s != DEFAULT_SETTLE_AFTER_S;
+        plan.live = live.then(|| LiveSpec {
+            actions: std::mem::take(&mut self.actions),
+            settle_after_s: self.settle_after_s,
+        });
         // Every limit the engine enforces, checked before a server starts or anything is built.
         qpslab_engine::workload::validate(&plan.workload).map_err(|e| e.to_string())?;
         Ok(Resolved {
@@ -117,6 +130,22 @@ impl Builder {
             profile: self.profile,
         })
     }
+}
+
+/// Refuses an action at or past the end of a timed measured phase (checked before anything
+/// connects).
+fn check_times(actions: &[LiveAction], time_s: Option<f64>) -> Result<(), String> {
+    let (Some(last), Some(time_s)) = (actions.last(), time_s) else {
+        return Ok(());
+    };
+    if last.at_s >= time_s {
+        return Err(format!(
+            "at {}: {} s is not inside the {time_s} s measured phase (time); actions are timed \
+             from the start of the measured phase",
+            last, last.at_s
+        ));
+    }
+    Ok(())
 }
 
 /// Run options resolved: the engine's plan and what the study runner needs besides.

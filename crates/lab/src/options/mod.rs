@@ -4,6 +4,7 @@
 
 mod builder;
 mod def;
+mod live_keys;
 pub mod resolve;
 mod run_keys;
 mod script_keys;

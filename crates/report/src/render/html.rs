@@ -2,8 +2,8 @@
 //! that forbids every fetch, so the file reads the same offline and cannot leak a request.
 
 use super::{
-    best_of_table, difference_cells, effects_table, metric_cells, metric_header, results_table,
-    Renderer,
+    actions_table, best_of_table, difference_cells, effects_table, metric_cells, metric_header,
+    results_table, Renderer,
 };
 use crate::error::Error;
 use crate::report::Report;
@@ -107,6 +107,11 @@ impl Renderer for Html {
         if !r.best_of.is_empty() {
             o.push_str("<h2>Best result per variant</h2>");
             let (head, rows) = best_of_table(r);
+            table(&mut o, head, rows);
+        }
+        if !r.actions.is_empty() {
+            o.push_str("<h2>Live actions</h2>");
+            let (head, rows) = actions_table(r);
             table(&mut o, head, rows);
         }
         if !r.effects.is_empty() {

@@ -1,8 +1,8 @@
 //! Markdown for pasting into a ticket: what changed and the verdicts first, then tables.
 
 use super::{
-    best_of_table, difference_cells, effects_table, metric_cells, metric_header, results_table,
-    Renderer,
+    actions_table, best_of_table, difference_cells, effects_table, metric_cells, metric_header,
+    results_table, Renderer,
 };
 use crate::compare::Comparison;
 use crate::error::Error;
@@ -74,6 +74,11 @@ impl Renderer for Markdown {
         if !r.best_of.is_empty() {
             o.push_str("## Best result per variant\n\n");
             let (head, rows) = best_of_table(r);
+            table(&mut o, head, rows);
+        }
+        if !r.actions.is_empty() {
+            o.push_str("## Live actions\n\n");
+            let (head, rows) = actions_table(r);
             table(&mut o, head, rows);
         }
         if !r.effects.is_empty() {

@@ -141,6 +141,45 @@ pub(crate) fn effects_table(r: &Report) -> Table {
 }
 
 /// Every measured point; a stability column when any phase was judged.
+/// The live actions with their before/after judgment on throughput.
+pub(crate) fn actions_table(r: &Report) -> Table {
+    const HEAD: &[&str] = &[
+        "run",
+        "point",
+        "at (s)",
+        "action",
+        "outcome",
+        "tps before",
+        "tps after",
+        "change",
+        "95% CI",
+        "verdict",
+    ];
+    let rows = r
+        .actions
+        .iter()
+        .map(|a| {
+            let x = &a.record;
+            let t = x.tps.as_ref();
+            vec![
+                a.run_id.to_string(),
+                a.point.clone(),
+                format!("{:.1}", x.at_s),
+                x.action.clone(),
+                x.outcome.clone(),
+                t.map_or_else(String::new, |t| num(t.before)),
+                t.map_or_else(String::new, |t| num(t.after)),
+                t.map_or_else(String::new, |t| format!("{:+.1}%", t.change_pct)),
+                t.map_or_else(String::new, |t| {
+                    format!("[{:+.1}%, {:+.1}%]", t.ci_low, t.ci_high)
+                }),
+                x.judgment.clone(),
+            ]
+        })
+        .collect();
+    (HEAD, rows)
+}
+
 pub(crate) fn results_table(r: &Report) -> Table {
     let judged = r.results.iter().any(|x| x.stability.is_some());
     let rows = r
