@@ -106,6 +106,32 @@ fn a_sandbox_started_with_a_policy_has_its_page_cleaner_pinned() {
         assert_eq!(allowed(pid, tid.as_u64().unwrap()), "1");
     }
 
+    // A live `pin` action places a class mid-run and gives it back at the end of the phase.
+    let o = s.run(&[
+        "run",
+        "oltp_point_select",
+        "--sandbox",
+        "pinned",
+        "--table-size",
+        "200",
+        "--time",
+        "3",
+        "--at",
+        "1s:pin thread/sql/signal_handler=0",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let action = &doc["phases"][0]["actions"][0];
+    assert_eq!(action["action"], "pin thread/sql/signal_handler=0");
+    assert_eq!(action["outcome"], "ok (1 thread(s) placed)", "{action}");
+    assert_eq!(
+        action["restored"], "thread/sql/signal_handler back on the server's CPUs",
+        "{action}"
+    );
+
     let o = s.run(&["server", "stop", "pinned", "--rm"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -6,7 +6,7 @@
 //! use qpslab_core::live::{Action, LiveAction};
 //! let a = LiveAction::parse("1m30s:set innodb_buffer_pool_size=512M").unwrap();
 //! assert_eq!(a.at_s, 90.0);
-//! assert_eq!(a.action.sql(), "SET GLOBAL innodb_buffer_pool_size = 536870912");
+//! assert_eq!(a.action.sql().unwrap(), "SET GLOBAL innodb_buffer_pool_size = 536870912");
 //! assert!(matches!(LiveAction::parse("5:sql FLUSH TABLES").unwrap().action, Action::Sql { .. }));
 //! ```
 
@@ -33,6 +33,12 @@ pub enum Action {
     Sql {
         /// The statement.
         statement: String,
+    },
+    /// `pin CLASS=CPUS[,nice=N]`: the server's threads of a class placed on CPUs (as `--pin`),
+    /// given back the server's own CPUs at the end of the phase.
+    Pin {
+        /// The placement rule as typed (checked by [`crate::placement::Rule::parse`]).
+        rule: String,
     },
 }
 
@@ -65,17 +71,26 @@ impl Action {
                 statement: rest.to_string(),
             }),
             "sql" => Err("`sql` takes a statement (sql FLUSH TABLES)".into()),
+            "pin" => {
+                crate::placement::Rule::parse(rest).map_err(|e| format!("`pin`: {e}"))?;
+                Ok(Action::Pin {
+                    rule: rest.to_string(),
+                })
+            }
             _ => Err(format!(
-                "unknown action '{verb}': use `set NAME=VALUE` or `sql STATEMENT`"
+                "unknown action '{verb}': use `set NAME=VALUE`, `sql STATEMENT` or `pin CLASS=CPUS`"
             )),
         }
     }
 
-    /// The statement that carries the action out.
-    pub fn sql(&self) -> String {
+    /// The statement that carries the action out (none for `pin`, which is no SQL).
+    pub fn sql(&self) -> Option<String> {
         match self {
-            Action::Set { name, value } => format!("SET GLOBAL {name} = {}", sql_literal(value)),
-            Action::Sql { statement } => statement.clone(),
+            Action::Set { name, value } => {
+                Some(format!("SET GLOBAL {name} = {}", sql_literal(value)))
+            }
+            Action::Sql { statement } => Some(statement.clone()),
+            Action::Pin { .. } => None,
         }
     }
 }
@@ -85,6 +100,7 @@ impl fmt::Display for Action {
         match self {
             Action::Set { name, value } => write!(f, "set {name}={value}"),
             Action::Sql { statement } => write!(f, "sql {statement}"),
+            Action::Pin { rule } => write!(f, "pin {rule}"),
         }
     }
 }
@@ -231,7 +247,7 @@ pub struct ActionRecord {
 impl ActionRecord {
     /// Whether the action's statement succeeded.
     pub fn ok(&self) -> bool {
-        self.outcome == "ok"
+        self.outcome == "ok" || self.outcome.starts_with("ok (")
     }
 }
 
@@ -262,11 +278,19 @@ mod tests {
         assert_eq!(a.at_s, 8.0);
         assert_eq!(a.action.to_string(), "set innodb_buffer_pool_size=512M");
         assert_eq!(
-            a.action.sql(),
+            a.action.sql().unwrap(),
             "SET GLOBAL innodb_buffer_pool_size = 536870912"
         );
         let s = LiveAction::parse("2:sql SELECT 1: two").unwrap();
-        assert_eq!(s.action.sql(), "SELECT 1: two");
+        assert_eq!(s.action.sql().unwrap(), "SELECT 1: two");
+        let p = LiveAction::parse("10s:pin thread/innodb/page_cleaner_thread=0").unwrap();
+        assert_eq!(
+            p.action.to_string(),
+            "pin thread/innodb/page_cleaner_thread=0"
+        );
+        assert!(p.action.sql().is_none());
+        assert!(LiveAction::parse("10s:pin page_cleaner=0").is_err());
+        assert!(LiveAction::parse("10s:pin thread/sql/one_connection").is_err());
         assert_eq!(sql_literal("ON"), "ON");
         assert_eq!(sql_literal("0.5"), "0.5");
         assert_eq!(sql_literal("it's"), "'it''s'");

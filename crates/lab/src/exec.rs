@@ -404,7 +404,7 @@ pub fn measure(
         .live
         .as_ref()
         .filter(|l| !l.actions.is_empty())
-        .map(|l| RefCell::new(Live::start(target, &l.actions)));
+        .map(|l| RefCell::new(Live::start(target, sampler.server_pid(), &l.actions)));
     let phase = |on_sample: &mut dyn FnMut(&Sample)| {
         let result = run_phase(target, &meta.plan, workload, threads, on_sample, stop);
         let Some(live) = &live else {

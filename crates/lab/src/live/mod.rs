@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// What a finished action sends back: its record, and the setting to restore.
-type Finished = (ActionRecord, Option<(String, String)>);
+/// What a finished action sends back: its record, and what to put back at the end.
+type Finished = (ActionRecord, Option<act::Undo>);
 
 /// The actions of one phase, under way.
 pub struct Live {
@@ -25,21 +25,22 @@ pub struct Live {
     ended: Arc<AtomicBool>,
     scheduler: Option<JoinHandle<Vec<JoinHandle<()>>>>,
     records: Vec<ActionRecord>,
-    saved: Vec<(String, String)>,
+    saved: Vec<act::Undo>,
     restores: Vec<String>,
 }
 
 impl Live {
-    /// Starts the scheduler of `actions` (in time order) against `target`; nothing runs until
-    /// [`Live::measured_from`] says when the measured phase began.
-    pub fn start(target: &ConnectOptions, actions: &[LiveAction]) -> Live {
+    /// Starts the scheduler of `actions` (in time order) against `target` (its server's
+    /// process `pid`, when known, for `pin`); nothing runs until [`Live::measured_from`] says
+    /// when the measured phase began.
+    pub fn start(target: &ConnectOptions, pid: Option<u32>, actions: &[LiveAction]) -> Live {
         let (start_tx, start_rx) = mpsc::channel();
         let (done_tx, done_rx) = mpsc::channel();
         let ended = Arc::new(AtomicBool::new(false));
         let (t, a, e) = (target.clone(), actions.to_vec(), Arc::clone(&ended));
         let scheduler = std::thread::Builder::new()
             .name("qpslab-live".into())
-            .spawn(move || schedule(&t, &a, &start_rx, &done_tx, &e))
+            .spawn(move || schedule((&t, pid), &a, &start_rx, &done_tx, &e))
             .ok();
         Live {
             target: target.clone(),
@@ -69,11 +70,16 @@ impl Live {
 
     fn take(&mut self, new: Vec<Finished>) -> Vec<ActionRecord> {
         let mut out = Vec::new();
-        for (record, saved) in new {
-            if let Some((name, value)) = saved {
-                if !self.saved.iter().any(|(n, _)| *n == name) {
-                    self.saved.push((name, value));
-                }
+        for (record, undo) in new {
+            match undo {
+                // The first `set` of a variable saved its value before the run changed it.
+                Some(act::Undo::Setting(name, _))
+                    if self
+                        .saved
+                        .iter()
+                        .any(|u| matches!(u, act::Undo::Setting(n, _) if *n == name)) => {}
+                Some(u) => self.saved.push(u),
+                None => {}
             }
             self.records.push(record.clone());
             out.push(record);
@@ -95,13 +101,17 @@ impl Live {
         let rest: Vec<Finished> = self.finished.try_iter().collect();
         self.take(rest);
         self.records.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
-        for (name, value) in std::mem::take(&mut self.saved).into_iter().rev() {
-            let outcome = act::restore(&self.target, &name, &value);
-            let first_set = self
+        for u in std::mem::take(&mut self.saved).into_iter().rev() {
+            let prefix = match &u {
+                act::Undo::Setting(name, _) => format!("set {name}="),
+                act::Undo::Pin(class, _) => format!("pin {class}="),
+            };
+            let outcome = act::undo(&self.target, u);
+            let first = self
                 .records
                 .iter_mut()
-                .find(|r| r.ok() && r.action.starts_with(&format!("set {name}=")));
-            if let Some(r) = first_set {
+                .find(|r| r.ok() && r.action.starts_with(&prefix) && r.restored.is_none());
+            if let Some(r) = first {
                 r.restored = Some(outcome.clone());
             }
             self.restores.push(format!("restored {outcome}"));
@@ -130,7 +140,7 @@ const TICK: Duration = Duration::from_millis(20);
 /// The scheduler: waits for the start, then starts each action at its time on its own
 /// thread. Returns the threads it started.
 fn schedule(
-    target: &ConnectOptions,
+    (target, pid): (&ConnectOptions, Option<u32>),
     actions: &[LiveAction],
     start: &Receiver<Instant>,
     done: &Sender<Finished>,
@@ -153,9 +163,9 @@ fn schedule(
             .name("qpslab-action".into())
             .spawn(move || {
                 let started_s = t0.elapsed().as_secs_f64();
-                let d = act::run(&target, &action.action);
+                let d = act::run(&target, pid, &action.action);
                 let r = record(&action, started_s, d.outcome, d.took_ms);
-                let _ = tx.send((r, d.saved));
+                let _ = tx.send((r, d.undo));
             });
         match spawned {
             Ok(w) => workers.push(w),

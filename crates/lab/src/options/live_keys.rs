@@ -16,7 +16,8 @@ pub(crate) static LIVE: &[OptionDef] = &[
             Scope::Run,
             "TIME:ACTION",
             "Change the server at TIME of each measured phase (from its start, after warm-up): \
-             `set NAME=VALUE` (SET GLOBAL, restored when the phase ends) or `sql STATEMENT`; \
+             `set NAME=VALUE` (SET GLOBAL, restored when the phase ends), `sql STATEMENT` or \
+             `pin CLASS=CPUS` (thread placement, undone when the phase ends); \
              repeat it for several actions, each judged before against after",
             "2s:set innodb_buffer_pool_size=512M",
             apply_at,
