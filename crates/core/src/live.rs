@@ -307,7 +307,8 @@ mod tests {
         assert!(e("5:set innodb_buffer_pool_size").contains("NAME=VALUE"));
         assert!(e("5:set a b=1").contains("not a server variable"));
         assert!(e("5:set x=").contains("value is missing"));
-        assert!(e("5:pin x=1").contains("unknown action 'pin'"));
+        assert!(e("5:pin x=1").starts_with("`pin`: "), "{}", e("5:pin x=1"));
+        assert!(e("5:nap 3").contains("unknown action 'nap'"));
         assert!(e("5:sql").contains("takes a statement"));
         assert!(e("later:sql SELECT 1").contains("not a time"));
     }
