@@ -190,7 +190,8 @@ fn bad_actions_are_user_errors_before_anything_connects() {
         ])
     };
     assert_user_error(&run("soon:set x=1", "10"), "'soon' is not a time");
-    assert_user_error(&run("5:pin x=1", "10"), "unknown action 'pin'");
+    assert_user_error(&run("5:pin x=1", "10"), "`pin`: ");
+    assert_user_error(&run("5:nap 3", "10"), "unknown action 'nap'");
     assert_user_error(&run("5:set innodb_buffer_pool_size", "10"), "NAME=VALUE");
     assert_user_error(&run("set x=1", "10"), "TIME:ACTION");
     assert_user_error(
