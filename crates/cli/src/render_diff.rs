@@ -114,7 +114,8 @@ pub fn json(r: &DiffReport) -> String {
 mod tests {
     use super::*;
     use crate::render::tests::golden;
-    use qpslab_core::diff::DiffMeasurement;
+    use qpslab_core::diff::{ClassCpu, DiffMeasurement, SideProfile};
+    use qpslab_core::telemetry::ProfileFiles;
     use qpslab_report::diff::{analyze, Figure};
 
     /// A measurement of the partitioned-table case: a date range that reads every partition on
@@ -129,6 +130,34 @@ mod tests {
             title: "Flame graph, side B".into(),
             path: "flame/b.svg".into(),
         }];
+        r.profiles = ["range", "hash"]
+            .iter()
+            .enumerate()
+            .map(|(i, side)| SideProfile {
+                side: (*side).into(),
+                files: ProfileFiles {
+                    folded: format!("flame/{}.folded", ["a", "b"][i]).into(),
+                    svg: format!("flame/{}.svg", ["a", "b"][i]).into(),
+                    event: "cpu-clock".into(),
+                    event_reason: "cpu-clock: hardware counters not supported here".into(),
+                    samples: 4_000 + i as u64 * 900,
+                },
+                seconds: 10.0,
+                statements: 2_500 - i as u64 * 1_100,
+                cpu: vec![
+                    ClassCpu {
+                        class: "thread/sql/one_connection".into(),
+                        threads: 3,
+                        cpu_pct: 61.5 + i as f64 * 20.0,
+                    },
+                    ClassCpu {
+                        class: "thread/innodb/page_cleaner_thread".into(),
+                        threads: 1,
+                        cpu_pct: 1.2,
+                    },
+                ],
+            })
+            .collect();
         r
     }
 

@@ -284,3 +284,104 @@ fn ctrl_c_stops_without_a_half_written_report() {
         "{err}"
     );
 }
+
+#[test]
+fn profiles_of_both_sides_are_flame_graphs_the_report_embeds() {
+    let _g = serial();
+    databases();
+    let s = Scratch::new();
+    let log = events_log(s.path());
+    let dir = s.path().join("prof");
+    let report = s.path().join("out").join("diff.html");
+    std::fs::create_dir_all(report.parent().unwrap()).unwrap();
+    let json = s.path().join("diff.json");
+    let o = s.run(&[
+        "diff",
+        log.to_str().unwrap(),
+        "--a",
+        &side("diff_range"),
+        "--b",
+        &side("diff_hash"),
+        "--sample",
+        "4",
+        "--repeats",
+        "4",
+        "--profile",
+        dir.to_str().unwrap(),
+        "--profile-time",
+        "2",
+        "--format",
+        "html",
+        "--out",
+        report.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let profiles = r["profiles"].as_array().unwrap();
+    assert_eq!(profiles.len(), 2, "{r}");
+    for p in profiles {
+        assert!(p["files"]["samples"].as_u64().unwrap() > 0, "{p}");
+        assert!(p["statements"].as_u64().unwrap() > 0, "{p}");
+        assert!(!p["cpu"].as_array().unwrap().is_empty(), "{p}");
+        let folded = std::fs::read_to_string(p["files"]["folded"].as_str().unwrap()).unwrap();
+        assert!(folded.contains("do_command"), "{folded:.500}");
+    }
+    for name in ["a.svg", "b.svg", "diff.svg"] {
+        let svg = std::fs::read_to_string(dir.join(name)).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("do_command"), "{name}");
+    }
+    let html = std::fs::read_to_string(&report).unwrap();
+    for name in ["a.svg", "b.svg", "diff.svg"] {
+        assert!(
+            html.contains(&format!("<img src=\"../prof/{name}\"")),
+            "{name} not embedded"
+        );
+    }
+    assert!(html.contains("Server profiles") && html.contains("CPU % of one CPU"));
+    // Chromium draws the report's flame graphs: its screenshot is much larger than the same
+    // page's with the images taken out.
+    let without = report.with_file_name("no-images.html");
+    std::fs::write(&without, html.replace("<img ", "<span ")).unwrap();
+    let user_dir = tempfile::tempdir().unwrap();
+    let shot = |page: &Path, name: &str| {
+        let png = artifacts().join(name);
+        let _ = std::fs::remove_file(&png);
+        let c = chromium(
+            &[
+                &format!("--screenshot={}", png.display()),
+                "--window-size=1200,4000",
+                &format!("file://{}", page.display()),
+            ],
+            user_dir.path(),
+        );
+        assert!(c.status.success(), "{}", stderr(&c));
+        let bytes = std::fs::read(&png).unwrap();
+        assert_eq!(&bytes[1..4], b"PNG");
+        bytes.len()
+    };
+    let (drawn, text) = (
+        shot(&report, "diff-report.png"),
+        shot(&without, "diff-text.png"),
+    );
+    assert!(
+        drawn > text * 3 / 2,
+        "{drawn} bytes with the flame graphs, {text} without"
+    );
+
+    // A side whose server is not on this machine cannot be profiled: refused before measuring.
+    let remote = "mysql://root@db.example.com/x";
+    let o = s.run(&[
+        "diff",
+        log.to_str().unwrap(),
+        "--a",
+        &side("diff_range"),
+        "--b",
+        remote,
+        "--profile",
+        dir.to_str().unwrap(),
+    ]);
+    assert_user_error(&o, "--profile");
+    assert!(!stderr(&o).contains("class 1/"), "{}", stderr(&o));
+}
