@@ -31,8 +31,9 @@ use qpslab_core::diff::{ClassMeasure, Pair};
 use qpslab_core::ConnectOptions;
 use std::time::Duration;
 
-/// Rounds measured at least, whatever the precision (rounded up to whole AB/BA pairs).
-pub const MIN_ROUNDS: usize = 5;
+/// Rounds measured at least, whatever the precision: four AB/BA pairs, the units of the
+/// interval.
+pub const MIN_ROUNDS: usize = 8;
 
 /// One of the two servers compared.
 #[derive(Clone, Debug)]
