@@ -146,7 +146,7 @@ fn timed_rounds(
         // Pairs alternate AB,BA and BA,AB: each side runs once first and once second in a
         // pair, and each is the first on fresh connections in every other pair.
         let r = m.rounds.len();
-        let order = if (r % 2 == 0) == ((r / 2) % 2 == 0) {
+        let order = if r.is_multiple_of(2) == (r / 2).is_multiple_of(2) {
             [0, 1]
         } else {
             [1, 0]
