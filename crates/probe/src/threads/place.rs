@@ -4,6 +4,7 @@
 //! ends (else a pinned thread waits in the thread cache and serves an unrelated connection).
 //! [`Keeper`] re-applies a policy every second from a thread of its own.
 
+use super::resgroup::{resource_group_sql, ResourceGroupSql};
 use super::{performance_schema_on, ps_threads, task::task, PsThread};
 use crate::error::Error;
 use qpslab_core::placement::MAX_RECORDED;
@@ -37,6 +38,9 @@ pub struct Placer {
     /// The server's own CPUs and nice value (its main thread's), restored on threads let go.
     original: (Vec<usize>, i32),
     changed: BTreeMap<u32, Changed>,
+    /// On MySQL 8 the policy's resource groups (created by [`Placer::new`]): threads are moved
+    /// with `SET RESOURCE GROUP` and the result is read back in `/proc` as on MariaDB.
+    groups: Option<Vec<ResourceGroupSql>>,
 }
 
 impl Placer {
@@ -60,11 +64,13 @@ impl Placer {
             )));
         }
         let main = task(pid, pid)?;
+        let groups = resource_groups(conn, &policy)?;
         Ok(Placer {
             pid,
             policy,
             original: (main.cpus, main.nice),
             changed: BTreeMap::new(),
+            groups,
         })
     }
 
@@ -76,6 +82,7 @@ impl Placer {
         // thread cache.
         let own = u64::from(conn.connection_id());
         let mut applied = Applied::default();
+        let mut moved = Vec::new();
         for row in rows.iter().filter(|r| r.connection_id != Some(own)) {
             let Some(rule) = self.policy.rule_for(&row.name) else {
                 continue;
@@ -87,9 +94,21 @@ impl Placer {
             if self.changed.get(&row.os_id) == Some(&now) {
                 continue;
             }
-            let placed = place(self.pid, row, &rule.cpus, rule.nice);
             self.changed.insert(row.os_id, now);
-            applied.placed.push(placed);
+            match self.groups {
+                None => applied
+                    .placed
+                    .push(place(self.pid, row, &rule.cpus, rule.nice)),
+                Some(_) => moved.push((row, rule.cpus.clone(), rule.nice)),
+            }
+        }
+        if let (Some(groups), false) = (&self.groups, moved.is_empty()) {
+            assign_groups(conn, groups, own)?;
+            for (row, cpus, nice) in moved {
+                applied
+                    .placed
+                    .push(verify(self.pid, row, &cpus, nice, None));
+            }
         }
         self.release_ended(&rows);
         Ok(applied)
@@ -144,6 +163,72 @@ fn place(pid: u32, row: &PsThread, cpus: &[usize], nice: Option<i32>) -> Placed 
     if let (None, Some(n)) = (&error, nice) {
         error = set_nice(row.os_id, n).err();
     }
+    verify(pid, row, cpus, nice, error)
+}
+
+/// Whether this server places threads through resource groups: MySQL 8 and later (MariaDB
+/// has none).
+pub fn uses_resource_groups(mariadb: bool, version: &str) -> bool {
+    let major = version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse::<u32>().ok());
+    !mariadb && major.is_some_and(|m| m >= 8)
+}
+
+/// MySQL 8: creates the policy's resource groups (one already there is reused); none elsewhere.
+fn resource_groups(
+    conn: &mut Conn,
+    policy: &Policy,
+) -> Result<Option<Vec<ResourceGroupSql>>, Error> {
+    if !uses_resource_groups(conn.is_mariadb(), conn.server_version()) {
+        return Ok(None);
+    }
+    let groups = resource_group_sql(policy).map_err(Error::Refused)?;
+    for g in &groups {
+        match conn.execute(&g.create) {
+            // ER_RESOURCE_GROUP_EXISTS: created by an earlier placement of the same policy.
+            Err(e) if e.server_code() == Some(3650) => {}
+            r => {
+                r?;
+            }
+        }
+    }
+    Ok(Some(groups))
+}
+
+/// Moves every thread of each group's class into it (not our own connection's thread).
+fn assign_groups(conn: &mut Conn, groups: &[ResourceGroupSql], own: u64) -> Result<(), Error> {
+    let own_thread = conn
+        .query(&format!(
+            "SELECT THREAD_ID FROM performance_schema.threads WHERE PROCESSLIST_ID = {own}"
+        ))?
+        .first_value()
+        .and_then(|v| v.parse::<u64>().ok());
+    for g in groups {
+        let ids: Vec<u64> = conn
+            .query(&g.find_threads)?
+            .rows
+            .iter()
+            .filter_map(|r| r.first().cloned().flatten()?.parse().ok())
+            .filter(|id| Some(*id) != own_thread)
+            .collect();
+        if let Some(sql) = g.assign(&ids) {
+            conn.execute(&sql)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads one thread's CPUs and nice value back from `/proc` after it was placed.
+fn verify(
+    pid: u32,
+    row: &PsThread,
+    cpus: &[usize],
+    nice: Option<i32>,
+    error: Option<String>,
+) -> Placed {
+    let mut error = error;
     let read = task(pid, row.os_id);
     let actual = read.as_ref().map(|t| t.cpus.clone()).unwrap_or_default();
     let took = error.is_none()
@@ -303,4 +388,20 @@ fn keep(
         }
     }
     (placer, record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uses_resource_groups;
+
+    #[test]
+    fn only_mysql_8_and_later_places_through_resource_groups() {
+        assert!(uses_resource_groups(false, "8.0.36"));
+        assert!(uses_resource_groups(false, "8.4.2-log"));
+        assert!(uses_resource_groups(false, "9.1.0"));
+        assert!(!uses_resource_groups(false, "5.7.44"));
+        assert!(!uses_resource_groups(true, "10.11.19-MariaDB-0+deb12u1"));
+        assert!(!uses_resource_groups(true, "11.4.2-MariaDB"));
+        assert!(!uses_resource_groups(false, "garbage"));
+    }
 }

@@ -3,7 +3,11 @@
 //! `VCPU` and its nice value as `THREAD_PRIORITY`, then `SET RESOURCE GROUP g FOR id, ...` with
 //! the `performance_schema.threads` THREAD_IDs of the class (not the OS ids).
 //!
-//! Written and unit-tested only: no MySQL 8 server was available to run it against.
+//! `Placer` uses these on MySQL 8 and later (`place::uses_resource_groups`): it creates the
+//! groups once (one already there is reused), moves each new thread of a class with `SET
+//! RESOURCE GROUP`, and reads the result back in `/proc` as on MariaDB; letting a thread go sets
+//! its OS affinity back, the thread staying in its group. Written and unit-tested only: no
+//! MySQL 8 server was available to run it against.
 //! MySQL allows priorities -20..0 for SYSTEM groups and 0..19 for USER groups; a rule outside
 //! those is refused here rather than by the server.
 
