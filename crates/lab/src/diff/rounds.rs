@@ -54,11 +54,12 @@ pub fn measure(
     for (i, c) in work.classes.iter().enumerate() {
         let m = match class(sides, &mut conns, c, o, obs, stop) {
             Ok(m) => m,
+            // The server went away mid-measurement (killed, restarted): a runtime failure.
             Err(e) if e.is_connection_lost() => {
-                return Err(ExecError::Connect {
+                return Err(ExecError::Run(RunError::Reconnect {
                     target: format!("{} or {}", sides[0].label, sides[1].label),
                     source: e,
-                })
+                }))
             }
             Err(e) => ClassMeasure {
                 fingerprint: c.fingerprint.clone(),
