@@ -385,3 +385,47 @@ fn profiles_of_both_sides_are_flame_graphs_the_report_embeds() {
     assert_user_error(&o, "--profile");
     assert!(!stderr(&o).contains("class 1/"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_stalled_side_stops_the_diff_with_one_line() {
+    let _g = serial();
+    databases();
+    let s = Scratch::new();
+    let log = events_log(s.path());
+    // Another session holds the HASH table locked for longer than the statement timeout.
+    let mut locker = std::process::Command::new("mariadb")
+        .args(["--socket", &socket(), "-uroot", "diff_hash", "-e"])
+        .arg("LOCK TABLES events WRITE; SELECT SLEEP(30)")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("mariadb client");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    let o = s.run(&[
+        "diff",
+        log.to_str().unwrap(),
+        "--a",
+        &side("diff_range"),
+        "--b",
+        &side("diff_hash"),
+        "--statement-timeout",
+        "2",
+    ]);
+    // The lock ends with its session on the server, not with the client process.
+    let ids = sql("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(30)'");
+    for id in ids.split_whitespace() {
+        let _ = std::process::Command::new("mariadb")
+            .args(["--socket", &socket(), "-uroot", "-e", &format!("KILL {id}")])
+            .output();
+    }
+    let _ = locker.kill();
+    let _ = locker.wait();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
+    assert!(err.contains("ran longer than 2 s"), "{err}");
+    assert!(
+        started.elapsed().as_secs() < 25,
+        "the diff waited for the lock"
+    );
+}

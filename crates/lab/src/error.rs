@@ -88,6 +88,9 @@ pub enum ExecError {
     /// A log that could not be read (a runtime failure).
     #[error("{0}")]
     Log(String),
+    /// The server stopped answering within the statement timeout (a runtime failure).
+    #[error("{0}")]
+    Stalled(String),
     /// Telemetry could not be read before or after the phase.
     #[error("telemetry: {0}")]
     Probe(#[from] qpslab_probe::Error),

@@ -69,6 +69,15 @@ pub struct DiffArgs {
     /// Compare only the N most frequent classes.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Seconds a statement may run before its side is called stalled (a locked table, a hung
+    /// server) and the diff stops.
+    #[arg(
+        long,
+        value_name = "S",
+        default_value_t = 60.0,
+        allow_negative_numbers = true
+    )]
+    pub statement_timeout: f64,
     /// Statements sampled per class.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub sample: usize,

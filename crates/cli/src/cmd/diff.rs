@@ -28,7 +28,11 @@ pub fn diff(a: DiffArgs) -> Result<()> {
         crate::outfile::check("--json", path, true)?;
     }
     let [(side_a, pid_a), (side_b, pid_b)] = [side(&a.a, &a.home)?, side(&a.b, &a.home)?];
-    let sides = [side_a, side_b];
+    let timeout = Some(Duration::from_secs_f64(a.statement_timeout));
+    let sides = [side_a, side_b].map(|s| Side {
+        statement_timeout: timeout,
+        ..s
+    });
     let pids = match &a.profile {
         Some(dir) => Some(profile_pids(dir, &sides, [pid_a, pid_b])?),
         None => None,
@@ -96,6 +100,12 @@ fn options(a: &DiffArgs) -> Result<DiffOptions> {
             a.profile_time
         )));
     }
+    if !(a.statement_timeout.is_finite() && a.statement_timeout >= 1.0) {
+        return Err(user(format!(
+            "--statement-timeout {}: at least 1 second",
+            a.statement_timeout
+        )));
+    }
     if a.sample == 0 || a.limit == Some(0) {
         return Err(user("--sample and --limit must be at least 1"));
     }
@@ -145,7 +155,12 @@ fn side(spec: &str, home: &SandboxHomeArgs) -> Result<(Side, Option<u32>)> {
     crate::profile::find_server(&mut connected);
     let mut options = connected.options;
     options.database = database;
-    Ok((Side { label, options }, connected.server_pid))
+    let side = Side {
+        label,
+        options,
+        statement_timeout: None,
+    };
+    Ok((side, connected.server_pid))
 }
 
 /// The servers' pids for `--profile`, refused before anything runs when one is not known or

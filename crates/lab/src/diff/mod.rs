@@ -43,6 +43,9 @@ pub struct Side {
     /// How to connect. With a database, every statement runs there (the log's `use` and
     /// logged databases are mapped onto it); without, each runs in its logged database.
     pub options: ConnectOptions,
+    /// The longest a statement may take before the side is called stalled (a locked table, a
+    /// hung server); none: unbounded.
+    pub statement_timeout: Option<Duration>,
 }
 
 /// One logged statement of a class's sample.

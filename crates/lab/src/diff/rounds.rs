@@ -54,6 +54,15 @@ pub fn measure(
     for (i, c) in work.classes.iter().enumerate() {
         let m = match class(sides, &mut conns, c, o, obs, stop) {
             Ok(m) => m,
+            // A statement outlived the timeout: a locked table, a hung server.
+            Err(e) if super::session::timed_out(&e) => {
+                let limit = sides[0].statement_timeout.unwrap_or_default().as_secs_f64();
+                return Err(ExecError::Stalled(format!(
+                    "a statement of class `{}` ran longer than {limit:.0} s on {} or {} (a \
+                     locked table? a hung server?); raise --statement-timeout if it is just slow",
+                    c.fingerprint, sides[0].label, sides[1].label
+                )));
+            }
             // The server went away mid-measurement (killed, restarted): a runtime failure.
             Err(e) if e.is_connection_lost() => {
                 return Err(ExecError::Run(RunError::Reconnect {

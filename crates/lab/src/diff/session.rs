@@ -20,7 +20,7 @@ pub struct SideConn {
 impl SideConn {
     /// Connects to `side`.
     pub fn open(side: &Side) -> Result<SideConn, ExecError> {
-        let conn = Conn::connect(&side.options).map_err(|source| ExecError::Connect {
+        let conn = connect(side).map_err(|source| ExecError::Connect {
             target: side.label.clone(),
             source,
         })?;
@@ -33,7 +33,7 @@ impl SideConn {
 
     /// Replaces the connection with a new one to `side` (a new server thread).
     pub fn reopen(&mut self, side: &Side) -> Result<(), qpslab_wire::Error> {
-        self.conn = Conn::connect(&side.options)?;
+        self.conn = connect(side)?;
         self.db.clone_from(&side.options.database);
         Ok(())
     }
@@ -95,6 +95,19 @@ impl SideConn {
         }
         Ok(total)
     }
+}
+
+/// A connection to `side`, its reads and writes bounded by the side's statement timeout.
+fn connect(side: &Side) -> Result<Conn, qpslab_wire::Error> {
+    let conn = Conn::connect(&side.options)?;
+    conn.set_timeout(side.statement_timeout)?;
+    Ok(conn)
+}
+
+/// Whether `e` is a statement that outlived the side's statement timeout.
+pub fn timed_out(e: &qpslab_wire::Error) -> bool {
+    matches!(e, qpslab_wire::Error::Io(io)
+        if matches!(io.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut))
 }
 
 /// Runs `work` on `side` alone, class after class, until `until` (or `stop`); returns the
