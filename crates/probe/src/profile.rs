@@ -9,7 +9,7 @@
 //! software `cpu-clock` timer, and the [`Profile`] says which and why. A recording dropped
 //! without [`Recording::stop`] (an error, Ctrl-C) stops perf too: perf never outlives it.
 //!
-//! The server's CPU per thread and class over a recording is [`crate::threads`]' business
+//! The server's CPU per thread and class over a recording is the `threads` module's business
 //! (snapshots before and after). A server reached through a Unix socket on this machine is
 //! found with [`socket_peer_pid`].
 //!
