@@ -25,16 +25,21 @@ pub fn find_server(target: &mut Connected) {
 /// Refuses `--profile` before the run starts when it cannot work: the server's process must be
 /// known (a sandbox, or a local server found by [`find_server`]) and perf must be installed.
 pub fn check(dir: &std::path::Path, target: &Connected) -> Result<()> {
-    if target.server_pid.is_none() {
-        return Err(user(format!(
-            "--profile {}: the server's process is not known for {} (only a server on this \
+    server_pid(dir, target.server_pid, &target.options.describe())?;
+    qpslab_probe::profile::perf_available().map_err(|e| user(format!("--profile: {e}")))
+}
+
+/// The pid of the server `what` names for `--profile DIR`, or the user error saying why there
+/// is none.
+pub fn server_pid(dir: &Path, pid: Option<u32>, what: &str) -> Result<u32> {
+    pid.ok_or_else(|| {
+        user(format!(
+            "--profile {}: the server's process is not known for {what} (only a server on this \
              machine reached through its Unix socket can be found): profile it through \
              --socket, or the embedded sandbox or --sandbox NAME",
-            dir.display(),
-            target.options.describe()
-        )));
-    }
-    qpslab_probe::profile::perf_available().map_err(|e| user(format!("--profile: {e}")))
+            dir.display()
+        ))
+    })
 }
 
 /// Draws the flame graph of a phase's profile next to its folded stacks and says where both

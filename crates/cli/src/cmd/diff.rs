@@ -170,19 +170,13 @@ fn profile_pids(
     sides: &[Side; 2],
     pids: [Option<u32>; 2],
 ) -> Result<[u32; 2]> {
-    qpslab_probe::profile::perf_available().map_err(|e| user(format!("--profile: {e}")))?;
     let known = |i: usize| {
-        pids[i].ok_or_else(|| {
-            user(format!(
-                "--profile {}: the server of side {} ({}) is not on this machine or its process \
-                 is not known: profiles need sandboxes or servers reached through their socket",
-                dir.display(),
-                ["A", "B"][i],
-                sides[i].label
-            ))
-        })
+        let what = format!("side {} ({})", ["A", "B"][i], sides[i].label);
+        crate::profile::server_pid(dir, pids[i], &what)
     };
-    Ok([known(0)?, known(1)?])
+    let pids = [known(0)?, known(1)?];
+    qpslab_probe::profile::perf_available().map_err(|e| user(format!("--profile: {e}")))?;
+    Ok(pids)
 }
 
 /// Progress on stderr, and the precision rule of the rounds.

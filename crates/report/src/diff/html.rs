@@ -4,8 +4,8 @@
 //! Content-Security-Policy allows nothing but those local objects.
 
 use super::{
-    duration_text, latency_cells, profile_line, ratio_text, results_mark, summary_line, ClassDiff,
-    DiffReport, Verdict, PROFILE_CLASSES,
+    duration_text, latency_cells, profile_line, ratio_text, results_mark, scope_line, summary_line,
+    ClassDiff, DiffReport, Verdict, PROFILE_CLASSES,
 };
 use crate::svg::esc;
 use std::fmt::Write;
@@ -29,12 +29,7 @@ pub fn html(r: &DiffReport) -> String {
             esc(&r.versions[i])
         );
     }
-    let _ = writeln!(
-        out,
-        "<li>{} class(es) compared; verdicts beyond ±{}% with 95% intervals, Holm-corrected across the classes</li></ul>",
-        r.classes.len(),
-        r.threshold_pct
-    );
+    let _ = writeln!(out, "<li>{}</li></ul>", esc(&scope_line(r)));
     for (title, v) in [
         ("Regressions", Verdict::Regression),
         ("Improvements", Verdict::Improvement),

@@ -2,8 +2,8 @@
 //! section, then the improvements, the table of every class and the skipped classes.
 
 use super::{
-    duration_text, latency_cells, profile_line, ratio_text, results_mark, summary_line, ClassDiff,
-    DiffReport, Verdict, PROFILE_CLASSES,
+    duration_text, latency_cells, profile_line, ratio_text, results_mark, scope_line, summary_line,
+    ClassDiff, DiffReport, Verdict, PROFILE_CLASSES,
 };
 use std::fmt::Write;
 
@@ -14,12 +14,7 @@ pub fn markdown(r: &DiffReport) -> String {
     for (name, i) in [("A", 0), ("B", 1)] {
         let _ = writeln!(out, "- {name}: {} ({})", r.sides[i], r.versions[i]);
     }
-    let _ = writeln!(
-        out,
-        "- {} class(es) compared; verdicts beyond ±{}% with 95% intervals, Holm-corrected across the classes\n",
-        r.classes.len(),
-        r.threshold_pct
-    );
+    let _ = writeln!(out, "- {}\n", scope_line(r));
     for (title, v) in [
         ("Regressions", Verdict::Regression),
         ("Improvements", Verdict::Improvement),

@@ -291,6 +291,15 @@ pub fn analyze(m: &DiffMeasurement, threshold_pct: f64) -> DiffReport {
     }
 }
 
+/// What the report compared and how it judges, in one sentence.
+pub fn scope_line(r: &DiffReport) -> String {
+    format!(
+        "{} class(es) compared; verdicts beyond ±{}% with 95% intervals, Holm-corrected across the classes",
+        r.classes.len(),
+        r.threshold_pct
+    )
+}
+
 /// Thread classes shown per side in a report's profile section.
 pub const PROFILE_CLASSES: usize = 8;
 
