@@ -142,6 +142,10 @@ pub struct RunPlan {
     /// placed when the run started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::placement::PlacementRecord>,
+    /// A study setup's `storage`: the filesystem its server's datadir was on, as found mounted
+    /// (`fs`, `device`, `mount_options`, `scheduler`, `read_ahead_kb`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<std::collections::BTreeMap<String, String>>,
     /// `--at TIME:ACTION`: changes made to the server while each measured phase runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<LiveSpec>,
@@ -178,6 +182,7 @@ impl RunPlan {
             engine: EngineKnobs::default(),
             replay: None,
             placement: None,
+            storage: None,
             live: None,
         }
     }

@@ -9,6 +9,8 @@
 //!   by `qpslab run`);
 //! - [`study`] runs or resumes a whole study, starting each setup's sandbox as needed;
 //! - [`os`] applies OS-level toggles (THP) reversibly;
+//! - [`storage`] puts a setup's datadir on a filesystem of its own (loop image or scratch
+//!   device, mount options, scheduler, read-ahead) and undoes it;
 //! - [`capture`] logs every statement of a server for a window and restores its settings.
 //!
 //! ```no_run
@@ -40,8 +42,10 @@ pub mod password;
 pub mod placement;
 pub mod replay;
 mod retry;
+pub mod sandboxes;
 pub mod settle;
 pub mod spec;
+pub mod storage;
 pub mod study;
 pub mod warmup;
 

@@ -89,6 +89,10 @@ pub struct Setup {
     /// `{ "thread/innodb/page_cleaner_thread" = "1" }` (see `qpslab_core::placement`).
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub pin: IndexMap<String, String>,
+    /// The filesystem the sandbox's datadir lives on (see [`crate::storage`]):
+    /// `{ fs = "xfs", size = "4G", mount_options = "noatime", read_ahead_kb = 128 }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<crate::storage::Storage>,
 }
 
 /// A spec's `target`: a `mysql://` URL, parsed when the spec is read. It serializes (the stored
@@ -195,7 +199,15 @@ impl Setup {
         macro_rules! replace {
             ($($f:ident),*) => { $(if level.$f.is_some() { s.$f = level.$f.clone(); })* };
         }
-        replace!(cpus, malloc, basedir, profile, target, password_file);
+        replace!(
+            cpus,
+            malloc,
+            basedir,
+            profile,
+            target,
+            password_file,
+            storage
+        );
         if level.os.thp.is_some() {
             s.os.thp = level.os.thp.clone();
         }
@@ -294,6 +306,9 @@ fn check_setup(what: &str, s: &Setup) -> Result<(), String> {
             return Err(format!("{what}: os.thp '{t}': always, madvise or never"));
         }
     }
+    if let Some(st) = &s.storage {
+        crate::storage::check(what, st)?;
+    }
     if s.password_file.is_some() && s.target.is_none() {
         return Err(format!(
             "{what}: `password_file` is the password of an external `target`; sandboxes need none"
@@ -304,10 +319,11 @@ fn check_setup(what: &str, s: &Setup) -> Result<(), String> {
             || s.cpus.is_some()
             || s.malloc.is_some()
             || s.basedir.is_some()
+            || s.storage.is_some()
             || !s.pin.is_empty())
     {
         return Err(format!(
-            "{what}: `target` is an external server; set, cpus, malloc, basedir and pin configure sandboxes"
+            "{what}: `target` is an external server; set, cpus, malloc, basedir, storage and pin configure sandboxes"
         ));
     }
     Ok(())

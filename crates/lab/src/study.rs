@@ -2,18 +2,21 @@
 //! starting each setup's server when the setup changes, recording every cell as it ends.
 
 use crate::error::{SpecError, StudyError};
-use crate::exec::{default_loaders, ensure_dataset, DatasetOutcome, DatasetPolicy, Observer};
+use crate::exec::{default_loaders, ensure_dataset, DatasetOutcome, Observer};
 use crate::expand::{expand, Expanded, PlannedCell};
 use crate::options::Transport;
 use crate::os::OsGuard;
 use crate::placement;
 use crate::retry::CellRun;
+use crate::sandboxes::dataset_policy;
+pub use crate::sandboxes::{sandbox_name, sandbox_spec};
 use crate::settle::{settle, Owner};
 use crate::spec::{self, Setup, Spec};
+use crate::storage::StorageGuard;
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;
-use qpslab_sandbox::{Profile, Sandbox, SandboxHome, SandboxSpec};
+use qpslab_sandbox::{Sandbox, SandboxHome};
 use qpslab_store::{
     CellRecord, CellStatus, Factor, NewStudy, RunMeta, Store, StudyId, StudyRecord, StudyStatus,
 };
@@ -85,6 +88,9 @@ pub fn load(path: &Path) -> Result<Loaded, SpecError> {
                 message: format!("{}: {message}", s.name),
             })?;
     }
+    if let Some(message) = crate::sandboxes::storage_unsupported(&expanded) {
+        return Err(SpecError::Value { file, message });
+    }
     for c in &expanded.cells {
         c.options.to_plan().map_err(|message| SpecError::Value {
             file: file.clone(),
@@ -96,24 +102,6 @@ pub fn load(path: &Path) -> Result<Loaded, SpecError> {
         text,
         expanded,
     })
-}
-
-/// The sandbox name of a setup: unique per study and setup, at most 32 characters.
-pub fn sandbox_name(study: &str, setup: &str) -> String {
-    use sha2::Digest;
-    let h = sha2::Sha256::digest(format!("{study}\0{setup}").as_bytes());
-    let clean: String = setup
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(22)
-        .collect();
-    format!("s{:02x}{:02x}{:02x}-{clean}", h[0], h[1], h[2])
 }
 
 /// The environment of a study: host facts, storage of the lab, what can be measured here.
@@ -146,6 +134,8 @@ struct Active {
     tcp: Option<ConnectOptions>,
     server: qpslab_core::ServerInfo,
     sampler: Sampler,
+    /// What the setup's `storage` mounted, recorded in each run's plan.
+    storage: Option<std::collections::BTreeMap<String, String>>,
     /// Settled since it started and since the last prepare.
     settled: bool,
 }
@@ -221,11 +211,19 @@ pub fn run_study<O: StudyObserver>(
         active: None,
         broken: None,
         os: OsGuard::new(),
+        storage: StorageGuard::new(),
+        undo_errors: Vec::new(),
         host: qpslab_probe::host_facts(),
     };
+    for line in crate::storage::clean_stale(&crate::sandboxes::image_dirs(home, &loaded.expanded)) {
+        obs.message(&line);
+    }
     let result = runner.run_cells(obs, stop);
     runner.stop_server();
     runner.os.restore();
+    for e in std::mem::take(&mut runner.undo_errors) {
+        obs.message(&format!("could not undo: {e}"));
+    }
     let status = match &result {
         Ok(_) => StudyStatus::Done,
         Err(StudyError::Interrupted(_)) => StudyStatus::Interrupted,
@@ -266,6 +264,10 @@ struct Runner<'a> {
     active: Option<Active>,
     broken: Option<Broken>,
     os: OsGuard,
+    /// The mounted storage of the active setup.
+    storage: StorageGuard,
+    /// What the storage guard failed to undo, told at the end.
+    undo_errors: Vec<String>,
     host: qpslab_core::HostFacts,
 }
 
@@ -377,6 +379,7 @@ impl Runner<'_> {
         let workload = Workload::new(&plan.workload).map_err(|e| fail(e.to_string()))?;
         active.settle(&target, &mut plan, obs, stop).map_err(exec)?;
         plan.placement = active.placement.as_ref().map(|k| k.initial().clone());
+        plan.storage = active.storage.clone();
         let meta = RunMeta::new(
             plan,
             target.describe(),
@@ -411,6 +414,9 @@ impl Runner<'_> {
                 let _ = sb.stop();
             }
         }
+        // After the server: its files keep the filesystem busy.
+        let failed = self.storage.restore();
+        self.undo_errors.extend(failed);
     }
 
     fn ensure_server<O: StudyObserver>(
@@ -458,11 +464,30 @@ impl Runner<'_> {
         if let Some(thp) = &sc.setup.os.thp {
             self.os.set_thp(thp).map_err(|e| fail(e, None))?;
         }
+        let mut mounted = None;
         let (sandbox, socket, tcp) = match sc.setup.target_options().map_err(|e| fail(e, None))? {
             Some(options) => (None, options, None),
             None => {
-                let spec = sandbox_spec(&self.loaded.spec.name, &sc.name, &sc.setup)
+                let mut spec = sandbox_spec(&self.loaded.spec.name, &sc.name, &sc.setup)
                     .map_err(|e| fail(e, None))?;
+                if let Some(st) = &sc.setup.storage {
+                    let m = crate::sandboxes::mount_storage(
+                        &mut self.storage,
+                        self.home,
+                        &spec.name,
+                        st,
+                    )
+                    .map_err(|e| fail(e, None))?;
+                    obs.message(&crate::sandboxes::describe_storage(
+                        &sc.name,
+                        &m,
+                        &self.storage,
+                    ));
+                    self.record_storage(&sc.name, &m)
+                        .map_err(CellError::Store)?;
+                    spec.datadir_root = Some(m.dir.clone());
+                    mounted = Some(m.facts);
+                }
                 // A sandbox left running by a killed qpslab holds the name: stop it first.
                 if qpslab_sandbox::find(self.home, &spec.name).is_ok_and(|i| i.alive) {
                     let _ = qpslab_sandbox::stop_by_name(self.home, &spec.name);
@@ -499,8 +524,20 @@ impl Runner<'_> {
             tcp,
             server,
             sampler: Sampler::new(conn, pid).reconnect_to(server_opts),
+            storage: mounted,
             settled: false,
         })
+    }
+
+    /// Records a setup's storage facts and how to undo them by hand in the study's environment.
+    fn record_storage(
+        &mut self,
+        name: &str,
+        m: &crate::storage::Mounted,
+    ) -> Result<(), qpslab_store::Error> {
+        let mut study = self.store.study_by_name(&self.loaded.spec.name)?;
+        study.env["storage"][name] = json!({"facts": m.facts, "mount_point": m.dir, "device": m.device, "undo_by_hand": self.storage.pending()});
+        self.store.set_study_env(self.study, &study.env)
     }
 
     fn record_server(
@@ -547,47 +584,5 @@ fn start_error(e: &qpslab_sandbox::Error) -> CellError {
     CellError::Failed {
         error: e.to_string().lines().next().unwrap_or("").to_string(),
         log_tail: tail,
-    }
-}
-
-/// A study's sandboxes are ours and get their dataset built; an external `target` is only
-/// checked, and a cell fails with the commands that would prepare it.
-fn dataset_policy(setup: &Setup, plan: &qpslab_core::RunPlan, home: &SandboxHome) -> DatasetPolicy {
-    if setup.target.is_none() {
-        return DatasetPolicy::Prepare {
-            space: Some(home.path().to_path_buf()),
-        };
-    }
-    crate::exec::check_only(&plan.workload, &setup.command_args())
-}
-
-/// The sandbox spec of a setup.
-pub fn sandbox_spec(study: &str, setup_name: &str, s: &Setup) -> Result<SandboxSpec, String> {
-    let settings: Vec<_> = s.set.iter().map(|(k, v)| (k.clone(), v.render())).collect();
-    let mut spec = SandboxSpec::build(
-        &sandbox_name(study, setup_name),
-        &settings,
-        s.cpus.as_deref(),
-        s.malloc.as_deref(),
-        s.basedir.as_deref(),
-    )
-    .map_err(|e| e.to_string())?;
-    spec.profile = s.profile.clone().map_or(Profile::Default, Profile::File);
-    placement::configure(&mut spec, s)?;
-    Ok(spec)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sandbox_names_are_valid_and_distinct() {
-        let a = sandbox_name("study", "tuned+jemalloc+never");
-        let b = sandbox_name("other", "tuned+jemalloc+never");
-        assert_ne!(a, b);
-        assert!(a.len() <= 32, "{a}");
-        qpslab_sandbox::validate_name(&a).unwrap();
-        qpslab_sandbox::validate_name(&sandbox_name("s", &"x".repeat(80))).unwrap();
     }
 }

@@ -36,6 +36,7 @@ pub mod testing;
 
 pub use error::Error;
 pub use process::log_tail_of;
+pub use runas::mount_dir;
 pub use sandbox::{start, Sandbox, StartTimings};
 pub use secure::CLIENT_FILE;
 pub use spec::{validate_name, Malloc, Profile, SandboxHome, SandboxSpec};

@@ -123,6 +123,31 @@ pub(crate) fn runtime_dir(dir: &Path, name: &str, server: Option<&Account>) -> P
     }
 }
 
+/// A directory to mount a filesystem on that will hold the datadir of a sandbox of `home`
+/// (see `SandboxSpec::datadir_root`), created if missing: `<lab>/mnt/<tag>` when the server runs
+/// as this process's user, else `/var/lib/qpslab/mnt-<hash of the lab>-<tag>`, because the lab
+/// of root is never loosened for the server's account to reach it.
+pub fn mount_dir(home: &crate::SandboxHome, tag: &str) -> Result<PathBuf> {
+    crate::validate_name(tag)?;
+    match server_account()? {
+        None => {
+            let base = home.path().join("mnt");
+            private_dir(home.path(), 0o700, None)?;
+            private_dir(&base, 0o700, None)?;
+            let dir = base.join(tag);
+            private_dir(&dir, 0o700, None)?;
+            Ok(dir)
+        }
+        Some(a) => {
+            private_dir(Path::new(RUN_BASE), 0o710, Some((0, a.gid)))?;
+            let lab = fnv64(home.path().as_os_str().as_encoded_bytes());
+            let dir = Path::new(RUN_BASE).join(format!("mnt-{lab:016x}-{tag}"));
+            private_dir(&dir, 0o755, None)?;
+            Ok(dir)
+        }
+    }
+}
+
 /// Creates `path` if needed and makes it a directory with `mode`, owned by `owner` when given.
 pub(crate) fn private_dir(path: &Path, mode: u32, owner: Option<(u32, u32)>) -> Result<()> {
     let ctx = || format!("creating {}", path.display());

@@ -144,7 +144,7 @@ pub fn start(home: &SandboxHome, spec: &SandboxSpec) -> Result<Sandbox> {
     let run = runas::runtime_dir(&dir, &spec.name, account);
     runas::prepare_runtime(&run, &dir, account)?;
     let owner = account.map(runas::Account::ids);
-    let datadir = run.join("data");
+    let datadir = datadir_of(spec, &run);
     let mut timings = StartTimings::default();
     (timings.template_init, timings.datadir_copy) =
         ensure_datadir(home, &checked, &dir, &datadir, owner)?;
@@ -337,6 +337,14 @@ fn overrides(spec: &SandboxSpec) -> Result<Vec<(String, String)>> {
     Ok(overrides)
 }
 
+/// Where the datadir of `spec` lives: `<datadir_root>/<name>`, else `<run>/data`.
+fn datadir_of(spec: &SandboxSpec, run: &Path) -> PathBuf {
+    match &spec.datadir_root {
+        Some(root) => root.join(&spec.name),
+        None => run.join("data"),
+    }
+}
+
 /// Everything `launch` needs once the directories and the datadir are ready.
 struct Start<'a> {
     spec: &'a SandboxSpec,
@@ -396,7 +404,7 @@ impl Start<'_> {
     /// The sandbox's files in its runtime directory, listening on `port`.
     fn paths(&self, port: u16) -> Paths {
         Paths {
-            datadir: self.run.join("data"),
+            datadir: datadir_of(self.spec, self.run),
             socket: self.socket.clone(),
             port,
             pid_file: self.run.join("mysqld.pid"),

@@ -151,6 +151,11 @@ pub struct SandboxSpec {
     /// The thread placement policy kept with the sandbox (`server start --pin`); the caller
     /// applies it, and runs against the sandbox keep re-applying it.
     pub pin: qpslab_core::placement::Policy,
+    /// A directory to keep the datadir in instead of the runtime directory (a filesystem
+    /// mounted for the study, say): the datadir is `<root>/<name>`. The socket, pid file, logs
+    /// and tmpdir stay in the runtime directory, so their paths keep their length. The server's
+    /// account must be able to reach it (see [`mount_dir`](crate::mount_dir)).
+    pub datadir_root: Option<PathBuf>,
 }
 
 impl SandboxSpec {
@@ -166,6 +171,7 @@ impl SandboxSpec {
             port: None,
             start_timeout: std::time::Duration::from_secs(60),
             pin: Default::default(),
+            datadir_root: None,
         }
     }
 

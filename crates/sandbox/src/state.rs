@@ -98,10 +98,11 @@ impl SandboxInfo {
         self.dir().join(secure::CLIENT_FILE)
     }
 
-    /// The directory the server writes to (datadir, socket, logs): the sandbox directory, or
-    /// one under /var/lib/qpslab when the server runs as another account.
+    /// The directory the server writes to (socket, logs, and the datadir unless it was put
+    /// elsewhere): the sandbox directory, or one under /var/lib/qpslab when the server runs as
+    /// another account. Its my.cnf is there.
     pub fn runtime_dir(&self) -> &Path {
-        self.datadir.parent().unwrap_or(Path::new("/"))
+        self.defaults_file.parent().unwrap_or(Path::new("/"))
     }
 
     fn options(&self, endpoint: Endpoint) -> ConnectOptions {
@@ -134,7 +135,7 @@ pub struct Owner {
 
 impl Owner {
     /// This process.
-    pub(crate) fn me() -> Option<Owner> {
+    pub fn me() -> Option<Owner> {
         let pid = std::process::id();
         start_ticks(pid).map(|started| Owner { pid, started })
     }

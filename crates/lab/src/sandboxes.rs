@@ -1,0 +1,136 @@
+//! The sandbox of a study setup: its name, its spec, where its dataset may go, and the
+//! filesystem its datadir lives on when the setup has `storage`.
+
+use crate::exec::DatasetPolicy;
+use crate::expand::Expanded;
+use crate::placement;
+use crate::spec::Setup;
+use crate::storage::{self, Mounted, StorageGuard};
+use qpslab_sandbox::{Profile, SandboxHome, SandboxSpec};
+use std::path::PathBuf;
+
+/// The sandbox name of a setup: unique per study and setup, at most 32 characters.
+pub fn sandbox_name(study: &str, setup: &str) -> String {
+    use sha2::Digest;
+    let h = sha2::Sha256::digest(format!("{study}\0{setup}").as_bytes());
+    let clean: String = setup
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(22)
+        .collect();
+    format!("s{:02x}{:02x}{:02x}-{clean}", h[0], h[1], h[2])
+}
+
+/// A study's sandboxes are ours and get their dataset built; an external `target` is only
+/// checked, and a cell fails with the commands that would prepare it.
+pub fn dataset_policy(
+    setup: &Setup,
+    plan: &qpslab_core::RunPlan,
+    home: &SandboxHome,
+) -> DatasetPolicy {
+    if setup.target.is_none() {
+        return DatasetPolicy::Prepare {
+            space: Some(home.path().to_path_buf()),
+        };
+    }
+    crate::exec::check_only(&plan.workload, &setup.command_args())
+}
+
+/// The sandbox spec of a setup.
+pub fn sandbox_spec(study: &str, setup_name: &str, s: &Setup) -> Result<SandboxSpec, String> {
+    let settings: Vec<_> = s.set.iter().map(|(k, v)| (k.clone(), v.render())).collect();
+    let mut spec = SandboxSpec::build(
+        &sandbox_name(study, setup_name),
+        &settings,
+        s.cpus.as_deref(),
+        s.malloc.as_deref(),
+        s.basedir.as_deref(),
+    )
+    .map_err(|e| e.to_string())?;
+    spec.profile = s.profile.clone().map_or(Profile::Default, Profile::File);
+    placement::configure(&mut spec, s)?;
+    Ok(spec)
+}
+
+/// Where the loop images of `s` go: its `image_dir`, else `LAB/storage`.
+fn image_dir(home: &SandboxHome, s: &storage::Storage) -> PathBuf {
+    s.image_dir
+        .clone()
+        .unwrap_or_else(|| home.path().join("storage"))
+}
+
+/// The directories where the setups of a study keep loop images (to find stale ones).
+pub fn image_dirs(home: &SandboxHome, expanded: &Expanded) -> Vec<PathBuf> {
+    let mut dirs = vec![home.path().join("storage")];
+    for s in expanded
+        .setups
+        .iter()
+        .filter_map(|s| s.setup.storage.as_ref())
+    {
+        let d = image_dir(home, s);
+        if !dirs.contains(&d) {
+            dirs.push(d);
+        }
+    }
+    dirs
+}
+
+/// Why the storage of a setup cannot be applied on this host (no root, a missing tool, a
+/// scratch device that is in use), checked before anything runs.
+pub fn storage_unsupported(expanded: &Expanded) -> Option<String> {
+    expanded.setups.iter().find_map(|s| {
+        let st = s.setup.storage.as_ref()?;
+        storage::check_host(st)
+            .err()
+            .map(|e| format!("{}: {e}", s.name))
+    })
+}
+
+/// Mounts the storage of setup `setup_name` (a sandbox named `sandbox`), recording the changes
+/// in `guard`; what to undo by hand after a `kill -9` is in [`StorageGuard::pending`].
+pub fn mount_storage(
+    guard: &mut StorageGuard,
+    home: &SandboxHome,
+    sandbox: &str,
+    s: &storage::Storage,
+) -> Result<Mounted, String> {
+    let dir = qpslab_sandbox::mount_dir(home, sandbox).map_err(|e| format!("storage: {e}"))?;
+    let image = storage::image_path(&image_dir(home, s), sandbox);
+    guard.apply(s, &image, &dir)
+}
+
+/// One line saying what a setup's storage is and how to undo it by hand.
+pub fn describe_storage(setup: &str, m: &Mounted, guard: &StorageGuard) -> String {
+    let f = |k: &str| m.facts.get(k).map_or("", String::as_str);
+    format!(
+        "storage of {setup}: {} on {} at {} ({}; scheduler {}, read_ahead_kb {}); if qpslab is killed, undo with: {}",
+        f("fs"),
+        f("device"),
+        m.dir.display(),
+        f("mount_options"),
+        f("scheduler"),
+        f("read_ahead_kb"),
+        guard.pending().join("; ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sandbox_names_are_valid_and_distinct() {
+        let a = sandbox_name("study", "tuned+jemalloc+never");
+        let b = sandbox_name("other", "tuned+jemalloc+never");
+        assert_ne!(a, b);
+        assert!(a.len() <= 32, "{a}");
+        qpslab_sandbox::validate_name(&a).unwrap();
+        qpslab_sandbox::validate_name(&sandbox_name("s", &"x".repeat(80))).unwrap();
+    }
+}
