@@ -215,3 +215,57 @@ fn bad_storage_tables_are_user_errors() {
     )
     .contains("ext4"));
 }
+
+#[test]
+fn resume_after_kill_9_cleans_the_mount_and_loop_device_left_behind() {
+    let s = Scratch::new();
+    let cells = CELLS.replace("duration = \"1s\"", "duration = \"6s\"");
+    let p = spec(
+        &s,
+        "k.toml",
+        &format!("name = \"k\"\n{cells}{}", variant("e", "ext4")),
+    );
+    let mut child = s
+        .cmd(&["lab", "run", &p])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mp = loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let mp = Store::open(&s.db()).ok().and_then(|store| {
+            let env = store.study_by_name("k").ok()?.env;
+            env["storage"]["e"]["mount_point"]
+                .as_str()
+                .map(PathBuf::from)
+        });
+        if let Some(mp) = mp {
+            break mp;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the study never mounted its storage"
+        );
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    child.kill().unwrap(); // SIGKILL: nothing is undone
+    child.wait().unwrap();
+    assert_eq!(
+        leftovers(&s.lab(), &[mp.clone()]).len(),
+        2,
+        "loop and mount left"
+    );
+    let o = s.run(&["lab", "resume", &p]);
+    let err = common::stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("unmounted stale") && err.contains("detached stale"),
+        "{err}"
+    );
+    assert_eq!(leftovers(&s.lab(), &[mp]), Vec::<String>::new());
+    assert_eq!(
+        std::fs::read_dir(s.lab().join("storage")).unwrap().count(),
+        0
+    );
+}

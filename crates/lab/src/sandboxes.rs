@@ -7,7 +7,7 @@ use crate::placement;
 use crate::spec::Setup;
 use crate::storage::{self, Mounted, StorageGuard};
 use qpslab_sandbox::{Profile, SandboxHome, SandboxSpec};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The sandbox name of a setup: unique per study and setup, at most 32 characters.
 pub fn sandbox_name(study: &str, setup: &str) -> String {
@@ -29,14 +29,10 @@ pub fn sandbox_name(study: &str, setup: &str) -> String {
 
 /// A study's sandboxes are ours and get their dataset built; an external `target` is only
 /// checked, and a cell fails with the commands that would prepare it.
-pub fn dataset_policy(
-    setup: &Setup,
-    plan: &qpslab_core::RunPlan,
-    home: &SandboxHome,
-) -> DatasetPolicy {
+pub fn dataset_policy(setup: &Setup, plan: &qpslab_core::RunPlan, space: &Path) -> DatasetPolicy {
     if setup.target.is_none() {
         return DatasetPolicy::Prepare {
-            space: Some(home.path().to_path_buf()),
+            space: Some(space.to_path_buf()),
         };
     }
     crate::exec::check_only(&plan.workload, &setup.command_args())
@@ -65,8 +61,25 @@ fn image_dir(home: &SandboxHome, s: &storage::Storage) -> PathBuf {
         .unwrap_or_else(|| home.path().join("storage"))
 }
 
+/// Cleans what a killed qpslab left of study `study`'s storage: first the sandboxes of its
+/// storage setups still running (their files keep the mounts busy), then the mounts, loop
+/// devices and images ([`storage::clean_stale`]); one line per thing cleaned.
+pub fn clean_stale_storage(home: &SandboxHome, study: &str, expanded: &Expanded) -> Vec<String> {
+    let mut said = Vec::new();
+    for s in expanded.setups.iter().filter(|s| s.setup.storage.is_some()) {
+        let name = sandbox_name(study, &s.name);
+        if qpslab_sandbox::find(home, &name).is_ok_and(|i| i.alive)
+            && qpslab_sandbox::stop_by_name(home, &name).is_ok()
+        {
+            said.push(format!("stopped sandbox '{name}' left running"));
+        }
+    }
+    said.extend(storage::clean_stale(&image_dirs(home, expanded)));
+    said
+}
+
 /// The directories where the setups of a study keep loop images (to find stale ones).
-pub fn image_dirs(home: &SandboxHome, expanded: &Expanded) -> Vec<PathBuf> {
+fn image_dirs(home: &SandboxHome, expanded: &Expanded) -> Vec<PathBuf> {
     let mut dirs = vec![home.path().join("storage")];
     for s in expanded
         .setups
@@ -103,6 +116,17 @@ pub fn mount_storage(
     let dir = qpslab_sandbox::mount_dir(home, sandbox).map_err(|e| format!("storage: {e}"))?;
     let image = storage::image_path(&image_dir(home, s), sandbox);
     guard.apply(s, &image, &dir)
+}
+
+/// What the study's environment keeps of a mounted setup: its facts, mount point, device and
+/// the commands that undo it by hand.
+pub fn storage_record(m: &Mounted, guard: &StorageGuard) -> serde_json::Value {
+    serde_json::json!({
+        "facts": m.facts,
+        "mount_point": m.dir,
+        "device": m.device,
+        "undo_by_hand": guard.pending(),
+    })
 }
 
 /// One line saying what a setup's storage is and how to undo it by hand.

@@ -12,7 +12,7 @@ use crate::sandboxes::dataset_policy;
 pub use crate::sandboxes::{sandbox_name, sandbox_spec};
 use crate::settle::{settle, Owner};
 use crate::spec::{self, Setup, Spec};
-use crate::storage::StorageGuard;
+use crate::storage::{Mounted, StorageGuard};
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;
@@ -135,7 +135,7 @@ struct Active {
     server: qpslab_core::ServerInfo,
     sampler: Sampler,
     /// What the setup's `storage` mounted, recorded in each run's plan.
-    storage: Option<std::collections::BTreeMap<String, String>>,
+    storage: Option<Mounted>,
     /// Settled since it started and since the last prepare.
     settled: bool,
 }
@@ -215,7 +215,7 @@ pub fn run_study<O: StudyObserver>(
         undo_errors: Vec::new(),
         host: qpslab_probe::host_facts(),
     };
-    for line in crate::storage::clean_stale(&crate::sandboxes::image_dirs(home, &loaded.expanded)) {
+    for line in crate::sandboxes::clean_stale_storage(home, &spec.name, &loaded.expanded) {
         obs.message(&line);
     }
     let result = runner.run_cells(obs, stop);
@@ -368,7 +368,9 @@ impl Runner<'_> {
             }
         };
         let setup = &self.loaded.expanded.setups[cell.setup].setup;
-        let policy = dataset_policy(setup, &plan, self.home);
+        // The dataset goes where the datadir is: the setup's own filesystem, if it has one.
+        let space = active.storage.as_ref().map_or(self.home.path(), |m| &m.dir);
+        let policy = dataset_policy(setup, &plan, space);
         let dataset =
             ensure_dataset(&target, &plan.workload, loaders, &policy, obs).map_err(exec)?;
         if dataset == DatasetOutcome::Prepared {
@@ -379,7 +381,7 @@ impl Runner<'_> {
         let workload = Workload::new(&plan.workload).map_err(|e| fail(e.to_string()))?;
         active.settle(&target, &mut plan, obs, stop).map_err(exec)?;
         plan.placement = active.placement.as_ref().map(|k| k.initial().clone());
-        plan.storage = active.storage.clone();
+        plan.storage = active.storage.as_ref().map(|m| m.facts.clone());
         let meta = RunMeta::new(
             plan,
             target.describe(),
@@ -470,24 +472,8 @@ impl Runner<'_> {
             None => {
                 let mut spec = sandbox_spec(&self.loaded.spec.name, &sc.name, &sc.setup)
                     .map_err(|e| fail(e, None))?;
-                if let Some(st) = &sc.setup.storage {
-                    let m = crate::sandboxes::mount_storage(
-                        &mut self.storage,
-                        self.home,
-                        &spec.name,
-                        st,
-                    )
-                    .map_err(|e| fail(e, None))?;
-                    obs.message(&crate::sandboxes::describe_storage(
-                        &sc.name,
-                        &m,
-                        &self.storage,
-                    ));
-                    self.record_storage(&sc.name, &m)
-                        .map_err(CellError::Store)?;
-                    spec.datadir_root = Some(m.dir.clone());
-                    mounted = Some(m.facts);
-                }
+                mounted = self.mount_storage(idx, &spec.name, obs)?;
+                spec.datadir_root = mounted.as_ref().map(|m| m.dir.clone());
                 // A sandbox left running by a killed qpslab holds the name: stop it first.
                 if qpslab_sandbox::find(self.home, &spec.name).is_ok_and(|i| i.alive) {
                     let _ = qpslab_sandbox::stop_by_name(self.home, &spec.name);
@@ -529,15 +515,33 @@ impl Runner<'_> {
         })
     }
 
-    /// Records a setup's storage facts and how to undo them by hand in the study's environment.
-    fn record_storage(
+    /// Mounts the `storage` of setup `idx` (sandbox `sandbox`), says so and records it in the
+    /// study's environment with how to undo it by hand.
+    fn mount_storage<O: StudyObserver>(
         &mut self,
-        name: &str,
-        m: &crate::storage::Mounted,
-    ) -> Result<(), qpslab_store::Error> {
-        let mut study = self.store.study_by_name(&self.loaded.spec.name)?;
-        study.env["storage"][name] = json!({"facts": m.facts, "mount_point": m.dir, "device": m.device, "undo_by_hand": self.storage.pending()});
-        self.store.set_study_env(self.study, &study.env)
+        idx: usize,
+        sandbox: &str,
+        obs: &mut O,
+    ) -> Result<Option<Mounted>, CellError> {
+        let sc = &self.loaded.expanded.setups[idx];
+        let Some(st) = &sc.setup.storage else {
+            return Ok(None);
+        };
+        let m = crate::sandboxes::mount_storage(&mut self.storage, self.home, sandbox, st)
+            .map_err(|error| CellError::Failed {
+                error,
+                log_tail: None,
+            })?;
+        obs.message(&crate::sandboxes::describe_storage(
+            &sc.name,
+            &m,
+            &self.storage,
+        ));
+        let mut study =
+            (self.store.study_by_name(&self.loaded.spec.name)).map_err(CellError::Store)?;
+        study.env["storage"][&sc.name] = crate::sandboxes::storage_record(&m, &self.storage);
+        (self.store.set_study_env(self.study, &study.env)).map_err(CellError::Store)?;
+        Ok(Some(m))
     }
 
     fn record_server(
