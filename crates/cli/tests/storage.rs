@@ -155,7 +155,10 @@ fn sigterm_mid_cell_undoes_the_storage() {
     let store = Store::open(&s.db()).unwrap();
     let env = store.study_by_name("t").unwrap().env;
     let mp = PathBuf::from(env["storage"]["x"]["mount_point"].as_str().unwrap());
-    assert_eq!(leftovers(&s.lab(), &[mp.clone()]), Vec::<String>::new());
+    assert_eq!(
+        leftovers(&s.lab(), std::slice::from_ref(&mp)),
+        Vec::<String>::new()
+    );
     assert!(!mp.exists());
     assert_sysfs_restored(env["storage"]["x"]["undo_by_hand"].as_array().unwrap());
     assert_eq!(
@@ -252,7 +255,7 @@ fn resume_after_kill_9_cleans_the_mount_and_loop_device_left_behind() {
     child.kill().unwrap(); // SIGKILL: nothing is undone
     child.wait().unwrap();
     assert_eq!(
-        leftovers(&s.lab(), &[mp.clone()]).len(),
+        leftovers(&s.lab(), std::slice::from_ref(&mp)).len(),
         2,
         "loop and mount left"
     );

@@ -81,6 +81,8 @@ fn key(r: &mut Rng) -> String {
         "target",
         "os",
         "thp",
+        "storage",
+        "fs",
         "description",
         "treads",
         "",

@@ -171,6 +171,31 @@ fn different_workloads_are_refused_and_different_options_warned() {
 }
 
 #[test]
+fn a_setups_storage_is_a_setup_difference_not_a_run_option() {
+    let with_fs = |id, fs: &str| {
+        let mut r = run(id, RO, 1000.0, 0.02);
+        r.meta.plan.storage = Some([("fs".to_string(), fs.to_string())].into());
+        r
+    };
+    let c = cmp(
+        &side("a", vec![with_fs(1, "ext4")]),
+        &side("b", vec![with_fs(2, "xfs")]),
+    )
+    .unwrap();
+    let d: Vec<_> = c
+        .differences
+        .iter()
+        .map(|d| (d.name.as_str(), d.a.as_str(), d.b.as_str()))
+        .collect();
+    assert_eq!(d, [("storage.fs", "ext4", "xfs")]);
+    assert!(
+        c.warnings.iter().all(|w| !w.contains("run options differ")),
+        "{:?}",
+        c.warnings
+    );
+}
+
+#[test]
 fn unstable_phases_are_named_and_unjudged_ones_say_nothing() {
     let a = side(
         "a",

@@ -57,7 +57,11 @@ pub fn differences(a: &Subject, b: &Subject) -> Vec<Difference> {
     let mut fa = BTreeMap::new();
     let mut fb = BTreeMap::new();
     for (meta, f) in [(ma, &mut fa), (mb, &mut fb)] {
-        let plan = serde_json::to_value(&meta.plan).unwrap_or(Value::Null);
+        let mut plan = serde_json::to_value(&meta.plan).unwrap_or(Value::Null);
+        // A study setup's storage (fs, mount options...) is part of the setup, not a run option.
+        if let Some(storage) = plan.as_object_mut().and_then(|p| p.remove("storage")) {
+            flatten("storage", &storage, f);
+        }
         flatten("plan", &plan, f);
         f.remove("plan.threads");
         // Each run draws its own seed from the clock unless one was given: not a setting.

@@ -501,6 +501,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_datadir_root_moves_only_the_datadir() {
+        let mut spec = SandboxSpec::new("s1");
+        let run = Path::new("/l/sandboxes/s1");
+        assert_eq!(datadir_of(&spec, run), run.join("data"));
+        spec.datadir_root = Some("/mnt/x".into());
+        assert_eq!(datadir_of(&spec, run), PathBuf::from("/mnt/x/s1"));
+    }
+
+    #[test]
     fn deep_labs_get_short_sockets() {
         let shallow = SandboxHome::new("/tmp/lab");
         let a = shallow.sandbox_dir("a");
