@@ -5,7 +5,6 @@ use super::host::{self, MountEntry};
 use super::{Storage, MUST_SHOW};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// One change to undo.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,26 +55,10 @@ impl Undo {
                 let _ = std::fs::remove_dir(p);
                 Ok(())
             }
-            Undo::Unmount(p) => unmount(p),
+            Undo::Unmount(p) => host::unmount(p),
             Undo::Sysfs { path, value } => host::write_sysfs(path, value),
         }
     }
-}
-
-/// Unmounts `dir`, waiting out the moment a just-stopped server still holds it busy; lazily as
-/// a last resort, so the loop device can still be detached once it is free.
-pub(super) fn unmount(dir: &Path) -> Result<(), String> {
-    let d = dir.to_string_lossy();
-    for _ in 0..20 {
-        if host::mount_at(dir).is_none() {
-            return Ok(());
-        }
-        if host::run("umount", &[&d]).is_ok() {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
-    host::run("umount", &["-l", &d]).map(drop)
 }
 
 /// A mounted storage setup: where, and the facts recorded with its runs.

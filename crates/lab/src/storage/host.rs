@@ -3,6 +3,7 @@
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 /// Whether `tool` is on PATH or in the sbin directories (root's tools, missing from some PATHs).
 pub fn on_path(tool: &str) -> bool {
@@ -28,6 +29,22 @@ pub fn run(tool: &str, args: &[&str]) -> Result<String, String> {
         .find(|l| !l.trim().is_empty())
         .unwrap_or("failed");
     Err(format!("{tool} {}: {}", args.join(" "), first.trim()))
+}
+
+/// Unmounts `dir`, waiting out the moment a just-stopped server still holds it busy; lazily as
+/// a last resort, so the loop device can still be detached once it is free.
+pub fn unmount(dir: &Path) -> Result<(), String> {
+    let d = dir.to_string_lossy();
+    for _ in 0..20 {
+        if mount_at(dir).is_none() {
+            return Ok(());
+        }
+        if run("umount", &[&d]).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    run("umount", &["-l", &d]).map(drop)
 }
 
 /// One line of /proc/mounts.

@@ -2,8 +2,7 @@
 //! them, found by their image: a `qpslab-*.img` file in the lab's `storage/` directory or in an
 //! `image_dir` of the spec. Nothing else is ever touched.
 
-use super::guard::unmount;
-use super::host;
+use super::host::{self, unmount};
 use std::path::{Path, PathBuf};
 
 /// The image of setup `sandbox` in `dir`.
