@@ -537,10 +537,13 @@ impl Runner<'_> {
             &m,
             &self.storage,
         ));
-        let mut study =
-            (self.store.study_by_name(&self.loaded.spec.name)).map_err(CellError::Store)?;
+        let name = &self.loaded.spec.name;
+        let mut study = self.store.study_by_name(name).map_err(CellError::Store)?;
         study.env["storage"][&sc.name] = crate::sandboxes::storage_record(&m, &self.storage);
-        (self.store.set_study_env(self.study, &study.env)).map_err(CellError::Store)?;
+        let env = &study.env;
+        self.store
+            .set_study_env(self.study, env)
+            .map_err(CellError::Store)?;
         Ok(Some(m))
     }
 
