@@ -272,3 +272,24 @@ fn resume_after_kill_9_cleans_the_mount_and_loop_device_left_behind() {
         0
     );
 }
+
+#[test]
+fn nobarrier_on_xfs_fails_the_setup_as_not_supported_and_leaves_nothing() {
+    let s = Scratch::new();
+    let body = format!("name = \"nb\"\n{CELLS}[[variant]]\nname = \"x\"\nstorage = {{ fs = \"xfs\", size = \"1G\", mount_options = \"noatime,nobarrier\" }}\n");
+    let p = spec(&s, "nb.toml", &body);
+    let o = s.run(&["lab", "run", &p]);
+    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout(&s.run(&["lab", "show", "nb", "--json"]))).unwrap();
+    let error = v["cells"][0]["error"].as_str().unwrap();
+    assert!(
+        error.contains("'noatime,nobarrier' not supported here"),
+        "{error}"
+    );
+    assert_eq!(leftovers(&s.lab(), &[]), Vec::<String>::new());
+    assert_eq!(
+        std::fs::read_dir(s.lab().join("storage")).unwrap().count(),
+        0
+    );
+}
