@@ -1,0 +1,295 @@
+//! sysbench fileio's options (`qpslab io`, and a study's keys with `workload = "fileio"`), by
+//! sysbench's names and with its defaults. Setting any of them makes the plan a fileio one.
+
+use super::builder::Builder;
+use super::def::{choices, def, on_off, OptionDef, Scope, ON_OFF, U32};
+use super::value::{float, int, list, switch, text};
+use qpslab_core::fileio::{ExtraFlag, FileIoMode, FileIoOptions, FileTestMode, FsyncMode};
+use serde_json::Value;
+
+/// The fileio options being set (created with sysbench's defaults by the first one).
+fn io(b: &mut Builder) -> &mut FileIoOptions {
+    b.io.get_or_insert_with(FileIoOptions::default)
+}
+
+/// The fileio options as they stand, for the defaults shown in help.
+fn shown(b: &Builder) -> FileIoOptions {
+    b.io.clone().unwrap_or_default()
+}
+
+/// Bytes as sysbench writes them: a number with an optional K, M, G or T (powers of 1024).
+pub fn size(v: &Value) -> Result<u64, String> {
+    let t = text(v)?;
+    let bad = || format!("expects a size like 16384, 16K, 64M or 2G, not {v}");
+    let t = t.trim_end_matches(['b', 'B']);
+    let (digits, shift) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => return Err(bad()),
+            };
+            (&t[..i], shift)
+        }
+        _ => (t, 0),
+    };
+    let n: u64 = digits.trim().parse().map_err(|_| bad())?;
+    n.checked_shl(shift)
+        .filter(|b| b >> shift == n)
+        .ok_or_else(bad)
+}
+
+/// A size for help text: `2G`, `16K`, or bytes when not a whole unit.
+pub fn size_text(bytes: u64) -> String {
+    for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {
+        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
+/// One fileio option: `$apply` sets it on the options, `$show` shows it.
+macro_rules! io_opt {
+    ($name:literal, $vn:literal, $ex:literal, $help:literal, |$o:ident, $v:ident| $apply:expr, |$s:ident| $show:expr) => {
+        def(
+            $name,
+            Scope::FileIo,
+            $vn,
+            $help,
+            $ex,
+            |b, $v| {
+                let $o = io(b);
+                $apply;
+                Ok(())
+            },
+            |b| {
+                let $s = shown(b);
+                $show
+            },
+        )
+    };
+}
+
+fn extra_flags(v: &Value) -> Result<Vec<ExtraFlag>, String> {
+    let mut out = Vec::new();
+    for f in list(v)? {
+        let t = text(&f)?;
+        if !t.is_empty() {
+            out.push(t.parse::<ExtraFlag>()?);
+        }
+    }
+    Ok(out)
+}
+
+fn ratio(v: &Value) -> Result<f64, String> {
+    float(v)
+        .ok()
+        .filter(|r| *r > 0.0)
+        .ok_or_else(|| format!("must be a number above 0 (reads per write), not {v}"))
+}
+
+/// The fileio options, in the order `io --help` lists them.
+pub(crate) static FILEIO: &[OptionDef] = &[
+    choices(
+        io_opt!(
+            "file_test_mode",
+            "MODE",
+            "seqwr",
+            "Test mode: seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw",
+            |o, v| o.mode = text(v)?.parse::<FileTestMode>()?,
+            |s| s.mode.to_string()
+        ),
+        FileTestMode::NAMES,
+    ),
+    io_opt!(
+        "file_num",
+        "N",
+        "4",
+        "Number of files",
+        |o, v| o.num = int(v, 1, 1 << 20)? as u32,
+        |s| s.num.to_string()
+    ),
+    io_opt!(
+        "file_total_size",
+        "SIZE",
+        "64M",
+        "Total size of the files (K, M, G, T)",
+        |o, v| o.total_size = size(v)?,
+        |s| size_text(s.total_size)
+    ),
+    io_opt!(
+        "file_block_size",
+        "SIZE",
+        "4096",
+        "Block size of every request",
+        |o, v| o.block_size = nonzero(size(v)?)?,
+        |s| s.block_size.to_string()
+    ),
+    choices(
+        io_opt!(
+            "file_io_mode",
+            "MODE",
+            "async",
+            "How requests are issued: sync, async, mmap",
+            |o, v| o.io_mode = text(v)?.parse::<FileIoMode>()?,
+            |s| s.io_mode.to_string()
+        ),
+        FileIoMode::NAMES,
+    ),
+    io_opt!(
+        "file_async_backlog",
+        "N",
+        "32",
+        "Requests in flight per thread in async mode",
+        |o, v| o.async_backlog = int(v, 1, 65_536)? as u32,
+        |s| s.async_backlog.to_string()
+    ),
+    io_opt!(
+        "file_fsync_freq",
+        "N",
+        "0",
+        "Flush after this many writes (0: never)",
+        |o, v| o.fsync_freq = int(v, 0, U32)? as u32,
+        |s| s.fsync_freq.to_string()
+    ),
+    choices(
+        io_opt!(
+            "file_fsync_all",
+            "on|off",
+            "on",
+            "Flush after every write",
+            |o, v| o.fsync_all = switch(v)?,
+            |s| on_off(s.fsync_all)
+        ),
+        ON_OFF,
+    ),
+    choices(
+        io_opt!(
+            "file_fsync_end",
+            "on|off",
+            "off",
+            "Flush at the end of the test",
+            |o, v| o.fsync_end = switch(v)?,
+            |s| on_off(s.fsync_end)
+        ),
+        ON_OFF,
+    ),
+    choices(
+        io_opt!(
+            "file_fsync_mode",
+            "MODE",
+            "fdatasync",
+            "Flush call: fsync, fdatasync",
+            |o, v| o.fsync_mode = text(v)?.parse::<FsyncMode>()?,
+            |s| s.fsync_mode.to_string()
+        ),
+        FsyncMode::NAMES,
+    ),
+    io_opt!(
+        "file_extra_flags",
+        "FLAGS",
+        "direct",
+        "Extra open flags, comma-separated: direct, sync, dsync",
+        |o, v| o.extra_flags = extra_flags(v)?,
+        |s| s
+            .extra_flags
+            .iter()
+            .map(|f| f.name())
+            .collect::<Vec<_>>()
+            .join(",")
+    ),
+    io_opt!(
+        "file_rw_ratio",
+        "R",
+        "2",
+        "Reads per write in rndrw",
+        |o, v| o.rw_ratio = ratio(v)?,
+        |s| s.rw_ratio.to_string()
+    ),
+];
+
+fn nonzero(n: u64) -> Result<u64, String> {
+    if n == 0 {
+        Err("must be at least 1 byte".into())
+    } else {
+        Ok(n)
+    }
+}
+
+/// Checks the fileio options together (before anything runs).
+pub(crate) fn check(o: &FileIoOptions) -> Result<(), String> {
+    if o.file_size() < o.block_size {
+        return Err(format!(
+            "file_total_size: {} over {} files is {} bytes per file, less than one block of \
+             file_block_size {}",
+            size_text(o.total_size),
+            o.num,
+            o.file_size(),
+            o.block_size
+        ));
+    }
+    if o.extra_flags.contains(&ExtraFlag::Direct) && o.block_size % 512 != 0 {
+        return Err(format!(
+            "file_block_size: {} is not a multiple of 512, which direct I/O needs",
+            o.block_size
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sizes_as_sysbench_writes_them() {
+        for (v, n) in [
+            (json!("16384"), 16384),
+            (json!(4096), 4096),
+            (json!("16K"), 16384),
+            (json!("64M"), 64 << 20),
+            (json!("2G"), 2 << 30),
+            (json!("1t"), 1 << 40),
+            (json!("8kb"), 8192),
+        ] {
+            assert_eq!(size(&v).unwrap(), n, "{v}");
+        }
+        for bad in [
+            json!("2X"),
+            json!("-1"),
+            json!("M"),
+            json!("99999999999T"),
+            json!([1]),
+        ] {
+            assert!(size(&bad).is_err(), "{bad}");
+        }
+        assert_eq!(size_text(2 << 30), "2G");
+        assert_eq!(size_text(16384), "16K");
+        assert_eq!(size_text(1000), "1000");
+    }
+
+    #[test]
+    fn combinations_are_checked() {
+        let mut o = FileIoOptions {
+            num: 4,
+            total_size: 8192,
+            ..Default::default()
+        };
+        assert!(check(&o).unwrap_err().contains("less than one block"));
+        o.total_size = 64 << 20;
+        assert!(check(&o).is_ok());
+        o.block_size = 1000;
+        o.extra_flags = vec![ExtraFlag::Direct];
+        assert!(check(&o).unwrap_err().contains("multiple of 512"));
+        assert_eq!(
+            extra_flags(&json!("direct,dsync")).unwrap(),
+            vec![ExtraFlag::Direct, ExtraFlag::Dsync]
+        );
+        assert!(extra_flags(&json!("odirect")).is_err());
+        assert!(ratio(&json!(0)).is_err());
+    }
+}
