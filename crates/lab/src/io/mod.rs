@@ -18,7 +18,7 @@ pub mod job;
 pub mod report;
 pub mod spawn;
 
-use qpslab_core::fileio::FileIoOptions;
+use qpslab_core::fileio::{FileIoMode, FileIoOptions};
 use qpslab_core::result::{PhaseResult, Sample};
 use report::Snapshot;
 use serde_json::Value;
@@ -94,6 +94,14 @@ pub struct Measured {
 /// Checks what can be checked before anything runs: fio, the directory, free space.
 /// Returns fio's version.
 pub fn preflight(run: &IoRun<'_>) -> Result<String, IoError> {
+    if run.options.io_mode == FileIoMode::Mmap && run.timing.threads > 1 {
+        // fio 3.33 dies (SIGFPE, heap corruption) when several jobs map the same files.
+        return Err(IoError::User(
+            "--file-io-mode mmap: fio's mmap engine crashes when several threads share the \
+             files; use --threads 1"
+                .into(),
+        ));
+    }
     let version = check::fio_version()?;
     check::check_dir(run.dir, run.options)?;
     Ok(version)
@@ -125,8 +133,15 @@ pub fn measure(
         .ok_or_else(|| IoError::Fio("fio wrote no report".into()))?;
     let command = std::iter::once("fio".to_string()).chain(args).collect();
     let samples = report::samples(&snaps, run.timing.interval_s);
+    let mut phase = report::phase(run.timing.threads, end, samples, command);
+    let facts = qpslab_core::stability::Facts {
+        client_cpus: std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64),
+        others_cpu_share: None,
+        paced_by_input: false,
+    };
+    phase.stability = Some(qpslab_core::stability::judge(&phase, &facts));
     Ok(Measured {
-        phase: report::phase(run.timing.threads, end, samples, command),
+        phase,
         fio_report: last,
     })
 }

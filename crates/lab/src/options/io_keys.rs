@@ -98,7 +98,7 @@ pub(crate) static FILEIO: &[OptionDef] = &[
             "file_test_mode",
             "MODE",
             "seqwr",
-            "Test mode: seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw",
+            "Test mode",
             |o, v| o.mode = text(v)?.parse::<FileTestMode>()?,
             |s| s.mode.to_string()
         ),
@@ -133,7 +133,7 @@ pub(crate) static FILEIO: &[OptionDef] = &[
             "file_io_mode",
             "MODE",
             "async",
-            "How requests are issued: sync, async, mmap",
+            "How requests are issued",
             |o, v| o.io_mode = text(v)?.parse::<FileIoMode>()?,
             |s| s.io_mode.to_string()
         ),
@@ -182,7 +182,7 @@ pub(crate) static FILEIO: &[OptionDef] = &[
             "file_fsync_mode",
             "MODE",
             "fdatasync",
-            "Flush call: fsync, fdatasync",
+            "Flush call",
             |o, v| o.fsync_mode = text(v)?.parse::<FsyncMode>()?,
             |s| s.fsync_mode.to_string()
         ),
