@@ -241,3 +241,56 @@ fn ctrl_c_kills_fio_removes_the_files_and_keeps_the_intervals() {
             >= 2
     );
 }
+
+#[test]
+fn a_fileio_study_sweeps_modes_and_block_sizes_without_a_server() {
+    let s = Scratch::new();
+    let spec = s.path().join("io.toml");
+    std::fs::write(
+        &spec,
+        "name = \"fileio-matrix\"\n[defaults]\nworkload = \"fileio\"\nfile_total_size = \"32M\"\n\
+         file_num = 4\ntime = 1\n[sweep]\nfile_test_mode = [\"rndrd\", \"seqwr\"]\n\
+         file_block_size = [\"4K\", \"16K\"]\n",
+    )
+    .unwrap();
+    let spec = spec.display().to_string();
+    let o = s.run(&["lab", "run", &spec]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("4 cell(s) measured, 0 failed"),
+        "{}",
+        stdout(&o)
+    );
+    // No sandbox was made, and the files went to the cells' directory and were removed.
+    let lab = s.lab();
+    let sandboxes = std::fs::read_dir(&lab).unwrap().filter(|e| {
+        let name = e.as_ref().unwrap().file_name();
+        name != "io" && name != "templates"
+    });
+    assert_eq!(sandboxes.count(), 0);
+    let cell_dir = lab.join("io/fileio-matrix/default");
+    assert!(cell_dir.is_dir());
+    assert!(test_files(&cell_dir).is_empty());
+    let o = s.run(&["lab", "show", "fileio-matrix", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let modes: Vec<&str> = doc["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["run"]["meta"]["plan"]["fileio"]["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes.len(), 4, "{doc}");
+    assert!(
+        modes.contains(&"rndrd") && modes.contains(&"seqwr"),
+        "{modes:?}"
+    );
+    let o = s.run(&["report", "fileio-matrix", "--format", "md"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = stdout(&o);
+    assert!(
+        md.contains("file_block_size=16K file_test_mode=seqwr"),
+        "{md}"
+    );
+    assert_eq!(md.matches("| default |").count(), 5, "{md}");
+}

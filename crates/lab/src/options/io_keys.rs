@@ -292,4 +292,39 @@ mod tests {
         assert!(extra_flags(&json!("odirect")).is_err());
         assert!(ratio(&json!(0)).is_err());
     }
+
+    #[test]
+    fn a_spec_names_the_fileio_workload_and_sweeps_its_keys() {
+        use crate::options::{RunOptions, SweepOptions};
+        #[derive(serde::Deserialize)]
+        struct Doc {
+            defaults: RunOptions,
+            sweep: SweepOptions,
+        }
+        let d: Doc = toml::from_str(
+            "[defaults]\nworkload = \"fileio\"\nfile_total_size = \"64M\"\nfile_num = 4\n\
+             [sweep]\nfile_test_mode = [\"rndrd\", \"seqwr\"]\nfile_block_size = [\"4K\", 16384]\n",
+        )
+        .unwrap();
+        let io = d.defaults.to_plan().unwrap().fileio.unwrap();
+        assert_eq!(
+            (io.num, io.total_size, io.mode),
+            (4, 64 << 20, FileTestMode::RndRd)
+        );
+        assert_eq!(d.sweep.axes()[0].1, vec![json!("rndrd"), json!("seqwr")]);
+        let mut oltp = d.defaults.clone();
+        oltp.set("workload", json!("oltp_read_only")).unwrap();
+        let e = oltp.to_plan().unwrap_err();
+        assert!(e.contains("workload = \"fileio\""), "{e}");
+        let plain = RunOptions::default().to_plan().unwrap();
+        assert!(plain.fileio.is_none());
+        for bad in [
+            "[defaults]\nfile_test_mode = \"rnd\"\n[sweep]\n",
+            "[defaults]\n[sweep]\nfile_block_size = [0]\n",
+            "[defaults]\nfile_num = 0\n[sweep]\n",
+        ] {
+            assert!(toml::from_str::<Doc>(bad).is_err(), "{bad}");
+        }
+        assert!(toml::from_str::<Doc>("[defaults]\n[sweep]\nfile_block_size = [512]\n").is_ok());
+    }
 }
