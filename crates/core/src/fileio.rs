@@ -165,6 +165,27 @@ impl FileIoOptions {
         self.total_size / u64::from(self.num.max(1))
     }
 
+    /// Checks the options together: at least a block per file, direct I/O's alignment.
+    pub fn check(&self) -> Result<(), String> {
+        if self.file_size() < self.block_size {
+            return Err(format!(
+                "file_total_size: {} over {} files is {} bytes per file, less than one block \
+                 of file_block_size {}",
+                size_text(self.total_size),
+                self.num,
+                self.file_size(),
+                self.block_size
+            ));
+        }
+        if self.extra_flags.contains(&ExtraFlag::Direct) && self.block_size % 512 != 0 {
+            return Err(format!(
+                "file_block_size: {} is not a multiple of 512, which direct I/O needs",
+                self.block_size
+            ));
+        }
+        Ok(())
+    }
+
     /// The label of the workload, `fileio rndrd`.
     pub fn label(&self) -> String {
         format!("fileio {}", self.mode)
@@ -194,6 +215,16 @@ pub struct IoFigures {
     pub fio_command: Vec<String>,
 }
 
+/// A size as sysbench writes it: `2G`, `16K`, or bytes when not a whole unit.
+pub fn size_text(bytes: u64) -> String {
+    for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {
+        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
 /// Bytes per MiB.
 pub const MIB: f64 = 1024.0 * 1024.0;
 
@@ -213,6 +244,9 @@ mod tests {
         let json = serde_json::to_string(&d).unwrap();
         assert!(json.contains("\"rndrd\""), "{json}");
         assert_eq!(serde_json::from_str::<FileIoOptions>(&json).unwrap(), d);
+        assert_eq!(size_text(2 << 30), "2G");
+        assert_eq!(size_text(16384), "16K");
+        assert_eq!(size_text(1000), "1000");
         assert!(FileTestMode::RndRw.reads() && FileTestMode::RndRw.writes());
         assert!(!FileTestMode::SeqRd.writes() && !FileTestMode::SeqRewr.reads());
     }

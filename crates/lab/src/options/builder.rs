@@ -133,7 +133,7 @@ impl Builder {
                     plan.workload.kind.name()
                 ));
             }
-            super::io_keys::check(io)?;
+            io.check()?;
         }
         // Every limit the engine enforces, checked before a server starts or anything is built.
         qpslab_engine::workload::validate(&plan.workload).map_err(|e| e.to_string())?;

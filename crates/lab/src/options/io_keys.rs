@@ -4,7 +4,9 @@
 use super::builder::Builder;
 use super::def::{choices, def, on_off, OptionDef, Scope, ON_OFF, U32};
 use super::value::{float, int, list, switch, text};
-use qpslab_core::fileio::{ExtraFlag, FileIoMode, FileIoOptions, FileTestMode, FsyncMode};
+use qpslab_core::fileio::{
+    size_text, ExtraFlag, FileIoMode, FileIoOptions, FileTestMode, FsyncMode,
+};
 use serde_json::Value;
 
 /// The fileio options being set (created with sysbench's defaults by the first one).
@@ -39,16 +41,6 @@ pub fn size(v: &Value) -> Result<u64, String> {
     n.checked_shl(shift)
         .filter(|b| b >> shift == n)
         .ok_or_else(bad)
-}
-
-/// A size for help text: `2G`, `16K`, or bytes when not a whole unit.
-pub fn size_text(bytes: u64) -> String {
-    for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
-            return format!("{}{unit}", bytes >> shift);
-        }
-    }
-    bytes.to_string()
 }
 
 /// One fileio option: `$apply` sets it on the options, `$show` shows it.
@@ -219,27 +211,6 @@ fn nonzero(n: u64) -> Result<u64, String> {
     }
 }
 
-/// Checks the fileio options together (before anything runs).
-pub(crate) fn check(o: &FileIoOptions) -> Result<(), String> {
-    if o.file_size() < o.block_size {
-        return Err(format!(
-            "file_total_size: {} over {} files is {} bytes per file, less than one block of \
-             file_block_size {}",
-            size_text(o.total_size),
-            o.num,
-            o.file_size(),
-            o.block_size
-        ));
-    }
-    if o.extra_flags.contains(&ExtraFlag::Direct) && o.block_size % 512 != 0 {
-        return Err(format!(
-            "file_block_size: {} is not a multiple of 512, which direct I/O needs",
-            o.block_size
-        ));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,9 +238,6 @@ mod tests {
         ] {
             assert!(size(&bad).is_err(), "{bad}");
         }
-        assert_eq!(size_text(2 << 30), "2G");
-        assert_eq!(size_text(16384), "16K");
-        assert_eq!(size_text(1000), "1000");
     }
 
     #[test]
@@ -279,12 +247,12 @@ mod tests {
             total_size: 8192,
             ..Default::default()
         };
-        assert!(check(&o).unwrap_err().contains("less than one block"));
+        assert!(o.check().unwrap_err().contains("less than one block"));
         o.total_size = 64 << 20;
-        assert!(check(&o).is_ok());
+        assert!(o.check().is_ok());
         o.block_size = 1000;
         o.extra_flags = vec![ExtraFlag::Direct];
-        assert!(check(&o).unwrap_err().contains("multiple of 512"));
+        assert!(o.check().unwrap_err().contains("multiple of 512"));
         assert_eq!(
             extra_flags(&json!("direct,dsync")).unwrap(),
             vec![ExtraFlag::Direct, ExtraFlag::Dsync]

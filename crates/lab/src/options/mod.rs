@@ -17,7 +17,6 @@ pub use builder::{
     Origin, Resolved, AUTO_SESSION_WARMUP_S, DEFAULT_RETRIES, DEFAULT_SETTLE_MAX_S,
     DEFAULT_WARMUP_MAX_S, MAX_CONNECTIONS, MAX_LOADERS, MAX_SECONDS,
 };
-pub use io_keys::size_text;
 pub use resolve::resolve;
 pub use script_keys::with_base_dir;
 pub use table::{find, OptionDef, Scope, OPTIONS};
