@@ -177,7 +177,7 @@ impl FileIoOptions {
                 self.block_size
             ));
         }
-        if self.extra_flags.contains(&ExtraFlag::Direct) && self.block_size % 512 != 0 {
+        if self.extra_flags.contains(&ExtraFlag::Direct) && !self.block_size.is_multiple_of(512) {
             return Err(format!(
                 "file_block_size: {} is not a multiple of 512, which direct I/O needs",
                 self.block_size
@@ -218,7 +218,7 @@ pub struct IoFigures {
 /// A size as sysbench writes it: `2G`, `16K`, or bytes when not a whole unit.
 pub fn size_text(bytes: u64) -> String {
     for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
         }
     }
