@@ -131,6 +131,8 @@ fn show_and_compare_treat_io_runs_like_runs() {
     let o = s.run(&["show", "1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("fileio rndrd"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("read, MiB/s:"), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("server "), "{}", stdout(&o));
     let o = s.run(&["compare", "1", "2"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("block_size"), "{}", stdout(&o));
@@ -254,6 +256,9 @@ fn a_fileio_study_sweeps_modes_and_block_sizes_without_a_server() {
     )
     .unwrap();
     let spec = spec.display().to_string();
+    let o = s.run(&["lab", "plan", &spec]);
+    assert!(stdout(&o).contains("fileio seqwr"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("0 server start(s)"), "{}", stdout(&o));
     let o = s.run(&["lab", "run", &spec]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(

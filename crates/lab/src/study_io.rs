@@ -19,11 +19,12 @@ impl Runner<'_> {
     /// are not re-measured when unstable; the verdict is stored with the phase).
     pub(super) fn run_io_cell(
         &mut self,
-        plan: RunPlan,
+        mut plan: RunPlan,
         setup: usize,
         rec: &CellRecord,
         stop: &AtomicBool,
     ) -> Result<PhaseResult, CellError> {
+        plan.report_interval_s = crate::io::job::status_interval(plan.report_interval_s);
         let options = plan
             .fileio
             .clone()

@@ -31,7 +31,8 @@ fn plan(a: &IoArgs) -> Result<(qpslab_core::RunPlan, FileIoOptions, Timing)> {
             output_path(flag, path)?;
         }
     }
-    let plan = resolve_flags(&a.options.0)?.plan;
+    let mut plan = resolve_flags(&a.options.0)?.plan;
+    plan.report_interval_s = qpslab_lab::io::job::status_interval(plan.report_interval_s);
     let io = plan.fileio.clone().context("io: no fileio options")?;
     let [threads] = plan.threads[..] else {
         return Err(user("--threads: io runs one thread count"));

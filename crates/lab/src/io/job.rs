@@ -20,6 +20,11 @@ pub struct Timing {
     pub interval_s: f64,
 }
 
+/// The report interval fio can keep: whole seconds, at least 1 (the plan stores this one).
+pub fn status_interval(asked_s: f64) -> f64 {
+    asked_s.round().max(1.0)
+}
+
 /// The name of test file `i`, sysbench's `test_file.N`.
 pub fn file_name(i: u32) -> String {
     format!("test_file.{i}")
@@ -138,7 +143,7 @@ pub fn run_args(o: &FileIoOptions, t: &Timing, dir: &Path) -> Vec<String> {
         format!("--runtime={}ms", (t.time_s * 1000.0).round().max(1.0)),
         "--unified_rw_reporting=both".into(),
         format!("--percentile_list={}", list.join(":")),
-        format!("--status-interval={}", t.interval_s.round().max(1.0)),
+        format!("--status-interval={}", status_interval(t.interval_s)),
         "--output-format=json+".into(),
     ]);
     a
@@ -228,5 +233,6 @@ mod tests {
         let l = layout_args(&w, Path::new("/d"));
         assert!(has(&l, "--create_only=1") && !l.iter().any(|x| x.starts_with("--numjobs")));
         assert_eq!(file_name(3), "test_file.3");
+        assert_eq!((status_interval(0.4), status_interval(2.4)), (1.0, 2.0));
     }
 }
