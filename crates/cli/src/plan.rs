@@ -51,7 +51,7 @@ pub fn sandbox_spec(
 }
 
 /// Resolves options given as flags (names as in the option table) into a plan.
-fn resolve_flags(given: &Given) -> Result<Resolved> {
+pub(crate) fn resolve_flags(given: &Given) -> Result<Resolved> {
     let values: Vec<(&str, Value)> = given
         .0
         .iter()

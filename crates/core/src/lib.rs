@@ -17,6 +17,7 @@ pub mod cpus;
 pub mod diff;
 pub mod dsn;
 pub mod env;
+pub mod fileio;
 pub mod files;
 pub mod live;
 pub mod optfile;

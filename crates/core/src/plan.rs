@@ -149,6 +149,10 @@ pub struct RunPlan {
     /// `--at TIME:ACTION`: changes made to the server while each measured phase runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<LiveSpec>,
+    /// sysbench's fileio workload run through fio instead of `workload` (`qpslab io`, or
+    /// `workload = "fileio"` in a study).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fileio: Option<crate::fileio::FileIoOptions>,
 }
 
 /// `--at` and `--settle-after`: the live actions of every measured phase.
@@ -184,15 +188,17 @@ impl RunPlan {
             placement: None,
             storage: None,
             live: None,
+            fileio: None,
         }
     }
 
     /// The name of what ran: `replay` for a replayed log, else the workload's label (its
     /// sysbench name, or `script a.sql@3 b.sql@1`).
     pub fn workload_name(&self) -> String {
-        match self.replay {
-            Some(_) => "replay".to_string(),
-            None => self.workload.label(),
+        match (&self.replay, &self.fileio) {
+            (Some(_), _) => "replay".to_string(),
+            (None, Some(io)) => io.label(),
+            (None, None) => self.workload.label(),
         }
     }
 }

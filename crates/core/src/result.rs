@@ -145,6 +145,10 @@ pub struct PhaseResult {
     /// What the live actions (`--at`) did and how they were judged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<crate::live::ActionRecord>,
+    /// An I/O phase's operations, bytes and fio's identity (`qpslab io` only; its events are
+    /// I/O operations, its queries' reads and writes the read and write operations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<crate::fileio::IoFigures>,
 }
 
 impl PhaseResult {

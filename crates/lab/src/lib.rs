@@ -35,6 +35,7 @@ pub mod diff;
 pub mod error;
 pub mod exec;
 pub mod expand;
+pub mod io;
 pub mod live;
 pub mod options;
 pub mod os;

@@ -25,6 +25,9 @@ use serde_json::json;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+#[path = "study_io.rs"]
+mod io_cell;
+
 /// What the runner tells about a study's progress, on top of a cell's [`Observer`] events.
 pub trait StudyObserver: Observer {
     /// A cell begins (`total` cells in the study).
@@ -339,12 +342,15 @@ impl Runner<'_> {
         obs: &mut O,
         stop: &AtomicBool,
     ) -> Result<PhaseResult, CellError> {
-        self.ensure_server(cell.setup, obs)?;
         let fail = |e: String| CellError::Failed {
             error: e,
             log_tail: None,
         };
         let resolved = cell.options.resolve().map_err(fail)?;
+        if resolved.plan.fileio.is_some() {
+            return self.run_io_cell(resolved.plan, cell.setup, rec, stop);
+        }
+        self.ensure_server(cell.setup, obs)?;
         // Checked as it was resolved; the workload is built once the seed is resolved.
         let mut plan = resolved.plan;
         let Some(active) = self.active.as_mut() else {

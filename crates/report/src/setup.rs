@@ -131,6 +131,10 @@ pub fn workload(p: &Point<'_>) -> String {
         let hash = r.sha256.get(..12).unwrap_or(&r.sha256);
         return format!("replay of log {hash} ({} mode)", r.mode);
     }
+    // A fileio run by its mode: its other options are run options (warned about, not refused).
+    if let Some(io) = &p.meta().plan.fileio {
+        return io.label();
+    }
     // Scripts by name, weight and content: an edited script is another workload.
     let w = &p.meta().plan.workload;
     if !w.scripts.is_empty() {

@@ -65,6 +65,9 @@ pub struct PhaseDoc {
     /// The live actions (`run --at`) with their judgments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<qpslab_core::live::ActionRecord>,
+    /// A fileio phase's iops, MiB/s and fio's identity (`qpslab io` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io: Option<crate::IoDoc>,
     /// The whole result: samples, statements, histograms, client CPU, rate.
     pub result: PhaseResult,
     /// Telemetry taken during it.
@@ -72,7 +75,7 @@ pub struct PhaseDoc {
 }
 
 impl PhaseDoc {
-    fn new(mut p: StoredPhase, status: String) -> PhaseDoc {
+    fn new(mut p: StoredPhase, status: String, block_size: u64) -> PhaseDoc {
         let actions = std::mem::take(&mut p.result.actions);
         let r = &p.result;
         let lat = &r.latency;
@@ -98,6 +101,7 @@ impl PhaseDoc {
             reconnects: r.reconnects,
             stability: r.stability.as_ref().map(ToString::to_string),
             actions,
+            io: crate::IoDoc::new(r, block_size),
             result: p.result,
             telemetry: p.telemetry,
         }
@@ -108,6 +112,7 @@ impl RunDoc {
     /// The document of `run`; `statuses` are its phases' statuses in order.
     pub fn new(run: StoredRun, statuses: Vec<String>) -> RunDoc {
         let mut statuses = statuses.into_iter();
+        let block_size = run.meta.plan.fileio.as_ref().map_or(0, |o| o.block_size);
         RunDoc {
             format: "qpslab-run",
             schema_version: SCHEMA_VERSION,
@@ -119,7 +124,7 @@ impl RunDoc {
             phases: run
                 .phases
                 .into_iter()
-                .map(|p| PhaseDoc::new(p, statuses.next().unwrap_or_default()))
+                .map(|p| PhaseDoc::new(p, statuses.next().unwrap_or_default(), block_size))
                 .collect(),
         }
     }

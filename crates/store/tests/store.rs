@@ -122,6 +122,7 @@ fn phase(threads: u32, events: u64) -> PhaseResult {
         stability: None,
         replay: None,
         actions: Vec::new(),
+        io: None,
     }
 }
 

@@ -16,8 +16,18 @@ pub struct WorkloadFlags(pub Given);
 #[derive(Clone, Debug, Default)]
 pub struct RunFlags(pub Given);
 
-const WORKLOAD: &[Scope] = &[Scope::Workload];
-const RUN: &[Scope] = &[Scope::Workload, Scope::Run];
+/// sysbench fileio's options and the run options that apply to it (`io`).
+#[derive(Clone, Debug, Default)]
+pub struct IoFlags(pub Given);
+
+/// Which options a command takes.
+type Keep = fn(&OptionDef) -> bool;
+
+const WORKLOAD: Keep = |d| d.scope == Scope::Workload;
+const RUN: Keep = |d| matches!(d.scope, Scope::Workload | Scope::Run);
+/// The run options `qpslab io` takes besides the fileio ones (sysbench fileio's names).
+const IO_RUN: &[&str] = &["threads", "time", "report_interval"];
+const IO: Keep = |d| d.scope == Scope::FileIo || IO_RUN.contains(&d.name);
 
 /// The option given instead of the positional workload (`run --script FILE`).
 const INSTEAD_OF_WORKLOAD: &str = "script";
@@ -45,6 +55,7 @@ fn arg(def: &OptionDef) -> Arg {
     } else {
         let heading = match def.scope {
             Scope::Workload => "Workload options",
+            Scope::FileIo => "fileio options",
             _ => "Run options",
         };
         a.long(def.flag().trim_start_matches('-').to_string())
@@ -53,8 +64,8 @@ fn arg(def: &OptionDef) -> Arg {
     }
 }
 
-fn augment(cmd: Command, scopes: &[Scope]) -> Command {
-    let defs = || OPTIONS.iter().filter(|d| scopes.contains(&d.scope));
+fn augment(cmd: Command, keep: Keep) -> Command {
+    let defs = || OPTIONS.iter().filter(|d| keep(d));
     let cmd = defs().fold(cmd, |cmd, d| cmd.arg(arg(d)));
     let positional = defs().find(|d| d.positional());
     match (positional, defs().any(|d| d.name == INSTEAD_OF_WORKLOAD)) {
@@ -67,11 +78,11 @@ fn augment(cmd: Command, scopes: &[Scope]) -> Command {
     }
 }
 
-fn given(m: &ArgMatches, scopes: &[Scope]) -> Given {
+fn given(m: &ArgMatches, keep: Keep) -> Given {
     Given(
         OPTIONS
             .iter()
-            .filter(|d| scopes.contains(&d.scope))
+            .filter(|d| keep(d))
             .flat_map(|d| {
                 let values = m.get_many::<String>(d.name).into_iter().flatten();
                 values.map(|v| (d.name, v.clone()))
@@ -104,3 +115,4 @@ macro_rules! flag_set {
 
 flag_set!(WorkloadFlags, WORKLOAD);
 flag_set!(RunFlags, RUN);
+flag_set!(IoFlags, IO);

@@ -8,6 +8,7 @@ mod capture;
 mod diff;
 mod digest;
 mod flags;
+mod io;
 mod replay;
 mod study;
 mod threads;
@@ -17,6 +18,7 @@ pub use capture::*;
 pub use diff::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
+pub use io::IoArgs;
 pub use replay::*;
 pub use study::*;
 pub use threads::*;
@@ -63,6 +65,8 @@ pub enum Command {
     Advise(AdviseArgs),
     /// Run a log's statements on two servers, per class: ratio with its interval, verdict, results, EXPLAIN and counters.
     Diff(Box<DiffArgs>),
+    /// Run a sysbench fileio test (seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw) through fio and store it as a run.
+    Io(Box<IoArgs>),
 }
 
 /// Where the results store lives.

@@ -83,9 +83,11 @@ fn plan(a: &LabSpecArgs) -> Result<()> {
                     qpslab_core::WorkloadKind::OltpReadOnly,
                 ))
             });
-            let t = p.warmup_s + p.stop.time_s.unwrap_or(0.0);
+            // A fileio cell runs fio: no server, no warm-up.
+            let io = p.fileio.is_some();
+            let t = if io { 0.0 } else { p.warmup_s } + p.stop.time_s.unwrap_or(0.0);
             secs += t;
-            if prev != Some(c.setup) {
+            if !io && prev != Some(c.setup) {
                 restarts += 1;
                 prev = Some(c.setup);
             }
@@ -93,7 +95,7 @@ fn plan(a: &LabSpecArgs) -> Result<()> {
                 c.cell.seq.to_string(),
                 c.cell.label.clone(),
                 c.cell.variant.clone(),
-                p.workload.label(),
+                p.workload_name(),
                 p.threads[0].to_string(),
                 format!("{t:.0}s"),
             ]

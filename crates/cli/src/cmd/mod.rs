@@ -4,6 +4,7 @@ mod advise;
 mod capture;
 mod diff;
 mod digest;
+mod io;
 mod lab;
 mod prepare;
 mod replay;
@@ -19,7 +20,7 @@ use crate::args::Command;
 pub fn dispatch(command: Command) -> anyhow::Result<()> {
     if matches!(
         command,
-        Command::Run(_) | Command::Lab(_) | Command::Replay(_) | Command::Diff(_)
+        Command::Run(_) | Command::Lab(_) | Command::Replay(_) | Command::Diff(_) | Command::Io(_)
     ) {
         crate::signals::polled();
     }
@@ -40,5 +41,6 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Capture(a) => capture::capture(a),
         Command::Advise(a) => advise::advise(a),
         Command::Diff(a) => diff::diff(*a),
+        Command::Io(a) => io::io(*a),
     }
 }

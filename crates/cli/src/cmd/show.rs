@@ -80,10 +80,12 @@ fn one(store: &Store, id: RunId, json: bool) -> Result<()> {
     );
     println!("  started   {}", format_time(m.started_at));
     println!("  target    {}", m.target);
-    println!(
-        "  server    {} ({})",
-        m.server.version, m.server.version_comment
-    );
+    if m.plan.fileio.is_none() {
+        println!(
+            "  server    {} ({})",
+            m.server.version, m.server.version_comment
+        );
+    }
     println!(
         "  host      {} · {} CPUs · {:.1} GiB · kernel {}",
         m.host.cpu_model,
@@ -117,6 +119,9 @@ fn one(store: &Store, id: RunId, json: bool) -> Result<()> {
     print!("{}", sweep_table(&m.plan.percentiles, &phases));
     for p in &phases {
         print!("{}", crate::render_replay::classes(p));
+        if p.io.is_some() {
+            print!("\n{}", crate::render_io::io_summary(p));
+        }
         if !p.actions.is_empty() {
             println!("\n  phase of {} thread(s):", p.threads);
             print!("{}", crate::render_live::actions_table(&p.actions));

@@ -236,6 +236,7 @@ impl Collector {
             stability: None,
             replay: None,
             actions: Vec::new(),
+            io: None,
         }
     }
 }

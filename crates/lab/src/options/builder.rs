@@ -60,6 +60,10 @@ pub(crate) struct Builder {
     pub profile: bool,
     pub actions: Vec<LiveAction>,
     pub settle_after_s: f64,
+    /// The fileio options, once one is set (or `workload = "fileio"`).
+    pub io: Option<qpslab_core::fileio::FileIoOptions>,
+    /// Whether `workload` named an OLTP workload (then fileio options are refused).
+    pub oltp_named: bool,
 }
 
 impl Builder {
@@ -85,6 +89,8 @@ impl Builder {
             profile: false,
             actions: Vec::new(),
             settle_after_s: DEFAULT_SETTLE_AFTER_S,
+            io: None,
+            oltp_named: false,
         }
     }
 
@@ -119,6 +125,16 @@ impl Builder {
             actions: std::mem::take(&mut self.actions),
             settle_after_s: self.settle_after_s,
         });
+        plan.fileio = self.io.take();
+        if let Some(io) = &plan.fileio {
+            if self.oltp_named {
+                return Err(format!(
+                    "workload: file_* options apply to workload = \"fileio\", not {}",
+                    plan.workload.kind.name()
+                ));
+            }
+            io.check()?;
+        }
         // Every limit the engine enforces, checked before a server starts or anything is built.
         qpslab_engine::workload::validate(&plan.workload).map_err(|e| e.to_string())?;
         Ok(Resolved {

@@ -14,6 +14,8 @@ pub enum Scope {
     Run,
     /// Study keys only (repeats, retries, transport).
     Study,
+    /// sysbench fileio's options: `qpslab io` and studies with `workload = "fileio"`.
+    FileIo,
 }
 
 /// One option.
@@ -53,7 +55,7 @@ impl OptionDef {
 
     /// Whether the option is a command's positional argument rather than a flag.
     pub fn positional(&self) -> bool {
-        self.name == "workload"
+        self.name == "workload" || self.name == "file_test_mode"
     }
 }
 

@@ -4,6 +4,7 @@
 
 mod builder;
 mod def;
+mod io_keys;
 mod live_keys;
 pub mod resolve;
 mod run_keys;

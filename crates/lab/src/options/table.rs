@@ -3,6 +3,7 @@
 //! cannot exist in one and not the other.
 
 pub use super::def::{OptionDef, Scope};
+use super::io_keys::FILEIO;
 use super::live_keys::LIVE;
 use super::run_keys::{RUN, STUDY};
 use super::script_keys::SCRIPT;
@@ -11,7 +12,7 @@ use std::sync::LazyLock;
 
 /// The options, in the order `run --help` lists them: the workload's, the run's, the study's.
 pub static OPTIONS: LazyLock<Vec<OptionDef>> =
-    LazyLock::new(|| [WORKLOAD, SCRIPT, RUN, LIVE, STUDY].concat());
+    LazyLock::new(|| [WORKLOAD, SCRIPT, RUN, LIVE, STUDY, FILEIO].concat());
 
 /// The option named `name` (or an alias of it).
 pub fn find(name: &str) -> Option<&'static OptionDef> {

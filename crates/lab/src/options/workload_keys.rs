@@ -55,6 +55,9 @@ macro_rules! workload_switch {
     };
 }
 
+/// The workload that runs sysbench's fileio tests through fio instead of the engine.
+pub(crate) const FILEIO: &str = "fileio";
+
 /// The workload options, in the order `run --help` lists them.
 pub(crate) static WORKLOAD: &[OptionDef] = &[
     def(
@@ -63,11 +66,17 @@ pub(crate) static WORKLOAD: &[OptionDef] = &[
         "WORKLOAD",
         "Workload: oltp_point_select, oltp_read_only, oltp_read_write, oltp_write_only, \
          oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete, \
-         select_random_points, select_random_ranges",
+         select_random_points, select_random_ranges; fileio (sysbench's, through fio) in a study",
         "oltp_point_select",
         |b, v| {
-            let kind: WorkloadKind = text(v)?.parse().map_err(|e| format!("{e}"))?;
+            let name = text(v)?;
+            if name == FILEIO {
+                b.io.get_or_insert_with(Default::default);
+                return Ok(());
+            }
+            let kind: WorkloadKind = name.parse().map_err(|e| format!("{e}"))?;
             b.plan.workload.kind = kind;
+            b.oltp_named = true;
             Ok(())
         },
         |b| b.plan.workload.kind.name().to_string(),

@@ -1,0 +1,120 @@
+//! `qpslab io MODE`: checks everything before anything runs (options, fio, the directory, free
+//! space), lays the files out, runs fio, prints each interval as it comes and stores it as a
+//! run (events are I/O operations), then removes the files. A signal kills fio, removes the
+//! files and keeps what was measured as an interrupted run.
+
+use crate::args::IoArgs;
+use crate::error::user;
+use crate::plan::{output_path, resolve_flags};
+use crate::render_io::{io_summary, live_line};
+use crate::signals::INTERRUPTED;
+use anyhow::{Context, Result};
+use qpslab_core::env::ServerInfo;
+use qpslab_core::fileio::FileIoOptions;
+use qpslab_lab::io::{job::Timing, IoError, IoRun};
+use qpslab_store::{RunMeta, RunStatus, Store};
+
+/// An I/O error as the exit code wants it: the user's mistakes exit 2.
+fn io_error(e: IoError) -> anyhow::Error {
+    if e.is_user_error() {
+        user(e.to_string())
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+/// The fileio options and timing of `a`, every value checked.
+fn plan(a: &IoArgs) -> Result<(qpslab_core::RunPlan, FileIoOptions, Timing)> {
+    output_path("--db", &a.db.db)?;
+    for (flag, path) in [("--json", &a.json), ("--fio-json", &a.fio_json)] {
+        if let Some(path) = path {
+            output_path(flag, path)?;
+        }
+    }
+    let mut plan = resolve_flags(&a.options.0)?.plan;
+    plan.report_interval_s = qpslab_lab::io::job::status_interval(plan.report_interval_s);
+    let io = plan.fileio.clone().context("io: no fileio options")?;
+    let [threads] = plan.threads[..] else {
+        return Err(user("--threads: io runs one thread count"));
+    };
+    let time_s = plan
+        .stop
+        .time_s
+        .filter(|t| *t > 0.0)
+        .ok_or_else(|| user("--time: io needs a time above 0"))?;
+    let timing = Timing {
+        threads,
+        time_s,
+        interval_s: plan.report_interval_s,
+    };
+    Ok((plan, io, timing))
+}
+
+/// Runs `qpslab io`.
+pub fn io(a: IoArgs) -> Result<()> {
+    let (plan, options, timing) = plan(&a)?;
+    let dir = std::fs::canonicalize(&a.dir).unwrap_or_else(|_| a.dir.clone());
+    let run = IoRun {
+        options: &options,
+        timing: timing.clone(),
+        dir: &dir,
+        keep_files: a.keep_files,
+    };
+    let version = qpslab_lab::io::preflight(&run).map_err(io_error)?;
+    // The store is opened once the input is known to be valid, so rejected input writes nothing.
+    let mut store =
+        Store::open(&a.db.db).with_context(|| format!("results store {}", a.db.db.display()))?;
+    let meta = RunMeta::new(
+        plan,
+        format!("files in {}", dir.display()),
+        ServerInfo::default(),
+        qpslab_probe::host_facts(),
+        std::env::args().collect::<Vec<_>>().join(" "),
+    );
+    println!(
+        "== {} · {} thread(s) · {} s · {} files, {} in {} · {version} ==",
+        options.label(),
+        timing.threads,
+        timing.time_s,
+        options.num,
+        qpslab_core::fileio::size_text(options.total_size),
+        dir.display()
+    );
+    let mut handle = store.begin_phase(&meta, timing.threads)?;
+    let measured = qpslab_lab::io::measure(&run, &INTERRUPTED, |s| {
+        println!("{}", live_line(s, options.block_size));
+        store
+            .append_interval(&mut handle, s, None)
+            .map_err(|e| IoError::Sink(format!("results store: {e}")))
+    });
+    let m = match measured {
+        Ok(m) => m,
+        Err(e) => {
+            let status = match e {
+                IoError::Interrupted => RunStatus::Interrupted,
+                _ => RunStatus::Failed,
+            };
+            store.interrupt_phase(&handle)?;
+            store.finish_run(&meta.uuid, status)?;
+            return Err(io_error(e)).context(options.label());
+        }
+    };
+    store.finish_phase(&handle, &m.phase, &[])?;
+    store.finish_run(&meta.uuid, RunStatus::Completed)?;
+    println!();
+    print!("{}", io_summary(&m.phase));
+    let id = handle.run_id;
+    println!(
+        "stored as run {} in {}  (qpslab show {})",
+        id.0,
+        store.path().display(),
+        id.0
+    );
+    if let Some(path) = &a.json {
+        crate::outfile::write_json(path, &store.run_doc(id)?)?;
+    }
+    if let Some(path) = &a.fio_json {
+        crate::outfile::write_json(path, &m.fio_report)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,158 @@
+//! sysbench's fileio workloads run through fio (`qpslab io MODE`, and study cells with
+//! `workload = "fileio"`): the options mapped to one fio job ([`job`]), the files laid out
+//! first and removed after ([`files`]), fio run with `json+` status reports every interval
+//! ([`spawn`]), and its reports read into the same [`PhaseResult`] and [`Sample`]s as an OLTP
+//! phase ([`report`]): events are I/O operations, latency is fio's completion latency with the
+//! percentiles fio computed from its full histograms.
+//!
+//! ```text
+//! FileIoOptions + Timing ─job::run_args─▶ fio --output-format=json+ --status-interval=1
+//!                                          │ one cumulative report per interval
+//!                          report::Snapshot ┴▶ report::sample (histogram differences) ─▶ on_sample
+//!                          last report ─────▶ report::phase (fio's own figures) ─▶ PhaseResult
+//! ```
+
+pub mod check;
+pub mod files;
+pub mod job;
+pub mod report;
+pub mod spawn;
+
+use qpslab_core::fileio::{FileIoMode, FileIoOptions};
+use qpslab_core::result::{PhaseResult, Sample};
+use report::Snapshot;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+/// Why an I/O run could not run or finish.
+#[derive(Debug, thiserror::Error)]
+pub enum IoError {
+    /// fio is not installed (a runtime failure: the machine lacks a package).
+    #[error("fio not found: install the fio package (apt-get install fio)")]
+    FioMissing,
+    /// The user's input cannot be used (directory, free space).
+    #[error("{0}")]
+    User(String),
+    /// fio failed or wrote a report that cannot be read.
+    #[error("{0}")]
+    Fio(String),
+    /// A signal stopped the run (fio was killed, the files removed).
+    #[error("interrupted")]
+    Interrupted,
+    /// Whoever took the samples failed (e.g. the results store).
+    #[error("{0}")]
+    Sink(String),
+}
+
+impl IoError {
+    /// Whether the error is the user's (exit 2) rather than a runtime failure.
+    pub fn is_user_error(&self) -> bool {
+        matches!(self, IoError::User(_))
+    }
+}
+
+/// The directory the files of a study's fileio cell go to: `io/STUDY/SETUP` under the lab
+/// directory. The one seam a mounted filesystem replaces.
+pub fn cell_dir(lab_dir: &Path, study: &str, setup: &str) -> PathBuf {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    lab_dir.join("io").join(clean(study)).join(clean(setup))
+}
+
+/// One I/O phase to run.
+#[derive(Clone, Debug)]
+pub struct IoRun<'a> {
+    /// sysbench's fileio options.
+    pub options: &'a FileIoOptions,
+    /// Threads, time and report interval.
+    pub timing: job::Timing,
+    /// Where the test files go.
+    pub dir: &'a Path,
+    /// Leave the files in place after the run.
+    pub keep_files: bool,
+}
+
+/// A measured I/O phase.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    /// The phase as stored (with fio's version and command in `io`).
+    pub phase: PhaseResult,
+    /// fio's last report as it wrote it.
+    pub fio_report: Value,
+}
+
+/// Checks what can be checked before anything runs: fio, the directory, free space.
+/// Returns fio's version.
+pub fn preflight(run: &IoRun<'_>) -> Result<String, IoError> {
+    if run.options.io_mode == FileIoMode::Mmap && run.timing.threads > 1 {
+        // fio 3.33 dies (SIGFPE, heap corruption) when several jobs map the same files.
+        return Err(IoError::User(
+            "--file-io-mode mmap: fio's mmap engine crashes when several threads share the \
+             files; use --threads 1"
+                .into(),
+        ));
+    }
+    let version = check::fio_version()?;
+    check::check_dir(run.dir, run.options)?;
+    Ok(version)
+}
+
+/// Lays out the files, runs the measured phase (each interval handed to `on_sample` as fio
+/// reports it) and removes the files (also on an error or when `stop` is raised).
+pub fn measure(
+    run: &IoRun<'_>,
+    stop: &AtomicBool,
+    mut on_sample: impl FnMut(&Sample) -> Result<(), IoError>,
+) -> Result<Measured, IoError> {
+    preflight(run)?;
+    let files = files::TestFiles::lay_out(run.options, run.dir, run.keep_files, stop)?;
+    let args = job::run_args(run.options, &run.timing, run.dir);
+    let mut snaps: Vec<Snapshot> = Vec::new();
+    let mut last = Value::Null;
+    spawn::run_reporting(&args, stop, |v| {
+        let s = Snapshot::parse(&v).map_err(|e| IoError::Fio(format!("fio's report: {e}")))?;
+        let prev = snaps.last().cloned().unwrap_or_default();
+        on_sample(&report::sample(&prev, &s))?;
+        snaps.push(s);
+        last = v;
+        Ok(())
+    })?;
+    drop(files);
+    let end = snaps
+        .last()
+        .ok_or_else(|| IoError::Fio("fio wrote no report".into()))?;
+    let command = std::iter::once("fio".to_string()).chain(args).collect();
+    let samples = report::samples(&snaps, run.timing.interval_s);
+    let mut phase = report::phase(run.timing.threads, end, samples, command);
+    let facts = qpslab_core::stability::Facts {
+        client_cpus: std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64),
+        others_cpu_share: None,
+        paced_by_input: false,
+    };
+    phase.stability = Some(qpslab_core::stability::judge(&phase, &facts));
+    Ok(Measured {
+        phase,
+        fio_report: last,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cell_dirs_are_under_the_lab_and_safe() {
+        let d = cell_dir(Path::new("/lab"), "my study", "ext4/noatime");
+        assert_eq!(d, Path::new("/lab/io/my_study/ext4_noatime"));
+    }
+}

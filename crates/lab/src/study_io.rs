@@ -1,0 +1,83 @@
+//! A study's fileio cell (`workload = "fileio"`): fio in the cell's directory
+//! ([`crate::io::cell_dir`]), no server started, the phase stored as the cell's run.
+
+use super::{CellError, Runner};
+use crate::io::{job::Timing, IoError, IoRun};
+use qpslab_core::{PhaseResult, RunPlan, ServerInfo};
+use qpslab_store::{CellRecord, RunMeta};
+use std::sync::atomic::AtomicBool;
+
+fn failed(error: String) -> CellError {
+    CellError::Failed {
+        error,
+        log_tail: None,
+    }
+}
+
+impl Runner<'_> {
+    /// Measures the fileio cell `rec` of setup `setup` with `plan` (measured once: fio's runs
+    /// are not re-measured when unstable; the verdict is stored with the phase).
+    pub(super) fn run_io_cell(
+        &mut self,
+        mut plan: RunPlan,
+        setup: usize,
+        rec: &CellRecord,
+        stop: &AtomicBool,
+    ) -> Result<PhaseResult, CellError> {
+        plan.report_interval_s = crate::io::job::status_interval(plan.report_interval_s);
+        let options = plan
+            .fileio
+            .clone()
+            .ok_or_else(|| failed("not fileio".into()))?;
+        let name = &self.loaded.spec.name;
+        let dir = crate::io::cell_dir(
+            self.home.path(),
+            name,
+            &self.loaded.expanded.setups[setup].name,
+        );
+        std::fs::create_dir_all(&dir).map_err(|e| failed(format!("{}: {e}", dir.display())))?;
+        let time_s = plan
+            .stop
+            .time_s
+            .filter(|t| *t > 0.0)
+            .ok_or_else(|| failed("fileio needs a time".into()))?;
+        let run = IoRun {
+            options: &options,
+            timing: Timing {
+                threads: plan.threads.first().copied().unwrap_or(1),
+                time_s,
+                interval_s: plan.report_interval_s,
+            },
+            dir: &dir,
+            keep_files: false,
+        };
+        let target = format!("files in {}", dir.display());
+        let meta = RunMeta::new(
+            plan,
+            target,
+            ServerInfo::default(),
+            self.host.clone(),
+            self.command.to_string(),
+        )
+        .in_study(name, &rec.cell.label);
+        let m = crate::io::measure(&run, stop, |_| Ok(())).map_err(|e| match e {
+            IoError::Interrupted => CellError::Interrupted,
+            e => failed(e.to_string()),
+        })?;
+        let id = self
+            .store
+            .record_phase(&meta, &m.phase, &[])
+            .map_err(CellError::Store)?;
+        self.store
+            .finish_run(&meta.uuid, qpslab_store::RunStatus::Completed)
+            .map_err(CellError::Store)?;
+        let verdict = m.phase.stability.clone().unwrap_or_default();
+        let reason = (!verdict.is_stable()).then(|| verdict.to_string());
+        let store = &mut *self.store;
+        store
+            .record_attempt(rec.id, id, reason.as_deref())
+            .map_err(CellError::Store)?;
+        store.cell_done(rec.id, id).map_err(CellError::Store)?;
+        Ok(m.phase)
+    }
+}
