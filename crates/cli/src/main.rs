@@ -15,6 +15,7 @@ mod printer;
 mod profile;
 mod render;
 mod render_diff;
+mod render_lag;
 mod render_live;
 mod render_replay;
 mod render_threads;

@@ -9,6 +9,7 @@
 //!   by `qpslab run`);
 //! - [`study`] runs or resumes a whole study, starting each setup's sandbox as needed;
 //! - [`os`] applies OS-level toggles (THP) reversibly;
+//! - [`replica`] sets up replication between two sandboxes;
 //! - [`capture`] logs every statement of a server for a window and restores its settings.
 //!
 //! ```no_run
@@ -39,6 +40,7 @@ pub mod os;
 pub mod password;
 pub mod placement;
 pub mod replay;
+pub mod replica;
 mod retry;
 pub mod settle;
 pub mod spec;

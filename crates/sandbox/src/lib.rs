@@ -38,5 +38,5 @@ pub use error::Error;
 pub use process::log_tail_of;
 pub use sandbox::{start, Sandbox, StartTimings};
 pub use secure::CLIENT_FILE;
-pub use spec::{validate_name, Malloc, Profile, SandboxHome, SandboxSpec};
+pub use spec::{validate_name, Malloc, Profile, Role, SandboxHome, SandboxSpec};
 pub use state::{find, list, log_tail, remove, stop_by_name, SandboxInfo};

@@ -7,6 +7,7 @@ mod digest;
 mod lab;
 mod prepare;
 mod replay;
+mod replica;
 mod report;
 mod run;
 mod server;

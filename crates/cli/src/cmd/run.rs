@@ -61,6 +61,9 @@ fn sweep(
     ensure_dataset(target, &a.target, &plan.workload, loaders)?;
     let mut plan = plan.clone();
     let home = sandbox_home(&a.home);
+    let monitor = (a.replica.replica.as_deref())
+        .map(|r| super::replica::monitor(r, &home, &target.options))
+        .transpose()?;
     let placement = super::threads::keep_for_run(target, &a.target, &a.pin, &home)?;
     plan.placement = placement.as_ref().map(|p| p.initial());
     settle_target(target, &mut plan)?;
@@ -71,11 +74,15 @@ fn sweep(
         qpslab_probe::host_facts(),
         command_line(),
     );
+    let mut sampler = target.sampler(control);
+    if let Some(m) = monitor {
+        sampler.watch_replica(m);
+    }
     let mut phases = Phases {
         store,
         target,
         workload,
-        sampler: target.sampler(control),
+        sampler,
         printer: Printer::new(),
         meta,
         run_id: None,

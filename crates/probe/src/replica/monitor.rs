@@ -1,0 +1,354 @@
+//! The background measurement of a replica's lag: three threads with their own connections
+//! (heartbeat writer on the primary, reader of the heartbeat and of `SHOW SLAVE STATUS` on the
+//! replica, GTID waiter), never the run's sessions, and never on the report tick: a tick only
+//! takes what they gathered ([`LagMonitor::take`]).
+
+use super::lag::{heartbeat_lag_us, parse_unix_us, unix_text};
+use super::replica_status;
+use crate::error::Error;
+use qpslab_core::telemetry::{MaxLast, ReplicaLag};
+use qpslab_core::ConnectOptions;
+use qpslab_wire::Conn;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How often the heartbeat row is written on the primary.
+pub const HEARTBEAT_EVERY: Duration = Duration::from_millis(200);
+/// How often the replica's heartbeat row is read.
+const READ_EVERY: Duration = Duration::from_millis(100);
+/// `SHOW SLAVE STATUS` every this many heartbeat reads.
+const STATUS_EVERY_READS: u32 = 5;
+/// GTID waits start at most this often.
+const GTID_SPACING: Duration = Duration::from_millis(50);
+/// One `MASTER_GTID_WAIT` call's timeout; a longer wait is several calls on the same position.
+const GTID_WAIT_S: f64 = 0.5;
+/// Every connection and query of the monitor is bounded by this.
+const IO_TIMEOUT: Duration = Duration::from_secs(2);
+/// The heartbeat writes kept to find the oldest one not yet arrived.
+const MAX_WRITES: usize = 100_000;
+
+/// Measures a replica's lag in the background until dropped; dropping it stops the threads and
+/// drops the heartbeat table (and the `qpslab` schema when it created it) on the primary.
+pub struct LagMonitor {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+    primary: ConnectOptions,
+    created_schema: bool,
+}
+
+struct Shared {
+    stop: AtomicBool,
+    primary: ConnectOptions,
+    replica: ConnectOptions,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    interval: ReplicaLag,
+    /// Heartbeat write times (µs since the epoch), oldest first, not yet seen on the replica.
+    writes: VecDeque<i64>,
+    /// When the GTID wait in progress started.
+    gtid_since: Option<Instant>,
+    /// The replica stopped; whether that was reported yet.
+    stopped: Option<(String, bool)>,
+}
+
+impl LagMonitor {
+    /// Checks that `replica` is reachable and is a replica, creates the heartbeat table on
+    /// `primary` and starts measuring.
+    pub fn start(primary: &ConnectOptions, replica: &ConnectOptions) -> Result<LagMonitor, Error> {
+        let mut r = connect(replica)?;
+        if replica_status(&mut r)?.is_none() {
+            return Err(Error::NotReplica(format!(
+                "{} is not a replica (SHOW SLAVE STATUS is empty)",
+                replica.describe()
+            )));
+        }
+        let mut p = connect(primary)?;
+        let created_schema = create_heartbeat(&mut p)?;
+        let shared = Arc::new(Shared {
+            stop: AtomicBool::new(false),
+            primary: primary.clone(),
+            replica: replica.clone(),
+            state: Mutex::default(),
+        });
+        let loops: [fn(&Shared); 3] = [write_heartbeats, read_replica, wait_gtids];
+        let threads = loops
+            .into_iter()
+            .map(|f| {
+                let s = Arc::clone(&shared);
+                std::thread::spawn(move || f(&s))
+            })
+            .collect();
+        Ok(LagMonitor {
+            shared,
+            threads,
+            primary: primary.clone(),
+            created_schema,
+        })
+    }
+
+    /// Forgets what was gathered so far (a measured phase begins).
+    pub fn reset(&self) {
+        self.shared.lock().interval = ReplicaLag::default();
+    }
+
+    /// The lag gathered since the last call; a GTID wait still running counts with its age.
+    pub fn take(&self) -> ReplicaLag {
+        let mut st = self.shared.lock();
+        if let Some(since) = st.gtid_since {
+            MaxLast::push(&mut st.interval.gtid_lag_ms, ms(since.elapsed()));
+        }
+        if let Some((why, reported)) = &mut st.stopped {
+            if !*reported {
+                *reported = true;
+                st.interval.error = Some(why.clone());
+            }
+        }
+        std::mem::take(&mut st.interval)
+    }
+}
+
+impl Drop for LagMonitor {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        // Best effort: a primary that is gone keeps the table, which the next run reuses.
+        if let Ok(mut c) = connect(&self.primary) {
+            let _ = c.execute("DROP TABLE IF EXISTS qpslab.heartbeat");
+            if self.created_schema {
+                let _ = c.execute("DROP DATABASE IF EXISTS qpslab");
+            }
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panicking monitor thread leaves plain numbers behind: still usable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sleeps `d` unless asked to stop; false when asked.
+    fn nap(&self, d: Duration) -> bool {
+        let end = Instant::now() + d;
+        while !self.stop.load(Ordering::Relaxed) {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return true;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(50)));
+        }
+        false
+    }
+}
+
+/// A monitoring connection: no default schema, UTC (the heartbeat's text is UTC both ways),
+/// bounded waits.
+fn connect(opts: &ConnectOptions) -> Result<Conn, Error> {
+    let opts = ConnectOptions {
+        database: None,
+        ..opts.clone()
+    };
+    let mut c = Conn::connect_timeout(&opts, IO_TIMEOUT)?;
+    c.set_timeout(Some(IO_TIMEOUT))?;
+    c.execute("SET time_zone = '+00:00'")?;
+    Ok(c)
+}
+
+/// Creates `qpslab.heartbeat`; true when the `qpslab` schema was created too.
+fn create_heartbeat(c: &mut Conn) -> Result<bool, Error> {
+    let existed = c
+        .query("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'qpslab'")?
+        .first_value()
+        .is_some();
+    c.execute("CREATE DATABASE IF NOT EXISTS qpslab")?;
+    c.execute(
+        "CREATE TABLE IF NOT EXISTS qpslab.heartbeat \
+         (id INT PRIMARY KEY, ts DATETIME(6) NOT NULL) ENGINE=InnoDB",
+    )?;
+    Ok(!existed)
+}
+
+fn now_us() -> i64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64)
+}
+
+/// Milliseconds, to the microsecond.
+fn ms(d: Duration) -> f64 {
+    d.as_micros() as f64 / 1000.0
+}
+
+/// Runs `step` on a connection to `opts` every `every` until stopped, reconnecting after a
+/// failure (a restarting server costs readings, never the run).
+fn each(
+    s: &Shared,
+    opts: &ConnectOptions,
+    every: Duration,
+    mut step: impl FnMut(&mut Conn) -> bool,
+) {
+    let mut conn: Option<Conn> = None;
+    loop {
+        let c = match conn.as_mut() {
+            Some(c) => c,
+            None => match connect(opts) {
+                Ok(c) => conn.insert(c),
+                Err(_) => {
+                    if !s.nap(Duration::from_millis(500)) {
+                        return;
+                    }
+                    continue;
+                }
+            },
+        };
+        if !step(c) {
+            conn = None;
+        }
+        if !s.nap(every) {
+            return;
+        }
+    }
+}
+
+fn write_heartbeats(s: &Shared) {
+    each(s, &s.primary, HEARTBEAT_EVERY, |c| {
+        let ts = now_us();
+        let sql = format!(
+            "REPLACE INTO qpslab.heartbeat (id, ts) VALUES (1, FROM_UNIXTIME({}))",
+            unix_text(ts)
+        );
+        let ok = c.execute(&sql).is_ok();
+        if ok {
+            let mut st = s.lock();
+            st.writes.push_back(ts);
+            if st.writes.len() > MAX_WRITES {
+                st.writes.pop_front();
+            }
+        }
+        ok
+    });
+}
+
+fn read_replica(s: &Shared) {
+    let mut reads = 0u32;
+    each(s, &s.replica, READ_EVERY, |c| {
+        reads = reads.wrapping_add(1);
+        if reads % STATUS_EVERY_READS == 1 && !read_status(s, c) {
+            return false;
+        }
+        read_heartbeat(s, c)
+    });
+}
+
+fn read_heartbeat(s: &Shared, c: &mut Conn) -> bool {
+    let arrived = match c.query("SELECT UNIX_TIMESTAMP(ts) FROM qpslab.heartbeat WHERE id = 1") {
+        Ok(r) => r.first_value().and_then(parse_unix_us),
+        // The table has not reached the replica yet.
+        Err(e) if e.server_code() == Some(1146) => None,
+        Err(_) => return false,
+    };
+    let now = now_us();
+    let mut st = s.lock();
+    if let Some(a) = arrived {
+        while st.writes.front().is_some_and(|&w| w <= a) {
+            st.writes.pop_front();
+        }
+    }
+    let lag = heartbeat_lag_us(now, arrived, st.writes.make_contiguous());
+    MaxLast::push(&mut st.interval.heartbeat_lag_ms, lag as f64 / 1000.0);
+    true
+}
+
+fn read_status(s: &Shared, c: &mut Conn) -> bool {
+    let status = match replica_status(c) {
+        Ok(s) => s,
+        Err(_) => return false,
+    };
+    let mut st = s.lock();
+    let stopped = match status {
+        None => Some("replica stopped: replication was reset (RESET SLAVE ALL)".to_string()),
+        Some(r) => {
+            if let Some(sbm) = r.sbm_s {
+                MaxLast::push(&mut st.interval.sbm_s, sbm as f64);
+            }
+            r.stopped()
+        }
+    };
+    match (stopped, &st.stopped) {
+        (Some(why), None) => st.stopped = Some((why, false)),
+        // Running again (START SLAVE): a later stop is reported again.
+        (None, Some(_)) => st.stopped = None,
+        _ => {}
+    }
+    true
+}
+
+fn wait_gtids(s: &Shared) {
+    let mut primary: Option<Conn> = None;
+    each(s, &s.replica, Duration::ZERO, |replica| {
+        let started = Instant::now();
+        let p = match primary.as_mut() {
+            Some(p) => p,
+            None => match connect(&s.primary) {
+                Ok(p) => primary.insert(p),
+                Err(_) => return s.nap(Duration::from_millis(500)),
+            },
+        };
+        let ok = match wait_one(s, p, replica) {
+            Ok(()) => true,
+            Err(Failed::Primary) => {
+                primary = None;
+                true
+            }
+            Err(Failed::Replica) => false,
+        };
+        s.lock().gtid_since = None;
+        s.nap(GTID_SPACING.saturating_sub(started.elapsed()));
+        ok
+    });
+}
+
+enum Failed {
+    Primary,
+    Replica,
+}
+
+/// One GTID sample: the primary's position now, then the wait until the replica applied it.
+fn wait_one(s: &Shared, p: &mut Conn, replica: &mut Conn) -> Result<(), Failed> {
+    let (pos_sql, wait_fn, done) = if p.is_mariadb() {
+        ("SELECT @@gtid_binlog_pos", "MASTER_GTID_WAIT", "0")
+    } else {
+        // MySQL, untested: the executed set and its own wait (0 when reached).
+        (
+            "SELECT @@GLOBAL.gtid_executed",
+            "WAIT_FOR_EXECUTED_GTID_SET",
+            "0",
+        )
+    };
+    let pos = p
+        .query(pos_sql)
+        .map_err(|_| Failed::Primary)?
+        .first_value()
+        .unwrap_or("")
+        .replace('\'', "");
+    let t0 = Instant::now();
+    s.lock().gtid_since = Some(t0);
+    let sql = format!("SELECT {wait_fn}('{pos}', {GTID_WAIT_S})");
+    while !s.stop.load(Ordering::Relaxed) {
+        let r = replica.query(&sql).map_err(|_| Failed::Replica)?;
+        if r.first_value() == Some(done) {
+            let mut st = s.lock();
+            MaxLast::push(&mut st.interval.gtid_lag_ms, ms(t0.elapsed()));
+            return Ok(());
+        }
+    }
+    Ok(())
+}
