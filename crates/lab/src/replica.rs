@@ -62,10 +62,7 @@ pub fn attach(
     replica: &str,
     replica_opts: &ConnectOptions,
 ) -> Result<ReplicaStatus, ReplicaError> {
-    let mut p = Conn::connect(&primary.connect_options())?;
-    if p.query("SELECT @@log_bin")?.first_value() != Some("1") {
-        return Err(ReplicaError::NoBinlog(primary.name.clone()));
-    }
+    let mut p = primary_conn(primary)?;
     let mut r = Conn::connect(replica_opts)?;
     let mariadb = r.is_mariadb();
     let user = format!("repl_{replica}");
@@ -92,6 +89,20 @@ pub fn attach(
         "START REPLICA"
     })?;
     wait_running(&mut r, &primary.name)
+}
+
+/// Checks that `primary` writes a binary log (before a replica is started for it).
+pub fn check_primary(primary: &SandboxInfo) -> Result<(), ReplicaError> {
+    primary_conn(primary).map(drop)
+}
+
+/// A connection to `primary`, which must write a binary log.
+fn primary_conn(primary: &SandboxInfo) -> Result<Conn, ReplicaError> {
+    let mut p = Conn::connect(&primary.connect_options())?;
+    if p.query("SELECT @@log_bin")?.first_value() != Some("1") {
+        return Err(ReplicaError::NoBinlog(primary.name.clone()));
+    }
+    Ok(p)
 }
 
 /// The replication account on the primary, kept out of its binary log.

@@ -28,6 +28,7 @@ pub fn role(
         )));
     }
     let primary = qpslab_sandbox::find(home, of).with_context(|| format!("--replica-of {of}"))?;
+    qpslab_lab::replica::check_primary(&primary).map_err(replica_error)?;
     spec.role = Role::Replica { of: of.clone() };
     Ok(Some(primary))
 }
@@ -35,13 +36,16 @@ pub fn role(
 /// Makes the just-started `sandbox` replicate from `primary`; on failure the caller drops the
 /// sandbox, which stops it.
 pub fn attach(primary: &SandboxInfo, sandbox: &Sandbox) -> Result<ReplicaStatus> {
-    qpslab_lab::replica::attach(primary, sandbox.name(), &sandbox.connect_options()).map_err(|e| {
-        if e.is_user_error() {
-            user(e.to_string())
-        } else {
-            anyhow::Error::new(e)
-        }
-    })
+    qpslab_lab::replica::attach(primary, sandbox.name(), &sandbox.connect_options())
+        .map_err(replica_error)
+}
+
+fn replica_error(e: qpslab_lab::replica::ReplicaError) -> anyhow::Error {
+    if e.is_user_error() {
+        user(e.to_string())
+    } else {
+        anyhow::Error::new(e)
+    }
 }
 
 /// `qpslab server status NAME`.
@@ -133,12 +137,13 @@ pub fn monitor(replica: &str, home: &SandboxHome, primary: &ConnectOptions) -> R
             "--replica {replica} is the server the run loads: name its replica"
         )));
     }
-    LagMonitor::start(primary, &opts).map_err(|e| {
-        if e.is_user_error() {
-            user(format!("--replica {replica}: {e}"))
-        } else {
-            anyhow::Error::new(e).context(format!("--replica {replica}"))
+    LagMonitor::start(primary, &opts).map_err(|e| match e {
+        e if e.is_user_error() => user(format!("--replica {replica}: {e}")),
+        // The client's error decides the exit code (nothing listening there is the user's).
+        qpslab_probe::Error::Wire(w) => {
+            anyhow::Error::new(w).context(format!("--replica {replica}"))
         }
+        e => anyhow::Error::new(e).context(format!("--replica {replica}")),
     })
 }
 
