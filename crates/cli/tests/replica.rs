@@ -166,3 +166,48 @@ fn primary_and_replica_data_lag_errors_and_stop() {
         stdout(&o)
     );
 }
+
+/// A study whose variants differ only in their replica's settings runs end to end, each cell
+/// records the replica's lag, and `compare` and `report` show it (which variant lags less is
+/// not asserted: that is the measurement).
+#[test]
+fn study_compares_replica_settings_by_lag() {
+    let s = Scratch::new();
+    let spec = s.path().join("lag.toml");
+    std::fs::write(
+        &spec,
+        "name = \"lag\"\n\
+         [defaults]\nworkload = \"oltp_write_only\"\ntables = 2\ntable_size = 2000\n\
+         duration = \"3s\"\nthreads = 4\nwarmup = 0\nretries = 0\n\
+         [[variant]]\nname = \"serial\"\nreplica = { set = { slave_parallel_threads = 0 } }\n\
+         [[variant]]\nname = \"parallel\"\n\
+         replica = { set = { slave_parallel_threads = 4, slave_parallel_mode = \"optimistic\" } }\n",
+    )
+    .unwrap();
+    let o = s.run(&["lab", "run", spec.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let o = s.run(&["compare", "lag/serial", "lag/parallel", "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cmp: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let lag = cmp["points"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "replica_lag")
+        .cloned();
+    let lag = lag.unwrap_or_else(|| panic!("no replica_lag in {cmp}"));
+    assert!(lag["a"].as_f64().unwrap() >= 0.0, "{lag}");
+    let o = s.run(&["compare", "lag/serial", "lag/parallel"]);
+    assert!(stdout(&o).contains("replica_lag"), "{}", stdout(&o));
+    let html = s.path().join("r.html");
+    let o = s.run(&["report", "lag", "-o", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Replica lag per interval"), "no lag chart");
+    // The study's sandboxes, replicas included, are stopped at its end.
+    let o = s.run(&["server", "list", "--json"]);
+    let list: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let all = list.as_array().unwrap();
+    assert_eq!(all.len(), 4, "{list}");
+    assert!(all.iter().all(|i| i["alive"] == false), "{list}");
+}

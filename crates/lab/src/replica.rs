@@ -8,9 +8,11 @@
 //! generated here and handed to `CHANGE MASTER` only: it is never printed or stored by
 //! qpslab (the server keeps it in the replica's `master.info`, inside its private datadir).
 
+use crate::spec::Setup;
 use qpslab_core::ConnectOptions;
-use qpslab_probe::replica::{replica_status, ReplicaStatus};
-use qpslab_sandbox::SandboxInfo;
+use qpslab_probe::replica::{replica_status, LagMonitor, ReplicaStatus};
+use qpslab_probe::Sampler;
+use qpslab_sandbox::{Role, Sandbox, SandboxHome, SandboxInfo, SandboxSpec};
 use qpslab_wire::Conn;
 use std::io::Read;
 use std::time::{Duration, Instant};
@@ -89,6 +91,56 @@ pub fn attach(
         "START REPLICA"
     })?;
     wait_running(&mut r, &primary.name)
+}
+
+/// A setup's sandbox writes a binary log when the setup has a replica.
+pub(crate) fn configure(spec: &mut SandboxSpec, setup: &Setup) {
+    if setup.replica.is_some() {
+        spec.role = Role::Primary;
+    }
+}
+
+/// The lag monitor of a setup's replica, if it has one, for its sampler.
+pub(crate) struct Watch(Option<LagMonitor>);
+
+impl Watch {
+    /// `sampler`, measuring the replica's lag on every tick.
+    pub(crate) fn watched_by(self, mut sampler: Sampler) -> Sampler {
+        if let Some(m) = self.0 {
+            sampler.watch_replica(m);
+        }
+        sampler
+    }
+}
+
+/// The replica of a study setup (`replica = { set = ... }`), started next to the setup's
+/// sandbox `primary` from the same server installation and replicating, named after it
+/// (`NAME-r`), and the monitor of its lag; nothing without one. An error is one line.
+pub(crate) fn for_setup(
+    home: &SandboxHome,
+    setup: &Setup,
+    primary: &Option<Sandbox>,
+) -> Result<(Option<Sandbox>, Watch), String> {
+    let (Some(r), Some(primary)) = (&setup.replica, primary) else {
+        return Ok((None, Watch(None)));
+    };
+    let name = format!("{}-r", primary.name());
+    let settings: Vec<_> = r.set.iter().map(|(k, v)| (k.clone(), v.render())).collect();
+    let mut spec = SandboxSpec::build(&name, &settings, None, None, setup.basedir.as_deref())
+        .map_err(|e| format!("replica: {e}"))?;
+    spec.role = Role::Replica {
+        of: primary.name().to_string(),
+    };
+    // A replica left running by a killed qpslab holds the name: stop it first.
+    if qpslab_sandbox::find(home, &name).is_ok_and(|i| i.alive) {
+        let _ = qpslab_sandbox::stop_by_name(home, &name);
+    }
+    let first_line = |e: String| format!("replica: {}", e.lines().next().unwrap_or(""));
+    let sb = qpslab_sandbox::start(home, &spec).map_err(|e| first_line(e.to_string()))?;
+    attach(primary.info(), &name, &sb.connect_options()).map_err(|e| first_line(e.to_string()))?;
+    let monitor = LagMonitor::start(&primary.connect_options(), &sb.connect_options())
+        .map_err(|e| first_line(e.to_string()))?;
+    Ok((Some(sb), Watch(Some(monitor))))
 }
 
 /// Checks that `primary` writes a binary log (before a replica is started for it).

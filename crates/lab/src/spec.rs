@@ -89,6 +89,19 @@ pub struct Setup {
     /// `{ "thread/innodb/page_cleaner_thread" = "1" }` (see `qpslab_core::placement`).
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub pin: IndexMap<String, String>,
+    /// A replica started next to the sandbox (which then writes a binary log), with its own
+    /// settings; every cell measures its lag: `replica = { set = { slave_parallel_threads = 4 } }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<ReplicaSetup>,
+}
+
+/// A setup's replica (`replica = { set = { ... } }`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicaSetup {
+    /// The replica's server settings, my.cnf names.
+    #[serde(default)]
+    pub set: IndexMap<String, SettingValue>,
 }
 
 /// A spec's `target`: a `mysql://` URL, parsed when the spec is read. It serializes (the stored
@@ -195,7 +208,15 @@ impl Setup {
         macro_rules! replace {
             ($($f:ident),*) => { $(if level.$f.is_some() { s.$f = level.$f.clone(); })* };
         }
-        replace!(cpus, malloc, basedir, profile, target, password_file);
+        replace!(
+            cpus,
+            malloc,
+            basedir,
+            profile,
+            target,
+            password_file,
+            replica
+        );
         if level.os.thp.is_some() {
             s.os.thp = level.os.thp.clone();
         }
@@ -304,10 +325,11 @@ fn check_setup(what: &str, s: &Setup) -> Result<(), String> {
             || s.cpus.is_some()
             || s.malloc.is_some()
             || s.basedir.is_some()
-            || !s.pin.is_empty())
+            || !s.pin.is_empty()
+            || s.replica.is_some())
     {
         return Err(format!(
-            "{what}: `target` is an external server; set, cpus, malloc, basedir and pin configure sandboxes"
+            "{what}: `target` is an external server; set, cpus, malloc, basedir, pin and replica configure sandboxes"
         ));
     }
     Ok(())

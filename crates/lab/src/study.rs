@@ -141,6 +141,8 @@ struct Active {
     /// Keeps the setup's `pin` applied; dropped (stopped) before the sandbox.
     placement: Option<qpslab_probe::threads::Keeper>,
     sandbox: Option<Sandbox>,
+    /// The setup's replica (`replica = {...}`), whose lag the sampler measures.
+    replica: Option<Sandbox>,
     /// Without a database; cells add `sbtest`.
     socket: ConnectOptions,
     tcp: Option<ConnectOptions>,
@@ -407,7 +409,8 @@ impl Runner<'_> {
 
     fn stop_server(&mut self) {
         if let Some(a) = self.active.take() {
-            if let Some(sb) = a.sandbox {
+            drop(a.sampler); // its lag monitor first, then the replica, then its primary
+            for sb in [a.replica, a.sandbox].into_iter().flatten() {
                 let _ = sb.stop();
             }
         }
@@ -473,6 +476,8 @@ impl Runner<'_> {
                 (Some(sb), s, Some(t))
             }
         };
+        let (replica, monitor) =
+            crate::replica::for_setup(self.home, &sc.setup, &sandbox).map_err(|e| fail(e, None))?;
         let server_opts = ConnectOptions {
             database: None,
             ..socket.clone()
@@ -495,10 +500,11 @@ impl Runner<'_> {
             setup: idx,
             placement,
             sandbox,
+            replica,
             socket,
             tcp,
             server,
-            sampler: Sampler::new(conn, pid).reconnect_to(server_opts),
+            sampler: monitor.watched_by(Sampler::new(conn, pid).reconnect_to(server_opts)),
             settled: false,
         })
     }
@@ -573,6 +579,7 @@ pub fn sandbox_spec(study: &str, setup_name: &str, s: &Setup) -> Result<SandboxS
     )
     .map_err(|e| e.to_string())?;
     spec.profile = s.profile.clone().map_or(Profile::Default, Profile::File);
+    crate::replica::configure(&mut spec, s);
     placement::configure(&mut spec, s)?;
     Ok(spec)
 }

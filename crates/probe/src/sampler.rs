@@ -36,6 +36,9 @@ use reading::{Change, Totals};
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// How long [`Sampler::begin`] waits for a watched replica to catch up with its primary.
+const REPLICA_CATCH_UP: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// Per-tick telemetry of one phase. See the module documentation.
 pub struct Sampler {
     link: Link,
@@ -191,11 +194,14 @@ impl Sampler {
     }
 
     /// Takes the reading the phase is compared against and starts `perf stat` on the server
-    /// when the machine supports it. Call right before the phase.
+    /// when the machine supports it; a watched replica is first given time to catch up. Call
+    /// right before the phase.
     pub fn begin(&mut self) -> Result<(), Error> {
         self.samples.clear();
         self.tick_from = 0;
         if let Some(m) = &self.replica {
+            // A replica still applying a load or the last phase would start the phase behind.
+            m.catch_up(REPLICA_CATCH_UP);
             m.reset();
         }
         self.perf_parts.clear();

@@ -92,6 +92,21 @@ impl LagMonitor {
         })
     }
 
+    /// Waits, at most `timeout`, until the replica applied everything the primary logged so
+    /// far, so that a phase starts from a replica that is not behind (a load, an earlier
+    /// phase); returns how long that took, `None` when it did not catch up or could not tell.
+    pub fn catch_up(&self, timeout: Duration) -> Option<Duration> {
+        let mut p = connect(&self.shared.primary).ok()?;
+        let mut r = connect(&self.shared.replica).ok()?;
+        r.set_timeout(Some(timeout + IO_TIMEOUT)).ok()?;
+        let (pos_sql, wait_fn) = gtid_sql(p.is_mariadb());
+        let pos = position(&mut p, pos_sql).ok()?;
+        let t0 = Instant::now();
+        let sql = format!("SELECT {wait_fn}('{pos}', {})", timeout.as_secs_f64());
+        let done = r.query(&sql).ok()?.first_value() == Some("0");
+        done.then(|| t0.elapsed())
+    }
+
     /// Forgets what was gathered so far (a measured phase begins).
     pub fn reset(&self) {
         self.shared.lock().interval = ReplicaLag::default();
@@ -323,32 +338,40 @@ enum Failed {
 
 /// One GTID sample: the primary's position now, then the wait until the replica applied it.
 fn wait_one(s: &Shared, p: &mut Conn, replica: &mut Conn) -> Result<(), Failed> {
-    let (pos_sql, wait_fn, done) = if p.is_mariadb() {
-        ("SELECT @@gtid_binlog_pos", "MASTER_GTID_WAIT", "0")
-    } else {
-        // MySQL, untested: the executed set and its own wait (0 when reached).
-        (
-            "SELECT @@GLOBAL.gtid_executed",
-            "WAIT_FOR_EXECUTED_GTID_SET",
-            "0",
-        )
-    };
-    let pos = p
-        .query(pos_sql)
-        .map_err(|_| Failed::Primary)?
-        .first_value()
-        .unwrap_or("")
-        .replace('\'', "");
+    let (pos_sql, wait_fn) = gtid_sql(p.is_mariadb());
+    let pos = position(p, pos_sql).map_err(|_| Failed::Primary)?;
     let t0 = Instant::now();
     s.lock().gtid_since = Some(t0);
     let sql = format!("SELECT {wait_fn}('{pos}', {GTID_WAIT_S})");
     while !s.stop.load(Ordering::Relaxed) {
         let r = replica.query(&sql).map_err(|_| Failed::Replica)?;
-        if r.first_value() == Some(done) {
+        if r.first_value() == Some("0") {
             let mut st = s.lock();
             MaxLast::push(&mut st.interval.gtid_lag_ms, ms(t0.elapsed()));
             return Ok(());
         }
     }
     Ok(())
+}
+
+/// The query of the primary's GTID position and the function that waits for one on the
+/// replica (both return 0 once reached). MySQL's (the executed set and its own wait) is
+/// untested.
+fn gtid_sql(mariadb: bool) -> (&'static str, &'static str) {
+    if mariadb {
+        ("SELECT @@gtid_binlog_pos", "MASTER_GTID_WAIT")
+    } else {
+        (
+            "SELECT @@GLOBAL.gtid_executed",
+            "WAIT_FOR_EXECUTED_GTID_SET",
+        )
+    }
+}
+
+/// The primary's position now, safe inside a quoted literal.
+fn position(p: &mut Conn, pos_sql: &str) -> Result<String, qpslab_wire::Error> {
+    Ok(p.query(pos_sql)?
+        .first_value()
+        .unwrap_or("")
+        .replace(['\'', '\\'], ""))
 }
