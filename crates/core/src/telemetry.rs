@@ -78,6 +78,8 @@ pub enum Reading {
     Profile(ProfileFiles),
     /// A replica's lag over one report tick (`run --replica`).
     ReplicaLag(ReplicaLag),
+    /// The replica server process's CPU and memory over the whole phase (a local replica).
+    ReplicaProc(ProcUsage),
 }
 
 impl Reading {
@@ -93,6 +95,7 @@ impl Reading {
             Reading::Telemetry(_) => "telemetry",
             Reading::Profile(_) => "profile",
             Reading::ReplicaLag(_) => "replica_lag",
+            Reading::ReplicaProc(_) => "replica_proc",
         }
     }
 

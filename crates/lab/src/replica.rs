@@ -139,7 +139,8 @@ pub(crate) fn for_setup(
     let sb = qpslab_sandbox::start(home, &spec).map_err(|e| first_line(e.to_string()))?;
     attach(primary.info(), &name, &sb.connect_options()).map_err(|e| first_line(e.to_string()))?;
     let monitor = LagMonitor::start(&primary.connect_options(), &sb.connect_options())
-        .map_err(|e| first_line(e.to_string()))?;
+        .map_err(|e| first_line(e.to_string()))?
+        .with_pid(sb.pid());
     Ok((Some(sb), Watch(Some(monitor))))
 }
 

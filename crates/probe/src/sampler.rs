@@ -201,8 +201,7 @@ impl Sampler {
         self.tick_from = 0;
         if let Some(m) = &self.replica {
             // A replica still applying a load or the last phase would start the phase behind.
-            m.catch_up(REPLICA_CATCH_UP);
-            m.reset();
+            m.begin(REPLICA_CATCH_UP);
         }
         self.perf_parts.clear();
         self.recording = None;

@@ -131,33 +131,38 @@ pub fn stop_note(home: &SandboxHome, name: &str) -> Option<String> {
 /// The replica `--replica` names (a sandbox of this lab, or a DSN), and its lag monitor
 /// reading `primary`.
 pub fn monitor(replica: &str, home: &SandboxHome, primary: &ConnectOptions) -> Result<LagMonitor> {
-    let opts = replica_options(replica, home)?;
+    let (opts, pid) = replica_options(replica, home)?;
     if same_server(&opts, primary) {
         return Err(user(format!(
             "--replica {replica} is the server the run loads: name its replica"
         )));
     }
-    LagMonitor::start(primary, &opts).map_err(|e| match e {
+    let monitor = LagMonitor::start(primary, &opts).map_err(|e| match e {
         e if e.is_user_error() => user(format!("--replica {replica}: {e}")),
         // The client's error decides the exit code (nothing listening there is the user's).
         qpslab_probe::Error::Wire(w) => {
             anyhow::Error::new(w).context(format!("--replica {replica}"))
         }
         e => anyhow::Error::new(e).context(format!("--replica {replica}")),
+    })?;
+    Ok(match pid {
+        Some(pid) => monitor.with_pid(pid),
+        None => monitor,
     })
 }
 
-fn replica_options(replica: &str, home: &SandboxHome) -> Result<ConnectOptions> {
+/// How to reach the replica, and its server's pid when it is a sandbox.
+fn replica_options(replica: &str, home: &SandboxHome) -> Result<(ConnectOptions, Option<u32>)> {
     if replica.contains("://") {
         let dsn: Dsn = replica
             .parse()
             .map_err(|e: qpslab_core::dsn::DsnError| user(format!("--replica: {e}")))?;
-        return Ok(dsn.0);
+        return Ok((dsn.0, None));
     }
     qpslab_sandbox::validate_name(replica).with_context(|| format!("--replica {replica}"))?;
     let info =
         qpslab_sandbox::find(home, replica).with_context(|| format!("--replica {replica}"))?;
-    Ok(info.connect_options())
+    Ok((info.connect_options(), Some(info.pid)))
 }
 
 fn same_server(a: &ConnectOptions, b: &ConnectOptions) -> bool {

@@ -6,7 +6,9 @@
 use super::lag::{heartbeat_lag_us, parse_unix_us, unix_text};
 use super::replica_status;
 use crate::error::Error;
-use qpslab_core::telemetry::{MaxLast, ReplicaLag};
+use crate::process::process_cpu;
+use qpslab_core::env::ProcessCpu;
+use qpslab_core::telemetry::{MaxLast, ProcUsage, ReplicaLag};
 use qpslab_core::ConnectOptions;
 use qpslab_wire::Conn;
 use std::collections::VecDeque;
@@ -34,6 +36,9 @@ const MAX_WRITES: usize = 100_000;
 /// drops the heartbeat table (and the `qpslab` schema when it created it) on the primary.
 pub struct LagMonitor {
     shared: Arc<Shared>,
+    /// The replica's server process, when it runs here, and its CPU when the phase began.
+    pid: Option<u32>,
+    cpu_at_begin: Mutex<Option<ProcessCpu>>,
     threads: Vec<JoinHandle<()>>,
     primary: ConnectOptions,
     created_schema: bool,
@@ -41,6 +46,9 @@ pub struct LagMonitor {
 
 struct Shared {
     stop: AtomicBool,
+    /// Between [`LagMonitor::begin`] and [`LagMonitor::end`]: heartbeats are written and lag
+    /// is measured only then, so that a server settling between phases is left alone.
+    active: AtomicBool,
     primary: ConnectOptions,
     replica: ConnectOptions,
     state: Mutex<State>,
@@ -72,6 +80,7 @@ impl LagMonitor {
         let created_schema = create_heartbeat(&mut p)?;
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
+            active: AtomicBool::new(false),
             primary: primary.clone(),
             replica: replica.clone(),
             state: Mutex::default(),
@@ -86,10 +95,37 @@ impl LagMonitor {
             .collect();
         Ok(LagMonitor {
             shared,
+            pid: None,
+            cpu_at_begin: Mutex::new(None),
             threads,
             primary: primary.clone(),
             created_schema,
         })
+    }
+
+    /// The replica's server process runs here as `pid`: its CPU is reported at each
+    /// [`LagMonitor::end`].
+    pub fn with_pid(mut self, pid: u32) -> LagMonitor {
+        self.pid = Some(pid);
+        self
+    }
+
+    /// A phase begins: waits (at most `catch_up`) for the replica to catch up, forgets what
+    /// was gathered before, and measures from now on.
+    pub fn begin(&self, catch_up: Duration) {
+        self.catch_up(catch_up);
+        self.shared.lock().interval = ReplicaLag::default();
+        *lock(&self.cpu_at_begin) = self.pid.and_then(|p| process_cpu(p).ok());
+        self.shared.active.store(true, Ordering::Relaxed);
+    }
+
+    /// The phase ended: measuring pauses; returns the replica process's usage over the phase,
+    /// when it runs here.
+    pub fn end(&self) -> Option<ProcUsage> {
+        self.shared.active.store(false, Ordering::Relaxed);
+        let before = lock(&self.cpu_at_begin).take()?;
+        let now = process_cpu(self.pid?).ok()?;
+        Some(ProcUsage::between(&before, &now, true))
     }
 
     /// Waits, at most `timeout`, until the replica applied everything the primary logged so
@@ -105,11 +141,6 @@ impl LagMonitor {
         let sql = format!("SELECT {wait_fn}('{pos}', {})", timeout.as_secs_f64());
         let done = r.query(&sql).ok()?.first_value() == Some("0");
         done.then(|| t0.elapsed())
-    }
-
-    /// Forgets what was gathered so far (a measured phase begins).
-    pub fn reset(&self) {
-        self.shared.lock().interval = ReplicaLag::default();
     }
 
     /// The lag gathered since the last call; a GTID wait still running counts with its age.
@@ -144,10 +175,18 @@ impl Drop for LagMonitor {
     }
 }
 
+/// A panicking monitor thread leaves plain numbers behind: still usable.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
-        // A panicking monitor thread leaves plain numbers behind: still usable.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
+    }
+
+    fn active(&self) -> bool {
+        self.active.load(Ordering::Relaxed)
     }
 
     /// Sleeps `d` unless asked to stop; false when asked.
@@ -235,6 +274,9 @@ fn each(
 
 fn write_heartbeats(s: &Shared) {
     each(s, &s.primary, HEARTBEAT_EVERY, |c| {
+        if !s.active() {
+            return true;
+        }
         let ts = now_us();
         let sql = format!(
             "REPLACE INTO qpslab.heartbeat (id, ts) VALUES (1, FROM_UNIXTIME({}))",
@@ -255,6 +297,9 @@ fn write_heartbeats(s: &Shared) {
 fn read_replica(s: &Shared) {
     let mut reads = 0u32;
     each(s, &s.replica, READ_EVERY, |c| {
+        if !s.active() {
+            return true;
+        }
         reads = reads.wrapping_add(1);
         if reads % STATUS_EVERY_READS == 1 && !read_status(s, c) {
             return false;
@@ -310,6 +355,9 @@ fn wait_gtids(s: &Shared) {
     let mut primary: Option<Conn> = None;
     each(s, &s.replica, Duration::ZERO, |replica| {
         let started = Instant::now();
+        if !s.active() {
+            return s.nap(GTID_SPACING);
+        }
         let p = match primary.as_mut() {
             Some(p) => p,
             None => match connect(&s.primary) {
