@@ -128,6 +128,36 @@ fn primary_and_replica_data_lag_errors_and_stop() {
         "0"
     );
 
+    // The highest rate the replica keeps up with: fixed-rate phases, then one verdict line.
+    let o = s.run(&[
+        "run",
+        "oltp_write_only",
+        "--sandbox",
+        "p",
+        "--replica",
+        "r",
+        "--tables",
+        "2",
+        "--table-size",
+        "2000",
+        "--threads",
+        "4",
+        "--time",
+        "2",
+        "--rate",
+        "200",
+        "--rate-search",
+        "--max-lag",
+        "5000",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("rate/s") && out.contains("\n   200 "), "{out}");
+    assert!(
+        out.contains("at least") || out.contains("highest rate"),
+        "{out}"
+    );
+
     // The user's mistakes.
     let o = s.run(&["server", "start", "x", "--replica-of", "nosuch"]);
     assert_user_error(&o, "no sandbox named 'nosuch'");
@@ -148,6 +178,27 @@ fn primary_and_replica_data_lag_errors_and_stop() {
         "1",
     ]);
     assert_user_error(&o, "is not a replica");
+    let o = s.run(&[
+        "run",
+        "oltp_write_only",
+        "--sandbox",
+        "p",
+        "--replica",
+        "r",
+        "--threads",
+        "1,2",
+        "--rate-search",
+    ]);
+    assert_user_error(&o, "one --threads value");
+    let o = s.run(&[
+        "run",
+        "oltp_write_only",
+        "--sandbox",
+        "p",
+        "--max-lag",
+        "100",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(
         stderr(&o).lines().filter(|l| l.contains("error")).count(),
         1

@@ -39,6 +39,7 @@ pub mod options;
 pub mod os;
 pub mod password;
 pub mod placement;
+pub mod rate_search;
 pub mod replay;
 pub mod replica;
 mod retry;

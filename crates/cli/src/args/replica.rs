@@ -23,6 +23,19 @@ pub struct ReplicaRunArgs {
     /// Seconds_Behind_Master, per report interval): a sandbox name or a DSN (mysql://...).
     #[arg(long, value_name = "NAME|DSN")]
     pub replica: Option<String>,
+    /// Find the highest write rate the replica keeps up with: fixed-rate phases from --rate
+    /// (default 100), doubled while the replica's lag stays flat and below --max-lag, then
+    /// bisected. Needs --replica and one --threads value.
+    #[arg(long, requires = "replica")]
+    pub rate_search: bool,
+    /// The lag bound of --rate-search, in milliseconds.
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 1000.0,
+        requires = "rate_search"
+    )]
+    pub max_lag: f64,
 }
 
 /// `qpslab server status NAME`.

@@ -6,6 +6,7 @@ mod diff;
 mod digest;
 mod lab;
 mod prepare;
+mod rate_search;
 mod replay;
 mod replica;
 mod report;

@@ -26,6 +26,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         crate::signals::undoing();
     }
     let workload = Workload::new(&plan.workload).map_err(|e| user(e.to_string()))?;
+    super::rate_search::check(&a.replica, &plan)?;
     let mut embedded = a.embedded.clone();
     super::threads::prepare_run(&a.pin, &a.target, &mut embedded.settings)?;
     let mut connected = connect(&a.target, Some(&embedded), &sandbox_home(&a.home))?;
@@ -86,13 +87,15 @@ fn sweep(
         printer: Printer::new(),
         meta,
         run_id: None,
+        lag: Vec::new(),
     };
     phases.sampler.profile_into(a.profile.clone());
     let threads = phases.meta.plan.threads.clone();
-    let results = threads
-        .into_iter()
-        .map(|t| phases.measure(t))
-        .collect::<Result<Vec<_>>>();
+    let results = if a.replica.rate_search {
+        super::rate_search::search(&mut phases, threads[0], a.replica.max_lag)
+    } else {
+        threads.into_iter().map(|t| phases.measure(t)).collect()
+    };
     if let Some(p) = placement {
         p.stop();
     }
@@ -100,19 +103,22 @@ fn sweep(
 }
 
 /// The measured phases of one run, stored as one run.
-struct Phases<'a> {
+pub(super) struct Phases<'a> {
     store: &'a mut Store,
     target: &'a Connected,
     workload: &'a Workload,
     sampler: qpslab_probe::Sampler,
     printer: Printer,
-    meta: RunMeta,
+    /// What is stored with the run; `--rate-search` changes the rate between phases.
+    pub(super) meta: RunMeta,
     run_id: Option<qpslab_store::RunId>,
+    /// The last phase's replica lag per interval, `(elapsed_s, ms)` (`--replica`).
+    pub(super) lag: Vec<(f64, f64)>,
 }
 
 impl Phases<'_> {
     /// Warms up (auto when the plan says so), measures and prints the phase of `threads`.
-    fn measure(&mut self, threads: u32) -> Result<PhaseResult> {
+    pub(super) fn measure(&mut self, threads: u32) -> Result<PhaseResult> {
         let plan = &self.meta.plan;
         println!(
             "\n== {} · {threads} thread(s) · {} ==",
@@ -148,6 +154,7 @@ impl Phases<'_> {
         match measured {
             Ok(mut m) => {
                 self.run_id = Some(m.run_id);
+                self.lag = super::rate_search::lag_points(&m.telemetry);
                 println!();
                 print!("{}", phase_summary(&m.phase));
                 warn_if_client_bound(&m.phase, &m.telemetry);
