@@ -3,11 +3,11 @@
 //!
 //! The monitor measures lag three ways, on one clock (this process's):
 //! - **heartbeat**: a row `qpslab.heartbeat (id, ts DATETIME(6))` written on the primary every
-//!   [`HEARTBEAT_EVERY`] and read on the replica. pt-heartbeat reports `now − newest ts seen`,
-//!   which adds the time since the last write (up to a whole write interval) to the real lag.
-//!   Here lag is the age of the oldest heartbeat written that has *not* arrived yet (0 when the
-//!   newest one has), so it is the real lag rounded down to the write interval's resolution
-//!   ([`lag::heartbeat_lag_us`]);
+//!   [`HEARTBEAT_EVERY`] and read on the replica every [`READ_EVERY`]. pt-heartbeat reports
+//!   `now − newest ts seen`, which adds the time since the last write (up to a whole write
+//!   interval) to the real lag. Here each heartbeat counts once, when a read first finds it:
+//!   the time it took, to within the read interval; while heartbeats are missing, the age of
+//!   the oldest one ([`heartbeat_lag_us`]);
 //! - **GTIDs**: `@@gtid_binlog_pos` read on the primary at t0, then `MASTER_GTID_WAIT(pos)` on
 //!   the replica; the time until it returns is the commit-to-apply lag of the last commit
 //!   before t0. The next wait starts as soon as one returns (at most 20 a second); a wait still
@@ -19,7 +19,7 @@ mod lag;
 mod monitor;
 
 pub use lag::heartbeat_lag_us;
-pub use monitor::{LagMonitor, HEARTBEAT_EVERY};
+pub use monitor::{LagMonitor, HEARTBEAT_EVERY, READ_EVERY};
 
 use crate::error::Error;
 use qpslab_wire::Conn;

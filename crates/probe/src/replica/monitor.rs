@@ -19,10 +19,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// How often the heartbeat row is written on the primary.
 pub const HEARTBEAT_EVERY: Duration = Duration::from_millis(200);
-/// How often the replica's heartbeat row is read.
-const READ_EVERY: Duration = Duration::from_millis(100);
-/// `SHOW SLAVE STATUS` every this many heartbeat reads.
-const STATUS_EVERY_READS: u32 = 5;
+/// How often the replica's heartbeat row is read: the heartbeat lag's resolution.
+pub const READ_EVERY: Duration = Duration::from_millis(25);
+/// `SHOW SLAVE STATUS` every this many heartbeat reads (every 500 ms).
+const STATUS_EVERY_READS: u32 = 20;
 /// GTID waits start at most this often.
 const GTID_SPACING: Duration = Duration::from_millis(50);
 /// One `MASTER_GTID_WAIT` call's timeout; a longer wait is several calls on the same position.
@@ -59,6 +59,8 @@ struct State {
     interval: ReplicaLag,
     /// Heartbeat write times (µs since the epoch), oldest first, not yet seen on the replica.
     writes: VecDeque<i64>,
+    /// The newest heartbeat the last read found.
+    seen: Option<i64>,
     /// When the GTID wait in progress started.
     gtid_since: Option<Instant>,
     /// The replica stopped; whether that was reported yet.
@@ -322,8 +324,11 @@ fn read_heartbeat(s: &Shared, c: &mut Conn) -> bool {
             st.writes.pop_front();
         }
     }
-    let lag = heartbeat_lag_us(now, arrived, st.writes.make_contiguous());
-    MaxLast::push(&mut st.interval.heartbeat_lag_ms, lag as f64 / 1000.0);
+    let seen = st.seen;
+    if let Some(lag) = heartbeat_lag_us(now, arrived, seen, st.writes.make_contiguous()) {
+        MaxLast::push(&mut st.interval.heartbeat_lag_ms, lag as f64 / 1000.0);
+    }
+    st.seen = arrived;
     true
 }
 
