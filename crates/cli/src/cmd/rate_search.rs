@@ -2,7 +2,6 @@
 //! `qpslab_lab::rate_search`, each judged by the replica's lag; then the highest rate at which
 //! the lag stayed flat.
 
-use super::run::Phases;
 use crate::args::ReplicaRunArgs;
 use crate::error::user;
 use crate::render::table;
@@ -51,19 +50,23 @@ struct Step {
     outcome: Outcome,
 }
 
-/// Runs the search's phases at `threads` sessions and prints the steps and the result.
-pub fn search(phases: &mut Phases<'_>, threads: u32, max_lag_ms: f64) -> Result<Vec<PhaseResult>> {
-    let given = phases.meta.plan.rate.clone();
+/// Runs the search's phases through `measure` (one phase at the given rate, returning it and
+/// its lag per interval), starting from the rate `given` (`--rate`), and prints the steps and
+/// the result.
+pub fn search(
+    given: Option<RateSpec>,
+    max_lag_ms: f64,
+    mut measure: impl FnMut(RateSpec) -> Result<(PhaseResult, Vec<(f64, f64)>)>,
+) -> Result<Vec<PhaseResult>> {
     let arrival = given.as_ref().map_or(Arrival::Uniform, |r| r.arrival);
     let mut search = RateSearch::new(given.map_or(DEFAULT_START, |r| r.per_second));
     let (mut results, mut steps) = (Vec::new(), Vec::new());
     while let Some(rate) = search.next_rate() {
-        phases.meta.plan.rate = Some(RateSpec {
+        let (phase, lags) = measure(RateSpec {
             per_second: rate,
             arrival,
-        });
-        let phase = phases.measure(threads)?;
-        let lag = trend(&phases.lag);
+        })?;
+        let lag = trend(&lags);
         let outcome = judge(rate, phase.tps(), lag, max_lag_ms);
         search.record(rate, outcome);
         steps.push(Step {

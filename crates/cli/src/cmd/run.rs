@@ -92,7 +92,12 @@ fn sweep(
     phases.sampler.profile_into(a.profile.clone());
     let threads = phases.meta.plan.threads.clone();
     let results = if a.replica.rate_search {
-        super::rate_search::search(&mut phases, threads[0], a.replica.max_lag)
+        let given = phases.meta.plan.rate.clone();
+        super::rate_search::search(given, a.replica.max_lag, |rate| {
+            phases.meta.plan.rate = Some(rate);
+            let phase = phases.measure(threads[0])?;
+            Ok((phase, std::mem::take(&mut phases.lag)))
+        })
     } else {
         threads.into_iter().map(|t| phases.measure(t)).collect()
     };
@@ -103,22 +108,22 @@ fn sweep(
 }
 
 /// The measured phases of one run, stored as one run.
-pub(super) struct Phases<'a> {
+struct Phases<'a> {
     store: &'a mut Store,
     target: &'a Connected,
     workload: &'a Workload,
     sampler: qpslab_probe::Sampler,
     printer: Printer,
     /// What is stored with the run; `--rate-search` changes the rate between phases.
-    pub(super) meta: RunMeta,
+    meta: RunMeta,
     run_id: Option<qpslab_store::RunId>,
     /// The last phase's replica lag per interval, `(elapsed_s, ms)` (`--replica`).
-    pub(super) lag: Vec<(f64, f64)>,
+    lag: Vec<(f64, f64)>,
 }
 
 impl Phases<'_> {
     /// Warms up (auto when the plan says so), measures and prints the phase of `threads`.
-    pub(super) fn measure(&mut self, threads: u32) -> Result<PhaseResult> {
+    fn measure(&mut self, threads: u32) -> Result<PhaseResult> {
         let plan = &self.meta.plan;
         println!(
             "\n== {} · {threads} thread(s) · {} ==",
