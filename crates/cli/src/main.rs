@@ -16,6 +16,7 @@ mod profile;
 mod render;
 mod render_diff;
 mod render_io;
+mod render_lag;
 mod render_live;
 mod render_replay;
 mod render_threads;

@@ -179,6 +179,10 @@ mod tests {
     /// only ones a study spec does not take as `[defaults]`/`[sweep]` keys (a study has
     /// variants for servers and its own store).
     const NOT_RUN_OPTIONS: &[&str] = &[
+        // A replica to watch and the rate search: a study's setup has `replica = {...}`.
+        "replica",
+        "rate_search",
+        "max_lag",
         "target",
         "socket",
         "sandbox",

@@ -11,6 +11,8 @@ pub struct Printer {
     last: Instant,
     tty: bool,
     every: Duration,
+    /// The replica's lag over the interval whose line comes next (`run --replica`).
+    lag: Option<qpslab_core::telemetry::ReplicaLag>,
 }
 
 impl Printer {
@@ -22,6 +24,7 @@ impl Printer {
             last: Instant::now() - Duration::from_secs(10),
             tty,
             every: Duration::from_millis(if tty { 500 } else { 5000 }),
+            lag: None,
         }
     }
 }
@@ -66,8 +69,16 @@ impl qpslab_lab::exec::Observer for Printer {
         );
     }
 
+    fn replica_lag(&mut self, _threads: u32, lag: &qpslab_core::telemetry::ReplicaLag) {
+        self.lag = Some(lag.clone());
+    }
+
     fn sample(&mut self, threads: u32, s: &qpslab_core::Sample) {
-        println!("{}", crate::render::live_line(threads, s));
+        let line = crate::render::live_line(threads, s);
+        match self.lag.take() {
+            Some(lag) => println!("{line} {}", crate::render_lag::lag_text(&lag)),
+            None => println!("{line}"),
+        }
     }
 
     fn profiled(&mut self, threads: u32, files: &qpslab_core::telemetry::ProfileFiles) {

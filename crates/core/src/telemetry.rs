@@ -76,6 +76,10 @@ pub enum Reading {
     Telemetry(Account),
     /// Where the server's CPU profile of the phase was written (`run --profile`).
     Profile(ProfileFiles),
+    /// A replica's lag over one report tick (`run --replica`).
+    ReplicaLag(ReplicaLag),
+    /// The replica server process's CPU and memory over the whole phase (a local replica).
+    ReplicaProc(ProcUsage),
 }
 
 impl Reading {
@@ -90,6 +94,8 @@ impl Reading {
             Reading::Perf(_) => "perf",
             Reading::Telemetry(_) => "telemetry",
             Reading::Profile(_) => "profile",
+            Reading::ReplicaLag(_) => "replica_lag",
+            Reading::ReplicaProc(_) => "replica_proc",
         }
     }
 
@@ -107,6 +113,60 @@ impl Reading {
         values: serde_json::Value,
     ) -> Result<Reading, serde_json::Error> {
         serde_json::from_value(serde_json::json!({"source": source, "values": values}))
+    }
+}
+
+/// The largest and the latest value seen over one report interval.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MaxLast {
+    /// The largest value of the interval.
+    pub max: f64,
+    /// The last value of the interval.
+    pub last: f64,
+}
+
+impl MaxLast {
+    /// A first value.
+    pub fn new(v: f64) -> MaxLast {
+        MaxLast { max: v, last: v }
+    }
+
+    /// `v` seen after the values so far.
+    pub fn push(slot: &mut Option<MaxLast>, v: f64) {
+        *slot = Some(match *slot {
+            Some(m) => MaxLast {
+                max: m.max.max(v),
+                last: v,
+            },
+            None => MaxLast::new(v),
+        });
+    }
+}
+
+/// A replica's lag over one report interval, from three sources on one clock: a heartbeat row
+/// written on the primary (corrected for the write interval), the time a GTID position of the
+/// primary took to be applied (`MASTER_GTID_WAIT`), and `Seconds_Behind_Master`. A source
+/// without a value in the interval is absent.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaLag {
+    /// Heartbeat lag, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat_lag_ms: Option<MaxLast>,
+    /// Commit-to-apply lag from GTIDs, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gtid_lag_ms: Option<MaxLast>,
+    /// `Seconds_Behind_Master` (whole seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sbm_s: Option<MaxLast>,
+    /// `replica stopped: ...`, in the first interval after the replica stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl ReplicaLag {
+    /// The best lag figure of the interval, milliseconds: the heartbeat's, else the GTIDs'.
+    pub fn headline_ms(&self) -> Option<f64> {
+        self.heartbeat_lag_ms.or(self.gtid_lag_ms).map(|m| m.max)
     }
 }
 

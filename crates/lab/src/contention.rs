@@ -79,7 +79,12 @@ pub fn wait_quiet(
 fn others_between(a: HostCpu, b: HostCpu, telemetry: &[TelemetrySample]) -> Option<f64> {
     let server = telemetry.iter().find_map(TelemetrySample::server_proc)?;
     let client = telemetry.iter().find_map(TelemetrySample::client_proc);
-    let ours = server.cpu_s() + client.map_or(0.0, ProcUsage::cpu_s);
+    // A replica under test is part of the measured system, not a neighbour.
+    let replica = telemetry.iter().find_map(|t| match &t.reading {
+        qpslab_core::telemetry::Reading::ReplicaProc(p) => Some(p.cpu_s()),
+        _ => None,
+    });
+    let ours = server.cpu_s() + client.map_or(0.0, ProcUsage::cpu_s) + replica.unwrap_or(0.0);
     others_of(a, b, ours)
 }
 

@@ -5,7 +5,7 @@ use crate::error::ExecError;
 use crate::live::Live;
 use qpslab_core::result::PhaseResult;
 use qpslab_core::stability::{self, Stability};
-use qpslab_core::telemetry::{ProfileFiles, Reading};
+use qpslab_core::telemetry::{ProfileFiles, Reading, ReplicaLag};
 use qpslab_core::{ConnectOptions, RunPlan, Sample, TelemetrySample, WorkloadOptions};
 use qpslab_engine::prepare::{self, DatasetStatus, PrepareProgress, PrepareReport};
 use qpslab_engine::run_phase;
@@ -27,6 +27,9 @@ pub trait Observer {
     fn prepare_progress(&mut self, _p: &PrepareProgress) {}
     /// Loading finished.
     fn prepared(&mut self, _w: &WorkloadOptions, _r: &PrepareReport, _loaders: u32) {}
+    /// A replica's lag over the report tick that [`Observer::sample`] reports next
+    /// (`run --replica`).
+    fn replica_lag(&mut self, _threads: u32, _lag: &ReplicaLag) {}
     /// One report tick of the measured phase.
     fn sample(&mut self, _threads: u32, _s: &Sample) {}
     /// The server's profile of the phase of `threads` sessions was folded (the sampler was
@@ -444,6 +447,9 @@ impl Observer for LiveObserver<'_> {
     fn message(&mut self, line: &str) {
         self.obs.message(line);
     }
+    fn replica_lag(&mut self, threads: u32, lag: &ReplicaLag) {
+        self.obs.replica_lag(threads, lag);
+    }
     fn sample(&mut self, threads: u32, s: &Sample) {
         let mut live = self.live.borrow_mut();
         let began = Instant::now().checked_sub(Duration::from_secs_f64(s.elapsed_s));
@@ -482,12 +488,17 @@ pub fn measure_with(
     let mut write_error = None;
     let result = {
         let mut on_sample = |s: &Sample| {
-            obs.sample(threads, s);
             sampler.tick(s.elapsed_s);
+            for t in sampler.last_tick() {
+                if let Reading::ReplicaLag(lag) = &t.reading {
+                    obs.replica_lag(threads, lag);
+                }
+            }
+            obs.sample(threads, s);
             if write_error.is_some() {
                 return;
             }
-            if let Err(e) = store.append_interval(&mut handle, s, sampler.ticks().last()) {
+            if let Err(e) = store.append_interval(&mut handle, s, sampler.last_tick()) {
                 obs.message(&format!(
                     "warning: results store: {e}; the phase is written when it ends"
                 ));

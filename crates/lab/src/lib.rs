@@ -11,6 +11,7 @@
 //! - [`os`] applies OS-level toggles (THP) reversibly;
 //! - [`storage`] puts a setup's datadir on a filesystem of its own (loop image or scratch
 //!   device, mount options, scheduler, read-ahead) and undoes it;
+//! - [`replica`] sets up replication between two sandboxes;
 //! - [`capture`] logs every statement of a server for a window and restores its settings.
 //!
 //! ```no_run
@@ -41,7 +42,9 @@ pub mod options;
 pub mod os;
 pub mod password;
 pub mod placement;
+pub mod rate_search;
 pub mod replay;
+pub mod replica;
 mod retry;
 pub mod sandboxes;
 pub mod settle;

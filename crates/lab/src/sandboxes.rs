@@ -50,6 +50,7 @@ pub fn sandbox_spec(study: &str, setup_name: &str, s: &Setup) -> Result<SandboxS
     )
     .map_err(|e| e.to_string())?;
     spec.profile = s.profile.clone().map_or(Profile::Default, Profile::File);
+    crate::replica::configure(&mut spec, s);
     placement::configure(&mut spec, s)?;
     Ok(spec)
 }
@@ -157,4 +158,34 @@ mod tests {
         qpslab_sandbox::validate_name(&a).unwrap();
         qpslab_sandbox::validate_name(&sandbox_name("s", &"x".repeat(80))).unwrap();
     }
+}
+
+/// A sandbox's start failure as one line and the tail of its error log, when there is one.
+pub(crate) fn start_failure(e: &qpslab_sandbox::Error) -> (String, Option<String>) {
+    use qpslab_sandbox::Error as E;
+    let tail = match e {
+        E::StartFailed { log_tail, .. }
+        | E::UnknownSetting { log_tail, .. }
+        | E::InitFailed { log_tail, .. } => Some(log_tail.clone()),
+        _ => None,
+    };
+    let line = e.to_string().lines().next().unwrap_or("").to_string();
+    (line, tail)
+}
+
+/// What a study's environment records of the server of a setup.
+pub(crate) fn server_record(
+    server: &qpslab_core::ServerInfo,
+    sb: Option<&qpslab_sandbox::Sandbox>,
+    setup: &Setup,
+) -> serde_json::Value {
+    serde_json::json!({
+        "version": server.version,
+        "version_comment": server.version_comment,
+        "flavor": server.flavor,
+        "variables": server.variables,
+        "setup": setup,
+        "sandbox": sb.map(|s| s.name()),
+        "datadir_storage": sb.map(|s| qpslab_probe::storage_facts(s.datadir())),
+    })
 }

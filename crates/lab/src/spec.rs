@@ -93,6 +93,19 @@ pub struct Setup {
     /// `{ fs = "xfs", size = "4G", mount_options = "noatime", read_ahead_kb = 128 }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<crate::storage::Storage>,
+    /// A replica started next to the sandbox (which then writes a binary log), with its own
+    /// settings; every cell measures its lag: `replica = { set = { slave_parallel_threads = 4 } }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<ReplicaSetup>,
+}
+
+/// A setup's replica (`replica = { set = { ... } }`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicaSetup {
+    /// The replica's server settings, my.cnf names.
+    #[serde(default)]
+    pub set: IndexMap<String, SettingValue>,
 }
 
 /// A spec's `target`: a `mysql://` URL, parsed when the spec is read. It serializes (the stored
@@ -206,7 +219,8 @@ impl Setup {
             profile,
             target,
             password_file,
-            storage
+            storage,
+            replica
         );
         if level.os.thp.is_some() {
             s.os.thp = level.os.thp.clone();
@@ -320,10 +334,11 @@ fn check_setup(what: &str, s: &Setup) -> Result<(), String> {
             || s.malloc.is_some()
             || s.basedir.is_some()
             || s.storage.is_some()
-            || !s.pin.is_empty())
+            || !s.pin.is_empty()
+            || s.replica.is_some())
     {
         return Err(format!(
-            "{what}: `target` is an external server; set, cpus, malloc, basedir, storage and pin configure sandboxes"
+            "{what}: `target` is an external server; set, cpus, malloc, basedir, storage, pin and replica configure sandboxes"
         ));
     }
     Ok(())

@@ -132,6 +132,8 @@ struct Active {
     /// Keeps the setup's `pin` applied; dropped (stopped) before the sandbox.
     placement: Option<qpslab_probe::threads::Keeper>,
     sandbox: Option<Sandbox>,
+    /// The setup's replica (`replica = {...}`), whose lag the sampler measures.
+    replica: Option<Sandbox>,
     /// Without a database; cells add `sbtest`.
     socket: ConnectOptions,
     tcp: Option<ConnectOptions>,
@@ -418,7 +420,8 @@ impl Runner<'_> {
 
     fn stop_server(&mut self) {
         if let Some(a) = self.active.take() {
-            if let Some(sb) = a.sandbox {
+            drop(a.sampler); // its lag monitor first, then the replica, then its primary
+            for sb in [a.replica, a.sandbox].into_iter().flatten() {
                 let _ = sb.stop();
             }
         }
@@ -490,6 +493,8 @@ impl Runner<'_> {
                 (Some(sb), s, Some(t))
             }
         };
+        let (replica, monitor) =
+            crate::replica::for_setup(self.home, &sc.setup, &sandbox).map_err(|e| fail(e, None))?;
         let server_opts = ConnectOptions {
             database: None,
             ..socket.clone()
@@ -512,10 +517,11 @@ impl Runner<'_> {
             setup: idx,
             placement,
             sandbox,
+            replica,
             socket,
             tcp,
             server,
-            sampler: Sampler::new(conn, pid).reconnect_to(server_opts),
+            sampler: monitor.watched_by(Sampler::new(conn, pid).reconnect_to(server_opts)),
             storage: mounted,
             settled: false,
         })
@@ -533,22 +539,15 @@ impl Runner<'_> {
         let Some(st) = &sc.setup.storage else {
             return Ok(None);
         };
-        let m = crate::sandboxes::mount_storage(&mut self.storage, self.home, sandbox, st)
-            .map_err(|error| CellError::Failed {
-                error,
-                log_tail: None,
-            })?;
-        obs.message(&crate::sandboxes::describe_storage(
-            &sc.name,
-            &m,
-            &self.storage,
-        ));
-        let name = &self.loaded.spec.name;
-        let mut study = self.store.study_by_name(name).map_err(CellError::Store)?;
-        study.env["storage"][&sc.name] = crate::sandboxes::storage_record(&m, &self.storage);
-        let env = &study.env;
-        self.store
-            .set_study_env(self.study, env)
+        use crate::sandboxes::{describe_storage, mount_storage, storage_record};
+        let failed = |error| CellError::Failed {
+            error,
+            log_tail: None,
+        };
+        let m = mount_storage(&mut self.storage, self.home, sandbox, st).map_err(failed)?;
+        obs.message(&describe_storage(&sc.name, &m, &self.storage));
+        let (setup, record) = (sc.name.clone(), storage_record(&m, &self.storage));
+        self.update_env(|env| env["storage"][&setup] = record)
             .map_err(CellError::Store)?;
         Ok(Some(m))
     }
@@ -560,19 +559,23 @@ impl Runner<'_> {
         sb: Option<&Sandbox>,
         setup: &Setup,
     ) -> Result<(), qpslab_store::Error> {
+        let thp = self.os.original_thp().map(str::to_string);
+        let record = crate::sandboxes::server_record(server, sb, setup);
+        self.update_env(|env| {
+            env["servers"][name] = record;
+            if let Some(t) = thp {
+                env["os_toggles"]["thp"]["restore_to"] = json!(t);
+            }
+        })
+    }
+
+    /// Changes the study's stored environment with `f`.
+    fn update_env(
+        &mut self,
+        f: impl FnOnce(&mut serde_json::Value),
+    ) -> Result<(), qpslab_store::Error> {
         let mut study = self.store.study_by_name(&self.loaded.spec.name)?;
-        study.env["servers"][name] = json!({
-            "version": server.version,
-            "version_comment": server.version_comment,
-            "flavor": server.flavor,
-            "variables": server.variables,
-            "setup": setup,
-            "sandbox": sb.map(|s| s.name()),
-            "datadir_storage": sb.map(|s| qpslab_probe::storage_facts(s.datadir())),
-        });
-        if let Some(t) = self.os.original_thp() {
-            study.env["os_toggles"]["thp"]["restore_to"] = json!(t);
-        }
+        f(&mut study.env);
         self.store.set_study_env(self.study, &study.env)
     }
 }
@@ -587,15 +590,6 @@ enum CellError {
 }
 
 fn start_error(e: &qpslab_sandbox::Error) -> CellError {
-    use qpslab_sandbox::Error as E;
-    let tail = match e {
-        E::StartFailed { log_tail, .. }
-        | E::UnknownSetting { log_tail, .. }
-        | E::InitFailed { log_tail, .. } => Some(log_tail.clone()),
-        _ => None,
-    };
-    CellError::Failed {
-        error: e.to_string().lines().next().unwrap_or("").to_string(),
-        log_tail: tail,
-    }
+    let (error, log_tail) = crate::sandboxes::start_failure(e);
+    CellError::Failed { error, log_tail }
 }

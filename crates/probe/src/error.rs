@@ -28,14 +28,17 @@ pub enum Error {
     /// rule under the thread pool): the user's to fix.
     #[error("{0}")]
     Refused(String),
+    /// The server named as a replica has no replication configured.
+    #[error("{0}")]
+    NotReplica(String),
     /// The server query failed.
     #[error(transparent)]
     Wire(#[from] qpslab_wire::Error),
 }
 
 impl Error {
-    /// Whether the user can fix it (a refused placement policy).
+    /// Whether the user can fix it (a refused placement policy, a server that is no replica).
     pub fn is_user_error(&self) -> bool {
-        matches!(self, Error::Refused(_))
+        matches!(self, Error::Refused(_) | Error::NotReplica(_))
     }
 }

@@ -12,6 +12,7 @@
 //!   ([`Sampler::profile_into`]; the recording itself is [`profile::Recording`]).
 //! - [`threads`] lists a local server's threads by class (performance_schema joined with
 //!   `/proc`) and places classes on CPUs (`--pin`).
+//! - [`replica`] reads a replica's state and measures its lag during a run.
 //! - [`storage_facts`] tells where a directory lives (mount options, I/O scheduler).
 //!
 //! ```no_run
@@ -30,6 +31,7 @@ mod host;
 pub mod perf;
 mod process;
 pub mod profile;
+pub mod replica;
 mod sampler;
 mod server;
 mod storage;

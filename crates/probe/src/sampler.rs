@@ -24,6 +24,7 @@ use crate::perf::PerfStat;
 use crate::process::{process_cpu, self_cpu};
 pub use crate::process::{process_io, IoBytes};
 use crate::profile::{ProfileError, Recording};
+use crate::replica::LagMonitor;
 use crate::server::global_status;
 use link::Link;
 use qpslab_core::env::ProcessCpu;
@@ -34,6 +35,9 @@ use qpslab_wire::Conn;
 use reading::{Change, Totals};
 use std::path::PathBuf;
 use std::time::Instant;
+
+/// How long [`Sampler::begin`] waits for a watched replica to catch up with its primary.
+const REPLICA_CATCH_UP: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Per-tick telemetry of one phase. See the module documentation.
 pub struct Sampler {
@@ -57,6 +61,10 @@ pub struct Sampler {
     /// Where each phase's profile goes (`run --profile DIR`), and the one being recorded.
     profile_dir: Option<PathBuf>,
     recording: Option<Recording>,
+    /// The replica whose lag each tick also reads (`run --replica`).
+    replica: Option<LagMonitor>,
+    /// Where the last tick's readings begin in `samples`.
+    tick_from: usize,
 }
 
 impl Sampler {
@@ -78,6 +86,8 @@ impl Sampler {
             samples: Vec::new(),
             profile_dir: None,
             recording: None,
+            replica: None,
+            tick_from: 0,
         }
     }
 
@@ -86,6 +96,12 @@ impl Sampler {
     pub fn reconnect_to(mut self, target: ConnectOptions) -> Sampler {
         self.link.set_target(target);
         self
+    }
+
+    /// Adds the lag of a replica to every tick (a `replica_lag` reading after the `tick`);
+    /// the monitor stops when the sampler is dropped.
+    pub fn watch_replica(&mut self, monitor: LagMonitor) {
+        self.replica = Some(monitor);
     }
 
     /// The control connection, for other queries between phases; `None` while it is lost.
@@ -178,9 +194,15 @@ impl Sampler {
     }
 
     /// Takes the reading the phase is compared against and starts `perf stat` on the server
-    /// when the machine supports it. Call right before the phase.
+    /// when the machine supports it; a watched replica is first given time to catch up. Call
+    /// right before the phase.
     pub fn begin(&mut self) -> Result<(), Error> {
         self.samples.clear();
+        self.tick_from = 0;
+        if let Some(m) = &self.replica {
+            // A replica still applying a load or the last phase would start the phase behind.
+            m.begin(REPLICA_CATCH_UP);
+        }
         self.perf_parts.clear();
         self.recording = None;
         self.totals = Totals::default();
@@ -201,6 +223,7 @@ impl Sampler {
     /// Records the changes since the previous reading; `elapsed_s` is the tick's time since
     /// the measured phase began (the engine's `Sample::elapsed_s`).
     pub fn tick(&mut self, elapsed_s: f64) {
+        self.tick_from = self.samples.len();
         let tick = match self.advance(elapsed_s) {
             Ok(Some(change)) => Tick::Change(TickChange {
                 interval_s: change.interval_s,
@@ -217,6 +240,15 @@ impl Sampler {
             },
         };
         self.push(elapsed_s, Reading::Tick(tick));
+        if let Some(m) = &self.replica {
+            let lag = m.take();
+            self.push(elapsed_s, Reading::ReplicaLag(lag));
+        }
+    }
+
+    /// The readings the last [`Sampler::tick`] took (a gap that ended, the tick, the lag).
+    pub fn last_tick(&self) -> &[TelemetrySample] {
+        &self.samples[self.tick_from.min(self.samples.len())..]
     }
 
     /// Takes a reading at `elapsed_s`: the change since the last good one, added to the

@@ -100,6 +100,15 @@ pub fn charts(variants: &[String], points: &[Point<'_>]) -> Vec<Chart> {
             over_time_chart(&lines, "p99 latency per interval", Metric::P99, "ms"),
         ),
         (
+            "replica-lag-over-time",
+            over_time_chart(
+                &lines,
+                "Replica lag per interval (heartbeat, largest)",
+                Metric::ReplicaLag,
+                "ms",
+            ),
+        ),
+        (
             "server-cpu",
             cpu_vs_sessions(
                 &lines,

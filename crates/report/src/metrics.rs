@@ -3,7 +3,7 @@
 
 use crate::model::Point;
 use qpslab_core::result::{PhaseResult, Sample};
-use qpslab_core::telemetry::{ProcUsage, Reading};
+use qpslab_core::telemetry::{ProcUsage, Reading, ReplicaLag};
 use qpslab_store::{StoredPhase, TelemetrySample};
 use serde::{Deserialize, Serialize};
 
@@ -23,17 +23,21 @@ pub enum Metric {
     P99,
     /// Server CPU (user + system) per transaction.
     ServerCpuPerTxn,
+    /// A replica's lag (`run --replica`): each interval's largest heartbeat lag (GTID lag
+    /// when there is no heartbeat reading).
+    ReplicaLag,
 }
 
 impl Metric {
     /// Every metric, in display order.
-    pub const ALL: [Metric; 6] = [
+    pub const ALL: [Metric; 7] = [
         Metric::Tps,
         Metric::Qps,
         Metric::P50,
         Metric::P95,
         Metric::P99,
         Metric::ServerCpuPerTxn,
+        Metric::ReplicaLag,
     ];
 
     /// Short name, as in JSON.
@@ -45,6 +49,7 @@ impl Metric {
             Metric::P95 => "p95",
             Metric::P99 => "p99",
             Metric::ServerCpuPerTxn => "server_cpu_per_txn",
+            Metric::ReplicaLag => "replica_lag",
         }
     }
 
@@ -52,7 +57,7 @@ impl Metric {
     pub fn unit(self) -> &'static str {
         match self {
             Metric::Tps | Metric::Qps => "/s",
-            Metric::P50 | Metric::P95 | Metric::P99 => "ms",
+            Metric::P50 | Metric::P95 | Metric::P99 | Metric::ReplicaLag => "ms",
             Metric::ServerCpuPerTxn => "µs",
         }
     }
@@ -104,6 +109,7 @@ impl Metric {
                 }
             }
             Metric::ServerCpuPerTxn => server_cpu_per_txn_series(stored),
+            Metric::ReplicaLag => replica_lag_series(stored),
         }
     }
 
@@ -122,6 +128,12 @@ impl Metric {
                 let cpu = server_cpu(point)?;
                 let tps = phase.tps();
                 (tps > 0.0).then(|| (cpu.user + cpu.sys) * 1e6 / tps)
+            }
+            Metric::ReplicaLag => {
+                let lags: Vec<f64> = lag_readings(point.phase)
+                    .filter_map(|(_, l)| l.headline_ms())
+                    .collect();
+                (!lags.is_empty()).then(|| lags.iter().sum::<f64>() / lags.len() as f64)
             }
         }
     }
@@ -143,6 +155,30 @@ fn server_cpu_per_txn_series(stored: &StoredPhase) -> Vec<f64> {
             .and_then(|t| Some(t.tick_change()?.server?.cpu_s()));
         match cpu {
             Some(c) => out.push(c * 1e6 / s.events as f64),
+            None => return Vec::new(),
+        }
+    }
+    out
+}
+
+/// The `replica_lag` readings of a phase with their `elapsed_s`.
+fn lag_readings(stored: &StoredPhase) -> impl Iterator<Item = (f64, &ReplicaLag)> {
+    stored.telemetry.iter().filter_map(|t| match &t.reading {
+        Reading::ReplicaLag(l) => Some((t.elapsed_s, l)),
+        _ => None,
+    })
+}
+
+/// Each interval's lag (see [`Metric::ReplicaLag`]), from the reading taken on its tick;
+/// empty unless every interval has one with a value.
+fn replica_lag_series(stored: &StoredPhase) -> Vec<f64> {
+    let mut out = Vec::new();
+    for s in &stored.result.samples {
+        let lag = lag_readings(stored)
+            .find(|(at, _)| (at - s.elapsed_s).abs() < 1e-6)
+            .and_then(|(_, l)| l.headline_ms());
+        match lag {
+            Some(ms) => out.push(ms),
             None => return Vec::new(),
         }
     }
@@ -227,6 +263,33 @@ mod tests {
             result,
             telemetry: Vec::new(),
         }
+    }
+
+    #[test]
+    fn replica_lag_per_interval_from_its_readings() {
+        use qpslab_core::telemetry::MaxLast;
+        let mut p = stored(PhaseResult {
+            samples: vec![sample(10, None), sample(20, None)],
+            ..Default::default()
+        });
+        p.result.samples[0].elapsed_s = 0.5;
+        p.result.samples[1].elapsed_s = 1.0;
+        let lag = |hb: Option<f64>, gtid: f64| ReplicaLag {
+            heartbeat_lag_ms: hb.map(MaxLast::new),
+            gtid_lag_ms: Some(MaxLast::new(gtid)),
+            ..ReplicaLag::default()
+        };
+        for (t, l) in [(0.5, lag(Some(40.0), 90.0)), (1.0, lag(None, 70.0))] {
+            p.telemetry.push(TelemetrySample {
+                elapsed_s: t,
+                reading: Reading::ReplicaLag(l),
+            });
+        }
+        // The heartbeat's figure, the GTID wait's where the heartbeat has none.
+        assert_eq!(Metric::ReplicaLag.series(&p), vec![40.0, 70.0]);
+        assert!(!Metric::ReplicaLag.higher_is_better());
+        p.telemetry.pop();
+        assert!(Metric::ReplicaLag.series(&p).is_empty());
     }
 
     #[test]

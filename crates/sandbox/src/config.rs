@@ -127,6 +127,9 @@ pub(crate) fn lab_settings(
         ("max_prepared_stmt_count".into(), "1048576".into()),
         // prepare loads data with LOAD DATA LOCAL INFILE.
         ("local_infile".into(), "ON".into()),
+        // Replication needs a server_id of its own on every member; the port is unique among
+        // the sandboxes running on this machine.
+        ("server_id".into(), paths.port.to_string()),
     ];
     if mysql {
         // MySQL 8's X plugin listens on 33060 by default: two sandboxes would collide.
@@ -219,6 +222,7 @@ mod tests {
         );
         assert!(t.contains("secure_file_priv = /l/s/files\n"), "{t}");
         assert!(t.contains("bind-address = 127.0.0.1\n"), "{t}");
+        assert!(t.contains("server_id = 3400\n"), "{t}");
     }
 
     #[test]

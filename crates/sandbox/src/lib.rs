@@ -39,5 +39,5 @@ pub use process::log_tail_of;
 pub use runas::mount_dir;
 pub use sandbox::{start, Sandbox, StartTimings};
 pub use secure::CLIENT_FILE;
-pub use spec::{validate_name, Malloc, Profile, SandboxHome, SandboxSpec};
+pub use spec::{validate_name, Malloc, Profile, Role, SandboxHome, SandboxSpec};
 pub use state::{find, list, log_tail, remove, stop_by_name, SandboxInfo};

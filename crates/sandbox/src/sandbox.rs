@@ -325,12 +325,12 @@ fn ensure_datadir(
     Ok((init_time, Some(t0.elapsed())))
 }
 
-/// The profile's settings, then the `--set` overrides, checked.
+/// The role's settings, the profile's, then the `--set` overrides, checked.
 fn overrides(spec: &SandboxSpec) -> Result<Vec<(String, String)>> {
-    let mut overrides = match &spec.profile {
-        Profile::Default => Vec::new(),
-        Profile::File(path) => config::read_profile(path)?,
-    };
+    let mut overrides = spec.role.settings();
+    if let Profile::File(path) = &spec.profile {
+        overrides.extend(config::read_profile(path)?);
+    }
     for (n, v) in &spec.settings {
         overrides.push(config::check_setting(n, v)?);
     }
@@ -452,6 +452,7 @@ impl Start<'_> {
             cpus: spec.cpus.clone(),
             malloc: spec.malloc.clone(),
             pin: spec.pin.clone(),
+            role: spec.role.clone(),
             disk_bytes: None,
             owner: state::Owner::me(),
             orphaned: false,

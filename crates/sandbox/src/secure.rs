@@ -79,6 +79,10 @@ fn native_hash(password: &Secret) -> String {
     format!("*{hex}")
 }
 
+/// The accounts are each sandbox's own: kept out of a primary's binary log, a replica never
+/// gets its primary's root password.
+const NO_BINLOG: &str = "SET SESSION sql_log_bin = 0;\n";
+
 /// A single-quoted SQL string literal.
 fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
@@ -90,7 +94,7 @@ fn quote(s: &str) -> String {
 pub(crate) fn init_sql_mariadb(password: &Secret, owner: &str) -> String {
     let hash = quote(&native_hash(password));
     let mut sql = format!(
-        "DELETE FROM mysql.global_priv WHERE User = '' OR (User = 'root' AND Host NOT IN ('localhost', '127.0.0.1'));\n\
+        "{NO_BINLOG}DELETE FROM mysql.global_priv WHERE User = '' OR (User = 'root' AND Host NOT IN ('localhost', '127.0.0.1'));\n\
          FLUSH PRIVILEGES;\n\
          CREATE USER IF NOT EXISTS 'root'@'localhost' IDENTIFIED VIA mysql_native_password USING {hash};\n\
          ALTER USER 'root'@'localhost' IDENTIFIED VIA mysql_native_password USING {hash} OR unix_socket;\n\
@@ -114,7 +118,7 @@ pub(crate) fn init_sql_mariadb(password: &Secret, owner: &str) -> String {
 pub(crate) fn init_sql_mysql(password: &Secret) -> String {
     let pw = quote(password.expose());
     format!(
-        "ALTER USER 'root'@'localhost' IDENTIFIED BY {pw};\n\
+        "{NO_BINLOG}ALTER USER 'root'@'localhost' IDENTIFIED BY {pw};\n\
          CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY {pw};\n\
          ALTER USER 'root'@'127.0.0.1' IDENTIFIED BY {pw};\n\
          GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;\n"
@@ -153,6 +157,7 @@ mod tests {
         let pw = Secret::new("0123456789abcdef");
         let sql = init_sql_mariadb(&pw, "o'k");
         assert!(!sql.contains("0123456789abcdef"), "{sql}");
+        assert!(sql.starts_with(NO_BINLOG) && init_sql_mysql(&pw).starts_with(NO_BINLOG));
         assert!(
             sql.contains("'o\\'k'@'localhost' IDENTIFIED VIA unix_socket"),
             "{sql}"

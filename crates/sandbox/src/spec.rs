@@ -127,6 +127,51 @@ impl Malloc {
     }
 }
 
+/// A sandbox's part in replication.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// No replication.
+    #[default]
+    Standalone,
+    /// Writes a binary log (row format) that replicas read (`server start --primary`).
+    Primary,
+    /// Replicates from the sandbox `of` of the same lab (`server start --replica-of`).
+    Replica {
+        /// The primary's sandbox name.
+        of: String,
+    },
+}
+
+impl Role {
+    /// Neither primary nor replica.
+    pub fn is_standalone(&self) -> bool {
+        *self == Role::Standalone
+    }
+
+    /// The settings the role needs, before the profile and `--set` (which may change them).
+    /// A primary logs in row format, so what a replica applies does not depend on its own
+    /// settings; a replica needs nothing beyond its own server_id (every sandbox has one).
+    pub(crate) fn settings(&self) -> Vec<(String, String)> {
+        match self {
+            Role::Primary => vec![
+                ("log_bin".into(), "binlog".into()),
+                ("binlog_format".into(), "ROW".into()),
+            ],
+            Role::Standalone | Role::Replica { .. } => Vec::new(),
+        }
+    }
+
+    /// `primary`, `replica of NAME`, or `-`.
+    pub fn describe(&self) -> String {
+        match self {
+            Role::Standalone => "-".into(),
+            Role::Primary => "primary".into(),
+            Role::Replica { of } => format!("replica of {of}"),
+        }
+    }
+}
+
 /// Everything that defines one sandbox. Build it with [`SandboxSpec::new`] and set fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SandboxSpec {
@@ -156,6 +201,8 @@ pub struct SandboxSpec {
     /// and tmpdir stay in the runtime directory, so their paths keep their length. The server's
     /// account must be able to reach it (see [`mount_dir`](crate::mount_dir)).
     pub datadir_root: Option<PathBuf>,
+    /// Its part in replication; the caller sets a replica's replication up once it runs.
+    pub role: Role,
 }
 
 impl SandboxSpec {
@@ -172,6 +219,7 @@ impl SandboxSpec {
             start_timeout: std::time::Duration::from_secs(60),
             pin: Default::default(),
             datadir_root: None,
+            role: Role::Standalone,
         }
     }
 

@@ -55,6 +55,9 @@ pub struct SandboxInfo {
         skip_serializing_if = "qpslab_core::placement::Policy::is_empty"
     )]
     pub pin: qpslab_core::placement::Policy,
+    /// Its part in replication.
+    #[serde(default, skip_serializing_if = "crate::spec::Role::is_standalone")]
+    pub role: crate::spec::Role,
     /// Bytes on disk (datadir, logs), filled in by [`list`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk_bytes: Option<u64>,

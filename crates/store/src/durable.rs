@@ -48,27 +48,28 @@ impl Store {
         })
     }
 
-    /// Appends one report interval to a running phase: its sample and, when there is one, its
-    /// telemetry tick, in one small transaction.
+    /// Appends one report interval to a running phase: its sample and the telemetry readings
+    /// of its tick (none, the tick, a gap that ended, a replica's lag), in one small
+    /// transaction.
     pub fn append_interval(
         &mut self,
         h: &mut PhaseHandle,
         s: &Sample,
-        tick: Option<&TelemetrySample>,
+        tick: &[TelemetrySample],
     ) -> Result<(), Error> {
         let tx = self.conn.transaction()?;
         {
             let mut st = tx.prepare_cached(crate::write::INSERT_SAMPLE)?;
             insert_sample(&mut st, h.phase_id, h.next_sample as usize, s)?;
         }
-        if let Some(t) = tick {
+        for (i, t) in tick.iter().enumerate() {
             tx.prepare_cached(
                 "INSERT INTO telemetry (phase_id, seq, elapsed_s, source, json)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
             .execute(params![
                 h.phase_id,
-                h.next_tick,
+                h.next_tick + i as u32,
                 t.elapsed_s,
                 t.reading.source(),
                 t.reading.values()?.to_string()
@@ -76,9 +77,7 @@ impl Store {
         }
         tx.commit()?;
         h.next_sample += 1;
-        if tick.is_some() {
-            h.next_tick += 1;
-        }
+        h.next_tick += tick.len() as u32;
         Ok(())
     }
 

@@ -87,7 +87,7 @@ fn a_live_phase_is_readable_while_running_and_reads_back_like_a_whole_one_when_d
     let mut h = store.begin_phase(&m, 4).unwrap();
     for i in 1..=3 {
         store
-            .append_interval(&mut h, &sample(i), Some(&tick(i)))
+            .append_interval(&mut h, &sample(i), &[tick(i)])
             .unwrap();
     }
     // Another reader sees what was measured so far.
@@ -126,8 +126,8 @@ fn an_interrupted_phase_keeps_its_samples_and_an_empty_one_leaves_nothing() {
         .finish_phase(&done, &finished(vec![sample(1)]), &[])
         .unwrap();
     let mut h = store.begin_phase(&m, 4).unwrap();
-    store.append_interval(&mut h, &sample(1), None).unwrap();
-    store.append_interval(&mut h, &sample(2), None).unwrap();
+    store.append_interval(&mut h, &sample(1), &[]).unwrap();
+    store.append_interval(&mut h, &sample(2), &[]).unwrap();
     store.interrupt_phase(&h).unwrap();
     store.finish_run(&m.uuid, RunStatus::Interrupted).unwrap();
     let run = store.load_run(h.run_id).unwrap();
@@ -154,12 +154,12 @@ fn a_run_whose_process_died_reads_as_interrupted_and_a_live_ones_is_left_alone()
     let mut store = Store::open(&path).unwrap();
     let (dead, live, old) = (meta(), meta(), meta());
     let mut h = store.begin_phase(&dead, 2).unwrap();
-    store.append_interval(&mut h, &sample(1), None).unwrap();
-    store.append_interval(&mut h, &sample(3), None).unwrap();
+    store.append_interval(&mut h, &sample(1), &[]).unwrap();
+    store.append_interval(&mut h, &sample(3), &[]).unwrap();
     let mut l = store.begin_phase(&live, 2).unwrap();
-    store.append_interval(&mut l, &sample(1), None).unwrap();
+    store.append_interval(&mut l, &sample(1), &[]).unwrap();
     let mut o = store.begin_phase(&old, 2).unwrap();
-    store.append_interval(&mut o, &sample(1), None).unwrap();
+    store.append_interval(&mut o, &sample(1), &[]).unwrap();
     drop(store);
 
     // The dead run's owner becomes a process that has exited; the old one has no owner, as a

@@ -10,6 +10,7 @@ mod digest;
 mod flags;
 mod io;
 mod replay;
+mod replica;
 mod study;
 mod threads;
 
@@ -20,6 +21,7 @@ pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use io::IoArgs;
 pub use replay::*;
+pub use replica::*;
 pub use study::*;
 pub use threads::*;
 
@@ -171,6 +173,8 @@ pub struct RunArgs {
     /// Record the server (a sandbox) with perf during each phase: DIR/RUN-tN.folded and .svg.
     #[arg(long, value_name = "DIR")]
     pub profile: Option<PathBuf>,
+    #[command(flatten)]
+    pub replica: ReplicaRunArgs,
 }
 
 #[derive(Args, Debug)]
@@ -231,6 +235,8 @@ pub enum ServerCommand {
     Logs(ServerLogsArgs),
     /// A server's threads by class: OS ids, CPU use, affinity and nice (local servers).
     Threads(ServerThreadsArgs),
+    /// One sandbox: its role and, for a replica, its replication state.
+    Status(ServerStatusArgs),
 }
 
 #[derive(Args, Debug)]
@@ -259,6 +265,8 @@ pub struct ServerStartArgs {
     pub port: Option<u16>,
     #[command(flatten)]
     pub pin: PinArgs,
+    #[command(flatten)]
+    pub replication: ReplicationArgs,
     /// Print the started sandbox as JSON.
     #[arg(long)]
     pub json: bool,

@@ -84,7 +84,7 @@ pub fn io(a: IoArgs) -> Result<()> {
     let measured = qpslab_lab::io::measure(&run, &INTERRUPTED, |s| {
         println!("{}", live_line(s, options.block_size));
         store
-            .append_interval(&mut handle, s, None)
+            .append_interval(&mut handle, s, &[])
             .map_err(|e| IoError::Sink(format!("results store: {e}")))
     });
     let m = match measured {

@@ -128,6 +128,9 @@ impl Observer for LabPrinter {
     ) {
         self.inner.prepared(w, r, loaders);
     }
+    fn replica_lag(&mut self, threads: u32, lag: &qpslab_core::telemetry::ReplicaLag) {
+        self.inner.replica_lag(threads, lag);
+    }
     fn sample(&mut self, threads: u32, s: &qpslab_core::Sample) {
         self.inner.sample(threads, s);
     }

@@ -26,6 +26,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         crate::signals::undoing();
     }
     let workload = Workload::new(&plan.workload).map_err(|e| user(e.to_string()))?;
+    super::rate_search::check(&a.replica, &plan)?;
     let mut embedded = a.embedded.clone();
     super::threads::prepare_run(&a.pin, &a.target, &mut embedded.settings)?;
     let mut connected = connect(&a.target, Some(&embedded), &sandbox_home(&a.home))?;
@@ -61,6 +62,9 @@ fn sweep(
     ensure_dataset(target, &a.target, &plan.workload, loaders)?;
     let mut plan = plan.clone();
     let home = sandbox_home(&a.home);
+    let monitor = (a.replica.replica.as_deref())
+        .map(|r| super::replica::monitor(r, &home, &target.options))
+        .transpose()?;
     let placement = super::threads::keep_for_run(target, &a.target, &a.pin, &home)?;
     plan.placement = placement.as_ref().map(|p| p.initial());
     settle_target(target, &mut plan)?;
@@ -71,21 +75,32 @@ fn sweep(
         qpslab_probe::host_facts(),
         command_line(),
     );
+    let mut sampler = target.sampler(control);
+    if let Some(m) = monitor {
+        sampler.watch_replica(m);
+    }
     let mut phases = Phases {
         store,
         target,
         workload,
-        sampler: target.sampler(control),
+        sampler,
         printer: Printer::new(),
         meta,
         run_id: None,
+        lag: Vec::new(),
     };
     phases.sampler.profile_into(a.profile.clone());
     let threads = phases.meta.plan.threads.clone();
-    let results = threads
-        .into_iter()
-        .map(|t| phases.measure(t))
-        .collect::<Result<Vec<_>>>();
+    let results = if a.replica.rate_search {
+        let given = phases.meta.plan.rate.clone();
+        super::rate_search::search(given, a.replica.max_lag, |rate| {
+            phases.meta.plan.rate = Some(rate);
+            let phase = phases.measure(threads[0])?;
+            Ok((phase, std::mem::take(&mut phases.lag)))
+        })
+    } else {
+        threads.into_iter().map(|t| phases.measure(t)).collect()
+    };
     if let Some(p) = placement {
         p.stop();
     }
@@ -99,8 +114,11 @@ struct Phases<'a> {
     workload: &'a Workload,
     sampler: qpslab_probe::Sampler,
     printer: Printer,
+    /// What is stored with the run; `--rate-search` changes the rate between phases.
     meta: RunMeta,
     run_id: Option<qpslab_store::RunId>,
+    /// The last phase's replica lag per interval, `(elapsed_s, ms)` (`--replica`).
+    lag: Vec<(f64, f64)>,
 }
 
 impl Phases<'_> {
@@ -141,6 +159,7 @@ impl Phases<'_> {
         match measured {
             Ok(mut m) => {
                 self.run_id = Some(m.run_id);
+                self.lag = super::rate_search::lag_points(&m.telemetry);
                 println!();
                 print!("{}", phase_summary(&m.phase));
                 warn_if_client_bound(&m.phase, &m.telemetry);

@@ -20,11 +20,15 @@ pub fn server(c: ServerCommand) -> Result<()> {
                 qpslab_sandbox::stop_by_name(&home, &a.name)?;
                 println!("sandbox '{}' stopped", a.name);
             }
+            if let Some(note) = super::replica::stop_note(&home, &a.name) {
+                println!("{note}");
+            }
             Ok(())
         }
         ServerCommand::Rm(a) => rm(a),
         ServerCommand::List(a) => list(a),
         ServerCommand::Threads(a) => super::threads::server_threads(a),
+        ServerCommand::Status(a) => super::replica::status(a),
         ServerCommand::Logs(a) => {
             print!(
                 "{}",
@@ -49,11 +53,16 @@ fn start(a: ServerStartArgs) -> Result<()> {
     }
     spec.port = a.port;
     spec.set_pin(super::threads::policy(&a.pin)?)?;
+    let primary = super::replica::role(&a.replication, &home, &mut spec)?;
     let sandbox = qpslab_sandbox::start(&home, &spec)?;
     if !spec.pin.is_empty() {
         // On failure the sandbox is dropped, which stops it.
         super::threads::apply_at_start(sandbox.pid(), &sandbox.connect_options(), &spec.pin)?;
     }
+    let replication = match &primary {
+        Some(p) => Some(super::replica::attach(p, &sandbox)?),
+        None => None,
+    };
     let info = sandbox.keep();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
@@ -66,6 +75,12 @@ fn start(a: ServerStartArgs) -> Result<()> {
         println!("  tcp      127.0.0.1:{}", info.port);
         println!("  datadir  {}", info.datadir.display());
         println!("  log      {}", info.error_log.display());
+        if !info.role.is_standalone() {
+            println!("  role     {}", info.role.describe());
+        }
+        if let Some(r) = &replication {
+            println!("  {}", super::replica::describe(r));
+        }
         println!(
             "  login    user root, password in {} (0600)",
             info.dir().join("password").display()
@@ -122,9 +137,11 @@ fn list(a: ServerListArgs) -> Result<()> {
         println!("no sandboxes");
         return Ok(());
     }
-    let header: Vec<String> = ["name", "status", "pid", "port", "size", "version", "socket"]
-        .map(String::from)
-        .to_vec();
+    let header: Vec<String> = [
+        "name", "status", "pid", "port", "size", "version", "role", "socket",
+    ]
+    .map(String::from)
+    .to_vec();
     let rows: Vec<Vec<String>> = infos
         .iter()
         .map(|i| {
@@ -139,6 +156,7 @@ fn list(a: ServerListArgs) -> Result<()> {
                 i.port.to_string(),
                 i.disk_bytes.map_or_else(|| "-".into(), size),
                 i.version.clone(),
+                role_cell(i),
                 i.socket.display().to_string(),
             ]
         })
@@ -156,6 +174,27 @@ fn list(a: ServerListArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The role, and for a running replica whether its threads run and how far behind it is.
+fn role_cell(i: &qpslab_sandbox::SandboxInfo) -> String {
+    let role = i.role.describe();
+    if !matches!(i.role, qpslab_sandbox::Role::Replica { .. }) || !i.alive {
+        return role;
+    }
+    match super::replica::replication_of(i) {
+        Ok(Some(s)) if s.running() => {
+            let sbm = s.sbm_s.map_or("?".into(), |v| v.to_string());
+            format!("{role} (running, {sbm} s behind)")
+        }
+        Ok(Some(s)) => format!(
+            "{role} ({})",
+            s.stopped()
+                .unwrap_or_else(|| format!("IO thread {}", s.io_running))
+        ),
+        Ok(None) => format!("{role} (not replicating)"),
+        Err(_) => format!("{role} (state unknown)"),
+    }
 }
 
 #[cfg(test)]

@@ -28,6 +28,11 @@ fn stored_rows() -> Vec<Value> {
         json!({"elapsed_s": 5.0, "source": "perf", "values": {
             "supported": false, "reason": "perf is not installed"}}),
         json!({"elapsed_s": 5.0, "source": "telemetry", "values": {"reconnects": 1, "gaps": 1}}),
+        json!({"elapsed_s": 6.0, "source": "replica_lag", "values": {
+            "heartbeat_lag_ms": {"max": 120.5, "last": 80.0},
+            "sbm_s": {"max": 1.0, "last": 0.0}}}),
+        json!({"elapsed_s": 7.0, "source": "replica_lag", "values": {
+            "error": "replica stopped: Duplicate entry"}}),
     ]
 }
 
@@ -79,4 +84,24 @@ fn parts_as_stored_in_columns_round_trip() {
 fn an_unknown_source_is_an_error() {
     let row = json!({"elapsed_s": 1.0, "source": "weather", "values": {}});
     assert!(serde_json::from_value::<TelemetrySample>(row).is_err());
+}
+
+#[test]
+fn replica_lag_keeps_the_largest_and_the_latest() {
+    let mut m = None;
+    for v in [3.0, 9.0, 4.0] {
+        MaxLast::push(&mut m, v);
+    }
+    assert_eq!(
+        m,
+        Some(MaxLast {
+            max: 9.0,
+            last: 4.0
+        })
+    );
+    let lag = ReplicaLag {
+        gtid_lag_ms: m,
+        ..ReplicaLag::default()
+    };
+    assert_eq!(lag.headline_ms(), Some(9.0));
 }

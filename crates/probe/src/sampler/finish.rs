@@ -30,6 +30,9 @@ impl Sampler {
                 self.push(elapsed_s, Reading::ClientProc(c));
             }
         }
+        if let Some(r) = self.replica.as_ref().and_then(|m| m.end()) {
+            self.push(elapsed_s, Reading::ReplicaProc(r));
+        }
         let perf = self.perf_result();
         self.push(elapsed_s, Reading::Perf(perf));
         let account = Account {

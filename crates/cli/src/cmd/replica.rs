@@ -1,0 +1,170 @@
+//! Replication in the CLI: the role a started sandbox takes (`server start --primary`,
+//! `--replica-of`), `server status`, what stopping a primary leaves behind, and the lag
+//! monitor of `run --replica`.
+
+use crate::args::{ReplicationArgs, ServerStatusArgs};
+use crate::error::user;
+use crate::target::sandbox_home;
+use anyhow::{Context, Result};
+use qpslab_core::{ConnectOptions, Dsn};
+use qpslab_probe::replica::{replica_status, LagMonitor, ReplicaStatus};
+use qpslab_sandbox::{Role, Sandbox, SandboxHome, SandboxInfo, SandboxSpec};
+
+/// Sets the role `a` asks for on `spec`; for a replica, checks its primary and returns it.
+pub fn role(
+    a: &ReplicationArgs,
+    home: &SandboxHome,
+    spec: &mut SandboxSpec,
+) -> Result<Option<SandboxInfo>> {
+    if a.primary {
+        spec.role = Role::Primary;
+    }
+    let Some(of) = &a.replica_of else {
+        return Ok(None);
+    };
+    if *of == spec.name {
+        return Err(user(format!(
+            "sandbox '{of}' cannot replicate from itself: --replica-of names another sandbox"
+        )));
+    }
+    let primary = qpslab_sandbox::find(home, of).with_context(|| format!("--replica-of {of}"))?;
+    qpslab_lab::replica::check_primary(&primary).map_err(replica_error)?;
+    spec.role = Role::Replica { of: of.clone() };
+    Ok(Some(primary))
+}
+
+/// Makes the just-started `sandbox` replicate from `primary`; on failure the caller drops the
+/// sandbox, which stops it.
+pub fn attach(primary: &SandboxInfo, sandbox: &Sandbox) -> Result<ReplicaStatus> {
+    qpslab_lab::replica::attach(primary, sandbox.name(), &sandbox.connect_options())
+        .map_err(replica_error)
+}
+
+fn replica_error(e: qpslab_lab::replica::ReplicaError) -> anyhow::Error {
+    if e.is_user_error() {
+        user(e.to_string())
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+/// `qpslab server status NAME`.
+pub fn status(a: ServerStatusArgs) -> Result<()> {
+    let home = sandbox_home(&a.home);
+    let info = qpslab_sandbox::find(&home, &a.name)?;
+    let replication = replication_of(&info);
+    let replicas = replicas_of(&home, &a.name);
+    if a.json {
+        let doc = serde_json::json!({
+            "sandbox": info,
+            "replication": replication.as_ref().map_err(ToString::to_string),
+            "replicas": replicas,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    println!(
+        "sandbox '{}' running: {} pid {} port {}",
+        info.name, info.version, info.pid, info.port
+    );
+    println!("  role     {}", info.role.describe());
+    if !replicas.is_empty() {
+        println!("  replicas {}", replicas.join(", "));
+    }
+    match replication {
+        Ok(Some(s)) => println!("  {}", describe(&s)),
+        Ok(None) => {}
+        Err(e) => println!("  replication: unknown ({e})"),
+    }
+    Ok(())
+}
+
+/// `IO Yes, SQL Yes, behind 0 s, gtid_io_pos 0-3306-42, last error -`.
+pub fn describe(s: &ReplicaStatus) -> String {
+    format!(
+        "from {}: IO {}, SQL {}, behind {}, gtid_io_pos {}, last error {}",
+        s.source,
+        s.io_running,
+        s.sql_running,
+        s.sbm_s.map_or("NULL".into(), |v| format!("{v} s")),
+        if s.gtid_io_pos.is_empty() {
+            "-"
+        } else {
+            &s.gtid_io_pos
+        },
+        s.last_error.as_deref().unwrap_or("-")
+    )
+}
+
+/// The replication state of a running sandbox, `None` for one that is no replica.
+pub fn replication_of(info: &SandboxInfo) -> Result<Option<ReplicaStatus>> {
+    if !info.alive {
+        return Ok(None);
+    }
+    let mut c = qpslab_wire::Conn::connect(&info.connect_options())?;
+    Ok(replica_status(&mut c)?)
+}
+
+/// The names of the running sandboxes that replicate from `name`.
+pub fn replicas_of(home: &SandboxHome, name: &str) -> Vec<String> {
+    qpslab_sandbox::list(home)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|i| i.alive && matches!(&i.role, Role::Replica { of } if of == name))
+        .map(|i| i.name)
+        .collect()
+}
+
+/// What stopping `name` leaves behind, if anything: its running replicas.
+pub fn stop_note(home: &SandboxHome, name: &str) -> Option<String> {
+    let replicas = replicas_of(home, name);
+    (!replicas.is_empty()).then(|| {
+        format!(
+            "note: '{name}' is the primary of {} (still running; they reconnect when '{name}' \
+             is back on the same port, or start them again with --replica-of {name}); stop \
+             them with: qpslab server stop NAME",
+            replicas.join(", ")
+        )
+    })
+}
+
+/// The replica `--replica` names (a sandbox of this lab, or a DSN), and its lag monitor
+/// reading `primary`.
+pub fn monitor(replica: &str, home: &SandboxHome, primary: &ConnectOptions) -> Result<LagMonitor> {
+    let (opts, pid) = replica_options(replica, home)?;
+    if same_server(&opts, primary) {
+        return Err(user(format!(
+            "--replica {replica} is the server the run loads: name its replica"
+        )));
+    }
+    let monitor = LagMonitor::start(primary, &opts).map_err(|e| match e {
+        e if e.is_user_error() => user(format!("--replica {replica}: {e}")),
+        // The client's error decides the exit code (nothing listening there is the user's).
+        qpslab_probe::Error::Wire(w) => {
+            anyhow::Error::new(w).context(format!("--replica {replica}"))
+        }
+        e => anyhow::Error::new(e).context(format!("--replica {replica}")),
+    })?;
+    Ok(match pid {
+        Some(pid) => monitor.with_pid(pid),
+        None => monitor,
+    })
+}
+
+/// How to reach the replica, and its server's pid when it is a sandbox.
+fn replica_options(replica: &str, home: &SandboxHome) -> Result<(ConnectOptions, Option<u32>)> {
+    if replica.contains("://") {
+        let dsn: Dsn = replica
+            .parse()
+            .map_err(|e: qpslab_core::dsn::DsnError| user(format!("--replica: {e}")))?;
+        return Ok((dsn.0, None));
+    }
+    qpslab_sandbox::validate_name(replica).with_context(|| format!("--replica {replica}"))?;
+    let info =
+        qpslab_sandbox::find(home, replica).with_context(|| format!("--replica {replica}"))?;
+    Ok((info.connect_options(), Some(info.pid)))
+}
+
+fn same_server(a: &ConnectOptions, b: &ConnectOptions) -> bool {
+    a.endpoint == b.endpoint
+}
