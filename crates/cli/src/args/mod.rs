@@ -11,6 +11,7 @@ mod flags;
 mod replay;
 mod study;
 mod threads;
+mod tune;
 
 pub use advise::*;
 pub use capture::*;
@@ -20,6 +21,7 @@ pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use replay::*;
 pub use study::*;
 pub use threads::*;
+pub use tune::*;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -63,6 +65,8 @@ pub enum Command {
     Advise(AdviseArgs),
     /// Run a log's statements on two servers, per class: ratio with its interval, verdict, results, EXPLAIN and counters.
     Diff(Box<DiffArgs>),
+    /// Search server settings for a workload within a budget; keep only a gain confirmed against the baseline.
+    Tune(Box<TuneArgs>),
 }
 
 /// Where the results store lives.

@@ -12,6 +12,7 @@ mod run;
 mod server;
 mod show;
 mod threads;
+mod tune;
 
 use crate::args::Command;
 
@@ -23,7 +24,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
     ) {
         crate::signals::polled();
     }
-    if matches!(command, Command::Capture(_)) {
+    if matches!(command, Command::Capture(_) | Command::Tune(_)) {
         crate::signals::undoing();
     }
     match command {
@@ -40,5 +41,6 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Capture(a) => capture::capture(a),
         Command::Advise(a) => advise::advise(a),
         Command::Diff(a) => diff::diff(*a),
+        Command::Tune(a) => tune::tune(*a),
     }
 }

@@ -28,6 +28,7 @@ mod server;
 
 pub use facts::{gather, Facts, Local};
 pub use fmt::{bytes, count};
+pub use restart::needs_restart;
 pub use qpslab_core::advise::{Durability, Finding, FindingKind, Severity};
 
 /// Uptime under which counters say too little about the workload to act on.
