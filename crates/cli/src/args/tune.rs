@@ -21,7 +21,7 @@ The knobs are a curated list of OLTP-relevant InnoDB and server variables, kept 
 server has them and can change them at run time (SET GLOBAL), with ranges from the host's \
 memory and the data size. The search is seeded by `qpslab advise`'s findings. The best \
 configuration is confirmed against the baseline in interleaved repeats (AB BA AB ...) stored \
-as a study (`qpslab report --study NAME`); it is written to --out only when the 95% interval \
+as a study (`qpslab report NAME`); it is written to --out only when the 95% interval \
 of its throughput ratio excludes 1. The budget counts every trial, setting change and warm-up \
 (not the dataset's preparation). Every setting is put back at the end, on error and on \
 Ctrl-C.")]

@@ -24,8 +24,6 @@ pub struct Applier {
     now: BTreeMap<String, String>,
     /// The first change of each variable, in order.
     changed: Vec<Changed>,
-    /// Keep the last configuration on the server instead of restoring (`--keep`).
-    pub keep: bool,
 }
 
 impl Applier {
@@ -40,7 +38,6 @@ impl Applier {
             now: baseline.clone(),
             baseline,
             changed: Vec::new(),
-            keep: false,
         }
     }
 
@@ -77,9 +74,6 @@ impl Applier {
 
     /// Puts every changed variable back, last changed first; each outcome in words.
     pub fn restore(&mut self) -> Vec<String> {
-        if self.keep {
-            return Vec::new();
-        }
         let mut out = Vec::new();
         for c in std::mem::take(&mut self.changed).into_iter().rev() {
             let before = resize_status(&self.target, &c.name);

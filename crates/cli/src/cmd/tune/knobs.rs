@@ -201,13 +201,24 @@ pub fn space(
     Ok(out)
 }
 
+/// The first of `names` that is not in the list, as the user's error.
+pub fn check_known(names: &[String]) -> Result<(), String> {
+    for name in names {
+        if !KNOBS.iter().any(|d| d.name == name) {
+            let known: Vec<&str> = KNOBS.iter().map(|d| d.name).collect();
+            return Err(format!(
+                "--knobs: unknown knob '{name}' (tunable: {})",
+                known.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_named(server: &Server, durability: Durability, name: &str) -> Result<(), String> {
+    check_known(&[name.to_string()])?;
     let Some(def) = KNOBS.iter().find(|d| d.name == name) else {
-        let known: Vec<&str> = KNOBS.iter().map(|d| d.name).collect();
-        return Err(format!(
-            "--knobs: unknown knob '{name}' (tunable: {})",
-            known.join(", ")
-        ));
+        return Ok(());
     };
     if !server.variables.contains_key(name) {
         return Err(format!("--knobs: this server has no variable '{name}'"));

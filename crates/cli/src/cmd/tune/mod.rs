@@ -60,6 +60,7 @@ fn check(a: &TuneArgs) -> Result<Checked> {
         }
     }
     let budget_s = parse_budget(&a.budget).map_err(user)?;
+    knobs::check_known(&a.knobs).map_err(user)?;
     if a.repeats < confirm::MIN_REPEATS {
         return Err(user(format!(
             "--repeats must be at least {} (got {})",

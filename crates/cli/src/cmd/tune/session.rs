@@ -27,11 +27,15 @@ pub(super) fn run(
     target: &Connected,
     home: &SandboxHome,
 ) -> Result<()> {
-    crate::dataset::ensure_dataset(target, &a.target, &c.plan.workload, None)?;
     let (mut control, _) = target.control()?;
-    let facts = gather(&mut control, target.options.endpoint.is_local())
-        .context("reading the server's variables")?;
-    let space = space(&facts, c, &a.knobs)?;
+    let local = target.options.endpoint.is_local();
+    let facts = gather(&mut control, local).context("reading the server's variables")?;
+    // The knobs are checked against the server before the dataset is built; their sizes
+    // follow the data once it is there.
+    space(&facts, c, &a.knobs, false)?;
+    crate::dataset::ensure_dataset(target, &a.target, &c.plan.workload, None)?;
+    let facts = gather(&mut control, local).context("reading the server's variables")?;
+    let space = space(&facts, c, &a.knobs, true)?;
     let started = Instant::now();
     let session = format!("tune-{}-{}", unix_secs(), std::process::id());
     let mut bench = Bench {
@@ -45,7 +49,6 @@ pub(super) fn run(
         seq: 0,
         overhead_s: c.plan.warmup_s + 2.0,
     };
-    bench.applier.keep = a.embedded.keep && target.ours;
     let reserve = super::confirmation_cost(&c.plan, a.repeats);
     let seed = seed_config(&facts, c, &space.knobs);
     let deadline = c.budget_s - reserve;
@@ -63,7 +66,7 @@ pub(super) fn run(
 }
 
 /// The knob space of the server, with what was left out said on stderr.
-fn space(facts: &Facts, c: &Checked, only: &[String]) -> Result<Space> {
+fn space(facts: &Facts, c: &Checked, only: &[String], show: bool) -> Result<Space> {
     let restart = |n: &str| needs_restart(&facts.read_only, n);
     let server = knobs::Server {
         variables: &facts.server.variables,
@@ -74,6 +77,9 @@ fn space(facts: &Facts, c: &Checked, only: &[String]) -> Result<Space> {
         data_bytes: facts.innodb_bytes,
     };
     let s = knobs::space(&server, &sizes, c.durability, only).map_err(user)?;
+    if !show {
+        return Ok(s);
+    }
     for k in &s.knobs {
         let mark = if k.durability { " (durability)" } else { "" };
         eprintln!("knob {}{mark}: {} → {}", k.name, k.current, k.values.join(", "));

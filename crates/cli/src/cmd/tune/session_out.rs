@@ -81,7 +81,7 @@ pub(super) fn conclude(
     } else {
         lines.push(format!("tuned: {}", describe(&best)));
     }
-    lines.push(format!("proof study: qpslab report --study {}", b.session));
+    lines.push(format!("proof study: qpslab report {}", b.session));
     Ok(Outcome { lines })
 }
 
