@@ -57,7 +57,7 @@ def one(a, env, budget, search):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--budgets", default="120,300", help="seconds, comma-separated")
-    p.add_argument("--workload", default="oltp_read_only")
+    p.add_argument("--workload", default="oltp_write_only")
     p.add_argument("--pool", default="8M")
     p.add_argument("--tables", type=int, default=2)
     p.add_argument("--rows", type=int, default=100000)

@@ -129,7 +129,10 @@ mod tests {
     fn paired_ratio_cancels_a_drift_shared_by_the_pair() {
         // The machine speeds up 2× over the pairs; B is 1.8× A in each pair.
         let pairs = [(225.0, 405.0), (467.0, 840.0), (475.0, 860.0)];
-        let d: Vec<f64> = pairs.iter().map(|(a, b): &(f64, f64)| (b / a).ln()).collect();
+        let d: Vec<f64> = pairs
+            .iter()
+            .map(|(a, b): &(f64, f64)| (b / a).ln())
+            .collect();
         let r = paired_ratio(&d, 0.95).unwrap();
         assert!((r.ratio - 1.8).abs() < 0.01, "{r:?}");
         assert!(r.low > 1.7 && r.high < 1.9, "{r:?}");

@@ -104,6 +104,9 @@ mod tests {
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].settings["innodb_buffer_pool_size"], "1G");
         assert!(got[1].settings.is_empty());
-        assert!(store.record_tune_trial("tune-a", &t).is_err(), "seq is unique");
+        assert!(
+            store.record_tune_trial("tune-a", &t).is_err(),
+            "seq is unique"
+        );
     }
 }

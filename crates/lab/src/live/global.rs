@@ -32,6 +32,9 @@ impl Changed {
     /// Puts the variable back (retrying while the server says an earlier change is still in
     /// progress); the outcome in words, `name=value ok` or why not.
     pub fn restore(&self, target: &ConnectOptions) -> String {
-        act::undo(target, Undo::Setting(self.name.clone(), self.previous.clone()))
+        act::undo(
+            target,
+            Undo::Setting(self.name.clone(), self.previous.clone()),
+        )
     }
 }

@@ -179,7 +179,8 @@ pub fn space(
             continue;
         }
         if def.durability && durability == Durability::Strict {
-            out.skipped.push(format!("{}: durability (strict)", def.name));
+            out.skipped
+                .push(format!("{}: durability (strict)", def.name));
             continue;
         }
         let values: Vec<String> = (def.values)(sizes, server.variables)
@@ -291,7 +292,10 @@ mod tests {
 
     #[test]
     fn durability_knobs_need_relaxed_and_are_marked() {
-        let v = vars(&[("innodb_flush_log_at_trx_commit", "1"), ("sync_binlog", "0")]);
+        let v = vars(&[
+            ("innodb_flush_log_at_trx_commit", "1"),
+            ("sync_binlog", "0"),
+        ]);
         assert!(space_of(&v, Durability::Strict, &[]).is_err());
         let e = space_of(&v, Durability::Strict, &["sync_binlog"]).unwrap_err();
         assert!(e.contains("--durability relaxed"), "{e}");
@@ -303,9 +307,15 @@ mod tests {
 
     #[test]
     fn named_knobs_are_checked() {
-        let v = vars(&[("innodb_flush_method", "fsync"), ("table_open_cache", "2000")]);
+        let v = vars(&[
+            ("innodb_flush_method", "fsync"),
+            ("table_open_cache", "2000"),
+        ]);
         let e = space_of(&v, Durability::Strict, &["query_cache_size"]).unwrap_err();
-        assert!(e.starts_with("--knobs: unknown knob 'query_cache_size'"), "{e}");
+        assert!(
+            e.starts_with("--knobs: unknown knob 'query_cache_size'"),
+            "{e}"
+        );
         let e = space_of(&v, Durability::Strict, &["innodb_flush_method"]).unwrap_err();
         assert!(e.contains("needs a restart"), "{e}");
         let s = space_of(&v, Durability::Strict, &["table_open_cache"]).unwrap();

@@ -36,9 +36,7 @@ pub fn tune(a: TuneArgs) -> Result<()> {
     }
     let outcome = Store::open(&a.db.db)
         .with_context(|| format!("results store {}", a.db.db.display()))
-        .and_then(|mut store| {
-            session::run(&a, &checked, &workload, &mut store, &connected, &home)
-        });
+        .and_then(|mut store| session::run(&a, &checked, &workload, &mut store, &connected, &home));
     let stopped = connected.finish();
     outcome?;
     stopped
@@ -73,7 +71,9 @@ fn check(a: &TuneArgs) -> Result<Checked> {
     }
     let mut plan = crate::plan::options_plan(&a.options.0)?.plan;
     let [threads] = plan.threads[..] else {
-        return Err(user("tune measures one thread count: give --threads a single value"));
+        return Err(user(
+            "tune measures one thread count: give --threads a single value",
+        ));
     };
     plan.stop.time_s = Some(f64::from(a.trial_time));
     plan.stop.events = None;

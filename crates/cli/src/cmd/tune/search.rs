@@ -31,7 +31,12 @@ pub fn halving_cost(n: usize, trial_s: f64, overhead_s: f64) -> f64 {
         left = left.div_ceil(2);
         secs *= 2.0;
     }
-    total + if n == 1 { trial_cost(trial_s, overhead_s) } else { 0.0 }
+    total
+        + if n == 1 {
+            trial_cost(trial_s, overhead_s)
+        } else {
+            0.0
+        }
 }
 
 /// How many candidates successive halving can start with in `budget_s`: the most (up to
@@ -168,7 +173,10 @@ mod tests {
         let mut d = c.clone();
         d.dedup();
         assert_eq!(d.len(), c.len());
-        assert_eq!(halving_candidates(&knobs, &seed, 2, &mut Rng::new(7)).len(), 2);
+        assert_eq!(
+            halving_candidates(&knobs, &seed, 2, &mut Rng::new(7)).len(),
+            2
+        );
     }
 
     #[test]

@@ -57,7 +57,11 @@ pub(super) fn run(
         SearchArg::Random => random(&mut bench, &space.knobs, (started, deadline))?,
     };
     let outcome = conclude(a, c, &mut bench, &space, found, home)?;
-    eprintln!("{:.0} s of a {:.0} s budget", started.elapsed().as_secs_f64(), c.budget_s);
+    eprintln!(
+        "{:.0} s of a {:.0} s budget",
+        started.elapsed().as_secs_f64(),
+        c.budget_s
+    );
     for line in bench.applier.restore() {
         eprintln!("{line}");
     }
@@ -82,7 +86,12 @@ fn space(facts: &Facts, c: &Checked, only: &[String], show: bool) -> Result<Spac
     }
     for k in &s.knobs {
         let mark = if k.durability { " (durability)" } else { "" };
-        eprintln!("knob {}{mark}: {} → {}", k.name, k.current, k.values.join(", "));
+        eprintln!(
+            "knob {}{mark}: {} → {}",
+            k.name,
+            k.current,
+            k.values.join(", ")
+        );
     }
     for skipped in &s.skipped {
         eprintln!("not tuned: {skipped}");
@@ -129,7 +138,10 @@ fn halving(b: &mut Bench, knobs: &[Knob], seed: &Config, clock: Clock) -> Result
     let n = search::halving_size(left(clock), trial_s, b.overhead_s).max(2);
     let mut rng = Rng::new(b.plan.workload.rand.seed);
     let mut alive: Vec<Config> = search::halving_candidates(knobs, seed, n, &mut rng);
-    eprintln!("search: successive halving of {} configurations", alive.len());
+    eprintln!(
+        "search: successive halving of {} configurations",
+        alive.len()
+    );
     let (mut secs, mut rung, mut alone) = (trial_s, 0, Vec::new());
     let mut best: Option<(Config, Measured)> = None;
     while alive.len() > 1 {
@@ -200,7 +212,14 @@ fn relative_to_baseline(scored: &[(Config, f64)]) -> Vec<(Config, f64)> {
 }
 
 /// `trial 3 · rung 0 · 5 s · knob=value · 812.4 tps · best: knob=value 1630.2 tps [1580.1, 1680.3]`
-fn progress(seq: u32, rung: u32, secs: f64, c: &Config, m: &Measured, best: Option<&(Config, Measured)>) {
+fn progress(
+    seq: u32,
+    rung: u32,
+    secs: f64,
+    c: &Config,
+    m: &Measured,
+    best: Option<&(Config, Measured)>,
+) {
     let mut line = format!(
         "trial {seq} · rung {rung} · {secs:.0} s · {} · {:.1} tps",
         describe(c),

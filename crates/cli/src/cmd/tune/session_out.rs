@@ -105,7 +105,11 @@ fn header(a: &TuneArgs, c: &Checked, b: &Bench, v: Option<Verdict>) -> Vec<Strin
             v.ratio.low,
             v.ratio.high,
             a.repeats,
-            if v.significant { "" } else { ": no significant gain" }
+            if v.significant {
+                ""
+            } else {
+                ": no significant gain"
+            }
         ),
         None => "no configuration beat the baseline in the search: no significant gain".into(),
     });
@@ -124,10 +128,7 @@ fn cnf_settings(space: &Space, best: &Config, alone: &[(Config, f64)]) -> Vec<Cn
             CnfSetting {
                 name: name.clone(),
                 value: value.clone(),
-                effect: format!(
-                    "was {}; {effect}",
-                    knob.map_or("?", |k| k.current.as_str())
-                ),
+                effect: format!("was {}; {effect}", knob.map_or("?", |k| k.current.as_str())),
                 durability: knob.is_some_and(|k| k.durability),
             }
         })
