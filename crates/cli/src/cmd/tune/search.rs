@@ -14,6 +14,15 @@ use std::collections::BTreeMap;
 /// Settings that differ from the baseline (empty: the baseline itself).
 pub type Config = BTreeMap<String, String>;
 
+/// What a search found: its best configuration, and how each configuration of one knob did
+/// against the baseline measured in the same round (for the cnf's comments).
+pub struct Found {
+    /// The best configuration (empty: the baseline won).
+    pub best: Config,
+    /// `(one-knob configuration, its tps over the baseline's)`.
+    pub alone: Vec<(Config, f64)>,
+}
+
 /// Most candidates a search starts with.
 pub const MAX_CANDIDATES: usize = 16;
 

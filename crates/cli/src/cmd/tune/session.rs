@@ -4,7 +4,7 @@
 use super::apply::Applier;
 use super::bench::{Bench, Measured};
 use super::knobs::{self, Knob, Sizes, Space};
-use super::search::{self, describe, Config, Rng};
+use super::search::{self, describe, Config, Found, Rng};
 use super::session_out::conclude;
 use super::{confirm, Checked};
 use crate::args::{SearchArg, TuneArgs};
@@ -119,13 +119,6 @@ fn seed_config(facts: &Facts, c: &Checked, knobs: &[Knob]) -> Config {
         .collect()
 }
 
-/// What the search found: its best configuration, and how each configuration of one knob did
-/// against the baseline in the first rung (for the cnf's comments).
-pub(super) struct Found {
-    pub best: Config,
-    pub alone: Vec<(Config, f64)>,
-}
-
 /// The search's clock: when it started and the seconds it may use.
 type Clock = (Instant, f64);
 
@@ -151,7 +144,9 @@ fn halving(b: &mut Bench, knobs: &[Knob], seed: &Config, clock: Clock) -> Result
                 break;
             }
             let m = b.trial(config, secs, &format!("rung {rung}"))?;
-            if best.as_ref().is_none_or(|(_, x)| m.tps >= x.tps) || rung > 0 && scored.is_empty() {
+            // A longer rung's first trial outranks the shorter trials before it.
+            let new_rung = rung > 0 && scored.is_empty();
+            if new_rung || best.as_ref().is_none_or(|(_, x)| m.tps >= x.tps) {
                 best = Some((config.clone(), m.clone()));
             }
             progress(b.seq, rung, secs, config, &m, best.as_ref());
@@ -229,7 +224,11 @@ fn progress(
         line.push_str(&format!(" · best: {} {:.1} tps", describe(bc), bm.tps));
         if let Some(e) = estimate(&bm.per_interval).filter(|e| e.has_uncertainty()) {
             let half = t_quantile(0.5 + confirm::LEVEL / 2.0, e.df()) * e.se;
-            line.push_str(&format!(" [{:.1}, {:.1}]", e.mean - half, e.mean + half));
+            line.push_str(&format!(
+                " [{:.1}, {:.1}]",
+                (e.mean - half).max(0.0),
+                e.mean + half
+            ));
         }
     }
     eprintln!("{line}");
