@@ -97,6 +97,14 @@ pub fn run_plan(a: &RunArgs) -> Result<Resolved> {
     Ok(r)
 }
 
+/// Builds the plan of the run options `given` (as `run`'s, seed resolved), for commands that
+/// measure the workload their own way (`tune`).
+pub fn options_plan(given: &Given) -> Result<Resolved> {
+    let mut r = resolve_flags(given)?;
+    qpslab_lab::exec::resolve_seed(&mut r.plan);
+    Ok(r)
+}
+
 /// Checks the plan against the server's own limits before any session opens: each session
 /// prepares every statement of the workload once per table, and one connection per session
 /// plus our control and telemetry connections must fit.

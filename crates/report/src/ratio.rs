@@ -80,6 +80,25 @@ pub fn mde_pct(se_log: f64, df: f64, level: f64) -> f64 {
     100.0 * ((k * se_log).exp() - 1.0)
 }
 
+/// The ratio `exp(mean(d))` of paired measurements, `d` being each pair's `ln(b / a)` (one A
+/// and one B measured next to each other, so a drift of the machine cancels within a pair),
+/// with the t interval at `level` over the pairs; `None` with fewer than two pairs or no spread.
+pub fn paired_ratio(log_ratios: &[f64], level: f64) -> Option<Ratio> {
+    let e = crate::stats::estimate_independent(log_ratios)?;
+    if !e.has_uncertainty() || !e.se.is_finite() || e.se <= 0.0 {
+        return None;
+    }
+    let df = e.df();
+    let half = t_quantile(0.5 + level / 2.0, df) * e.se;
+    Some(Ratio {
+        ratio: e.mean.exp(),
+        low: (e.mean - half).exp(),
+        high: (e.mean + half).exp(),
+        se_log: e.se,
+        df,
+    })
+}
+
 /// Repeats per side (`n` for both) that would bring the MDE to `bound_pct` or below, assuming
 /// each side's spread per run stays what it is now (`se² · runs`, `la` and `lb` on the log
 /// scale); `None` when even 1000 would not.
@@ -105,6 +124,21 @@ pub fn repeats_needed(
 mod tests {
     use super::*;
     use crate::stats::estimate_independent;
+
+    #[test]
+    fn paired_ratio_cancels_a_drift_shared_by_the_pair() {
+        // The machine speeds up 2× over the pairs; B is 1.8× A in each pair.
+        let pairs = [(225.0, 405.0), (467.0, 840.0), (475.0, 860.0)];
+        let d: Vec<f64> = pairs
+            .iter()
+            .map(|(a, b): &(f64, f64)| (b / a).ln())
+            .collect();
+        let r = paired_ratio(&d, 0.95).unwrap();
+        assert!((r.ratio - 1.8).abs() < 0.01, "{r:?}");
+        assert!(r.low > 1.7 && r.high < 1.9, "{r:?}");
+        assert_eq!(r.df, 2.0);
+        assert_eq!(paired_ratio(&d[..1], 0.95), None);
+    }
 
     #[test]
     fn ratio_interval_is_on_the_log_scale_and_never_below_minus_100_percent() {

@@ -34,6 +34,7 @@ mod read;
 mod schema;
 mod status;
 mod study;
+mod tune;
 mod write;
 
 pub use attempt::{AttemptStatus, CellAttempt};
@@ -48,6 +49,7 @@ pub use model::{
 pub use read::summary_of_samples;
 pub use schema::SCHEMA_VERSION;
 pub use study::{Factor, NewStudy, StudyRecord, StudyStatus};
+pub use tune::TuneTrial;
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};

@@ -146,6 +146,7 @@ CREATE TABLE cells (
     DURABLE_WRITES,
     CELL_ATTEMPTS,
     PHASE_ACTIONS,
+    TUNE_TRIALS,
 ];
 
 /// Results written as they are measured: a phase row exists from its start (`status` running),
@@ -192,6 +193,24 @@ CREATE TABLE phase_actions (
     judgment    TEXT NOT NULL,             -- gain, loss, no significant change, too short to judge
     record_json TEXT NOT NULL,             -- qpslab_core::live::ActionRecord
     UNIQUE (phase_id, seq)
+);
+"#;
+
+/// The trials of `qpslab tune`: each measured configuration of a tune session, in order, with
+/// the settings it changed from the baseline, its throughput and, when it was stored as a run
+/// (the confirmation, which is also the session's proof study), that run.
+const TUNE_TRIALS: &str = r#"
+CREATE TABLE tune_trials (
+    id            INTEGER PRIMARY KEY,
+    session       TEXT NOT NULL,              -- the tune session (its proof study's name)
+    seq           INTEGER NOT NULL,           -- from 1, in the order measured
+    phase         TEXT NOT NULL,              -- rung N, random, confirm baseline, confirm tuned
+    settings_json TEXT NOT NULL,              -- {"variable": "value"} changed from the baseline
+    tps           REAL NOT NULL,
+    duration_s    REAL NOT NULL,              -- measured seconds
+    run_id        INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+    recorded_at   REAL NOT NULL,
+    UNIQUE (session, seq)
 );
 "#;
 

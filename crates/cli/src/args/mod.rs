@@ -13,6 +13,7 @@ mod replay;
 mod replica;
 mod study;
 mod threads;
+mod tune;
 
 pub use advise::*;
 pub use capture::*;
@@ -24,6 +25,7 @@ pub use replay::*;
 pub use replica::*;
 pub use study::*;
 pub use threads::*;
+pub use tune::*;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -69,6 +71,8 @@ pub enum Command {
     Diff(Box<DiffArgs>),
     /// Run a sysbench fileio test (seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw) through fio and store it as a run.
     Io(Box<IoArgs>),
+    /// Search server settings for a workload within a budget; keep only a gain confirmed against the baseline.
+    Tune(Box<TuneArgs>),
 }
 
 /// Where the results store lives.

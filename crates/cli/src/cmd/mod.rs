@@ -15,6 +15,7 @@ mod run;
 mod server;
 mod show;
 mod threads;
+mod tune;
 
 use crate::args::Command;
 
@@ -26,7 +27,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
     ) {
         crate::signals::polled();
     }
-    if matches!(command, Command::Capture(_)) {
+    if matches!(command, Command::Capture(_) | Command::Tune(_)) {
         crate::signals::undoing();
     }
     match command {
@@ -44,5 +45,6 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Advise(a) => advise::advise(a),
         Command::Diff(a) => diff::diff(*a),
         Command::Io(a) => io::io(*a),
+        Command::Tune(a) => tune::tune(*a),
     }
 }

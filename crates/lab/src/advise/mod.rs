@@ -29,6 +29,7 @@ mod server;
 pub use facts::{gather, Facts, Local};
 pub use fmt::{bytes, count};
 pub use qpslab_core::advise::{Durability, Finding, FindingKind, Severity};
+pub use restart::needs_restart;
 
 /// Uptime under which counters say too little about the workload to act on.
 pub const MIN_UPTIME_S: u64 = 600;

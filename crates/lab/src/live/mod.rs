@@ -5,6 +5,9 @@
 //! setting a `set` changed is put back to the value it had before, in reverse order.
 
 mod act;
+mod global;
+
+pub use global::{set_global, Changed};
 
 use qpslab_core::live::{ActionRecord, LiveAction};
 use qpslab_core::ConnectOptions;

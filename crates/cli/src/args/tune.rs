@@ -1,0 +1,69 @@
+//! `qpslab tune`'s arguments.
+
+use super::{DbArgs, DurabilityArg, EmbeddedArgs, RunFlags, SandboxHomeArgs, TargetArgs};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+/// How the tuner searches the knob space within its budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SearchArg {
+    /// Successive halving seeded by advise: short trials, the better half re-run twice as long.
+    Halving,
+    /// Random configurations, one trial each (the comparison for the search).
+    Random,
+}
+
+/// `qpslab tune`: search server settings for the workload within a time budget, and keep only
+/// a gain that a confirmation against the baseline shows with its interval.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+The knobs are a curated list of OLTP-relevant InnoDB and server variables, kept when the \
+server has them and can change them at run time (SET GLOBAL), with ranges from the host's \
+memory and the data size. The search is seeded by `qpslab advise`'s findings. The best \
+configuration is confirmed against the baseline in interleaved repeats (AB BA AB ...) stored \
+as a study (`qpslab report NAME`); it is written to --out only when the 95% interval \
+of its throughput ratio excludes 1. The budget counts every trial, setting change and warm-up \
+(not the dataset's preparation). Every setting is put back at the end, on error and on \
+Ctrl-C.")]
+pub struct TuneArgs {
+    /// The workload and run options (`--threads` takes one value here).
+    #[command(flatten)]
+    pub options: RunFlags,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub embedded: EmbeddedArgs,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[command(flatten)]
+    pub home: SandboxHomeArgs,
+    /// Wall time for the whole search and its confirmation: 90s, 10m, 1h (a number alone is
+    /// seconds).
+    #[arg(long, value_name = "TIME")]
+    pub budget: String,
+    /// strict: durability settings are never changed; relaxed: they may be, and are listed.
+    #[arg(long, value_enum, default_value = "strict")]
+    pub durability: DurabilityArg,
+    /// Only these knobs (comma-separated variable names).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub knobs: Vec<String>,
+    /// Seconds measured by the shortest trial (the confirmation's measurements too).
+    #[arg(long, value_name = "S", default_value_t = 10)]
+    pub trial_time: u32,
+    /// Measurements of each side in the confirmation (at least 3).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub repeats: u32,
+    /// Search strategy.
+    #[arg(long, value_enum, default_value = "halving")]
+    pub search: SearchArg,
+    /// Write the confirmed settings as a my.cnf [mysqld] section.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Write the outcome (baseline, best, ratio, interval, significant, trials) as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Change only what SET GLOBAL can change (always so in this version, and implied with
+    /// --target).
+    #[arg(long)]
+    pub apply_dynamic_only: bool,
+}

@@ -1,0 +1,197 @@
+//! Measuring configurations: a search trial is one engine phase with the configuration applied
+//! (its throughput goes to the trial history only); the confirmation's measurements go through
+//! the lab's `exec::measure` as the cells of the session's proof study, stored like any study.
+
+use super::apply::Applier;
+use super::confirm::{self, Side};
+use super::search::Config;
+use crate::error::exec_error;
+use crate::signals::INTERRUPTED;
+use crate::target::Connected;
+use anyhow::{Context, Result};
+use qpslab_core::cell::Cell;
+use qpslab_core::RunPlan;
+use qpslab_engine::workload::Workload;
+use qpslab_lab::ExecError;
+use qpslab_store::{NewStudy, RunId, RunMeta, Store, StudyStatus, TuneTrial};
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// One trial's outcome.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    /// Transactions per second.
+    pub tps: f64,
+    /// Per report interval.
+    pub per_interval: Vec<f64>,
+}
+
+/// The server, the workload and the store a session measures with.
+pub struct Bench<'a> {
+    pub target: &'a Connected,
+    pub plan: RunPlan,
+    pub workload: &'a Workload,
+    pub threads: u32,
+    pub applier: Applier,
+    pub store: &'a mut Store,
+    pub session: String,
+    pub seq: u32,
+    /// Seconds a trial costs beyond its measured time (settings, warm-up, ramp), as seen.
+    pub overhead_s: f64,
+}
+
+impl Bench<'_> {
+    /// Measures `config` for `secs` seconds (after the plan's warm-up) and records the trial.
+    pub fn trial(&mut self, config: &Config, secs: f64, phase: &str) -> Result<Measured> {
+        let started = Instant::now();
+        self.applier.apply(config)?;
+        let mut plan = self.plan.clone();
+        plan.stop.time_s = Some(secs);
+        let result = qpslab_engine::run_phase(
+            &self.target.options,
+            &plan,
+            self.workload,
+            self.threads,
+            &mut |_| {},
+            &INTERRUPTED,
+        );
+        let result = result.map_err(|e| exec_error(ExecError::from(e)))?;
+        stop_if_interrupted()?;
+        let took = started.elapsed().as_secs_f64();
+        self.overhead_s = self.overhead_s.max(took - secs);
+        let m = phase_tps(&result);
+        self.record(phase, config, (m.tps, result.duration_s), None)?;
+        Ok(m)
+    }
+
+    fn record(
+        &mut self,
+        phase: &str,
+        config: &Config,
+        m: (f64, f64),
+        run: Option<RunId>,
+    ) -> Result<()> {
+        self.seq += 1;
+        let t = TuneTrial {
+            seq: self.seq,
+            phase: phase.to_string(),
+            settings: config.clone(),
+            tps: m.0,
+            duration_s: m.1,
+            run_id: run,
+        };
+        self.store.record_tune_trial(&self.session, &t)?;
+        Ok(())
+    }
+
+    /// Measures baseline and `config` in the confirmation's order, `repeats` times each, as
+    /// the proof study named after the session; the throughputs of each side.
+    pub fn confirm(
+        &mut self,
+        config: &Config,
+        repeats: u32,
+        (spec, env): (&str, serde_json::Value),
+    ) -> Result<[Vec<f64>; 2]> {
+        let order = confirm::order(repeats);
+        let cells = study_cells(&order);
+        let study = NewStudy {
+            name: self.session.clone(),
+            spec_toml: spec.to_string(),
+            spec_hash: self.session.clone(),
+            env,
+            factors: Vec::new(),
+        };
+        let id = self.store.create_study(&study, &cells)?;
+        let records = self.store.study_cells(id)?;
+        let mut sides = [Vec::new(), Vec::new()];
+        for (rec, side) in records.iter().zip(&order) {
+            let chosen = match side {
+                Side::Baseline => Config::new(),
+                Side::Tuned => config.clone(),
+            };
+            let (tps, run) = self.measure_cell(&chosen, &rec.cell.label)?;
+            self.store.cell_done(rec.id, run)?;
+            let phase = format!("confirm {}", side.name());
+            let secs = self.plan.stop.time_s.unwrap_or(0.0);
+            self.record(&phase, &chosen, (tps, secs), Some(run))?;
+            sides[usize::from(*side == Side::Tuned)].push(tps);
+        }
+        self.store.set_study_status(id, StudyStatus::Done)?;
+        Ok(sides)
+    }
+
+    fn measure_cell(&mut self, config: &Config, label: &str) -> Result<(f64, RunId)> {
+        self.applier.apply(config)?;
+        let mut control = qpslab_wire::Conn::connect(&self.target.server_options())?;
+        let server = qpslab_probe::server_info(&mut control)?;
+        let meta = RunMeta::new(
+            self.plan.clone(),
+            self.target.options.describe(),
+            server,
+            qpslab_probe::host_facts(),
+            std::env::args().collect::<Vec<_>>().join(" "),
+        )
+        .in_study(&self.session, label);
+        let mut sampler = self.target.sampler(control);
+        let m = qpslab_lab::exec::measure(
+            self.store,
+            &meta,
+            &self.target.options,
+            self.workload,
+            self.threads,
+            &mut sampler,
+            &mut qpslab_lab::exec::Quiet,
+            &INTERRUPTED,
+        )
+        .map_err(exec_error)
+        .with_context(|| format!("measuring {label} of {}", self.session))?;
+        self.store
+            .finish_run(&meta.uuid, qpslab_store::RunStatus::Completed)?;
+        stop_if_interrupted()?;
+        Ok((m.phase.tps(), m.run_id))
+    }
+}
+
+fn phase_tps(p: &qpslab_core::result::PhaseResult) -> Measured {
+    Measured {
+        tps: p.tps(),
+        per_interval: p
+            .samples
+            .iter()
+            .filter(|s| s.interval_s > 0.0)
+            .map(|s| s.events as f64 / s.interval_s)
+            .collect(),
+    }
+}
+
+/// The proof study's cells: `baseline/r1`, `tuned/r1`, `tuned/r2`, `baseline/r2`...
+fn study_cells(order: &[Side]) -> Vec<Cell> {
+    let mut seen: BTreeMap<&str, u32> = BTreeMap::new();
+    order
+        .iter()
+        .enumerate()
+        .map(|(i, side)| {
+            let n = seen.entry(side.name()).or_default();
+            *n += 1;
+            Cell {
+                seq: i as u32 + 1,
+                label: format!("{}/r{n}", side.name()),
+                variant: side.name().to_string(),
+                levels: BTreeMap::new(),
+                params: BTreeMap::new(),
+                repeat: *n,
+            }
+        })
+        .collect()
+}
+
+/// A signal stops the session between measurements, as the engine stops within one.
+fn stop_if_interrupted() -> Result<()> {
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        return Err(exec_error(ExecError::Run(
+            qpslab_engine::RunError::Interrupted,
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! The confirmation, pure: in which order the baseline (A) and the candidate (B) are measured,
+//! and whether B's gain is real. The decision uses `qpslab_report`'s statistics (a ratio with
+//! its interval on the log scale), which is why the tuner lives in the CLI: the lab does not
+//! see `report`.
+
+use qpslab_report::ratio::{paired_ratio, Ratio};
+
+/// Confidence level of the interval.
+pub const LEVEL: f64 = 0.95;
+
+/// Fewest measurements of each side.
+pub const MIN_REPEATS: u32 = 3;
+
+/// A side of the confirmation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The server's settings as found.
+    Baseline,
+    /// The candidate's.
+    Tuned,
+}
+
+impl Side {
+    /// The variant's name in the proof study.
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Baseline => "baseline",
+            Side::Tuned => "tuned",
+        }
+    }
+}
+
+/// `repeats` measurements of each side in pairs that alternate which side goes first (AB BA AB
+/// ...): a side measured second finds the server as the first left it (warmer caches, a pool
+/// still resizing), so each side gets both positions.
+pub fn order(repeats: u32) -> Vec<Side> {
+    (0..repeats)
+        .flat_map(|i| match i % 2 {
+            0 => [Side::Baseline, Side::Tuned],
+            _ => [Side::Tuned, Side::Baseline],
+        })
+        .collect()
+}
+
+/// What the confirmation found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Verdict {
+    /// Tuned over baseline throughput, with its interval.
+    pub ratio: Ratio,
+    /// The interval lies wholly above 1: a gain.
+    pub significant: bool,
+}
+
+/// Judges the throughputs of each side's measurements, the `i`-th of each side being measured
+/// in the same pair: the ratio `exp(mean(ln(tuned / baseline)))` over the pairs with its t
+/// interval at [`LEVEL`] (`qpslab_report::ratio::paired_ratio`). Pairing cancels what the
+/// machine does to both sides of a pair (a neighbour's load that comes and goes, caches warming
+/// over the session). A gain only when the interval lies above 1. `None` with fewer than two
+/// usable pairs.
+pub fn judge(baseline: &[f64], tuned: &[f64]) -> Option<Verdict> {
+    let logs: Vec<f64> = baseline
+        .iter()
+        .zip(tuned)
+        .filter(|(a, b)| **a > 0.0 && **b > 0.0)
+        .map(|(a, b)| (b / a).ln())
+        .collect();
+    let ratio = paired_ratio(&logs, LEVEL)?;
+    Some(Verdict {
+        ratio,
+        significant: ratio.low > 1.0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_alternate_which_side_goes_first() {
+        use Side::*;
+        assert_eq!(
+            order(3),
+            [Baseline, Tuned, Tuned, Baseline, Baseline, Tuned]
+        );
+    }
+
+    #[test]
+    fn a_clear_gain_is_crowned() {
+        let v = judge(&[100.0, 104.0, 98.0], &[200.0, 195.0, 207.0]).unwrap();
+        assert!(v.significant);
+        assert!((v.ratio.ratio - 2.0).abs() < 0.05);
+        assert!(v.ratio.low > 1.5 && v.ratio.high < 2.5, "{:?}", v.ratio);
+        // The machine speeding up during the session moves both sides of each pair.
+        let v = judge(&[225.0, 467.0, 475.0], &[435.0, 665.0, 860.0]).unwrap();
+        assert!(v.significant, "{:?}", v.ratio);
+    }
+
+    #[test]
+    fn noise_is_not_a_gain() {
+        // A/A: the same server measured in three pairs.
+        let v = judge(&[100.0, 99.0, 101.0], &[97.0, 104.0, 108.0]).unwrap();
+        assert!(v.ratio.ratio > 1.0);
+        assert!(v.ratio.low < 1.0, "{:?}", v.ratio);
+        assert!(!v.significant);
+    }
+
+    #[test]
+    fn a_loss_is_not_a_gain_and_too_few_is_no_verdict() {
+        let v = judge(&[200.0, 201.0, 199.0], &[100.0, 101.0, 99.0]).unwrap();
+        assert!(v.ratio.excludes_one());
+        assert!(!v.significant);
+        assert_eq!(judge(&[100.0], &[200.0, 210.0]), None);
+        assert_eq!(judge(&[100.0, 0.0], &[200.0, 210.0]), None);
+    }
+}
