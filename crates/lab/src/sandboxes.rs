@@ -145,21 +145,6 @@ pub fn describe_storage(setup: &str, m: &Mounted, guard: &StorageGuard) -> Strin
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sandbox_names_are_valid_and_distinct() {
-        let a = sandbox_name("study", "tuned+jemalloc+never");
-        let b = sandbox_name("other", "tuned+jemalloc+never");
-        assert_ne!(a, b);
-        assert!(a.len() <= 32, "{a}");
-        qpslab_sandbox::validate_name(&a).unwrap();
-        qpslab_sandbox::validate_name(&sandbox_name("s", &"x".repeat(80))).unwrap();
-    }
-}
-
 /// A sandbox's start failure as one line and the tail of its error log, when there is one.
 pub(crate) fn start_failure(e: &qpslab_sandbox::Error) -> (String, Option<String>) {
     use qpslab_sandbox::Error as E;
@@ -188,4 +173,19 @@ pub(crate) fn server_record(
         "sandbox": sb.map(|s| s.name()),
         "datadir_storage": sb.map(|s| qpslab_probe::storage_facts(s.datadir())),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sandbox_names_are_valid_and_distinct() {
+        let a = sandbox_name("study", "tuned+jemalloc+never");
+        let b = sandbox_name("other", "tuned+jemalloc+never");
+        assert_ne!(a, b);
+        assert!(a.len() <= 32, "{a}");
+        qpslab_sandbox::validate_name(&a).unwrap();
+        qpslab_sandbox::validate_name(&sandbox_name("s", &"x".repeat(80))).unwrap();
+    }
 }

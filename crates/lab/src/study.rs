@@ -217,6 +217,7 @@ pub fn run_study<O: StudyObserver>(
         broken: None,
         os: OsGuard::new(),
         storage: StorageGuard::new(),
+        io_mount: None,
         undo_errors: Vec::new(),
         host: qpslab_probe::host_facts(),
     };
@@ -271,6 +272,8 @@ struct Runner<'a> {
     os: OsGuard,
     /// The mounted storage of the active setup.
     storage: StorageGuard,
+    /// The setup whose storage is mounted for its fileio cells (no server), and the mount.
+    io_mount: Option<(usize, Mounted)>,
     /// What the storage guard failed to undo, told at the end.
     undo_errors: Vec<String>,
     host: qpslab_core::HostFacts,
@@ -350,7 +353,7 @@ impl Runner<'_> {
         };
         let resolved = cell.options.resolve().map_err(fail)?;
         if resolved.plan.fileio.is_some() {
-            return self.run_io_cell(resolved.plan, cell.setup, rec, stop);
+            return self.run_io_cell(resolved.plan, cell.setup, rec, obs, stop);
         }
         self.ensure_server(cell.setup, obs)?;
         // Checked as it was resolved; the workload is built once the seed is resolved.
@@ -426,6 +429,7 @@ impl Runner<'_> {
             }
         }
         // After the server: its files keep the filesystem busy.
+        self.io_mount = None;
         let failed = self.storage.restore();
         self.undo_errors.extend(failed);
     }

@@ -1,10 +1,11 @@
 //! A study's fileio cell (`workload = "fileio"`): fio in the cell's directory
 //! ([`crate::io::cell_dir`]), no server started, the phase stored as the cell's run.
 
-use super::{CellError, Runner};
+use super::{CellError, Runner, StudyObserver};
 use crate::io::{job::Timing, IoError, IoRun};
 use qpslab_core::{PhaseResult, RunPlan, ServerInfo};
 use qpslab_store::{CellRecord, RunMeta};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 fn failed(error: String) -> CellError {
@@ -17,11 +18,12 @@ fn failed(error: String) -> CellError {
 impl Runner<'_> {
     /// Measures the fileio cell `rec` of setup `setup` with `plan` (measured once: fio's runs
     /// are not re-measured when unstable; the verdict is stored with the phase).
-    pub(super) fn run_io_cell(
+    pub(super) fn run_io_cell<O: StudyObserver>(
         &mut self,
         mut plan: RunPlan,
         setup: usize,
         rec: &CellRecord,
+        obs: &mut O,
         stop: &AtomicBool,
     ) -> Result<PhaseResult, CellError> {
         plan.report_interval_s = crate::io::job::status_interval(plan.report_interval_s);
@@ -29,12 +31,9 @@ impl Runner<'_> {
             .fileio
             .clone()
             .ok_or_else(|| failed("not fileio".into()))?;
+        let dir = self.io_dir(setup, obs)?;
+        plan.storage = self.io_mount.as_ref().map(|(_, m)| m.facts.clone());
         let name = &self.loaded.spec.name;
-        let dir = crate::io::cell_dir(
-            self.home.path(),
-            name,
-            &self.loaded.expanded.setups[setup].name,
-        );
         std::fs::create_dir_all(&dir).map_err(|e| failed(format!("{}: {e}", dir.display())))?;
         let time_s = plan
             .stop
@@ -79,5 +78,36 @@ impl Runner<'_> {
             .map_err(CellError::Store)?;
         store.cell_done(rec.id, id).map_err(CellError::Store)?;
         Ok(m.phase)
+    }
+
+    /// Where a fileio cell of `setup` puts its files: on the setup's `storage`, mounted for it
+    /// (a server of another cell is stopped first: nothing else runs while fio measures), else
+    /// [`crate::io::cell_dir`].
+    fn io_dir<O: StudyObserver>(
+        &mut self,
+        setup: usize,
+        obs: &mut O,
+    ) -> Result<PathBuf, CellError> {
+        let sc = &self.loaded.expanded.setups[setup];
+        if self.active.is_some() || self.io_mount.as_ref().is_some_and(|(s, _)| *s != setup) {
+            self.stop_server();
+        }
+        if sc.setup.storage.is_none() {
+            return Ok(crate::io::cell_dir(
+                self.home.path(),
+                &self.loaded.spec.name,
+                &sc.name,
+            ));
+        }
+        if self.io_mount.is_none() {
+            let name = crate::sandboxes::sandbox_name(&self.loaded.spec.name, &sc.name);
+            let mounted = self.mount_storage(setup, &name, obs)?;
+            self.io_mount = mounted.map(|m| (setup, m));
+        }
+        let (_, m) = self
+            .io_mount
+            .as_ref()
+            .ok_or_else(|| failed("storage not mounted".into()))?;
+        Ok(m.dir.join("fileio"))
     }
 }

@@ -134,6 +134,17 @@ impl Builder {
                 ));
             }
             io.check()?;
+            // fio measures from the first I/O after the files are laid out: no warm-up phase.
+            if let Warmup::Seconds(w) = self.warmup {
+                if w > 0.0 {
+                    return Err(format!(
+                        "warmup: fileio runs have no warm-up phase (fio measures from its first I/O); not {}",
+                        super::def::seconds_text(w)
+                    ));
+                }
+            }
+            plan.warmup_auto = None;
+            plan.warmup_s = 0.0;
         }
         // Every limit the engine enforces, checked before a server starts or anything is built.
         qpslab_engine::workload::validate(&plan.workload).map_err(|e| e.to_string())?;

@@ -286,6 +286,13 @@ mod tests {
         assert!(e.contains("workload = \"fileio\""), "{e}");
         let plain = RunOptions::default().to_plan().unwrap();
         assert!(plain.fileio.is_none());
+        // A study's default auto warm-up does not apply to fio; a warm-up asked for is refused.
+        let plan = d.defaults.to_plan().unwrap();
+        assert!(plan.warmup_auto.is_none() && plan.warmup_s == 0.0);
+        let mut warm = d.defaults.clone();
+        warm.set("warmup", json!("10s")).unwrap();
+        let e = warm.to_plan().unwrap_err();
+        assert!(e.contains("no warm-up"), "{e}");
         for bad in [
             "[defaults]\nfile_test_mode = \"rnd\"\n[sweep]\n",
             "[defaults]\n[sweep]\nfile_block_size = [0]\n",
