@@ -138,8 +138,7 @@ impl Builder {
             if let Warmup::Seconds(w) = self.warmup {
                 if w > 0.0 {
                     return Err(format!(
-                        "warmup: fileio runs have no warm-up phase (fio measures from its first I/O); not {}",
-                        super::def::seconds_text(w)
+                        "warmup: fileio runs have no warm-up phase (fio measures from its first I/O); not {w}s"
                     ));
                 }
             }
