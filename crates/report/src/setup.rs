@@ -41,6 +41,8 @@ const INCIDENTAL: &[&str] = &[
     "innodb_log_group_home_dir",
     "tmpdir",
     "server_uid",
+    "server_id",
+    "gtid_slave_pos",
     "hostname",
     "report_port",
     "timestamp",
