@@ -49,9 +49,17 @@ fn escape_colons(dir: &Path) -> String {
 }
 
 /// The fio arguments that lay the files out (sysbench's `prepare`): one thread writes them.
+/// `overwrite` makes fio write every block; without it a write job's files are only allocated
+/// (unwritten extents), and reads of them return zeros without touching the disk.
 pub fn layout_args(o: &FileIoOptions, dir: &Path) -> Vec<String> {
     let mut a = files(o, dir);
-    a.extend(["--rw=write", "--create_only=1", "--output-format=json"].map(String::from));
+    let layout = [
+        "--rw=write",
+        "--overwrite=1",
+        "--create_only=1",
+        "--output-format=json",
+    ];
+    a.extend(layout.map(String::from));
     a
 }
 
@@ -232,6 +240,10 @@ mod tests {
         assert_eq!(rwmixread(3.0), 75);
         let l = layout_args(&w, Path::new("/d"));
         assert!(has(&l, "--create_only=1") && !l.iter().any(|x| x.starts_with("--numjobs")));
+        assert!(
+            has(&l, "--overwrite=1"),
+            "files written, not only allocated: {l:?}"
+        );
         assert_eq!(file_name(3), "test_file.3");
         assert_eq!((status_interval(0.4), status_interval(2.4)), (1.0, 2.0));
     }
