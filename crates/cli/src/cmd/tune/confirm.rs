@@ -42,12 +42,18 @@ pub fn order(repeats: u32) -> Vec<Side> {
         .collect()
 }
 
+/// The least gain worth a change of settings, as `diff`'s default threshold: a tuned
+/// configuration is crowned only when its interval lies above 1 and its estimate is at least
+/// this much above the baseline (a few percent can come from the resizes and the session's
+/// drift alone).
+pub const MIN_GAIN: f64 = 1.05;
+
 /// What the confirmation found.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Verdict {
     /// Tuned over baseline throughput, with its interval.
     pub ratio: Ratio,
-    /// The interval lies wholly above 1: a gain.
+    /// The interval lies wholly above 1 and the estimate is at least [`MIN_GAIN`]: a gain.
     pub significant: bool,
 }
 
@@ -55,7 +61,8 @@ pub struct Verdict {
 /// in the same pair: the ratio `exp(mean(ln(tuned / baseline)))` over the pairs with its t
 /// interval at [`LEVEL`] (`qpslab_report::ratio::paired_ratio`). Pairing cancels what the
 /// machine does to both sides of a pair (a neighbour's load that comes and goes, caches warming
-/// over the session). A gain only when the interval lies above 1. `None` with fewer than two
+/// over the session). A gain only when the interval lies above 1 and the estimate reaches
+/// [`MIN_GAIN`]. `None` with fewer than two
 /// usable pairs.
 pub fn judge(baseline: &[f64], tuned: &[f64]) -> Option<Verdict> {
     let logs: Vec<f64> = baseline
@@ -67,7 +74,7 @@ pub fn judge(baseline: &[f64], tuned: &[f64]) -> Option<Verdict> {
     let ratio = paired_ratio(&logs, LEVEL)?;
     Some(Verdict {
         ratio,
-        significant: ratio.low > 1.0,
+        significant: ratio.low > 1.0 && ratio.ratio >= MIN_GAIN,
     })
 }
 
@@ -101,6 +108,18 @@ mod tests {
         let v = judge(&[100.0, 99.0, 101.0], &[97.0, 104.0, 108.0]).unwrap();
         assert!(v.ratio.ratio > 1.0);
         assert!(v.ratio.low < 1.0, "{:?}", v.ratio);
+        assert!(!v.significant);
+    }
+
+    #[test]
+    fn a_gain_too_small_to_matter_is_not_crowned() {
+        // Three consistent pairs of +3..6%: beyond noise, below the least gain worth a change.
+        let v = judge(&[1931.0, 1928.0, 1986.0], &[1990.0, 2048.0, 2069.0]).unwrap();
+        assert!(
+            v.ratio.low > 1.0 && v.ratio.ratio < MIN_GAIN,
+            "{:?}",
+            v.ratio
+        );
         assert!(!v.significant);
     }
 

@@ -106,6 +106,8 @@ fn header(a: &TuneArgs, c: &Checked, b: &Bench, v: Option<Verdict>) -> Vec<Strin
             a.repeats,
             if v.significant {
                 ""
+            } else if v.ratio.low > 1.0 {
+                ": no significant gain (less than the 5% a change must bring)"
             } else {
                 ": no significant gain"
             }
