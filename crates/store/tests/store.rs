@@ -283,7 +283,8 @@ fn migration_from_an_empty_file() {
             "runs",
             "samples",
             "studies",
-            "telemetry"
+            "telemetry",
+            "tune_trials"
         ]
     );
     drop(conn);
