@@ -29,7 +29,7 @@ pub fn ensure_dataset(
     qpslab_lab::exec::ensure_dataset(
         &target.options,
         w,
-        threads.unwrap_or_else(default_loaders),
+        threads.unwrap_or_else(|| default_loaders(w, target)),
         &policy,
         &mut Printer::new(),
     )
@@ -37,7 +37,8 @@ pub fn ensure_dataset(
     .map_err(exec_error)
 }
 
-/// The default number of loader connections: two per core.
-pub fn default_loaders() -> u32 {
-    qpslab_lab::exec::default_loaders()
+/// The default number of loader connections for `w` on `target` (one per table, at most two per
+/// server CPU).
+pub fn default_loaders(w: &qpslab_core::WorkloadOptions, target: &Connected) -> u32 {
+    qpslab_lab::exec::default_loaders(w, &target.options, target.server_pid)
 }

@@ -85,6 +85,10 @@ impl qpslab_lab::exec::Observer for Printer {
         crate::profile::draw(threads, files);
     }
 
+    fn placed(&mut self, _threads: u32, placement: &str) {
+        println!("client: {placement}");
+    }
+
     fn action(&mut self, _threads: u32, r: &qpslab_core::live::ActionRecord) {
         println!("{}", crate::render_live::action_line(r));
     }

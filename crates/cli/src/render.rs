@@ -164,6 +164,19 @@ fn client(o: &mut String, p: &PhaseResult) {
         let mib = c.max_rss_kib as f64 / 1024.0;
         row(o, 4, "peak rss:", format!("{mib:.1} MiB"));
     }
+    if let Some(l) = &p.client {
+        row(o, 4, "placement:", l.placement());
+        row(
+            o,
+            4,
+            "busiest event loop:",
+            format!(
+                "{:.0}% of a CPU, waited {:.0}%",
+                l.busiest() * 100.0,
+                l.waited.iter().copied().fold(0.0, f64::max) * 100.0
+            ),
+        );
+    }
 }
 
 /// The sweep table printed at the end of a run: one row per phase.

@@ -108,9 +108,37 @@ pub fn render(cpus: &[usize]) -> String {
         .join(",")
 }
 
+/// A CPU list in taskset's compact form, runs as ranges (`0-3,6`), which [`parse_cpu_list`]
+/// reads; `cpus` must be sorted.
+pub fn render_ranges(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j == i {
+            cpus[i].to_string()
+        } else {
+            format!("{}-{}", cpus[i], cpus[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranges_are_written_compactly_and_read_back() {
+        assert_eq!(render_ranges(&[12, 13, 14, 15]), "12-15");
+        assert_eq!(render_ranges(&[0, 2, 3, 4, 7]), "0,2-4,7");
+        assert_eq!(render_ranges(&[1]), "1");
+        assert_eq!(render_ranges(&[]), "");
+    }
 
     #[test]
     fn lists_are_sorted_and_deduplicated() {

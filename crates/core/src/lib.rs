@@ -13,6 +13,7 @@
 
 pub mod advise;
 pub mod cell;
+pub mod client;
 pub mod cpus;
 pub mod diff;
 pub mod dsn;

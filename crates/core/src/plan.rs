@@ -122,9 +122,15 @@ pub struct RunPlan {
     pub prepared_statements: bool,
     /// `--client-cpus`: CPUs for the client's event loops (none: not pinned).
     pub client_cpus: Option<Vec<usize>>,
-    /// Number of event-loop threads (none: one per client CPU; else one per session up to two
-    /// sessions per core, else one per four cores).
+    /// Number of event-loop threads (none: one per `client_cpus` entry, else derived from the
+    /// client's CPUs, the sessions and the server's CPUs: see the engine's `placement`).
     pub event_loops: Option<usize>,
+    /// The CPUs the server's process may run on, when it is on this machine and known (an
+    /// empty list: a remote server, none of this machine's CPUs). Set by the caller for each
+    /// phase from the running server, not stored: the phase's `client` record says what the
+    /// placement made of it.
+    #[serde(skip)]
+    pub server_cpus: Option<Vec<usize>>,
     /// `--warmup auto`: warm up until throughput is flat (then `warmup_s` is the short warm-up
     /// of the measured phase's own sessions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -181,6 +187,7 @@ impl RunPlan {
             prepared_statements: true,
             client_cpus: None,
             event_loops: None,
+            server_cpus: None,
             warmup_auto: None,
             settle: None,
             engine: EngineKnobs::default(),

@@ -149,6 +149,10 @@ pub struct PhaseResult {
     /// I/O operations, its queries' reads and writes the read and write operations).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io: Option<crate::fileio::IoFigures>,
+    /// Where the client's event loops ran and how busy each was (none: not a load-loop phase,
+    /// or stored before loops were measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<crate::client::ClientLoops>,
 }
 
 impl PhaseResult {

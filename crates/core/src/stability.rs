@@ -64,8 +64,15 @@ pub fn judge(phase: &PhaseResult, facts: &Facts) -> Stability {
     if let Some(s) = spikes(&samples) {
         reasons.push(s);
     }
+    let bound = phase.client.as_ref().filter(|c| c.saturated() > 0);
     let cpu = phase.client_cpu.user_s + phase.client_cpu.sys_s;
-    if phase.duration_s > 0.0 && facts.client_cpus > 0.0 {
+    if let Some(c) = bound {
+        reasons.push(Instability::ClientBound {
+            saturated: c.saturated() as u32,
+            loops: c.loops() as u32,
+            busiest: c.busiest(),
+        });
+    } else if phase.duration_s > 0.0 && facts.client_cpus > 0.0 {
         let share = cpu / phase.duration_s / facts.client_cpus;
         if share >= CLIENT_SHARE {
             reasons.push(Instability::ClientSaturated { share });
@@ -385,6 +392,32 @@ mod tests {
             v.to_string(),
             "unstable: other processes used 80% of the CPUs"
         );
+    }
+
+    #[test]
+    fn one_saturated_loop_makes_the_phase_client_bound_whatever_the_machine_spares() {
+        // One loop at 100% of a CPU while the client's three other CPUs sat idle: a quarter
+        // of the client's CPUs, which the whole-process check cannot see.
+        let mut p = phase(&[1000; 6], &[2.0; 6]);
+        p.client_cpu.user_s = 6.0;
+        let four = Facts {
+            client_cpus: 4.0,
+            ..FACTS
+        };
+        assert!(judge(&p, &four).is_stable());
+        p.client = Some(crate::client::ClientLoops {
+            cpus: vec![12, 13, 14, 15],
+            busy: vec![0.99],
+            ..Default::default()
+        });
+        let v = judge(&p, &four);
+        assert_eq!(
+            v.to_string(),
+            "unstable: client-bound (1 of 1 event loop(s) saturated, busiest 99% of a CPU)"
+        );
+        // Busy loops below the limit are a client with room to spare.
+        p.client.as_mut().unwrap().busy = vec![0.85, 0.6, 0.7, 0.8];
+        assert!(judge(&p, &four).is_stable());
     }
 
     #[test]

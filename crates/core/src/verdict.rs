@@ -20,6 +20,14 @@ pub enum Instability {
     /// The client used `share` (0..1) of the CPUs it could run on: it, not the server, may have
     /// limited the result.
     ClientSaturated { share: f64 },
+    /// `saturated` of the client's `loops` event loops were each busy at least 90% of the phase
+    /// (the busiest `busiest`, 0..1): their sessions waited for the client, so the phase
+    /// measured the client, whatever CPU the machine had to spare.
+    ClientBound {
+        saturated: u32,
+        loops: u32,
+        busiest: f64,
+    },
     /// Errors (retried, ignored) or reconnects during the measured phase.
     Errors { errors: u64, reconnects: u64 },
     /// Other processes used `share` (0..1) of the machine's CPUs while the phase ran: a
@@ -44,6 +52,15 @@ impl fmt::Display for Instability {
             Instability::ClientSaturated { share } => {
                 write!(f, "client saturated ({:.0}% of its CPUs)", share * 100.0)
             }
+            Instability::ClientBound {
+                saturated,
+                loops,
+                busiest,
+            } => write!(
+                f,
+                "client-bound ({saturated} of {loops} event loop(s) saturated, busiest {:.0}% of a CPU)",
+                busiest * 100.0
+            ),
             Instability::Errors { errors, reconnects } => {
                 write!(f, "{errors} error(s), {reconnects} reconnect(s)")
             }

@@ -9,4 +9,4 @@ pub mod rand;
 pub mod run;
 pub mod workload;
 
-pub use run::{run_phase, RunError};
+pub use run::{place, run_phase, Placement, RunError};

@@ -41,8 +41,9 @@ impl CellRun<'_> {
         let mut best: Option<(f64, Measured)> = None;
         loop {
             if let Some(max_s) = plan.warmup_auto.as_ref().map(|a| a.max_s) {
+                let warm = crate::exec::placed(&plan, self.target, self.sampler.server_pid());
                 let took =
-                    auto_warmup(self.target, &plan, self.workload, threads, max_s, self.stop)?;
+                    auto_warmup(self.target, &warm, self.workload, threads, max_s, self.stop)?;
                 plan.warmup_auto = Some(AutoWarmup {
                     max_s,
                     took_s: Some(took),
@@ -74,7 +75,7 @@ impl CellRun<'_> {
             let reason = (!verdict.is_stable()).then(|| verdict.to_string());
             self.store
                 .record_attempt(self.cell.id, m.run_id, reason.as_deref())?;
-            if reason.is_none() {
+            if reason.is_none() || client_bound_only(&verdict) {
                 return Ok(m);
             }
             let score = disturbance(&verdict);
@@ -127,6 +128,18 @@ impl CellRun<'_> {
     }
 }
 
+/// The client, not a disturbance, set the phase's ceiling: measuring again would meet the same
+/// client, so the verdict stands as the cell's result (shown wherever the cell is).
+fn client_bound_only(v: &qpslab_core::Stability) -> bool {
+    v.reasons.iter().all(|r| {
+        matches!(
+            r,
+            qpslab_core::Instability::ClientBound { .. }
+                | qpslab_core::Instability::ClientSaturated { .. }
+        )
+    })
+}
+
 /// The longest wait for a busy machine to quiet down before measuring a cell again.
 const QUIET_WAIT_MAX: Duration = Duration::from_secs(60);
 
@@ -147,6 +160,21 @@ fn disturbance(v: &qpslab_core::Stability) -> f64 {
 mod tests {
     use super::*;
     use qpslab_core::{Instability, Stability};
+
+    #[test]
+    fn a_client_bound_cell_is_not_measured_again_but_a_disturbed_one_is() {
+        let bound = Instability::ClientBound {
+            saturated: 1,
+            loops: 1,
+            busiest: 0.98,
+        };
+        assert!(client_bound_only(&Stability {
+            reasons: vec![bound.clone()]
+        }));
+        assert!(!client_bound_only(&Stability {
+            reasons: vec![bound, Instability::Trend { change_pct: 20.0 }]
+        }));
+    }
 
     #[test]
     fn a_stall_is_worse_than_a_busy_neighbour() {

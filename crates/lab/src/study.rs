@@ -368,7 +368,9 @@ impl Runner<'_> {
         if target.database.is_none() {
             target.database = Some("sbtest".into());
         }
-        let loaders = resolved.prepare_threads.unwrap_or_else(default_loaders);
+        let loaders = resolved.prepare_threads.unwrap_or_else(|| {
+            default_loaders(&plan.workload, &target, active.sampler.server_pid())
+        });
         let exec = |e: crate::error::ExecError| {
             if e.is_interrupted() {
                 CellError::Interrupted

@@ -123,6 +123,14 @@ fn phase(threads: u32, events: u64) -> PhaseResult {
         replay: None,
         actions: Vec::new(),
         io: None,
+        client: Some(qpslab_core::client::ClientLoops {
+            cpus: vec![1],
+            pinned: true,
+            shares_server: Some(false),
+            chosen_by: "one per --client-cpus entry".into(),
+            busy: vec![0.97],
+            waited: vec![0.02],
+        }),
     }
 }
 

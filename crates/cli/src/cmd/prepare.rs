@@ -13,11 +13,12 @@ use qpslab_engine::prepare;
 /// Runs `qpslab prepare`.
 pub fn prepare(a: PrepareArgs) -> Result<()> {
     let w = workload_options(&a.workload)?;
-    let threads = match a.threads {
-        Some(n) => crate::plan::loader_threads("--threads", n)?,
-        None => default_loaders(),
-    };
+    let threads = a
+        .threads
+        .map(|n| crate::plan::loader_threads("--threads", n))
+        .transpose()?;
     let target = connect(&a.target, Some(&a.embedded), &sandbox_home(&a.home))?;
+    let threads = threads.unwrap_or_else(|| default_loaders(&w, &target));
     // A sandbox is ours: its database is created as needed. On the user's server only when asked.
     let outcome = load(&target, &w, threads, a.create_db || target.ours);
     let stopped = target.finish();

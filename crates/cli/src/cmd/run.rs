@@ -133,7 +133,7 @@ impl Phases<'_> {
         if let Some(auto) = &plan.warmup_auto {
             let took = qpslab_lab::warmup::auto_warmup(
                 &self.target.options,
-                plan,
+                &qpslab_lab::exec::placed(plan, &self.target.options, self.target.server_pid),
                 self.workload,
                 threads,
                 auto.max_s,
@@ -280,6 +280,17 @@ fn warn_if_client_bound(phase: &PhaseResult, telemetry: &[TelemetrySample]) {
             s,
             100.0 * s / phase.duration_s / cores
         );
+    }
+    if let Some(l) = phase.client.as_ref().filter(|l| l.saturated() > 0) {
+        println!(
+            "warning: {} of {} event loop(s) were busy at least 90% of the phase (busiest {:.0}% \
+             of a CPU): the client limited this result; give it more loops (--event-loops) or \
+             CPUs of its own (--client-cpus)",
+            l.saturated(),
+            l.loops(),
+            l.busiest() * 100.0
+        );
+        return;
     }
     // The client is the limit when it keeps the machine's CPUs busy, or spends more CPU than the
     // server it is measuring.

@@ -6,6 +6,7 @@
 //! complete once every loop has either sent it or ended before it.
 
 use super::cpu::CpuSnapshot;
+use super::placement::Placement;
 use super::schedule::Boundaries;
 use super::stats::{blob, summarize, IntervalStats};
 use qpslab_core::result::{PhaseResult, RateStats, Sample, StatementLatency};
@@ -32,6 +33,9 @@ pub(crate) struct Collector {
     samples: Vec<Sample>,
     /// When the last loop ended.
     end: Option<Instant>,
+    /// Per loop: its thread's seconds on a CPU and waiting for one over the measured intervals.
+    loop_cpu_s: Vec<f64>,
+    loop_wait_s: Vec<f64>,
 }
 
 impl Collector {
@@ -55,6 +59,8 @@ impl Collector {
             total,
             samples: Vec::new(),
             end: None,
+            loop_cpu_s: vec![0.0; loops],
+            loop_wait_s: vec![0.0; loops],
         }
     }
 
@@ -84,6 +90,10 @@ impl Collector {
         on_sample: &mut dyn FnMut(&Sample),
     ) {
         self.next_from[index] = k + 1;
+        if k > 0 {
+            self.loop_cpu_s[index] += stats.loop_cpu_s;
+            self.loop_wait_s[index] += stats.loop_wait_s;
+        }
         match self.pending.get_mut(&k) {
             Some(p) => p.merge(stats),
             None => {
@@ -183,7 +193,7 @@ impl Collector {
     }
 
     /// The phase result, once every loop has ended.
-    pub fn result(self, threads: u32, rate: Option<f64>) -> PhaseResult {
+    pub fn result(self, threads: u32, rate: Option<f64>, placement: &Placement) -> PhaseResult {
         let end = self.end.unwrap_or(self.bounds.measure_start);
         let duration_s = end
             .saturating_duration_since(self.bounds.measure_start)
@@ -220,6 +230,18 @@ impl Collector {
             },
             max_lag_ms: t.lag_max_us as f64 / 1e3,
         });
+        let share = |v: &[f64]| {
+            v.iter()
+                .map(|s| {
+                    if duration_s > 0.0 {
+                        s / duration_s
+                    } else {
+                        0.0
+                    }
+                })
+                .collect()
+        };
+        let (busy, waited) = (share(&self.loop_cpu_s), share(&self.loop_wait_s));
         PhaseResult {
             threads,
             duration_s,
@@ -237,6 +259,7 @@ impl Collector {
             replay: None,
             actions: Vec::new(),
             io: None,
+            client: Some(placement.record(busy, waited)),
         }
     }
 }
@@ -249,6 +272,8 @@ mod tests {
 
     fn stats_with(events: &[u64]) -> IntervalStats {
         let mut s = IntervalStats::new(1);
+        s.loop_cpu_s = 0.25;
+        s.loop_wait_s = 0.05;
         for &us in events {
             record_us(&mut s.events, us);
             s.queries.read += 1;
@@ -314,7 +339,20 @@ mod tests {
             seen.borrow()[2].elapsed_s
         );
         assert!((seen.borrow()[2].interval_s - 0.5).abs() < 1e-6);
-        let r = c.result(2, None);
+        let placement = Placement {
+            loops: 2,
+            cpus: vec![0, 1],
+            pinned: false,
+            shares_server: None,
+            chosen_by: "test".into(),
+        };
+        let r = c.result(2, None, &placement);
+        // Each measured interval charged 0.25 s to its loop: loop 0 sent 3 of them, loop 1 two,
+        // over 2.5 s (the warm-up's CPU is not counted).
+        let client = r.client.as_ref().unwrap();
+        assert!((client.busy[0] - 0.3).abs() < 1e-9, "{client:?}");
+        assert!((client.busy[1] - 0.2).abs() < 1e-9, "{client:?}");
+        assert!((client.waited[0] - 0.06).abs() < 1e-9, "{client:?}");
         assert_eq!(r.events, 7, "warm-up excluded");
         assert_eq!(r.queries.read, 7);
         assert_eq!(r.samples.len(), 3);

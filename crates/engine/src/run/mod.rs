@@ -1,7 +1,8 @@
 //! The load loop: [`run_phase`] drives a workload against a server for one measured phase.
 //!
-//! A few event-loop threads (by default one per session for up to two sessions per core, else
-//! one per four cores; or one per `--client-cpus` entry, pinned there) each open their share of
+//! A few event-loop threads (as many as [`placement`] derives from the client's CPUs, the
+//! sessions and the server's CPUs; or one per `--client-cpus` entry, pinned there; each
+//! measures its own CPU time, so a saturated loop is seen) each open their share of
 //! the sessions with the blocking client, then drive them as state machines over non-blocking
 //! sockets. The calling thread coordinates: it fixes the
 //! timeline once every session is open, snapshots the process CPU at each report boundary, and
@@ -18,6 +19,7 @@ mod collect;
 mod cpu;
 mod error;
 mod event_loop;
+mod placement;
 mod schedule;
 mod session;
 mod stats;
@@ -25,6 +27,7 @@ mod uring;
 
 pub use cpu::CpuSnapshot;
 pub use error::RunError;
+pub use placement::{place, Placement};
 /// The latency histograms every phase uses (µs, 3 significant digits), for other loops that
 /// store phases (`qpslab replay`).
 pub use stats::{blob, new_histogram, record_us, summarize};
@@ -85,33 +88,6 @@ fn validate(plan: &RunPlan, workload: &Workload, threads: u32) -> Result<(), Run
     Ok(())
 }
 
-/// How many event loops run a phase of `threads` sessions: `--event-loops`, else one per
-/// `--client-cpus` entry, else one per session for up to two sessions per core, else one per
-/// four cores. Measured on 2 cores: with many sessions one loop serving them all batches more
-/// replies per wake-up and leaves the server the other core (one loop per core cost more CPU
-/// per query and fewer QPS at 64 to 1024 sessions; a loop drives 1024 sessions at well under
-/// one core); with as few as 4 sessions nothing batches, and a loop per session lets each
-/// pair with its server thread like a blocking client (≈ +30% QPS and −30% CPU per query
-/// against one loop).
-fn loops(plan: &RunPlan, threads: u32) -> usize {
-    let default = || {
-        plan.client_cpus.as_ref().map_or_else(
-            || {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                if threads as usize <= 2 * cores {
-                    threads as usize
-                } else {
-                    (cores / 4).max(1)
-                }
-            },
-            Vec::len,
-        )
-    };
-    plan.event_loops
-        .unwrap_or_else(default)
-        .clamp(1, threads as usize)
-}
-
 /// Runs one phase of `threads` sessions of `plan` against `target`: warm-up, then measurement
 /// until `plan.stop`, calling `on_sample` once per report interval. Raising `stop` ends the
 /// phase promptly with [`RunError::Interrupted`].
@@ -129,7 +105,8 @@ pub fn run_phase(
     stop: &AtomicBool,
 ) -> Result<PhaseResult, RunError> {
     validate(plan, workload, threads)?;
-    let loops = loops(plan, threads);
+    let placement = place(plan, threads);
+    let loops = placement.loops;
     let workload = workload.clone().with_sessions(threads);
     let mut kinds: Vec<Arc<str>> = Vec::new();
     let mut kind_of = Vec::new();
@@ -167,7 +144,7 @@ pub fn run_phase(
             let ids: Vec<u32> = (0..threads)
                 .filter(|s| *s as usize % loops == index)
                 .collect();
-            let cpu = plan.client_cpus.as_ref().map(|c| c[index % c.len()]);
+            let cpu = placement.cpu_of(index);
             let (tx, shared) = (tx.clone(), &shared);
             let spawned = std::thread::Builder::new()
                 .name(format!("qpslab-loop-{index}"))
@@ -183,7 +160,7 @@ pub fn run_phase(
             }
         }
         drop(tx);
-        coordinate(&shared, kinds, &rx, &starts, on_sample)
+        coordinate(&shared, &placement, kinds, &rx, &starts, on_sample)
     })
 }
 
@@ -240,6 +217,7 @@ fn snapshot_passed(col: &mut Collector, bounds: &Boundaries, on_sample: &mut dyn
 /// loop has ended.
 fn coordinate(
     shared: &Shared<'_>,
+    placement: &Placement,
     kinds: Vec<Arc<str>>,
     rx: &Receiver<LoopMsg>,
     starts: &[Sender<Option<Clock>>],
@@ -264,7 +242,11 @@ fn coordinate(
     }
     match failure {
         Some(e) => Err(e),
-        None => Ok(col.result(shared.sessions, plan.rate.as_ref().map(|r| r.per_second))),
+        None => Ok(col.result(
+            shared.sessions,
+            plan.rate.as_ref().map(|r| r.per_second),
+            placement,
+        )),
     }
 }
 

@@ -45,6 +45,12 @@ pub(crate) struct IntervalStats {
     pub lag_sum_us: u64,
     /// Largest schedule lag, µs.
     pub lag_max_us: u64,
+    /// CPU seconds the loop's thread spent in this interval (its own, not merged across loops:
+    /// the coordinator keeps it per loop).
+    pub loop_cpu_s: f64,
+    /// Seconds the loop's thread was runnable but waiting for a CPU in this interval (kept per
+    /// loop like `loop_cpu_s`).
+    pub loop_wait_s: f64,
 }
 
 impl IntervalStats {
@@ -60,6 +66,8 @@ impl IntervalStats {
             rate_started: 0,
             lag_sum_us: 0,
             lag_max_us: 0,
+            loop_cpu_s: 0.0,
+            loop_wait_s: 0.0,
         }
     }
 

@@ -238,8 +238,9 @@ pub(crate) static RUN: &[OptionDef] = &[
         "event_loops",
         Scope::Run,
         "N",
-        "Event-loop threads (default: one per --client-cpus entry; else one per session up to \
-         two sessions per core, else one per four cores)",
+        "Event-loop threads (default: one per --client-cpus entry; else, on CPUs of the \
+         client's own, one per CPU; sharing the server's CPUs, one per session up to two per \
+         CPU, else one per CPU but one)",
         "1",
         |b, v| {
             b.plan.event_loops = Some(int(v, 1, MAX_CONNECTIONS)? as usize);
@@ -251,7 +252,8 @@ pub(crate) static RUN: &[OptionDef] = &[
         "prepare_threads",
         Scope::Run,
         "N",
-        "Loader connections if the dataset has to be prepared first (default: 2 per core)",
+        "Loader connections if the dataset has to be prepared first (default: one per table, \
+         at most two per server CPU)",
         "2",
         |b, v| {
             b.prepare_threads = Some(int(v, 1, MAX_LOADERS)? as u32);

@@ -19,7 +19,7 @@ mod place;
 mod resgroup;
 mod task;
 
-pub use pid::{check_local, local_pid};
+pub use pid::{check_local, local_pid, server_cpus};
 pub use place::{apply, Keeper, Placer};
 pub use resgroup::{resource_group_sql, ResourceGroupSql};
 pub use task::{task, tasks, Task};

@@ -33,6 +33,28 @@ pub fn local_pid(opts: &ConnectOptions, conn: &mut Conn) -> Result<u32, Error> {
         })
 }
 
+/// The CPUs the server `opts` reaches may run on, for placing the client beside it: the union
+/// of its threads' affinity masks when its process is known (`pid`, else the peer of its Unix
+/// socket); an empty list for a server on another machine (none of ours); none when it is on
+/// this machine but its process cannot be found (TCP on loopback without a pid).
+pub fn server_cpus(opts: &ConnectOptions, pid: Option<u32>) -> Option<Vec<usize>> {
+    if !opts.endpoint.is_local() {
+        return Some(Vec::new());
+    }
+    let pid = pid.or_else(|| match &opts.endpoint {
+        Endpoint::Unix { path } => socket_pid(path).ok(),
+        Endpoint::Tcp { .. } => None,
+    })?;
+    let mut cpus: Vec<usize> = crate::threads::tasks(pid)
+        .ok()?
+        .into_iter()
+        .flat_map(|t| t.cpus)
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    (!cpus.is_empty()).then_some(cpus)
+}
+
 /// Refuses a server on another machine before connecting to it: its `/proc` is not ours.
 pub fn check_local(opts: &ConnectOptions) -> Result<(), Error> {
     if opts.endpoint.is_local() {
@@ -43,4 +65,40 @@ pub fn check_local(opts: &ConnectOptions) -> Result<(), Error> {
          threads in /proc, so the server must run here (use its socket or 127.0.0.1)",
         opts.endpoint
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qpslab_core::Secret;
+
+    fn opts(endpoint: Endpoint) -> ConnectOptions {
+        ConnectOptions {
+            endpoint,
+            user: "root".into(),
+            password: Secret::default(),
+            database: None,
+            ssl_mode: Default::default(),
+            ssl_ca: None,
+        }
+    }
+
+    #[test]
+    fn a_server_s_cpus_are_its_threads_masks_and_a_remote_one_has_none_of_ours() {
+        let remote = opts(Endpoint::Tcp {
+            host: "db1.example".into(),
+            port: 3306,
+        });
+        assert_eq!(server_cpus(&remote, None), Some(Vec::new()));
+        let local = opts(Endpoint::Tcp {
+            host: "127.0.0.1".into(),
+            port: 3306,
+        });
+        assert_eq!(server_cpus(&local, None), None, "no pid to read");
+        // This process stands in for a local server: its threads may run where it may.
+        let mine = server_cpus(&local, Some(std::process::id())).unwrap();
+        assert!(!mine.is_empty());
+        assert!(mine.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(server_cpus(&local, Some(u32::MAX)), None, "no such process");
+    }
 }

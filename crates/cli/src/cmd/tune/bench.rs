@@ -46,7 +46,8 @@ impl Bench<'_> {
     pub fn trial(&mut self, config: &Config, secs: f64, phase: &str) -> Result<Measured> {
         let started = Instant::now();
         self.applier.apply(config)?;
-        let mut plan = self.plan.clone();
+        let mut plan =
+            qpslab_lab::exec::placed(&self.plan, &self.target.options, self.target.server_pid);
         plan.stop.time_s = Some(secs);
         let result = qpslab_engine::run_phase(
             &self.target.options,

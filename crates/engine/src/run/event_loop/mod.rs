@@ -14,6 +14,7 @@
 //! measured. Statistics go into the loop's own [`IntervalStats`], handed to the coordinator once per report interval; nothing per query
 //! takes a lock, sends on a channel or allocates.
 
+use super::cpu::thread_sched_s;
 use super::error::RunError;
 use super::schedule::{Arrivals, Boundaries};
 use super::session::{Session, State};
@@ -144,6 +145,8 @@ pub(crate) struct EventLoop<'a> {
     last_batch: usize,
     /// Nap before `epoll_wait` when many requests are in flight (zero: never).
     linger: Duration,
+    /// The thread's seconds on a CPU and waiting for one when the current interval began.
+    sched_mark: (f64, f64),
 }
 
 mod open;
@@ -206,6 +209,7 @@ impl<'a> EventLoop<'a> {
             sent: Vec::with_capacity(SEND_BATCH),
             last_batch: 0,
             linger: Duration::from_micros(knobs.linger_us),
+            sched_mark: thread_sched_s(),
         })
     }
 
@@ -215,6 +219,7 @@ impl<'a> EventLoop<'a> {
         let result = self.drive(tx);
         let at = Instant::now();
         self.cut(at, tx);
+        self.stamp_cpu();
         let stats = std::mem::replace(&mut self.stats, Box::new(IntervalStats::new(0)));
         let _ = tx.send(LoopMsg::Finished {
             index: self.index,
@@ -327,6 +332,7 @@ impl<'a> EventLoop<'a> {
     /// Hands the coordinator every interval whose boundary has passed.
     fn cut(&mut self, now: Instant, tx: &Sender<LoopMsg>) {
         while self.next_boundary.is_some_and(|b| now >= b) {
+            self.stamp_cpu();
             let fresh = Box::new(IntervalStats::new(self.shared.kinds));
             let stats = std::mem::replace(&mut self.stats, fresh);
             let _ = tx.send(LoopMsg::Interval {
@@ -337,6 +343,15 @@ impl<'a> EventLoop<'a> {
             self.k += 1;
             self.next_boundary = self.clock.bounds.get(self.k);
         }
+    }
+
+    /// Charges the thread's time on a CPU and waiting for one since the last stamp to the
+    /// current interval (one read per report boundary, none per query).
+    fn stamp_cpu(&mut self) {
+        let now = thread_sched_s();
+        self.stats.loop_cpu_s += now.0 - self.sched_mark.0;
+        self.stats.loop_wait_s += now.1 - self.sched_mark.1;
+        self.sched_mark = now;
     }
 
     /// A timed phase whose grace after the end is over: the sessions still waiting for a

@@ -1,0 +1,101 @@
+//! A client that sets the ceiling is called so: one event loop pinned to one CPU drives many
+//! sessions whose replies cost the client far more than the server (a 20,000-row result served
+//! from the query cache, which the server copies out and the client walks packet by packet),
+//! with the server on the other CPU. The loop runs its CPU flat out, the phase says where the
+//! loop ran, the verdict stored with it is `client-bound`, and the run warns.
+//!
+//! Alone in its test binary: a neighbour test sharing the two CPUs would take the loop's CPU.
+
+mod common;
+use common::*;
+
+#[test]
+fn a_saturated_event_loop_makes_the_phase_client_bound() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        eprintln!("skipped: needs two CPUs (the server on one, the client on the other)");
+        return;
+    }
+    let s = Scratch::new();
+    let o = s.run(&[
+        "server",
+        "start",
+        "qc",
+        "--cpus",
+        "0",
+        "--set",
+        "query_cache_type=1",
+        "--set",
+        "query_cache_size=64M",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let socket = info["socket"].as_str().unwrap().to_string();
+    let sql = std::process::Command::new("mariadb")
+        .args(["--socket", &socket, "-uroot", "-e"])
+        .arg(
+            "CREATE DATABASE sbtest; CREATE TABLE sbtest.t (a INT PRIMARY KEY); \
+             INSERT INTO sbtest.t SELECT seq FROM sbtest.seq_1_to_20000",
+        )
+        .env(
+            "MYSQL_PWD",
+            std::fs::read_to_string(s.lab().join("sandboxes/qc/password"))
+                .unwrap()
+                .trim(),
+        )
+        .output()
+        .unwrap();
+    assert!(sql.status.success(), "{}", stderr(&sql));
+    let script = s.path().join("big.sql");
+    std::fs::write(&script, "SELECT a FROM t;\n").unwrap();
+    let o = s.run(&[
+        "run",
+        "--script",
+        script.to_str().unwrap(),
+        "--sandbox",
+        "qc",
+        "--threads",
+        "16",
+        "--time",
+        "4",
+        "--warmup",
+        "1",
+        "--event-loops",
+        "1",
+        "--client-cpus",
+        "1",
+        "--ps",
+        "off",
+    ]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("client: 1 event loop on CPU 1 (pinned, not the server's)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("warning: 1 of 1 event loop(s) were busy at least 90%"),
+        "{out}"
+    );
+
+    let o = s.run(&["show", "1", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let phase = &doc["phases"][0];
+    let client = &phase["result"]["client"];
+    assert_eq!(client["cpus"], serde_json::json!([1]), "{phase}");
+    assert_eq!(client["pinned"], true);
+    assert_eq!(client["shares_server"], false);
+    let busy = client["busy"][0].as_f64().unwrap();
+    assert!(busy >= 0.9, "the loop ran {busy:.2} of the phase");
+    let reasons = phase["result"]["stability"]["reasons"].as_array().unwrap();
+    assert!(
+        reasons.iter().any(|r| r["kind"] == "client_bound"),
+        "{reasons:?}"
+    );
+    let verdict = phase["stability"].as_str().unwrap();
+    assert!(
+        verdict.contains("client-bound (1 of 1 event loop(s) saturated"),
+        "{verdict}"
+    );
+}
