@@ -33,6 +33,9 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         if let Some(e) = cause.downcast_ref::<qpslab_wire::Error>() {
             return if wire_is_user_error(e) { 2 } else { 1 };
         }
+        if let Some(e) = cause.downcast_ref::<qpslab_store::Error>() {
+            return if e.is_user_error() { 2 } else { 1 };
+        }
     }
     1
 }

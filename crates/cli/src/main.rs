@@ -8,6 +8,7 @@ mod out;
 mod args;
 mod cmd;
 mod dataset;
+mod db;
 mod error;
 mod outfile;
 mod plan;

@@ -88,7 +88,7 @@ pub fn output_path(flag: &str, path: &std::path::Path) -> Result<()> {
 /// Builds the run plan of `qpslab run`, its seed resolved (0: from the clock) so the stored
 /// plan holds the seed actually used and the run can be repeated exactly.
 pub fn run_plan(a: &RunArgs) -> Result<Resolved> {
-    output_path("--db", &a.db.db)?;
+    crate::db::check(&a.db.db)?;
     if let Some(json) = &a.json {
         output_path("--json", json)?;
     }

@@ -97,6 +97,15 @@ pub enum ExecError {
     /// The results store failed.
     #[error(transparent)]
     Store(#[from] qpslab_store::Error),
+    /// A phase was measured but the store could not keep it (a full disk): the phase is here,
+    /// to be printed and written elsewhere (`crate::unstored::keep`).
+    #[error("{source}")]
+    Unstored {
+        /// The phase as measured.
+        measured: Box<crate::exec::Measured>,
+        /// Why the store did not take it.
+        source: qpslab_store::Error,
+    },
     /// A cell ended without a measured attempt (cannot happen: at least one is made).
     #[error("no attempt of the cell was measured")]
     NoAttempt,
@@ -126,6 +135,7 @@ impl ExecError {
             | ExecError::Workload(_)
             | ExecError::Replay(_) => true,
             ExecError::Dataset(e) => e.is_user_error(),
+            ExecError::Store(e) => e.is_user_error(),
             ExecError::Probe(qpslab_probe::Error::Profile(e)) => e.is_user_error(),
             _ => false,
         }

@@ -561,7 +561,19 @@ pub fn measure_with(
     };
     let others = crate::contention::others_share(host, &telemetry);
     phase.stability = Some(judge_phase(&phase, plan, others));
-    store.finish_phase(&handle, &phase, &telemetry)?;
+    if let Err(source) = store.finish_phase(&handle, &phase, &telemetry) {
+        // What the store kept of it so far stays, closed as interrupted when it can be.
+        let _ = store.interrupt_phase(&handle);
+        return Err(ExecError::Unstored {
+            measured: Box::new(Measured {
+                run_id: handle.run_id,
+                seq: handle.seq,
+                phase,
+                telemetry,
+            }),
+            source,
+        });
+    }
     for t in &telemetry {
         if let Reading::Profile(files) = &t.reading {
             obs.profiled(threads, files);

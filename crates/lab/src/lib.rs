@@ -51,6 +51,7 @@ pub mod settle;
 pub mod spec;
 pub mod storage;
 pub mod study;
+pub mod unstored;
 pub mod warmup;
 
 pub use error::{ExecError, SpecError, StudyError};

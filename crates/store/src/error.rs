@@ -38,6 +38,29 @@ pub enum Error {
         /// The newest schema version this build knows.
         supported: i64,
     },
+    /// `--db` names something that cannot hold a store: a directory, or a file in a directory
+    /// that does not exist.
+    #[error("results store {path}: {why}; pass another --db path")]
+    BadPath {
+        /// The path given.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The store exists but this process may not write it (file mode, read-only mount).
+    #[error("results store {path} is read-only here ({why}); pass another --db path to measure")]
+    ReadOnly {
+        /// The store's file.
+        path: PathBuf,
+        /// What SQLite or the file system said.
+        why: String,
+    },
+    /// A reading command found no store at the path.
+    #[error("no results store at {path} (nothing measured there yet; run something first, or pass --db)")]
+    Missing {
+        /// The path given.
+        path: PathBuf,
+    },
     /// No run has this id.
     #[error("no run with id {0} in the results store")]
     RunNotFound(RunId),
@@ -70,4 +93,39 @@ pub enum Error {
     /// Writing CSV failed.
     #[error("writing CSV: {0}")]
     Csv(#[from] csv::Error),
+}
+
+impl Error {
+    /// Writing failed where reading may not: a read-only store, a full disk, a file system
+    /// that refuses writes.
+    pub fn is_write_failure(&self) -> bool {
+        use rusqlite::ErrorCode as C;
+        let code = match self {
+            Error::ReadOnly { .. } => return true,
+            Error::Open { source, .. } | Error::Sqlite(source) => source.sqlite_error_code(),
+            _ => None,
+        };
+        matches!(
+            code,
+            Some(C::DiskFull | C::ReadOnly | C::SystemIoFailure | C::CannotOpen)
+        )
+    }
+
+    /// The user pointed at the wrong thing (a directory, another program's file, a read-only
+    /// or missing store, a newer qpslab's store): exit 2. Everything else (a full disk, an I/O
+    /// error) is a runtime failure.
+    pub fn is_user_error(&self) -> bool {
+        matches!(
+            self,
+            Error::BadPath { .. }
+                | Error::ReadOnly { .. }
+                | Error::Missing { .. }
+                | Error::NotADatabase { .. }
+                | Error::NotQpslab { .. }
+                | Error::NewerSchema { .. }
+                | Error::RunNotFound(_)
+                | Error::StudyNotFound(_)
+                | Error::StudyExists(_)
+        )
+    }
 }

@@ -73,12 +73,21 @@ impl Store {
     /// `-shm` files the same mode); an existing one keeps its mode. Runs left `running` by a
     /// process that no longer exists are marked `interrupted` here.
     pub fn open(path: &Path) -> Result<Store, Error> {
-        // Any failure here (no such directory, no permission) is reported by the open below.
+        check_path(path)?;
+        // Any failure here (no permission) is reported by the open below.
         let _ = create_private(path);
         let mut conn = Connection::open(path).map_err(|source| Error::Open {
             path: path.to_path_buf(),
             source,
         })?;
+        // SQLite falls back to reading a file it may not write; a writer must know now, not
+        // after a phase was measured.
+        if conn.is_readonly(rusqlite::DatabaseName::Main)? {
+            return Err(Error::ReadOnly {
+                path: path.to_path_buf(),
+                why: "the file cannot be opened for writing".into(),
+            });
+        }
         // Studies may run several qpslab processes on one store: wait for a writer rather
         // than fail at once.
         conn.busy_timeout(Duration::from_secs(10))?;
@@ -96,10 +105,98 @@ impl Store {
         })
     }
 
+    /// Opens an existing store to read it (`show`, `report`, `compare`, `lab show`): never
+    /// creates one, and reads a store that cannot be written (a full disk, a read-only file or
+    /// mount) through [`Store::open_read_only`]. Where it can write, it opens as [`Store::open`]
+    /// does, so runs whose process died are closed as `interrupted` first.
+    pub fn open_to_read(path: &Path) -> Result<Store, Error> {
+        check_path(path)?;
+        if !path.exists() {
+            return Err(Error::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        match Store::open(path) {
+            Err(e) if e.is_write_failure() => Store::open_read_only(path),
+            other => other,
+        }
+    }
+
+    /// Opens an existing store for reading only: no write is attempted, so a store on a full
+    /// or read-only file system still reads (runs whose process died still show `running`). A
+    /// store of an older schema is migrated first, which needs [`Store::open`]'s write access.
+    pub fn open_read_only(path: &Path) -> Result<Store, Error> {
+        check_path(path)?;
+        if !path.exists() {
+            return Err(Error::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+        let open = |p: &str| Connection::open_with_flags(p, flags);
+        let plain = path
+            .to_string_lossy()
+            .replace('%', "%25")
+            .replace('?', "%3f")
+            .replace('#', "%23");
+        // A WAL store on a read-only mount has no shared-memory file to open: read it as the
+        // unchangeable file it is there (`immutable`, no locks, no wal-index).
+        let conn = open(&format!("file:{plain}"))
+            .and_then(|c| {
+                c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))
+                    .map(|()| c)
+            })
+            .or_else(|_| open(&format!("file:{plain}?immutable=1")))
+            .map_err(|source| Error::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        if schema::version(&conn, path)? < schema::SCHEMA_VERSION {
+            drop(conn);
+            return Store::open(path);
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
     /// The file this store lives in.
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+impl Store {
+    /// Refuses a path that cannot hold a store (a directory, or a file in a missing directory)
+    /// before anything is measured for it.
+    pub fn check_path(path: &Path) -> Result<(), Error> {
+        check_path(path)
+    }
+}
+
+/// See [`Store::check_path`].
+fn check_path(path: &Path) -> Result<(), Error> {
+    let bad = |why: String| {
+        Err(Error::BadPath {
+            path: path.to_path_buf(),
+            why,
+        })
+    };
+    if path.is_dir() {
+        return bad("is a directory".into());
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return bad(format!("directory {} does not exist", dir.display()));
+    }
+    Ok(())
 }
 
 /// Creates `path` empty with mode 0600 when it does not exist; leaves an existing file alone.

@@ -220,6 +220,20 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// Checks that `conn` is an empty file or a qpslab store this build can read, then applies the
 /// missing migrations.
 pub(crate) fn check_and_migrate(conn: &mut Connection, path: &Path) -> Result<(), Error> {
+    let version = version(conn, path)?;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", i as i64 + 1)?;
+        tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// The schema version of the store behind `conn`, after checking that it is a qpslab store
+/// this build can read (0: a new, empty file). Reads only.
+pub(crate) fn version(conn: &Connection, path: &Path) -> Result<i64, Error> {
     let not_db = |e: rusqlite::Error| match e.sqlite_error_code() {
         Some(ErrorCode::NotADatabase) => Error::NotADatabase {
             path: path.to_path_buf(),
@@ -252,12 +266,5 @@ pub(crate) fn check_and_migrate(conn: &mut Connection, path: &Path) -> Result<()
             supported: SCHEMA_VERSION,
         });
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let tx = conn.transaction()?;
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", i as i64 + 1)?;
-        tx.pragma_update(None, "application_id", APPLICATION_ID)?;
-        tx.commit()?;
-    }
-    Ok(())
+    Ok(version)
 }

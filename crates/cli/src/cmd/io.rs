@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use qpslab_core::env::ServerInfo;
 use qpslab_core::fileio::FileIoOptions;
 use qpslab_lab::io::{job::Timing, IoError, IoRun};
-use qpslab_store::{RunMeta, RunStatus, Store};
+use qpslab_store::{RunMeta, RunStatus};
 
 /// An I/O error as the exit code wants it: the user's mistakes exit 2.
 fn io_error(e: IoError) -> anyhow::Error {
@@ -25,7 +25,7 @@ fn io_error(e: IoError) -> anyhow::Error {
 
 /// The fileio options and timing of `a`, every value checked.
 fn plan(a: &IoArgs) -> Result<(qpslab_core::RunPlan, FileIoOptions, Timing)> {
-    output_path("--db", &a.db.db)?;
+    crate::db::check(&a.db.db)?;
     for (flag, path) in [("--json", &a.json), ("--fio-json", &a.fio_json)] {
         if let Some(path) = path {
             output_path(flag, path)?;
@@ -62,8 +62,7 @@ pub fn io(a: IoArgs) -> Result<()> {
     };
     let version = qpslab_lab::io::preflight(&run).map_err(io_error)?;
     // The store is opened once the input is known to be valid, so rejected input writes nothing.
-    let mut store =
-        Store::open(&a.db.db).with_context(|| format!("results store {}", a.db.db.display()))?;
+    let mut store = crate::db::open_to_write(&a.db.db)?;
     let meta = RunMeta::new(
         plan,
         format!("files in {}", dir.display()),

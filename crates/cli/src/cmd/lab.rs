@@ -8,7 +8,7 @@ use crate::printer::Printer;
 use crate::render::table;
 use crate::signals::INTERRUPTED;
 use crate::target::sandbox_home;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use qpslab_core::PhaseResult;
 use qpslab_lab::exec::Observer;
 use qpslab_lab::study::{self, Loaded, Mode, StudyObserver};
@@ -162,9 +162,8 @@ impl StudyObserver for LabPrinter {
 
 fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
     let l = load(&a.spec)?;
-    crate::plan::output_path("--db", &a.db.db)?;
-    let mut store =
-        Store::open(&a.db.db).with_context(|| format!("results store {}", a.db.db.display()))?;
+    crate::db::check(&a.db.db)?;
+    let mut store = crate::db::open_to_write(&a.db.db)?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let started = std::time::Instant::now();
     let mut printer = LabPrinter {
@@ -290,14 +289,7 @@ fn study_name(arg: &str) -> Result<String> {
 }
 
 fn show(a: &LabShowArgs) -> Result<()> {
-    if !a.db.db.exists() {
-        return Err(user(format!(
-            "no results store at {} (run a study first, or pass --db)",
-            a.db.db.display()
-        )));
-    }
-    let store =
-        Store::open(&a.db.db).with_context(|| format!("results store {}", a.db.db.display()))?;
+    let store = crate::db::open_to_read(&a.db.db)?;
     let Some(arg) = &a.study else {
         return list(&store, a);
     };

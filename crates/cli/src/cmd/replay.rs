@@ -7,7 +7,7 @@ use crate::error::{exec_error, user};
 use crate::outfile::write_json;
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, explicit, sandbox_home, Connected};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use qpslab_core::replay::{ReplayMode, ReplayPlan};
 use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
 use qpslab_lab::replay::source::{load, Loaded};
@@ -46,8 +46,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
     let mut connected = connect(&a.target, None, &sandbox_home(&a.home))?;
     // Statements run in their logged databases unless --database names one.
     connected.options.database.clone_from(&a.target.database);
-    let outcome = Store::open(&a.db.db)
-        .with_context(|| format!("results store {}", a.db.db.display()))
+    let outcome = crate::db::open_to_write(&a.db.db)
         .and_then(|mut store| measure(&a, &opts, &loaded, &mut store, &connected));
     let stopped = connected.finish();
     outcome?;
@@ -132,7 +131,7 @@ fn measure(
         &INTERRUPTED,
     );
     let m = measured
-        .map_err(|e| crate::cmd::run::close_unfinished(store, &meta.uuid, e, "replay".into()))?;
+        .map_err(|e| crate::cmd::run::close_unfinished(store, &meta, e, "replay".into()))?;
     store.finish_run(&meta.uuid, RunStatus::Completed)?;
     println!();
     print!("{}", crate::render_replay::summary(&m.phase));

@@ -6,18 +6,12 @@
 use crate::args::{CompareArgs, CompareFormat, DbArgs, ReportArgs, ReportFormat};
 use crate::error::user;
 use crate::render::table;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use qpslab_report::{build, model::points, Comparison, FactorDef, Format, ReportInput, Subject};
 use qpslab_store::{CellStatus, RunId, Store};
 
 fn open_store(db: &DbArgs) -> Result<Store> {
-    if !db.db.exists() {
-        return Err(user(format!(
-            "no results store at {} (run something first, or pass --db)",
-            db.db.display()
-        )));
-    }
-    Store::open(&db.db).with_context(|| format!("results store {}", db.db.display()))
+    crate::db::open_to_read(&db.db)
 }
 
 fn run_subject(store: &Store, id: &str) -> Result<Subject> {

@@ -11,7 +11,7 @@ use crate::printer::Printer;
 use crate::render::{phase_summary, sweep_table};
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, sandbox_home, Connected};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use qpslab_core::result::PhaseResult;
 use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
@@ -38,12 +38,10 @@ pub fn run(a: RunArgs) -> Result<()> {
         }
     }
     // The store is opened once the target is known to be valid, so rejected input writes nothing.
-    let outcome = Store::open(&a.db.db)
-        .with_context(|| format!("results store {}", a.db.db.display()))
-        .and_then(|mut store| {
-            let loaders = resolved.prepare_threads;
-            sweep(&a, &plan, loaders, &workload, &mut store, &connected)
-        });
+    let outcome = crate::db::open_to_write(&a.db.db).and_then(|mut store| {
+        let loaders = resolved.prepare_threads;
+        sweep(&a, &plan, loaders, &workload, &mut store, &connected)
+    });
     let stopped = connected.finish();
     outcome?;
     stopped
@@ -166,7 +164,15 @@ impl Phases<'_> {
                 self.judge_actions(&mut m)?;
                 Ok(m.phase)
             }
-            Err(e) => Err(self.failed(e, threads)),
+            Err(e) => {
+                // Measured but not stored: the numbers are still the user's to see.
+                if let qpslab_lab::ExecError::Unstored { measured, .. } = &e {
+                    println!();
+                    print!("{}", phase_summary(&measured.phase));
+                    warn_if_client_bound(&measured.phase, &measured.telemetry);
+                }
+                Err(self.failed(e, threads))
+            }
         }
     }
 
@@ -192,7 +198,7 @@ impl Phases<'_> {
     /// Closes the run after a phase that did not finish, and says where what was measured is.
     fn failed(&mut self, e: qpslab_lab::ExecError, threads: u32) -> anyhow::Error {
         let what = format!("{} at {threads} thread(s)", self.meta.plan.workload.label());
-        close_unfinished(self.store, &self.meta.uuid, e, what)
+        close_unfinished(self.store, &self.meta, e, what)
     }
 
     /// Closes the run, prints the sweep table and writes `--json`.
@@ -311,21 +317,34 @@ fn warn_if_client_bound(phase: &PhaseResult, telemetry: &[TelemetrySample]) {
 /// measured is stored, and returns the error to report, in the context `what`.
 pub(crate) fn close_unfinished(
     store: &mut Store,
-    uuid: &str,
+    meta: &RunMeta,
     e: qpslab_lab::ExecError,
     what: String,
 ) -> anyhow::Error {
     let status = e.run_status();
     let stored = store
-        .finish_run(uuid, status)
-        .and_then(|()| store.run_id_by_uuid(uuid));
+        .finish_run(&meta.uuid, status)
+        .and_then(|()| store.run_id_by_uuid(&meta.uuid));
     match stored {
         Ok(Some(id)) => eprintln!(
             "what was measured is stored as run {id} ({status}) in {}  (qpslab show {id})",
             store.path().display()
         ),
         Ok(None) => {}
-        Err(s) => return anyhow::Error::new(s).context("closing the run"),
+        // The error that ended the run is the one to report; a store that cannot even close
+        // the run is said once, beside it.
+        Err(s) => eprintln!("warning: the run could not be closed in the results store: {s}"),
+    }
+    if let qpslab_lab::ExecError::Unstored { measured, source } = &e {
+        let kept = qpslab_lab::unstored::keep(store.path(), meta, measured);
+        let whereto = match kept {
+            Ok(path) => format!("it is kept in {} (the run's JSON form)", path.display()),
+            Err(why) => format!("it could not be written anywhere either ({why})"),
+        };
+        return anyhow::anyhow!(
+            "{what}: the results store {} could not keep the measured phase ({source}); {whereto}",
+            store.path().display()
+        );
     }
     exec_error(e).context(what)
 }

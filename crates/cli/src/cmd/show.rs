@@ -3,19 +3,12 @@
 use crate::args::ShowArgs;
 use crate::error::user;
 use crate::render::{sweep_table, table};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use qpslab_store::{RunId, Store};
 
 /// Runs `qpslab show`.
 pub fn show(a: ShowArgs) -> Result<()> {
-    if !a.db.db.exists() {
-        return Err(user(format!(
-            "no results store at {} (run something first, or pass --db)",
-            a.db.db.display()
-        )));
-    }
-    let store =
-        Store::open(&a.db.db).with_context(|| format!("results store {}", a.db.db.display()))?;
+    let store = crate::db::open_to_read(&a.db.db)?;
     match a.run {
         None => list(&store, &a),
         Some(id) => one(&store, RunId(id), a.json),

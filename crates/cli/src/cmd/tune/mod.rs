@@ -20,10 +20,9 @@ mod session_out;
 use crate::args::{DurabilityArg, TuneArgs};
 use crate::error::user;
 use crate::target::{connect, sandbox_home};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use qpslab_core::advise::Durability;
 use qpslab_engine::workload::Workload;
-use qpslab_store::Store;
 
 /// Runs `qpslab tune`.
 pub fn tune(a: TuneArgs) -> Result<()> {
@@ -34,8 +33,7 @@ pub fn tune(a: TuneArgs) -> Result<()> {
     if !connected.ours {
         eprintln!("{}: only settings SET GLOBAL can change are tuned (--apply-dynamic-only), and each is put back at the end", connected.options.describe());
     }
-    let outcome = Store::open(&a.db.db)
-        .with_context(|| format!("results store {}", a.db.db.display()))
+    let outcome = crate::db::open_to_write(&a.db.db)
         .and_then(|mut store| session::run(&a, &checked, &workload, &mut store, &connected, &home));
     let stopped = connected.finish();
     outcome?;
@@ -51,7 +49,7 @@ pub(crate) struct Checked {
 }
 
 fn check(a: &TuneArgs) -> Result<Checked> {
-    crate::plan::output_path("--db", &a.db.db)?;
+    crate::db::check(&a.db.db)?;
     for (flag, path) in [("--out", &a.out), ("--json", &a.json)] {
         if let Some(p) = path {
             crate::outfile::check(flag, p, true)?;

@@ -1,0 +1,22 @@
+//! The results store as every command opens it: one message and one exit code per bad `--db`
+//! (a directory, a missing directory, another program's file, a read-only store: exit 2; a
+//! full disk: exit 1), whether the command measures or only reads.
+
+use anyhow::Result;
+use qpslab_store::Store;
+use std::path::Path;
+
+/// Checks `--db` before anything starts (a server, a measurement), so a bad path fails first.
+pub fn check(path: &Path) -> Result<()> {
+    Ok(Store::check_path(path)?)
+}
+
+/// The store a measuring command writes to, created when missing.
+pub fn open_to_write(path: &Path) -> Result<Store> {
+    Ok(Store::open(path)?)
+}
+
+/// The store a reading command reads: never created, read even where it cannot be written.
+pub fn open_to_read(path: &Path) -> Result<Store> {
+    Ok(Store::open_to_read(path)?)
+}
