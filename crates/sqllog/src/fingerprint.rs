@@ -353,50 +353,30 @@ fn fold_limits(out: &mut Vec<u8>) {
     }
 }
 
-/// What a statement does to data: the replayer's `--read-only` skips [`StatementKind::Write`].
+/// What a statement does to data, in three words (the digest's read/write column): the
+/// [`crate::classify`] verdict's effect, folded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StatementKind {
-    /// SELECT, SHOW, DESCRIBE, EXPLAIN, WITH ... without `FOR UPDATE` or `INTO`.
+    /// Reads: SELECT (locking reads included), SHOW, DESCRIBE, EXPLAIN, WITH ... that only reads.
     Read,
-    /// INSERT, UPDATE, DELETE, REPLACE, LOAD, DDL, CALL, a SELECT that locks or writes.
+    /// Anything that may change data, the schema or the server (see [`crate::Effect`]).
     Write,
-    /// Session and transaction control: BEGIN, COMMIT, SET, USE, ...
+    /// Session and transaction control: BEGIN, COMMIT, SET (session), USE, ...
     Other,
 }
 
 /// The kind of one statement (see [`StatementKind`]).
 pub fn statement_kind(sql: &str) -> StatementKind {
-    kind_of_fingerprint(&fingerprint(sql))
+    kind_of_fingerprint(sql)
 }
 
-/// [`statement_kind`] of an already computed fingerprint (cheaper: no second fold).
+/// [`statement_kind`] of an already computed fingerprint (the classifier reads either).
 pub fn kind_of_fingerprint(fp: &str) -> StatementKind {
-    let first = fp
-        .trim_start_matches(['(', ' '])
-        .split([' ', '('])
-        .next()
-        .unwrap_or("");
-    const READS: [&str; 8] = [
-        "select", "show", "describe", "desc", "explain", "with", "values", "table",
-    ];
-    const WRITES: [&str; 17] = [
-        "insert", "update", "delete", "replace", "load", "create", "alter", "drop", "truncate",
-        "rename", "grant", "revoke", "call", "optimize", "repair", "analyze", "handler",
-    ];
-    if READS.contains(&first) {
-        let words: Vec<&str> = fp.split([' ', '(', ')']).collect();
-        if words
-            .iter()
-            .any(|w| matches!(*w, "into" | "update" | "delete" | "insert"))
-        {
-            return StatementKind::Write;
-        }
-        return StatementKind::Read;
+    match crate::classify(fp).effect {
+        crate::Effect::Read => StatementKind::Read,
+        crate::Effect::Session => StatementKind::Other,
+        _ => StatementKind::Write,
     }
-    if WRITES.contains(&first) {
-        return StatementKind::Write;
-    }
-    StatementKind::Other
 }
 
 #[cfg(test)]

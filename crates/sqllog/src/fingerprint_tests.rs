@@ -166,11 +166,14 @@ fn statement_kinds() {
             StatementKind::Read,
         ),
         ("show tables", StatementKind::Read),
+        // Locking reads and INTO @var change no data (see `safety`).
+        ("select * from t where id=1 for update", StatementKind::Read),
+        ("select a into @x from t", StatementKind::Read),
         (
-            "select * from t where id=1 for update",
+            "select a into outfile '/tmp/x' from t",
             StatementKind::Write,
         ),
-        ("select a into @x from t", StatementKind::Write),
+        ("SHUTDOWN", StatementKind::Write),
         ("insert into t values (1)", StatementKind::Write),
         ("UPDATE t SET a=1", StatementKind::Write),
         ("create table t (a int)", StatementKind::Write),
