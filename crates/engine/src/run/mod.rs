@@ -25,6 +25,7 @@ mod uring;
 
 pub use cpu::CpuSnapshot;
 pub use error::RunError;
+pub use event_loop::recovery::{connect_error_code, FIRST_BACKOFF, MAX_BACKOFF, RECONNECT_FOR};
 /// The latency histograms every phase uses (µs, 3 significant digits), for other loops that
 /// store phases (`qpslab replay`).
 pub use stats::{blob, new_histogram, record_us, summarize};
