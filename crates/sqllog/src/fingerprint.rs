@@ -11,8 +11,8 @@
 //! - `IN (?, ?, ...)` becomes `in(?+)` and `VALUES (...), (...)` becomes `values(?+)`
 //!   when the lists hold only literals;
 //! - `LIMIT ?, ?` and `LIMIT ? OFFSET ?` become `limit ?`;
-//! - comments (`-- `, `#`, `/* */`) are removed, but `/*! ... */` and `/*+ ... */` hints are
-//!   kept (folded like the rest): they change what the server does, so a hinted statement
+//! - comments (`-- `, `#`, `/* */`) are removed, but `/*! ... */`, MariaDB's `/*M! ... */` and
+//!   `/*+ ... */` hints are kept (folded like the rest): they change what the server does, so a hinted statement
 //!   is a different class;
 //! - backquotes are removed, everything outside literals is lowercased, whitespace runs
 //!   become one space, none after `(` or before `)` and `,`, one after `,`;
@@ -96,7 +96,10 @@ impl Folder<'_> {
                 b'-' if self.peek(1) == b'-' && matches!(self.peek(2), 0..=b' ') => {
                     self.line_comment()
                 }
-                b'/' if self.peek(1) == b'*' && !matches!(self.peek(2), b'!' | b'+') => {
+                b'/' if self.peek(1) == b'*'
+                    && !matches!(self.peek(2), b'!' | b'+')
+                    && (self.peek(2), self.peek(3)) != (b'M', b'!') =>
+                {
                     self.block_comment()
                 }
                 b'\'' | b'"' => {

@@ -75,6 +75,8 @@ fn fingerprint_cases() {
             "select /*! STRAIGHT_JOIN */ a from t",
             "select /*! straight_join */ a from t",
         ),
+        // MariaDB's executable comment runs too: it is no comment to drop.
+        ("/*M!100100 SHUTDOWN */", "/*m!? shutdown */"),
         (
             "SELECT /*+ MAX_EXECUTION_TIME(1000) */ a FROM t",
             "select /*+ max_execution_time(?) */ a from t",

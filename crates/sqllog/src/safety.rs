@@ -148,10 +148,12 @@ fn lex(sql: &str) -> Vec<Tok<'_>> {
             b'#' => i = line_end(s, i),
             b'-' if at(i + 1) == b'-' && matches!(at(i + 2), 0..=b' ') => i = line_end(s, i),
             b'/' if at(i + 1) == b'*'
-                && (at(i + 2) == b'!' || s.get(i + 2..i + 4) == Some(b"M!")) =>
+                && (at(i + 2) == b'!'
+                    || matches!(s.get(i + 2..i + 4), Some([b'M' | b'm', b'!']))) =>
             {
                 i += if at(i + 2) == b'!' { 3 } else { 4 };
-                while at(i).is_ascii_digit() {
+                // The version (`?` in a fingerprint).
+                while at(i).is_ascii_digit() || at(i) == b'?' {
                     i += 1;
                 }
                 open_exec += 1;

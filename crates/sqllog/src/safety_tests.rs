@@ -75,6 +75,9 @@ fn comments_and_whitespace_are_skipped_and_executable_comments_read() {
         ("/*!50001 SHUTDOWN */", Admin),
         ("/*M! SHUTDOWN */", Admin),
         ("/*M!100100 SET GLOBAL max_connections=11 */", Admin),
+        // Their fingerprints too (lowercased, the version folded).
+        ("/*m!? shutdown */", Admin),
+        ("/*!? shutdown */", Admin),
         ("SELECT 1 /*!, 2; DROP DATABASE x */", Destructive),
         (
             "/*!40101 SET @OLD_CHARACTER_SET_CLIENT=@@CHARACTER_SET_CLIENT */",
