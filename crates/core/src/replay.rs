@@ -156,4 +156,11 @@ mod tests {
         assert!(json.contains("\"1146\":12"), "{json}");
         assert_eq!(serde_json::from_str::<ReplayOutcome>(&json).unwrap(), o);
     }
+
+    #[test]
+    fn runs_stored_before_skip_reasons_read_their_skipped_writes() {
+        let old = r#"{"id":"c1","fingerprint":"update t","executed":0,"skipped_writes":4}"#;
+        let c: ClassOutcome = serde_json::from_str(old).unwrap();
+        assert_eq!((c.skipped, c.skip_reason), (4, None));
+    }
 }

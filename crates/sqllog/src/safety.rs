@@ -57,6 +57,17 @@ const fn v(effect: Effect, why: &'static str) -> Verdict {
     Verdict { effect, why }
 }
 
+impl Verdict {
+    /// The more harmful of `self` and `o` (`self` on a tie).
+    fn or_worse(self, o: Verdict) -> Verdict {
+        if o.effect > self.effect {
+            o
+        } else {
+            self
+        }
+    }
+}
+
 /// Which statements a replay runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Policy {
@@ -107,10 +118,7 @@ fn classify_at(sql: &str, depth: u32) -> Verdict {
             continue;
         }
         let got = statement(piece, depth);
-        match worst {
-            Some(w) if w.effect >= got.effect => {}
-            _ => worst = Some(got),
-        }
+        worst = Some(worst.map_or(got, |w| w.or_worse(got)));
     }
     worst.unwrap_or(v(Effect::Session, "no statement"))
 }
@@ -366,9 +374,7 @@ fn read_like(s: &Stmt<'_, '_>) -> Verdict {
         } else {
             continue;
         };
-        if found.effect > worst.effect {
-            worst = found;
-        }
+        worst = worst.or_worse(found);
     }
     worst
 }
@@ -436,9 +442,7 @@ fn set(s: &Stmt<'_, '_>, depth: u32) -> Verdict {
             }
             _ => continue,
         };
-        if found.effect > worst.effect {
-            worst = found;
-        }
+        worst = worst.or_worse(found);
     }
     worst
 }
