@@ -243,6 +243,26 @@ fn ctrl_c_keeps_the_intervals_replayed_so_far() {
     assert!(samples >= 2, "{samples} interval(s) kept");
 }
 
+/// `child`'s output once it ends, or none when it is still running `limit` after `since` (it is
+/// then killed): a replay that hangs fails its test instead of holding it.
+fn output_within(
+    child: std::process::Child,
+    since: std::time::Instant,
+    limit: std::time::Duration,
+) -> Option<std::process::Output> {
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(limit.saturating_sub(since.elapsed())) {
+        Ok(out) => Some(out.unwrap()),
+        Err(_) => {
+            // SAFETY: kill(2) takes plain integers; the pid is this test's own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            None
+        }
+    }
+}
+
 /// A private sandbox of `s`'s lab (these tests change or stop their server): its socket and
 /// pid, and a client for it.
 struct Private {
@@ -314,7 +334,15 @@ fn hostile_statements_never_run_and_each_skipped_class_is_named() {
     ] {
         let mut args = vec!["replay", log.to_str().unwrap(), "--sandbox", "hostile"];
         args.extend_from_slice(extra);
-        let o = s.run(&args);
+        let child = s
+            .cmd(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let limit = std::time::Duration::from_secs(60);
+        let o = output_within(child, std::time::Instant::now(), limit)
+            .unwrap_or_else(|| panic!("{extra:?}: the replay still ran after 60 s"));
         let (out, err) = (stdout(&o), stderr(&o));
         assert!(o.status.success(), "{extra:?}: {err}");
         assert_eq!(server.state(), before, "{extra:?}: {out}");
@@ -376,7 +404,7 @@ fn a_server_gone_mid_replay_ends_it_on_time_with_the_errors_stored() {
         .map(|i| (1, i, format!("SELECT v FROM t WHERE id = {i}")))
         .collect();
     let log = slow_log(s.path(), "long.log", &entries);
-    let mut child = s
+    let child = s
         .cmd(&["replay", log.to_str().unwrap(), "--sandbox", "gone"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -387,22 +415,12 @@ fn a_server_gone_mid_replay_ends_it_on_time_with_the_errors_stored() {
     assert_eq!(unsafe { libc::kill(server.pid, libc::SIGKILL) }, 0);
     let killed = std::time::Instant::now();
     // Waits at most 60 s; a replay that hangs is killed and fails the test.
-    let ended = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if killed.elapsed().as_secs() > 60 {
-            let _ = child.kill();
-            break None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    };
+    let out = output_within(child, killed, std::time::Duration::from_secs(60))
+        .expect("the replay still ran 60 s after its server was killed");
     let took = killed.elapsed().as_secs_f64();
-    let out = child.wait_with_output().unwrap();
     let (text, err) = (stdout(&out), stderr(&out));
-    let status = ended.unwrap_or_else(|| panic!("replay still running 60 s after: {text}{err}"));
     assert!(took < 36.0, "ended {took:.1} s after the kill: {err}");
-    assert_eq!(status.code(), Some(1), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("could not reconnect"), "{err}");
     let json: serde_json::Value =
         serde_json::from_slice(&s.run(&["show", "1", "--json"]).stdout).unwrap();
