@@ -10,7 +10,8 @@
 //! MariaDB's `/*M! */`) is read as SQL (the server may run it), literals and quoted names never
 //! count as keywords, leading parentheses are skipped, and every statement of a multi-statement
 //! text is judged. `PREPARE s FROM '...'` and `EXECUTE IMMEDIATE '...'` are judged by the text
-//! they prepare; from a variable they cannot be known and count as writes.
+//! they prepare; dynamic SQL (from a variable or an expression) cannot be checked and counts as
+//! server-level.
 //!
 //! Decisions a replay against a copy of production needs:
 //! - locking reads (`SELECT ... FOR UPDATE`, `LOCK IN SHARE MODE`) change nothing: reads;
@@ -19,7 +20,8 @@
 //! - a schema-qualified call (`db.f(...)`) is a stored function that may write: a write. An
 //!   unqualified call cannot be told from a built-in one and is taken as a read (a stored
 //!   function that writes then runs under `--read-only`); `NEXTVAL`/`SETVAL`/`NEXT VALUE FOR`
-//!   advance a sequence: writes;
+//!   advance a sequence: writes; the well-known command-running UDFs (`sys_exec`, `sys_eval`)
+//!   are server-level;
 //! - `CALL`, and anything not recognised, may write: writes;
 //! - creating stored code (procedures, functions, triggers, events) and compound statements
 //!   (`BEGIN NOT ATOMIC`, `IF`, `WHILE`...) hold statements that run later or cannot be checked
@@ -294,11 +296,11 @@ fn statement(t: &[Tok<'_>], depth: u32) -> Verdict {
         "set" => set(&s, depth),
         "prepare" => match s.string_after(1) {
             Some(text) if depth < 4 => classify_at(text, depth + 1),
-            _ => v(Write, "PREPARE from a variable cannot be checked"),
+            _ => v(Admin, "PREPARE of dynamic SQL cannot be checked"),
         },
         "execute" if s.is(1, "immediate") => match s.t.get(2) {
             Some(Tok::Str(text)) if depth < 4 => classify_at(text, depth + 1),
-            _ => v(Write, "EXECUTE IMMEDIATE of a variable cannot be checked"),
+            _ => v(Admin, "EXECUTE IMMEDIATE of dynamic SQL cannot be checked"),
         },
         "execute" => v(Session, "runs a statement whose PREPARE was checked"),
         "insert" | "update" | "delete" | "replace" => v(Write, "changes rows"),
@@ -365,6 +367,8 @@ fn read_like(s: &Stmt<'_, '_>) -> Verdict {
             || (s.is(i, "next") && s.is(i + 1, "value") && s.is(i + 2, "for"))
         {
             v(Write, "advances a sequence")
+        } else if s.is_any(i, &["sys_exec", "sys_eval"]) {
+            v(Admin, "calls a UDF that runs commands on the server's host")
         } else if matches!(s.t.get(i), Some(Tok::Word(_) | Tok::Quoted))
             && s.t.get(i + 1) == Some(&Tok::Punct(b'.'))
             && matches!(s.t.get(i + 2), Some(Tok::Word(_) | Tok::Quoted))
@@ -414,7 +418,9 @@ fn set(s: &Stmt<'_, '_>, depth: u32) -> Verdict {
         Some(_) => v(Write, "an unknown statement may write"),
         None => v(Session, "changes only this session"),
     };
-    for t in assignments {
+    for (i, t) in assignments.iter().enumerate() {
+        // A system variable counts where it is assigned, not where it is read.
+        let assigned = matches!(assignments.get(i + 1), Some(Tok::Punct(b'=' | b':')));
         let found = match t {
             Tok::Word(w)
                 if ["global", "persist", "persist_only"]
@@ -423,7 +429,7 @@ fn set(s: &Stmt<'_, '_>, depth: u32) -> Verdict {
             {
                 v(Admin, "SET GLOBAL/PERSIST changes server settings")
             }
-            Tok::Var(name) => {
+            Tok::Var(name) if assigned => {
                 let lower = name.to_ascii_lowercase();
                 let global = ["@@global.", "@@persist.", "@@persist_only."]
                     .iter()
@@ -495,6 +501,7 @@ fn ddl(s: &Stmt<'_, '_>, verb: &str) -> Verdict {
                 continue;
             }
             Some(Tok::Word(w)) if w.eq_ignore_ascii_case("temporary") => temporary = true,
+            Some(Tok::Word(w)) if w.eq_ignore_ascii_case("tables") => break Some("table"),
             Some(Tok::Word(w)) => {
                 if let Some(o) = OBJECTS.iter().find(|o| w.eq_ignore_ascii_case(o)) {
                     break Some(*o);

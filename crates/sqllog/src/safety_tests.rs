@@ -210,7 +210,10 @@ fn writes_and_schema_changes() {
         ("ANALYZE FORMAT=JSON DELETE FROM t", Write),
         ("EXPLAIN ANALYZE SELECT 1", Read),
         ("frobnicate the server", Write),
-        ("PREPARE s FROM @sql", Write),
+        ("PREPARE s FROM @sql", Admin),
+        ("EXECUTE IMMEDIATE CONCAT('SHUT', 'DOWN')", Admin),
+        ("SELECT sys_exec('touch /tmp/x')", Admin),
+        ("DROP TABLES a, b", Destructive),
         ("PREPARE s FROM 'SELECT ?'", Read),
         ("PREPARE s FROM 'SHUTDOWN'", Admin),
         ("EXECUTE IMMEDIATE 'DROP DATABASE x'", Destructive),
@@ -246,6 +249,10 @@ fn session_statements() {
         ("SET NAMES utf8mb4", Session),
         ("set @a = 'global', @b = 2", Session),
         ("SET @sql_log_bin = 0", Session),
+        // Reading a global is no change to it.
+        ("SET @saved = @@GLOBAL.sql_mode", Session),
+        ("SET @a := @@global.max_connections, @b = 1", Session),
+        ("SET @@sql_log_bin := 0", Admin),
         (
             "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
             Session,
