@@ -70,6 +70,12 @@ pub fn plan_line(r: &ReplayPlan) -> String {
     if r.read_only {
         line.push_str(", read-only");
     }
+    if r.allow_admin {
+        line.push_str(", allow-admin");
+    }
+    if r.allow_destructive {
+        line.push_str(", allow-destructive");
+    }
     line
 }
 
@@ -109,13 +115,17 @@ pub fn classes(p: &PhaseResult) -> String {
         r.connections,
         r.skipped_admin,
         r.skipped_unparsed,
-        if r.complete { "" } else { "; interrupted" }
+        match (&r.ended_early, r.complete) {
+            (Some(why), _) => format!("; ended early: {why}"),
+            (None, false) => "; interrupted".to_string(),
+            (None, true) => String::new(),
+        }
     );
     let header = [
         "class",
         "executed",
         "errors",
-        "skipped writes",
+        "skipped",
         "avg ms",
         "fingerprint",
     ]
@@ -145,13 +155,22 @@ pub fn classes(p: &PhaseResult) -> String {
                 } else {
                     errors
                 },
-                c.skipped_writes.to_string(),
+                c.skipped.to_string(),
                 avg,
                 shorten(&c.fingerprint, 70),
             ]
         })
         .collect();
     o.push_str(&table(&header, &rows));
+    for c in r.classes.iter().filter(|c| c.skipped > 0) {
+        let _ = writeln!(
+            o,
+            "skipped {} ({}): {}",
+            c.id,
+            c.skipped,
+            c.skip_reason.as_deref().unwrap_or("not run by this mode")
+        );
+    }
     o
 }
 
@@ -215,12 +234,14 @@ mod tests {
                         fingerprint: "select * from nosuch where id = ?".into(),
                         executed: 12,
                         errors: [(1146, 12)].into_iter().collect(),
-                        skipped_writes: 0,
+                        skipped: 0,
+                        skip_reason: None,
                     },
                     ClassOutcome {
                         id: "c3".into(),
                         fingerprint: "update t set v = ? where id = ?".into(),
-                        skipped_writes: 5,
+                        skipped: 5,
+                        skip_reason: Some("changes rows: not run by --read-only".into()),
                         ..Default::default()
                     },
                 ],
@@ -228,6 +249,7 @@ mod tests {
                 skipped_unparsed: 0,
                 connections: 4,
                 complete: true,
+                ended_early: None,
             }),
             ..Default::default()
         };

@@ -1,7 +1,9 @@
 //! `qpslab replay` end to end on the shared test server: a MariaDB slow log written here, whose
 //! statements hit a table the test creates, replayed in both modes (the server's Com_* counters
 //! show each statement ran once), read-only, with a missing table; `show`, `show --json` and
-//! `compare` of two replays; and the user's mistakes.
+//! `compare` of two replays; and the user's mistakes. On private sandboxes: a log of hostile
+//! statements (issue 25) changes nothing and each skipped class is named; a server killed
+//! mid-replay ends it within the reconnection limit, its errors equal in samples and `show`.
 
 mod common;
 
@@ -241,4 +243,212 @@ fn ctrl_c_keeps_the_intervals_replayed_so_far() {
         .unwrap()
         .len();
     assert!(samples >= 2, "{samples} interval(s) kept");
+}
+
+/// `child`'s output once it ends, or none when it is still running `limit` after `since` (it is
+/// then killed): a replay that hangs fails its test instead of holding it.
+fn output_within(
+    child: std::process::Child,
+    since: std::time::Instant,
+    limit: std::time::Duration,
+) -> Option<std::process::Output> {
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(limit.saturating_sub(since.elapsed())) {
+        Ok(out) => Some(out.unwrap()),
+        Err(_) => {
+            // SAFETY: kill(2) takes plain integers; the pid is this test's own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            None
+        }
+    }
+}
+
+/// A private sandbox of `s`'s lab (these tests change or stop their server): its socket and
+/// pid, and a client for it.
+struct Private {
+    socket: String,
+    pid: i32,
+}
+
+impl Private {
+    fn start(s: &Scratch, name: &str) -> Private {
+        let o = s.run(&["server", "start", name, "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let info: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let p = Private {
+            socket: info["socket"].as_str().unwrap().to_string(),
+            pid: info["pid"].as_i64().unwrap() as i32,
+        };
+        p.sql(
+            "CREATE DATABASE replaycli; CREATE TABLE replaycli.t (id INT PRIMARY KEY, v INT); \
+             INSERT INTO replaycli.t VALUES (1, 0)",
+        );
+        p
+    }
+
+    fn sql(&self, query: &str) -> String {
+        let o = std::process::Command::new("mariadb")
+            .args(["--socket", &self.socket, "-uroot", "-N", "-B", "-e", query])
+            .output()
+            .expect("mariadb client");
+        assert!(o.status.success(), "{query}: {}", stderr(&o));
+        stdout(&o)
+    }
+
+    /// What the hostile statements would change: max_connections, root's password hash, the
+    /// BLACKHOLE plugin, the `evil` account, the database.
+    fn state(&self) -> String {
+        self.sql(
+            "SELECT @@global.max_connections, \
+             (SELECT Password FROM mysql.user WHERE User = 'root' AND Host = 'localhost'), \
+             (SELECT count(*) FROM information_schema.plugins WHERE plugin_name = 'BLACKHOLE'), \
+             (SELECT count(*) FROM mysql.user WHERE User = 'evil'), \
+             (SELECT count(*) FROM information_schema.schemata WHERE schema_name = 'replaycli')",
+        )
+    }
+}
+
+/// Issue 25: a log of statements that change or stop the server, replayed read-only and in the
+/// default mode, leaves the server up and unchanged, and says what it skipped and why.
+#[test]
+fn hostile_statements_never_run_and_each_skipped_class_is_named() {
+    let s = Scratch::new();
+    let server = Private::start(&s, "hostile");
+    let hostile = [
+        "SET GLOBAL max_connections=11",
+        "SET PASSWORD FOR root@localhost = PASSWORD('pwned')",
+        "INSTALL SONAME 'ha_blackhole'",
+        "FLUSH TABLES",
+        "CREATE USER 'evil'@'%' IDENTIFIED BY 'x'",
+        "DROP DATABASE replaycli",
+        "/*!50000 SHUTDOWN */",
+    ];
+    let mut entries = vec![(1, 0, "SELECT v FROM t WHERE id = 1".to_string())];
+    entries.extend(hostile.iter().map(|q| (1, 0, q.to_string())));
+    entries.push((1, 0, "UPDATE t SET v = v + 1 WHERE id = 1".into()));
+    let log = slow_log(s.path(), "hostile.log", &entries);
+    let before = server.state();
+    for (extra, updated) in [
+        (&["--read-only", "--mode", "max"][..], "0"),
+        (&["--speed", "0"][..], "1"),
+    ] {
+        let mut args = vec!["replay", log.to_str().unwrap(), "--sandbox", "hostile"];
+        args.extend_from_slice(extra);
+        let child = s
+            .cmd(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let limit = std::time::Duration::from_secs(60);
+        let o = output_within(child, std::time::Instant::now(), limit)
+            .unwrap_or_else(|| panic!("{extra:?}: the replay still ran after 60 s"));
+        let (out, err) = (stdout(&o), stderr(&o));
+        assert!(o.status.success(), "{extra:?}: {err}");
+        assert_eq!(server.state(), before, "{extra:?}: {out}");
+        assert_eq!(server.sql("SELECT v FROM replaycli.t").trim(), updated);
+        // Every hostile class is named before the replay and after its summary, with why.
+        for word in [
+            "set global",
+            "set password",
+            "install",
+            "flush",
+            "create user",
+        ] {
+            let line = |text: &str| {
+                text.lines()
+                    .find(|l| l.starts_with("skipping ") && l.contains(word))
+                    .map(str::to_string)
+            };
+            let named = line(&err).unwrap_or_else(|| panic!("{word}: {err}"));
+            assert!(named.contains("--allow-admin"), "{named}");
+        }
+        assert!(
+            err.lines()
+                .any(|l| l.contains("drop database") && l.contains("--allow-destructive")),
+            "{err}"
+        );
+        assert!(err.lines().any(|l| l.contains("shutdown")), "{err}");
+        let skipped = out.lines().filter(|l| l.starts_with("skipped c")).count();
+        let want = hostile.len() + usize::from(updated == "0");
+        assert_eq!(skipped, want, "{out}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&s.run(&["show", "2", "--json"]).stdout).unwrap();
+    let classes = json["phases"][0]["result"]["replay"]["classes"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let shutdown = classes
+        .iter()
+        .find(|c| c["fingerprint"].as_str().unwrap().contains("shutdown"))
+        .unwrap();
+    assert_eq!(shutdown["skipped"], 1, "{shutdown}");
+    assert!(
+        shutdown["skip_reason"]
+            .as_str()
+            .unwrap()
+            .contains("stops the server"),
+        "{shutdown}"
+    );
+    let _ = s.run(&["server", "stop", "hostile"]);
+}
+
+/// Issue 25: the server killed mid-replay. The replay reconnects with backoff, gives up after
+/// the reconnection limit (30 s), exits 1, and the stored run's errors agree with its samples.
+#[test]
+fn a_server_gone_mid_replay_ends_it_on_time_with_the_errors_stored() {
+    let s = Scratch::new();
+    let server = Private::start(&s, "gone");
+    let entries: Vec<(u64, i64, String)> = (0..10)
+        .map(|i| (1, i, format!("SELECT v FROM t WHERE id = {i}")))
+        .collect();
+    let log = slow_log(s.path(), "long.log", &entries);
+    let child = s
+        .cmd(&["replay", log.to_str().unwrap(), "--sandbox", "gone"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: kill(2) takes plain integers; the pid is this test's own sandbox server.
+    assert_eq!(unsafe { libc::kill(server.pid, libc::SIGKILL) }, 0);
+    let killed = std::time::Instant::now();
+    // Waits at most 60 s; a replay that hangs is killed and fails the test.
+    let out = output_within(child, killed, std::time::Duration::from_secs(60))
+        .expect("the replay still ran 60 s after its server was killed");
+    let took = killed.elapsed().as_secs_f64();
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(took < 36.0, "ended {took:.1} s after the kill: {err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("could not reconnect"), "{err}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&s.run(&["show", "1", "--json"]).stdout).unwrap();
+    assert_eq!(json["status"], "failed", "{json}");
+    let result = &json["phases"][0]["result"];
+    let in_samples: u64 = result["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["errors"].as_u64().unwrap())
+        .sum();
+    let in_phase: u64 = result["errors"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert!(in_phase > 1, "{result}");
+    assert_eq!(in_samples, in_phase, "{result}");
+    // The live lines said the same.
+    let live: u64 = text
+        .lines()
+        .filter_map(|l| l.split(" err: ").nth(1))
+        .map(|r| r.split(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(live, in_phase, "{text}");
+    let shown = stdout(&s.run(&["show", "1"]));
+    assert!(shown.contains("2013"), "{shown}");
 }

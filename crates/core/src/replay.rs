@@ -52,8 +52,14 @@ pub struct ReplayPlan {
     pub threads: Option<u32>,
     /// `--database`: every statement runs there (none: the log's databases).
     pub database: Option<String>,
-    /// `--read-only`: writes are skipped.
+    /// `--read-only`: only reads and session statements run.
     pub read_only: bool,
+    /// `--allow-admin`: server-level statements run (SHUTDOWN, SET GLOBAL, GRANT...).
+    #[serde(default)]
+    pub allow_admin: bool,
+    /// `--allow-destructive`: DROP/TRUNCATE of databases and tables run.
+    #[serde(default)]
+    pub allow_destructive: bool,
     /// Statements the log holds that were to be replayed.
     pub statements: u64,
 }
@@ -78,9 +84,12 @@ pub struct ClassOutcome {
     /// Failed statements by server error code (2013 for a lost connection).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub errors: BTreeMap<u16, u64>,
-    /// Statements skipped because they write and the replay was read-only.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub skipped_writes: u64,
+    /// Statements the replay's mode did not run (see `skip_reason`).
+    #[serde(default, skip_serializing_if = "is_zero", alias = "skipped_writes")]
+    pub skipped: u64,
+    /// Why they did not run, and the flag that would run them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_reason: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -100,12 +109,15 @@ pub struct ReplayOutcome {
     pub connections: u64,
     /// Whether every statement was started (false when interrupted).
     pub complete: bool,
+    /// Why the replay ended before its last statement (`interrupted`, the server gone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_early: Option<String>,
 }
 
 impl ReplayOutcome {
-    /// Statements skipped by `--read-only`.
-    pub fn skipped_writes(&self) -> u64 {
-        self.classes.iter().map(|c| c.skipped_writes).sum()
+    /// Statements the replay's mode did not run.
+    pub fn skipped(&self) -> u64 {
+        self.classes.iter().map(|c| c.skipped).sum()
     }
 }
 
@@ -124,22 +136,31 @@ mod tests {
                     fingerprint: "select * from t where id = ?".into(),
                     executed: 20,
                     errors,
-                    skipped_writes: 0,
+                    skipped: 0,
+                    skip_reason: None,
                 },
                 ClassOutcome {
                     id: "c2".into(),
                     fingerprint: "update t set v = ? where id = ?".into(),
                     executed: 0,
                     errors: BTreeMap::new(),
-                    skipped_writes: 3,
+                    skipped: 3,
+                    skip_reason: Some("writes: not run by --read-only".into()),
                 },
             ],
             skipped_admin: 1,
             ..Default::default()
         };
-        assert_eq!(o.skipped_writes(), 3);
+        assert_eq!(o.skipped(), 3);
         let json = serde_json::to_string(&o).unwrap();
         assert!(json.contains("\"1146\":12"), "{json}");
         assert_eq!(serde_json::from_str::<ReplayOutcome>(&json).unwrap(), o);
+    }
+
+    #[test]
+    fn runs_stored_before_skip_reasons_read_their_skipped_writes() {
+        let old = r#"{"id":"c1","fingerprint":"update t","executed":0,"skipped_writes":4}"#;
+        let c: ClassOutcome = serde_json::from_str(old).unwrap();
+        assert_eq!((c.skipped, c.skip_reason), (4, None));
     }
 }

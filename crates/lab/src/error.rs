@@ -88,7 +88,8 @@ pub enum ExecError {
     /// A log that could not be read (a runtime failure).
     #[error("{0}")]
     Log(String),
-    /// The server stopped answering within the statement timeout (a runtime failure).
+    /// The server stopped answering within the statement timeout, or stayed gone past the
+    /// reconnection limit (a runtime failure).
     #[error("{0}")]
     Stalled(String),
     /// Telemetry could not be read before or after the phase.

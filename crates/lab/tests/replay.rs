@@ -6,7 +6,8 @@
 use qpslab_core::replay::ReplayMode;
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_lab::replay::exec::replay;
-use qpslab_lab::replay::{check_databases, Kind, Logged, ReplayLog, ReplayOptions};
+use qpslab_lab::replay::{check_databases, Logged, ReplayLog, ReplayOptions};
+use qpslab_sqllog::Policy;
 use qpslab_wire::Conn;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
@@ -45,13 +46,13 @@ fn options(mode: ReplayMode, speed: f64) -> ReplayOptions {
         speed,
         threads: None,
         database: None,
-        read_only: false,
+        policy: Policy::default(),
         report_interval_s: 1.0,
         percentiles: vec![99.0],
     }
 }
 
-fn stmt(log: &mut ReplayLog, conn: u64, at_s: i64, sql: &str, kind: Kind, db: &str) {
+fn stmt(log: &mut ReplayLog, conn: u64, at_s: i64, sql: &str, db: &str) {
     // Numbers become `?` (a run of digits, one `?`).
     let mut fingerprint = String::new();
     for c in sql.chars() {
@@ -67,7 +68,7 @@ fn stmt(log: &mut ReplayLog, conn: u64, at_s: i64, sql: &str, kind: Kind, db: &s
         query_s: 0.0,
         sql: sql.to_string(),
         fingerprint,
-        kind,
+        verdict: qpslab_sqllog::classify(sql),
         db: Some(db.to_string()),
     });
 }
@@ -84,7 +85,6 @@ fn mix(db: &str) -> ReplayLog {
                 conn,
                 at,
                 &format!("INSERT INTO t VALUES ({id}, 0)"),
-                Kind::Write,
                 db,
             );
             stmt(
@@ -92,7 +92,6 @@ fn mix(db: &str) -> ReplayLog {
                 conn,
                 at,
                 &format!("SELECT v FROM t WHERE id = {id}"),
-                Kind::Read,
                 db,
             );
             stmt(
@@ -100,7 +99,6 @@ fn mix(db: &str) -> ReplayLog {
                 conn,
                 at,
                 &format!("UPDATE t SET v = 1 WHERE id = {id}"),
-                Kind::Write,
                 db,
             );
         }
@@ -153,7 +151,10 @@ fn read_only_runs_no_write_and_counts_the_skipped() {
     let log = mix("replay_ro");
     let before = ["insert", "update", "select"].map(|n| com(&opts, n));
     let o = ReplayOptions {
-        read_only: true,
+        policy: Policy {
+            read_only: true,
+            ..Policy::default()
+        },
         ..options(ReplayMode::Max, 1.0)
     };
     let p = run(&opts, &log, &o);
@@ -162,7 +163,7 @@ fn read_only_runs_no_write_and_counts_the_skipped() {
     assert_eq!(after[1] - before[1], 0);
     assert_eq!(after[2] - before[2], 20);
     let outcome = p.replay.unwrap();
-    assert_eq!(outcome.skipped_writes(), 40);
+    assert_eq!(outcome.skipped(), 40);
 }
 
 #[test]
@@ -176,7 +177,6 @@ fn failing_statements_are_counted_per_class_and_the_replay_goes_on() {
             9,
             i % 3,
             &format!("SELECT * FROM nosuch WHERE id = {i}"),
-            Kind::Read,
             "replay_err",
         );
     }
@@ -222,25 +222,16 @@ fn sessions_mode_keeps_each_connections_order() {
         1,
         1,
         "INSERT INTO t VALUES (1, 1)",
-        Kind::Write,
         "replay_order",
     );
     for i in 0..50 {
-        stmt(
-            &mut log,
-            2,
-            1,
-            &format!("SELECT {i}"),
-            Kind::Read,
-            "replay_order",
-        );
+        stmt(&mut log, 2, 1, &format!("SELECT {i}"), "replay_order");
     }
     stmt(
         &mut log,
         1,
         1,
         "UPDATE t SET v = 2 WHERE id = 1",
-        Kind::Write,
         "replay_order",
     );
     stmt(
@@ -248,7 +239,6 @@ fn sessions_mode_keeps_each_connections_order() {
         1,
         1,
         "UPDATE t SET v = v * 10 WHERE id = 1",
-        Kind::Write,
         "replay_order",
     );
     run(&opts, &log, &options(ReplayMode::Sessions, 0.0));
@@ -263,14 +253,7 @@ fn sessions_mode_keeps_the_logs_timing_scaled_by_the_speed() {
     let opts = fresh("replay_time");
     let mut log = ReplayLog::default();
     for s in 0..=3 {
-        stmt(
-            &mut log,
-            1,
-            100 + s,
-            &format!("SELECT {s}"),
-            Kind::Read,
-            "replay_time",
-        );
+        stmt(&mut log, 1, 100 + s, &format!("SELECT {s}"), "replay_time");
     }
     for (speed, low, high) in [(1.0, 2.5, 6.0), (3.0, 0.8, 2.5)] {
         let t = Instant::now();
@@ -287,24 +270,24 @@ fn a_killed_session_reconnects_counts_the_error_and_goes_on() {
     let _g = serial();
     let opts = fresh("replay_kill");
     let mut log = ReplayLog::default();
-    stmt(&mut log, 1, 1, "SELECT 1", Kind::Read, "replay_kill");
+    stmt(&mut log, 1, 1, "SELECT 1", "replay_kill");
     stmt(
         &mut log,
         1,
         1,
         "KILL CONNECTION CONNECTION_ID()",
-        Kind::Other,
         "replay_kill",
     );
-    stmt(
-        &mut log,
-        1,
-        1,
-        "INSERT INTO t VALUES (1, 1)",
-        Kind::Write,
-        "replay_kill",
-    );
-    let p = run(&opts, &log, &options(ReplayMode::Sessions, 0.0));
+    stmt(&mut log, 1, 1, "INSERT INTO t VALUES (1, 1)", "replay_kill");
+    // KILL is server-level: it runs only with --allow-admin.
+    let o = ReplayOptions {
+        policy: Policy {
+            allow_admin: true,
+            ..Policy::default()
+        },
+        ..options(ReplayMode::Sessions, 0.0)
+    };
+    let p = run(&opts, &log, &o);
     assert_eq!(
         (p.reconnects, p.events, p.error_total()),
         (1, 2, 1),
@@ -322,23 +305,9 @@ fn database_maps_every_statement_onto_one_database() {
     let _g = serial();
     let opts = fresh("replay_map");
     let mut log = ReplayLog::default();
-    stmt(
-        &mut log,
-        1,
-        1,
-        "INSERT INTO t VALUES (1, 1)",
-        Kind::Write,
-        "prod_db",
-    );
-    stmt(&mut log, 1, 1, "USE other_db", Kind::Other, "prod_db");
-    stmt(
-        &mut log,
-        1,
-        1,
-        "INSERT INTO t VALUES (2, 1)",
-        Kind::Write,
-        "other_db",
-    );
+    stmt(&mut log, 1, 1, "INSERT INTO t VALUES (1, 1)", "prod_db");
+    stmt(&mut log, 1, 1, "USE other_db", "prod_db");
+    stmt(&mut log, 1, 1, "INSERT INTO t VALUES (2, 1)", "other_db");
     let o = ReplayOptions {
         database: Some("replay_map".into()),
         ..options(ReplayMode::Sessions, 0.0)

@@ -9,7 +9,7 @@ use std::io::BufRead;
 use serde::Serialize;
 
 use crate::entry::EntryRef;
-use crate::fingerprint::{fingerprint_into, kind_of_fingerprint, StatementKind};
+use crate::fingerprint::{fingerprint_into, statement_kind, StatementKind};
 use crate::hist::Hist;
 use crate::time::format_iso;
 use crate::{LogError, LogReader, LogType};
@@ -206,10 +206,18 @@ pub struct ClassSummary {
 
 fn summary(key: &[u8], c: &Class) -> ClassSummary {
     let fingerprint = String::from_utf8_lossy(key).into_owned();
-    let kind = match kind_of_fingerprint(&fingerprint) {
-        StatementKind::Read => "read",
-        StatementKind::Write => "write",
-        StatementKind::Other => "other",
+    let example = String::from_utf8_lossy(&c.example).into_owned();
+    // A command that is no statement (`administrator command: Connect`) is other; a statement
+    // is judged by its example's own text (a fingerprint has folded what `PREPARE s FROM '...'`
+    // prepares).
+    let kind = if fingerprint.starts_with("administrator command") {
+        "other"
+    } else {
+        match statement_kind(&example) {
+            StatementKind::Read => "read",
+            StatementKind::Write => "write",
+            StatementKind::Other => "other",
+        }
     };
     let rows = |total: Option<u64>| {
         total.map(|total| Rows {
@@ -245,7 +253,7 @@ fn summary(key: &[u8], c: &Class) -> ClassSummary {
         example: Example {
             line: c.example_line,
             query_time_s: c.example_time,
-            sql: String::from_utf8_lossy(&c.example).into_owned(),
+            sql: example,
         },
     }
 }

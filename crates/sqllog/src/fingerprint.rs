@@ -11,8 +11,8 @@
 //! - `IN (?, ?, ...)` becomes `in(?+)` and `VALUES (...), (...)` becomes `values(?+)`
 //!   when the lists hold only literals;
 //! - `LIMIT ?, ?` and `LIMIT ? OFFSET ?` become `limit ?`;
-//! - comments (`-- `, `#`, `/* */`) are removed, but `/*! ... */` and `/*+ ... */` hints are
-//!   kept (folded like the rest): they change what the server does, so a hinted statement
+//! - comments (`-- `, `#`, `/* */`) are removed, but `/*! ... */`, MariaDB's `/*M! ... */` and
+//!   `/*+ ... */` hints are kept (folded like the rest): they change what the server does, so a hinted statement
 //!   is a different class;
 //! - backquotes are removed, everything outside literals is lowercased, whitespace runs
 //!   become one space, none after `(` or before `)` and `,`, one after `,`;
@@ -96,7 +96,10 @@ impl Folder<'_> {
                 b'-' if self.peek(1) == b'-' && matches!(self.peek(2), 0..=b' ') => {
                     self.line_comment()
                 }
-                b'/' if self.peek(1) == b'*' && !matches!(self.peek(2), b'!' | b'+') => {
+                b'/' if self.peek(1) == b'*'
+                    && !matches!(self.peek(2), b'!' | b'+')
+                    && (self.peek(2), self.peek(3)) != (b'M', b'!') =>
+                {
                     self.block_comment()
                 }
                 b'\'' | b'"' => {
@@ -353,50 +356,30 @@ fn fold_limits(out: &mut Vec<u8>) {
     }
 }
 
-/// What a statement does to data: the replayer's `--read-only` skips [`StatementKind::Write`].
+/// What a statement does to data, in three words (the digest's read/write column): the
+/// [`crate::classify`] verdict's effect, folded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StatementKind {
-    /// SELECT, SHOW, DESCRIBE, EXPLAIN, WITH ... without `FOR UPDATE` or `INTO`.
+    /// Reads: SELECT (locking reads included), SHOW, DESCRIBE, EXPLAIN, WITH ... that only reads.
     Read,
-    /// INSERT, UPDATE, DELETE, REPLACE, LOAD, DDL, CALL, a SELECT that locks or writes.
+    /// Anything that may change data, the schema or the server (see [`crate::Effect`]).
     Write,
-    /// Session and transaction control: BEGIN, COMMIT, SET, USE, ...
+    /// Session and transaction control: BEGIN, COMMIT, SET (session), USE, ...
     Other,
 }
 
 /// The kind of one statement (see [`StatementKind`]).
 pub fn statement_kind(sql: &str) -> StatementKind {
-    kind_of_fingerprint(&fingerprint(sql))
+    kind_of_fingerprint(sql)
 }
 
-/// [`statement_kind`] of an already computed fingerprint (cheaper: no second fold).
+/// [`statement_kind`] of an already computed fingerprint (the classifier reads either).
 pub fn kind_of_fingerprint(fp: &str) -> StatementKind {
-    let first = fp
-        .trim_start_matches(['(', ' '])
-        .split([' ', '('])
-        .next()
-        .unwrap_or("");
-    const READS: [&str; 8] = [
-        "select", "show", "describe", "desc", "explain", "with", "values", "table",
-    ];
-    const WRITES: [&str; 17] = [
-        "insert", "update", "delete", "replace", "load", "create", "alter", "drop", "truncate",
-        "rename", "grant", "revoke", "call", "optimize", "repair", "analyze", "handler",
-    ];
-    if READS.contains(&first) {
-        let words: Vec<&str> = fp.split([' ', '(', ')']).collect();
-        if words
-            .iter()
-            .any(|w| matches!(*w, "into" | "update" | "delete" | "insert"))
-        {
-            return StatementKind::Write;
-        }
-        return StatementKind::Read;
+    match crate::classify(fp).effect {
+        crate::Effect::Read => StatementKind::Read,
+        crate::Effect::Session => StatementKind::Other,
+        _ => StatementKind::Write,
     }
-    if WRITES.contains(&first) {
-        return StatementKind::Write;
-    }
-    StatementKind::Other
 }
 
 #[cfg(test)]

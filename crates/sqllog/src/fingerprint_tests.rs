@@ -75,6 +75,8 @@ fn fingerprint_cases() {
             "select /*! STRAIGHT_JOIN */ a from t",
             "select /*! straight_join */ a from t",
         ),
+        // MariaDB's executable comment runs too: it is no comment to drop.
+        ("/*M!100100 SHUTDOWN */", "/*m!? shutdown */"),
         (
             "SELECT /*+ MAX_EXECUTION_TIME(1000) */ a FROM t",
             "select /*+ max_execution_time(?) */ a from t",
@@ -166,11 +168,14 @@ fn statement_kinds() {
             StatementKind::Read,
         ),
         ("show tables", StatementKind::Read),
+        // Locking reads and INTO @var change no data (see `safety`).
+        ("select * from t where id=1 for update", StatementKind::Read),
+        ("select a into @x from t", StatementKind::Read),
         (
-            "select * from t where id=1 for update",
+            "select a into outfile '/tmp/x' from t",
             StatementKind::Write,
         ),
-        ("select a into @x from t", StatementKind::Write),
+        ("SHUTDOWN", StatementKind::Write),
         ("insert into t values (1)", StatementKind::Write),
         ("UPDATE t SET a=1", StatementKind::Write),
         ("create table t (a int)", StatementKind::Write),

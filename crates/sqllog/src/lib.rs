@@ -33,6 +33,7 @@ mod hist;
 mod lines;
 mod pairs;
 mod reader;
+mod safety;
 mod slow;
 mod time;
 
@@ -48,6 +49,7 @@ pub use fingerprint::{
     fingerprint, fingerprint_into, kind_of_fingerprint, statement_kind, StatementKind,
 };
 pub use reader::LogReader;
+pub use safety::{classify, Effect, Policy, Verdict};
 
 /// The reader's buffer: large, so a read call brings many entries at once.
 const READ_BUFFER: usize = 1 << 20;

@@ -5,7 +5,7 @@
 //! mode.
 
 use qpslab_fuzzkit::{measure, Rng, Target};
-use qpslab_sqllog::{fingerprint, LogError, LogReader, LogType};
+use qpslab_sqllog::{classify, fingerprint, kind_of_fingerprint, LogError, LogReader, LogType};
 
 #[global_allocator]
 static ALLOC: qpslab_fuzzkit::CountingAlloc = qpslab_fuzzkit::CountingAlloc;
@@ -29,6 +29,8 @@ fn assert_folded(sql: &str) {
         || fp.starts_with(' ')
         || fp.ends_with([' ', ';']);
     assert!(!bad, "fingerprint {fp:?} of {sql:?} is not folded");
+    // The safety classifier reads any text without panicking, the fingerprint too.
+    let _ = (classify(sql), kind_of_fingerprint(&fp));
 }
 
 /// Reads everything; returns (entries, skipped) or the format error.
@@ -87,9 +89,40 @@ fn mutated_logs() {
 
 #[test]
 fn random_sql_is_folded() {
-    const PIECES: [&str; 25] = [
-        "select ", "SELECT", " ", "\n", ";", "'", "\"", "`", "\\", "1", "0x1f", ".5", "-", "+",
-        "e", "(", ")", ",", " in ", "values", "/*", "*/", "-- ", "#", "limit ?",
+    const PIECES: [&str; 33] = [
+        "select ",
+        "SELECT",
+        " ",
+        "\n",
+        ";",
+        "'",
+        "\"",
+        "`",
+        "\\",
+        "1",
+        "0x1f",
+        ".5",
+        "-",
+        "+",
+        "e",
+        "(",
+        ")",
+        ",",
+        " in ",
+        "values",
+        "/*",
+        "*/",
+        "-- ",
+        "#",
+        "limit ?",
+        "/*!",
+        "/*M!",
+        "@@",
+        "@",
+        "shutdown",
+        "set ",
+        "prepare s from ",
+        "é",
     ];
     let gen = |r: &mut Rng| {
         (0..r.below(40))

@@ -38,9 +38,17 @@ pub struct ReplayArgs {
     /// exactly this many (max mode; default 4).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub threads: Option<i64>,
-    /// Skip writes (INSERT, UPDATE, DELETE, DDL, SELECT ... FOR UPDATE); they are counted.
+    /// Run only statements that change no data and no server state (reads, SET SESSION, USE,
+    /// BEGIN...); the others are counted as skipped, with their reason.
     #[arg(long)]
     pub read_only: bool,
+    /// Also run server-level statements (SHUTDOWN, KILL, SET GLOBAL, accounts, GRANT, plugins,
+    /// FLUSH, RESET, replication, PURGE, LOAD DATA, INTO OUTFILE...): skipped by default.
+    #[arg(long)]
+    pub allow_admin: bool,
+    /// Also run DROP/TRUNCATE of databases and tables: skipped by default.
+    #[arg(long)]
+    pub allow_destructive: bool,
     /// The server (`--database NAME` runs every statement there instead of the log's databases).
     #[command(flatten)]
     pub target: TargetArgs,

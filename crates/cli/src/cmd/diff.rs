@@ -45,7 +45,7 @@ pub fn diff(a: DiffArgs) -> Result<()> {
     }
     if work.classes.is_empty() {
         return Err(user(format!(
-            "{}: no class to compare ({} skipped: writes need --allow-writes, DDL never runs)",
+            "{}: no class to compare ({} skipped: writes need --allow-writes; DDL, destructive and server-level statements never run)",
             a.log.display(),
             skipped.len()
         )));

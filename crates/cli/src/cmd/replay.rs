@@ -11,7 +11,8 @@ use anyhow::Result;
 use qpslab_core::replay::{ReplayMode, ReplayPlan};
 use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
 use qpslab_lab::replay::source::{load, Loaded};
-use qpslab_lab::replay::{check_databases, ReplayOptions};
+use qpslab_lab::replay::{check_databases, class_id, ended_early, refused, ReplayOptions};
+use qpslab_sqllog::Policy;
 use qpslab_store::{RunMeta, RunStatus, Store};
 
 /// Runs `qpslab replay`.
@@ -37,6 +38,15 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
         loaded.log.skipped_admin,
         loaded.log.skipped_unparsed
     );
+    for r in refused(&loaded.log, &opts.policy) {
+        eprintln!(
+            "skipping {} ({} statement(s), {}): {}",
+            class_id(r.class as usize),
+            r.count,
+            loaded.log.classes[r.class as usize],
+            r.reason
+        );
+    }
     if opts.mode == ReplayMode::Sessions && opts.speed > 0.0 && loaded.flavor == "MariaDB" {
         eprintln!(
             "note: MariaDB logs whole-second times: the statements of one second \
@@ -74,7 +84,11 @@ fn options(a: &ReplayArgs) -> Result<ReplayOptions> {
         speed: a.speed,
         threads,
         database: a.target.database.clone(),
-        read_only: a.read_only,
+        policy: Policy {
+            read_only: a.read_only,
+            allow_admin: a.allow_admin,
+            allow_destructive: a.allow_destructive,
+        },
         report_interval_s: 1.0,
         percentiles: vec![95.0, 99.0],
     })
@@ -96,7 +110,9 @@ fn plan(a: &ReplayArgs, o: &ReplayOptions, l: &Loaded) -> RunPlan {
         speed: o.speed,
         threads: o.threads,
         database: o.database.clone(),
-        read_only: o.read_only,
+        read_only: o.policy.read_only,
+        allow_admin: o.policy.allow_admin,
+        allow_destructive: o.policy.allow_destructive,
         statements: l.log.stmts.len() as u64,
     });
     plan
@@ -132,9 +148,18 @@ fn measure(
     );
     let m = measured
         .map_err(|e| crate::cmd::run::close_unfinished(store, &meta, e, "replay".into()))?;
-    store.finish_run(&meta.uuid, RunStatus::Completed)?;
     println!();
     print!("{}", crate::render_replay::summary(&m.phase));
+    // A replay stopped, or whose server went away, keeps its whole phase (errors included).
+    if let Some(e) = ended_early(&m.phase) {
+        return Err(crate::cmd::run::close_unfinished(
+            store,
+            &meta,
+            e,
+            "replay".into(),
+        ));
+    }
+    store.finish_run(&meta.uuid, RunStatus::Completed)?;
     println!(
         "stored as run {} in {}  (qpslab show {})",
         m.run_id.0,

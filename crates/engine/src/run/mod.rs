@@ -27,6 +27,7 @@ mod uring;
 
 pub use cpu::CpuSnapshot;
 pub use error::RunError;
+pub use event_loop::recovery::{connect_error_code, FIRST_BACKOFF, MAX_BACKOFF, RECONNECT_FOR};
 pub use placement::{place, Placement};
 /// The latency histograms every phase uses (µs, 3 significant digits), for other loops that
 /// store phases (`qpslab replay`).

@@ -2,18 +2,12 @@
 //! compared class's sample of statements spread over the log.
 
 use super::{ClassWork, DiffOptions, Sampled, Work};
-use crate::replay::{Kind, ReplayLog};
+use crate::replay::ReplayLog;
 use qpslab_core::diff::SkippedClass;
+use qpslab_sqllog::{Effect, Verdict};
 
-/// Statements that commit on their own (DDL, account and table administration): never run,
-/// even with `--allow-writes`, since a rollback cannot undo them.
-const NON_TRANSACTIONAL: [&str; 14] = [
-    "alter", "analyze", "create", "drop", "flush", "grant", "install", "load", "lock", "optimize",
-    "rename", "repair", "revoke", "truncate",
-];
-
-/// The classes of `log` to compare, and those skipped. `Other` statements (SET, USE, BEGIN...)
-/// are no class to compare and are not listed.
+/// The classes of `log` to compare, and those skipped, each with its reason: nothing is left
+/// out silently. A class is judged by its most harmful statement (the replay's classifier).
 pub fn plan(log: &ReplayLog, o: &DiffOptions) -> (Work, Vec<SkippedClass>) {
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); log.classes.len()];
     for (i, s) in log.stmts.iter().enumerate() {
@@ -22,15 +16,17 @@ pub fn plan(log: &ReplayLog, o: &DiffOptions) -> (Work, Vec<SkippedClass>) {
     let mut work = Work::default();
     let mut skipped = Vec::new();
     for (class, idx) in members.iter().enumerate() {
-        let Some(&first) = idx.first() else { continue };
-        let kind = log.stmts[first].kind;
+        let Some(verdict) = idx
+            .iter()
+            .map(|&i| log.stmts[i].verdict)
+            .max_by_key(|v| v.effect)
+        else {
+            continue;
+        };
         let fingerprint = log.classes[class].clone();
         let count = idx.len() as u64;
-        if kind == Kind::Other {
-            continue;
-        }
-        let write = kind == Kind::Write;
-        if let Some(reason) = write.then(|| skip_reason(&fingerprint, o)).flatten() {
+        let write = verdict.effect == Effect::Write;
+        if let Some(reason) = skip_reason(&verdict, o) {
             skipped.push(SkippedClass {
                 fingerprint,
                 count,
@@ -72,21 +68,22 @@ pub fn most_frequent(work: &mut Work, n: usize) {
     });
 }
 
-/// Why a write class is not run: always for statements a rollback cannot undo, otherwise
-/// unless `--allow-writes`.
-fn skip_reason(fingerprint: &str, o: &DiffOptions) -> Option<String> {
-    let first = fingerprint
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    if NON_TRANSACTIONAL.contains(&first.as_str()) {
-        return Some(format!(
-            "{} commits on its own: never run",
-            first.to_uppercase()
-        ));
+/// Why a class of verdict `v` is not compared (none: it is): reads always are; writes with
+/// `--allow-writes` (rolled back); what a rollback cannot undo and what acts on the server
+/// never run; session statements are no class to compare.
+fn skip_reason(v: &Verdict, o: &DiffOptions) -> Option<String> {
+    let why = v.why;
+    match v.effect {
+        Effect::Read => None,
+        Effect::Session => Some(format!("session statement ({why}): not compared")),
+        Effect::Write if o.allow_writes => None,
+        Effect::Write => Some(format!(
+            "write ({why}): run with --allow-writes (rolled back)"
+        )),
+        Effect::Ddl => Some(format!("{why}: commits on its own, never run")),
+        Effect::Destructive => Some(format!("destructive ({why}): never run")),
+        Effect::Admin => Some(format!("server-level ({why}): never run")),
     }
-    (!o.allow_writes).then(|| "write: run with --allow-writes (rolled back)".to_string())
 }
 
 /// Up to `k` of `idx`, evenly spread (first, ..., near the last).
@@ -99,28 +96,23 @@ fn spread(idx: &[usize], k: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::Logged;
 
-    fn logged(conn: u64, start_s: Option<i64>, _q: f64, sql: &str, kind: Kind) -> Logged {
-        Logged {
-            conn,
-            start_us: start_s.map(|s| s * 1_000_000),
-            query_s: 0.0,
-            sql: sql.to_string(),
-            fingerprint: sql.to_string(),
-            kind,
-            db: None,
-        }
-    }
+    use crate::replay::tests::logged;
 
     fn log() -> ReplayLog {
         let mut log = ReplayLog::default();
         for i in 0..10 {
-            log.add_statement(logged(1, Some(i), 0.0, "select ?", Kind::Read));
+            log.add_statement(logged(1, Some(i), 0.0, "select ?"));
         }
-        log.add_statement(logged(1, Some(11), 0.0, "update t set a=?", Kind::Write));
-        log.add_statement(logged(1, Some(12), 0.0, "create table t", Kind::Write));
-        log.add_statement(logged(1, Some(13), 0.0, "set names ?", Kind::Other));
+        for sql in [
+            "update t set a=?",
+            "create table t",
+            "set names ?",
+            "shutdown",
+            "drop database x",
+        ] {
+            log.add_statement(logged(1, Some(11), 0.0, sql));
+        }
         log
     }
 
@@ -134,9 +126,16 @@ mod tests {
         assert_eq!(work.classes.len(), 1);
         assert_eq!(work.classes[0].count, 10);
         assert_eq!(work.classes[0].sample.len(), 4);
-        assert_eq!(skipped.len(), 2);
+        // Every class not compared is listed with its reason, SHUTDOWN and SET included.
+        assert_eq!(skipped.len(), 5, "{skipped:?}");
         assert!(skipped[0].reason.contains("--allow-writes"), "{skipped:?}");
-        assert!(skipped[1].reason.contains("CREATE"), "{skipped:?}");
+        assert!(
+            skipped[1].reason.contains("commits on its own"),
+            "{skipped:?}"
+        );
+        assert!(skipped[2].reason.contains("session"), "{skipped:?}");
+        assert!(skipped[3].reason.contains("server-level"), "{skipped:?}");
+        assert!(skipped[4].reason.contains("destructive"), "{skipped:?}");
         let o = DiffOptions {
             allow_writes: true,
             ..o
@@ -144,7 +143,7 @@ mod tests {
         let (work, skipped) = plan(&log(), &o);
         assert_eq!(work.classes.len(), 2);
         assert!(work.classes[1].write);
-        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped.len(), 4);
     }
 
     #[test]

@@ -3,20 +3,24 @@
 //!
 //! Sessions mode: each session replays its lane (see [`super::lanes`]) in order, waiting until
 //! each statement is due (its log start over the speed) and counting how late it started. Max
-//! mode: each session takes the next statement from one shared cursor. A failed statement is
-//! counted for its class and code and the replay goes on; a lost connection is re-established
-//! with backoff (the statement counts as error 2013). The stop flag ends every session after its
-//! current statement, and the phase is reported as interrupted.
+//! mode: each session takes the next statement from one shared cursor. A statement the policy
+//! refuses (`--read-only`, server-level, destructive) is counted as skipped with its reason. A
+//! failed statement is counted for its class and code and the replay goes on; a lost connection
+//! is re-established with `run`'s backoff (the statement counts as error 2013, each failed
+//! attempt under 2002/2003 as `run` counts them); a server still gone after `RECONNECT_FOR` ends
+//! the replay. The stop flag ends every session after its current statement. Either way the
+//! phase is returned with what was measured, its outcome saying why it ended early.
 
 use super::lanes::{self, Lanes};
 use super::tally::{Tally, LOST_CONNECTION};
-use super::{Kind, ReplayLog, ReplayOptions, Stmt};
+use super::{ReplayLog, ReplayOptions, Stmt};
 use crate::error::ExecError;
 use qpslab_core::replay::ReplayMode;
 use qpslab_core::result::{CpuUsage, PhaseResult, Sample};
 use qpslab_core::ConnectOptions;
-use qpslab_engine::run::{summarize, CpuSnapshot};
-use qpslab_engine::RunError;
+use qpslab_engine::run::{
+    connect_error_code, summarize, CpuSnapshot, FIRST_BACKOFF, MAX_BACKOFF, RECONNECT_FOR,
+};
 use qpslab_wire::Conn;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -47,11 +51,32 @@ struct Shared<'a> {
     t0: Instant,
     tallies: Vec<Mutex<Tally>>,
     done: AtomicUsize,
+    /// Why the server is taken as gone (a session could not reconnect for `RECONNECT_FOR`).
+    gone: Mutex<Option<String>>,
+    /// Raised with `gone`: every session stops.
+    halt: AtomicBool,
+}
+
+impl Shared<'_> {
+    /// Whether sessions must stop: the user's stop, or the server gone.
+    fn halted(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.halt.load(Ordering::Relaxed)
+    }
+
+    /// Takes the server as gone, for `why`; the first reason is kept.
+    fn give_up(&self, why: String) {
+        self.gone
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(why);
+        self.halt.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Replays `log` on `target` as `opts` say, calling `on_sample` once per report interval, and
-/// returns the phase (its `replay` field says what happened per class). Every session is
-/// opened before the clock starts; a session that cannot be opened fails the replay.
+/// returns the phase (its `replay` field says what happened per class, and why it ended early
+/// when it did: `interrupted` by the stop flag, or the server gone). Every session is opened
+/// before the clock starts; a session that cannot be opened fails the replay.
 pub fn replay(
     target: &ConnectOptions,
     log: &ReplayLog,
@@ -93,6 +118,8 @@ pub fn replay(
             .map(|_| Mutex::new(Tally::default()))
             .collect(),
         done: AtomicUsize::new(0),
+        gone: Mutex::new(None),
+        halt: AtomicBool::new(false),
     };
     let (total, samples) = std::thread::scope(|scope| {
         for (i, conn) in conns.into_iter().enumerate() {
@@ -104,11 +131,22 @@ pub fn replay(
         }
         coordinate(&shared, sessions, on_sample)
     });
-    if stop.load(Ordering::Relaxed) {
-        return Err(ExecError::Run(RunError::Interrupted));
+    let mut phase = phase_of(&shared, sessions, total, samples);
+    let gone = shared.gone.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(r) = phase.replay.as_mut() {
+        r.ended_early = if stop.load(Ordering::Relaxed) {
+            Some(INTERRUPTED.to_string())
+        } else {
+            gone
+        };
+        r.complete = r.ended_early.is_none();
     }
-    Ok(phase_of(&shared, sessions, total, samples))
+    Ok(phase)
 }
+
+/// [`ReplayOutcome::ended_early`](qpslab_core::replay::ReplayOutcome) of a replay stopped by
+/// its stop flag.
+pub const INTERRUPTED: &str = "interrupted";
 
 /// A connection for a session: to `--database` when given.
 fn open(target: &ConnectOptions, opts: &ReplayOptions) -> Result<Conn, qpslab_wire::Error> {
@@ -180,7 +218,8 @@ fn phase_of(shared: &Shared<'_>, sessions: usize, t: Tally, samples: Vec<Sample>
     let log = shared.log;
     let duration_s: f64 = samples.iter().map(|s| s.interval_s).sum();
     let (statements, histograms) = t.statements(log, &shared.opts.percentiles);
-    let mut errors: BTreeMap<u16, u64> = BTreeMap::new();
+    // Failed reconnections count as `run` counts them, outside any class.
+    let mut errors: BTreeMap<u16, u64> = t.connect_errors.clone();
     for c in t.classes.values() {
         for (code, n) in &c.errors {
             *errors.entry(*code).or_insert(0) += n;
@@ -192,8 +231,7 @@ fn phase_of(shared: &Shared<'_>, sessions: usize, t: Tally, samples: Vec<Sample>
         let span_s = (last - first) as f64 / 1e6 / shared.opts.speed;
         t.rate(duration_s, t.timed, span_s)
     });
-    let mut outcome = t.outcome(log);
-    outcome.complete = true;
+    let outcome = t.outcome(log);
     let client_cpu = samples.iter().fold(CpuUsage::default(), |a, s| CpuUsage {
         user_s: a.user_s + s.client_cpu.user_s,
         sys_s: a.sys_s + s.client_cpu.sys_s,
@@ -239,7 +277,7 @@ impl<'a> Session<'a> {
     fn run(&mut self) {
         let shared = self.shared;
         let mut pos = 0;
-        while !shared.stop.load(Ordering::Relaxed) {
+        while !shared.halted() {
             let i = match &shared.work {
                 Work::Lanes(lanes, _) => lanes[self.index].get(pos).copied(),
                 Work::Cursor(next) => Some(next.fetch_add(1, Ordering::Relaxed))
@@ -261,8 +299,8 @@ impl<'a> Session<'a> {
     fn statement(&mut self, i: usize) {
         let s = &self.shared.log.stmts[i];
         let opts = self.shared.opts;
-        if opts.read_only && s.kind == Kind::Write {
-            self.tally().skipped(s.class);
+        if let Some(reason) = opts.policy.refusal(&s.verdict) {
+            self.tally().skipped(s.class, reason);
             return;
         }
         if opts.database.is_some() && is_use(&s.sql) {
@@ -296,7 +334,7 @@ impl<'a> Session<'a> {
     fn wait_until(&self, due_us: u64) -> Option<u64> {
         let due = Duration::from_micros(due_us);
         loop {
-            if self.shared.stop.load(Ordering::Relaxed) {
+            if self.shared.halted() {
                 return None;
             }
             let now = self.shared.t0.elapsed();
@@ -329,18 +367,39 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Reconnects with backoff (50 ms doubling to 2 s) until it works or the replay stops.
+    /// Reconnects with `run`'s backoff, counting each failed attempt, until it works, the
+    /// replay stops, or `RECONNECT_FOR` has passed: then the server is taken as gone and every
+    /// session stops.
     fn reconnect(&mut self) {
-        let mut wait = Duration::from_millis(50);
-        while !self.shared.stop.load(Ordering::Relaxed) {
-            if let Ok(c) = open(self.shared.target, self.shared.opts) {
-                self.conn = c;
-                self.db = None;
-                self.tally().reconnects += 1;
-                return;
+        let target = self.shared.target;
+        let since = Instant::now();
+        let mut wait = FIRST_BACKOFF;
+        while !self.shared.halted() {
+            match open(target, self.shared.opts) {
+                Ok(c) => {
+                    self.conn = c;
+                    self.db = None;
+                    self.tally().reconnects += 1;
+                    return;
+                }
+                Err(e) => {
+                    self.tally()
+                        .connect_failed(connect_error_code(&target.endpoint, &e));
+                    if since.elapsed() >= RECONNECT_FOR {
+                        self.shared.give_up(format!(
+                            "lost the connection to {} and could not reconnect for {} s: {e}",
+                            target.describe(),
+                            RECONNECT_FOR.as_secs()
+                        ));
+                        return;
+                    }
+                }
             }
-            std::thread::sleep(wait);
-            wait = (wait * 2).min(Duration::from_secs(2));
+            let until = Instant::now() + wait;
+            while !self.shared.halted() && Instant::now() < until {
+                std::thread::sleep(until.saturating_duration_since(Instant::now()).min(NAP));
+            }
+            wait = (wait * 2).min(MAX_BACKOFF);
         }
     }
 }

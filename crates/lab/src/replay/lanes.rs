@@ -71,7 +71,6 @@ pub fn due_us(log: &ReplayLog, speed: f64) -> Vec<u64> {
 mod tests {
     use super::*;
     use crate::replay::tests::logged;
-    use crate::replay::Kind;
 
     /// A log whose connections `(conn, first second, last second)` each run one statement at
     /// each end of their lifetime.
@@ -84,7 +83,7 @@ mod tests {
         }
         events.sort();
         for (t, c) in events {
-            log.add_statement(logged(c, Some(t), 0.0, "select 1", Kind::Read));
+            log.add_statement(logged(c, Some(t), 0.0, "select 1"));
         }
         log
     }

@@ -29,20 +29,32 @@ use crate::ExecError;
 use qpslab_core::replay::ReplayMode;
 use qpslab_core::ConnectOptions;
 use qpslab_probe::Sampler;
+use qpslab_sqllog::{Effect, Policy, Verdict};
 use qpslab_store::{RunMeta, Store};
 use qpslab_wire::Conn;
 use std::collections::BTreeSet;
 use std::sync::atomic::AtomicBool;
 
-/// What a statement does, for the read/write/other counts and `--read-only`.
+/// What a statement does, for the read/write/other counts (the classifier's effect, folded).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// SELECT, SHOW... (without FOR UPDATE / INTO).
+    /// SELECT, SHOW... (locking reads included).
     Read,
-    /// INSERT, UPDATE, DELETE, REPLACE, DDL, LOAD, SELECT ... FOR UPDATE.
+    /// Anything that may change data, the schema or the server.
     Write,
-    /// BEGIN, COMMIT, SET, USE...
+    /// BEGIN, COMMIT, SET (session), USE...
     Other,
+}
+
+impl Kind {
+    /// The kind of a statement of effect `e`.
+    pub fn of(e: Effect) -> Kind {
+        match e {
+            Effect::Read => Kind::Read,
+            Effect::Session => Kind::Other,
+            _ => Kind::Write,
+        }
+    }
 }
 
 /// One statement to replay.
@@ -60,6 +72,8 @@ pub struct Stmt {
     pub class: u32,
     /// Read, write or other.
     pub kind: Kind,
+    /// What it may do (the mode's policy decides whether it runs).
+    pub verdict: Verdict,
     /// The database in effect when it ran, as logged.
     pub db: Option<String>,
 }
@@ -99,8 +113,8 @@ pub struct Logged {
     pub sql: String,
     /// Its class key.
     pub fingerprint: String,
-    /// Read, write or other.
-    pub kind: Kind,
+    /// What it may do.
+    pub verdict: Verdict,
     /// The database in effect.
     pub db: Option<String>,
 }
@@ -126,7 +140,8 @@ impl ReplayLog {
             end_us,
             sql: l.sql,
             class,
-            kind: l.kind,
+            kind: Kind::of(l.verdict.effect),
+            verdict: l.verdict,
             db: l.db,
         });
     }
@@ -181,8 +196,8 @@ pub struct ReplayOptions {
     pub threads: Option<u32>,
     /// Every statement runs here (none: as logged).
     pub database: Option<String>,
-    /// Skip writes.
-    pub read_only: bool,
+    /// Which statements run (`--read-only`, `--allow-admin`, `--allow-destructive`).
+    pub policy: Policy,
     /// Seconds per sample.
     pub report_interval_s: f64,
     /// Latency percentiles to summarize.
@@ -225,6 +240,47 @@ pub fn check_databases(
     )))
 }
 
+/// A class that the policy keeps from running: its index, statements and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// Class index in [`ReplayLog::classes`].
+    pub class: u32,
+    /// Its statements that will not run.
+    pub count: u64,
+    /// Why, with the flag that would run them.
+    pub reason: String,
+}
+
+/// The classes of `log` that `policy` keeps (in part or whole) from running, in class order:
+/// what a replay or a diff says before it starts.
+pub fn refused(log: &ReplayLog, policy: &Policy) -> Vec<Refused> {
+    let mut by_class: std::collections::BTreeMap<u32, Refused> = Default::default();
+    for s in &log.stmts {
+        if let Some(reason) = policy.refusal(&s.verdict) {
+            by_class
+                .entry(s.class)
+                .or_insert(Refused {
+                    class: s.class,
+                    count: 0,
+                    reason,
+                })
+                .count += 1;
+        }
+    }
+    by_class.into_values().collect()
+}
+
+/// The error a replay that ended early stands for (none when it ran to its end): the user's
+/// stop, or the server gone (a runtime failure). Its phase is stored whole either way.
+pub fn ended_early(p: &qpslab_core::PhaseResult) -> Option<ExecError> {
+    let why = p.replay.as_ref()?.ended_early.as_ref()?;
+    Some(if why == exec::INTERRUPTED {
+        ExecError::Run(qpslab_engine::RunError::Interrupted)
+    } else {
+        ExecError::Stalled(why.clone())
+    })
+}
+
 /// Replays `log` on `target` and stores it as the one phase of the run `meta` (whose plan
 /// describes the replay), with telemetry from `sampler` on every interval, as it is measured
 /// (see [`crate::exec::measure_with`]).
@@ -246,23 +302,17 @@ pub fn measure(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    pub(crate) fn logged(
-        conn: u64,
-        start_s: Option<i64>,
-        query_s: f64,
-        sql: &str,
-        kind: Kind,
-    ) -> Logged {
+    pub(crate) fn logged(conn: u64, start_s: Option<i64>, query_s: f64, sql: &str) -> Logged {
         Logged {
             conn,
             start_us: start_s.map(|s| s * 1_000_000),
             query_s,
             sql: sql.to_string(),
             fingerprint: sql.to_string(),
-            kind,
+            verdict: qpslab_sqllog::classify(sql),
             db: None,
         }
     }
@@ -270,22 +320,50 @@ mod tests {
     #[test]
     fn statements_start_when_logged_in_order_per_connection() {
         let mut log = ReplayLog::default();
-        log.add_statement(logged(7, Some(10), 0.5, "a", Kind::Read));
+        log.add_statement(logged(7, Some(10), 0.5, "select a"));
         // Logged a second earlier (whole-second clocks): it still starts after `a`.
-        log.add_statement(logged(7, Some(9), 2.0, "b", Kind::Write));
+        log.add_statement(logged(7, Some(9), 2.0, "update b"));
         log.add_statement(Logged {
             db: Some("d".into()),
-            ..logged(8, None, 0.0, "a", Kind::Read)
+            ..logged(8, None, 0.0, "select a")
         });
         assert_eq!(log.stmts[0].start_us, 10_000_000);
         assert_eq!(log.stmts[1].start_us, 10_000_000);
         assert_eq!(log.stmts[1].end_us, 12_000_000);
         // No time of its own: the previous entry's.
         assert_eq!(log.stmts[2].start_us, 9_000_000);
-        assert_eq!(log.classes, ["a", "b"]);
+        assert_eq!(log.classes, ["select a", "update b"]);
+        assert_eq!(
+            (log.stmts[0].kind, log.stmts[1].kind),
+            (Kind::Read, Kind::Write)
+        );
         assert_eq!(log.stmts[2].class, 0);
         assert_eq!(log.connections(), 2);
         assert_eq!(log.spans[&7], (10_000_000, 12_000_000));
         assert_eq!(log.databases().into_iter().collect::<Vec<_>>(), ["d"]);
+    }
+
+    #[test]
+    fn refused_classes_are_listed_once_with_their_count_and_reason() {
+        let mut log = ReplayLog::default();
+        for sql in [
+            "select 1",
+            "shutdown",
+            "update t",
+            "shutdown",
+            "drop database x",
+        ] {
+            log.add_statement(logged(1, Some(1), 0.0, sql));
+        }
+        let r = refused(&log, &Policy::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!((r[0].class, r[0].count), (1, 2));
+        assert!(r[0].reason.contains("--allow-admin"), "{r:?}");
+        assert!(r[1].reason.contains("--allow-destructive"), "{r:?}");
+        let read_only = Policy {
+            read_only: true,
+            ..Policy::default()
+        };
+        assert_eq!(refused(&log, &read_only).len(), 3);
     }
 }

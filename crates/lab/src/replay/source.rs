@@ -1,9 +1,8 @@
 //! Reading a log file into a [`ReplayLog`] with `qpslab-sqllog`, and identifying it by content.
 
-use super::{Kind, Logged, ReplayLog};
+use super::{Logged, ReplayLog};
 use crate::ExecError;
-use qpslab_sqllog::StatementKind;
-use qpslab_sqllog::{fingerprint, kind_of_fingerprint, Command, Entry, LogError, LogType};
+use qpslab_sqllog::{classify, fingerprint, Command, Entry, LogError, LogType};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::io::Read;
@@ -80,19 +79,13 @@ fn add(log: &mut ReplayLog, e: Entry) {
     let conn = e.thread_id.unwrap_or(0);
     match e.command {
         Command::Query | Command::Execute => {
-            let fingerprint = fingerprint(&e.sql);
-            let kind = match kind_of_fingerprint(&fingerprint) {
-                StatementKind::Read => Kind::Read,
-                StatementKind::Write => Kind::Write,
-                StatementKind::Other => Kind::Other,
-            };
             log.add_statement(Logged {
                 conn,
                 start_us: e.at_us,
                 query_s: e.query_time_s.unwrap_or(0.0),
+                fingerprint: fingerprint(&e.sql),
+                verdict: classify(&e.sql),
                 sql: e.sql,
-                fingerprint,
-                kind,
                 db: e.db,
             });
         }
@@ -122,6 +115,7 @@ fn digest(path: &Path) -> std::io::Result<(u64, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replay::Kind;
 
     fn fixture(name: &str) -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))

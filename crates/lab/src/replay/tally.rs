@@ -34,8 +34,10 @@ pub struct ClassCount {
     pub executed: u64,
     /// Errors by code.
     pub errors: BTreeMap<u16, u64>,
-    /// Writes skipped by `--read-only`.
+    /// Statements the replay's policy did not run.
     pub skipped: u64,
+    /// Why (the first reason seen).
+    pub skip_reason: Option<String>,
 }
 
 /// What one or more sessions did over a span.
@@ -51,6 +53,8 @@ pub struct Tally {
     pub errors: u64,
     /// Connections re-established.
     pub reconnects: u64,
+    /// Failed reconnection attempts by code (2002/2003, or the server's), outside any class.
+    pub connect_errors: BTreeMap<u16, u64>,
     /// Statements whose start was measured against a due time.
     pub timed: u64,
     /// Of those, started more than 1 ms late.
@@ -69,6 +73,7 @@ impl Default for Tally {
             queries: QueryCounts::default(),
             errors: 0,
             reconnects: 0,
+            connect_errors: BTreeMap::new(),
             timed: 0,
             late: 0,
             lag_sum_us: 0,
@@ -103,9 +108,17 @@ impl Tally {
         self.errors += 1;
     }
 
-    /// A write of `class` skipped by `--read-only`.
-    pub fn skipped(&mut self, class: u32) {
-        self.classes.entry(class).or_default().skipped += 1;
+    /// A reconnection attempt that failed with `code` (counted as an error, as `run` does).
+    pub fn connect_failed(&mut self, code: u16) {
+        *self.connect_errors.entry(code).or_insert(0) += 1;
+        self.errors += 1;
+    }
+
+    /// A statement of `class` that the policy did not run, and why.
+    pub fn skipped(&mut self, class: u32, reason: String) {
+        let c = self.classes.entry(class).or_default();
+        c.skipped += 1;
+        c.skip_reason.get_or_insert(reason);
     }
 
     /// A statement started `lag_us` after it was due.
@@ -126,6 +139,9 @@ impl Tally {
             let mine = self.classes.entry(*k).or_default();
             mine.executed += c.executed;
             mine.skipped += c.skipped;
+            if mine.skip_reason.is_none() {
+                mine.skip_reason.clone_from(&c.skip_reason);
+            }
             for (code, n) in &c.errors {
                 *mine.errors.entry(*code).or_insert(0) += n;
             }
@@ -138,6 +154,9 @@ impl Tally {
         self.queries.other += o.queries.other;
         self.errors += o.errors;
         self.reconnects += o.reconnects;
+        for (code, n) in &o.connect_errors {
+            *self.connect_errors.entry(*code).or_insert(0) += n;
+        }
         self.timed += o.timed;
         self.late += o.late;
         self.lag_sum_us += o.lag_sum_us;
@@ -202,7 +221,8 @@ impl Tally {
                 fingerprint: log.classes[*k as usize].clone(),
                 executed: c.executed,
                 errors: c.errors.clone(),
-                skipped_writes: c.skipped,
+                skipped: c.skipped,
+                skip_reason: c.skip_reason.clone(),
             })
             .collect();
         ReplayOutcome {
@@ -211,6 +231,7 @@ impl Tally {
             skipped_unparsed: log.skipped_unparsed,
             connections: log.connections(),
             complete: false,
+            ended_early: None,
         }
     }
 }
@@ -232,8 +253,8 @@ mod tests {
     #[test]
     fn merged_tallies_count_classes_errors_and_lag() {
         let mut log = ReplayLog::default();
-        log.add_statement(logged(1, Some(1), 0.0, "select 1", Kind::Read));
-        log.add_statement(logged(1, Some(1), 0.0, "update t", Kind::Write));
+        log.add_statement(logged(1, Some(1), 0.0, "select 1"));
+        log.add_statement(logged(1, Some(1), 0.0, "update t"));
         let mut a = Tally::default();
         a.ok(0, Kind::Read, 500);
         a.failed(1, 1146);
@@ -241,7 +262,7 @@ mod tests {
         let mut b = Tally::default();
         b.ok(0, Kind::Read, 1500);
         b.failed(1, 1146);
-        b.skipped(1);
+        b.skipped(1, "writes: not run by --read-only".into());
         b.lag(10);
         a.merge(&b);
         let s = a.sample(2.0, 1.0, &[99.0]);
@@ -249,7 +270,11 @@ mod tests {
         assert_eq!((s.late_events, s.max_lag_ms), (1, 3.0));
         let o = a.outcome(&log);
         assert_eq!(o.classes[1].errors[&1146], 2);
-        assert_eq!((o.classes[1].executed, o.classes[1].skipped_writes), (2, 1));
+        assert_eq!((o.classes[1].executed, o.classes[1].skipped), (2, 1));
+        assert_eq!(
+            o.classes[1].skip_reason.as_deref(),
+            Some("writes: not run by --read-only")
+        );
         let (lat, blobs) = a.statements(&log, &[99.0]);
         assert_eq!(lat.len(), 1);
         assert_eq!(lat[0].kind, "c1 select 1");

@@ -150,7 +150,7 @@ pub(crate) struct EventLoop<'a> {
 }
 
 mod open;
-mod recovery;
+pub(super) mod recovery;
 mod replies;
 mod sends;
 mod sleeps;

@@ -11,16 +11,26 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// First reconnection delay; doubles up to `MAX_BACKOFF`.
-const FIRST_BACKOFF: Duration = Duration::from_millis(10);
-const MAX_BACKOFF: Duration = Duration::from_secs(1);
+pub const FIRST_BACKOFF: Duration = Duration::from_millis(10);
+/// The longest delay between two reconnection attempts.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// How long a lost session keeps trying before the phase fails, when the phase has no time
-/// limit (`--events`); a timed phase keeps trying until it ends, so a server that stays down
-/// shows as intervals without events rather than a lost phase.
-const RECONNECT_FOR: Duration = Duration::from_secs(30);
+/// limit (`--events`, a replay); a timed phase keeps trying until it ends, so a server that
+/// stays down shows as intervals without events rather than a lost phase.
+pub const RECONNECT_FOR: Duration = Duration::from_secs(30);
 /// The client error numbers a failed reconnection is counted under (libmysqlclient's
 /// CR_CONNECTION_ERROR and CR_CONN_HOST_ERROR), unless the server answered with its own.
 const CR_CONNECTION_ERROR: u16 = 2002;
 const CR_CONN_HOST_ERROR: u16 = 2003;
+
+/// The error code a failed (re)connection to `endpoint` is counted under: the server's own
+/// when it answered, else the client's for a socket or a TCP host.
+pub fn connect_error_code(endpoint: &Endpoint, e: &qpslab_wire::Error) -> u16 {
+    e.server_code().unwrap_or(match endpoint {
+        Endpoint::Unix { .. } => CR_CONNECTION_ERROR,
+        Endpoint::Tcp { .. } => CR_CONN_HOST_ERROR,
+    })
+}
 
 impl EventLoop<'_> {
     /// Session `i` lost its connection: stop watching it and schedule a reconnection. The
@@ -91,12 +101,7 @@ impl EventLoop<'_> {
                     }
                 }
                 Err(RunError::Connect { source, .. }) if self.keeps_trying(now, since) => {
-                    let code = source
-                        .server_code()
-                        .unwrap_or(match self.shared.target.endpoint {
-                            Endpoint::Unix { .. } => CR_CONNECTION_ERROR,
-                            Endpoint::Tcp { .. } => CR_CONN_HOST_ERROR,
-                        });
+                    let code = connect_error_code(&self.shared.target.endpoint, &source);
                     *self.stats.errors.entry(code).or_insert(0) += 1;
                     self.sessions[i].state = State::Reconnect {
                         at: now + backoff,
