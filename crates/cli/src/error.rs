@@ -73,7 +73,8 @@ pub fn exec_error(e: qpslab_lab::ExecError) -> anyhow::Error {
         E::Connect { target, source } => {
             anyhow::Error::new(source).context(format!("connecting to {target}"))
         }
-        E::Dataset(e) => anyhow::Error::new(e).context("checking the dataset"),
+        // Its message names the step that failed (checking, loading, dropping, ...).
+        E::Dataset(e) => anyhow::Error::new(e),
         other => other.into(),
     }
 }
