@@ -79,15 +79,19 @@ fn servers_that_never_answer_a_handshake_are_unreachable_for_every_command() {
     )
     .unwrap();
     let log = log.to_str().unwrap();
+    let out = s.path().join("captured.log");
+    let out = out.to_str().unwrap();
     for fake in [Fake::Silent, Fake::Truncated, Fake::Garbage] {
         let port = listen(fake);
         let target = format!("mysql://root@127.0.0.1:{port}/sbtest");
         let t = target.as_str();
-        let commands: [&[&str]; 4] = [
+        let commands: [&[&str]; 5] = [
             &["run", "oltp_point_select", "--target", t, "--time", "1"],
             &["advise", "--target", t],
             &["diff", log, "--a", t, "--b", t, "--statement-timeout", "5"],
             &["prepare", "oltp_point_select", "--target", t],
+            // Its own control session waits 30 s for replies: not for a handshake.
+            &["capture", "--target", t, "--time", "5", "--out", out],
         ];
         for args in commands {
             let mut args = args.to_vec();

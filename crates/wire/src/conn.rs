@@ -97,12 +97,13 @@ impl Conn {
         Conn::open(opts, opts.timeouts.connect, opts.timeouts.read)
     }
 
-    /// Connects like [`Conn::connect`], every blocking step bounded by `timeout` (connecting,
-    /// the handshake, and every read and write afterwards): a server that stopped answering
-    /// (SIGSTOP, a hung host) gives an error after `timeout` instead of a wait without end.
-    /// A timed-out connection is no longer usable: drop it.
+    /// Connects like [`Conn::connect`], every blocking step bounded by `timeout` (connecting
+    /// and the handshake also by `opts.timeouts.connect`, when shorter; every read and write
+    /// afterwards by `timeout`): a server that stopped answering (SIGSTOP, a hung host) gives
+    /// an error after `timeout` instead of a wait without end. A timed-out connection is no
+    /// longer usable: drop it.
     pub fn connect_timeout(opts: &ConnectOptions, timeout: Duration) -> Result<Conn, Error> {
-        Conn::open(opts, timeout, Some(timeout))
+        Conn::open(opts, timeout.min(opts.timeouts.connect), Some(timeout))
     }
 
     fn open(
