@@ -40,8 +40,13 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
     1
 }
 
-/// Wrong credentials, unknown database, or nothing listening where the user pointed us.
+/// Wrong credentials, unknown database, or no MySQL server answering where the user pointed
+/// us (refused, unknown host, silent past --connect-timeout, not speaking MySQL).
 pub fn wire_is_user_error(e: &qpslab_wire::Error) -> bool {
+    if matches!(e, qpslab_wire::Error::Unreachable(_)) {
+        // Silent, or not a MySQL server: as unreachable as a refused connection.
+        return true;
+    }
     match e.server_code() {
         // access denied (1045, 1698), unknown database (1049), host not allowed (1130)
         // too many connections (1040): the user asked for more sessions than the server accepts
@@ -71,7 +76,8 @@ pub fn exec_error(e: qpslab_lab::ExecError) -> anyhow::Error {
         E::Connect { target, source } => {
             anyhow::Error::new(source).context(format!("connecting to {target}"))
         }
-        E::Dataset(e) => anyhow::Error::new(e).context("checking the dataset"),
+        // Its message names the step that failed (checking, loading, dropping, ...).
+        E::Dataset(e) => anyhow::Error::new(e),
         other => other.into(),
     }
 }

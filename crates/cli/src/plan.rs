@@ -200,6 +200,9 @@ mod tests {
         "password_file",
         "ssl_mode",
         "ssl_ca",
+        // How long to wait for the target: a study's sandboxes are its own.
+        "connect_timeout",
+        "read_timeout",
         "settings",
         "server_cpus",
         "malloc",

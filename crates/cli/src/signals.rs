@@ -6,6 +6,9 @@
 //! sandboxes at once and exits with the same code. A command that never polls the flag (a
 //! prepare, a server start) stops the sandboxes it started and exits at the first signal.
 //!
+//! Each signal also ends the waits of blocking sessions in progress ([`qpslab_wire::interrupt`]),
+//! so no connection to a silent server holds the process.
+//!
 //! The handler itself only records the signal and writes its number to a pipe; a watcher thread
 //! does the rest, outside signal context.
 
@@ -89,6 +92,9 @@ fn received(sig: i32) {
     // stderr may be a terminal that is gone (SIGHUP): never panic on writing to it.
     let mut err = std::io::stderr();
     let again = INTERRUPTED.swap(true, Ordering::SeqCst);
+    // Every session waiting for a server gives up within a tick (a silent server, a handshake
+    // that never comes); what starts after this, such as putting settings back, still runs.
+    qpslab_wire::interrupt();
     if again && UNDOING.load(Ordering::SeqCst) {
         let _ = writeln!(
             err,

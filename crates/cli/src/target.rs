@@ -2,13 +2,14 @@
 //! sandbox started for this command). Passwords come from the DSN, `--password-file`, the option
 //! file or `MYSQL_PWD`, in that order, and never appear in anything we print.
 
-use crate::args::{EmbeddedArgs, SandboxHomeArgs, TargetArgs};
+use crate::args::{EmbeddedArgs, SandboxHomeArgs, TargetArgs, WaitArgs};
 use crate::error::user;
 use crate::plan::sandbox_spec;
 use anyhow::{Context, Result};
-use qpslab_core::{ConnectOptions, Dsn, Endpoint, Secret, SslMode};
+use qpslab_core::{ConnectOptions, Dsn, Endpoint, Secret, SslMode, Timeouts};
 use qpslab_sandbox::{Sandbox, SandboxHome, SandboxSpec};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// The default schema for the sbtest tables, as sysbench's `--mysql-db`.
 pub const DEFAULT_DATABASE: &str = "sbtest";
@@ -137,6 +138,12 @@ pub fn command_args(t: &TargetArgs) -> Vec<String> {
     if let Some(c) = &t.ssl_ca {
         push("--ssl-ca", path(c));
     }
+    if let Some(s) = t.wait.connect_timeout {
+        push("--connect-timeout", s.to_string());
+    }
+    if let Some(s) = t.wait.read_timeout {
+        push("--read-timeout", s.to_string());
+    }
     args
 }
 
@@ -251,6 +258,7 @@ fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
             None => SslMode::default(),
         },
         ssl_ca: file.get("ssl-ca").map(PathBuf::from),
+        timeouts: Timeouts::default(),
     };
     if let Some(s) = file.get("socket") {
         if t.target.is_none() && file.get("host").is_none_or(|h| h == "localhost") {
@@ -295,6 +303,28 @@ fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
     Ok(o)
 }
 
+/// The waits `--connect-timeout` and `--read-timeout` ask for (a read timeout of 0: none).
+pub fn timeouts(w: &WaitArgs) -> Result<Timeouts> {
+    let secs = |flag: &str, v: f64, zero: bool| {
+        if v.is_finite() && (v > 0.0 || (zero && v == 0.0)) && v <= 1e6 {
+            Ok(Duration::from_secs_f64(v))
+        } else {
+            let least = if zero { "0 (no limit)" } else { "more than 0" };
+            Err(user(format!(
+                "{flag} {v}: give a number of seconds, {least} to 1000000"
+            )))
+        }
+    };
+    let mut t = Timeouts::default();
+    if let Some(v) = w.connect_timeout {
+        t.connect = secs("--connect-timeout", v, false)?;
+    }
+    if let Some(v) = w.read_timeout {
+        t.read = Some(secs("--read-timeout", v, true)?).filter(|d| !d.is_zero());
+    }
+    Ok(t)
+}
+
 fn apply_overrides(t: &TargetArgs, o: &mut ConnectOptions) -> Result<()> {
     if let Some(s) = &t.socket {
         o.endpoint = Endpoint::Unix { path: s.clone() };
@@ -313,6 +343,7 @@ fn apply_overrides(t: &TargetArgs, o: &mut ConnectOptions) -> Result<()> {
     if let Some(ca) = &t.ssl_ca {
         o.ssl_ca = Some(ca.clone());
     }
+    o.timeouts = timeouts(&t.wait)?;
     if let Some(ca) = &o.ssl_ca {
         std::fs::File::open(ca).map_err(|e| user(format!("--ssl-ca {}: {e}", ca.display())))?;
     }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::time::Duration;
 
 /// How to reach the server.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,6 +93,35 @@ pub struct ConnectOptions {
     pub ssl_mode: SslMode,
     /// CA certificate (PEM) for `VerifyCa` / `VerifyIdentity`.
     pub ssl_ca: Option<PathBuf>,
+    /// How long each step of opening a session may wait for the server.
+    pub timeouts: Timeouts,
+}
+
+/// How long a blocking session waits for the server before it gives up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Connecting and each step of the handshake (the mysql client's `--connect-timeout`):
+    /// a server that does not answer within it is unreachable.
+    pub connect: Duration,
+    /// Each later read or write of a control-plane session (`None`: no bound). Long enough for
+    /// an index build or a slow replayed statement, which send nothing until they end.
+    pub read: Option<Duration>,
+}
+
+impl Timeouts {
+    /// The mysql client's default connect timeout.
+    pub const DEFAULT_CONNECT: Duration = Duration::from_secs(10);
+    /// The default bound on one read of a control-plane session.
+    pub const DEFAULT_READ: Duration = Duration::from_secs(3600);
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Self::DEFAULT_CONNECT,
+            read: Some(Self::DEFAULT_READ),
+        }
+    }
 }
 
 impl ConnectOptions {
@@ -238,6 +268,7 @@ impl FromStr for Dsn {
             database,
             ssl_mode: SslMode::default(),
             ssl_ca: None,
+            timeouts: Timeouts::default(),
         };
         for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair

@@ -34,7 +34,7 @@ mod verdict;
 pub mod workload;
 
 pub use cell::Cell;
-pub use dsn::{ConnectOptions, Dsn, Endpoint, SslMode};
+pub use dsn::{ConnectOptions, Dsn, Endpoint, SslMode, Timeouts};
 pub use env::{HostFacts, ProcessCpu, ServerInfo};
 pub use plan::{
     AutoWarmup, EngineKnobs, RateSpec, RunPlan, SettleReport, SettleSpec, StopCondition,

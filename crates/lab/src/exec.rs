@@ -114,7 +114,7 @@ fn ensure_sbtest(
     obs: &mut dyn Observer,
 ) -> Result<DatasetOutcome, ExecError> {
     let status = match Conn::connect(target) {
-        Ok(mut conn) => prepare::dataset_status(&mut conn, w)?,
+        Ok(mut conn) => prepare::dataset_status(&mut conn, w).map_err(checking)?,
         // The schema itself is missing.
         Err(e) if e.server_code() == Some(1049) => {
             if let DatasetPolicy::CheckOnly { prepare, .. } = policy {
@@ -173,6 +173,17 @@ fn ensure_sbtest(
             load_dataset(target, w, loaders, true, space.as_deref(), obs)?;
             Ok(DatasetOutcome::Prepared)
         }
+    }
+}
+
+/// A failure of the dataset check, saying so (loading and cleaning name their own steps).
+fn checking(e: prepare::PrepareError) -> prepare::PrepareError {
+    match e {
+        prepare::PrepareError::Server { context, source } => prepare::PrepareError::Server {
+            context: format!("checking the dataset: {context}"),
+            source,
+        },
+        other => other,
     }
 }
 

@@ -293,10 +293,13 @@ pub fn pin_setting(
     Ok(Some(("performance_schema".into(), "ON".into())))
 }
 
-/// Checks a sandbox name: `[A-Za-z0-9_-]{1,32}`.
+/// Checks a sandbox name: `[A-Za-z0-9_-]{1,32}`, not starting with '-' (no command could name
+/// it: its name would read as an option).
 pub fn validate_name(name: &str) -> Result<()> {
     let reason = if name.is_empty() {
         Some("it is empty")
+    } else if name.starts_with('-') {
+        Some("it starts with '-', which reads as an option")
     } else if name.len() > 32 {
         Some("it is longer than 32 characters")
     } else if !name
@@ -325,7 +328,7 @@ mod tests {
         for ok in ["a", "bench_1", "A-b-9", &"x".repeat(32)] {
             assert!(validate_name(ok).is_ok(), "{ok}");
         }
-        for bad in ["", "a b", "../x", "a/b", "é", &"x".repeat(33)] {
+        for bad in ["", "a b", "../x", "a/b", "é", "-x", "--rm", &"x".repeat(33)] {
             let e = validate_name(bad).unwrap_err();
             assert!(e.is_user_error(), "{bad}");
         }

@@ -7,7 +7,7 @@
 use crate::error::{Error, Result};
 use crate::spec::{validate_name, Malloc, SandboxHome};
 use crate::{process, runas, secure};
-use qpslab_core::{ConnectOptions, Endpoint, Secret, SslMode};
+use qpslab_core::{ConnectOptions, Endpoint, Secret, SslMode, Timeouts};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -116,6 +116,7 @@ impl SandboxInfo {
             database: None,
             ssl_mode: SslMode::Disabled,
             ssl_ca: None,
+            timeouts: Timeouts::default(),
         }
     }
 

@@ -85,25 +85,33 @@ const COM_STMT_BULK_EXECUTE: u8 = 0xFA;
 
 impl Conn {
     /// Connects and authenticates. A refused connection is [`Error::Io`] naming the endpoint;
-    /// a rejected login is [`Error::Server`] (1045) with the server's message.
+    /// a rejected login is [`Error::Server`] (1045) with the server's message; a server that
+    /// does not answer within `opts.timeouts.connect`, or does not speak MySQL, is
+    /// [`Error::Unreachable`]. Later reads and writes wait at most `opts.timeouts.read` each.
+    /// Every wait ends early at [`crate::interrupt`].
     ///
     /// TLS is used over TCP only. A Unix socket is already a private channel (the server
     /// counts it as secure transport too), so every ssl-mode is satisfied there without TLS,
     /// and cleartext passwords (caching_sha2 full auth, mysql_clear_password) may be sent.
     pub fn connect(opts: &ConnectOptions) -> Result<Conn, Error> {
-        Conn::open(opts, None)
+        Conn::open(opts, opts.timeouts.connect, opts.timeouts.read)
     }
 
-    /// Connects like [`Conn::connect`], every blocking step bounded by `timeout` (connecting,
-    /// the handshake, and every read and write afterwards): a server that stopped answering
-    /// (SIGSTOP, a hung host) gives an [`Error::Io`] after `timeout` instead of a wait without
-    /// end. A timed-out connection is no longer usable: drop it.
+    /// Connects like [`Conn::connect`], every blocking step bounded by `timeout` (connecting
+    /// and the handshake also by `opts.timeouts.connect`, when shorter; every read and write
+    /// afterwards by `timeout`): a server that stopped answering (SIGSTOP, a hung host) gives
+    /// an error after `timeout` instead of a wait without end. A timed-out connection is no
+    /// longer usable: drop it.
     pub fn connect_timeout(opts: &ConnectOptions, timeout: Duration) -> Result<Conn, Error> {
-        Conn::open(opts, Some(timeout))
+        Conn::open(opts, timeout.min(opts.timeouts.connect), Some(timeout))
     }
 
-    fn open(opts: &ConnectOptions, timeout: Option<Duration>) -> Result<Conn, Error> {
-        let (io, info) = establish(opts, timeout)?;
+    fn open(
+        opts: &ConnectOptions,
+        connect: Duration,
+        read: Option<Duration>,
+    ) -> Result<Conn, Error> {
+        let (io, info) = establish(opts, connect, read)?;
         Ok(Conn {
             io,
             info,
@@ -111,10 +119,11 @@ impl Conn {
         })
     }
 
-    /// Bounds every later read and write on this connection (`None`: unbounded). A timed-out
-    /// connection is no longer usable: drop it.
+    /// Bounds every later read and write on this connection (`None`: until interrupted). A
+    /// timed-out connection is no longer usable: drop it.
     pub fn set_timeout(&self, timeout: Option<Duration>) -> Result<(), Error> {
-        self.io.stream().set_timeouts(timeout).map_err(Error::Io)
+        self.io.set_limit(timeout);
+        Ok(())
     }
 
     fn command(&mut self, cmd: u8, body: &[u8]) -> Result<(), Error> {
@@ -318,21 +327,25 @@ impl Conn {
         self.info.caps
     }
 
-    /// Hands the authenticated socket to an event loop, in blocking mode, with no reply
-    /// pending: the next byte the server sends answers the caller's next command.
+    /// Hands the authenticated socket to an event loop, in blocking mode without timeouts,
+    /// with no reply pending: the next byte the server sends answers the caller's next command.
     pub fn into_stream(self) -> (Stream, SessionInfo) {
         debug_assert_eq!(self.io.buffered(), 0, "unread bytes at hand-over");
         // The session lives on in the caller's hands: no COM_QUIT (see `Drop`).
         let mut me = std::mem::ManuallyDrop::new(self);
         // SAFETY: `me` is never dropped nor used again; each field is moved out exactly once
         // (`io`, `info`) or dropped in place (`stmt_columns`).
-        unsafe {
+        let (stream, info) = unsafe {
             std::ptr::drop_in_place(&mut me.stmt_columns);
             (
                 std::ptr::read(&me.io).into_stream(),
                 std::ptr::read(&me.info),
             )
-        }
+        };
+        // The new owner waits its own way: no kernel timeout of ours stays on the socket
+        // (failing to clear it only makes a blocking owner's calls return early).
+        let _ = stream.set_timeouts(None);
+        (stream, info)
     }
 
     /// Reads every result of one command. `cached` holds the columns of a prepared statement:

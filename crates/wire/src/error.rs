@@ -30,6 +30,15 @@ pub enum Error {
     /// TLS could not be set up or failed.
     #[error("TLS error: {0}")]
     Tls(String),
+    /// Something accepted the connection but no MySQL server answered it: no greeting or no
+    /// end of the handshake within the connect timeout, or bytes that are not the MySQL
+    /// protocol. The message names the endpoint and what did not answer.
+    #[error("{0}")]
+    Unreachable(String),
+    /// A wait for the server was ended by [`crate::interrupt`] (a first Ctrl-C or SIGTERM).
+    /// The session is not usable any more: drop it.
+    #[error("interrupted while waiting for the server")]
+    Interrupted,
 }
 
 impl Error {
@@ -41,8 +50,9 @@ impl Error {
             // 1053 server shutdown, 1927 connection killed (MariaDB), 2006/2013 client-side
             // "gone away"/"lost" numbers some proxies relay, 4031 inactive client disconnected.
             Error::Server { code, .. } => matches!(code, 1053 | 1927 | 2006 | 2013 | 4031),
-            Error::Tls(_) => true,
-            Error::Protocol(_) | Error::Auth(_) => false,
+            Error::Tls(_) | Error::Unreachable(_) => true,
+            // Not a reason to reconnect: the process is stopping.
+            Error::Protocol(_) | Error::Auth(_) | Error::Interrupted => false,
         }
     }
 

@@ -8,8 +8,10 @@ use crate::packet::PacketIo;
 use crate::proto::{put_lenenc_bytes, Reader};
 use crate::stream::{Stream, TlsStream};
 use crate::tls;
+use crate::wait::{is_tick, seconds, Wait, TICK};
 use qpslab_core::{ConnectOptions, Endpoint, SslMode};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::FromRawFd;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
@@ -136,7 +138,9 @@ pub(crate) fn response(
     b
 }
 
-fn open(endpoint: &Endpoint, timeout: Option<Duration>) -> Result<Stream, Error> {
+/// Connects to `endpoint`, waiting at most `limit`, and leaves the socket blocking with a
+/// kernel timeout of a tick, so every later wait can be bounded and interrupted.
+fn open(endpoint: &Endpoint, limit: Duration) -> Result<Stream, Error> {
     let wrap = |e: std::io::Error| {
         Error::Io(std::io::Error::new(
             e.kind(),
@@ -145,33 +149,163 @@ fn open(endpoint: &Endpoint, timeout: Option<Duration>) -> Result<Stream, Error>
     };
     let stream = match endpoint {
         Endpoint::Tcp { host, port } => {
-            let s = match timeout {
-                Some(t) => tcp_connect_timeout(host, *port, t),
-                None => TcpStream::connect((host.as_str(), *port)),
-            }
-            .map_err(wrap)?;
+            let s = tcp_connect(host, *port, limit).map_err(|e| match e {
+                Error::Io(e) if is_tick(&e) => Error::Unreachable(format!(
+                    "cannot connect to {endpoint}: no answer within {} (--connect-timeout)",
+                    seconds(limit)
+                )),
+                Error::Io(e) => wrap(e),
+                other => other,
+            })?;
             s.set_nodelay(true).map_err(wrap)?;
             Stream::Tcp(s)
         }
+        // A local socket accepts at once or refuses; only a full backlog would block here.
         Endpoint::Unix { path } => Stream::Unix(UnixStream::connect(path).map_err(wrap)?),
     };
-    stream.set_timeouts(timeout).map_err(wrap)?;
+    stream.set_timeouts(Some(TICK)).map_err(wrap)?;
     Ok(stream)
 }
 
-/// `TcpStream::connect` with a bound on each address tried.
-fn tcp_connect_timeout(host: &str, port: u16, t: Duration) -> std::io::Result<TcpStream> {
+/// Connects to the first address of `host` that answers, each attempt bounded by `limit` and
+/// ended by an interrupt.
+fn tcp_connect(host: &str, port: u16, limit: Duration) -> Result<TcpStream, Error> {
     use std::net::ToSocketAddrs;
     let mut last = None;
     for addr in (host, port).to_socket_addrs()? {
-        match TcpStream::connect_timeout(&addr, t) {
+        match connect_addr(&addr, limit) {
             Ok(s) => return Ok(s),
+            Err(Error::Interrupted) => return Err(Error::Interrupted),
             Err(e) => last = Some(e),
         }
     }
     Err(last.unwrap_or_else(|| {
-        std::io::Error::new(std::io::ErrorKind::NotFound, "no address for the host")
+        std::io::Error::new(std::io::ErrorKind::NotFound, "no address for the host").into()
     }))
+}
+
+/// A non-blocking connect polled a tick at a time, then a blocking socket.
+fn connect_addr(addr: &SocketAddr, limit: Duration) -> Result<TcpStream, Error> {
+    let family = if addr.is_ipv4() {
+        libc::AF_INET
+    } else {
+        libc::AF_INET6
+    };
+    // SAFETY: plain socket(2); the descriptor is owned by the TcpStream at once.
+    let fd = unsafe {
+        libc::socket(
+            family,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    // SAFETY: `fd` is a fresh socket nobody else owns.
+    let sock = unsafe { TcpStream::from_raw_fd(fd) };
+    let (raw, len) = sockaddr(addr);
+    // SAFETY: `raw` holds a valid sockaddr of `len` bytes for the call.
+    if unsafe { libc::connect(fd, raw.as_ptr().cast(), len) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(e.into());
+        }
+        let mut wait = Wait::new(Some(limit));
+        loop {
+            let mut p = libc::pollfd {
+                fd,
+                events: libc::POLLOUT,
+                revents: 0,
+            };
+            let ms = wait.slice().as_millis().max(1) as libc::c_int;
+            // SAFETY: one valid pollfd.
+            match unsafe { libc::poll(&mut p, 1, ms) } {
+                n if n > 0 => break,
+                0 => wait.tick()?,
+                _ => {
+                    let e = std::io::Error::last_os_error();
+                    if e.kind() != std::io::ErrorKind::Interrupted {
+                        return Err(e.into());
+                    }
+                }
+            }
+        }
+        if let Some(e) = sock.take_error()? {
+            return Err(e.into());
+        }
+    }
+    sock.set_nonblocking(false)?;
+    Ok(sock)
+}
+
+/// `addr` as the bytes of a `sockaddr_in` or `sockaddr_in6`, and their length.
+fn sockaddr(addr: &SocketAddr) -> ([u8; 28], libc::socklen_t) {
+    let mut raw = [0u8; 28];
+    match addr {
+        SocketAddr::V4(a) => {
+            let sa = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            let n = std::mem::size_of::<libc::sockaddr_in>();
+            // SAFETY: `sa` is plain data of `n` bytes, `raw` is larger.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    (&sa as *const libc::sockaddr_in).cast(),
+                    raw.as_mut_ptr(),
+                    n,
+                )
+            };
+            (raw, n as libc::socklen_t)
+        }
+        SocketAddr::V6(a) => {
+            let sa = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            let n = std::mem::size_of::<libc::sockaddr_in6>();
+            // SAFETY: `sa` is plain data of `n` bytes, `raw` is as large.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    (&sa as *const libc::sockaddr_in6).cast(),
+                    raw.as_mut_ptr(),
+                    n,
+                )
+            };
+            (raw, n as libc::socklen_t)
+        }
+    }
+}
+
+/// An error of the connection phase as the user should read it: a server that is silent, or
+/// not a MySQL server, is unreachable; `stage` says what it did not do.
+fn in_handshake(e: Error, endpoint: &Endpoint, limit: Duration, greeting: bool) -> Error {
+    let stage = if greeting {
+        "sent no MySQL greeting"
+    } else {
+        "did not finish the handshake"
+    };
+    match e {
+        Error::Io(e) if is_tick(&e) => Error::Unreachable(format!(
+            "{endpoint} accepted the connection but {stage} within {} (--connect-timeout)",
+            seconds(limit)
+        )),
+        Error::Io(e) if greeting => Error::Unreachable(format!("{endpoint} {stage}: {e}")),
+        Error::Protocol(m) if greeting => Error::Unreachable(format!(
+            "{endpoint} does not speak the MySQL protocol ({m})"
+        )),
+        other => other,
+    }
 }
 
 /// What an event loop needs to know about a session handed over by
@@ -188,14 +322,31 @@ pub struct SessionInfo {
     pub mariadb: bool,
 }
 
-/// Opens the socket, negotiates, authenticates; with a `timeout`, every blocking step
-/// (connect, each read and write) is bounded by it, and stays bounded on the connection.
+/// Opens the socket, negotiates, authenticates: connecting and each step of the handshake wait
+/// at most `connect`, every later read and write at most `read` (`None`: until interrupted).
 pub(crate) fn establish(
     opts: &ConnectOptions,
-    timeout: Option<Duration>,
+    connect: Duration,
+    read: Option<Duration>,
 ) -> Result<(PacketIo, SessionInfo), Error> {
-    let mut io = PacketIo::new(open(&opts.endpoint, timeout)?);
-    let g = parse_greeting(&io.read()?)?;
+    let endpoint = &opts.endpoint;
+    let mut io = PacketIo::new(open(endpoint, connect)?, Some(connect));
+    let g = io
+        .read()
+        .and_then(|p| parse_greeting(&p))
+        .map_err(|e| in_handshake(e, endpoint, connect, true))?;
+    let (io, info) =
+        negotiate(opts, io, &g).map_err(|e| in_handshake(e, endpoint, connect, false))?;
+    io.set_limit(read);
+    Ok((io, info))
+}
+
+/// The handshake after the greeting `g`: TLS when asked for, then authentication.
+fn negotiate(
+    opts: &ConnectOptions,
+    mut io: PacketIo,
+    g: &Greeting,
+) -> Result<(PacketIo, SessionInfo), Error> {
     let is_tcp = matches!(opts.endpoint, Endpoint::Tcp { .. });
     let server_tls = g.caps & CLIENT_SSL != 0;
     // Over a Unix socket the channel is already private; TLS is not used there.
@@ -211,7 +362,7 @@ pub(crate) fn establish(
             }
             _ => true,
         };
-    let caps = client_caps(&g, opts.database.is_some(), use_tls);
+    let caps = client_caps(g, opts.database.is_some(), use_tls);
     if use_tls {
         let mut req = Vec::with_capacity(32);
         put_prefix(&mut req, caps);
@@ -223,12 +374,17 @@ pub(crate) fn establish(
         let conn = rustls::ClientConnection::new(cfg, tls::server_name(host)?)
             .map_err(|e| Error::Tls(e.to_string()))?;
         // The server sends nothing until the TLS handshake, so no byte is buffered here.
+        let limit = io.limit();
         let Stream::Tcp(sock) = io.into_stream() else {
             return Err(Error::Tls("TLS needs a TCP endpoint".into()));
         };
-        let tls = TlsStream::handshake(conn, sock)
-            .map_err(|e| Error::Tls(format!("handshake with {} failed: {e}", opts.endpoint)))?;
-        io = PacketIo::new(Stream::Tls(Box::new(tls)));
+        let tls = TlsStream::handshake(conn, sock, limit).map_err(|e| match e {
+            Error::Io(e) if !is_tick(&e) => {
+                Error::Tls(format!("handshake with {} failed: {e}", opts.endpoint))
+            }
+            other => other,
+        })?;
+        io = PacketIo::new(Stream::Tls(Box::new(tls)), limit);
         // The response continues the sequence after the SSLRequest (1).
         io.set_seq(2);
     }

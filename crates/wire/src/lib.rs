@@ -28,6 +28,7 @@ mod proto;
 mod rows;
 pub mod stream;
 mod tls;
+mod wait;
 
 #[cfg(test)]
 mod fuzz_tests;
@@ -37,3 +38,4 @@ pub use conn::{Conn, QueryResult, Statement, Value};
 pub use error::Error;
 pub use handshake::SessionInfo;
 pub use stream::{Stream, TlsStream};
+pub use wait::interrupt;

@@ -1,9 +1,13 @@
 //! Blocking packet I/O for the control-plane session: framing, sequence numbers, and
-//! reassembly of payloads split at 16 MiB - 1.
+//! reassembly of payloads split at 16 MiB - 1. Every wait for the server is bounded by the
+//! session's limit and ends at an interrupt (see [`crate::wait`]).
 
 use crate::error::Error;
 use crate::stream::Stream;
+use crate::wait::{is_tick, Wait};
+use std::cell::Cell;
 use std::io::{Read, Write};
+use std::time::Duration;
 
 /// Largest payload of one physical packet; a payload of exactly this size is continued.
 pub(crate) const MAX_PAYLOAD: usize = 0xFF_FFFF;
@@ -16,28 +20,38 @@ pub(crate) struct PacketIo {
     rpos: usize,
     seq: u8,
     wbuf: Vec<u8>,
+    /// How long one read or write may wait for the server (`None`: until interrupted).
+    limit: Cell<Option<Duration>>,
 }
 
 impl PacketIo {
-    pub(crate) fn new(stream: Stream) -> Self {
+    /// Framing over `stream`, whose blocking calls must return after a tick at most (see
+    /// [`crate::wait`]); each wait lasts `limit` at most.
+    pub(crate) fn new(stream: Stream, limit: Option<Duration>) -> Self {
         PacketIo {
             stream,
             rbuf: Vec::with_capacity(16 * 1024),
             rpos: 0,
             seq: 0,
             wbuf: Vec::with_capacity(1024),
+            limit: Cell::new(limit),
         }
+    }
+
+    /// Bounds each later read and write by `limit` (`None`: until interrupted).
+    pub(crate) fn set_limit(&self, limit: Option<Duration>) {
+        self.limit.set(limit);
+    }
+
+    /// The bound on each read and write.
+    pub(crate) fn limit(&self) -> Option<Duration> {
+        self.limit.get()
     }
 
     /// Bytes read from the socket but not yet consumed (must be zero when handing the stream
     /// to someone else).
     pub(crate) fn buffered(&self) -> usize {
         self.rbuf.len() - self.rpos
-    }
-
-    /// The socket.
-    pub(crate) fn stream(&self) -> &Stream {
-        &self.stream
     }
 
     /// Gives the socket back (any buffered bytes are dropped; callers check [`Self::buffered`]).
@@ -60,6 +74,7 @@ impl PacketIo {
             self.rbuf.drain(..self.rpos);
             self.rpos = 0;
         }
+        let mut wait = Wait::new(self.limit.get());
         while self.rbuf.len() - self.rpos < need {
             let old = self.rbuf.len();
             // Grow as bytes arrive, not by what a header claims: a hostile length costs no
@@ -70,6 +85,11 @@ impl PacketIo {
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
                     self.rbuf.truncate(old);
+                    continue;
+                }
+                Err(e) if is_tick(&e) => {
+                    self.rbuf.truncate(old);
+                    wait.tick()?;
                     continue;
                 }
                 Err(e) => {
@@ -123,9 +143,25 @@ impl PacketIo {
     pub(crate) fn write(&mut self, payload: &[u8]) -> Result<(), Error> {
         self.wbuf.clear();
         self.seq = frame(&mut self.wbuf, payload, self.seq);
-        self.stream.write_all(&self.wbuf)?;
-        self.stream.flush()?;
-        Ok(())
+        let mut wait = Wait::new(self.limit.get());
+        let mut done = 0;
+        while done < self.wbuf.len() {
+            match self.stream.write(&self.wbuf[done..]) {
+                Ok(0) => return Err(std::io::Error::from(std::io::ErrorKind::WriteZero).into()),
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if is_tick(&e) => wait.tick()?,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        loop {
+            match self.stream.flush() {
+                Ok(()) => return Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if is_tick(&e) => wait.tick()?,
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 }
 

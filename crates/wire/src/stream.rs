@@ -45,11 +45,22 @@ impl std::fmt::Debug for TlsStream {
 }
 
 impl TlsStream {
-    /// Wraps `sock` and runs the TLS handshake to completion (the socket must be blocking).
-    pub fn handshake(conn: rustls::ClientConnection, sock: TcpStream) -> io::Result<TlsStream> {
+    /// Wraps `sock` and runs the TLS handshake to completion (the socket must be blocking,
+    /// with a kernel timeout of a tick), waiting at most `limit` for each step.
+    pub(crate) fn handshake(
+        conn: rustls::ClientConnection,
+        sock: TcpStream,
+        limit: Option<std::time::Duration>,
+    ) -> Result<TlsStream, crate::Error> {
         let mut s = TlsStream { conn, sock };
+        let mut wait = crate::wait::Wait::new(limit);
         while s.conn.is_handshaking() {
-            s.conn.complete_io(&mut s.sock)?;
+            match s.conn.complete_io(&mut s.sock) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if crate::wait::is_tick(&e) => wait.tick()?,
+                Err(e) => return Err(e.into()),
+            }
         }
         Ok(s)
     }

@@ -256,6 +256,7 @@ fn unix_socket_child() {
         database: None,
         ssl_mode: qpslab_core::SslMode::Disabled,
         ssl_ca: None,
+        timeouts: Default::default(),
     };
     let mut c = Conn::connect(&o).unwrap();
     let who = c.query("SELECT CURRENT_USER()").unwrap();

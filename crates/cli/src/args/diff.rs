@@ -1,6 +1,6 @@
 //! `qpslab diff`: the same logged SQL on two servers, per class, with the evidence.
 
-use super::{LogTypeArg, SandboxHomeArgs};
+use super::{LogTypeArg, SandboxHomeArgs, WaitArgs};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -31,6 +31,8 @@ pub struct DiffArgs {
     /// Side B, as side A.
     #[arg(long = "b", value_name = "SIDE")]
     pub b: String,
+    #[command(flatten)]
+    pub wait: WaitArgs,
     /// What kind of log it is.
     #[arg(long, value_enum, default_value = "slow")]
     pub log_type: LogTypeArg,

@@ -132,6 +132,22 @@ pub struct TargetArgs {
     /// CA certificate (PEM) for VERIFY_CA / VERIFY_IDENTITY.
     #[arg(long, value_name = "FILE")]
     pub ssl_ca: Option<PathBuf>,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+/// How long to wait for a server before giving up on it.
+#[derive(Args, Debug, Clone, Default)]
+pub struct WaitArgs {
+    /// Seconds to wait for the server to accept a connection and for each step of its
+    /// handshake, as the mysql client's (default 10); a server silent that long, or not
+    /// speaking MySQL, is unreachable (exit 2).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub connect_timeout: Option<f64>,
+    /// Seconds one read or write of a control connection (queries, prepare, replay) may wait
+    /// for the server (default 3600; 0: no limit); the measured sessions are not affected.
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub read_timeout: Option<f64>,
 }
 
 /// How an embedded sandbox (no target given) is started.

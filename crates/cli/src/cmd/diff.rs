@@ -2,7 +2,7 @@
 //! (`lab::diff`), analyzed by the report crate (`report::diff`), printed or written as a table,
 //! JSON, Markdown or HTML.
 
-use crate::args::{DiffArgs, DiffFormat, SandboxHomeArgs, TargetArgs};
+use crate::args::{DiffArgs, DiffFormat, SandboxHomeArgs, TargetArgs, WaitArgs};
 use crate::error::{exec_error, user};
 use crate::outfile::write_json;
 use crate::signals::INTERRUPTED;
@@ -27,7 +27,8 @@ pub fn diff(a: DiffArgs) -> Result<()> {
     if let Some(path) = &a.json {
         crate::outfile::check("--json", path, true)?;
     }
-    let [(side_a, pid_a), (side_b, pid_b)] = [side(&a.a, &a.home)?, side(&a.b, &a.home)?];
+    let [(side_a, pid_a), (side_b, pid_b)] =
+        [side(&a.a, &a.wait, &a.home)?, side(&a.b, &a.wait, &a.home)?];
     let timeout = Some(Duration::from_secs_f64(a.statement_timeout));
     let sides = [side_a, side_b].map(|s| Side {
         statement_timeout: timeout,
@@ -120,7 +121,7 @@ fn options(a: &DiffArgs) -> Result<DiffOptions> {
 /// A side: a DSN (`mysql://...`, its password from the URL or MYSQL_PWD, never printed) or a
 /// sandbox `NAME` or `NAME/DB` of the lab directory. Its database, when it names one, is where
 /// every statement runs.
-fn side(spec: &str, home: &SandboxHomeArgs) -> Result<(Side, Option<u32>)> {
+fn side(spec: &str, wait: &WaitArgs, home: &SandboxHomeArgs) -> Result<(Side, Option<u32>)> {
     let (target, database, label) = if spec.starts_with("mysql://") {
         let dsn: Dsn = spec.parse().map_err(|e| {
             let shown = qpslab_store::redact_url_passwords(spec);
@@ -128,6 +129,7 @@ fn side(spec: &str, home: &SandboxHomeArgs) -> Result<(Side, Option<u32>)> {
         })?;
         let t = TargetArgs {
             target: Some(spec.to_string()),
+            wait: wait.clone(),
             ..Default::default()
         };
         (t, dsn.options().database.clone(), dsn.to_string())
@@ -147,6 +149,7 @@ fn side(spec: &str, home: &SandboxHomeArgs) -> Result<(Side, Option<u32>)> {
         }
         let t = TargetArgs {
             sandbox: Some(name.to_string()),
+            wait: wait.clone(),
             ..Default::default()
         };
         (t, db, spec.to_string())

@@ -114,12 +114,13 @@ impl RunError {
         }
     }
 
-    /// Nothing answered at the target (refused, no such socket, unknown host, timed out).
+    /// Nothing answered at the target (refused, no such socket, unknown host, timed out, not
+    /// a MySQL server).
     pub fn is_unreachable(&self) -> bool {
         matches!(
             self,
             RunError::Connect {
-                source: qpslab_wire::Error::Io(_),
+                source: qpslab_wire::Error::Io(_) | qpslab_wire::Error::Unreachable(_),
                 ..
             }
         )

@@ -92,9 +92,13 @@ pub(crate) fn open(
     workload: &Workload,
     ps: bool,
 ) -> Result<Opened, RunError> {
-    let mut conn = Conn::connect(target).map_err(|source| RunError::Connect {
-        target: target.describe(),
-        source,
+    // Every wait is bounded by the target's timeouts and ends at a first Ctrl-C or SIGTERM.
+    let mut conn = Conn::connect(target).map_err(|source| match source {
+        qpslab_wire::Error::Interrupted => RunError::Interrupted,
+        source => RunError::Connect {
+            target: target.describe(),
+            source,
+        },
     })?;
     let mut execs = Vec::new();
     if ps {
@@ -111,6 +115,7 @@ pub(crate) fn open(
                     execs.push(None);
                     continue;
                 }
+                Err(qpslab_wire::Error::Interrupted) => return Err(RunError::Interrupted),
                 Err(source) => {
                     let sql = def.sql.clone();
                     return Err(RunError::Prepare { sql, source });

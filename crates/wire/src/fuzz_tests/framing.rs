@@ -13,7 +13,7 @@ fn feed(bytes: Vec<u8>, start_seq: u8) -> (PacketIo, std::thread::JoinHandle<()>
     let writer = std::thread::spawn(move || {
         let _ = w.write_all(&bytes);
     });
-    let mut io = PacketIo::new(Stream::Unix(r));
+    let mut io = PacketIo::new(Stream::Unix(r), None);
     io.set_seq(start_seq);
     (io, writer)
 }

@@ -41,7 +41,7 @@ fn a_packet_length_claimed_is_not_allocated_before_it_arrives() {
     let (mut w, r) = std::os::unix::net::UnixStream::pair().unwrap();
     w.write_all(&[0xFE, 0xFF, 0xFF, 0, 1, 2, 3]).unwrap();
     drop(w);
-    let mut io = PacketIo::new(Stream::Unix(r));
+    let mut io = PacketIo::new(Stream::Unix(r), None);
     let (res, m) = measure(|| io.read());
     assert!(res.is_err());
     assert!(m.largest <= 128 * 1024, "{m:?}");

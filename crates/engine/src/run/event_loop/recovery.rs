@@ -110,6 +110,8 @@ impl EventLoop<'_> {
                     };
                     n += 1;
                 }
+                // A signal ended the attempt: the phase is stopping, let it end on its own.
+                Err(RunError::Interrupted) => n += 1,
                 Err(RunError::Connect { source, .. }) => {
                     return Err(RunError::Reconnect {
                         target: self.shared.target.describe(),
