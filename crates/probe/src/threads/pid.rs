@@ -80,6 +80,7 @@ mod tests {
             database: None,
             ssl_mode: Default::default(),
             ssl_ca: None,
+            timeouts: Default::default(),
         }
     }
 
