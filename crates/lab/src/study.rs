@@ -193,7 +193,8 @@ pub fn run_study<O: StudyObserver>(
     let id = match mode {
         Mode::Run => create(store, loaded, home)?,
         Mode::Resume => {
-            let old = store.study_by_name(&spec.name)?;
+            // Refused while another process drives it; from here on this one does.
+            let old = store.claim_study(&spec.name)?;
             let stored = spec::parse(&spec.name, &old.spec_toml)?;
             let changes = spec::differences(&spec::normalized(&stored), &spec::normalized(spec));
             if !changes.is_empty() {
@@ -202,7 +203,7 @@ pub fn run_study<O: StudyObserver>(
                     changes: changes.join(", "),
                 });
             }
-            store.discard_unfinished_cells(old.id)?;
+            store.reopen_unfinished_cells(old.id)?;
             store.set_study_status(old.id, StudyStatus::Running)?;
             old.id
         }
@@ -317,7 +318,7 @@ impl Runner<'_> {
                     obs.cell_finished(rec, Ok(&phase));
                 }
                 Err(CellError::Interrupted) => {
-                    self.store.discard_unfinished_cells(self.study)?;
+                    self.store.reopen_unfinished_cells(self.study)?;
                     return Err(StudyError::Interrupted(self.loaded.spec.name.clone()));
                 }
                 Err(CellError::Store(e)) => return Err(StudyError::Store(e)),
