@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+pub use crate::commands::{cleanup_command, prepare_command, shell_quote};
+
 /// Where progress goes: the CLI prints it, tests ignore it. Every method has a silent default.
 pub trait Observer {
     /// A line worth showing (dataset prepared or rebuilt...).
@@ -110,10 +112,10 @@ fn ensure_sbtest(
     policy: &DatasetPolicy,
     obs: &mut dyn Observer,
 ) -> Result<DatasetOutcome, ExecError> {
-    let status = match Conn::connect(target) {
-        Ok(mut conn) => prepare::dataset_status(&mut conn, w)?,
+    let status = match sbtest_status(target, w)? {
+        Some(status) => status,
         // The schema itself is missing.
-        Err(e) if e.server_code() == Some(1049) => {
+        None => {
             if let DatasetPolicy::CheckOnly { prepare, .. } = policy {
                 return Err(ExecError::Unprepared(format!(
                     "database {} does not exist on {}; `run` never creates anything on an \
@@ -126,12 +128,6 @@ fn ensure_sbtest(
                 )));
             }
             DatasetStatus::Missing
-        }
-        Err(e) => {
-            return Err(ExecError::Connect {
-                target: target.describe(),
-                source: e,
-            })
         }
     };
     match (status, policy) {
@@ -171,6 +167,38 @@ fn ensure_sbtest(
             Ok(DatasetOutcome::Prepared)
         }
     }
+}
+
+/// The sbtest dataset's status on `target`; `None` when its database does not exist.
+fn sbtest_status(
+    target: &ConnectOptions,
+    w: &WorkloadOptions,
+) -> Result<Option<DatasetStatus>, ExecError> {
+    match Conn::connect(target) {
+        Ok(mut conn) => Ok(Some(prepare::dataset_status(&mut conn, w)?)),
+        Err(e) if e.server_code() == Some(1049) => Ok(None),
+        Err(e) => Err(ExecError::Connect {
+            target: target.describe(),
+            source: e,
+        }),
+    }
+}
+
+/// Whether [`ensure_dataset`] under [`DatasetPolicy::Prepare`] would change anything on
+/// `target`: the sbtest dataset is missing or differs (it would be built or rebuilt), or the
+/// workload's init SQL would run. A caller sharing a sandbox with other runs asks before
+/// holding it alone.
+pub fn dataset_changes(target: &ConnectOptions, w: &WorkloadOptions) -> Result<bool, ExecError> {
+    if w.init_sql.is_some() {
+        return Ok(true);
+    }
+    if !w.scripts.is_empty() {
+        return Ok(false);
+    }
+    Ok(!matches!(
+        sbtest_status(target, w)?,
+        Some(DatasetStatus::Matches | DatasetStatus::Foreign)
+    ))
 }
 
 /// A script workload's database: created on a sandbox of ours when missing (the scripts and
@@ -272,67 +300,12 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
-/// The `qpslab prepare` command that builds the dataset of `w` on the target that
-/// `target_args` name (already free of passwords): the options that shape the tables, each
-/// argument quoted for a POSIX shell when it needs it.
-pub fn prepare_command(w: &WorkloadOptions, target_args: &[String]) -> String {
-    let d = WorkloadOptions::new(w.kind);
-    let mut args: Vec<String> = ["qpslab", "prepare", w.kind.name()]
-        .map(String::from)
-        .to_vec();
-    let mut opt = |name: &str, value: String| {
-        args.push(format!("--{name}"));
-        args.push(value);
-    };
-    opt("tables", w.tables.to_string());
-    opt("table-size", w.table_size.to_string());
-    let onoff = |b: bool| if b { "on" } else { "off" }.to_string();
-    if w.auto_inc != d.auto_inc {
-        opt("auto-inc", onoff(w.auto_inc));
-    }
-    if w.secondary != d.secondary {
-        opt("secondary", onoff(w.secondary));
-    }
-    if w.create_secondary != d.create_secondary {
-        opt("create-secondary", onoff(w.create_secondary));
-    }
-    if w.storage_engine != d.storage_engine {
-        opt("mysql-storage-engine", w.storage_engine.clone());
-    }
-    if w.create_table_options != d.create_table_options {
-        opt("create-table-options", w.create_table_options.clone());
-    }
-    args.extend(target_args.iter().cloned());
-    args.iter()
-        .map(|a| shell_quote(a))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The `qpslab cleanup` command for the target that `target_args` name (no password).
-pub fn cleanup_command(target_args: &[String]) -> String {
-    std::iter::once("qpslab cleanup".to_string())
-        .chain(target_args.iter().map(|a| shell_quote(a)))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// The policy for the user's server reached with `target_args`: check only, naming the
 /// commands that would prepare `w` there.
 pub fn check_only(w: &WorkloadOptions, target_args: &[String]) -> DatasetPolicy {
     DatasetPolicy::CheckOnly {
         prepare: prepare_command(w, target_args),
         cleanup: cleanup_command(target_args),
-    }
-}
-
-/// `a` as one POSIX shell word.
-pub fn shell_quote(a: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=@,+%".contains(c);
-    if !a.is_empty() && a.chars().all(plain) {
-        a.to_string()
-    } else {
-        format!("'{}'", a.replace('\'', "'\\''"))
     }
 }
 

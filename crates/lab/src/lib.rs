@@ -31,6 +31,7 @@
 
 pub mod advise;
 pub mod capture;
+mod commands;
 pub mod contention;
 pub mod diff;
 pub mod error;

@@ -8,7 +8,7 @@ use crate::options::Transport;
 use crate::os::OsGuard;
 use crate::placement;
 use crate::retry::CellRun;
-use crate::sandboxes::dataset_policy;
+use crate::sandboxes::{dataset_policy, start_afresh};
 pub use crate::sandboxes::{sandbox_name, sandbox_spec};
 use crate::settle::{settle, Owner};
 use crate::spec::{self, Setup, Spec};
@@ -16,7 +16,7 @@ use crate::storage::{Mounted, StorageGuard};
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;
-use qpslab_sandbox::{Sandbox, SandboxHome};
+use qpslab_sandbox::{Sandbox, SandboxHome, SandboxUse};
 use qpslab_store::{
     CellRecord, CellStatus, Factor, NewStudy, RunMeta, Store, StudyId, StudyRecord, StudyStatus,
 };
@@ -143,6 +143,8 @@ struct Active {
     storage: Option<Mounted>,
     /// Settled since it started and since the last prepare.
     settled: bool,
+    /// The sandbox, held alone (the study restarts it) from before its mount until it stops.
+    _held: Option<SandboxUse>,
 }
 
 impl Active {
@@ -480,20 +482,17 @@ impl Runner<'_> {
         if let Some(thp) = &sc.setup.os.thp {
             self.os.set_thp(thp).map_err(|e| fail(e, None))?;
         }
-        let mut mounted = None;
+        let (mut mounted, mut held) = (None, None);
         let (sandbox, socket, tcp) = match sc.setup.target_options().map_err(|e| fail(e, None))? {
             Some(options) => (None, options, None),
             None => {
                 let mut spec = sandbox_spec(&self.loaded.spec.name, &sc.name, &sc.setup)
                     .map_err(|e| fail(e, None))?;
+                held = Some(SandboxUse::exclusive(self.home, &spec.name).map_err(start_error)?);
                 mounted = self.mount_storage(idx, &spec.name, obs)?;
                 spec.datadir_root = mounted.as_ref().map(|m| m.dir.clone());
-                // A sandbox left running by a killed qpslab holds the name: stop it first.
-                if qpslab_sandbox::find(self.home, &spec.name).is_ok_and(|i| i.alive) {
-                    let _ = qpslab_sandbox::stop_by_name(self.home, &spec.name);
-                }
                 obs.message(&format!("starting sandbox '{}' for {}", spec.name, sc.name));
-                let sb = qpslab_sandbox::start(self.home, &spec).map_err(|e| start_error(&e))?;
+                let sb = start_afresh(self.home, &spec).map_err(start_error)?;
                 let (s, t) = (sb.connect_options(), sb.tcp_options());
                 (Some(sb), s, Some(t))
             }
@@ -529,6 +528,7 @@ impl Runner<'_> {
             sampler: monitor.watched_by(Sampler::new(conn, pid).reconnect_to(server_opts)),
             storage: mounted,
             settled: false,
+            _held: held,
         })
     }
 
@@ -594,7 +594,7 @@ enum CellError {
     },
 }
 
-fn start_error(e: &qpslab_sandbox::Error) -> CellError {
-    let (error, log_tail) = crate::sandboxes::start_failure(e);
+fn start_error(e: qpslab_sandbox::Error) -> CellError {
+    let (error, log_tail) = crate::sandboxes::start_failure(&e);
     CellError::Failed { error, log_tail }
 }

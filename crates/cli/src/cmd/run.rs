@@ -59,7 +59,8 @@ fn sweep(
 ) -> Result<()> {
     let (control, server) = target.control()?;
     crate::plan::check_server_limits(plan, workload.statements().len(), &server)?;
-    ensure_dataset(target, &a.target, &plan.workload, loaders)?;
+    // Held (shared) until the run ends: nobody rebuilds the dataset under it.
+    let _sandbox = ensure_dataset(target, &a.target, &plan.workload, loaders)?;
     let mut plan = plan.clone();
     let home = sandbox_home(&a.home);
     let monitor = (a.replica.replica.as_deref())
