@@ -67,16 +67,9 @@ fn a_run_never_rebuilds_a_dataset_another_run_measures() {
     let err = stderr(&o);
     assert_eq!(err.matches("error").count(), 1, "one line says why: {err}");
     assert_user_error(&s.run(&["cleanup", "--sandbox", "a"]), "in use");
-    let prepare = [
-        "prepare",
-        "oltp_point_select",
-        "--sandbox",
-        "a",
-        "--tables",
-        "1",
-        "--table-size",
-        "2000",
-    ];
+    let mut prepare = run_args("2000", "1");
+    prepare[0] = "prepare";
+    prepare.truncate(8);
     assert_user_error(&s.run(&prepare), "in use");
     // The same dataset: the sandbox is shared, and the run says with whom.
     let o = s.run(&run_args("1000", "1"));

@@ -12,15 +12,19 @@ fn run(store: &mut Store, label: &str) -> RunId {
     run_ending(store, label, RunStatus::Completed)
 }
 
-fn run_ending(store: &mut Store, label: &str, status: RunStatus) -> RunId {
-    let meta = RunMeta::new(
+/// A run of a point-select workload (not yet stored).
+fn meta() -> RunMeta {
+    RunMeta::new(
         RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpPointSelect)),
         "root@localhost/sbtest".into(),
         Default::default(),
         Default::default(),
         "qpslab lab run s.toml".into(),
     )
-    .in_study("s", label);
+}
+
+fn run_ending(store: &mut Store, label: &str, status: RunStatus) -> RunId {
+    let meta = meta().in_study("s", label);
     let phase = PhaseResult {
         threads: 1,
         duration_s: 1.0,
@@ -111,14 +115,7 @@ fn a_run_id_is_never_given_twice() {
     let mut store = Store::open(&dir.path().join("s.db")).unwrap();
     let first = run(&mut store, "a");
     // A run that measured nothing is removed when it is closed: its id stays used.
-    let meta = RunMeta::new(
-        RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpPointSelect)),
-        "root@localhost/sbtest".into(),
-        Default::default(),
-        Default::default(),
-        "qpslab run".into(),
-    );
-    let h = store.begin_phase(&meta, 1).unwrap();
+    let h = store.begin_phase(&meta(), 1).unwrap();
     let empty = h.run_id;
     store.interrupt_phase(&h).unwrap();
     assert!(store.load_run(empty).is_err());
