@@ -225,13 +225,14 @@ fn stderr_of(o: &std::process::Output) -> String {
 }
 
 #[test]
-fn lab_resume_after_kill_9_mid_cell_reruns_it_and_keeps_finished_cells() {
+fn lab_resume_after_kill_9_mid_cell_keeps_its_run_reruns_it_and_keeps_finished_cells() {
     let s = Scratch::new();
     let p = s.path().join("d.toml");
     std::fs::write(
         &p,
         "name = \"d\"\n[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\n\
-         table_size = 500\nduration = \"4s\"\nprepare_threads = 1\n[sweep]\nthreads = [1, 2]\n",
+         table_size = 500\nduration = \"4s\"\nprepare_threads = 1\nretries = 0\n\
+         [sweep]\nthreads = [1, 2]\n",
     )
     .unwrap();
     let p = p.display().to_string();
@@ -284,8 +285,30 @@ fn lab_resume_after_kill_9_mid_cell_reruns_it_and_keeps_finished_cells() {
         "{cells:?}"
     );
     assert_eq!(cells[0].run_id, done_before, "a finished cell was rerun");
-    // The killed cell ran again; its partial run made way for the new one.
-    assert_eq!(store.run_id_by_uuid(&killed_uuid).unwrap(), None);
+    // The killed cell ran again under a new id; nothing measured was deleted: its partial run
+    // is kept as the cell's first, interrupted, attempt (issue 25, item 4).
+    assert_eq!(
+        store.run_id_by_uuid(&killed_uuid).unwrap(),
+        Some(killed_run)
+    );
+    assert!(cells[1].run_id.unwrap() > killed_run, "{cells:?}");
+    let o = s.run(&["lab", "show", "d", "--json"]);
+    let study: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let tries = study["cells"][1]["attempts"].as_array().unwrap();
+    assert_eq!(tries[0]["run_id"], killed_run.0, "{tries:?}");
+    assert_eq!(tries[0]["status"], "interrupted");
+    assert_eq!(tries[0]["used"], false);
+    // Measured again, under a new id.
+    assert_eq!(tries.len(), 2, "{tries:?}");
+    assert_eq!(tries[1]["used"], true);
+    assert!(
+        tries[1]["run_id"].as_i64() > Some(killed_run.0),
+        "{tries:?}"
+    );
+    assert_eq!(store.list_runs(10).unwrap().len(), 3);
+    let o = s.run(&["show", &killed_run.0.to_string(), "--json"]);
+    let shown: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(shown["status"], "interrupted", "{shown}");
     for c in &cells {
         let run = store.load_run(c.run_id.unwrap()).unwrap();
         assert_eq!(run.status, RunStatus::Completed);

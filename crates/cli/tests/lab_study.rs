@@ -1,11 +1,12 @@
 //! `qpslab lab`: plans, bad specs, a real study with a failing variant, telemetry that agrees
-//! with the client, Ctrl-C mid-study, and resume after `kill -9`.
+//! with the client, Ctrl-C mid-study, resume after `kill -9`, and one process driving a study at
+//! a time.
 
 mod common;
 
 use common::{assert_user_error, stdout, Scratch};
 use qpslab_core::telemetry::Reading;
-use qpslab_store::{CellStatus, Store};
+use qpslab_store::{AttemptStatus, CellStatus, Store};
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -242,13 +243,81 @@ fn resume_after_kill_9_keeps_done_cells_and_refuses_a_changed_spec() {
         let c = cells.iter().find(|c| &c.cell.label == label).unwrap();
         assert_eq!(&c.run_id, run, "{label} was rerun");
     }
-    // One run per cell: nothing left over from the killed cell.
+    // One run per cell, and the killed cell's run (when it measured anything) kept as an
+    // interrupted attempt: nothing measured is deleted.
     let runs = store.list_runs(100).unwrap();
-    assert_eq!(runs.len(), 4, "{runs:?}");
+    let attempts = store.cell_attempts(st.id).unwrap();
+    let interrupted = attempts
+        .iter()
+        .filter(|a| a.status == AttemptStatus::Interrupted)
+        .count();
+    assert_eq!(runs.len(), 4 + interrupted, "{runs:?} {attempts:?}");
+}
+
+/// The run of the first cell of study `name` while it is being measured, once it has stored
+/// `samples` intervals.
+fn measuring(s: &Scratch, name: &str, samples: usize) -> Option<qpslab_store::RunId> {
+    let store = Store::open(&s.db()).ok()?;
+    store.study_by_name(name).ok()?;
+    let run = store
+        .list_runs(10)
+        .ok()?
+        .into_iter()
+        .find(|r| r.status == qpslab_store::RunStatus::Running)?;
+    let stored = store.load_run(run.id).ok()?;
+    (stored.phases.first()?.result.samples.len() >= samples).then_some(run.id)
+}
+
+fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Issue 25, item 5: `lab resume` while `lab run` lived restarted the first's sandbox, and both
+/// measured.
+#[test]
+fn a_study_is_driven_by_one_process_at_a_time() {
+    let s = Scratch::new();
+    let body = format!("name = \"one\"\n{SMALL}[sweep]\nthreads = [1, 2]\n")
+        .replace("duration = \"1s\"", "duration = \"3s\"");
+    let p = spec(&s, "one.toml", &body);
+    let child = s
+        .cmd(&["lab", "run", &p])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    wait_for("the study never got going", || measuring(&s, "one", 1));
+    for verb in ["resume", "run"] {
+        let o = s.run(&["lab", verb, &p]);
+        assert_user_error(&o, &format!("pid {pid}"));
+        assert!(common::stderr(&o).trim().lines().count() == 1, "{o:?}");
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the first study was disturbed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = study_json(&s, "one");
+    for c in v["cells"].as_array().unwrap() {
+        assert_eq!(c["status"], "done", "{c}");
+        assert_eq!(c["attempts"].as_array().unwrap().len(), 1, "{c}");
+    }
+    // Once it has ended, the advice holds: resume continues it (nothing left to do).
+    let o = s.run(&["lab", "resume", &p]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
 }
 
 #[test]
-fn ctrl_c_discards_the_running_cell_keeps_finished_ones_and_stops_the_server() {
+fn ctrl_c_keeps_finished_cells_and_the_cut_attempt_and_stops_the_server() {
     let s = Scratch::new();
     let body = format!("name = \"c\"\n{SMALL}[sweep]\nthreads = [1, 2, 3, 4]\n");
     let p = spec(&s, "c.toml", &body);
@@ -296,8 +365,18 @@ fn ctrl_c_discards_the_running_cell_keeps_finished_ones_and_stops_the_server() {
         .filter(|c| c.status == CellStatus::Done)
         .count();
     assert!((1..4).contains(&done), "{cells:?}");
-    // Only finished cells have runs; the interrupted one left nothing behind.
-    assert_eq!(store.list_runs(100).unwrap().len(), done);
+    // Finished cells have their runs; the interrupted one is kept as an interrupted attempt
+    // when it measured anything.
+    let runs = store.list_runs(100).unwrap();
+    let kept: Vec<_> = runs
+        .iter()
+        .filter(|r| !cells.iter().any(|c| c.run_id == Some(r.id)))
+        .collect();
+    assert_eq!(runs.len(), done + kept.len());
+    assert!(kept.len() <= 1, "{kept:?}");
+    for r in kept {
+        assert_eq!(r.status, qpslab_store::RunStatus::Interrupted, "{r:?}");
+    }
     // The sandbox the study started is gone.
     let o = s.run(&["server", "list", "--json"]);
     let list: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();

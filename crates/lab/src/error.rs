@@ -175,7 +175,9 @@ impl StudyError {
             StudyError::Spec(_) | StudyError::SpecChanged { .. } | StudyError::Os(_) => true,
             StudyError::Store(e) => matches!(
                 e,
-                qpslab_store::Error::StudyNotFound(_) | qpslab_store::Error::StudyExists(_)
+                qpslab_store::Error::StudyNotFound(_)
+                    | qpslab_store::Error::StudyExists(_)
+                    | qpslab_store::Error::StudyBusy { .. }
             ),
             StudyError::Interrupted(_) => false,
         }

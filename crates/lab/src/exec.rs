@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+pub use crate::commands::{cleanup_command, prepare_command, shell_quote};
+
 /// Where progress goes: the CLI prints it, tests ignore it. Every method has a silent default.
 pub trait Observer {
     /// A line worth showing (dataset prepared or rebuilt...).
@@ -113,10 +115,10 @@ fn ensure_sbtest(
     policy: &DatasetPolicy,
     obs: &mut dyn Observer,
 ) -> Result<DatasetOutcome, ExecError> {
-    let status = match Conn::connect(target) {
-        Ok(mut conn) => prepare::dataset_status(&mut conn, w).map_err(checking)?,
+    let status = match sbtest_status(target, w)? {
+        Some(status) => status,
         // The schema itself is missing.
-        Err(e) if e.server_code() == Some(1049) => {
+        None => {
             if let DatasetPolicy::CheckOnly { prepare, .. } = policy {
                 return Err(ExecError::Unprepared(format!(
                     "database {} does not exist on {}; `run` never creates anything on an \
@@ -129,12 +131,6 @@ fn ensure_sbtest(
                 )));
             }
             DatasetStatus::Missing
-        }
-        Err(e) => {
-            return Err(ExecError::Connect {
-                target: target.describe(),
-                source: e,
-            })
         }
     };
     match (status, policy) {
@@ -185,6 +181,40 @@ fn checking(e: prepare::PrepareError) -> prepare::PrepareError {
         },
         other => other,
     }
+}
+
+/// The sbtest dataset's status on `target`; `None` when its database does not exist.
+fn sbtest_status(
+    target: &ConnectOptions,
+    w: &WorkloadOptions,
+) -> Result<Option<DatasetStatus>, ExecError> {
+    match Conn::connect(target) {
+        Ok(mut conn) => Ok(Some(
+            prepare::dataset_status(&mut conn, w).map_err(checking)?,
+        )),
+        Err(e) if e.server_code() == Some(1049) => Ok(None),
+        Err(e) => Err(ExecError::Connect {
+            target: target.describe(),
+            source: e,
+        }),
+    }
+}
+
+/// Whether [`ensure_dataset`] under [`DatasetPolicy::Prepare`] would change anything on
+/// `target`: the sbtest dataset is missing or differs (it would be built or rebuilt), or the
+/// workload's init SQL would run. A caller sharing a sandbox with other runs asks before
+/// holding it alone.
+pub fn dataset_changes(target: &ConnectOptions, w: &WorkloadOptions) -> Result<bool, ExecError> {
+    if w.init_sql.is_some() {
+        return Ok(true);
+    }
+    if !w.scripts.is_empty() {
+        return Ok(false);
+    }
+    Ok(!matches!(
+        sbtest_status(target, w)?,
+        Some(DatasetStatus::Matches | DatasetStatus::Foreign)
+    ))
 }
 
 /// A script workload's database: created on a sandbox of ours when missing (the scripts and
@@ -286,67 +316,12 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
-/// The `qpslab prepare` command that builds the dataset of `w` on the target that
-/// `target_args` name (already free of passwords): the options that shape the tables, each
-/// argument quoted for a POSIX shell when it needs it.
-pub fn prepare_command(w: &WorkloadOptions, target_args: &[String]) -> String {
-    let d = WorkloadOptions::new(w.kind);
-    let mut args: Vec<String> = ["qpslab", "prepare", w.kind.name()]
-        .map(String::from)
-        .to_vec();
-    let mut opt = |name: &str, value: String| {
-        args.push(format!("--{name}"));
-        args.push(value);
-    };
-    opt("tables", w.tables.to_string());
-    opt("table-size", w.table_size.to_string());
-    let onoff = |b: bool| if b { "on" } else { "off" }.to_string();
-    if w.auto_inc != d.auto_inc {
-        opt("auto-inc", onoff(w.auto_inc));
-    }
-    if w.secondary != d.secondary {
-        opt("secondary", onoff(w.secondary));
-    }
-    if w.create_secondary != d.create_secondary {
-        opt("create-secondary", onoff(w.create_secondary));
-    }
-    if w.storage_engine != d.storage_engine {
-        opt("mysql-storage-engine", w.storage_engine.clone());
-    }
-    if w.create_table_options != d.create_table_options {
-        opt("create-table-options", w.create_table_options.clone());
-    }
-    args.extend(target_args.iter().cloned());
-    args.iter()
-        .map(|a| shell_quote(a))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The `qpslab cleanup` command for the target that `target_args` name (no password).
-pub fn cleanup_command(target_args: &[String]) -> String {
-    std::iter::once("qpslab cleanup".to_string())
-        .chain(target_args.iter().map(|a| shell_quote(a)))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// The policy for the user's server reached with `target_args`: check only, naming the
 /// commands that would prepare `w` there.
 pub fn check_only(w: &WorkloadOptions, target_args: &[String]) -> DatasetPolicy {
     DatasetPolicy::CheckOnly {
         prepare: prepare_command(w, target_args),
         cleanup: cleanup_command(target_args),
-    }
-}
-
-/// `a` as one POSIX shell word.
-pub fn shell_quote(a: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=@,+%".contains(c);
-    if !a.is_empty() && a.chars().all(plain) {
-        a.to_string()
-    } else {
-        format!("'{}'", a.replace('\'', "'\\''"))
     }
 }
 
@@ -359,43 +334,6 @@ pub fn resolve_seed(plan: &mut qpslab_core::RunPlan) {
             .unwrap_or_default();
         plan.workload.rand.seed =
             (now.as_nanos() as u64 ^ u64::from(std::process::id()).rotate_left(32)).max(1);
-    }
-}
-
-/// The default number of loader connections for `w`'s dataset on the server `target` reaches
-/// (`server_pid`: its process, when known): see [`loaders_for`].
-pub fn default_loaders(
-    w: &WorkloadOptions,
-    target: &ConnectOptions,
-    server_pid: Option<u32>,
-) -> u32 {
-    let cpus = qpslab_probe::threads::server_cpus(target, server_pid)
-        .filter(|c| !c.is_empty())
-        .map_or_else(
-            || std::thread::available_parallelism().map_or(1, |n| n.get()),
-            |c| c.len(),
-        );
-    loaders_for(qpslab_engine::workload::dataset::tables_used(w), cpus)
-}
-
-/// One loader per table, never more than two per CPU of the server (its CPUs when it runs
-/// here, else this machine's): a table loaded by one connection gets its ids in ascending
-/// order and InnoDB appends to full pages, while two loaders on one table split pages and
-/// fight over its index. On a 16-core host, 8 x 500k rows: 8 loaders 643-664k rows/s (server
-/// CPU 30 s), 16 loaders 391-399k rows/s (server CPU 103-106 s), sysbench's 8 threads
-/// 494-527k. On 2 cores the cap keeps the earlier two per core (8 tables: 4 loaders).
-pub fn loaders_for(tables: u32, server_cpus: usize) -> u32 {
-    let most = 2 * u32::try_from(server_cpus).unwrap_or(u32::MAX / 2).max(1);
-    tables.clamp(1, most)
-}
-
-/// `plan` with the CPUs of the server `target` reaches (`server_pid`: its process, when
-/// known), from which the engine places its event loops; every caller of the engine that
-/// measures a server passes its plan through here first.
-pub fn placed(plan: &RunPlan, target: &ConnectOptions, server_pid: Option<u32>) -> RunPlan {
-    RunPlan {
-        server_cpus: qpslab_probe::threads::server_cpus(target, server_pid),
-        ..plan.clone()
     }
 }
 
@@ -456,7 +394,7 @@ pub fn measure(
         .filter(|l| !l.actions.is_empty())
         .map(|l| RefCell::new(Live::start(target, sampler.server_pid(), &l.actions)));
     // The client places its loops beside the server as it runs now (a study restarts it).
-    let plan = placed(&meta.plan, target, sampler.server_pid());
+    let plan = crate::sizing::placed(&meta.plan, target, sampler.server_pid());
     obs.placed(threads, &qpslab_engine::place(&plan, threads).describe());
     let phase = |on_sample: &mut dyn FnMut(&Sample)| {
         let result = run_phase(target, &plan, workload, threads, on_sample, stop);
@@ -602,15 +540,6 @@ pub fn measure_with(
 mod tests {
     use super::*;
     use qpslab_core::WorkloadKind;
-
-    #[test]
-    fn loaders_follow_the_tables_and_never_oversubscribe_the_server() {
-        assert_eq!(loaders_for(8, 16), 8, "one per table");
-        assert_eq!(loaders_for(8, 2), 4, "two per server CPU at most");
-        assert_eq!(loaders_for(64, 16), 32);
-        assert_eq!(loaders_for(1, 64), 1);
-        assert_eq!(loaders_for(0, 0), 1);
-    }
 
     #[test]
     fn prepare_command_names_the_shape_and_quotes() {

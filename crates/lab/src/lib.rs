@@ -31,6 +31,7 @@
 
 pub mod advise;
 pub mod capture;
+mod commands;
 pub mod contention;
 pub mod diff;
 pub mod error;
@@ -48,6 +49,7 @@ pub mod replica;
 mod retry;
 pub mod sandboxes;
 pub mod settle;
+pub mod sizing;
 pub mod spec;
 pub mod storage;
 pub mod study;

@@ -41,7 +41,7 @@ impl CellRun<'_> {
         let mut best: Option<(f64, Measured)> = None;
         loop {
             if let Some(max_s) = plan.warmup_auto.as_ref().map(|a| a.max_s) {
-                let warm = crate::exec::placed(&plan, self.target, self.sampler.server_pid());
+                let warm = crate::sizing::placed(&plan, self.target, self.sampler.server_pid());
                 let took =
                     auto_warmup(self.target, &warm, self.workload, threads, max_s, self.stop)?;
                 plan.warmup_auto = Some(AutoWarmup {

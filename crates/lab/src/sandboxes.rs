@@ -145,6 +145,18 @@ pub fn describe_storage(setup: &str, m: &Mounted, guard: &StorageGuard) -> Strin
     )
 }
 
+/// Starts the sandbox `spec` describes, first stopping one of that name left running by a
+/// killed qpslab (the caller holds the sandbox alone, so no live process uses it).
+pub(crate) fn start_afresh(
+    home: &SandboxHome,
+    spec: &SandboxSpec,
+) -> Result<qpslab_sandbox::Sandbox, qpslab_sandbox::Error> {
+    if qpslab_sandbox::find(home, &spec.name).is_ok_and(|i| i.alive) {
+        let _ = qpslab_sandbox::stop_by_name(home, &spec.name);
+    }
+    qpslab_sandbox::start(home, spec)
+}
+
 /// A sandbox's start failure as one line and the tail of its error log, when there is one.
 pub(crate) fn start_failure(e: &qpslab_sandbox::Error) -> (String, Option<String>) {
     use qpslab_sandbox::Error as E;

@@ -2,13 +2,13 @@
 //! starting each setup's server when the setup changes, recording every cell as it ends.
 
 use crate::error::{SpecError, StudyError};
-use crate::exec::{default_loaders, ensure_dataset, DatasetOutcome, Observer};
+use crate::exec::{ensure_dataset, DatasetOutcome, Observer};
 use crate::expand::{expand, Expanded, PlannedCell};
 use crate::options::Transport;
 use crate::os::OsGuard;
 use crate::placement;
 use crate::retry::CellRun;
-use crate::sandboxes::dataset_policy;
+use crate::sandboxes::{dataset_policy, start_afresh};
 pub use crate::sandboxes::{sandbox_name, sandbox_spec};
 use crate::settle::{settle, Owner};
 use crate::spec::{self, Setup, Spec};
@@ -16,7 +16,7 @@ use crate::storage::{Mounted, StorageGuard};
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;
-use qpslab_sandbox::{Sandbox, SandboxHome};
+use qpslab_sandbox::{Sandbox, SandboxHome, SandboxUse};
 use qpslab_store::{
     CellRecord, CellStatus, Factor, NewStudy, RunMeta, Store, StudyId, StudyRecord, StudyStatus,
 };
@@ -143,6 +143,8 @@ struct Active {
     storage: Option<Mounted>,
     /// Settled since it started and since the last prepare.
     settled: bool,
+    /// The sandbox, held alone (the study restarts it) from before its mount until it stops.
+    _held: Option<SandboxUse>,
 }
 
 impl Active {
@@ -193,7 +195,8 @@ pub fn run_study<O: StudyObserver>(
     let id = match mode {
         Mode::Run => create(store, loaded, home)?,
         Mode::Resume => {
-            let old = store.study_by_name(&spec.name)?;
+            // Refused while another process drives it; from here on this one does.
+            let old = store.claim_study(&spec.name)?;
             let stored = spec::parse(&spec.name, &old.spec_toml)?;
             let changes = spec::differences(&spec::normalized(&stored), &spec::normalized(spec));
             if !changes.is_empty() {
@@ -202,7 +205,7 @@ pub fn run_study<O: StudyObserver>(
                     changes: changes.join(", "),
                 });
             }
-            store.discard_unfinished_cells(old.id)?;
+            store.reopen_unfinished_cells(old.id)?;
             store.set_study_status(old.id, StudyStatus::Running)?;
             old.id
         }
@@ -317,7 +320,7 @@ impl Runner<'_> {
                     obs.cell_finished(rec, Ok(&phase));
                 }
                 Err(CellError::Interrupted) => {
-                    self.store.discard_unfinished_cells(self.study)?;
+                    self.store.reopen_unfinished_cells(self.study)?;
                     return Err(StudyError::Interrupted(self.loaded.spec.name.clone()));
                 }
                 Err(CellError::Store(e)) => return Err(StudyError::Store(e)),
@@ -365,11 +368,9 @@ impl Runner<'_> {
             (Transport::Tcp, Some(t)) => t.clone(),
             _ => active.socket.clone(),
         };
-        if target.database.is_none() {
-            target.database = Some("sbtest".into());
-        }
+        target.database.get_or_insert_with(|| "sbtest".into());
         let loaders = resolved.prepare_threads.unwrap_or_else(|| {
-            default_loaders(&plan.workload, &target, active.sampler.server_pid())
+            crate::sizing::default_loaders(&plan.workload, &target, active.sampler.server_pid())
         });
         let exec = |e: crate::error::ExecError| {
             if e.is_interrupted() {
@@ -481,20 +482,17 @@ impl Runner<'_> {
         if let Some(thp) = &sc.setup.os.thp {
             self.os.set_thp(thp).map_err(|e| fail(e, None))?;
         }
-        let mut mounted = None;
+        let (mut mounted, mut held) = (None, None);
         let (sandbox, socket, tcp) = match sc.setup.target_options().map_err(|e| fail(e, None))? {
             Some(options) => (None, options, None),
             None => {
                 let mut spec = sandbox_spec(&self.loaded.spec.name, &sc.name, &sc.setup)
                     .map_err(|e| fail(e, None))?;
+                held = Some(SandboxUse::exclusive(self.home, &spec.name).map_err(start_error)?);
                 mounted = self.mount_storage(idx, &spec.name, obs)?;
                 spec.datadir_root = mounted.as_ref().map(|m| m.dir.clone());
-                // A sandbox left running by a killed qpslab holds the name: stop it first.
-                if qpslab_sandbox::find(self.home, &spec.name).is_ok_and(|i| i.alive) {
-                    let _ = qpslab_sandbox::stop_by_name(self.home, &spec.name);
-                }
                 obs.message(&format!("starting sandbox '{}' for {}", spec.name, sc.name));
-                let sb = qpslab_sandbox::start(self.home, &spec).map_err(|e| start_error(&e))?;
+                let sb = start_afresh(self.home, &spec).map_err(start_error)?;
                 let (s, t) = (sb.connect_options(), sb.tcp_options());
                 (Some(sb), s, Some(t))
             }
@@ -530,6 +528,7 @@ impl Runner<'_> {
             sampler: monitor.watched_by(Sampler::new(conn, pid).reconnect_to(server_opts)),
             storage: mounted,
             settled: false,
+            _held: held,
         })
     }
 
@@ -595,7 +594,7 @@ enum CellError {
     },
 }
 
-fn start_error(e: &qpslab_sandbox::Error) -> CellError {
-    let (error, log_tail) = crate::sandboxes::start_failure(e);
+fn start_error(e: qpslab_sandbox::Error) -> CellError {
+    let (error, log_tail) = crate::sandboxes::start_failure(&e);
     CellError::Failed { error, log_tail }
 }

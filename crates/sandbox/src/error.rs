@@ -130,6 +130,17 @@ pub enum Error {
         /// What is wrong with it.
         detail: String,
     },
+    /// Another qpslab process holds the sandbox in a way that excludes what this one needs
+    /// (see [`crate::SandboxUse`]).
+    #[error("{}", in_use(name, pids, *wanted))]
+    InUse {
+        /// The sandbox name.
+        name: String,
+        /// The processes holding it (empty when `/proc/locks` could not tell).
+        pids: Vec<u32>,
+        /// This process wanted it alone (to build its dataset, prepare, clean up, restart it).
+        wanted: bool,
+    },
     /// An I/O operation failed.
     #[error("{context}: {source}")]
     Io {
@@ -158,6 +169,7 @@ impl Error {
                 | Error::NotFound { .. }
                 | Error::NotRunning { .. }
                 | Error::UnknownSetting { .. }
+                | Error::InUse { .. }
         )
     }
 
@@ -167,6 +179,25 @@ impl Error {
             context: context.into(),
             source,
         }
+    }
+}
+
+fn in_use(name: &str, pids: &[u32], wanted: bool) -> String {
+    let who = match pids {
+        [] => "another qpslab".to_string(),
+        [p] => format!("another qpslab (pid {p})"),
+        _ => format!(
+            "other qpslab processes (pids {})",
+            pids.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    if wanted {
+        format!("sandbox '{name}' is in use by {who}: its dataset and server cannot change while it measures; wait for it to end, or use another sandbox")
+    } else {
+        format!("sandbox '{name}' is being prepared or changed by {who}; wait for it to end, then run again")
     }
 }
 

@@ -23,6 +23,7 @@ mod binary;
 pub mod config;
 pub mod error;
 mod failure;
+mod lock;
 mod process;
 pub mod registry;
 mod runas;
@@ -35,6 +36,7 @@ mod template;
 pub mod testing;
 
 pub use error::Error;
+pub use lock::{Hold, SandboxUse};
 pub use process::log_tail_of;
 pub use runas::mount_dir;
 pub use sandbox::{start, Sandbox, StartTimings};

@@ -7,7 +7,7 @@ use crate::model::StudyId;
 use crate::model::{unix_now, RunId};
 use crate::status::{corrupt, status_words};
 use crate::Store;
-use rusqlite::params;
+use rusqlite::{params, Transaction};
 use serde::{Deserialize, Serialize};
 
 /// How one measurement of a cell came out.
@@ -19,8 +19,16 @@ pub enum AttemptStatus {
     /// Unfit to compare (its `reason`); the cell was measured again, or uses it for want of a
     /// stable one.
     Unstable,
+    /// Cut short (Ctrl-C, a crash, `kill -9`) or never judged; kept with what it measured, and
+    /// the cell measured again.
+    Interrupted,
 }
-status_words!(AttemptStatus, Done = "done", Unstable = "unstable");
+status_words!(
+    AttemptStatus,
+    Done = "done",
+    Unstable = "unstable",
+    Interrupted = "interrupted"
+);
 
 /// One measurement of a cell: a study measures an unstable cell again and keeps every attempt.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -37,6 +45,27 @@ pub struct CellAttempt {
     pub reason: Option<String>,
 }
 
+/// Records `run` as the next attempt of `cell` within `tx`; returns its number (from 1).
+pub(crate) fn insert_attempt(
+    tx: &Transaction<'_>,
+    cell: CellId,
+    run: RunId,
+    status: AttemptStatus,
+    reason: Option<&str>,
+) -> Result<u32, Error> {
+    let n: u32 = tx.query_row(
+        "SELECT coalesce(max(attempt), 0) + 1 FROM cell_attempts WHERE cell_id = ?1",
+        [cell.0],
+        |r| r.get(0),
+    )?;
+    tx.execute(
+        "INSERT INTO cell_attempts (cell_id, attempt, run_id, status, reason, recorded_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![cell.0, n, run.0, status.as_str(), reason, unix_now()],
+    )?;
+    Ok(n)
+}
+
 impl Store {
     /// Records one measurement of `cell` as its next attempt: stable, or unstable for `reason`.
     /// Returns the attempt's number (from 1).
@@ -50,16 +79,9 @@ impl Store {
             None => AttemptStatus::Done,
             Some(_) => AttemptStatus::Unstable,
         };
-        let n: u32 = self.conn.query_row(
-            "SELECT coalesce(max(attempt), 0) + 1 FROM cell_attempts WHERE cell_id = ?1",
-            [cell.0],
-            |r| r.get(0),
-        )?;
-        self.conn.execute(
-            "INSERT INTO cell_attempts (cell_id, attempt, run_id, status, reason, recorded_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![cell.0, n, run.0, status.as_str(), reason, unix_now()],
-        )?;
+        let tx = self.conn.transaction()?;
+        let n = insert_attempt(&tx, cell, run, status, reason)?;
+        tx.commit()?;
         Ok(n)
     }
 

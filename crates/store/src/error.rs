@@ -70,6 +70,14 @@ pub enum Error {
     /// A study of this name already exists.
     #[error("a study named '{0}' already exists in the results store; `qpslab lab resume` continues it, or rename the study")]
     StudyExists(String),
+    /// Another live qpslab process drives this study (`lab run` or `lab resume`).
+    #[error("study '{name}' is being measured by another qpslab (pid {pid}); wait for it to end, or stop it (kill {pid}) and continue with `qpslab lab resume`")]
+    StudyBusy {
+        /// The study.
+        name: String,
+        /// The process driving it.
+        pid: u32,
+    },
     /// A counter too large for SQLite's signed 64-bit integers.
     #[error("{what} = {value} does not fit the store's 64-bit signed integers")]
     OutOfRange {

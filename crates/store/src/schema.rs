@@ -1,19 +1,28 @@
 //! The schema and its migrations.
 //!
 //! A qpslab store is marked by `PRAGMA application_id` and versioned by `PRAGMA user_version`:
-//! migration N (1-based) takes the store from version N-1 to N, and runs once, in a transaction.
-//! Never edit a released migration; append a new one.
+//! migration N (1-based) takes the store from version N-1 to N. The missing migrations run
+//! together in one `BEGIN IMMEDIATE` transaction that checks the version again under the write
+//! lock, so processes creating one new store at the same time all succeed: the first creates it,
+//! the others find it made. Never edit a released migration; append a new one.
 
 use crate::error::Error;
-use rusqlite::{Connection, ErrorCode};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior};
 use std::path::Path;
+
+/// One step of the schema: SQL, or code for what SQL alone cannot say (rebuilding a table).
+enum Migration {
+    Sql(&'static str),
+    Code(fn(&Transaction<'_>) -> Result<(), Error>),
+}
+use Migration::{Code, Sql};
 
 /// `PRAGMA application_id` of a qpslab store: "qpsl" in ASCII.
 pub const APPLICATION_ID: i32 = 0x7170_736c;
 
 /// Ordered migrations; index 0 takes an empty file to version 1.
-const MIGRATIONS: &[&str] = &[
-    r#"
+const MIGRATIONS: &[Migration] = &[
+    Sql(r#"
 CREATE TABLE runs (
     id             INTEGER PRIMARY KEY,
     uuid           TEXT NOT NULL UNIQUE,
@@ -110,8 +119,8 @@ SELECT r.id AS run_id, datetime(r.started_at, 'unixepoch') AS started_utc, r.wor
        round(p.tps, 2) AS tps, round(p.qps, 2) AS qps, p.lat_avg_ms, p.lat_max_ms
 FROM runs r JOIN phases p ON p.run_id = r.id
 ORDER BY r.id, p.seq;
-"#,
-    r#"
+"#),
+    Sql(r#"
 CREATE TABLE studies (
     id           INTEGER PRIMARY KEY,
     name         TEXT UNIQUE NOT NULL,
@@ -142,11 +151,12 @@ CREATE TABLE cells (
     UNIQUE (study_id, seq),
     UNIQUE (study_id, label)
 );
-"#,
-    DURABLE_WRITES,
-    CELL_ATTEMPTS,
-    PHASE_ACTIONS,
-    TUNE_TRIALS,
+"#),
+    Sql(DURABLE_WRITES),
+    Sql(CELL_ATTEMPTS),
+    Sql(PHASE_ACTIONS),
+    Sql(TUNE_TRIALS),
+    Code(keep_every_run),
 ];
 
 /// Results written as they are measured: a phase row exists from its start (`status` running),
@@ -214,47 +224,119 @@ CREATE TABLE tune_trials (
 );
 "#;
 
-/// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+/// Nothing measured is lost and no run id is given twice: runs get `AUTOINCREMENT` ids (a run
+/// removed because it measured nothing no longer frees its id for the next run); a cell's
+/// attempt cut short by a signal or a crash is kept as an `interrupted` attempt; a study records
+/// the process driving it (as runs do), so a second process cannot drive it at the same time.
+fn keep_every_run(tx: &Transaction<'_>) -> Result<(), Error> {
+    rebuild(
+        tx,
+        "runs",
+        &[(
+            "id             INTEGER PRIMARY KEY,",
+            "id             INTEGER PRIMARY KEY AUTOINCREMENT,",
+        )],
+    )?;
+    rebuild(
+        tx,
+        "cell_attempts",
+        &[(
+            "CHECK (status IN ('done','unstable'))",
+            "CHECK (status IN ('done','unstable','interrupted'))",
+        )],
+    )?;
+    tx.execute_batch(
+        "ALTER TABLE studies ADD COLUMN owner_pid INTEGER;     -- the process driving it, if any
+         ALTER TABLE studies ADD COLUMN owner_boot_id TEXT;
+         ALTER TABLE studies ADD COLUMN owner_started INTEGER;",
+    )?;
+    Ok(())
+}
 
-/// Checks that `conn` is an empty file or a qpslab store this build can read, then applies the
-/// missing migrations.
-pub(crate) fn check_and_migrate(conn: &mut Connection, path: &Path) -> Result<(), Error> {
-    let version = version(conn, path)?;
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let tx = conn.transaction()?;
+/// Rebuilds `table` with its stored definition changed by `edits` (each `(from, to)` must match
+/// exactly once), keeping every row, column (whatever later migrations added), index and view:
+/// SQLite's way of changing what `ALTER TABLE` cannot. Needs `foreign_keys` off (see
+/// [`check_and_migrate`]); the foreign keys are checked at the end.
+fn rebuild(tx: &Transaction<'_>, table: &str, edits: &[(&str, &str)]) -> Result<(), Error> {
+    let mut sql: String = tx.query_row(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        [table],
+        |r| r.get(0),
+    )?;
+    let new = format!("{table}_rebuilt");
+    let head = format!("CREATE TABLE {table} (");
+    for (from, to) in std::iter::once((head.as_str(), &*format!("CREATE TABLE {new} (")))
+        .chain(edits.iter().copied())
+    {
+        if sql.matches(from).count() != 1 {
+            return Err(Error::Corrupt(format!(
+                "table {table} is not as this migration expects ({from})"
+            )));
+        }
+        sql = sql.replacen(from, to, 1);
+    }
+    let list = |kind: &str| -> Result<Vec<(String, String)>, Error> {
+        let mut st = tx.prepare(
+            "SELECT name, sql FROM sqlite_master WHERE type = ?1 AND sql IS NOT NULL
+               AND (?1 = 'view' OR tbl_name = ?2)",
+        )?;
+        let rows = st.query_map([kind, table], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    };
+    let (indexes, views) = (list("index")?, list("view")?);
+    // A view naming the table would stop the rename below: views go and come back.
+    for (name, _) in &views {
+        tx.execute_batch(&format!("DROP VIEW \"{name}\""))?;
+    }
+    tx.execute_batch(&sql)?;
+    tx.execute_batch(&format!(
+        "INSERT INTO {new} SELECT * FROM {table};
+         DROP TABLE {table};
+         ALTER TABLE {new} RENAME TO {table};"
+    ))?;
+    for (_, sql) in indexes.iter().chain(&views) {
         tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", i as i64 + 1)?;
-        tx.pragma_update(None, "application_id", APPLICATION_ID)?;
-        tx.commit()?;
+    }
+    let broken: Option<String> = tx
+        .query_row("SELECT \"table\" FROM pragma_foreign_key_check", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    if let Some(t) = broken {
+        return Err(Error::Corrupt(format!(
+            "rebuilding {table} broke a reference from {t}"
+        )));
     }
     Ok(())
 }
 
-/// The schema version of the store behind `conn`, after checking that it is a qpslab store
-/// this build can read (0: a new, empty file). Reads only.
-pub(crate) fn version(conn: &Connection, path: &Path) -> Result<i64, Error> {
-    let not_db = |e: rusqlite::Error| match e.sqlite_error_code() {
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// What a store file says of itself: `application_id`, `user_version` and how many schema
+/// objects it has, read in one statement (one consistent snapshot).
+fn header(conn: &Connection, path: &Path) -> Result<(i32, i64, i64), Error> {
+    conn.query_row(
+        "SELECT (SELECT application_id FROM pragma_application_id),
+                (SELECT user_version FROM pragma_user_version),
+                (SELECT count(*) FROM sqlite_master)",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
+    .map_err(|e| match e.sqlite_error_code() {
         Some(ErrorCode::NotADatabase) => Error::NotADatabase {
             path: path.to_path_buf(),
         },
         _ => Error::Sqlite(e),
-    };
-    let app_id: i32 = conn
-        .pragma_query_value(None, "application_id", |r| r.get(0))
-        .map_err(not_db)?;
-    let version: i64 = conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(not_db)?;
-    if app_id != APPLICATION_ID {
-        let objects: i64 = conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-            .map_err(not_db)?;
-        if app_id != 0 || version != 0 || objects != 0 {
-            return Err(Error::NotQpslab {
-                path: path.to_path_buf(),
-            });
-        }
+    })
+}
+
+/// Checks a header read by [`header`]: an empty file, or a qpslab store this build can read.
+fn check(path: &Path, (app_id, version, objects): (i32, i64, i64)) -> Result<i64, Error> {
+    if app_id != APPLICATION_ID && (app_id != 0 || version != 0 || objects != 0) {
+        return Err(Error::NotQpslab {
+            path: path.to_path_buf(),
+        });
     }
     if version < 0 {
         return Err(Error::Corrupt(format!("negative schema version {version}")));
@@ -267,4 +349,139 @@ pub(crate) fn version(conn: &Connection, path: &Path) -> Result<i64, Error> {
         });
     }
     Ok(version)
+}
+
+/// The schema version of the store behind `conn`, after checking that it is a qpslab store
+/// this build can read (0: a new, empty file). Reads only.
+pub(crate) fn version(conn: &Connection, path: &Path) -> Result<i64, Error> {
+    check(path, header(conn, path)?)
+}
+
+/// Checks that `conn` is an empty file or a qpslab store this build can read, then applies the
+/// missing migrations, all in one transaction that holds the write lock from its start (a
+/// process that finds the store being created waits, then sees it created).
+pub(crate) fn check_and_migrate(conn: &mut Connection, path: &Path) -> Result<(), Error> {
+    if check(path, header(conn, path)?)? == SCHEMA_VERSION {
+        return Ok(());
+    }
+    // A table rebuild drops the old table: its references must not cascade (the pragma is a
+    // no-op inside a transaction; `Store::open` turns it back on).
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let version = check(path, header(&tx, path)?)?;
+    for (i, m) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        match m {
+            Sql(sql) => tx.execute_batch(sql)?,
+            Code(f) => f(&tx)?,
+        }
+        tx.pragma_update(None, "user_version", i as i64 + 1)?;
+    }
+    tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+    tx.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store as the build before `keep_every_run` left it, with a run, its phase, a study, a
+    /// cell and an attempt.
+    fn version_6(path: &Path) -> Connection {
+        let conn = Connection::open(path).unwrap();
+        for m in &MIGRATIONS[..6] {
+            let Sql(sql) = m else {
+                panic!("only SQL before 7")
+            };
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 6).unwrap();
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+        conn.execute_batch(
+            "INSERT INTO runs (id, uuid, started_at, status, command, workload, plan_json, target,
+                               server_version, server_json, host_json, tool_version, study_id,
+                               cell_label, owner_pid)
+             VALUES (5, 'u5', 1.0, 'interrupted', 'c', 'w', '{}', 't', 'v', '{}', '{}', '0', 's',
+                     'a', 42);
+             INSERT INTO phases (run_id, seq, recorded_at, threads, duration_s, events, reads,
+                                 writes, other, errors_json, reconnects, tps, qps, lat_min_ms,
+                                 lat_avg_ms, lat_max_ms, percentiles_json, statements_json,
+                                 client_cpu_user_s, client_cpu_sys_s, client_max_rss_kib,
+                                 summary_json)
+             VALUES (5, 1, 1.0, 4, 1.0, 10, 0, 0, 0, '{}', 0, 10.0, 10.0, 1, 1, 1, '[]', '[]',
+                     0, 0, 0, '{}');
+             INSERT INTO studies (id, name, spec_toml, spec_hash, created_at, status, env_json,
+                                  factors_json)
+             VALUES (1, 's', '', '', 1.0, 'interrupted', '{}', '[]');
+             INSERT INTO cells (id, study_id, seq, label, variant, levels_json, params_json,
+                                repeat, status, run_id)
+             VALUES (1, 1, 1, 'a', 'v', '{}', '{}', 1, 'done', 5);
+             INSERT INTO cell_attempts (cell_id, attempt, run_id, status, recorded_at)
+             VALUES (1, 1, 5, 'done', 1.0);",
+        )
+        .unwrap();
+        conn
+    }
+
+    #[test]
+    fn keep_every_run_migrates_a_store_keeping_its_rows_references_and_view() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v6.db");
+        drop(version_6(&path));
+        let mut conn = Connection::open(&path).unwrap();
+        check_and_migrate(&mut conn, &path).unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let owner: i64 = conn
+            .query_row("SELECT owner_pid FROM runs WHERE id = 5", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(owner, 42, "the columns a later migration added are kept");
+        let overview: f64 = conn
+            .query_row("SELECT tps FROM phase_overview WHERE run_id = 5", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(overview, 10.0);
+        let indexes: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'runs'
+                   AND name IN ('runs_started', 'runs_study', 'runs_running')",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(indexes, 3);
+        // An interrupted attempt can be recorded; a removed last run frees no id.
+        conn.execute(
+            "INSERT INTO cell_attempts (cell_id, attempt, run_id, status, recorded_at)
+             VALUES (1, 2, 5, 'interrupted', 2.0)",
+            [],
+        )
+        .unwrap();
+        conn.execute_batch(
+            "INSERT INTO runs (uuid, started_at, status, command, workload, plan_json, target,
+                               server_version, server_json, host_json, tool_version)
+             VALUES ('u6', 1.0, 'completed', 'c', 'w', '{}', 't', 'v', '{}', '{}', '0');
+             DELETE FROM runs WHERE uuid = 'u6';
+             INSERT INTO runs (uuid, started_at, status, command, workload, plan_json, target,
+                               server_version, server_json, host_json, tool_version)
+             VALUES ('u7', 1.0, 'completed', 'c', 'w', '{}', 't', 'v', '{}', '{}', '0');",
+        )
+        .unwrap();
+        let id: i64 = conn
+            .query_row("SELECT id FROM runs WHERE uuid = 'u7'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(id, 7);
+        // The phases still reference runs: deleting the run takes its phase with it.
+        conn.execute("DELETE FROM cells", []).unwrap();
+        conn.execute("DELETE FROM runs WHERE id = 5", []).unwrap();
+        let phases: i64 = conn
+            .query_row("SELECT count(*) FROM phases", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(phases, 0);
+    }
 }

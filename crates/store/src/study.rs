@@ -6,13 +6,15 @@
 //! ([`crate::attempt`]). The study row keeps the spec text and its hash, so a resume can tell
 //! whether the spec changed, and the environment the study ran in.
 
-use crate::cell::insert_cells;
+use crate::attempt::AttemptStatus;
+use crate::cell::{insert_cells, CellId};
 use crate::error::Error;
-use crate::model::{unix_now, StudyId, UnixSeconds};
+use crate::model::{unix_now, RunId, StudyId, UnixSeconds};
+use crate::owner::Owner;
 use crate::status::{corrupt, status_words};
 use crate::Store;
 use qpslab_core::cell::Cell;
-use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
+use rusqlite::{params, OptionalExtension, Row, Transaction, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 
 /// Where a study stands.
@@ -113,13 +115,20 @@ impl Store {
                 |r| r.get(0),
             )
             .optional()?;
-        if exists.is_some() {
+        if let Some(id) = exists {
+            if let Some(pid) = driver(&tx, id)? {
+                return Err(Error::StudyBusy {
+                    name: study.name.clone(),
+                    pid,
+                });
+            }
             return Err(Error::StudyExists(study.name.clone()));
         }
+        let me = Owner::me();
         tx.execute(
             "INSERT INTO studies (name, spec_toml, spec_hash, created_at, status, env_json,
-                                  factors_json)
-             VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6)",
+                                  factors_json, owner_pid, owner_boot_id, owner_started)
+             VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6, ?7, ?8, ?9)",
             params![
                 study.name,
                 study.spec_toml,
@@ -127,12 +136,44 @@ impl Store {
                 unix_now(),
                 serde_json::to_string(&study.env)?,
                 serde_json::to_string(&study.factors)?,
+                me.pid,
+                me.boot_id,
+                me.started.map(|t| t as i64),
             ],
         )?;
         let id = tx.last_insert_rowid();
         insert_cells(&tx, id, cells)?;
         tx.commit()?;
         Ok(StudyId(id))
+    }
+
+    /// Makes this process the one driving the study named `name` (to resume it), unless
+    /// another live process drives it ([`Error::StudyBusy`], naming its pid). The claim ends
+    /// with the process, or when the study stops ([`Store::set_study_status`]).
+    pub fn claim_study(&mut self, name: &str) -> Result<StudyRecord, Error> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let id: i64 = tx
+            .query_row("SELECT id FROM studies WHERE name = ?1", [name], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .ok_or_else(|| Error::StudyNotFound(name.to_string()))?;
+        if let Some(pid) = driver(&tx, id)? {
+            return Err(Error::StudyBusy {
+                name: name.to_string(),
+                pid,
+            });
+        }
+        let me = Owner::me();
+        tx.execute(
+            "UPDATE studies SET owner_pid = ?1, owner_boot_id = ?2, owner_started = ?3
+             WHERE id = ?4",
+            params![me.pid, me.boot_id, me.started.map(|t| t as i64), id],
+        )?;
+        tx.commit()?;
+        self.study_by_name(name)
     }
 
     /// Every study, oldest first.
@@ -169,11 +210,13 @@ impl Store {
     }
 
     /// Sets the study's status; `finished_at` is set for any status but `running` and cleared
-    /// for `running`.
+    /// for `running`. A study that stops is no longer driven by anyone.
     pub fn set_study_status(&mut self, study: StudyId, status: StudyStatus) -> Result<(), Error> {
         let finished = (status != StudyStatus::Running).then(unix_now);
         self.conn.execute(
-            "UPDATE studies SET status = ?1, finished_at = ?2 WHERE id = ?3",
+            "UPDATE studies SET status = ?1, finished_at = ?2,
+                                owner_pid = CASE WHEN ?1 = 'running' THEN owner_pid END
+             WHERE id = ?3",
             params![status.as_str(), finished, study.0],
         )?;
         Ok(())
@@ -189,35 +232,70 @@ impl Store {
     }
 
     /// Puts every `running` cell of `study` back to `pending` (their process died or was
-    /// interrupted) and deletes the study's runs that no cell claims (a cell killed between
-    /// recording its phase and being marked done). Returns how many cells were reset.
-    pub fn discard_unfinished_cells(&mut self, study: StudyId) -> Result<usize, Error> {
+    /// interrupted) and keeps what they measured: each of their runs that no cell or attempt
+    /// claims (an attempt cut short, or killed before it was judged) becomes an `interrupted`
+    /// attempt of its cell. Nothing is deleted. Returns how many cells were reset.
+    pub fn reopen_unfinished_cells(&mut self, study: StudyId) -> Result<usize, Error> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute(
-            "DELETE FROM cell_attempts WHERE cell_id IN
-               (SELECT id FROM cells WHERE study_id = ?1 AND status = 'running')",
-            [study.0],
-        )?;
+        let orphans: Vec<(i64, i64, String)> = tx
+            .prepare(
+                "SELECT c.id, r.id, r.status FROM runs r
+                 JOIN studies s ON s.name = r.study_id
+                 JOIN cells c ON c.study_id = s.id AND c.label = r.cell_label
+                 WHERE s.id = ?1 AND c.status = 'running' AND r.status <> 'running'
+                   AND r.id NOT IN (SELECT run_id FROM cells WHERE study_id = ?1
+                                                         AND run_id IS NOT NULL)
+                   AND r.id NOT IN (SELECT a.run_id FROM cell_attempts a
+                                    JOIN cells c ON c.id = a.cell_id
+                                    WHERE c.study_id = ?1 AND a.run_id IS NOT NULL)
+                 ORDER BY r.id",
+            )?
+            .query_map([study.0], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        for (cell, run, status) in orphans {
+            let reason = match status.as_str() {
+                "completed" => "the study stopped before this attempt was judged".to_string(),
+                s => format!("the study stopped during this attempt (run {s})"),
+            };
+            crate::attempt::insert_attempt(
+                &tx,
+                CellId(cell),
+                RunId(run),
+                AttemptStatus::Interrupted,
+                Some(&reason),
+            )?;
+        }
         let n = tx.execute(
             "UPDATE cells SET status = 'pending', started_at = NULL, finished_at = NULL,
                               run_id = NULL
              WHERE study_id = ?1 AND status = 'running'",
             [study.0],
         )?;
-        tx.execute(
-            "DELETE FROM runs WHERE study_id = (SELECT name FROM studies WHERE id = ?1)
-               AND id NOT IN (SELECT run_id FROM cells WHERE study_id = ?1
-                                                     AND run_id IS NOT NULL)
-               AND id NOT IN (SELECT a.run_id FROM cell_attempts a
-                              JOIN cells c ON c.id = a.cell_id
-                              WHERE c.study_id = ?1 AND a.run_id IS NOT NULL)",
-            [study.0],
-        )?;
         tx.commit()?;
         Ok(n)
     }
+}
+
+/// The live process, other than this one, that drives study `id`, if any.
+fn driver(tx: &Transaction<'_>, id: i64) -> Result<Option<u32>, Error> {
+    let owner: Option<Owner> = tx.query_row(
+        "SELECT owner_pid, owner_boot_id, owner_started FROM studies WHERE id = ?1",
+        [id],
+        |r| {
+            let (pid, boot_id) = (r.get::<_, Option<u32>>(0)?, r.get(1)?);
+            let started: Option<i64> = r.get(2)?;
+            Ok(pid.map(|pid| Owner {
+                pid,
+                boot_id,
+                started: started.map(|t| t as u64),
+            }))
+        },
+    )?;
+    Ok(owner
+        .filter(|o| o.pid != std::process::id() && o.alive())
+        .map(|o| o.pid))
 }
 
 fn study_record(
@@ -300,7 +378,7 @@ mod tests {
             .cell_failed(cells[0].id, "boom", Some("tail"))
             .unwrap();
         store.cell_running(cells[1].id).unwrap();
-        assert_eq!(store.discard_unfinished_cells(id).unwrap(), 1);
+        assert_eq!(store.reopen_unfinished_cells(id).unwrap(), 1);
         let cells = store.study_cells(id).unwrap();
         assert_eq!(cells[0].status, CellStatus::Failed);
         assert_eq!(cells[0].log_tail.as_deref(), Some("tail"));

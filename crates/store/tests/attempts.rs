@@ -1,28 +1,39 @@
-//! Cell attempts: every measurement of a study cell is kept, and a resume keeps the runs of
-//! finished cells' attempts while dropping those of the cell it discards.
+//! Cell attempts: every measurement of a study cell is kept; a resume reopens the unfinished
+//! cells and keeps what they measured, an interrupted run as an `interrupted` attempt; run ids
+//! are never given twice; one process drives a study at a time.
 
 use qpslab_core::plan::RunPlan;
 use qpslab_core::result::PhaseResult;
 use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
 use qpslab_core::Cell;
-use qpslab_store::{AttemptStatus, NewStudy, RunId, RunMeta, Store, StudyId};
+use qpslab_store::{AttemptStatus, NewStudy, RunId, RunMeta, RunStatus, Store, StudyId};
 
 fn run(store: &mut Store, label: &str) -> RunId {
-    let meta = RunMeta::new(
+    run_ending(store, label, RunStatus::Completed)
+}
+
+/// A run of a point-select workload (not yet stored).
+fn meta() -> RunMeta {
+    RunMeta::new(
         RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpPointSelect)),
         "root@localhost/sbtest".into(),
         Default::default(),
         Default::default(),
         "qpslab lab run s.toml".into(),
     )
-    .in_study("s", label);
+}
+
+fn run_ending(store: &mut Store, label: &str, status: RunStatus) -> RunId {
+    let meta = meta().in_study("s", label);
     let phase = PhaseResult {
         threads: 1,
         duration_s: 1.0,
         events: 10,
         ..Default::default()
     };
-    store.record_phase(&meta, &phase, &[]).unwrap()
+    let id = store.record_phase(&meta, &phase, &[]).unwrap();
+    store.finish_run(&meta.uuid, status).unwrap();
+    id
 }
 
 fn study(store: &mut Store) -> StudyId {
@@ -44,7 +55,7 @@ fn study(store: &mut Store) -> StudyId {
 }
 
 #[test]
-fn attempts_are_kept_and_a_resume_discards_only_the_unfinished_cells() {
+fn attempts_are_kept_and_a_resume_keeps_what_unfinished_cells_measured() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("s.db")).unwrap();
     let id = study(&mut store);
@@ -77,16 +88,88 @@ fn attempts_are_kept_and_a_resume_discards_only_the_unfinished_cells() {
         (AttemptStatus::Done, Some(r2))
     );
 
-    assert_eq!(store.discard_unfinished_cells(id).unwrap(), 1);
+    // Cell b's second attempt was cut short: its run is nobody's attempt yet.
+    let r4 = run_ending(&mut store, "b", RunStatus::Interrupted);
+    assert_eq!(store.reopen_unfinished_cells(id).unwrap(), 1);
     let left = store.cell_attempts(id).unwrap();
-    assert_eq!(left.len(), 2, "b's attempt is gone with its cell's reset");
-    assert!(
-        store.load_run(r1).is_ok(),
-        "an unstable attempt of a done cell is kept"
+    assert_eq!(left.len(), 4, "every attempt is kept: {left:?}");
+    let last = &left[3];
+    assert_eq!(
+        (last.cell_id, last.attempt, last.run_id, last.status),
+        (b, 2, Some(r4), AttemptStatus::Interrupted)
     );
-    assert!(store.load_run(r2).is_ok());
+    assert!(last.reason.as_deref().unwrap().contains("interrupted"));
+    for r in [r1, r2, r3, r4] {
+        assert!(store.load_run(r).is_ok(), "run {r:?} was deleted");
+    }
+    // A second resume finds nothing new to keep.
+    store.reopen_unfinished_cells(id).unwrap();
+    assert_eq!(store.cell_attempts(id).unwrap().len(), 4);
+    let cells = store.study_cells(id).unwrap();
+    assert_eq!(cells[1].status, qpslab_store::CellStatus::Pending);
+}
+
+#[test]
+fn a_run_id_is_never_given_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+    let first = run(&mut store, "a");
+    // A run that measured nothing is removed when it is closed: its id stays used.
+    let h = store.begin_phase(&meta(), 1).unwrap();
+    let empty = h.run_id;
+    store.interrupt_phase(&h).unwrap();
+    assert!(store.load_run(empty).is_err());
+    let next = run(&mut store, "a");
     assert!(
-        store.load_run(r3).is_err(),
-        "the discarded cell's run is dropped"
+        first < empty && empty < next,
+        "{first:?} {empty:?} {next:?}"
     );
+}
+
+#[test]
+fn one_process_drives_a_study() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let mut store = Store::open(&path).unwrap();
+    let id = study(&mut store);
+    // This process created it: it may claim it again.
+    assert_eq!(store.claim_study("s").unwrap().id, id);
+    // A live process that is not this one drives it: both a new run and a resume are refused,
+    // naming it.
+    let mut other = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = other.id();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute(
+            "UPDATE studies SET owner_pid = ?1, owner_boot_id = NULL, owner_started = NULL",
+            [pid],
+        )
+        .unwrap();
+    let busy = |e: qpslab_store::Error| match e {
+        qpslab_store::Error::StudyBusy { pid: p, .. } => {
+            assert_eq!(p, pid);
+            assert!(e.to_string().contains(&format!("pid {pid}")), "{e}");
+        }
+        e => panic!("{e}"),
+    };
+    busy(store.claim_study("s").unwrap_err());
+    let new = NewStudy {
+        name: "s".into(),
+        spec_toml: String::new(),
+        spec_hash: String::new(),
+        env: serde_json::json!({}),
+        factors: vec![],
+    };
+    busy(store.create_study(&new, &[]).unwrap_err());
+    // Once it is gone, the study is free again.
+    other.kill().unwrap();
+    other.wait().unwrap();
+    assert!(matches!(
+        store.create_study(&new, &[]),
+        Err(qpslab_store::Error::StudyExists(_))
+    ));
+    assert_eq!(store.claim_study("s").unwrap().id, id);
 }

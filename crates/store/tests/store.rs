@@ -290,6 +290,7 @@ fn migration_from_an_empty_file() {
             "phases",
             "runs",
             "samples",
+            "sqlite_sequence",
             "studies",
             "telemetry",
             "tune_trials"
@@ -546,4 +547,32 @@ fn live_actions_are_stored_with_the_phase_and_replaced_once_judged() {
     assert_eq!(a["at_s"], 8.0);
     assert!(doc["phases"][0]["result"].get("actions").is_none());
     assert!(store.record_actions(id, 2, &judged).is_err(), "no phase 2");
+}
+
+/// Several processes creating one new store at once all succeed: the schema is created once,
+/// under the write lock, and the others find it made (issue 25, item 7).
+#[test]
+fn concurrent_first_opens_of_a_new_store_all_succeed() {
+    for attempt in 0..10 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.db");
+        let gate = std::sync::Arc::new(std::sync::Barrier::new(6));
+        let opens: Vec<_> = (0..6)
+            .map(|_| {
+                let (path, gate) = (path.clone(), gate.clone());
+                std::thread::spawn(move || {
+                    gate.wait();
+                    Store::open(&path).map(|mut s| {
+                        s.record_phase(&meta("root@h/db", 1.0), &phase(1, 30), &[])
+                            .map(|_| ())
+                    })
+                })
+            })
+            .collect();
+        for o in opens {
+            let r = o.join().unwrap();
+            assert!(matches!(r, Ok(Ok(()))), "try {attempt}: {r:?}");
+        }
+        assert_eq!(Store::open(&path).unwrap().list_runs(100).unwrap().len(), 6);
+    }
 }

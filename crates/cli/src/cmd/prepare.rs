@@ -1,7 +1,7 @@
 //! `qpslab prepare` and `qpslab cleanup`.
 
 use crate::args::{CleanupArgs, PrepareArgs};
-use crate::dataset::default_loaders;
+use crate::dataset::{default_loaders, sandbox_use};
 use crate::error::{exec_error, user};
 use crate::plan::workload_options;
 use crate::printer::Printer;
@@ -9,6 +9,7 @@ use crate::target::{connect, sandbox_home, Connected};
 use anyhow::{Context, Result};
 use qpslab_core::WorkloadOptions;
 use qpslab_engine::prepare;
+use qpslab_sandbox::Hold;
 
 /// Runs `qpslab prepare`.
 pub fn prepare(a: PrepareArgs) -> Result<()> {
@@ -20,7 +21,9 @@ pub fn prepare(a: PrepareArgs) -> Result<()> {
     let target = connect(&a.target, Some(&a.embedded), &sandbox_home(&a.home))?;
     let threads = threads.unwrap_or_else(|| default_loaders(&w, &target));
     // A sandbox is ours: its database is created as needed. On the user's server only when asked.
-    let outcome = load(&target, &w, threads, a.create_db || target.ours);
+    // Nobody may measure a sandbox while its tables are built.
+    let outcome = sandbox_use(&target, &a.target, Hold::Exclusive)
+        .and_then(|_held| load(&target, &w, threads, a.create_db || target.ours));
     let stopped = target.finish();
     outcome?;
     stopped
@@ -33,8 +36,10 @@ pub fn cleanup(a: CleanupArgs) -> Result<()> {
             .map_err(|e| user(e.to_string()))?;
     }
     let target = connect(&a.target, None, &sandbox_home(&a.home))?;
-    let outcome = prepare::cleanup(&target.options, None)
-        .with_context(|| format!("cleaning up on {}", target.options.describe()));
+    let outcome = sandbox_use(&target, &a.target, Hold::Exclusive).and_then(|_held| {
+        prepare::cleanup(&target.options, None)
+            .with_context(|| format!("cleaning up on {}", target.options.describe()))
+    });
     let stopped = target.finish();
     let report = outcome?;
     if report.dropped.is_empty() {

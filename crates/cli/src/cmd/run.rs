@@ -57,7 +57,8 @@ fn sweep(
 ) -> Result<()> {
     let (control, server) = target.control()?;
     crate::plan::check_server_limits(plan, workload.statements().len(), &server)?;
-    ensure_dataset(target, &a.target, &plan.workload, loaders)?;
+    // Held (shared) until the run ends: nobody rebuilds the dataset under it.
+    let _sandbox = ensure_dataset(target, &a.target, &plan.workload, loaders)?;
     let mut plan = plan.clone();
     let home = sandbox_home(&a.home);
     let monitor = (a.replica.replica.as_deref())
@@ -131,7 +132,7 @@ impl Phases<'_> {
         if let Some(auto) = &plan.warmup_auto {
             let took = qpslab_lab::warmup::auto_warmup(
                 &self.target.options,
-                &qpslab_lab::exec::placed(plan, &self.target.options, self.target.server_pid),
+                &qpslab_lab::sizing::placed(plan, &self.target.options, self.target.server_pid),
                 self.workload,
                 threads,
                 auto.max_s,

@@ -47,7 +47,7 @@ impl Bench<'_> {
         let started = Instant::now();
         self.applier.apply(config)?;
         let mut plan =
-            qpslab_lab::exec::placed(&self.plan, &self.target.options, self.target.server_pid);
+            qpslab_lab::sizing::placed(&self.plan, &self.target.options, self.target.server_pid);
         plan.stop.time_s = Some(secs);
         let result = qpslab_engine::run_phase(
             &self.target.options,

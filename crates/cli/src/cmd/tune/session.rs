@@ -33,7 +33,7 @@ pub(super) fn run(
     // The knobs are checked against the server before the dataset is built; their sizes
     // follow the data once it is there.
     space(&facts, c, &a.knobs, false)?;
-    crate::dataset::ensure_dataset(target, &a.target, &c.plan.workload, None)?;
+    let _sandbox = crate::dataset::ensure_dataset(target, &a.target, &c.plan.workload, None)?;
     let facts = gather(&mut control, local).context("reading the server's variables")?;
     let space = space(&facts, c, &a.knobs, true)?;
     let started = Instant::now();
