@@ -4,7 +4,8 @@
 //! with the server on the other CPU. The loop runs its CPU flat out, the phase says where the
 //! loop ran, the verdict stored with it is `client-bound`, and the run warns.
 //!
-//! Alone in its test binary: a neighbour test sharing the two CPUs would take the loop's CPU.
+//! Alone in its test binary, and the client runs at a raised priority where allowed: a neighbour
+//! sharing the two CPUs would take the loop's CPU.
 
 mod common;
 use common::*;
@@ -48,7 +49,9 @@ fn a_saturated_event_loop_makes_the_phase_client_bound() {
     assert!(sql.status.success(), "{}", stderr(&sql));
     let script = s.path().join("big.sql");
     std::fs::write(&script, "SELECT a FROM t;\n").unwrap();
-    let o = s.run(&[
+    // The loop's CPU must be the loop's: raised priority keeps this test's own neighbours (the
+    // test runner, a build) from taking CPU 1 where the system allows it (root in CI).
+    let args = [
         "run",
         "--script",
         script.to_str().unwrap(),
@@ -66,7 +69,25 @@ fn a_saturated_event_loop_makes_the_phase_client_bound() {
         "1",
         "--ps",
         "off",
-    ]);
+    ];
+    let niced = std::process::Command::new("nice")
+        .args(["-n", "-15", "true"])
+        .status()
+        .is_ok_and(|st| st.success());
+    let o = if niced {
+        let c = s.cmd(&[]);
+        let mut n = std::process::Command::new("nice");
+        n.args(["-n", "-15"]).arg(c.get_program()).args(args);
+        for (k, v) in c.get_envs() {
+            match v {
+                Some(v) => n.env(k, v),
+                None => n.env_remove(k),
+            };
+        }
+        n.output().unwrap()
+    } else {
+        s.run(&args)
+    };
     let out = stdout(&o);
     assert!(o.status.success(), "{out}{}", stderr(&o));
     assert!(

@@ -103,7 +103,7 @@ pub enum ExecError {
     #[error("{source}")]
     Unstored {
         /// The phase as measured.
-        measured: Box<crate::exec::Measured>,
+        measured: Box<crate::measured::Measured>,
         /// Why the store did not take it.
         source: qpslab_store::Error,
     },

@@ -3,16 +3,17 @@
 
 use crate::error::ExecError;
 use crate::live::Live;
+pub use crate::measured::Measured;
 use qpslab_core::result::PhaseResult;
 use qpslab_core::stability::{self, Stability};
 use qpslab_core::telemetry::{ProfileFiles, Reading, ReplicaLag};
-use qpslab_core::{ConnectOptions, RunPlan, Sample, TelemetrySample, WorkloadOptions};
+use qpslab_core::{ConnectOptions, RunPlan, Sample, WorkloadOptions};
 use qpslab_engine::prepare::{self, DatasetStatus, PrepareProgress, PrepareReport};
 use qpslab_engine::run_phase;
 use qpslab_engine::workload::script::run_init;
 use qpslab_engine::workload::{Workload, WorkloadError};
 use qpslab_probe::Sampler;
-use qpslab_store::{RunId, RunMeta, Store};
+use qpslab_store::{RunMeta, Store};
 use qpslab_wire::Conn;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -335,19 +336,6 @@ pub fn resolve_seed(plan: &mut qpslab_core::RunPlan) {
         plan.workload.rand.seed =
             (now.as_nanos() as u64 ^ u64::from(std::process::id()).rotate_left(32)).max(1);
     }
-}
-
-/// A phase measured and stored.
-#[derive(Clone, Debug)]
-pub struct Measured {
-    /// The run it was stored in.
-    pub run_id: RunId,
-    /// Its order within the run, from 1.
-    pub seq: u32,
-    /// The phase.
-    pub phase: PhaseResult,
-    /// Its telemetry (per tick, then whole-phase totals and perf).
-    pub telemetry: Vec<TelemetrySample>,
 }
 
 /// The stability verdict of `phase`, measured under `plan` while other processes used

@@ -39,6 +39,7 @@ pub mod exec;
 pub mod expand;
 pub mod io;
 pub mod live;
+mod measured;
 pub mod options;
 pub mod os;
 pub mod password;
