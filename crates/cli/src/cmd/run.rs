@@ -58,10 +58,12 @@ fn sweep(
     target: &Connected,
 ) -> Result<()> {
     let (control, server) = target.control()?;
+    let home = sandbox_home(&a.home);
+    // A killed tune's or run's settings would be measured as the server's own.
+    super::restore::refuse_leftovers(&home, &target.server_options(), &a.target)?;
     crate::plan::check_server_limits(plan, workload.statements().len(), &server)?;
     ensure_dataset(target, &a.target, &plan.workload, loaders)?;
     let mut plan = plan.clone();
-    let home = sandbox_home(&a.home);
     let monitor = (a.replica.replica.as_deref())
         .map(|r| super::replica::monitor(r, &home, &target.options))
         .transpose()?;
@@ -75,6 +77,7 @@ fn sweep(
         qpslab_probe::host_facts(),
         command_line(),
     );
+    let guard = live_guard(a, &home, target, &meta.plan)?;
     let mut sampler = target.sampler(control);
     if let Some(m) = monitor {
         sampler.watch_replica(m);
@@ -104,7 +107,30 @@ fn sweep(
     if let Some(p) = placement {
         p.stop();
     }
+    if let Some(g) = guard {
+        super::restore::finish(g);
+    }
     phases.finish(&results?, a.json.as_deref())
+}
+
+/// For `--at '...:set NAME=VALUE'`: the variables' values recorded before the first change.
+fn live_guard(
+    a: &RunArgs,
+    home: &qpslab_sandbox::SandboxHome,
+    target: &Connected,
+    plan: &RunPlan,
+) -> Result<Option<qpslab_lab::restore::Guard>> {
+    let names: Vec<String> = (plan.live.iter().flat_map(|l| &l.actions))
+        .filter_map(|l| match &l.action {
+            qpslab_core::live::Action::Set { name, .. } => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let server = target.server_options();
+    super::restore::guard(home, &server, &a.target, "run --at", &names).map(Some)
 }
 
 /// The measured phases of one run, stored as one run.
