@@ -111,11 +111,20 @@ pub fn restore_line(settings: &[Saved]) -> String {
     format!("SET GLOBAL {};", sets.join(", "))
 }
 
-/// Whether two values of a variable are the same setting (`10.000000` and `10`, `on` and `ON`).
+/// Whether two values of a variable are the same setting (`10.000000` and `10`, `on` and `ON`;
+/// a switch reads `OFF` in `SHOW VARIABLES` and `0` in `SELECT @@`).
 pub(crate) fn same(a: &str, b: &str) -> bool {
-    match (a.parse::<f64>(), b.parse::<f64>()) {
-        (Ok(x), Ok(y)) => x == y,
+    match (number(a), number(b)) {
+        (Some(x), Some(y)) => x == y,
         _ => a.eq_ignore_ascii_case(b),
+    }
+}
+
+fn number(v: &str) -> Option<f64> {
+    match v.to_ascii_uppercase().as_str() {
+        "ON" | "TRUE" => Some(1.0),
+        "OFF" | "FALSE" => Some(0.0),
+        _ => v.parse().ok(),
     }
 }
 
@@ -150,6 +159,8 @@ mod tests {
         assert!(!s.matches(Some("0")));
         assert!(!s.matches(None));
         assert!(saved("x", "on", "ON").matches(Some("ON")));
+        assert!(saved("slow_query_log", "OFF", "'OFF'").matches(Some("0")));
+        assert!(!saved("slow_query_log", "OFF", "'OFF'").matches(Some("1")));
     }
 
     #[test]
