@@ -120,17 +120,16 @@ fn live_guard(
     target: &Connected,
     plan: &RunPlan,
 ) -> Result<Option<qpslab_lab::restore::Guard>> {
-    let names: Vec<String> = (plan.live.iter().flat_map(|l| &l.actions))
-        .filter_map(|l| match &l.action {
-            qpslab_core::live::Action::Set { name, .. } => Some(name.clone()),
-            _ => None,
-        })
-        .collect();
-    if names.is_empty() {
+    let Some(live) = &plan.live else {
         return Ok(None);
+    };
+    let guard = qpslab_lab::restore::Ledger::in_lab(home.path())
+        .begin_live(&target.server_options(), "run --at", &live.actions)
+        .map_err(|e| super::restore::error(e, &a.target))?;
+    if let Some(g) = &guard {
+        super::restore::announce(g);
     }
-    let server = target.server_options();
-    super::restore::guard(home, &server, &a.target, "run --at", &names).map(Some)
+    Ok(guard)
 }
 
 /// The measured phases of one run, stored as one run.

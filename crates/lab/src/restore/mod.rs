@@ -182,6 +182,27 @@ impl Ledger {
         self.begin_with(target, command, |s| s.values(names))
     }
 
+    /// [`Ledger::begin`] for the variables the `set` actions of a phase change (`run --at`, a
+    /// study cell's `at`); `None` when there are none.
+    pub fn begin_live(
+        &self,
+        target: &ConnectOptions,
+        command: &str,
+        actions: &[qpslab_core::live::LiveAction],
+    ) -> Result<Option<Guard>, RestoreError> {
+        let names: Vec<String> = actions
+            .iter()
+            .filter_map(|l| match &l.action {
+                qpslab_core::live::Action::Set { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        if names.is_empty() {
+            return Ok(None);
+        }
+        self.begin(target, command, &names).map(Some)
+    }
+
     /// As [`Ledger::begin`], with the original values given (read by the caller, who writes
     /// their literals its own way).
     pub fn begin_saved(
