@@ -5,20 +5,8 @@
 
 mod common;
 use common::*;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
-
-/// A value of the sandbox `name` through the mariadb client.
-fn query(s: &Scratch, name: &str, sql: &str) -> String {
-    let cnf = s.lab().join("sandboxes").join(name).join("client.cnf");
-    let o = Command::new("mariadb")
-        .arg(format!("--defaults-file={}", cnf.display()))
-        .args(["-N", "-B", "-e", sql])
-        .output()
-        .expect("mariadb client");
-    assert!(o.status.success(), "{sql}: {}", stderr(&o));
-    stdout(&o).trim().to_string()
-}
 
 const DATASET: &[&str] = &[
     "oltp_point_select",
@@ -54,7 +42,7 @@ fn spawn(s: &Scratch, args: &[&str]) -> Child {
 /// then kills `child` with SIGKILL; returns its stderr.
 fn kill_once_changed(s: &Scratch, name: &str, sql: &str, was: &str, mut child: Child) -> String {
     let started = Instant::now();
-    while query(s, name, sql) == was {
+    while sandbox_sql(s, name, sql) == was {
         if started.elapsed() > Duration::from_secs(120) || child.try_wait().unwrap().is_some() {
             let _ = child.kill();
             let o = child.wait_with_output().unwrap();
@@ -83,7 +71,7 @@ fn leftovers_are_refused_then_restored(s: &Scratch, name: &str, sql: &str, was: 
         "{}",
         stderr(&o)
     );
-    assert_ne!(query(s, name, sql), was, "refusing changes nothing");
+    assert_ne!(sandbox_sql(s, name, sql), was, "refusing changes nothing");
     let o = s.run(&["advise", "--sandbox", name]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
@@ -94,7 +82,7 @@ fn leftovers_are_refused_then_restored(s: &Scratch, name: &str, sql: &str, was: 
     let o = s.run(&["restore", "--sandbox", name]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("restored"), "{}", stdout(&o));
-    assert_eq!(query(s, name, sql), was);
+    assert_eq!(sandbox_sql(s, name, sql), was);
     // A run that changes a setting and ends normally puts it back and leaves no record.
     let mut args = vec!["run"];
     args.extend_from_slice(DATASET);
@@ -107,7 +95,7 @@ fn leftovers_are_refused_then_restored(s: &Scratch, name: &str, sql: &str, was: 
         "{}",
         stderr(&o)
     );
-    assert_eq!(query(s, name, sql), was);
+    assert_eq!(sandbox_sql(s, name, sql), was);
     let records = std::fs::read_dir(s.lab().join("restore")).unwrap();
     assert!(
         !records
@@ -125,7 +113,7 @@ fn a_run_at_killed_mid_change_is_refused_until_restored() {
     let s = Scratch::new();
     sandbox(&s, "killed");
     let sql = "SELECT @@table_open_cache";
-    let was = query(&s, "killed", sql);
+    let was = sandbox_sql(&s, "killed", sql);
     let mut args = vec!["run"];
     args.extend_from_slice(DATASET);
     args.extend_from_slice(&[
@@ -150,7 +138,7 @@ fn a_run_at_killed_mid_change_is_refused_until_restored() {
     let child = spawn(&s, &args);
     let pid = child.id() as i32;
     let started = Instant::now();
-    while query(&s, "killed", sql) == was {
+    while sandbox_sql(&s, "killed", sql) == was {
         assert!(
             started.elapsed() < Duration::from_secs(120),
             "never changed"
@@ -165,7 +153,7 @@ fn a_run_at_killed_mid_change_is_refused_until_restored() {
         "{}",
         stderr(&o)
     );
-    assert_eq!(query(&s, "killed", sql), was);
+    assert_eq!(sandbox_sql(&s, "killed", sql), was);
     let o = short_run(&s, "killed");
     assert!(o.status.success(), "{}", stderr(&o));
 }
@@ -175,7 +163,7 @@ fn a_tune_killed_mid_change_is_refused_by_the_next_tune_until_restored() {
     let s = Scratch::new();
     sandbox(&s, "tuned");
     let sql = "SELECT @@table_open_cache";
-    let was = query(&s, "tuned", sql);
+    let was = sandbox_sql(&s, "tuned", sql);
     let mut argv = vec!["tune"];
     argv.extend_from_slice(DATASET);
     argv.extend_from_slice(&[
@@ -212,4 +200,32 @@ fn restore_with_nothing_to_restore_or_a_bad_target() {
     assert_user_error(&o, "nosuch");
     let o = s.run(&["restore", "--socket", "/nonexistent/mysql.sock"]);
     assert_user_error(&o, "/nonexistent/mysql.sock");
+}
+
+#[test]
+fn a_study_cell_with_a_set_action_records_it_and_clears_the_record_at_its_end() {
+    let s = Scratch::new();
+    let spec = s.path().join("live.toml");
+    std::fs::write(
+        &spec,
+        "name = \"livecell\"\n[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\n\
+         table_size = 500\ntime = 3\nwarmup = 0\nretries = 0\nsettle = \"off\"\n\
+         at = [\"1s:set table_open_cache=321\"]\n[sweep]\nthreads = [1]\n",
+    )
+    .unwrap();
+    let o = s.run(&["lab", "run", spec.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("restore the server with:\n  SET GLOBAL table_open_cache="),
+        "{err}"
+    );
+    assert!(err.contains("restored table_open_cache="), "{err}");
+    let records = std::fs::read_dir(s.lab().join("restore")).unwrap();
+    assert!(
+        !records
+            .flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "json")),
+        "a finished cell leaves no record"
+    );
 }

@@ -100,6 +100,10 @@ pub enum ExecError {
     /// A cell ended without a measured attempt (cannot happen: at least one is made).
     #[error("no attempt of the cell was measured")]
     NoAttempt,
+    /// The settings a cell's actions change could not be recorded, or the server still holds
+    /// those a killed process changed.
+    #[error(transparent)]
+    Restore(#[from] crate::restore::RestoreError),
 }
 
 impl ExecError {
@@ -126,6 +130,7 @@ impl ExecError {
             | ExecError::Workload(_)
             | ExecError::Replay(_) => true,
             ExecError::Dataset(e) => e.is_user_error(),
+            ExecError::Restore(e) => e.is_user_error(),
             ExecError::Probe(qpslab_probe::Error::Profile(e)) => e.is_user_error(),
             _ => false,
         }

@@ -34,6 +34,7 @@
 pub mod advise;
 pub mod capture;
 pub mod contention;
+pub mod control;
 pub mod diff;
 pub mod error;
 pub mod exec;

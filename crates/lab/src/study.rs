@@ -404,18 +404,6 @@ impl Runner<'_> {
         let profiles = resolved.profile;
         let dir = profiles.then(|| profile_dir(self.home, &self.loaded.spec.name));
         active.sampler.profile_into(dir);
-        // A cell's `set` actions are recorded before they change the server (`restore`).
-        let ledger = crate::restore::Ledger::in_lab(self.home.path());
-        let live = meta.plan.live.as_ref().map_or(&[][..], |l| &l.actions[..]);
-        let guard = ledger
-            .begin_live(&target, "lab run", live)
-            .map_err(|e| fail(e.to_string()))?;
-        if let Some(g) = &guard {
-            obs.message(&format!(
-                "if qpslab is killed (kill -9), restore the server with: {}",
-                g.restore_line()
-            ));
-        }
         let mut cell_run = CellRun {
             store: self.store,
             cell: rec,
@@ -423,13 +411,11 @@ impl Runner<'_> {
             workload: &workload,
             sampler: &mut active.sampler,
             stop,
+            ledger: crate::restore::Ledger::in_lab(self.home.path()),
         };
         let m = cell_run
             .measure_until_stable(meta, resolved.retries, obs)
             .map_err(exec)?;
-        if let Some(Err(e)) = guard.map(crate::restore::Guard::finish) {
-            obs.message(&format!("warning: {e}"));
-        }
         self.store
             .cell_done(rec.id, m.run_id)
             .map_err(CellError::Store)?;

@@ -90,11 +90,8 @@ pub(crate) fn guard(
 
 /// Says how to restore by hand what the guarded command is about to change.
 pub(crate) fn announce(g: &Guard) {
-    if !g.record().settings.is_empty() {
-        eprintln!(
-            "if qpslab is killed (kill -9), restore the server with:\n  {}",
-            g.restore_line()
-        );
+    if let Some(hint) = g.killed_hint() {
+        eprintln!("{hint}");
     }
 }
 

@@ -30,14 +30,11 @@ mod record;
 pub(crate) use record::same;
 pub use record::{restore_line, Record, Saved, ServerId};
 
+use crate::control::{self, ControlError};
 use qpslab_core::ConnectOptions;
 use qpslab_wire::Conn;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-/// How long a control connection waits for the server.
-const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Seconds two readings of the server's start time may differ by and still be one start.
 const START_SLACK: u64 = 5;
@@ -45,22 +42,9 @@ const START_SLACK: u64 = 5;
 /// Why an unfinished change could not be looked at, recorded or restored.
 #[derive(Debug, thiserror::Error)]
 pub enum RestoreError {
-    /// The server could not be reached.
-    #[error("connecting to {target}: {source}")]
-    Connect {
-        /// The redacted target.
-        target: String,
-        /// The client's error.
-        source: qpslab_wire::Error,
-    },
-    /// A statement failed.
-    #[error("{sql}: {source}")]
-    Query {
-        /// The statement.
-        sql: String,
-        /// The client's error.
-        source: qpslab_wire::Error,
-    },
+    /// The server could not be reached, or a statement failed.
+    #[error(transparent)]
+    Control(#[from] ControlError),
     /// The record or its lock could not be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -91,9 +75,7 @@ impl RestoreError {
     pub fn is_user_error(&self) -> bool {
         match self {
             RestoreError::Busy(_) | RestoreError::Leftover(_) => true,
-            RestoreError::Query { source, .. } | RestoreError::Connect { source, .. } => {
-                matches!(source.server_code(), Some(1045 | 1227 | 1698))
-            }
+            RestoreError::Control(e) => e.is_user_error(),
             _ => false,
         }
     }
@@ -306,6 +288,17 @@ impl Guard {
         self.record.restore_line()
     }
 
+    /// What to do if this process is killed: `if qpslab is killed (kill -9), restore the
+    /// server with:` and the statement on the next line; `None` when nothing is recorded.
+    pub fn killed_hint(&self) -> Option<String> {
+        (!self.record.settings.is_empty()).then(|| {
+            format!(
+                "if qpslab is killed (kill -9), restore the server with:\n  {}",
+                self.restore_line()
+            )
+        })
+    }
+
     /// The recorded settings.
     pub fn record(&self) -> &Record {
         &self.record
@@ -418,12 +411,7 @@ struct Server {
 
 impl Server {
     fn connect(target: &ConnectOptions) -> Result<Server, RestoreError> {
-        let mut conn = Conn::connect_timeout(target, REPLY_TIMEOUT).map_err(|source| {
-            RestoreError::Connect {
-                target: target.describe(),
-                source,
-            }
-        })?;
+        let mut conn = control::connect(target)?;
         let sql = "SELECT @@hostname, @@datadir, @@port, UNIX_TIMESTAMP()";
         let row = query(&mut conn, sql)?.rows.into_iter().next();
         let field = |i: usize| row.as_ref().and_then(|r| r.get(i).cloned().flatten());
@@ -483,7 +471,7 @@ impl Server {
             )),
             // Unknown variable, or one with no global value.
             Err(e) if matches!(e.server_code(), Some(1193 | 1238)) => Ok(None),
-            Err(source) => Err(RestoreError::Query { sql, source }),
+            Err(source) => Err(ControlError::Query { sql, source }.into()),
         }
     }
 
@@ -516,8 +504,5 @@ impl Server {
 }
 
 fn query(conn: &mut Conn, sql: &str) -> Result<qpslab_wire::QueryResult, RestoreError> {
-    conn.query(sql).map_err(|source| RestoreError::Query {
-        sql: sql.to_string(),
-        source,
-    })
+    Ok(control::query(conn, sql)?)
 }
