@@ -82,6 +82,10 @@ pub enum ExecError {
     /// The phase failed or was interrupted.
     #[error(transparent)]
     Run(#[from] qpslab_engine::RunError),
+    /// The settings a cell's actions change could not be recorded, or the server still holds
+    /// those a killed process changed.
+    #[error(transparent)]
+    Restore(#[from] crate::restore::RestoreError),
     /// A log that cannot be replayed, or a database it needs that the target lacks.
     #[error("{0}")]
     Replay(String),
@@ -100,10 +104,6 @@ pub enum ExecError {
     /// A cell ended without a measured attempt (cannot happen: at least one is made).
     #[error("no attempt of the cell was measured")]
     NoAttempt,
-    /// The settings a cell's actions change could not be recorded, or the server still holds
-    /// those a killed process changed.
-    #[error(transparent)]
-    Restore(#[from] crate::restore::RestoreError),
 }
 
 impl ExecError {
@@ -130,8 +130,8 @@ impl ExecError {
             | ExecError::Workload(_)
             | ExecError::Replay(_) => true,
             ExecError::Dataset(e) => e.is_user_error(),
-            ExecError::Restore(e) => e.is_user_error(),
             ExecError::Probe(qpslab_probe::Error::Profile(e)) => e.is_user_error(),
+            ExecError::Restore(e) => e.is_user_error(),
             _ => false,
         }
     }
