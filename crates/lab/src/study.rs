@@ -401,8 +401,9 @@ impl Runner<'_> {
             self.command.to_string(),
         )
         .in_study(&self.loaded.spec.name, &rec.cell.label);
-        let profiles = resolved.profile;
-        let dir = profiles.then(|| profile_dir(self.home, &self.loaded.spec.name));
+        let dir = resolved
+            .profile
+            .then(|| profile_dir(self.home, &self.loaded.spec.name));
         active.sampler.profile_into(dir);
         let mut cell_run = CellRun {
             store: self.store,
