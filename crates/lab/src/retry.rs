@@ -13,6 +13,7 @@ use crate::warmup::auto_warmup;
 use qpslab_core::{AutoWarmup, ConnectOptions};
 use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;
+use qpslab_sandbox::SandboxHome;
 use qpslab_store::{CellRecord, RunMeta, RunStatus, Store};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -25,8 +26,6 @@ pub(crate) struct CellRun<'a> {
     pub workload: &'a Workload,
     pub sampler: &'a mut Sampler,
     pub stop: &'a AtomicBool,
-    /// Where the settings the cell's `set` actions change are recorded first.
-    pub ledger: Ledger,
 }
 
 impl CellRun<'_> {
@@ -36,10 +35,12 @@ impl CellRun<'_> {
         &mut self,
         base: RunMeta,
         retries: u32,
+        lab: &SandboxHome,
         obs: &mut dyn Observer,
     ) -> Result<Measured, ExecError> {
+        // The settings the cell's `set` actions change are recorded in the lab first.
         let live = base.plan.live.as_ref().map_or(&[][..], |l| &l.actions[..]);
-        let guard = self.ledger.begin_live(self.target, "lab run", live)?;
+        let guard = Ledger::in_lab(lab.path()).begin_live(self.target, "lab run", live)?;
         if let Some(hint) = guard.as_ref().and_then(Guard::killed_hint) {
             obs.message(&hint);
         }

@@ -401,9 +401,8 @@ impl Runner<'_> {
             self.command.to_string(),
         )
         .in_study(&self.loaded.spec.name, &rec.cell.label);
-        let dir = resolved
-            .profile
-            .then(|| profile_dir(self.home, &self.loaded.spec.name));
+        let profiles = resolved.profile;
+        let dir = profiles.then(|| profile_dir(self.home, &self.loaded.spec.name));
         active.sampler.profile_into(dir);
         let mut cell_run = CellRun {
             store: self.store,
@@ -412,10 +411,9 @@ impl Runner<'_> {
             workload: &workload,
             sampler: &mut active.sampler,
             stop,
-            ledger: crate::restore::Ledger::in_lab(self.home.path()),
         };
         let m = cell_run
-            .measure_until_stable(meta, resolved.retries, obs)
+            .measure_until_stable(meta, resolved.retries, self.home, obs)
             .map_err(exec)?;
         self.store
             .cell_done(rec.id, m.run_id)
