@@ -30,7 +30,8 @@ pub(crate) struct CellRun<'a> {
 
 impl CellRun<'_> {
     /// Measures the cell (runs described by `base`, each attempt [`RunMeta::another`] of it) until an attempt is stable or `retries` more attempts were made; returns the
-    /// attempt the cell uses. Every attempt is stored with its verdict.
+    /// attempt the cell uses. Every attempt is stored with its verdict. The settings its `set`
+    /// actions change are recorded in the ledger of `lab` first (`crate::restore`).
     pub fn measure_until_stable(
         &mut self,
         base: RunMeta,
