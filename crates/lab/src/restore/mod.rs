@@ -3,8 +3,8 @@
 //! Every command that changes a server's global settings (`tune`, `run --at '...:set ...'`,
 //! `capture`) takes a [`Guard`] before its first change: [`Ledger::begin`] reads the original
 //! values, writes them durably to a small [`Record`] in the lab directory (keyed by the
-//! server's own identity, `@@hostname`, `@@datadir` and `@@port`, so a socket and a TCP target
-//! name the same server) and holds a lock that dies with the process. The command prints
+//! server's own identity, `@@hostname` and `@@datadir`, so a socket and a TCP target name the
+//! same server, and a sandbox restarted on another port is still itself) and holds a lock that dies with the process. The command prints
 //! [`Guard::restore_line`], puts its settings back as before, and [`Guard::finish`] removes the
 //! record once the server holds its original values again.
 //!

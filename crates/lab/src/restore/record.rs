@@ -17,14 +17,12 @@ pub struct ServerId {
 }
 
 impl ServerId {
-    /// The record's file name for this server: a hash of its identity.
+    /// The record's file name for this server: a hash of its host and datadir (no two servers
+    /// share both; the port is left out, since a sandbox may get another one when restarted).
     pub fn key(&self) -> String {
         use sha2::{Digest, Sha256};
         let mut h = Sha256::new();
-        h.update(format!(
-            "{}\0{}\0{}",
-            self.hostname, self.datadir, self.port
-        ));
+        h.update(format!("{}\0{}", self.hostname, self.datadir));
         h.finalize()[..8]
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -164,17 +162,22 @@ mod tests {
     }
 
     #[test]
-    fn the_key_depends_on_the_whole_identity() {
+    fn the_key_is_the_host_and_datadir() {
         let a = ServerId {
             hostname: "h".into(),
             datadir: "/d/".into(),
             port: 3306,
         };
         let b = ServerId {
+            datadir: "/e/".into(),
+            ..a.clone()
+        };
+        let restarted = ServerId {
             port: 3307,
             ..a.clone()
         };
         assert_eq!(a.key().len(), 16);
         assert_ne!(a.key(), b.key());
+        assert_eq!(a.key(), restarted.key());
     }
 }
