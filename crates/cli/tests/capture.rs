@@ -202,7 +202,8 @@ fn a_signal_mid_capture_restores_every_variable_and_keeps_what_was_captured() {
 }
 
 /// `kill -9` leaves the server changed: the next capture refuses it (its "old" values would be
-/// the killed one's), and the statement printed at the start puts everything back.
+/// the killed one's) with the restore statement, and the statement printed at the start puts
+/// everything back.
 fn killed_capture_is_restored_by_its_printed_line(s: &Scratch, server: &Server, before: &str) {
     let out = s.path().join("killed.log").display().to_string();
     let args = [
@@ -219,7 +220,9 @@ fn killed_capture_is_restored_by_its_printed_line(s: &Scratch, server: &Server, 
     child.wait().unwrap();
     assert_ne!(server.globals(), before);
     let again = s.run(&args);
-    assert_user_error(&again, "another qpslab capture");
+    // The record written before the first change names the killed capture and its restore.
+    assert_user_error(&again, "still holds settings changed by `capture`");
+    assert!(stderr(&again).contains("SET GLOBAL slow_query_log='OFF'"));
     let restore = head
         .lines()
         .find(|l| l.trim_start().starts_with("SET GLOBAL"))

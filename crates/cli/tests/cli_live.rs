@@ -3,20 +3,8 @@
 
 mod common;
 use common::*;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-/// A value of the sandbox `name` through the mariadb client.
-fn query(s: &Scratch, name: &str, sql: &str) -> String {
-    let cnf = s.lab().join("sandboxes").join(name).join("client.cnf");
-    let o = Command::new("mariadb")
-        .arg(format!("--defaults-file={}", cnf.display()))
-        .args(["-N", "-B", "-e", sql])
-        .output()
-        .expect("mariadb client");
-    assert!(o.status.success(), "{sql}: {}", stderr(&o));
-    stdout(&o).trim().to_string()
-}
 
 const DATASET: &[&str] = &[
     "oltp_point_select",
@@ -76,7 +64,7 @@ fn a_live_buffer_pool_resize_is_a_significant_gain_and_is_restored() {
         stderr(&o)
     );
     assert_eq!(
-        query(&s, "bp", "SELECT @@innodb_buffer_pool_size"),
+        sandbox_sql(&s, "bp", "SELECT @@innodb_buffer_pool_size"),
         "8388608"
     );
     let v: serde_json::Value =
@@ -130,7 +118,7 @@ fn a_live_buffer_pool_resize_is_a_significant_gain_and_is_restored() {
         out.contains("at 1.0s: sql SELECT no_such_column — server error 1054"),
         "{out}"
     );
-    assert_eq!(query(&s, "bp", "SELECT @@max_connections"), "321");
+    assert_eq!(sandbox_sql(&s, "bp", "SELECT @@max_connections"), "321");
     let o = s.run(&["show", "2"]);
     let shown = stdout(&o);
     assert!(
@@ -158,7 +146,7 @@ fn a_live_buffer_pool_resize_is_a_significant_gain_and_is_restored() {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
-    while query(&s, "bp", "SELECT @@max_connections") != "77" {
+    while sandbox_sql(&s, "bp", "SELECT @@max_connections") != "77" {
         assert!(Instant::now() < deadline, "the action never ran");
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -171,7 +159,7 @@ fn a_live_buffer_pool_resize_is_a_significant_gain_and_is_restored() {
         "{}",
         stderr(&o)
     );
-    assert_eq!(query(&s, "bp", "SELECT @@max_connections"), "321");
+    assert_eq!(sandbox_sql(&s, "bp", "SELECT @@max_connections"), "321");
 }
 
 #[test]

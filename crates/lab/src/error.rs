@@ -82,6 +82,10 @@ pub enum ExecError {
     /// The phase failed or was interrupted.
     #[error(transparent)]
     Run(#[from] qpslab_engine::RunError),
+    /// The settings a cell's actions change could not be recorded, or the server still holds
+    /// those a killed process changed.
+    #[error(transparent)]
+    Restore(#[from] crate::restore::RestoreError),
     /// A log that cannot be replayed, or a database it needs that the target lacks.
     #[error("{0}")]
     Replay(String),
@@ -138,6 +142,7 @@ impl ExecError {
             ExecError::Dataset(e) => e.is_user_error(),
             ExecError::Store(e) => e.is_user_error(),
             ExecError::Probe(qpslab_probe::Error::Profile(e)) => e.is_user_error(),
+            ExecError::Restore(e) => e.is_user_error(),
             _ => false,
         }
     }

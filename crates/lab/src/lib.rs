@@ -12,7 +12,9 @@
 //! - [`storage`] puts a setup's datadir on a filesystem of its own (loop image or scratch
 //!   device, mount options, scheduler, read-ahead) and undoes it;
 //! - [`replica`] sets up replication between two sandboxes;
-//! - [`capture`] logs every statement of a server for a window and restores its settings.
+//! - [`capture`] logs every statement of a server for a window and restores its settings;
+//! - [`restore`] records a server's settings before a command changes them, so that what a
+//!   killed process left changed is found and put back.
 //!
 //! ```no_run
 //! # fn demo(store: &mut qpslab_store::Store) -> Result<(), Box<dyn std::error::Error>> {
@@ -33,6 +35,7 @@ pub mod advise;
 pub mod capture;
 mod commands;
 pub mod contention;
+pub mod control;
 pub mod diff;
 pub mod error;
 pub mod exec;
@@ -47,6 +50,7 @@ pub mod placement;
 pub mod rate_search;
 pub mod replay;
 pub mod replica;
+pub mod restore;
 mod retry;
 pub mod sandboxes;
 pub mod settle;

@@ -2,15 +2,18 @@
 //! first when asked), judged, and recorded as the cell's next attempt; an unstable one is
 //! measured again, at most `retries` more times. The cell uses the first stable attempt, or,
 //! when none was, the least disturbed one (a busy neighbour counts less than a stall, trend or
-//! spikes in its own samples; the later one on a tie), never chosen by its own numbers.
+//! spikes in its own samples; the later one on a tie), never chosen by its own numbers. The
+//! settings a cell's `set` actions change are recorded before the first attempt (`restore`).
 
 use crate::contention::wait_quiet;
 use crate::error::ExecError;
 use crate::exec::{measure, Measured, Observer};
+use crate::restore::{Guard, Ledger};
 use crate::warmup::auto_warmup;
 use qpslab_core::{AutoWarmup, ConnectOptions};
 use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;
+use qpslab_sandbox::SandboxHome;
 use qpslab_store::{CellRecord, RunMeta, RunStatus, Store};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -27,8 +30,29 @@ pub(crate) struct CellRun<'a> {
 
 impl CellRun<'_> {
     /// Measures the cell (runs described by `base`, each attempt [`RunMeta::another`] of it) until an attempt is stable or `retries` more attempts were made; returns the
-    /// attempt the cell uses. Every attempt is stored with its verdict.
+    /// attempt the cell uses. Every attempt is stored with its verdict. The settings its `set`
+    /// actions change are recorded in the ledger of `lab` first (`crate::restore`).
     pub fn measure_until_stable(
+        &mut self,
+        base: RunMeta,
+        retries: u32,
+        lab: &SandboxHome,
+        obs: &mut dyn Observer,
+    ) -> Result<Measured, ExecError> {
+        // The settings the cell's `set` actions change are recorded in the lab first.
+        let live = base.plan.live.as_ref().map_or(&[][..], |l| &l.actions[..]);
+        let guard = Ledger::in_lab(lab.path()).begin_live(self.target, "lab run", live)?;
+        if let Some(hint) = guard.as_ref().and_then(Guard::killed_hint) {
+            obs.message(&hint);
+        }
+        let m = self.attempts(base, retries, obs)?;
+        if let Some(Err(e)) = guard.map(Guard::finish) {
+            obs.message(&format!("warning: {e}"));
+        }
+        Ok(m)
+    }
+
+    fn attempts(
         &mut self,
         base: RunMeta,
         retries: u32,

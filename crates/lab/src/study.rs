@@ -416,7 +416,7 @@ impl Runner<'_> {
             stop,
         };
         let m = cell_run
-            .measure_until_stable(meta, resolved.retries, obs)
+            .measure_until_stable(meta, resolved.retries, self.home, obs)
             .map_err(exec)?;
         self.store
             .cell_done(rec.id, m.run_id)

@@ -11,6 +11,7 @@ mod flags;
 mod io;
 mod replay;
 mod replica;
+mod restore;
 mod study;
 mod threads;
 mod tune;
@@ -23,6 +24,7 @@ pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use io::IoArgs;
 pub use replay::*;
 pub use replica::*;
+pub use restore::*;
 pub use study::*;
 pub use threads::*;
 pub use tune::*;
@@ -73,6 +75,8 @@ pub enum Command {
     Io(Box<IoArgs>),
     /// Search server settings for a workload within a budget; keep only a gain confirmed against the baseline.
     Tune(Box<TuneArgs>),
+    /// Put back the settings a killed tune, run --at or capture left changed on a server.
+    Restore(RestoreArgs),
 }
 
 /// Where the results store lives.

@@ -59,9 +59,12 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
     if let Some(cnf) = &a.cnf {
         crate::outfile::check("--cnf", cnf, true)?;
     }
-    let connected = connect(t, None, &sandbox_home(&a.home))?;
+    let home = sandbox_home(&a.home);
+    let connected = connect(t, None, &home)?;
     let options = connected.server_options();
     let target = options.describe();
+    // Settings a killed tune left behind are not the server's own: say so before advising.
+    super::restore::warn_leftovers(&home, &options, t);
     let mut conn =
         qpslab_wire::Conn::connect(&options).with_context(|| format!("connecting to {target}"))?;
     let facts = gather(&mut conn, options.endpoint.is_local())

@@ -56,18 +56,26 @@ pub fn capture(a: CaptureArgs) -> Result<()> {
             "capture needs a server to capture: --target, --socket or --sandbox NAME",
         ));
     }
-    let connected = connect(t, None, &sandbox_home(&a.home))?;
+    let home = sandbox_home(&a.home);
+    let connected = connect(t, None, &home)?;
     let options = connected.server_options();
     check_local(&options.endpoint)?;
     let target = options.describe();
+    // A killed capture's (or tune's) settings would be taken as the server's own.
+    super::restore::refuse_leftovers(&home, &options, t)?;
     let cap = Capture::open(&options).map_err(capture_error)?;
+    let guard = qpslab_lab::restore::Ledger::in_lab(home.path())
+        .begin_saved(&options, "capture", cap.changes().saved())
+        .map_err(|e| super::restore::error(e, t))?;
     eprintln!(
         "capturing {target} for {:.0} s; if qpslab is killed (kill -9), restore the server with:\n  {}",
         a.time.as_secs_f64(),
         cap.restore_line()
     );
     let (changes, restore_sql) = (cap.changes().clone(), cap.restore_line());
-    let (window, before) = take(cap, a.time)?;
+    let taken = take(cap, a.time);
+    super::restore::finish(guard);
+    let (window, before) = taken?;
     let Some(window) = window else {
         eprintln!("stopped before the log was switched on: nothing changed, nothing written");
         return Ok(());

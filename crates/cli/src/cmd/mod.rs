@@ -11,6 +11,7 @@ mod rate_search;
 mod replay;
 mod replica;
 mod report;
+mod restore;
 mod run;
 mod server;
 mod show;
@@ -46,5 +47,6 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Diff(a) => diff::diff(*a),
         Command::Io(a) => io::io(*a),
         Command::Tune(a) => tune::tune(*a),
+        Command::Restore(a) => restore::restore(a),
     }
 }

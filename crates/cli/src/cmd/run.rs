@@ -56,11 +56,13 @@ fn sweep(
     target: &Connected,
 ) -> Result<()> {
     let (control, server) = target.control()?;
+    let home = sandbox_home(&a.home);
+    // A killed tune's or run's settings would be measured as the server's own.
+    super::restore::refuse_leftovers(&home, &target.server_options(), &a.target)?;
     crate::plan::check_server_limits(plan, workload.statements().len(), &server)?;
     // Held (shared) until the run ends: nobody rebuilds the dataset under it.
     let _sandbox = ensure_dataset(target, &a.target, &plan.workload, loaders)?;
     let mut plan = plan.clone();
-    let home = sandbox_home(&a.home);
     let monitor = (a.replica.replica.as_deref())
         .map(|r| super::replica::monitor(r, &home, &target.options))
         .transpose()?;
@@ -74,6 +76,7 @@ fn sweep(
         qpslab_probe::host_facts(),
         command_line(),
     );
+    let guard = live_guard(a, &home, target, &meta.plan)?;
     let mut sampler = target.sampler(control);
     if let Some(m) = monitor {
         sampler.watch_replica(m);
@@ -103,7 +106,29 @@ fn sweep(
     if let Some(p) = placement {
         p.stop();
     }
+    if let Some(g) = guard {
+        super::restore::finish(g);
+    }
     phases.finish(&results?, a.json.as_deref())
+}
+
+/// For `--at '...:set NAME=VALUE'`: the variables' values recorded before the first change.
+fn live_guard(
+    a: &RunArgs,
+    home: &qpslab_sandbox::SandboxHome,
+    target: &Connected,
+    plan: &RunPlan,
+) -> Result<Option<qpslab_lab::restore::Guard>> {
+    let Some(live) = &plan.live else {
+        return Ok(None);
+    };
+    let guard = qpslab_lab::restore::Ledger::in_lab(home.path())
+        .begin_live(&target.server_options(), "run --at", &live.actions)
+        .map_err(|e| super::restore::error(e, &a.target))?;
+    if let Some(g) = &guard {
+        super::restore::announce(g);
+    }
+    Ok(guard)
 }
 
 /// The measured phases of one run, stored as one run.

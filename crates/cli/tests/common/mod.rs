@@ -172,6 +172,18 @@ pub fn sql(query: &str) -> String {
     stdout(&o)
 }
 
+/// One statement's result on our sandbox `name` of `s`'s lab, through the mariadb client.
+pub fn sandbox_sql(s: &Scratch, name: &str, sql: &str) -> String {
+    let cnf = s.lab().join("sandboxes").join(name).join("client.cnf");
+    let o = Command::new("mariadb")
+        .arg(format!("--defaults-file={}", cnf.display()))
+        .args(["-N", "-B", "-e", sql])
+        .output()
+        .expect("mariadb client");
+    assert!(o.status.success(), "{sql}: {}", stderr(&o));
+    stdout(&o).trim().to_string()
+}
+
 /// Compares `actual` with the golden file `tests/golden/NAME`; `UPDATE_GOLDEN=1` rewrites it
 /// (review the diff).
 pub fn check_golden(name: &str, actual: &str) {

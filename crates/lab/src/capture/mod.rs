@@ -32,6 +32,7 @@ mod settings;
 
 pub use settings::{Change, Changes};
 
+use crate::control::{self, ControlError};
 use qpslab_core::ConnectOptions;
 use qpslab_wire::Conn;
 use serde::Serialize;
@@ -44,28 +45,13 @@ use std::time::{Duration, Instant};
 /// The start of a capture's log file name.
 const FILE_PREFIX: &str = "qpslab-capture-";
 
-/// How long a capture's control connection waits for the server before giving up on a reply.
-const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// Why a capture could not be taken or restored.
 #[derive(Debug, thiserror::Error)]
 pub enum CaptureError {
-    /// The server could not be reached.
-    #[error("connecting to {target}: {source}")]
-    Connect {
-        /// The redacted target.
-        target: String,
-        /// The client's error.
-        source: qpslab_wire::Error,
-    },
-    /// A statement of the capture failed (reading or setting a variable).
-    #[error("{sql}: {source}")]
-    Query {
-        /// The statement.
-        sql: String,
-        /// The client's error.
-        source: qpslab_wire::Error,
-    },
+    /// The server could not be reached, or a statement of the capture failed (reading or
+    /// setting a variable).
+    #[error(transparent)]
+    Control(#[from] ControlError),
     /// The server's log file is not readable here: the server is on another host, or its
     /// datadir is closed to us. The user's mistake: point qpslab at a local server.
     #[error("{0}")]
@@ -97,9 +83,7 @@ impl CaptureError {
     pub fn is_user_error(&self) -> bool {
         match self {
             CaptureError::NotLocal(_) | CaptureError::Busy(_) => true,
-            CaptureError::Query { source, .. } | CaptureError::Connect { source, .. } => {
-                matches!(source.server_code(), Some(1045 | 1227 | 1698))
-            }
+            CaptureError::Control(e) => e.is_user_error(),
             _ => false,
         }
     }
@@ -119,13 +103,7 @@ impl Session {
         let conn = match &mut self.conn {
             Some(c) => c,
             None => {
-                let mut c =
-                    Conn::connect_timeout(&self.target, REPLY_TIMEOUT).map_err(|source| {
-                        CaptureError::Connect {
-                            target: self.target.describe(),
-                            source,
-                        }
-                    })?;
+                let mut c = control::connect(&self.target)?;
                 self.own += 1;
                 // This session's statements stay out of the log whatever the global value is.
                 run(&mut c, "SET SESSION long_query_time=31536000")?;
@@ -133,10 +111,7 @@ impl Session {
             }
         };
         self.own += 1;
-        conn.query(sql).map_err(|source| CaptureError::Query {
-            sql: sql.to_string(),
-            source,
-        })
+        Ok(control::query(conn, sql)?)
     }
 
     fn statement(&mut self, sql: &str) -> Result<(), CaptureError> {
@@ -436,12 +411,7 @@ fn wait(window: Duration, stop: &AtomicBool) {
 }
 
 fn run(conn: &mut Conn, sql: &str) -> Result<(), CaptureError> {
-    conn.query(sql)
-        .map(drop)
-        .map_err(|source| CaptureError::Query {
-            sql: sql.to_string(),
-            source,
-        })
+    Ok(control::query(conn, sql).map(drop)?)
 }
 
 /// The current global values of the variables a capture may change (those the server has).

@@ -2,6 +2,7 @@
 //! Pure: the values come from `SHOW GLOBAL VARIABLES`, so each server gets only the variables
 //! it has (MariaDB's `log_slow_verbosity`, MySQL's `log_slow_extra`, ...).
 
+use crate::restore::{restore_line, same, Saved};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -49,9 +50,13 @@ pub struct Change {
 
 impl Change {
     fn set(&self, value: &str) -> String {
+        format!("{}={}", self.name, self.literal(value))
+    }
+
+    fn literal(&self, value: &str) -> String {
         match self.kind {
-            Kind::Number => format!("{}={}", self.name, value),
-            Kind::Text => format!("{}={}", self.name, quote(value)),
+            Kind::Number => value.to_string(),
+            Kind::Text => quote(value),
         }
     }
 }
@@ -114,10 +119,21 @@ impl Changes {
             .collect()
     }
 
+    /// The old values, as recorded before the first change (`crate::restore`).
+    pub fn saved(&self) -> Vec<Saved> {
+        self.0
+            .iter()
+            .map(|c| Saved {
+                name: c.name.clone(),
+                value: Some(c.old.clone()),
+                literal: c.literal(&c.old),
+            })
+            .collect()
+    }
+
     /// One statement restoring everything, for the user to run by hand if qpslab is killed.
     pub fn restore_line(&self) -> String {
-        let sets: Vec<String> = self.0.iter().rev().map(|c| c.set(&c.old)).collect();
-        format!("SET GLOBAL {};", sets.join(", "))
+        restore_line(&self.saved())
     }
 }
 
@@ -131,14 +147,6 @@ fn with_file_output(old: &str) -> String {
         "FILE".to_string()
     } else {
         format!("{old},FILE")
-    }
-}
-
-/// Whether two values of a variable are the same setting (`10.000000` and `10`, `on` and `ON`).
-fn same(a: &str, b: &str) -> bool {
-    match (a.parse::<f64>(), b.parse::<f64>()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a.eq_ignore_ascii_case(b),
     }
 }
 

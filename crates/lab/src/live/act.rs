@@ -107,16 +107,25 @@ const RESTORE_PATIENCE: Duration = Duration::from_secs(30);
 
 /// Puts `name` back to `value` (an SQL literal); the outcome in words.
 fn restore(target: &ConnectOptions, name: &str, value: &str) -> String {
+    match put_back(target, name, value) {
+        Ok(()) => format!("{name}={value} ok"),
+        Err(e) => format!("{name}={value} failed: {e}"),
+    }
+}
+
+/// `SET GLOBAL name = value` (an SQL literal) on a new connection, retried while the server
+/// says an earlier change is still in progress.
+pub(crate) fn put_back(target: &ConnectOptions, name: &str, value: &str) -> Result<(), String> {
     let stmt = format!("SET GLOBAL {name} = {value}");
     let started = Instant::now();
     loop {
         let result = Conn::connect(target).and_then(|mut c| c.execute(&stmt));
         match result {
-            Ok(_) => return format!("{name}={value} ok"),
+            Ok(_) => return Ok(()),
             Err(e) if started.elapsed() < RESTORE_PATIENCE && busy(&e) => {
                 std::thread::sleep(Duration::from_millis(250));
             }
-            Err(e) => return format!("{name}={value} failed: {e}"),
+            Err(e) => return Err(e.to_string()),
         }
     }
 }

@@ -7,6 +7,7 @@
 mod act;
 mod global;
 
+pub(crate) use act::put_back;
 pub use global::{set_global, Changed};
 
 use qpslab_core::live::{ActionRecord, LiveAction};

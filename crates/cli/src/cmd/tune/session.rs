@@ -28,6 +28,9 @@ pub(super) fn run(
     home: &SandboxHome,
 ) -> Result<()> {
     let (mut control, _) = target.control()?;
+    let server = target.server_options();
+    // The leftovers of a killed tune would be taken as the baseline and "restored" at the end.
+    crate::cmd::restore::refuse_leftovers(home, &server, &a.target)?;
     let local = target.options.endpoint.is_local();
     let facts = gather(&mut control, local).context("reading the server's variables")?;
     // The knobs are checked against the server before the dataset is built; their sizes
@@ -36,6 +39,9 @@ pub(super) fn run(
     let _sandbox = crate::dataset::ensure_dataset(target, &a.target, &c.plan.workload, None)?;
     let facts = gather(&mut control, local).context("reading the server's variables")?;
     let space = space(&facts, c, &a.knobs, true)?;
+    let names: Vec<String> = space.knobs.iter().map(|k| k.name.clone()).collect();
+    // Declared before the bench, so dropped after it: the applier's own restore comes first.
+    let guard = crate::cmd::restore::guard(home, &server, &a.target, "tune", &names)?;
     let started = Instant::now();
     let session = format!("tune-{}-{}", unix_secs(), std::process::id());
     let mut bench = Bench {
@@ -65,6 +71,7 @@ pub(super) fn run(
     for line in bench.applier.restore() {
         eprintln!("{line}");
     }
+    crate::cmd::restore::finish(guard);
     outcome.print();
     Ok(())
 }

@@ -1,0 +1,19 @@
+//! `qpslab restore`: what the user typed.
+
+use super::{SandboxHomeArgs, TargetArgs};
+use clap::Args;
+
+/// `qpslab restore`.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Commands that change a server's settings (tune, run --at 'T:set ...', capture) record the original \
+values in the lab directory before their first change and print the SET GLOBAL statement that \
+restores them. A process killed with kill -9 leaves that record behind: the next tune or run against \
+the server refuses to start, advise warns, and this command puts the values back and clears the \
+record. Without a server, it lists what is left to restore in the lab directory.")]
+pub struct RestoreArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub home: SandboxHomeArgs,
+}

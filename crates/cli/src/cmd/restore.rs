@@ -1,0 +1,119 @@
+//! `qpslab restore`, and the checks other commands make before they measure or change a
+//! server: settings left changed by a process that was killed (`kill -9`) before it put them
+//! back. The records and the restoring are `qpslab_lab::restore`; this module maps them to
+//! messages and exit codes.
+
+use crate::args::{RestoreArgs, TargetArgs};
+use crate::error::user;
+use crate::target::{command_args, connect, explicit, sandbox_home};
+use anyhow::Result;
+use qpslab_core::ConnectOptions;
+use qpslab_lab::restore::{Guard, Ledger, Look, RestoreError};
+use qpslab_sandbox::SandboxHome;
+
+/// Runs `qpslab restore`.
+pub fn restore(a: RestoreArgs) -> Result<()> {
+    let home = sandbox_home(&a.home);
+    let ledger = Ledger::in_lab(home.path());
+    if !explicit(&a.target) {
+        let records = ledger.records();
+        if records.is_empty() {
+            println!("nothing to restore");
+            return Ok(());
+        }
+        for r in &records {
+            eprintln!(
+                "{}: settings of `{}` (pid {}): {}",
+                r.target,
+                r.command,
+                r.pid,
+                r.restore_line()
+            );
+        }
+        return Err(user(
+            "name the server to restore: --sandbox NAME, --socket PATH or --target DSN",
+        ));
+    }
+    let connected = connect(&a.target, None, &home)?;
+    let options = connected.server_options();
+    match ledger.restore(&options).map_err(|e| error(e, &a.target))? {
+        None => println!("nothing to restore on {}", options.describe()),
+        Some(r) => println!(
+            "restored {} (left by `{}`, pid {}): {}",
+            r.target,
+            r.command,
+            r.pid,
+            r.restore_line()
+        ),
+    }
+    connected.finish()
+}
+
+/// Before `tune` or `run` measures: refuses a server holding a dead process's settings (they
+/// would be taken as its baseline) or one whose settings another process is changing now.
+pub(crate) fn refuse_leftovers(
+    home: &SandboxHome,
+    server: &ConnectOptions,
+    t: &TargetArgs,
+) -> Result<()> {
+    match Ledger::in_lab(home.path()).look(server) {
+        Ok(Look::Nothing) => Ok(()),
+        Ok(Look::Busy(r)) => Err(error(RestoreError::Busy(Box::new(r)), t)),
+        Ok(Look::Leftover(r)) => Err(error(RestoreError::Leftover(Box::new(r)), t)),
+        Err(e) => Err(error(e, t)),
+    }
+}
+
+/// Before `advise` or `capture` reads a server's settings: a warning on stderr when they are
+/// a dead process's leftovers or another process is changing them.
+pub(crate) fn warn_leftovers(home: &SandboxHome, server: &ConnectOptions, t: &TargetArgs) {
+    if let Err(e) = refuse_leftovers(home, server, t) {
+        eprintln!("warning: {e}");
+    }
+}
+
+/// Before the first change of `names` by `command`: records their values and prints the
+/// statement that restores them.
+pub(crate) fn guard(
+    home: &SandboxHome,
+    server: &ConnectOptions,
+    t: &TargetArgs,
+    command: &str,
+    names: &[String],
+) -> Result<Guard> {
+    let g = Ledger::in_lab(home.path())
+        .begin(server, command, names)
+        .map_err(|e| error(e, t))?;
+    announce(&g);
+    Ok(g)
+}
+
+/// Says how to restore by hand what the guarded command is about to change.
+pub(crate) fn announce(g: &Guard) {
+    if let Some(hint) = g.killed_hint() {
+        eprintln!("{hint}");
+    }
+}
+
+/// After the command put its settings back: clears the record, or warns what is left.
+pub(crate) fn finish(g: Guard) {
+    if let Err(e) = g.finish() {
+        eprintln!("warning: {e}");
+    }
+}
+
+/// The library's error, with how to apply the restore where there is one to apply.
+pub(crate) fn error(e: RestoreError, t: &TargetArgs) -> anyhow::Error {
+    let text = match &e {
+        RestoreError::Leftover(_) => {
+            let flags = command_args(t).join(" ");
+            format!("{e} (or run: qpslab restore {flags})")
+        }
+        _ => e.to_string(),
+    };
+    if e.is_user_error() {
+        user(text)
+    } else {
+        anyhow::Error::new(e)
+    }
+}

@@ -1,0 +1,508 @@
+//! Settings changed on a server, put back even after `kill -9`.
+//!
+//! Every command that changes a server's global settings (`tune`, `run --at '...:set ...'`,
+//! `capture`) takes a [`Guard`] before its first change: [`Ledger::begin`] reads the original
+//! values, writes them durably to a small [`Record`] in the lab directory (keyed by the
+//! server's own identity, `@@hostname` and `@@datadir`, so a socket and a TCP target name the
+//! same server, and a sandbox restarted on another port is still itself) and holds a lock that dies with the process. The command prints
+//! [`Guard::restore_line`], puts its settings back as before, and [`Guard::finish`] removes the
+//! record once the server holds its original values again.
+//!
+//! A process killed before that leaves the record behind with its lock free: the next command
+//! against that server finds it with [`Ledger::look`] ([`Look::Leftover`], with the statement
+//! that restores it), and [`Ledger::restore`] puts the values back and clears it. A record is
+//! dropped without a word when it no longer matters: the server restarted since (a restart
+//! forgets `SET GLOBAL`), or every setting already holds its original value.
+//!
+//! ```no_run
+//! # fn demo(target: &qpslab_core::ConnectOptions) -> Result<(), qpslab_lab::restore::RestoreError> {
+//! use qpslab_lab::restore::Ledger;
+//! let ledger = Ledger::in_lab(std::path::Path::new("/var/lib/qpslab"));
+//! let guard = ledger.begin(target, "tune", &["table_open_cache".to_string()])?;
+//! eprintln!("if qpslab is killed, restore with: {}", guard.restore_line());
+//! // ... SET GLOBAL table_open_cache = ..., measure, SET GLOBAL it back ...
+//! guard.finish()?;
+//! # Ok(()) }
+//! ```
+
+mod record;
+
+pub(crate) use record::same;
+pub use record::{restore_line, Record, Saved, ServerId};
+
+use crate::control::{self, ControlError};
+use qpslab_core::ConnectOptions;
+use qpslab_wire::Conn;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// Seconds two readings of the server's start time may differ by and still be one start.
+const START_SLACK: u64 = 5;
+
+/// Why an unfinished change could not be looked at, recorded or restored.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    /// The server could not be reached, or a statement failed.
+    #[error(transparent)]
+    Control(#[from] ControlError),
+    /// The record or its lock could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A process that is still running is changing this server's settings.
+    #[error("{} (pid {}) is changing the settings of {} now; wait for it to finish", .0.command, .0.pid, .0.target)]
+    Busy(Box<Record>),
+    /// A process killed before it put its settings back left them on the server.
+    #[error("{}", leftover_text(.0))]
+    Leftover(Box<Record>),
+    /// Some settings could not be put back; the record stays.
+    #[error("could not restore {failed}; run by hand: {line}")]
+    Failed {
+        /// The variables and why.
+        failed: String,
+        /// The statement restoring every variable.
+        line: String,
+    },
+}
+
+impl RestoreError {
+    /// Whether the user can act on it: another process at work, leftovers to restore, or an
+    /// account that may not log in or set globals.
+    pub fn is_user_error(&self) -> bool {
+        match self {
+            RestoreError::Busy(_) | RestoreError::Leftover(_) => true,
+            RestoreError::Control(e) => e.is_user_error(),
+            _ => false,
+        }
+    }
+}
+
+fn leftover_text(r: &Record) -> String {
+    format!(
+        "{} still holds settings changed by `{}` (pid {}, which ended before putting them back); \
+         restore them with: {}",
+        r.target,
+        r.command,
+        r.pid,
+        r.restore_line()
+    )
+}
+
+/// What is recorded for a server.
+#[derive(Debug)]
+pub enum Look {
+    /// Nothing unfinished.
+    Nothing,
+    /// A running process is changing its settings.
+    Busy(Record),
+    /// A process that is gone left settings changed.
+    Leftover(Record),
+}
+
+/// The records of unfinished changes in one lab directory (`LAB/restore/`).
+#[derive(Clone, Debug)]
+pub struct Ledger {
+    dir: PathBuf,
+}
+
+impl Ledger {
+    /// The ledger of the lab directory `lab`.
+    pub fn in_lab(lab: &Path) -> Ledger {
+        Ledger {
+            dir: lab.join("restore"),
+        }
+    }
+
+    /// Every record in the ledger, whoever owns it.
+    pub fn records(&self) -> Vec<Record> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .filter_map(|p| Record::read(&p).ok().flatten())
+            .collect()
+    }
+
+    /// What is unfinished on the server at `target`. Connects only when the ledger holds a
+    /// record at all; drops a record that no longer matters.
+    pub fn look(&self, target: &ConnectOptions) -> Result<Look, RestoreError> {
+        if self.records().is_empty() {
+            return Ok(Look::Nothing);
+        }
+        let mut s = Server::connect(target)?;
+        let at = self.at(&s.id);
+        let Some(lock) = at.try_lock()? else {
+            return Ok(match at.read()? {
+                Some(r) => Look::Busy(r),
+                None => Look::Nothing,
+            });
+        };
+        let look = match at.leftover(&mut s)? {
+            Some(r) => Look::Leftover(r),
+            None => Look::Nothing,
+        };
+        drop(lock);
+        Ok(look)
+    }
+
+    /// Before changing the global variables `names` on the server at `target` for `command`:
+    /// refuses while another process changes its settings or a dead one's are still there,
+    /// then records the original values (variables the server lacks are left out).
+    pub fn begin(
+        &self,
+        target: &ConnectOptions,
+        command: &str,
+        names: &[String],
+    ) -> Result<Guard, RestoreError> {
+        self.begin_with(target, command, |s| s.values(names))
+    }
+
+    /// [`Ledger::begin`] for the variables the `set` actions of a phase change (`run --at`, a
+    /// study cell's `at`); `None` when there are none.
+    pub fn begin_live(
+        &self,
+        target: &ConnectOptions,
+        command: &str,
+        actions: &[qpslab_core::live::LiveAction],
+    ) -> Result<Option<Guard>, RestoreError> {
+        let names: Vec<String> = actions
+            .iter()
+            .filter_map(|l| match &l.action {
+                qpslab_core::live::Action::Set { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        if names.is_empty() {
+            return Ok(None);
+        }
+        self.begin(target, command, &names).map(Some)
+    }
+
+    /// As [`Ledger::begin`], with the original values given (read by the caller, who writes
+    /// their literals its own way).
+    pub fn begin_saved(
+        &self,
+        target: &ConnectOptions,
+        command: &str,
+        saved: Vec<Saved>,
+    ) -> Result<Guard, RestoreError> {
+        self.begin_with(target, command, |_| Ok(saved))
+    }
+
+    fn begin_with(
+        &self,
+        target: &ConnectOptions,
+        command: &str,
+        saved: impl FnOnce(&mut Server) -> Result<Vec<Saved>, RestoreError>,
+    ) -> Result<Guard, RestoreError> {
+        std::fs::create_dir_all(&self.dir).map_err(|source| RestoreError::Io {
+            path: self.dir.clone(),
+            source,
+        })?;
+        let mut s = Server::connect(target)?;
+        let at = self.at(&s.id);
+        let Some(lock) = at.try_lock()? else {
+            let r = at
+                .read()?
+                .unwrap_or_else(|| s.record(target, command, Vec::new()));
+            return Err(RestoreError::Busy(Box::new(r)));
+        };
+        if let Some(r) = at.leftover(&mut s)? {
+            return Err(RestoreError::Leftover(Box::new(r)));
+        }
+        let settings = saved(&mut s)?;
+        let record = s.record(target, command, settings);
+        record
+            .write(&at.record)
+            .map_err(|source| RestoreError::Io {
+                path: at.record.clone(),
+                source,
+            })?;
+        Ok(Guard {
+            at,
+            target: target.clone(),
+            record,
+            _lock: lock,
+            done: false,
+        })
+    }
+
+    /// Puts back what a dead process left changed on the server at `target` and clears its
+    /// record. `Ok(None)`: nothing to restore.
+    pub fn restore(&self, target: &ConnectOptions) -> Result<Option<Record>, RestoreError> {
+        let mut s = Server::connect(target)?;
+        let at = self.at(&s.id);
+        let Some(_lock) = at.try_lock()? else {
+            return match at.read()? {
+                Some(r) => Err(RestoreError::Busy(Box::new(r))),
+                None => Ok(None),
+            };
+        };
+        let Some(r) = at.leftover(&mut s)? else {
+            return Ok(None);
+        };
+        let mut failed = Vec::new();
+        for saved in r.settings.iter().rev() {
+            if let Err(e) = crate::live::put_back(target, &saved.name, &saved.literal) {
+                failed.push(format!("{} ({e})", saved.name));
+            }
+        }
+        if !failed.is_empty() || !s.differing(&r.settings)?.is_empty() {
+            return Err(RestoreError::Failed {
+                failed: failed.join(", "),
+                line: r.restore_line(),
+            });
+        }
+        at.clear()?;
+        Ok(Some(r))
+    }
+
+    fn at(&self, id: &ServerId) -> At {
+        let key = id.key();
+        At {
+            record: self.dir.join(format!("{key}.json")),
+            lock: self.dir.join(format!("{key}.lock")),
+        }
+    }
+}
+
+/// An unfinished change of this process: its record stays until the settings are back.
+pub struct Guard {
+    at: At,
+    target: ConnectOptions,
+    record: Record,
+    _lock: File,
+    done: bool,
+}
+
+impl Guard {
+    /// The statement that restores every recorded setting by hand.
+    pub fn restore_line(&self) -> String {
+        self.record.restore_line()
+    }
+
+    /// What to do if this process is killed: `if qpslab is killed (kill -9), restore the
+    /// server with:` and the statement on the next line; `None` when nothing is recorded.
+    pub fn killed_hint(&self) -> Option<String> {
+        (!self.record.settings.is_empty()).then(|| {
+            format!(
+                "if qpslab is killed (kill -9), restore the server with:\n  {}",
+                self.restore_line()
+            )
+        })
+    }
+
+    /// The recorded settings.
+    pub fn record(&self) -> &Record {
+        &self.record
+    }
+
+    /// Called once the command has put its settings back: clears the record when the server
+    /// holds every original value again, keeps it (and says what is left) otherwise.
+    pub fn finish(mut self) -> Result<(), RestoreError> {
+        self.done = true;
+        self.check()
+    }
+
+    fn check(&self) -> Result<(), RestoreError> {
+        let mut s = Server::connect(&self.target)?;
+        let left = s.differing(&self.record.settings)?;
+        if left.is_empty() {
+            return self.at.clear();
+        }
+        Err(RestoreError::Failed {
+            failed: left.join(", "),
+            line: self.record.restore_line(),
+        })
+    }
+}
+
+impl Drop for Guard {
+    /// An error or a panic after the command's own restore still clears a record that no
+    /// longer matters; one whose settings are still changed stays for the next command.
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.check();
+        }
+    }
+}
+
+/// The record and lock files of one server.
+struct At {
+    record: PathBuf,
+    lock: PathBuf,
+}
+
+impl At {
+    /// The server's lock, when no living process holds it. The lock file is never removed
+    /// (removing it would let two processes lock two different files of one name).
+    fn try_lock(&self) -> Result<Option<File>, RestoreError> {
+        use std::os::fd::AsRawFd;
+        let io = |source| RestoreError::Io {
+            path: self.lock.clone(),
+            source,
+        };
+        if let Some(dir) = self.lock.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&self.lock)
+            .map_err(io)?;
+        // SAFETY: flock on a descriptor we own; LOCK_NB never blocks.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(Some(f));
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() == std::io::ErrorKind::WouldBlock {
+            return Ok(None);
+        }
+        Err(io(e))
+    }
+
+    fn read(&self) -> Result<Option<Record>, RestoreError> {
+        Record::read(&self.record).map_err(|source| RestoreError::Io {
+            path: self.record.clone(),
+            source,
+        })
+    }
+
+    fn clear(&self) -> Result<(), RestoreError> {
+        match std::fs::remove_file(&self.record) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(RestoreError::Io {
+                path: self.record.clone(),
+                source: e,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// With the lock held: the record of a dead process whose settings are still changed on
+    /// `s`; a record that no longer matters is removed.
+    fn leftover(&self, s: &mut Server) -> Result<Option<Record>, RestoreError> {
+        let Some(r) = self.read()? else {
+            return Ok(None);
+        };
+        let restarted = s.started.abs_diff(r.server_started) > START_SLACK;
+        if restarted || s.differing(&r.settings)?.is_empty() {
+            self.clear()?;
+            return Ok(None);
+        }
+        Ok(Some(r))
+    }
+}
+
+/// A control connection to a server, with the server's identity.
+struct Server {
+    conn: Conn,
+    id: ServerId,
+    /// When the server started, Unix seconds.
+    started: u64,
+}
+
+impl Server {
+    fn connect(target: &ConnectOptions) -> Result<Server, RestoreError> {
+        let mut conn = control::connect(target)?;
+        let sql = "SELECT @@hostname, @@datadir, @@port, UNIX_TIMESTAMP()";
+        let row = query(&mut conn, sql)?.rows.into_iter().next();
+        let field = |i: usize| row.as_ref().and_then(|r| r.get(i).cloned().flatten());
+        let id = ServerId {
+            hostname: field(0).unwrap_or_default(),
+            datadir: field(1).unwrap_or_default(),
+            port: field(2).and_then(|p| p.parse().ok()).unwrap_or(0),
+        };
+        let now: u64 = field(3).and_then(|t| t.parse().ok()).unwrap_or(0);
+        let uptime = query(&mut conn, "SHOW GLOBAL STATUS LIKE 'Uptime'")?
+            .rows
+            .first()
+            .and_then(|r| r.get(1).cloned().flatten())
+            .and_then(|u| u.parse::<u64>().ok())
+            .unwrap_or(0);
+        Ok(Server {
+            conn,
+            id,
+            started: now.saturating_sub(uptime),
+        })
+    }
+
+    /// The current value of each of `names` the server has (an unknown or badly spelt name is
+    /// left out: it cannot be changed either).
+    fn values(&mut self, names: &[String]) -> Result<Vec<Saved>, RestoreError> {
+        let mut out: Vec<Saved> = Vec::new();
+        for name in names {
+            if out.iter().any(|s| s.name == *name) {
+                continue;
+            }
+            if let Some(value) = self.value(name)? {
+                let literal = value
+                    .as_deref()
+                    .map_or_else(|| "NULL".into(), qpslab_core::live::sql_literal);
+                out.push(Saved {
+                    name: name.clone(),
+                    value,
+                    literal,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// `Some(value)` of a global variable, `None` when there is no such variable.
+    fn value(&mut self, name: &str) -> Result<Option<Option<String>>, RestoreError> {
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Ok(None);
+        }
+        let sql = format!("SELECT @@GLOBAL.{name}");
+        match self.conn.query(&sql) {
+            Ok(r) => Ok(Some(
+                r.rows
+                    .into_iter()
+                    .next()
+                    .and_then(|r| r.into_iter().next().flatten()),
+            )),
+            // Unknown variable, or one with no global value.
+            Err(e) if matches!(e.server_code(), Some(1193 | 1238)) => Ok(None),
+            Err(source) => Err(ControlError::Query { sql, source }.into()),
+        }
+    }
+
+    /// The names of the settings whose value on the server is not the saved one.
+    fn differing(&mut self, settings: &[Saved]) -> Result<Vec<String>, RestoreError> {
+        let mut out = Vec::new();
+        for s in settings {
+            match self.value(&s.name)? {
+                Some(now) if s.matches(now.as_deref()) => {}
+                None => {}
+                Some(_) => out.push(s.name.clone()),
+            }
+        }
+        Ok(out)
+    }
+
+    fn record(&self, target: &ConnectOptions, command: &str, settings: Vec<Saved>) -> Record {
+        Record {
+            target: target.describe(),
+            server: self.id.clone(),
+            server_started: self.started,
+            command: command.to_string(),
+            pid: std::process::id(),
+            written: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            settings,
+        }
+    }
+}
+
+fn query(conn: &mut Conn, sql: &str) -> Result<qpslab_wire::QueryResult, RestoreError> {
+    Ok(control::query(conn, sql)?)
+}
