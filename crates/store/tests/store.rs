@@ -339,7 +339,7 @@ fn newer_schema_foreign_sqlite_and_non_sqlite_are_refused_clearly() {
 
     let nowhere = dir.path().join("no-such-dir").join("qpslab.db");
     let err = Store::open(&nowhere).err().unwrap();
-    assert!(matches!(err, Error::Open { .. }), "{err}");
+    assert!(matches!(err, Error::BadPath { .. }), "{err}");
     assert!(err.to_string().contains("no-such-dir"), "{err}");
 }
 
