@@ -64,6 +64,24 @@ pub struct RateStats {
     pub mean_lag_ms: f64,
     /// Maximum schedule lag, ms.
     pub max_lag_ms: f64,
+    /// Events the client itself started more than 1 ms after they were due with a session
+    /// free (its event loop was busy or woke late): the client's lateness, not the server's.
+    /// The rest of the schedule lag is time waiting for a free session, that is for the
+    /// server. Zero where not measured (replays, runs stored before it was kept).
+    #[serde(default)]
+    pub client_late_events: u64,
+    /// Mean of the client's own lateness (from due with a session free to sent), ms.
+    #[serde(default)]
+    pub client_mean_late_ms: f64,
+    /// Median of the client's own lateness, ms.
+    #[serde(default)]
+    pub client_p50_late_ms: f64,
+    /// 99th percentile of the client's own lateness, ms.
+    #[serde(default)]
+    pub client_p99_late_ms: f64,
+    /// Largest of the client's own lateness, ms.
+    #[serde(default)]
+    pub client_max_late_ms: f64,
 }
 
 /// One report interval of a measured phase.
