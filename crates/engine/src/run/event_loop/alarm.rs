@@ -4,8 +4,8 @@
 //! thread's timer slack), so a loop that sleeps until the next arrival wakes up to a millisecond
 //! late, and intended-start latency would charge that to the server. A timerfd registered with
 //! the poller fires at the due time instead (an hrtimer armed without slack), and the loop
-//! wakes then. Measured on a 2-core VM (bench/RESULTS.md): `--rate 200` p50 0.6 ms with the
-//! millisecond timeout, about the unpaced p50 with the timerfd.
+//! wakes then. Measured on a 2-core VM (bench/RESULTS.md): the loop's median lateness fell
+//! from 0.53 ms to 0.04 ms, and `--rate 200`'s p50 from 0.8 ms to about 0.2 ms.
 //!
 //! The timer is created the first time a loop waits for a due time, so a loop that never paces
 //! makes no extra syscall; a paced loop makes one `timerfd_settime` per new due time. Its
