@@ -61,6 +61,14 @@ pub fn live_line(threads: u32, s: &Sample) -> String {
             " late: {} lag max: {:.1}ms",
             s.late_events, s.max_lag_ms
         );
+        // Late by the client's own doing (its loop busy or waking late), not the server's.
+        if s.client_late_events > 0 {
+            let _ = write!(
+                line,
+                " (client's own: {} late, max {:.1}ms)",
+                s.client_late_events, s.client_max_late_ms
+            );
+        }
     }
     line
 }
@@ -364,6 +372,8 @@ pub(crate) mod tests {
             latency: latency(2.0),
             late_events: 5,
             max_lag_ms: 3.25,
+            client_late_events: 2,
+            client_max_late_ms: 1.5,
             client_cpu: CpuUsage {
                 user_s: 0.12,
                 sys_s: 0.33,

@@ -107,6 +107,13 @@ pub struct Sample {
     pub late_events: u64,
     /// Maximum schedule lag in this interval, ms (fixed-rate mode).
     pub max_lag_ms: f64,
+    /// Of `late_events`, those late by the client's own doing: sent more than 1 ms after they
+    /// were due with a session free (see [`RateStats::client_late_events`]).
+    #[serde(default)]
+    pub client_late_events: u64,
+    /// The client's largest own lateness in this interval, ms (fixed-rate mode).
+    #[serde(default)]
+    pub client_max_late_ms: f64,
 }
 
 /// A serialized HDR histogram (V2 format, microsecond values, 3 significant digits).

@@ -100,7 +100,15 @@ fn paced_latency_on_an_idle_server_is_not_the_clients_timer() {
             per_second,
             arrival: Arrival::Poisson,
         });
-        let r = run(&opts, &s, 2).0.unwrap();
+        let (r, samples) = run(&opts, &s, 2);
+        let r = r.unwrap();
+        // Each interval carries its share of the client's own late starts.
+        let own: u64 = samples.iter().map(|s| s.client_late_events).sum();
+        assert_eq!(
+            own,
+            r.rate.map_or(0, |r| r.client_late_events),
+            "{samples:?}"
+        );
         (pct(&r.latency, 50.0), r.rate)
     };
     let median = |mut v: Vec<f64>| {

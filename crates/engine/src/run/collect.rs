@@ -178,6 +178,7 @@ impl Collector {
             (Some(a), Some(b)) => b.since(a),
             _ => Default::default(),
         };
+        let own = client_lateness(s.client_late.as_ref());
         Sample {
             elapsed_s: end.duration_since(self.bounds.measure_start).as_secs_f64(),
             interval_s: end.duration_since(start).as_secs_f64(),
@@ -189,6 +190,8 @@ impl Collector {
             client_cpu: cpu,
             late_events: s.late_events,
             max_lag_ms: s.lag_max_us as f64 / 1e3,
+            client_late_events: own.client_late_events,
+            client_max_late_ms: own.client_max_late_ms,
         }
     }
 
