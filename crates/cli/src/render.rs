@@ -61,6 +61,14 @@ pub fn live_line(threads: u32, s: &Sample) -> String {
             " late: {} lag max: {:.1}ms",
             s.late_events, s.max_lag_ms
         );
+        // Late by the client's own doing (its loop busy or waking late), not the server's.
+        if s.client_late_events > 0 {
+            let _ = write!(
+                line,
+                " (client's own: {} late, max {:.1}ms)",
+                s.client_late_events, s.client_max_late_ms
+            );
+        }
     }
     line
 }
@@ -93,6 +101,19 @@ pub fn phase_summary(p: &PhaseResult) -> String {
         row(&mut o, 4, "late events:", r.late_events);
         let lag = format!("{:.2}/{:.2}", r.mean_lag_ms, r.max_lag_ms);
         row(&mut o, 4, "schedule lag avg/max (ms):", lag);
+        // The part of the lag that is the client's own (its loop was busy or woke late), so
+        // a late client is not read as a slow server; the rest waited for a free session.
+        let own = format!(
+            "{:.2}/{:.2}/{:.2}/{:.2} ms",
+            r.client_mean_late_ms, r.client_p50_late_ms, r.client_p99_late_ms, r.client_max_late_ms
+        );
+        row(&mut o, 6, "client's own, avg/p50/p99/max:", own);
+        row(
+            &mut o,
+            6,
+            "events late by the client:",
+            r.client_late_events,
+        );
     }
     let _ = writeln!(o);
     client(&mut o, p);
@@ -307,6 +328,11 @@ pub(crate) mod tests {
                 late_events: 2,
                 mean_lag_ms: 0.3,
                 max_lag_ms: 4.0,
+                client_late_events: 1,
+                client_mean_late_ms: 0.1,
+                client_p50_late_ms: 0.04,
+                client_p99_late_ms: 1.2,
+                client_max_late_ms: 1.5,
             }),
             ..Default::default()
         }
@@ -346,6 +372,8 @@ pub(crate) mod tests {
             latency: latency(2.0),
             late_events: 5,
             max_lag_ms: 3.25,
+            client_late_events: 2,
+            client_max_late_ms: 1.5,
             client_cpu: CpuUsage {
                 user_s: 0.12,
                 sys_s: 0.33,

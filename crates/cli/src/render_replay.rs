@@ -262,6 +262,7 @@ mod tests {
                 late_events: 3,
                 mean_lag_ms: 0.5,
                 max_lag_ms: 4.25,
+                ..Default::default()
             }),
             ..p
         };

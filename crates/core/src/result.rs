@@ -64,6 +64,24 @@ pub struct RateStats {
     pub mean_lag_ms: f64,
     /// Maximum schedule lag, ms.
     pub max_lag_ms: f64,
+    /// Events the client itself started more than 1 ms after they were due with a session
+    /// free (its event loop was busy or woke late): the client's lateness, not the server's.
+    /// The rest of the schedule lag is time waiting for a free session, that is for the
+    /// server. Zero where not measured (replays, runs stored before it was kept).
+    #[serde(default)]
+    pub client_late_events: u64,
+    /// Mean of the client's own lateness (from due with a session free to sent), ms.
+    #[serde(default)]
+    pub client_mean_late_ms: f64,
+    /// Median of the client's own lateness, ms.
+    #[serde(default)]
+    pub client_p50_late_ms: f64,
+    /// 99th percentile of the client's own lateness, ms.
+    #[serde(default)]
+    pub client_p99_late_ms: f64,
+    /// Largest of the client's own lateness, ms.
+    #[serde(default)]
+    pub client_max_late_ms: f64,
 }
 
 /// One report interval of a measured phase.
@@ -89,6 +107,13 @@ pub struct Sample {
     pub late_events: u64,
     /// Maximum schedule lag in this interval, ms (fixed-rate mode).
     pub max_lag_ms: f64,
+    /// Of `late_events`, those late by the client's own doing: sent more than 1 ms after they
+    /// were due with a session free (see [`RateStats::client_late_events`]).
+    #[serde(default)]
+    pub client_late_events: u64,
+    /// The client's largest own lateness in this interval, ms (fixed-rate mode).
+    #[serde(default)]
+    pub client_max_late_ms: f64,
 }
 
 /// A serialized HDR histogram (V2 format, microsecond values, 3 significant digits).

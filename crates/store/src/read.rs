@@ -244,7 +244,8 @@ pub(crate) fn samples_of(conn: &Connection, phase_id: i64) -> Result<Vec<Sample>
     let mut st = conn.prepare(
         "SELECT elapsed_s, interval_s, events, reads, writes, other, errors, reconnects,
                 lat_count, lat_min_ms, lat_avg_ms, lat_max_ms, p_json, client_cpu_user_s,
-                client_cpu_sys_s, client_max_rss_kib, late_events, max_lag_ms
+                client_cpu_sys_s, client_max_rss_kib, late_events, max_lag_ms,
+                client_late_events, client_max_late_ms
          FROM samples WHERE phase_id = ?1 ORDER BY seq",
     )?;
     let rows = st.query_map([phase_id], |r| {
@@ -274,6 +275,8 @@ pub(crate) fn samples_of(conn: &Connection, phase_id: i64) -> Result<Vec<Sample>
                 },
                 late_events: count(r, 16)?,
                 max_lag_ms: r.get(17)?,
+                client_late_events: count(r, 18)?,
+                client_max_late_ms: r.get(19)?,
             },
             r.get::<_, String>(12)?,
         ))

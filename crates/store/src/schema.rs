@@ -157,7 +157,16 @@ CREATE TABLE cells (
     Sql(PHASE_ACTIONS),
     Sql(TUNE_TRIALS),
     Code(keep_every_run),
+    Sql(CLIENT_LATENESS),
 ];
+
+/// Per interval of a fixed-rate phase, how many events the client itself sent late (more than
+/// 1 ms after they were due with a session free) and its largest such lateness, ms; 0 in
+/// samples stored before it was kept.
+const CLIENT_LATENESS: &str = r#"
+ALTER TABLE samples ADD COLUMN client_late_events INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN client_max_late_ms REAL NOT NULL DEFAULT 0;
+"#;
 
 /// Results written as they are measured: a phase row exists from its start (`status` running),
 /// samples and telemetry ticks are appended per interval, and the summary is filled in at the end

@@ -82,8 +82,10 @@ fn phase(threads: u32, events: u64) -> PhaseResult {
                 sys_s: 0.02,
                 max_rss_kib: 4096,
             },
-            late_events: 0,
-            max_lag_ms: 0.0,
+            late_events: i,
+            max_lag_ms: 2.0 * i as f64,
+            client_late_events: i - 1,
+            client_max_late_ms: 0.5 * i as f64,
         })
         .collect();
     PhaseResult {

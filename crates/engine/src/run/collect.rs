@@ -8,7 +8,7 @@
 use super::cpu::CpuSnapshot;
 use super::placement::Placement;
 use super::schedule::Boundaries;
-use super::stats::{blob, summarize, IntervalStats};
+use super::stats::{blob, client_lateness, summarize, IntervalStats};
 use qpslab_core::result::{PhaseResult, RateStats, Sample, StatementLatency};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -178,6 +178,7 @@ impl Collector {
             (Some(a), Some(b)) => b.since(a),
             _ => Default::default(),
         };
+        let own = client_lateness(s.client_late.as_ref());
         Sample {
             elapsed_s: end.duration_since(self.bounds.measure_start).as_secs_f64(),
             interval_s: end.duration_since(start).as_secs_f64(),
@@ -189,6 +190,8 @@ impl Collector {
             client_cpu: cpu,
             late_events: s.late_events,
             max_lag_ms: s.lag_max_us as f64 / 1e3,
+            client_late_events: own.client_late_events,
+            client_max_late_ms: own.client_max_late_ms,
         }
     }
 
@@ -215,6 +218,14 @@ impl Collector {
             });
             histograms.push(blob(name, h));
         }
+        // Mean over the events started under the rate, in ms.
+        let per_start = |sum_us: u64| {
+            if t.rate_started > 0 {
+                sum_us as f64 / t.rate_started as f64 / 1e3
+            } else {
+                0.0
+            }
+        };
         let rate = rate.map(|target| RateStats {
             target_per_s: target,
             achieved_per_s: if duration_s > 0.0 {
@@ -223,12 +234,9 @@ impl Collector {
                 0.0
             },
             late_events: t.late_events,
-            mean_lag_ms: if t.rate_started > 0 {
-                t.lag_sum_us as f64 / t.rate_started as f64 / 1e3
-            } else {
-                0.0
-            },
+            mean_lag_ms: per_start(t.lag_sum_us),
             max_lag_ms: t.lag_max_us as f64 / 1e3,
+            ..client_lateness(t.client_late.as_ref())
         });
         let share = |v: &[f64]| {
             v.iter()

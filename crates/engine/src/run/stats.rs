@@ -5,7 +5,7 @@
 
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
-use qpslab_core::result::{HistogramBlob, LatencySummary, Percentile, QueryCounts};
+use qpslab_core::result::{HistogramBlob, LatencySummary, Percentile, QueryCounts, RateStats};
 use std::collections::BTreeMap;
 
 /// Highest latency a histogram holds: one hour in microseconds. Larger values are clamped
@@ -24,6 +24,9 @@ pub fn record_us(h: &mut Histogram<u64>, us: u64) {
     h.saturating_record(us.clamp(1, MAX_US));
 }
 
+/// A start this much after its due time counts as late, µs.
+const LATE_US: u64 = 1_000;
+
 /// What one loop saw during one report interval.
 #[derive(Debug)]
 pub(crate) struct IntervalStats {
@@ -41,10 +44,13 @@ pub(crate) struct IntervalStats {
     pub late_events: u64,
     /// Events started under a fixed rate.
     pub rate_started: u64,
-    /// Sum of schedule lags, µs.
+    /// Sum of schedule lags (intended start to send), µs.
     pub lag_sum_us: u64,
     /// Largest schedule lag, µs.
     pub lag_max_us: u64,
+    /// The loop's own lateness, µs: from when an arrival was due with a session free to when
+    /// the loop sent it (fixed rate; made at the interval's first such start).
+    pub client_late: Option<Histogram<u64>>,
     /// CPU seconds the loop's thread spent in this interval (its own, not merged across loops:
     /// the coordinator keeps it per loop).
     pub loop_cpu_s: f64,
@@ -66,6 +72,7 @@ impl IntervalStats {
             rate_started: 0,
             lag_sum_us: 0,
             lag_max_us: 0,
+            client_late: None,
             loop_cpu_s: 0.0,
             loop_wait_s: 0.0,
         }
@@ -89,17 +96,26 @@ impl IntervalStats {
         self.rate_started += other.rate_started;
         self.lag_sum_us += other.lag_sum_us;
         self.lag_max_us = self.lag_max_us.max(other.lag_max_us);
+        if let Some(b) = &other.client_late {
+            let _ = self.client_late.get_or_insert_with(new_histogram).add(b);
+        }
     }
 
-    /// Records a schedule lag of `lag_us` for an event started under a fixed rate.
+    /// Records the start of an event under a fixed rate: `lag_us` after its intended start,
+    /// of which `client_us` after it was due with a session free (the loop's own lateness;
+    /// the rest waited for a session, that is for the server).
     #[inline]
-    pub fn record_lag(&mut self, lag_us: u64) {
+    pub fn record_start(&mut self, lag_us: u64, client_us: u64) {
         self.rate_started += 1;
         self.lag_sum_us += lag_us;
         self.lag_max_us = self.lag_max_us.max(lag_us);
-        if lag_us > 1_000 {
+        if lag_us > LATE_US {
             self.late_events += 1;
         }
+        record_us(
+            self.client_late.get_or_insert_with(new_histogram),
+            client_us,
+        );
     }
 
     /// All retried errors.
@@ -131,6 +147,23 @@ pub fn summarize(h: &Histogram<u64>, percentiles: &[f64]) -> LatencySummary {
                 ms: h.value_at_quantile((p / 100.0).clamp(0.0, 1.0)) as f64 / 1e3,
             })
             .collect(),
+    }
+}
+
+/// The client's own lateness over a phase, from its histogram (µs), in the rate statistics'
+/// terms; zeros when nothing started under the rate.
+pub fn client_lateness(h: Option<&Histogram<u64>>) -> RateStats {
+    let Some(h) = h.filter(|h| !h.is_empty()) else {
+        return RateStats::default();
+    };
+    let ms = |us: u64| us as f64 / 1e3;
+    RateStats {
+        client_late_events: h.count_between(LATE_US + 1, h.max().max(LATE_US + 1)),
+        client_mean_late_ms: h.mean() / 1e3,
+        client_p50_late_ms: ms(h.value_at_quantile(0.5)),
+        client_p99_late_ms: ms(h.value_at_quantile(0.99)),
+        client_max_late_ms: ms(h.max()),
+        ..RateStats::default()
     }
 }
 
@@ -200,8 +233,8 @@ mod tests {
         a.errors.insert(1213, 1);
         b.errors.insert(1213, 2);
         b.errors.insert(1205, 1);
-        a.record_lag(500);
-        b.record_lag(5_000);
+        a.record_start(500, 500);
+        b.record_start(5_000, 1_200);
         a.merge(&b);
         assert_eq!(a.events.len(), 2);
         assert_eq!(a.events.max(), 300);
@@ -212,6 +245,21 @@ mod tests {
         assert_eq!(a.late_events, 1);
         assert_eq!(a.lag_max_us, 5_000);
         assert_eq!(a.lag_sum_us, 5_500);
+        let own = a.client_late.as_ref().unwrap();
+        assert_eq!((own.len(), own.min(), own.max()), (2, 500, 1_200));
+    }
+
+    #[test]
+    fn client_lateness_in_ms_with_late_starts_over_one_ms() {
+        assert_eq!(client_lateness(None), RateStats::default());
+        let mut h = new_histogram();
+        for us in [10, 20, 30, 2_000] {
+            record_us(&mut h, us);
+        }
+        let r = client_lateness(Some(&h));
+        assert_eq!(r.client_late_events, 1);
+        assert_eq!((r.client_p50_late_ms, r.client_max_late_ms), (0.02, 2.0));
+        assert!((r.client_mean_late_ms - 0.515).abs() < 0.001, "{r:?}");
     }
 
     #[test]

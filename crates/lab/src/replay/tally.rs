@@ -208,6 +208,7 @@ impl Tally {
             late_events: self.late,
             mean_lag_ms: per_s(self.lag_sum_us, self.timed as f64) / 1e3,
             max_lag_ms: self.lag_max_us as f64 / 1e3,
+            ..Default::default()
         }
     }
 

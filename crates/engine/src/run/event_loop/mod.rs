@@ -21,6 +21,7 @@ use super::session::{Session, State};
 use super::stats::IntervalStats;
 use super::uring::Ring;
 use crate::workload::{StmtClass, Workload};
+use alarm::{Alarm, ALARM};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use qpslab_core::{ConnectOptions, RunPlan};
@@ -125,8 +126,13 @@ pub(crate) struct EventLoop<'a> {
     k: u64,
     next_boundary: Option<Instant>,
     clock: Clock,
-    /// Sessions waiting for a fixed-rate arrival.
+    /// Sessions waiting for a fixed-rate arrival (see [`EventLoop::make_idle`]).
     idle: Vec<usize>,
+    /// Since when `idle` has held a session without a break: an arrival due earlier had to
+    /// wait for a free session until then (the server's delay, not the client's).
+    idle_since: Instant,
+    /// The precise wake-up for the next arrival or sleeper, made when first needed.
+    alarm: Option<Alarm>,
     arrivals: Option<Arrivals>,
     /// Sessions not yet `Done`.
     active: usize,
@@ -149,6 +155,7 @@ pub(crate) struct EventLoop<'a> {
     sched_mark: (f64, f64),
 }
 
+mod alarm;
 mod open;
 pub(super) mod recovery;
 mod replies;
@@ -192,6 +199,8 @@ impl<'a> EventLoop<'a> {
             index,
             poll,
             idle: Vec::with_capacity(sessions.len()),
+            idle_since: clock.t0,
+            alarm: None,
             sessions,
             rbuf: vec![0; READ_BUF],
             scratch: Vec::new(),
@@ -238,7 +247,7 @@ impl<'a> EventLoop<'a> {
         self.cut(now, tx);
         for i in 0..self.sessions.len() {
             if self.arrivals.is_some() {
-                self.idle.push(i);
+                self.make_idle(i, now);
             } else {
                 self.start_event(i, now, None)?;
             }
@@ -254,7 +263,9 @@ impl<'a> EventLoop<'a> {
                 return Ok(());
             }
             self.linger(now);
-            let wait = self.wait(Instant::now());
+            let now = Instant::now();
+            self.arm_alarm(now);
+            let wait = self.wait(now);
             match self.poll.poll(&mut events, Some(wait)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -268,6 +279,9 @@ impl<'a> EventLoop<'a> {
             self.cut(Instant::now(), tx);
             self.last_batch = events.iter().count();
             for ev in events.iter() {
+                if ev.token() == ALARM {
+                    continue;
+                }
                 // A clock read per socket (vDSO, no syscall): with hundreds of sessions ready at
                 // once, one timestamp per wake-up would skew the later ones' latencies.
                 let now = Instant::now();
@@ -327,6 +341,33 @@ impl<'a> EventLoop<'a> {
         }
         until = self.next_wake(until);
         until.saturating_duration_since(now)
+    }
+
+    /// Arms the alarm for the next due arrival or sleeper, when it comes before the poller's
+    /// longest wait: `epoll_wait`'s millisecond timeout alone would wake the loop up to a
+    /// millisecond late. A loop that does not pace never gets here past the first test.
+    fn arm_alarm(&mut self, now: Instant) {
+        let arrival = match (&self.arrivals, self.idle.is_empty()) {
+            (Some(a), false) => Some(a.peek()),
+            _ => None,
+        };
+        let due = match (arrival, self.next_sleeper()) {
+            (Some(a), Some(s)) => a.min(s),
+            (a, s) => match a.or(s) {
+                Some(at) => at,
+                None => return,
+            },
+        };
+        if due <= now || due >= now + MAX_WAIT {
+            return;
+        }
+        if self.alarm.is_none() {
+            // Without a timerfd the millisecond timeout still wakes the loop, only later.
+            self.alarm = Alarm::new(self.poll.registry()).ok();
+        }
+        if let Some(alarm) = &mut self.alarm {
+            alarm.set(due);
+        }
     }
 
     /// Hands the coordinator every interval whose boundary has passed.
@@ -396,9 +437,14 @@ impl<'a> EventLoop<'a> {
                 }
             }
             if let Some(at) = intended {
-                let lag = now.saturating_duration_since(at).as_micros();
-                self.stats
-                    .record_lag(u64::try_from(lag).unwrap_or(u64::MAX));
+                // Sendable from when it was due and a session was free; the rest is the
+                // loop's own lateness.
+                let ready = at.max(self.idle_since);
+                let us = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+                self.stats.record_start(
+                    us(now.saturating_duration_since(at)),
+                    us(now.saturating_duration_since(ready)),
+                );
             }
         }
         let s = &mut self.sessions[i];
@@ -433,6 +479,14 @@ impl<'a> EventLoop<'a> {
             self.start_event(i, now, Some(intended))?;
         }
         Ok(())
+    }
+
+    /// Session `i` waits for the next fixed-rate arrival from `now` on.
+    fn make_idle(&mut self, i: usize, now: Instant) {
+        if self.idle.is_empty() {
+            self.idle_since = now;
+        }
+        self.idle.push(i);
     }
 
     /// Under a fixed rate, idle sessions retire once the phase is over.

@@ -93,7 +93,7 @@ impl EventLoop<'_> {
                     let after = Instant::now();
                     if self.arrivals.is_some() && s.ev.calls.is_empty() {
                         s.state = State::Idle;
-                        self.idle.push(i);
+                        self.make_idle(i, after);
                     } else {
                         s.call = 0;
                         s.state = State::Call;

@@ -147,7 +147,7 @@ impl EventLoop<'_> {
         }
         if self.arrivals.is_some() {
             s.state = State::Idle;
-            self.idle.push(i);
+            self.make_idle(i, now);
             Ok(())
         } else {
             self.start_event(i, now, None)

@@ -1,8 +1,8 @@
 //! A script's `\sleep`: the session is parked, with nothing on the wire, until a time.
 //!
 //! Parked sessions cost no CPU: the loop's `epoll_wait` timeout includes the earliest wake
-//! time (as it includes the next fixed-rate arrival), and each wake-up resumes the sessions
-//! that are due. The sleep is part of the event's latency, as pgbench counts it. A timed
+//! time (as it includes the next fixed-rate arrival), its alarm fires at that time to the
+//! microsecond (see [`super::alarm`]), and each wake-up resumes the sessions that are due. The sleep is part of the event's latency, as pgbench counts it. A timed
 //! phase that ends while sessions sleep retires them on time; their events are not recorded.
 
 use super::EventLoop;
@@ -48,14 +48,21 @@ impl EventLoop<'_> {
         Ok(())
     }
 
+    /// The earliest time a parked session is due, if any sleeps.
+    pub(super) fn next_sleeper(&self) -> Option<Instant> {
+        self.sleeping
+            .iter()
+            .filter_map(|&i| match self.sessions[i].state {
+                State::Sleep { until } => Some(until),
+                _ => None,
+            })
+            .min()
+    }
+
     /// The earliest time a parked session is due, or the phase's end while any sleeps
     /// (never later than `until`).
-    pub(super) fn next_wake(&self, mut until: Instant) -> Instant {
-        for &i in &self.sleeping {
-            if let State::Sleep { until: at } = self.sessions[i].state {
-                until = until.min(at);
-            }
-        }
+    pub(super) fn next_wake(&self, until: Instant) -> Instant {
+        let until = self.next_sleeper().map_or(until, |at| until.min(at));
         match self.clock.bounds.end {
             Some(end) if !self.sleeping.is_empty() => until.min(end),
             _ => until,
