@@ -1,19 +1,12 @@
 //! Terminal output: the live line per interval, the sysbench-style phase summary, and the sweep
 //! table. Pure functions from results to text, so they are tested against golden files.
 
-use qpslab_core::result::{LatencySummary, PhaseResult, Sample};
+use qpslab_core::result::{PhaseResult, Sample};
 use std::fmt::Write;
 
 fn pct_label(p: f64) -> String {
     let s = format!("{p}");
     s.trim_end_matches(".0").to_string()
-}
-
-fn pct_value(l: &LatencySummary, p: f64) -> Option<f64> {
-    l.percentiles
-        .iter()
-        .find(|x| (x.p - p).abs() < 1e-9)
-        .map(|x| x.ms)
 }
 
 fn rate(n: u64, secs: f64) -> f64 {
@@ -200,7 +193,8 @@ fn client(o: &mut String, p: &PhaseResult) {
     }
 }
 
-/// The sweep table printed at the end of a run: one row per phase.
+/// The sweep table printed at the end of a run: one row per phase, each latency figure as
+/// [`PhaseResult::percentile_ms`] and [`PhaseResult::max_ms`] give it.
 pub fn sweep_table(percentiles: &[f64], phases: &[PhaseResult]) -> String {
     let mut header = vec![
         "threads".to_string(),
@@ -209,7 +203,12 @@ pub fn sweep_table(percentiles: &[f64], phases: &[PhaseResult]) -> String {
         "avg ms".into(),
     ];
     header.extend(percentiles.iter().map(|p| format!("p{} ms", pct_label(*p))));
-    header.extend(["errors".to_string(), "reconn".into(), "client us/q".into()]);
+    header.extend([
+        "max ms".to_string(),
+        "errors".into(),
+        "reconn".into(),
+        "client us/q".into(),
+    ]);
     let rows: Vec<Vec<String>> = phases
         .iter()
         .map(|p| {
@@ -219,10 +218,9 @@ pub fn sweep_table(percentiles: &[f64], phases: &[PhaseResult]) -> String {
                 format!("{:.1}", p.qps()),
                 format!("{:.3}", p.latency.avg_ms),
             ];
-            r.extend(percentiles.iter().map(|x| match pct_value(&p.latency, *x) {
-                Some(v) => format!("{v:.3}"),
-                None => "-".into(),
-            }));
+            let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.3}"));
+            r.extend(percentiles.iter().map(|x| ms(p.percentile_ms(*x))));
+            r.push(ms(p.max_ms()));
             r.push(p.error_total().to_string());
             r.push(p.reconnects.to_string());
             r.push(
@@ -283,7 +281,7 @@ pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use qpslab_core::result::{CpuUsage, Percentile, QueryCounts, RateStats};
+    use qpslab_core::result::{CpuUsage, LatencySummary, Percentile, QueryCounts, RateStats};
 
     fn latency(avg: f64) -> LatencySummary {
         LatencySummary {

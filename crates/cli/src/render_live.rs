@@ -12,7 +12,8 @@ pub fn action_line(r: &ActionRecord) -> String {
     )
 }
 
-/// The judgment of each action: TPS and p95 before and after, the change with its 95%
+/// The judgment of each action: TPS and the mean of the per-interval p95s (a statistic of
+/// intervals, not the phase p95) before and after, the change with its 95%
 /// interval, and the verdict.
 pub fn actions_table(records: &[ActionRecord]) -> String {
     let mut out = String::from("\n    live actions (before → after, change [95% interval]):\n");
@@ -22,10 +23,15 @@ pub fn actions_table(records: &[ActionRecord]) -> String {
             let _ = writeln!(out, "        failed: {}", r.outcome);
         }
         if let Some(t) = &r.tps {
-            let _ = writeln!(out, "        tps     {}", change_text(t));
+            let _ = writeln!(out, "        {:<24}{}", "tps", change_text(t));
         }
         if let Some(p) = &r.p95_ms {
-            let _ = writeln!(out, "        p95 ms  {}", change_text(p));
+            let _ = writeln!(
+                out,
+                "        {:<24}{}",
+                "p95 ms (interval mean)",
+                change_text(p)
+            );
         }
         let _ = writeln!(out, "        verdict: {}", r.judgment);
         if let Some(restored) = &r.restored {

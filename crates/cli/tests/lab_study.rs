@@ -128,10 +128,10 @@ fn a_failing_variant_is_recorded_and_the_study_goes_on() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "seq,label,variant,repeat,status,params,run_id,attempts,tps,qps,lat_avg_ms,p95_ms,p99_ms,error"
+        "seq,label,variant,repeat,status,params,run_id,attempts,tps,qps,lat_avg_ms,p50_ms,p95_ms,p99_ms,lat_max_ms,error"
     );
     // The done cell was measured once; its fields after `params` hold no comma.
-    assert_eq!(lines[1].rsplit(',').nth(6), Some("1"), "{csv}");
+    assert_eq!(lines[1].rsplit(',').nth(8), Some("1"), "{csv}");
     assert!(stdout(&s.run(&["lab", "show"])).contains("1/2"));
     // The name is taken now.
     assert_user_error(&s.run(&["lab", "run", &p]), "already exists");

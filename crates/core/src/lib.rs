@@ -20,6 +20,7 @@ pub mod dsn;
 pub mod env;
 pub mod fileio;
 pub mod files;
+pub mod latency;
 pub mod live;
 pub mod optfile;
 pub mod placement;

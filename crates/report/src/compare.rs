@@ -46,8 +46,9 @@ pub struct MetricComparison {
     pub metric: String,
     /// Unit of `a` and `b`.
     pub unit: String,
-    /// Baseline value: the mean over the measured intervals, or with repeats on both sides the
-    /// geometric mean of the runs' values (the scale the interval is computed on).
+    /// Baseline value: the run's value for the phase (a percentile from its merged histogram,
+    /// as `show` prints it), or with repeats the mean of the runs' values (their geometric mean
+    /// with repeats on both sides: the scale the interval is computed on).
     pub a: f64,
     /// Candidate value.
     pub b: f64,
@@ -245,32 +246,33 @@ fn run_ids(ps: &[Point<'_>]) -> Vec<i64> {
     ids
 }
 
-/// The estimate of a metric over the repeats of one setting: with two or more repeats, their
-/// means are the observations (run-to-run noise is what matters); with one, its intervals,
-/// corrected for autocorrelation; without intervals, the phase-level value alone.
+/// The estimate of a metric over the repeats of one setting. Its value is always built from
+/// each run's [`Metric::phase_value`] (a percentile from the phase's histogram, never a mean of
+/// interval percentiles): with two or more repeats, those values are the observations
+/// (run-to-run noise is what matters); with one, its value carries the standard error of the
+/// mean of its intervals, corrected for autocorrelation; without intervals, the value alone.
 pub fn group_estimate(metric: Metric, ps: &[Point<'_>]) -> Option<Estimate> {
-    let series: Vec<Vec<f64>> = ps.iter().map(|p| metric.series(p.phase)).collect();
     if ps.len() >= 2 {
-        let means: Option<Vec<f64>> = ps
-            .iter()
-            .zip(&series)
-            .map(|(p, s)| {
-                stats::estimate(s)
-                    .map(|e| e.mean)
-                    .or_else(|| metric.phase_value(p))
-            })
-            .collect();
-        return stats::estimate_independent(&means?);
+        let values: Option<Vec<f64>> = ps.iter().map(|p| run_value(metric, p)).collect();
+        return stats::estimate_independent(&values?);
     }
     let p = ps.first()?;
-    match stats::estimate(&series[0]) {
-        Some(e) if e.has_uncertainty() => Some(e),
-        _ => metric.phase_value(p).map(Estimate::single),
+    let value = run_value(metric, p)?;
+    match stats::estimate(&metric.series(p.phase)) {
+        Some(e) if e.has_uncertainty() => Some(Estimate { mean: value, ..e }),
+        _ => Some(Estimate::single(value)),
     }
 }
 
-/// The logs of each run's value of a metric (its per-interval mean, else its phase value), for
-/// two or more runs whose values are all positive.
+/// One run's value of a metric: its phase value, else the mean of its intervals.
+fn run_value(metric: Metric, p: &Point<'_>) -> Option<f64> {
+    metric
+        .phase_value(p)
+        .or_else(|| stats::estimate(&metric.series(p.phase)).map(|e| e.mean))
+}
+
+/// The logs of each run's value of a metric, for two or more runs whose values are all
+/// positive.
 fn log_repeats(metric: Metric, ps: &[Point<'_>]) -> Option<Estimate> {
     if ps.len() < 2 {
         return None;
@@ -278,9 +280,7 @@ fn log_repeats(metric: Metric, ps: &[Point<'_>]) -> Option<Estimate> {
     let logs: Option<Vec<f64>> = ps
         .iter()
         .map(|p| {
-            let v = stats::estimate(&metric.series(p.phase))
-                .map(|e| e.mean)
-                .or_else(|| metric.phase_value(p))?;
+            let v = run_value(metric, p)?;
             (v > 0.0).then(|| v.ln())
         })
         .collect();

@@ -222,3 +222,46 @@ fn unstable_phases_are_named_and_unjudged_ones_say_nothing() {
     let json = serde_json::to_string(&c).unwrap();
     assert!(json.contains("\"kind\":\"stall\""), "{json}");
 }
+
+/// A run whose intervals' p95s average 2 ms while its whole phase's histogram gives 5 ms
+/// (one slow interval dominates the phase's tail): the comparison shows the phase's value,
+/// as `show` does, not the mean of the interval percentiles.
+fn with_latency(id: i64, phase_p95: f64) -> StoredRun {
+    use qpslab_core::result::{LatencySummary, Percentile};
+    let mut r = run(id, RO, 1000.0, 0.05);
+    let ph = &mut r.phases[0].result;
+    for (i, s) in ph.samples.iter_mut().enumerate() {
+        let ms = [1.0, 3.0][i % 2];
+        s.latency.percentiles = vec![Percentile { p: 95.0, ms }];
+    }
+    ph.latency = LatencySummary {
+        count: ph.events,
+        max_ms: 40.0,
+        percentiles: vec![Percentile {
+            p: 95.0,
+            ms: phase_p95,
+        }],
+        ..Default::default()
+    };
+    r
+}
+
+#[test]
+fn a_percentile_is_the_phase_value_not_a_mean_of_intervals() {
+    let c = cmp(
+        &side("a", vec![with_latency(1, 5.0)]),
+        &side("b", vec![with_latency(2, 6.0)]),
+    )
+    .unwrap();
+    let p95 = c.points[0]
+        .metrics
+        .iter()
+        .find(|m| m.metric == "p95")
+        .unwrap();
+    assert_eq!((p95.a, p95.b), (5.0, 6.0), "{p95:?}");
+    assert!((p95.change_pct - 20.0).abs() < 1e-9, "{p95:?}");
+    // The interval spread still gives the single run's interval.
+    assert!(p95.ci_low.is_some() && p95.ci_high.is_some(), "{p95:?}");
+    // Throughput is the phase's too: events over the measured time.
+    assert_eq!(tps(&c).a, with_latency(1, 5.0).phases[0].result.tps());
+}

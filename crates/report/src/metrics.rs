@@ -1,5 +1,7 @@
-//! The metrics a comparison looks at, and how each is read from a stored phase: per-interval
-//! series where the samples carry it, a single phase-level value otherwise.
+//! The metrics a comparison looks at, and how each is read from a stored phase: its value for
+//! the phase ([`Metric::phase_value`], the number every table prints), and its per-interval
+//! series, which only sets the spread (the uncertainty of a single run) and draws charts over
+//! time.
 
 use crate::model::Point;
 use qpslab_core::result::{PhaseResult, Sample};
@@ -76,7 +78,9 @@ impl Metric {
         }
     }
 
-    /// The per-interval values of this metric in a phase (empty when the samples lack it).
+    /// The per-interval values of this metric in a phase (empty when the samples lack it): a
+    /// series for spread and charts over time. For a percentile these are each interval's own
+    /// percentile, a different statistic from the phase's ([`Metric::phase_value`]).
     pub fn series(self, stored: &StoredPhase) -> Vec<f64> {
         let phase = &stored.result;
         let per_s = |s: &Sample, n: u64| (s.interval_s > 0.0).then(|| n as f64 / s.interval_s);
@@ -97,7 +101,7 @@ impl Metric {
                     .samples
                     .iter()
                     .filter(|s| s.events > 0)
-                    .filter_map(|s| percentile_of(&s.latency.percentiles, p))
+                    .filter_map(|s| s.latency.percentile(p))
                     .collect();
                 // A series with holes would bias the mean; use it only when every interval
                 // that saw events reported this percentile.
@@ -113,30 +117,36 @@ impl Metric {
         }
     }
 
-    /// The phase-level value (over the whole measured phase), if known.
+    /// The value of this metric for one run at one point, the one every surface prints:
+    /// throughput over the whole measured phase, latency percentiles from the phase's merged
+    /// histogram ([`PhaseResult::percentile_ms`]), never a mean of per-interval percentiles;
+    /// server CPU per transaction and replica lag as the mean of their intervals (whole-phase
+    /// readings when the intervals lack them).
     pub fn phase_value(self, point: &Point<'_>) -> Option<f64> {
         let phase = &point.phase.result;
         match self {
             Metric::Tps => Some(phase.tps()),
             Metric::Qps => Some(phase.qps()),
             Metric::P50 | Metric::P95 | Metric::P99 => {
-                let p = self.percentile().unwrap_or_default();
-                percentile_of(&phase.latency.percentiles, p)
-                    .or_else(|| histogram_percentile(phase, p))
+                phase.percentile_ms(self.percentile().unwrap_or_default())
             }
-            Metric::ServerCpuPerTxn => {
+            Metric::ServerCpuPerTxn => mean(&self.series(point.phase)).or_else(|| {
                 let cpu = server_cpu(point)?;
                 let tps = phase.tps();
                 (tps > 0.0).then(|| (cpu.user + cpu.sys) * 1e6 / tps)
-            }
-            Metric::ReplicaLag => {
+            }),
+            Metric::ReplicaLag => mean(&self.series(point.phase)).or_else(|| {
                 let lags: Vec<f64> = lag_readings(point.phase)
                     .filter_map(|(_, l)| l.headline_ms())
                     .collect();
-                (!lags.is_empty()).then(|| lags.iter().sum::<f64>() / lags.len() as f64)
-            }
+                mean(&lags)
+            }),
         }
     }
+}
+
+fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
 /// Server CPU µs per transaction on each report tick, from the `tick` telemetry whose
@@ -183,20 +193,6 @@ fn replica_lag_series(stored: &StoredPhase) -> Vec<f64> {
         }
     }
     out
-}
-
-fn percentile_of(ps: &[qpslab_core::result::Percentile], p: f64) -> Option<f64> {
-    ps.iter().find(|x| (x.p - p).abs() < 1e-9).map(|x| x.ms)
-}
-
-/// A percentile from the phase's serialized `event` histogram (microsecond values).
-fn histogram_percentile(phase: &PhaseResult, p: f64) -> Option<f64> {
-    use hdrhistogram::serialization::Deserializer;
-    let blob = phase.histograms.iter().find(|h| h.name == "event")?;
-    let h: hdrhistogram::Histogram<u64> = Deserializer::new()
-        .deserialize(&mut blob.v2.as_slice())
-        .ok()?;
-    (!h.is_empty()).then(|| h.value_at_quantile(p / 100.0) as f64 / 1000.0)
 }
 
 /// CPU seconds per second (1.0 = one core busy), split user/system.

@@ -18,11 +18,12 @@ pub struct BestRow {
     pub variant: String,
     /// The settings that gave it.
     pub key: String,
-    /// Transactions per second (mean over repeats).
+    /// Transactions per second (mean over repeats of each run's phase value).
     pub tps: f64,
     /// Queries per second.
     pub qps: f64,
-    /// p99 latency at that point, ms.
+    /// p99 latency at that point, ms: each run's phase p99 (from its histogram), mean over
+    /// repeats.
     pub p99_ms: Option<f64>,
 }
 
@@ -41,10 +42,16 @@ pub struct ResultRow {
     pub tps: f64,
     /// Queries per second.
     pub qps: f64,
+    /// Median latency, ms (from the phase's histogram, as every latency figure).
+    #[serde(default)]
+    pub p50_ms: Option<f64>,
     /// p95 latency, ms.
     pub p95_ms: Option<f64>,
     /// p99 latency, ms.
     pub p99_ms: Option<f64>,
+    /// The largest latency, ms.
+    #[serde(default)]
+    pub max_ms: Option<f64>,
     /// Server CPU in percent of one core (user + system).
     pub server_cpu_pct: Option<f64>,
     /// Client CPU in percent of one core (user + system).
@@ -202,8 +209,10 @@ fn result_row(p: &Point<'_>) -> ResultRow {
         run_id: p.subject.run.id.0,
         tps: ph.tps(),
         qps: ph.qps(),
+        p50_ms: Metric::P50.phase_value(p),
         p95_ms: Metric::P95.phase_value(p),
         p99_ms: Metric::P99.phase_value(p),
+        max_ms: ph.max_ms(),
         server_cpu_pct: metrics::server_cpu(p).map(pct),
         client_cpu_pct: metrics::client_cpu(ph).map(pct),
         stability: ph.stability.clone(),

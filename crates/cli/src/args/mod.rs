@@ -29,7 +29,7 @@ pub use study::*;
 pub use threads::*;
 pub use tune::*;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 /// A performance lab for MySQL-family servers.
@@ -237,12 +237,41 @@ pub struct ShowArgs {
     pub run: Option<i64>,
     #[command(flatten)]
     pub db: DbArgs,
-    /// Print JSON instead of a table.
-    #[arg(long)]
+    /// Print JSON instead of a table (the same as --format json).
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// Output format; csv gives one row per phase, the same columns for every run (with no
+    /// RUN: every phase of the listed runs).
+    #[arg(long, value_enum)]
+    pub format: Option<ShowFormat>,
+    /// Write RUN's latency histograms (each phase's events, then each statement kind) to FILE
+    /// in HdrHistogram's interval log format ('-': standard output).
+    #[arg(long, value_name = "FILE", requires = "run")]
+    pub hlog: Option<PathBuf>,
     /// With no RUN: how many runs to list.
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+}
+
+/// Output formats of `qpslab show`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ShowFormat {
+    /// Aligned terminal tables.
+    Table,
+    /// The run's one JSON form (a list of runs with no RUN).
+    Json,
+    /// CSV, one row per phase.
+    Csv,
+}
+
+impl ShowArgs {
+    /// The format asked for, `--json` included.
+    pub fn format(&self) -> ShowFormat {
+        match (self.json, self.format) {
+            (true, _) => ShowFormat::Json,
+            (false, f) => f.unwrap_or(ShowFormat::Table),
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]

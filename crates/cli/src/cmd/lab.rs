@@ -214,22 +214,14 @@ fn cell_phase(store: &Store, c: &CellRecord) -> Option<PhaseResult> {
     run.phases.into_iter().next().map(|p| p.result)
 }
 
-fn pct(p: &PhaseResult, q: f64) -> Option<f64> {
-    p.latency
-        .percentiles
-        .iter()
-        .find(|x| (x.p - q).abs() < 1e-9)
-        .map(|x| x.ms)
-}
-
-/// A cell's attempts and headline numbers (tps, qps, avg, p95, p99), `decimals` places; empty
-/// where it has none.
+/// A cell's attempts and headline numbers (tps, qps, avg, p50, p95, p99, max; latency as
+/// [`PhaseResult::percentile_ms`] gives it), `decimals` places; empty where it has none.
 fn headline(
     p: Option<&PhaseResult>,
     c: &CellRecord,
     attempts: &[qpslab_store::CellAttempt],
     decimals: usize,
-) -> [String; 6] {
+) -> [String; 8] {
     let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.decimals$}"));
     [
         attempts
@@ -240,8 +232,10 @@ fn headline(
         f(p.map(|p| p.tps())),
         f(p.map(|p| p.qps())),
         f(p.map(|p| p.latency.avg_ms)),
-        f(p.and_then(|p| pct(p, 95.0))),
-        f(p.and_then(|p| pct(p, 99.0))),
+        f(p.and_then(|p| p.percentile_ms(50.0))),
+        f(p.and_then(|p| p.percentile_ms(95.0))),
+        f(p.and_then(|p| p.percentile_ms(99.0))),
+        f(p.and_then(PhaseResult::max_ms)),
     ]
 }
 
@@ -250,7 +244,8 @@ fn print_cells(store: &Store, name: &str) -> Result<()> {
     let cells = store.study_cells(s.id)?;
     let attempts = store.cell_attempts(s.id)?;
     let header: Vec<String> = [
-        "seq", "cell", "status", "tries", "tps", "qps", "avg ms", "p95 ms", "p99 ms", "run",
+        "seq", "cell", "status", "tries", "tps", "qps", "avg ms", "p50 ms", "p95 ms", "p99 ms",
+        "max ms", "run",
     ]
     .map(String::from)
     .to_vec();
@@ -330,8 +325,10 @@ fn show(a: &LabShowArgs) -> Result<()> {
             "tps",
             "qps",
             "lat_avg_ms",
+            "p50_ms",
             "p95_ms",
             "p99_ms",
+            "lat_max_ms",
             "error",
         ];
         qpslab_store::write_csv(std::io::stdout().lock(), &header, rows)?;

@@ -1,25 +1,88 @@
-//! `qpslab show [RUN]`: the stored runs, or one run's phases.
+//! `qpslab show [RUN]`: the stored runs, or one run's phases, as tables, JSON or CSV; `--hlog`
+//! writes a run's histograms as an HdrHistogram interval log.
 
-use crate::args::ShowArgs;
+use crate::args::{ShowArgs, ShowFormat};
 use crate::error::user;
 use crate::render::{sweep_table, table};
 use anyhow::Result;
 use qpslab_store::{RunId, Store};
+use std::io::Write;
+use std::path::Path;
 
 /// Runs `qpslab show`.
 pub fn show(a: ShowArgs) -> Result<()> {
-    let store = crate::db::open_to_read(&a.db.db)?;
-    match a.run {
-        None => list(&store, &a),
-        Some(id) => one(&store, RunId(id), a.json),
+    if let Some(path) = a.hlog.as_deref().filter(|p| *p != Path::new("-")) {
+        crate::outfile::check("--hlog", path, true)?;
     }
+    let store = crate::db::open_to_read(&a.db.db)?;
+    match (a.run, &a.hlog) {
+        (Some(id), Some(path)) => hlog(&store, RunId(id), path),
+        (Some(id), None) => one(&store, RunId(id), a.format()),
+        (None, _) => list(&store, &a),
+    }
+}
+
+/// Run `id`, or the user's error naming the runs there are.
+fn load(store: &Store, id: RunId) -> Result<qpslab_store::StoredRun> {
+    store.load_run(id).map_err(|e| match e {
+        qpslab_store::Error::RunNotFound(..) => user(format!(
+            "no run {} in {} (see: qpslab show)",
+            id.0,
+            store.path().display()
+        )),
+        e => e.into(),
+    })
+}
+
+/// Writes run `id`'s histograms to `path` as an HdrHistogram interval log.
+fn hlog(store: &Store, id: RunId, path: &Path) -> Result<()> {
+    let run = load(store, id)?;
+    let mut text = Vec::new();
+    let lines = qpslab_store::write_hlog(&mut text, &run)?;
+    if lines == 0 {
+        return Err(user(format!(
+            "run {} stored no latency histogram (an interrupted phase keeps none)",
+            id.0
+        )));
+    }
+    if path == Path::new("-") {
+        std::io::stdout().lock().write_all(&text)?;
+    } else {
+        qpslab_core::files::write_atomically(path, &text)
+            .map_err(|e| user(format!("--hlog {}: {e}", path.display())))?;
+        eprintln!(
+            "{lines} histogram(s) of run {} written to {}",
+            id.0,
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Every phase of `runs` as CSV on standard output.
+fn csv(store: &Store, runs: &[RunId]) -> Result<()> {
+    let mut rows = Vec::new();
+    for id in runs {
+        let run = load(store, *id)?;
+        rows.extend(qpslab_store::phase_rows(&run, &store.phase_statuses(*id)?));
+    }
+    qpslab_store::write_csv(
+        std::io::stdout().lock(),
+        qpslab_store::PHASE_CSV_HEADER,
+        rows,
+    )?;
+    Ok(())
 }
 
 fn list(store: &Store, a: &ShowArgs) -> Result<()> {
     let runs = store.list_runs(a.limit)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&runs)?);
-        return Ok(());
+    match a.format() {
+        ShowFormat::Json => {
+            println!("{}", serde_json::to_string_pretty(&runs)?);
+            return Ok(());
+        }
+        ShowFormat::Csv => return csv(store, &runs.iter().map(|r| r.id).collect::<Vec<_>>()),
+        ShowFormat::Table => {}
     }
     if runs.is_empty() {
         println!("no runs stored in {}", store.path().display());
@@ -51,18 +114,15 @@ fn list(store: &Store, a: &ShowArgs) -> Result<()> {
     Ok(())
 }
 
-fn one(store: &Store, id: RunId, json: bool) -> Result<()> {
-    let run = store.load_run(id).map_err(|e| match e {
-        qpslab_store::Error::RunNotFound(..) => user(format!(
-            "no run {} in {} (see: qpslab show)",
-            id.0,
-            store.path().display()
-        )),
-        e => e.into(),
-    })?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&store.run_doc(id)?)?);
-        return Ok(());
+fn one(store: &Store, id: RunId, format: ShowFormat) -> Result<()> {
+    let run = load(store, id)?;
+    match format {
+        ShowFormat::Json => {
+            println!("{}", serde_json::to_string_pretty(&store.run_doc(id)?)?);
+            return Ok(());
+        }
+        ShowFormat::Csv => return csv(store, &[id]),
+        ShowFormat::Table => {}
     }
     let m = &run.meta;
     println!(

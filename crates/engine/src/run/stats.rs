@@ -5,18 +5,10 @@
 
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
-use qpslab_core::result::{HistogramBlob, LatencySummary, Percentile, QueryCounts, RateStats};
+use qpslab_core::result::{HistogramBlob, QueryCounts, RateStats};
 use std::collections::BTreeMap;
 
-/// Highest latency a histogram holds: one hour in microseconds. Larger values are clamped
-/// (a fixed-rate backlog can make latencies measured from the intended start grow without bound).
-const MAX_US: u64 = 3_600_000_000;
-
-/// An empty latency histogram with the project's bounds.
-pub fn new_histogram() -> Histogram<u64> {
-    // The bounds are constants that hdrhistogram accepts (low >= 1, high >= 2 * low, sigfig <= 5).
-    Histogram::new_with_bounds(1, MAX_US, 3).expect("constant histogram bounds are valid")
-}
+pub use qpslab_core::latency::{new_histogram, summarize, MAX_US};
 
 /// Records one latency, clamped into the histogram's range.
 #[inline]
@@ -124,32 +116,6 @@ impl IntervalStats {
     }
 }
 
-/// Summarizes a microsecond histogram in milliseconds with the requested percentiles.
-pub fn summarize(h: &Histogram<u64>, percentiles: &[f64]) -> LatencySummary {
-    if h.is_empty() {
-        return LatencySummary {
-            percentiles: percentiles
-                .iter()
-                .map(|&p| Percentile { p, ms: 0.0 })
-                .collect(),
-            ..LatencySummary::default()
-        };
-    }
-    LatencySummary {
-        count: h.len(),
-        min_ms: h.min() as f64 / 1e3,
-        avg_ms: h.mean() / 1e3,
-        max_ms: h.max() as f64 / 1e3,
-        percentiles: percentiles
-            .iter()
-            .map(|&p| Percentile {
-                p,
-                ms: h.value_at_quantile((p / 100.0).clamp(0.0, 1.0)) as f64 / 1e3,
-            })
-            .collect(),
-    }
-}
-
 /// The client's own lateness over a phase, from its histogram (µs), in the rate statistics'
 /// terms; zeros when nothing started under the rate.
 pub fn client_lateness(h: Option<&Histogram<u64>>) -> RateStats {
@@ -182,6 +148,7 @@ pub fn blob(name: &str, h: &Histogram<u64>) -> HistogramBlob {
 mod tests {
     use super::*;
     use hdrhistogram::serialization::Deserializer;
+    use qpslab_core::result::Percentile;
 
     #[test]
     fn percentiles_of_a_known_distribution() {
