@@ -1,5 +1,9 @@
-//! Markdown for pasting into a ticket: what changed and the verdicts first, then tables.
+//! Markdown for pasting into a ticket: what changed and the verdicts first, then the context
+//! (what ran, on what, how the client was placed), then tables.
 
+use super::context::{
+    common_table, differences_table, placement_table, provenance_table, stability_line, OwnedTable,
+};
 use super::{
     actions_table, best_of_table, difference_cells, effects_table, metric_cells, metric_header,
     results_table, Renderer,
@@ -53,6 +57,29 @@ pub fn comparison_markdown(c: &Comparison) -> String {
     o
 }
 
+fn owned_table(out: &mut String, (head, rows): OwnedTable) {
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    table(out, &head, rows);
+}
+
+/// What ran, on what, how the client was placed, and who ran it when.
+fn context(o: &mut String, r: &Report) {
+    o.push_str("## Context\n\n");
+    owned_table(o, provenance_table(r));
+    o.push_str("### What ran and on what\n\n");
+    owned_table(o, common_table(r));
+    if let Some(t) = differences_table(r) {
+        o.push_str("### Differences between setups\n\n");
+        if t.1.is_empty() {
+            o.push_str("none: the setups share every fact above\n\n");
+        } else {
+            owned_table(o, t);
+        }
+    }
+    o.push_str("### Client placement and stability per phase\n\n");
+    owned_table(o, placement_table(r));
+}
+
 impl Renderer for Markdown {
     fn render(&self, r: &Report) -> Result<String, Error> {
         let mut o = String::new();
@@ -68,8 +95,14 @@ impl Renderer for Markdown {
             }
         }
         o.push('\n');
+        context(&mut o, r);
         for c in &r.comparisons {
             o.push_str(&comparison_markdown(c));
+            for p in &c.points {
+                if let Some(line) = stability_line(r, [&c.a, &c.b], &p.key) {
+                    let _ = writeln!(o, "{} {line}\n", p.key);
+                }
+            }
         }
         if !r.best_of.is_empty() {
             o.push_str("## Best result per variant\n\n");
