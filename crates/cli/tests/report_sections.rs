@@ -138,27 +138,7 @@ fn two_variant_study_report_answers_without_the_terminal() {
     assert!(results.contains("<th>stability</th>"), "{results}");
 
     // Chromium renders it without a request or an error; keep a screenshot to look at.
-    let profile = tempfile::tempdir().unwrap();
-    let url = format!("file://{}", html_path.display());
-    let dom = chromium(&["--dump-dom", &url], profile.path());
-    assert!(dom.status.success(), "{}", stderr(&dom));
-    let log = stderr(&dom);
-    for bad in ["Refused to", "Uncaught", "ERR_", ":CONSOLE("] {
-        assert!(!log.contains(bad), "chromium logged '{bad}':\n{log}");
-    }
-    assert!(stdout(&dom).contains("id=\"latency-distribution-2\""));
-    let shot = artifacts().join("report_sections.png");
-    let _ = std::fs::remove_file(&shot);
-    let o = chromium(
-        &[
-            &format!("--screenshot={}", shot.display()),
-            "--window-size=1280,2400",
-            "--hide-scrollbars",
-            &url,
-        ],
-        profile.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(std::fs::metadata(&shot).unwrap().len() > 20_000);
+    let dom = render_in_chromium(&html_path, "report_sections.png", "1280,2400");
+    assert!(dom.contains("id=\"latency-distribution-2\""));
     std::fs::copy(&html_path, artifacts().join("report_sections.html")).unwrap();
 }

@@ -6,12 +6,53 @@ use crate::report::Report;
 /// A table whose header is built from the report (variant names).
 pub(crate) type OwnedTable = (Vec<String>, Vec<Vec<String>>);
 
+/// One part of the context section: an optional heading (with its HTML id), then a table or,
+/// when there is nothing to list, a sentence.
+pub(crate) struct Part {
+    /// The heading's id and text (none: the section's first table).
+    pub heading: Option<(&'static str, &'static str)>,
+    /// The table.
+    pub table: OwnedTable,
+    /// Said instead of an empty table.
+    pub when_empty: &'static str,
+}
+
+/// The context section's parts in order: provenance, the shared facts, the differences (with
+/// more than one setup), the client's placement per phase.
+pub(crate) fn parts(r: &Report) -> Vec<Part> {
+    let mut out = vec![
+        Part {
+            heading: None,
+            table: provenance_table(r),
+            when_empty: "",
+        },
+        Part {
+            heading: Some(("what-ran", "What ran and on what")),
+            table: common_table(r),
+            when_empty: "nothing is known of the setup",
+        },
+    ];
+    if let Some(table) = differences_table(r) {
+        out.push(Part {
+            heading: Some(("setup-differences", "Differences between setups")),
+            table,
+            when_empty: "none: the setups share every fact above",
+        });
+    }
+    out.push(Part {
+        heading: Some(("placement", "Client placement and stability per phase")),
+        table: placement_table(r),
+        when_empty: "",
+    });
+    out
+}
+
 fn head(names: &[&str]) -> Vec<String> {
     names.iter().map(|s| s.to_string()).collect()
 }
 
 /// Which qpslab, command, dates and runs.
-pub(crate) fn provenance_table(r: &Report) -> OwnedTable {
+fn provenance_table(r: &Report) -> OwnedTable {
     let rows = r
         .context
         .provenance
@@ -22,7 +63,7 @@ pub(crate) fn provenance_table(r: &Report) -> OwnedTable {
 }
 
 /// The facts every setup shares: group, fact, value.
-pub(crate) fn common_table(r: &Report) -> OwnedTable {
+fn common_table(r: &Report) -> OwnedTable {
     let rows = r
         .context
         .common()
@@ -38,7 +79,7 @@ pub(crate) fn common_table(r: &Report) -> OwnedTable {
 }
 
 /// The facts that differ: group, fact, one value per variant; `None` with a single setup.
-pub(crate) fn differences_table(r: &Report) -> Option<OwnedTable> {
+fn differences_table(r: &Report) -> Option<OwnedTable> {
     if r.context.variants.len() < 2 {
         return None;
     }
@@ -57,7 +98,7 @@ pub(crate) fn differences_table(r: &Report) -> Option<OwnedTable> {
 }
 
 /// Where the client ran each phase, how busy its loops were, and the phase's verdict.
-pub(crate) fn placement_table(r: &Report) -> OwnedTable {
+fn placement_table(r: &Report) -> OwnedTable {
     let rows = r
         .context
         .placement

@@ -5,9 +5,7 @@
 //! latency distributions, the server over time, comparisons, best results, live actions,
 //! factor effects and every phase's results with its stability verdict.
 
-use super::context::{
-    common_table, differences_table, placement_table, provenance_table, stability_line, OwnedTable,
-};
+use super::context::{parts, stability_line, OwnedTable};
 use super::{
     actions_table, best_of_table, difference_cells, effects_table, metric_cells, metric_header,
     results_table, Renderer,
@@ -69,19 +67,16 @@ fn owned_table(out: &mut String, (head, rows): OwnedTable) {
 /// What ran, on what, how the client was placed, and who ran it when.
 fn context(o: &mut String, r: &Report) {
     o.push_str("<h2 id=\"context\">Context</h2><div class=\"context\">");
-    owned_table(o, provenance_table(r));
-    o.push_str("<h3 id=\"what-ran\">What ran and on what</h3>");
-    owned_table(o, common_table(r));
-    if let Some(t) = differences_table(r) {
-        o.push_str("<h3 id=\"setup-differences\">Differences between setups</h3>");
-        if t.1.is_empty() {
-            o.push_str("<p>none: the setups share every fact above</p>");
+    for p in parts(r) {
+        if let Some((id, heading)) = p.heading {
+            let _ = write!(o, "<h3 id=\"{id}\">{heading}</h3>");
+        }
+        if p.table.1.is_empty() && !p.when_empty.is_empty() {
+            let _ = write!(o, "<p>{}</p>", esc(p.when_empty));
         } else {
-            owned_table(o, t);
+            owned_table(o, p.table);
         }
     }
-    o.push_str("<h3 id=\"placement\">Client placement and stability per phase</h3>");
-    owned_table(o, placement_table(r));
     o.push_str("</div>\n");
 }
 

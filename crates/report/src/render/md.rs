@@ -1,9 +1,7 @@
 //! Markdown for pasting into a ticket: what changed and the verdicts first, then the context
 //! (what ran, on what, how the client was placed), then tables.
 
-use super::context::{
-    common_table, differences_table, placement_table, provenance_table, stability_line, OwnedTable,
-};
+use super::context::{parts, stability_line, OwnedTable};
 use super::{
     actions_table, best_of_table, difference_cells, effects_table, metric_cells, metric_header,
     results_table, Renderer,
@@ -65,19 +63,16 @@ fn owned_table(out: &mut String, (head, rows): OwnedTable) {
 /// What ran, on what, how the client was placed, and who ran it when.
 fn context(o: &mut String, r: &Report) {
     o.push_str("## Context\n\n");
-    owned_table(o, provenance_table(r));
-    o.push_str("### What ran and on what\n\n");
-    owned_table(o, common_table(r));
-    if let Some(t) = differences_table(r) {
-        o.push_str("### Differences between setups\n\n");
-        if t.1.is_empty() {
-            o.push_str("none: the setups share every fact above\n\n");
+    for p in parts(r) {
+        if let Some((_, heading)) = p.heading {
+            let _ = writeln!(o, "### {heading}\n");
+        }
+        if p.table.1.is_empty() && !p.when_empty.is_empty() {
+            let _ = writeln!(o, "{}\n", p.when_empty);
         } else {
-            owned_table(o, t);
+            owned_table(o, p.table);
         }
     }
-    o.push_str("### Client placement and stability per phase\n\n");
-    owned_table(o, placement_table(r));
 }
 
 impl Renderer for Markdown {
