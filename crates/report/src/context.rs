@@ -126,7 +126,7 @@ pub fn context(input: &ReportInput, variants: &[String]) -> Context {
     Context {
         variants: variants.to_vec(),
         facts,
-        placement: points.iter().map(placement_row).collect(),
+        placement: placement(variants, &points),
         provenance: provenance(input),
     }
 }
@@ -308,6 +308,16 @@ fn other_differences(firsts: &[&Subject]) -> Vec<Fact> {
         .collect()
 }
 
+/// One row per phase, by variant (in report order), sessions, settings and repeat.
+fn placement(variants: &[String], points: &[Point<'_>]) -> Vec<PlacementRow> {
+    let mut ps: Vec<&Point<'_>> = points.iter().collect();
+    ps.sort_by_key(|p| {
+        let v = variants.iter().position(|v| *v == p.subject.cell.variant);
+        (v, p.threads(), p.key(), p.subject.cell.repeat)
+    });
+    ps.into_iter().map(placement_row).collect()
+}
+
 fn placement_row(p: &Point<'_>) -> PlacementRow {
     let r = &p.phase.result;
     let pct = |xs: &[f64]| {
@@ -381,4 +391,100 @@ fn provenance(input: &ReportInput) -> Vec<(String, String)> {
     runs.dedup();
     out.push(("runs".into(), runs.join(", ")));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qpslab_core::cell::Cell;
+    use qpslab_core::{PhaseResult, RunPlan, WorkloadKind, WorkloadOptions};
+    use qpslab_store::{RunId, RunMeta, RunStatus, StoredPhase, StoredRun};
+
+    /// A study cell of `variant` (run `id`) with its own seed and a buffer pool of `pool`.
+    fn cell(id: i64, variant: &str, pool: &str) -> Subject {
+        let mut plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpPointSelect));
+        plan.workload.rand.seed = 1000 + id as u64;
+        let mut server = qpslab_core::ServerInfo {
+            version: "10.11.6-MariaDB".into(),
+            flavor: "mariadb".into(),
+            ..Default::default()
+        };
+        server
+            .variables
+            .insert("innodb_buffer_pool_size".into(), pool.into());
+        server
+            .variables
+            .insert("datadir".into(), format!("/lab/s{id}/data"));
+        let run = StoredRun {
+            id: RunId(id),
+            meta: RunMeta {
+                uuid: format!("run-{id}"),
+                started_at: 1_700_000_000.0 + id as f64,
+                command: "qpslab lab run s.toml".into(),
+                plan,
+                target: format!("root@localhost/sbtest?socket=/lab/s{id}/mysqld.sock"),
+                server,
+                host: Default::default(),
+                tool_version: "0.1.0".into(),
+                study_id: None,
+                cell_label: None,
+            },
+            status: RunStatus::Completed,
+            finished_at: None,
+            phases: vec![StoredPhase {
+                seq: 1,
+                recorded_at: 0.0,
+                result: PhaseResult {
+                    threads: 4,
+                    ..Default::default()
+                },
+                telemetry: Vec::new(),
+            }],
+        };
+        Subject {
+            run,
+            cell: Cell::lone(variant.to_string()),
+        }
+    }
+
+    #[test]
+    fn differences_by_variant_name_without_seeds_or_sandbox_paths() {
+        let input = ReportInput {
+            subjects: vec![
+                cell(1, "small", "8M"),
+                cell(2, "big", "1G"),
+                cell(3, "big_again", "1G"),
+                cell(4, "small", "8M"),
+            ],
+            ..Default::default()
+        };
+        let variants = model::variants(&input);
+        let c = context(&input, &variants);
+        assert_eq!(c.variants, ["small", "big", "big_again"]);
+        let diffs: Vec<&Fact> = c.differences().collect();
+        assert_eq!(diffs.len(), 1, "{diffs:?}");
+        assert_eq!(diffs[0].name, "innodb_buffer_pool_size");
+        assert_eq!(diffs[0].values, ["8M", "1G", "1G"]);
+        let all = serde_json::to_string(&c).unwrap();
+        assert!(!all.contains("seed"), "{all}");
+        let target = c.common().find(|f| f.name == "target").unwrap();
+        assert_eq!(
+            target.values[0],
+            "root@localhost/sbtest?socket=<server dir>/mysqld.sock"
+        );
+        // Every phase has its row, by variant in report order.
+        let rows: Vec<(&str, u32)> = c
+            .placement
+            .iter()
+            .map(|p| (p.variant.as_str(), p.repeat))
+            .collect();
+        assert_eq!(rows.len(), 4);
+        assert_eq!(rows[0].0, "small");
+        assert_eq!(rows[1].0, "small");
+        let started = &c.provenance.iter().find(|(k, _)| k == "started").unwrap().1;
+        assert_eq!(
+            started,
+            "2023-11-14 22:13:21 UTC to 2023-11-14 22:13:24 UTC"
+        );
+    }
 }

@@ -26,7 +26,7 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}.verdicts li
 .better{color:#0a7a2a;font-weight:bold}.worse{color:#b3261e;font-weight:bold}\
 .chart{border:1px solid #eee;margin:0}.chart svg{width:100%;height:auto}.charts{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:10px}\
 .muted{color:#666;font-size:13px}.warning{color:#8a5300;background:#fff6e0;padding:4px 8px}\
-td.unstable{color:#b3261e;font-weight:bold}td.stable{color:#0a7a2a}.context td,.context th{text-align:left;max-width:760px;overflow-wrap:anywhere}";
+td.unstable{color:#b3261e;font-weight:bold}td.stable{color:#0a7a2a}.context td,.context th{text-align:left;max-width:760px;overflow-wrap:break-word}";
 
 fn table(out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<String>>) {
     out.push_str("<table><tr>");
