@@ -4,14 +4,39 @@
 
 mod common;
 use common::*;
-use qpslab_core::result::{LatencySummary, Percentile, PhaseResult, QueryCounts, Sample};
-use qpslab_core::telemetry::{ProcUsage, Reading};
+use qpslab_core::client::ClientLoops;
+use qpslab_core::result::{
+    HistogramBlob, LatencySummary, Percentile, PhaseResult, QueryCounts, Sample,
+};
+use qpslab_core::telemetry::{ProcUsage, Reading, StatusCounts, Tick, TickChange};
+use qpslab_core::{Instability, Stability};
 use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
 use qpslab_store::{RunMeta, RunStatus, Store, TelemetrySample};
 
 /// A deterministic wobble in [-1, 1] so series have noise but never change.
 fn wobble(i: usize, k: usize) -> f64 {
     (((i * 7919 + k * 104_729) % 1000) as f64 / 500.0) - 1.0
+}
+
+/// An event histogram of `n` latencies spread from 0.1 ms to `p99` ms and a tail to twice it.
+fn histogram(n: u64, p99: f64) -> HistogramBlob {
+    use hdrhistogram::serialization::{Serializer, V2Serializer};
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+    for i in 0..n {
+        let f = i as f64 / n as f64;
+        let ms = if f < 0.99 {
+            0.1 + (p99 - 0.1) * f / 0.99
+        } else {
+            p99 * (1.0 + (f - 0.99) * 100.0)
+        };
+        h.record((ms * 1000.0) as u64).unwrap();
+    }
+    let mut v2 = Vec::new();
+    V2Serializer::new().serialize(&h, &mut v2).unwrap();
+    HistogramBlob {
+        name: "event".into(),
+        v2,
+    }
 }
 
 fn phase(threads: u32, tps: f64, p99: f64, k: usize) -> PhaseResult {
@@ -80,6 +105,68 @@ fn phase(threads: u32, tps: f64, p99: f64, k: usize) -> PhaseResult {
     }
 }
 
+/// `p` as the current engine and probe store a phase: with its event histogram, where its
+/// event loops ran and how busy they were, and its stability verdict (the 4-session phases
+/// client-bound: busy 120% is past the limit).
+fn measured(mut p: PhaseResult, p99: f64) -> PhaseResult {
+    p.histograms = vec![histogram(2000, p99)];
+    p.client = Some(ClientLoops {
+        cpus: vec![0, 1],
+        pinned: false,
+        shares_server: Some(true),
+        chosen_by: "one per CPU".into(),
+        busy: vec![0.3 * p.threads as f64; p.threads.min(2) as usize],
+        waited: Vec::new(),
+    });
+    p.stability = Some(Stability {
+        reasons: if p.threads >= 4 {
+            vec![Instability::ClientBound {
+                saturated: 2,
+                loops: 2,
+                busiest: 1.2,
+            }]
+        } else {
+            Vec::new()
+        },
+    });
+    p
+}
+
+/// Report ticks of the server's status over a phase: rows read, threads running, dirty pages.
+fn ticks(p: &PhaseResult) -> Vec<TelemetrySample> {
+    p.samples
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut status = StatusCounts::default();
+            status
+                .counters
+                .insert("Rows_read".into(), (s.events * 10) as i64);
+            status.gauges.insert(
+                "Threads_running".into(),
+                u64::from(p.threads) + (i % 2) as u64,
+            );
+            status
+                .gauges
+                .insert("Innodb_buffer_pool_pages_dirty".into(), 100 + 7 * i as u64);
+            TelemetrySample {
+                elapsed_s: s.elapsed_s,
+                reading: Reading::Tick(Tick::Change(TickChange {
+                    interval_s: s.interval_s,
+                    status,
+                    server: Some(ProcUsage {
+                        user_s: 0.2,
+                        sys_s: 0.1,
+                        rss_kib: 100_000,
+                        io: None,
+                    }),
+                    client: None,
+                })),
+            }
+        })
+        .collect()
+}
+
 fn record(store: &mut Store, uuid: &str, pool: &str, phases: &[PhaseResult]) {
     record_plan(store, uuid, pool, phases, |_| {});
 }
@@ -129,7 +216,14 @@ fn record_plan(
                 io: None,
             }),
         };
-        store.record_phase(&meta, p, &[cpu]).unwrap();
+        // A phase measured as today's probe does it (with its loops) has its ticks too.
+        let mut telemetry = if p.client.is_some() {
+            ticks(p)
+        } else {
+            Vec::new()
+        };
+        telemetry.push(cpu);
+        store.record_phase(&meta, p, &telemetry).unwrap();
     }
     store.finish_run(uuid, RunStatus::Completed).unwrap();
 }
@@ -160,6 +254,55 @@ fn report_markdown_and_json_match_golden_files() {
         assert!(o.status.success(), "{}", stderr(&o));
         check_golden(file, &stdout(&o));
     }
+}
+
+/// The report of two runs measured as today's engine and probe store them shows, in every
+/// format, where the client ran each phase and each phase's verdict (client-bound included),
+/// and the HTML draws a latency distribution and the server's time series for every session
+/// count.
+#[test]
+fn report_shows_placement_verdicts_distributions_and_server_series() {
+    let s = Scratch::new();
+    let mut store = Store::open(&s.db()).unwrap();
+    for (uuid, pool, k) in [("run-a", "134217728", 1), ("run-b", "1073741824", 3)] {
+        let phases = [
+            measured(phase(1, 900.0, 2.0, k), 2.0),
+            measured(phase(4, 3000.0, 3.0, k + 1), 3.0),
+        ];
+        record(&mut store, uuid, pool, &phases);
+    }
+    drop(store);
+    let md = s.run(&["report", "1", "2", "--format", "md"]);
+    assert!(md.status.success(), "{}", stderr(&md));
+    let md = stdout(&md);
+    for want in [
+        "| run 1 | threads=1 | 1 | 1 event loop on CPUs 0-1 (shared with the server) | 30% |  | stable |",
+        "| run 2 | threads=4 | 1 | 2 event loops on CPUs 0-1 (shared with the server) | 120% 120% |  | unstable: client-bound",
+        "threads=4 stability: run 1: 1 client-bound; run 2: 1 client-bound",
+        "| server | innodb_buffer_pool_size | 134217728 | 1073741824 |",
+    ] {
+        assert!(md.contains(want), "no '{want}' in:\n{md}");
+    }
+    let html = s.run(&["report", "1", "2", "--format", "html"]);
+    assert!(html.status.success(), "{}", stderr(&html));
+    let html = stdout(&html);
+    for id in [
+        "throughput-over-time-1",
+        "throughput-over-time-4",
+        "p99-over-time-1",
+        "p99-over-time-4",
+        "latency-distribution-1",
+        "latency-distribution-4",
+        "server-cpu-over-time-4",
+        "rows-read-over-time-1",
+        "dirty-pages-over-time-4",
+        "threads-running-over-time-1",
+    ] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "no chart {id}");
+    }
+    // Legends carry each phase's verdict; the distribution's axis is labelled in percentiles.
+    assert!(html.contains("run 1 (client-bound)") && html.contains("run 2 (stable)"));
+    assert!(html.contains(">99.9%<"), "no 99.9% tick");
 }
 
 #[test]

@@ -156,15 +156,7 @@ fn html_report_loads_in_chromium_and_every_chart_draws() {
         "{text}"
     );
 
-    let profile = tempfile::tempdir().unwrap();
-    let url = format!("file://{}", html.display());
-    let dom = chromium(&["--dump-dom", &url], profile.path());
-    assert!(dom.status.success(), "{}", stderr(&dom));
-    let dump = stdout(&dom);
-    let log = stderr(&dom);
-    for bad in ["Refused to", "Uncaught", "ERR_", ":CONSOLE("] {
-        assert!(!log.contains(bad), "chromium logged '{bad}':\n{log}");
-    }
+    let dump = render_in_chromium(&html, "report.png", "1280,2000");
     let svgs = dump.matches("<svg").count();
     assert!(svgs >= 5, "expected the charts in the DOM, found {svgs}");
     // Every chart has at least one series with points.
@@ -181,19 +173,6 @@ fn html_report_loads_in_chromium_and_every_chart_draws() {
             &chart[..chart.len().min(300)]
         );
     }
-    let shot = artifacts().join("report.png");
-    let _ = std::fs::remove_file(&shot);
-    let o = chromium(
-        &[
-            &format!("--screenshot={}", shot.display()),
-            "--window-size=1280,2000",
-            "--hide-scrollbars",
-            &url,
-        ],
-        profile.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(std::fs::metadata(&shot).unwrap().len() > 20_000);
     // The PNG charts exist and are real images.
     let written: Vec<_> = std::fs::read_dir(&pngs).unwrap().flatten().collect();
     assert_eq!(written.len(), svgs);

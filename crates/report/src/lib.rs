@@ -1,7 +1,8 @@
 //! Reports and comparisons of stored runs and studies.
 //!
 //! The input is a [`ReportInput`]: stored runs placed in a study's design (variant, factor
-//! levels, swept settings, repeat). [`build`] turns it into a [`Report`]: what changed, one
+//! levels, swept settings, repeat). [`build`] turns it into a [`Report`]: its [`context`] (what
+//! ran, on what, how the client was placed), what changed, one
 //! verdict per comparison, comparisons with 95% confidence intervals of the ratio on the log
 //! scale and a minimum detectable effect ([`ratio`]) from repeats or, with one run a side, from
 //! per-interval samples ([`stats`]), warnings (different run options, unstable phases), each
@@ -23,6 +24,7 @@
 
 mod charts;
 pub mod compare;
+pub mod context;
 pub mod diff;
 pub mod effects;
 mod error;
@@ -38,7 +40,7 @@ pub mod setup;
 pub mod stats;
 pub mod svg;
 
-pub use charts::Chart;
+pub use charts::{verdict_word, Chart, Section};
 pub use compare::{compare, Comparison, MetricComparison, PointComparison};
 pub use error::Error;
 pub use model::{FactorDef, Point, ReportInput, Subject};

@@ -1,8 +1,9 @@
-//! The report as data: what changed, one verdict per comparison, comparisons, best-of,
+//! The report as data: its context, what changed, one verdict per comparison, comparisons, best-of,
 //! factor effects, per-point results and charts. Renderers only lay it out.
 
 use crate::charts::{self, Chart};
 use crate::compare::{self, group_estimate, Comparison};
+use crate::context::{self, Context};
 use crate::effects::{self, Effect};
 use crate::error::Error;
 use crate::metrics::{self, Metric};
@@ -71,6 +72,8 @@ pub struct Report {
     pub runs: Vec<i64>,
     /// Variants in order; the first is every comparison's baseline.
     pub variants: Vec<String>,
+    /// What ran, on what, how the client was placed, and who ran it when.
+    pub context: Context,
     /// What the study changed, one line each.
     pub what_changed: Vec<String>,
     /// One line per comparison.
@@ -116,6 +119,7 @@ pub fn build(input: &ReportInput) -> Result<Report, Error> {
         title: input.title.clone(),
         studies: input.studies.clone(),
         runs,
+        context: context::context(input, &variants),
         what_changed: what_changed(input, &variants, &points, &comparisons),
         verdicts: comparisons.iter().map(Comparison::headline).collect(),
         best_of: variants.iter().filter_map(|v| best(v, &of(v))).collect(),

@@ -71,23 +71,9 @@ pub fn differences(a: &Subject, b: &Subject) -> Vec<Difference> {
         // What settling found and how long auto warm-up took are measurements, not settings.
         f.retain(|k, _| !k.starts_with("plan.settle.report.") && k != "plan.warmup_auto.took_s");
         f.insert("server.version".into(), meta.server.version.clone());
-        // Paths inside the server's own directory (its datadir's parent: a sandbox's home)
-        // differ between any two sandboxes; compare them relative to it.
-        let home = meta
-            .server
-            .variables
-            .get("datadir")
-            .map(|d| d.trim_end_matches('/'))
-            .and_then(|d| d.rsplit_once('/'))
-            .map(|(parent, _)| parent.to_string())
-            .filter(|p| p.len() > 1);
         for (k, v) in &meta.server.variables {
             if !INCIDENTAL.contains(&k.as_str()) {
-                let v = match &home {
-                    Some(h) => v.replace(h.as_str(), "<server dir>"),
-                    None => v.clone(),
-                };
-                f.insert(format!("server.{k}"), v);
+                f.insert(format!("server.{k}"), in_server_dir(meta, v));
             }
         }
         let host = serde_json::to_value(&meta.host).unwrap_or(Value::Null);
@@ -111,7 +97,25 @@ pub fn differences(a: &Subject, b: &Subject) -> Vec<Difference> {
         .collect()
 }
 
-fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+/// `text` with the server's own directory (its datadir's parent: a sandbox's home) written
+/// `<server dir>`: paths inside it differ between any two sandboxes by construction.
+pub(crate) fn in_server_dir(meta: &qpslab_store::RunMeta, text: &str) -> String {
+    let home = meta
+        .server
+        .variables
+        .get("datadir")
+        .map(|d| d.trim_end_matches('/'))
+        .and_then(|d| d.rsplit_once('/'))
+        .map(|(parent, _)| parent)
+        .filter(|p| p.len() > 1);
+    match home {
+        Some(h) => text.replace(h, "<server dir>"),
+        None => text.to_string(),
+    }
+}
+
+/// The leaves of `v` as `prefix.key.key` → value text.
+pub(crate) fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
     match v {
         Value::Object(m) => {
             for (k, x) in m {

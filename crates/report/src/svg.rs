@@ -1,5 +1,7 @@
-//! Hand-written SVG line charts: axes with round ticks (linear, or log2 for sessions), one path
-//! and its markers per series, a legend, and an optional shaded band (the discarded warm-up).
+//! Hand-written SVG line charts: axes with round ticks (linear, log2 for sessions, or
+//! HdrHistogram's percentile axis), one path and its markers per series, a legend, and an
+//! optional shaded band (the discarded warm-up). Charts come in two sizes: full, and small for
+//! small multiples (one chart per session count or per server metric, side by side).
 //!
 //! Plain SVG 1.1 with inline attributes only, so the same text renders in a browser, inside a
 //! Markdown viewer and through resvg to PNG. Every series path carries `class="series"` and
@@ -7,15 +9,6 @@
 
 use std::fmt::Write;
 
-const W: f64 = 720.0;
-const H: f64 = 380.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 170.0;
-const TOP: f64 = 36.0;
-const BOTTOM: f64 = 52.0;
-/// The plot area's width and height.
-const PW: f64 = W - LEFT - RIGHT;
-const PH: f64 = H - TOP - BOTTOM;
 /// Colour-blind-safe palette (Okabe–Ito).
 const COLORS: [&str; 8] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
@@ -35,6 +28,78 @@ pub struct Series {
     pub dashed: bool,
 }
 
+/// How a chart's x values map onto its axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum XAxis {
+    /// Linear, with round ticks.
+    #[default]
+    Linear,
+    /// Log2 (sessions: 1, 2, 4 ... 1024), ticks at powers of two.
+    Log2,
+    /// HdrHistogram's percentile axis: x is `1/(1-p)` on a log10 scale, ticks labelled as
+    /// percentiles (0%, 90%, 99%, 99.9%...).
+    Percentile,
+}
+
+/// A chart's size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Size {
+    /// A chart on its own.
+    #[default]
+    Full,
+    /// One of several side by side (small multiples).
+    Small,
+}
+
+/// The picture's dimensions and margins around the plot area.
+struct Geom {
+    w: f64,
+    h: f64,
+    left: f64,
+    right: f64,
+    top: f64,
+    bottom: f64,
+    font: f64,
+    title_font: f64,
+}
+
+impl Geom {
+    fn of(size: Size) -> Geom {
+        match size {
+            Size::Full => Geom {
+                w: 720.0,
+                h: 380.0,
+                left: 70.0,
+                right: 170.0,
+                top: 36.0,
+                bottom: 52.0,
+                font: 12.0,
+                title_font: 15.0,
+            },
+            Size::Small => Geom {
+                w: 560.0,
+                h: 280.0,
+                left: 58.0,
+                right: 150.0,
+                top: 32.0,
+                bottom: 44.0,
+                font: 11.0,
+                title_font: 13.0,
+            },
+        }
+    }
+
+    /// The plot area's width.
+    fn pw(&self) -> f64 {
+        self.w - self.left - self.right
+    }
+
+    /// The plot area's height.
+    fn ph(&self) -> f64 {
+        self.h - self.top - self.bottom
+    }
+}
+
 /// A chart's description.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct LineChart {
@@ -44,8 +109,10 @@ pub struct LineChart {
     pub x_label: String,
     /// Y axis label.
     pub y_label: String,
-    /// Log2 x axis (sessions: 1, 2, 4 ... 1024).
-    pub x_log2: bool,
+    /// The x axis' scale.
+    pub x_axis: XAxis,
+    /// Full or small.
+    pub size: Size,
     /// Lines.
     pub series: Vec<Series>,
     /// A shaded x range and its label.
@@ -64,7 +131,7 @@ impl LineChart {
     pub fn to_svg(&self) -> String {
         let frame = Frame::fit(self);
         let mut s = String::new();
-        self.write_header(&mut s);
+        self.write_header(&mut s, &frame.g);
         if let Some(band) = &self.band {
             frame.write_band(&mut s, band);
         }
@@ -72,32 +139,42 @@ impl LineChart {
         for (i, marker) in self.markers.iter().enumerate() {
             frame.write_marker(&mut s, i, marker);
         }
-        self.write_border_and_labels(&mut s);
+        self.write_border_and_labels(&mut s, &frame.g);
         for (i, se) in self.series.iter().enumerate() {
             frame.write_series(&mut s, se);
-            write_legend_entry(&mut s, i, se);
+            write_legend_entry(&mut s, &frame.g, i, se);
         }
         s.push_str("</svg>");
         s
     }
 
     /// The opening `<svg>`, its white background and the title.
-    fn write_header(&self, s: &mut String) {
+    fn write_header(&self, s: &mut String, g: &Geom) {
         let _ = write!(
             s,
-            r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="{FONT}" font-size="12" role="img"><title>{t}</title><rect width="{W}" height="{H}" fill="#ffffff"/><text x="{LEFT}" y="22" font-size="15" font-weight="bold" fill="#222">{t}</text>"##,
+            r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-family="{FONT}" font-size="{f}" role="img"><title>{t}</title><rect width="{w}" height="{h}" fill="#ffffff"/><text x="{l}" y="{ty}" font-size="{tf}" font-weight="bold" fill="#222">{t}</text>"##,
+            w = g.w,
+            h = g.h,
+            f = g.font,
+            l = g.left,
+            ty = g.top - 14.0,
+            tf = g.title_font,
             t = esc(&self.title)
         );
     }
 
     /// The plot's border and the axis labels.
-    fn write_border_and_labels(&self, s: &mut String) {
+    fn write_border_and_labels(&self, s: &mut String, g: &Geom) {
         let _ = write!(
             s,
-            r##"<rect x="{LEFT}" y="{TOP}" width="{PW}" height="{PH}" fill="none" stroke="#888"/><text x="{cx}" y="{by}" text-anchor="middle" fill="#222">{xl}</text><text transform="translate(16 {cy}) rotate(-90)" text-anchor="middle" fill="#222">{yl}</text>"##,
-            cx = LEFT + PW / 2.0,
-            by = H - 12.0,
-            cy = TOP + PH / 2.0,
+            r##"<rect x="{l}" y="{t}" width="{pw}" height="{ph}" fill="none" stroke="#888"/><text x="{cx}" y="{by}" text-anchor="middle" fill="#222">{xl}</text><text transform="translate(16 {cy}) rotate(-90)" text-anchor="middle" fill="#222">{yl}</text>"##,
+            l = g.left,
+            t = g.top,
+            pw = g.pw(),
+            ph = g.ph(),
+            cx = g.left + g.pw() / 2.0,
+            by = g.h - 12.0,
+            cy = g.top + g.ph() / 2.0,
             xl = esc(&self.x_label),
             yl = esc(&self.y_label)
         );
@@ -106,8 +183,10 @@ impl LineChart {
 
 /// The data ranges the plot area shows and how a data point maps into it.
 struct Frame {
-    /// Log2 x axis.
-    x_log2: bool,
+    /// The picture's dimensions.
+    g: Geom,
+    /// The x axis' scale.
+    x_axis: XAxis,
     /// The x range, after the log2 transform when there is one.
     x0: f64,
     x1: f64,
@@ -120,7 +199,8 @@ impl Frame {
     /// The frame that holds every point and the band of `chart`; y starts at 0.
     fn fit(chart: &LineChart) -> Frame {
         let mut frame = Frame {
-            x_log2: chart.x_log2,
+            g: Geom::of(chart.size),
+            x_axis: chart.x_axis,
             x0: f64::MAX,
             x1: f64::MIN,
             y_ticks: Vec::new(),
@@ -146,23 +226,23 @@ impl Frame {
         frame
     }
 
-    /// `x` on the axis' scale (its log2 on a log2 axis).
+    /// `x` on the axis' scale (its log2 on a log2 axis, its log10 on a percentile axis).
     fn tx(&self, x: f64) -> f64 {
-        if self.x_log2 {
-            x.max(1e-9).log2()
-        } else {
-            x
+        match self.x_axis {
+            XAxis::Linear => x,
+            XAxis::Log2 => x.max(1e-9).log2(),
+            XAxis::Percentile => x.max(1.0).log10(),
         }
     }
 
     /// The horizontal position of `x` in the picture.
     fn sx(&self, x: f64) -> f64 {
-        LEFT + (self.tx(x) - self.x0) / (self.x1 - self.x0) * PW
+        self.g.left + (self.tx(x) - self.x0) / (self.x1 - self.x0) * self.g.pw()
     }
 
     /// The vertical position of `y` in the picture.
     fn sy(&self, y: f64) -> f64 {
-        TOP + PH - y / self.ymax * PH
+        self.g.top + self.g.ph() - y / self.ymax * self.g.ph()
     }
 
     /// A shaded x range from `a` to `b` with its label centred at the top.
@@ -170,10 +250,12 @@ impl Frame {
         let (xa, xb) = (self.sx(*a), self.sx(*b));
         let _ = write!(
             s,
-            r##"<rect class="band" x="{xa:.1}" y="{TOP}" width="{w:.1}" height="{PH}" fill="#999999" fill-opacity="0.18"/><text x="{tx:.1}" y="{ty}" font-size="11" fill="#555" text-anchor="middle">{l}</text>"##,
+            r##"<rect class="band" x="{xa:.1}" y="{top}" width="{w:.1}" height="{ph}" fill="#999999" fill-opacity="0.18"/><text x="{tx:.1}" y="{ty}" font-size="11" fill="#555" text-anchor="middle">{l}</text>"##,
+            top = self.g.top,
+            ph = self.g.ph(),
             w = (xb - xa).max(0.0),
             tx = (xa + xb) / 2.0,
-            ty = TOP + 14.0,
+            ty = self.g.top + 14.0,
             l = esc(label)
         );
     }
@@ -184,10 +266,11 @@ impl Frame {
         let sx = self.sx(*x);
         let _ = write!(
             s,
-            r##"<line class="marker" x1="{sx:.1}" y1="{TOP}" x2="{sx:.1}" y2="{b}" stroke="#B22222" stroke-width="1.2" stroke-dasharray="5 3"/><text x="{tx:.1}" y="{ty}" font-size="11" fill="#B22222">{l}</text>"##,
-            b = TOP + PH,
+            r##"<line class="marker" x1="{sx:.1}" y1="{top}" x2="{sx:.1}" y2="{b}" stroke="#B22222" stroke-width="1.2" stroke-dasharray="5 3"/><text x="{tx:.1}" y="{ty}" font-size="11" fill="#B22222">{l}</text>"##,
+            top = self.g.top,
+            b = self.g.top + self.g.ph(),
             tx = sx + 4.0,
-            ty = TOP + 28.0 + 14.0 * (i % 3) as f64,
+            ty = self.g.top + 28.0 + 14.0 * (i % 3) as f64,
             l = esc(label)
         );
     }
@@ -198,29 +281,38 @@ impl Frame {
             let y = self.sy(v);
             let _ = write!(
                 s,
-                r##"<line x1="{LEFT}" x2="{x2}" y1="{y:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{tx}" y="{ty:.1}" text-anchor="end" fill="#444">{v}</text>"##,
-                x2 = LEFT + PW,
-                tx = LEFT - 6.0,
+                r##"<line x1="{l}" x2="{x2}" y1="{y:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{tx}" y="{ty:.1}" text-anchor="end" fill="#444">{v}</text>"##,
+                l = self.g.left,
+                x2 = self.g.left + self.g.pw(),
+                tx = self.g.left - 6.0,
                 ty = y + 4.0,
                 v = fmt_num(v)
             );
         }
         for v in self.x_ticks() {
             let x = self.sx(v);
+            let label = match self.x_axis {
+                XAxis::Percentile => percentile_label(v),
+                _ => fmt_num(v),
+            };
             let _ = write!(
                 s,
-                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{y2}" stroke="#f0f0f0"/><text x="{x:.1}" y="{ty}" text-anchor="middle" fill="#444">{v}</text>"##,
-                y2 = TOP + PH,
-                ty = TOP + PH + 16.0,
-                v = fmt_num(v)
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{y2}" stroke="#f0f0f0"/><text x="{x:.1}" y="{ty}" text-anchor="middle" fill="#444">{label}</text>"##,
+                top = self.g.top,
+                y2 = self.g.top + self.g.ph(),
+                ty = self.g.top + self.g.ph() + 16.0,
             );
         }
     }
 
-    /// Round x ticks over the frame's range: powers of two on a log2 axis.
+    /// Round x ticks over the frame's range: powers of two on a log2 axis, powers of ten of
+    /// `1/(1-p)` (0%, 90%, 99%...) on a percentile axis.
     fn x_ticks(&self) -> Vec<f64> {
         let (x0, x1) = (self.x0, self.x1);
-        if self.x_log2 {
+        if self.x_axis == XAxis::Percentile {
+            let (a, b) = (x0.ceil().max(0.0) as i32, (x1 + 1e-9).floor() as i32);
+            (a..=b).map(|e| 10f64.powi(e)).collect()
+        } else if self.x_axis == XAxis::Log2 {
             // Powers of two over the transformed range, thinned to at most 12 labels.
             let (a, b) = (x0.floor() as i32, x1.ceil() as i32);
             let step = (((b - a) as f64 / 11.0).ceil() as i32).max(1);
@@ -275,10 +367,21 @@ impl Frame {
     }
 }
 
+/// A tick of the percentile axis (`1/(1-p)`, a power of ten) as its percentile: `0%`, `90%`,
+/// `99.9%`.
+fn percentile_label(x: f64) -> String {
+    let k = x.max(1.0).log10().round() as i32;
+    if k == 0 {
+        return "0%".into();
+    }
+    let p = 100.0 - 100.0 * 10f64.powi(-k);
+    format!("{p:.*}%", (k - 2).max(0) as usize)
+}
+
 /// The legend's `i`th entry, right of the plot: a short line drawn like the series, and its name.
-fn write_legend_entry(s: &mut String, i: usize, se: &Series) {
-    let ly = TOP + 8.0 + 18.0 * i as f64;
-    let lx = LEFT + PW + 12.0;
+fn write_legend_entry(s: &mut String, g: &Geom, i: usize, se: &Series) {
+    let ly = g.top + 8.0 + 18.0 * i as f64;
+    let lx = g.left + g.pw() + 12.0;
     let _ = write!(
         s,
         r##"<line x1="{lx}" x2="{lx2}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"{dash}/><text x="{tx}" y="{ty}" fill="#222">{name}</text>"##,
@@ -361,101 +464,5 @@ pub fn esc(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn draws_each_series_with_its_points() {
-        let c = LineChart {
-            title: "tps <vs> sessions".into(),
-            x_log2: true,
-            series: vec![Series {
-                name: "a".into(),
-                points: vec![(1.0, 10.0), (4.0, 35.0), (16.0, 80.0)],
-                color: 0,
-                dashed: false,
-            }],
-            ..Default::default()
-        };
-        let svg = c.to_svg();
-        assert!(svg.contains(r#"data-points="3""#), "{svg}");
-        assert_eq!(svg.matches("<circle").count(), 3);
-        assert!(svg.contains("tps &lt;vs&gt; sessions"));
-        // Log2 ticks at powers of two.
-        for t in [">1<", ">2<", ">4<", ">8<", ">16<"] {
-            assert!(svg.contains(t), "{t}");
-        }
-    }
-
-    /// Compares `svg` with `src/testdata/NAME` (`UPDATE_GOLDEN=1` rewrites it; review the diff).
-    fn check_golden(name: &str, svg: &str) {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("src/testdata")
-            .join(name);
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            std::fs::write(&path, svg).unwrap();
-            return;
-        }
-        let want = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(svg, want, "{name} differs from its golden file");
-    }
-
-    #[test]
-    fn charts_match_golden_files() {
-        let series = |name: &str, color, dashed, points: Vec<(f64, f64)>| Series {
-            name: name.into(),
-            points,
-            color,
-            dashed,
-        };
-        let sessions = LineChart {
-            title: "p99 & p95 vs sessions".into(),
-            x_label: "sessions (log2)".into(),
-            y_label: "ms".into(),
-            x_log2: true,
-            series: vec![
-                series(
-                    "a p99",
-                    0,
-                    false,
-                    vec![(1.0, 2.5), (8.0, 7.25), (64.0, 31.0)],
-                ),
-                series("a p95", 0, true, vec![(1.0, 1.5), (8.0, 5.0), (64.0, 20.0)]),
-                series("b <x> p99", 9, false, vec![(2.0, 3.0), (128.0, 44.0)]),
-            ],
-            band: None,
-            markers: Vec::new(),
-        };
-        check_golden("sessions.svg", &sessions.to_svg());
-        let over_time = LineChart {
-            title: "Throughput per interval".into(),
-            x_label: "seconds since the measured phase began".into(),
-            y_label: "transactions/s".into(),
-            x_log2: false,
-            series: vec![series(
-                "a @64",
-                1,
-                false,
-                (1..=30)
-                    .map(|i| (i as f64 * 0.5, 12_000.0 + 37.0 * i as f64))
-                    .collect(),
-            )],
-            band: Some((-2.0, 0.0, "warm-up (discarded)".into())),
-            markers: vec![(8.0, "set innodb_buffer_pool_size=512M".into())],
-        };
-        check_golden("over_time.svg", &over_time.to_svg());
-        check_golden("empty.svg", &LineChart::default().to_svg());
-    }
-
-    #[test]
-    fn round_ticks_and_labels() {
-        assert_eq!(
-            nice_ticks(87.0),
-            (vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0], 100.0)
-        );
-        assert_eq!(fmt_num(12_500.0), "12.5k");
-        assert_eq!(fmt_num(2_000_000.0), "2M");
-        assert_eq!(fmt_num(0.25), "0.25");
-        assert_eq!(fmt_num(250.0), "250");
-    }
-}
+#[path = "svg_tests.rs"]
+mod tests;

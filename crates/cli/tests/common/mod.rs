@@ -143,6 +143,34 @@ pub fn chromium(args: &[&str], profile: &std::path::Path) -> std::process::Outpu
         .expect("chromium (apt-get install chromium)")
 }
 
+/// Opens the HTML file `html` in headless Chromium: asserts that it loaded without a refused
+/// request, an uncaught error or a console message, keeps a screenshot `WIDTH,HEIGHT` big as
+/// `artifacts()/shot`, and returns the DOM as Chromium built it.
+pub fn render_in_chromium(html: &std::path::Path, shot: &str, size: &str) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", html.display());
+    let dom = chromium(&["--dump-dom", &url], profile.path());
+    assert!(dom.status.success(), "{}", stderr(&dom));
+    let log = stderr(&dom);
+    for bad in ["Refused to", "Uncaught", "ERR_", ":CONSOLE("] {
+        assert!(!log.contains(bad), "chromium logged '{bad}':\n{log}");
+    }
+    let shot = artifacts().join(shot);
+    let _ = std::fs::remove_file(&shot);
+    let o = chromium(
+        &[
+            &format!("--screenshot={}", shot.display()),
+            &format!("--window-size={size}"),
+            "--hide-scrollbars",
+            &url,
+        ],
+        profile.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::metadata(&shot).unwrap().len() > 20_000);
+    stdout(&dom)
+}
+
 /// The shared test server's socket path as a string.
 pub fn socket() -> String {
     qpslab_sandbox::testing::shared_server()

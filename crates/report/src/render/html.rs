@@ -1,10 +1,16 @@
 //! One self-contained HTML file: inline CSS and SVG, no script, and a Content-Security-Policy
 //! that forbids every fetch, so the file reads the same offline and cannot leak a request.
+//! Sections, each with an `id`: what changed, verdicts, context (what ran, on what, how the
+//! client was placed, who ran it when), charts against sessions, per-interval small multiples,
+//! latency distributions, the server over time, comparisons, best results, live actions,
+//! factor effects and every phase's results with its stability verdict.
 
+use super::context::{parts, stability_line, OwnedTable};
 use super::{
     actions_table, best_of_table, difference_cells, effects_table, metric_cells, metric_header,
     results_table, Renderer,
 };
+use crate::charts::Section;
 use crate::error::Error;
 use crate::report::Report;
 use crate::svg::esc;
@@ -17,8 +23,10 @@ const STYLE: &str = "body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px
 h1{font-size:24px;margin-bottom:4px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}h3{font-size:15px}\
 table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}.verdicts li{font-size:15px;margin:3px 0}\
-.better{color:#0a7a2a;font-weight:bold}.worse{color:#b3261e;font-weight:bold}.charts{display:flex;flex-wrap:wrap;gap:12px}\
-.chart{border:1px solid #eee}.muted{color:#666;font-size:13px}.warning{color:#8a5300;background:#fff6e0;padding:4px 8px}";
+.better{color:#0a7a2a;font-weight:bold}.worse{color:#b3261e;font-weight:bold}\
+.chart{border:1px solid #eee;margin:0}.chart svg{width:100%;height:auto}.charts{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:10px}\
+.muted{color:#666;font-size:13px}.warning{color:#8a5300;background:#fff6e0;padding:4px 8px}\
+td.unstable{color:#b3261e;font-weight:bold}td.stable{color:#0a7a2a}.context td,.context th{text-align:left;max-width:760px;overflow-wrap:break-word}";
 
 fn table(out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<String>>) {
     out.push_str("<table><tr>");
@@ -32,6 +40,8 @@ fn table(out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<Str
             let class = match c.as_str() {
                 "improvement" => " class=\"better\"",
                 "regression" => " class=\"worse\"",
+                "stable" => " class=\"stable\"",
+                c if c.starts_with("unstable") => " class=\"unstable\"",
                 _ => "",
             };
             let _ = write!(out, "<td{class}>{}</td>", esc(&c));
@@ -49,6 +59,72 @@ fn verdict_class(line: &str) -> &'static str {
     }
 }
 
+fn owned_table(out: &mut String, (head, rows): OwnedTable) {
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    table(out, &head, rows);
+}
+
+/// What ran, on what, how the client was placed, and who ran it when.
+fn context(o: &mut String, r: &Report) {
+    o.push_str("<h2 id=\"context\">Context</h2><div class=\"context\">");
+    for p in parts(r) {
+        if let Some((id, heading)) = p.heading {
+            let _ = write!(o, "<h3 id=\"{id}\">{heading}</h3>");
+        }
+        if p.table.1.is_empty() && !p.when_empty.is_empty() {
+            let _ = write!(o, "<p>{}</p>", esc(p.when_empty));
+        } else {
+            owned_table(o, p.table);
+        }
+    }
+    o.push_str("</div>\n");
+}
+
+/// The charts, each section under its heading (sections without charts left out).
+fn charts(o: &mut String, r: &Report) {
+    let sections = [
+        (Section::Scaling, "scaling", "Throughput, latency and CPU vs sessions", ""),
+        (
+            Section::Intervals,
+            "intervals",
+            "Per interval, every session count",
+            "Each line is labelled with its phase's stability verdict.",
+        ),
+        (
+            Section::Latency,
+            "latency-distribution",
+            "Latency distribution",
+            "Latency by percentile as HdrHistogram plots it: the x axis is 1/(1-p) on a log scale; repeats merged.",
+        ),
+        (
+            Section::Server,
+            "server",
+            "The server meanwhile",
+            "From the server's status and process readings stored at every report interval.",
+        ),
+    ];
+    for (section, id, title, note) in sections {
+        let charts: Vec<_> = r.charts.iter().filter(|c| c.section == section).collect();
+        if charts.is_empty() {
+            continue;
+        }
+        let _ = write!(o, "<h2 id=\"{id}\">{title}</h2>");
+        if !note.is_empty() {
+            let _ = write!(o, "<p class=\"muted\">{note}</p>");
+        }
+        o.push_str("<div class=\"charts\">\n");
+        for c in charts {
+            let _ = writeln!(
+                o,
+                "<figure class=\"chart\" id=\"{}\">{}</figure>",
+                esc(&c.id),
+                c.svg
+            );
+        }
+        o.push_str("</div>\n");
+    }
+}
+
 impl Renderer for Html {
     fn render(&self, r: &Report) -> Result<String, Error> {
         let mut o = String::new();
@@ -57,10 +133,11 @@ impl Renderer for Html {
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
              <meta name=\"viewport\" content=\"width=device-width\"><title>{t}</title><style>{STYLE}</style></head><body>\n\
-             <h1>{t}</h1><p class=\"muted\">runs {runs}</p>\n<h2>What changed</h2><ul>",
+             <h1>{t}</h1><p class=\"muted\">runs {runs}</p>\n",
             t = esc(&r.title),
             runs = r.runs.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
         );
+        o.push_str("<h2 id=\"what-changed\">What changed</h2><ul>");
         for l in &r.what_changed {
             let _ = write!(o, "<li>{}</li>", esc(l));
         }
@@ -72,16 +149,8 @@ impl Renderer for Html {
             }
             o.push_str("</ul>\n");
         }
-        o.push_str("<h2>Charts</h2><div class=\"charts\">\n");
-        for c in &r.charts {
-            let _ = writeln!(
-                o,
-                "<figure class=\"chart\" id=\"{}\">{}</figure>",
-                esc(&c.id),
-                c.svg
-            );
-        }
-        o.push_str("</div>\n");
+        context(&mut o, r);
+        charts(&mut o, r);
         for c in &r.comparisons {
             let _ = write!(o, "<h2>{} vs {}</h2>", esc(&c.b), esc(&c.a));
             for w in &c.warnings {
@@ -89,6 +158,9 @@ impl Renderer for Html {
             }
             for p in &c.points {
                 let _ = write!(o, "<h3>{}</h3>", esc(&p.key));
+                if let Some(line) = stability_line(r, [&c.a, &c.b], &p.key) {
+                    let _ = write!(o, "<p class=\"muted stability\">{}</p>", esc(&line));
+                }
                 table(
                     &mut o,
                     &metric_header(&c.a, &c.b),
@@ -119,7 +191,7 @@ impl Renderer for Html {
             let (head, rows) = effects_table(r);
             table(&mut o, head, rows);
         }
-        o.push_str("<h2>Results</h2>");
+        o.push_str("<h2 id=\"results\">Results and stability</h2>");
         let (head, rows) = results_table(r);
         table(&mut o, head, rows);
         o.push_str("<p class=\"muted\">Intervals: 95%, of the ratio of the means on the log scale (Welch's t, exact for fractional degrees of freedom); with repeats, from the variation between repeats; with one run a side, from per-interval means with an effective sample size corrected for autocorrelation (within-run noise only). MDE: the smallest change this many runs with this spread call significant at the 5% level with 80% power; a comparison that finds nothing with an MDE above 10% is inconclusive.</p>\n</body></html>\n");

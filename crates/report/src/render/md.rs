@@ -1,5 +1,7 @@
-//! Markdown for pasting into a ticket: what changed and the verdicts first, then tables.
+//! Markdown for pasting into a ticket: what changed and the verdicts first, then the context
+//! (what ran, on what, how the client was placed), then tables.
 
+use super::context::{parts, stability_line, OwnedTable};
 use super::{
     actions_table, best_of_table, difference_cells, effects_table, metric_cells, metric_header,
     results_table, Renderer,
@@ -53,6 +55,26 @@ pub fn comparison_markdown(c: &Comparison) -> String {
     o
 }
 
+fn owned_table(out: &mut String, (head, rows): OwnedTable) {
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    table(out, &head, rows);
+}
+
+/// What ran, on what, how the client was placed, and who ran it when.
+fn context(o: &mut String, r: &Report) {
+    o.push_str("## Context\n\n");
+    for p in parts(r) {
+        if let Some((_, heading)) = p.heading {
+            let _ = writeln!(o, "### {heading}\n");
+        }
+        if p.table.1.is_empty() && !p.when_empty.is_empty() {
+            let _ = writeln!(o, "{}\n", p.when_empty);
+        } else {
+            owned_table(o, p.table);
+        }
+    }
+}
+
 impl Renderer for Markdown {
     fn render(&self, r: &Report) -> Result<String, Error> {
         let mut o = String::new();
@@ -68,8 +90,14 @@ impl Renderer for Markdown {
             }
         }
         o.push('\n');
+        context(&mut o, r);
         for c in &r.comparisons {
             o.push_str(&comparison_markdown(c));
+            for p in &c.points {
+                if let Some(line) = stability_line(r, [&c.a, &c.b], &p.key) {
+                    let _ = writeln!(o, "{} {line}\n", p.key);
+                }
+            }
         }
         if !r.best_of.is_empty() {
             o.push_str("## Best result per variant\n\n");

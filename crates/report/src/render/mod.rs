@@ -1,5 +1,6 @@
 //! Renderers: one per format, each behind [`Renderer`].
 
+mod context;
 mod html;
 mod json;
 mod md;

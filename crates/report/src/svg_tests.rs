@@ -1,0 +1,126 @@
+//! Charts drawn from fixed series against golden files, ticks and labels.
+
+use super::*;
+
+#[test]
+fn draws_each_series_with_its_points() {
+    let c = LineChart {
+        title: "tps <vs> sessions".into(),
+        x_axis: XAxis::Log2,
+        series: vec![Series {
+            name: "a".into(),
+            points: vec![(1.0, 10.0), (4.0, 35.0), (16.0, 80.0)],
+            color: 0,
+            dashed: false,
+        }],
+        ..Default::default()
+    };
+    let svg = c.to_svg();
+    assert!(svg.contains(r#"data-points="3""#), "{svg}");
+    assert_eq!(svg.matches("<circle").count(), 3);
+    assert!(svg.contains("tps &lt;vs&gt; sessions"));
+    // Log2 ticks at powers of two.
+    for t in [">1<", ">2<", ">4<", ">8<", ">16<"] {
+        assert!(svg.contains(t), "{t}");
+    }
+}
+
+/// Compares `svg` with `src/testdata/NAME` (`UPDATE_GOLDEN=1` rewrites it; review the diff).
+fn check_golden(name: &str, svg: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/testdata")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, svg).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(svg, want, "{name} differs from its golden file");
+}
+
+#[test]
+fn charts_match_golden_files() {
+    let series = |name: &str, color, dashed, points: Vec<(f64, f64)>| Series {
+        name: name.into(),
+        points,
+        color,
+        dashed,
+    };
+    let sessions = LineChart {
+        title: "p99 & p95 vs sessions".into(),
+        x_label: "sessions (log2)".into(),
+        y_label: "ms".into(),
+        x_axis: XAxis::Log2,
+        series: vec![
+            series(
+                "a p99",
+                0,
+                false,
+                vec![(1.0, 2.5), (8.0, 7.25), (64.0, 31.0)],
+            ),
+            series("a p95", 0, true, vec![(1.0, 1.5), (8.0, 5.0), (64.0, 20.0)]),
+            series("b <x> p99", 9, false, vec![(2.0, 3.0), (128.0, 44.0)]),
+        ],
+        band: None,
+        markers: Vec::new(),
+        size: Size::Full,
+    };
+    check_golden("sessions.svg", &sessions.to_svg());
+    let over_time = LineChart {
+        title: "Throughput per interval".into(),
+        x_label: "seconds since the measured phase began".into(),
+        y_label: "transactions/s".into(),
+        x_axis: XAxis::Linear,
+        size: Size::Full,
+        series: vec![series(
+            "a @64",
+            1,
+            false,
+            (1..=30)
+                .map(|i| (i as f64 * 0.5, 12_000.0 + 37.0 * i as f64))
+                .collect(),
+        )],
+        band: Some((-2.0, 0.0, "warm-up (discarded)".into())),
+        markers: vec![(8.0, "set innodb_buffer_pool_size=512M".into())],
+    };
+    check_golden("over_time.svg", &over_time.to_svg());
+    check_golden("empty.svg", &LineChart::default().to_svg());
+    let distribution = LineChart {
+        title: "Latency by percentile · 4 sessions".into(),
+        x_label: "percentile (log scale of 1/(1-p))".into(),
+        y_label: "latency, ms".into(),
+        x_axis: XAxis::Percentile,
+        size: Size::Small,
+        series: vec![series(
+            "bp8m",
+            0,
+            false,
+            (0..=60)
+                .map(|i| {
+                    let x = 10f64.powf(i as f64 / 20.0);
+                    (x, 0.2 + 0.05 * x.ln())
+                })
+                .collect(),
+        )],
+        band: None,
+        markers: Vec::new(),
+    };
+    check_golden("distribution_small.svg", &distribution.to_svg());
+}
+
+#[test]
+fn round_ticks_and_labels() {
+    assert_eq!(
+        nice_ticks(87.0),
+        (vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0], 100.0)
+    );
+    assert_eq!(fmt_num(12_500.0), "12.5k");
+    assert_eq!(fmt_num(2_000_000.0), "2M");
+    assert_eq!(fmt_num(0.25), "0.25");
+    assert_eq!(fmt_num(250.0), "250");
+    let labels: Vec<String> = [1.0, 10.0, 100.0, 1000.0, 1e5]
+        .into_iter()
+        .map(percentile_label)
+        .collect();
+    assert_eq!(labels, ["0%", "90%", "99%", "99.9%", "99.999%"]);
+}
