@@ -338,13 +338,13 @@ fn every_surface_prints_the_phase_histograms_percentiles() {
     let md = ok(&s, &["report", "1", "--format", "md"]);
     check_rows(
         "report md",
-        &markdown_rows(&md, "| variant | at | repeat"),
+        &markdown_rows(&md, "| variant | at | repeat | run"),
         key,
         col,
         &truth,
     );
     let html = ok(&s, &["report", "1", "--format", "html"]);
-    check_rows("report html", &html_rows(&html, "repeat"), key, col, &truth);
+    check_rows("report html", &html_rows(&html, "p50 ms"), key, col, &truth);
     for best in markdown_rows(&md, "| variant | at | tps | qps | p99") {
         let t = key(&best);
         same(
