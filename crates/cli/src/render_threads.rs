@@ -79,24 +79,7 @@ fn common(members: &[&Thread], f: impl Fn(&Thread) -> String) -> String {
 
 /// A CPU list as ranges, as `/proc` writes it: `0-3,6`.
 fn cpus(list: &[usize]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    for &c in list {
-        match parts.last_mut() {
-            Some(last) if last_cpu(last) + 1 == c => {
-                let start = last.split('-').next().unwrap_or_default().to_string();
-                *last = format!("{start}-{c}");
-            }
-            _ => parts.push(c.to_string()),
-        }
-    }
-    parts.join(",")
-}
-
-fn last_cpu(part: &str) -> usize {
-    part.rsplit('-')
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(usize::MAX - 1)
+    qpslab_core::cpus::render_ranges(list)
 }
 
 #[cfg(test)]

@@ -89,21 +89,7 @@ fn group(i: usize, rule: &Rule, user: bool) -> Result<ResourceGroupSql, String> 
 
 /// CPUs as ranges: `0-3,6`.
 fn vcpus(cpus: &[usize]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let start = cpus[i];
-        while i + 1 < cpus.len() && cpus[i + 1] == cpus[i] + 1 {
-            i += 1;
-        }
-        parts.push(if cpus[i] == start {
-            start.to_string()
-        } else {
-            format!("{start}-{}", cpus[i])
-        });
-        i += 1;
-    }
-    parts.join(",")
+    qpslab_core::cpus::render_ranges(cpus)
 }
 
 /// A class glob as a LIKE pattern (escape character `!`); class names hold no quotes (checked
