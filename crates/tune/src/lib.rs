@@ -23,7 +23,9 @@
 //! # -> Result<(), qpslab_tune::TuneError> {
 //! let stop = std::sync::atomic::AtomicBool::new(false);
 //! let outcome = qpslab_tune::tune(req, target, store, obs, &stop)?;
-//! println!("significant: {}", outcome.significant());
+//! if outcome.significant() {
+//!     // `outcome.best`: the confirmed settings, for the caller to render as a my.cnf section
+//! }
 //! # Ok(()) }
 //! ```
 
