@@ -18,15 +18,17 @@ use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;
 use qpslab_sandbox::{Sandbox, SandboxHome, SandboxUse};
 use qpslab_store::{
-    CellRecord, CellStatus, Factor, NewStudy, RunMeta, Store, StudyId, StudyRecord, StudyStatus,
+    CellRecord, CellStatus, Factor, RunMeta, Store, StudyId, StudyRecord, StudyStatus,
 };
 use qpslab_wire::Conn;
 use serde_json::json;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+mod create;
 #[path = "study_io.rs"]
 mod io_cell;
+pub use create::{create, environment};
 
 /// What the runner tells about a study's progress, on top of a cell's [`Observer`] events.
 pub trait StudyObserver: Observer {
@@ -107,25 +109,6 @@ pub fn load(path: &Path) -> Result<Loaded, SpecError> {
     })
 }
 
-/// The environment of a study: host facts, storage of the lab, what can be measured here.
-pub fn environment(home: &SandboxHome) -> serde_json::Value {
-    let _ = std::fs::create_dir_all(home.path());
-    json!({
-        "host": qpslab_probe::host_facts(),
-        "lab_storage": qpslab_probe::storage_facts(home.path()),
-        "perf": match qpslab_probe::perf::perf_support() {
-            Ok(()) => json!({"supported": true, "events": qpslab_probe::perf::EVENTS}),
-            Err(reason) => json!({"supported": false, "reason": reason}),
-        },
-        "os_toggles": match crate::os::thp_support() {
-            Ok(thp) => json!({"thp": {"supported": true, "initial": thp}}),
-            Err(reason) => json!({"thp": {"supported": false, "reason": reason}}),
-        },
-        "servers": {},
-        "tool_version": env!("CARGO_PKG_VERSION"),
-    })
-}
-
 /// The server of the setup being measured.
 struct Active {
     setup: usize,
@@ -193,7 +176,7 @@ pub fn run_study<O: StudyObserver>(
 ) -> Result<StudyOutcome, StudyError> {
     let spec = &loaded.spec;
     let id = match mode {
-        Mode::Run => create(store, loaded, home)?,
+        Mode::Run => create_from(store, loaded, home)?,
         Mode::Resume => {
             // Refused while another process drives it; from here on this one does.
             let old = store.claim_study(&spec.name)?;
@@ -248,20 +231,25 @@ pub fn run_study<O: StudyObserver>(
     })
 }
 
-fn create(store: &mut Store, loaded: &Loaded, home: &SandboxHome) -> Result<StudyId, StudyError> {
+fn create_from(
+    store: &mut Store,
+    loaded: &Loaded,
+    home: &SandboxHome,
+) -> Result<StudyId, StudyError> {
     let spec = &loaded.spec;
-    let new = NewStudy {
-        name: spec.name.clone(),
-        spec_toml: loaded.text.clone(),
-        spec_hash: spec::spec_hash(spec),
-        env: environment(home),
-        factors: spec::factor_list(spec)
-            .into_iter()
-            .map(|(name, levels)| Factor { name, levels })
-            .collect(),
-    };
-    let cells = loaded.expanded.cells.iter().map(|c| &c.cell);
-    Ok(store.create_study(&new, cells)?)
+    let factors = spec::factor_list(spec).into_iter();
+    let factors = factors
+        .map(|(name, levels)| Factor { name, levels })
+        .collect();
+    let (hash, cells) = (spec::spec_hash(spec), loaded.expanded.cells.iter());
+    let cells = cells.map(|c| &c.cell);
+    create(
+        store,
+        home,
+        (&spec.name, &loaded.text, &hash),
+        factors,
+        cells,
+    )
 }
 
 struct Runner<'a> {

@@ -8,7 +8,7 @@ use crate::error::user;
 use crate::target::{command_args, connect, explicit, sandbox_home};
 use anyhow::Result;
 use qpslab_core::ConnectOptions;
-use qpslab_lab::restore::{Guard, Ledger, Look, RestoreError};
+use qpslab_lab::restore::{Guard, Ledger, RestoreError};
 use qpslab_sandbox::SandboxHome;
 
 /// Runs `qpslab restore`.
@@ -49,19 +49,16 @@ pub fn restore(a: RestoreArgs) -> Result<()> {
     connected.finish()
 }
 
-/// Before `tune` or `run` measures: refuses a server holding a dead process's settings (they
+/// Before `run` measures: refuses a server holding a dead process's settings (they
 /// would be taken as its baseline) or one whose settings another process is changing now.
 pub(crate) fn refuse_leftovers(
     home: &SandboxHome,
     server: &ConnectOptions,
     t: &TargetArgs,
 ) -> Result<()> {
-    match Ledger::in_lab(home.path()).look(server) {
-        Ok(Look::Nothing) => Ok(()),
-        Ok(Look::Busy(r)) => Err(error(RestoreError::Busy(Box::new(r)), t)),
-        Ok(Look::Leftover(r)) => Err(error(RestoreError::Leftover(Box::new(r)), t)),
-        Err(e) => Err(error(e, t)),
-    }
+    Ledger::in_lab(home.path())
+        .refuse_leftovers(server)
+        .map_err(|e| error(e, t))
 }
 
 /// Before `advise` or `capture` reads a server's settings: a warning on stderr when they are
@@ -70,22 +67,6 @@ pub(crate) fn warn_leftovers(home: &SandboxHome, server: &ConnectOptions, t: &Ta
     if let Err(e) = refuse_leftovers(home, server, t) {
         eprintln!("warning: {e}");
     }
-}
-
-/// Before the first change of `names` by `command`: records their values and prints the
-/// statement that restores them.
-pub(crate) fn guard(
-    home: &SandboxHome,
-    server: &ConnectOptions,
-    t: &TargetArgs,
-    command: &str,
-    names: &[String],
-) -> Result<Guard> {
-    let g = Ledger::in_lab(home.path())
-        .begin(server, command, names)
-        .map_err(|e| error(e, t))?;
-    announce(&g);
-    Ok(g)
 }
 
 /// Says how to restore by hand what the guarded command is about to change.

@@ -152,6 +152,17 @@ impl Ledger {
         Ok(look)
     }
 
+    /// [`Ledger::look`] as an error: refuses a server holding a dead process's settings (a
+    /// command would take them as its baseline) or one whose settings another process is
+    /// changing now.
+    pub fn refuse_leftovers(&self, target: &ConnectOptions) -> Result<(), RestoreError> {
+        match self.look(target)? {
+            Look::Nothing => Ok(()),
+            Look::Busy(r) => Err(RestoreError::Busy(Box::new(r))),
+            Look::Leftover(r) => Err(RestoreError::Leftover(Box::new(r))),
+        }
+    }
+
     /// Before changing the global variables `names` on the server at `target` for `command`:
     /// refuses while another process changes its settings or a dead one's are still there,
     /// then records the original values (variables the server lacks are left out).

@@ -1,7 +1,7 @@
 //! The confirmation, pure: in which order the baseline (A) and the candidate (B) are measured,
 //! and whether B's gain is real. The decision uses `qpslab_report`'s statistics (a ratio with
-//! its interval on the log scale), which is why the tuner lives in the CLI: the lab does not
-//! see `report`.
+//! its interval on the log scale), which is why the tuner is a crate above the lab: the lab
+//! does not see `report`.
 
 use qpslab_report::ratio::{paired_ratio, Ratio};
 

@@ -8,7 +8,7 @@
 //! ones decide between the close. The baseline runs in every rung as a candidate like any
 //! other, so a configuration is only ahead of it when measured under the same conditions.
 
-use super::knobs::Knob;
+use crate::knobs::Knob;
 use std::collections::BTreeMap;
 
 /// Settings that differ from the baseline (empty: the baseline itself).

@@ -1,11 +1,11 @@
 //! Putting a configuration on the server between trials with `SET GLOBAL` (the live actions'
 //! `qpslab_lab::live::set_global`), waiting for a buffer-pool resize to finish, and putting
-//! every changed variable back at the end, on error, and on Ctrl-C (the command declares itself
-//! `signals::undoing`, so a signal only stops the trial and this runs).
+//! every changed variable back at the end, on error, and on Ctrl-C (the caller's stop flag only
+//! stops the trial, and this runs).
 
-use super::knobs::{same_value, Knob};
-use super::search::Config;
-use anyhow::{anyhow, Result};
+use crate::knobs::{same_value, Knob};
+use crate::search::Config;
+use crate::TuneError;
 use qpslab_core::ConnectOptions;
 use qpslab_lab::live::{set_global, Changed};
 use qpslab_wire::Conn;
@@ -43,7 +43,7 @@ impl Applier {
 
     /// Sets every knob to `config`'s value, or the baseline's where it has none; only the
     /// variables whose value differs are changed. Returns the seconds it took.
-    pub fn apply(&mut self, config: &Config) -> Result<f64> {
+    pub fn apply(&mut self, config: &Config) -> Result<f64, TuneError> {
         let started = Instant::now();
         let wanted: Vec<(String, String)> = self
             .baseline
@@ -58,10 +58,13 @@ impl Applier {
         Ok(started.elapsed().as_secs_f64())
     }
 
-    fn set(&mut self, name: &str, value: &str) -> Result<()> {
+    fn set(&mut self, name: &str, value: &str) -> Result<(), TuneError> {
         let status = resize_status(&self.target, name);
-        let changed = set_global(&self.target, name, value)
-            .map_err(|e| anyhow!("SET GLOBAL {name} = {value}: {e}"))?;
+        let changed = set_global(&self.target, name, value).map_err(|reason| TuneError::Set {
+            name: name.to_string(),
+            value: value.to_string(),
+            reason,
+        })?;
         if !self.changed.iter().any(|c| c.name == changed.name) {
             self.changed.push(changed);
         }
@@ -90,11 +93,11 @@ impl Applier {
 }
 
 impl Drop for Applier {
-    /// An error or a panic between trials still puts the server back.
+    /// A panic between trials still puts the server back. The session restores explicitly on
+    /// success and on error, telling the outcome to its observer; here nothing is left to tell
+    /// it to.
     fn drop(&mut self) {
-        for line in self.restore() {
-            eprintln!("{line}");
-        }
+        let _ = self.restore();
     }
 }
 
@@ -103,7 +106,7 @@ fn resize_status(target: &ConnectOptions, name: &str) -> Option<String> {
     (name == "innodb_buffer_pool_size").then(|| read_status(target).unwrap_or_default())
 }
 
-fn read_status(target: &ConnectOptions) -> Result<String> {
+fn read_status(target: &ConnectOptions) -> Result<String, TuneError> {
     let mut c = Conn::connect(target)?;
     let r = c.query("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_resize_status'")?;
     Ok(r.rows
@@ -115,7 +118,7 @@ fn read_status(target: &ConnectOptions) -> Result<String> {
 /// Waits until the buffer pool's resize that began after status `before` has completed
 /// (MariaDB resizes in the background and reports it in `Innodb_buffer_pool_resize_status`). A
 /// status that stays as it was for 2 s means nothing needed resizing.
-fn wait_resize(target: &ConnectOptions, before: &str) -> Result<()> {
+fn wait_resize(target: &ConnectOptions, before: &str) -> Result<(), TuneError> {
     let started = Instant::now();
     loop {
         let now = read_status(target)?;
@@ -124,10 +127,10 @@ fn wait_resize(target: &ConnectOptions, before: &str) -> Result<()> {
             return Ok(());
         }
         if started.elapsed() > RESIZE_PATIENCE {
-            return Err(anyhow!(
-                "the buffer pool resize did not finish within {} s: {now}",
-                RESIZE_PATIENCE.as_secs()
-            ));
+            return Err(TuneError::Resize {
+                secs: RESIZE_PATIENCE.as_secs(),
+                status: now,
+            });
         }
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -1,21 +1,20 @@
 //! Measuring configurations: a search trial is one engine phase with the configuration applied
 //! (its throughput goes to the trial history only); the confirmation's measurements go through
-//! the lab's `exec::measure` as the cells of the session's proof study, stored like any study.
+//! the lab's `exec::measure` as the cells of the session's proof study, created by the lab's
+//! `study::create` and stored like any study.
 
-use super::apply::Applier;
-use super::confirm::{self, Side};
-use super::search::Config;
-use crate::error::exec_error;
-use crate::signals::INTERRUPTED;
-use crate::target::Connected;
-use anyhow::{Context, Result};
+use crate::apply::Applier;
+use crate::confirm::{self, Side};
+use crate::search::Config;
+use crate::{Target, TuneError};
 use qpslab_core::cell::Cell;
 use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
 use qpslab_lab::ExecError;
-use qpslab_store::{NewStudy, RunId, RunMeta, Store, StudyStatus, TuneTrial};
+use qpslab_sandbox::SandboxHome;
+use qpslab_store::{RunId, RunMeta, Store, StudyStatus, TuneTrial};
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// One trial's outcome.
@@ -29,36 +28,53 @@ pub struct Measured {
 
 /// The server, the workload and the store a session measures with.
 pub struct Bench<'a> {
-    pub target: &'a Connected,
+    /// The server tuned.
+    pub target: &'a Target<'a>,
+    /// The trial's plan.
     pub plan: RunPlan,
+    /// The workload measured.
     pub workload: &'a Workload,
+    /// Its sessions.
     pub threads: u32,
+    /// The settings as the tuner left them, and what to put back.
     pub applier: Applier,
+    /// Where trials and the proof study go.
     pub store: &'a mut Store,
+    /// The session's name, also its proof study's.
     pub session: String,
+    /// Trials recorded so far.
     pub seq: u32,
     /// Seconds a trial costs beyond its measured time (settings, warm-up, ramp), as seen.
     pub overhead_s: f64,
+    /// The command line stored with the proof study's runs.
+    pub command: &'a str,
+    /// The caller's stop flag (Ctrl-C).
+    pub stop: &'a AtomicBool,
 }
 
 impl Bench<'_> {
     /// Measures `config` for `secs` seconds (after the plan's warm-up) and records the trial.
-    pub fn trial(&mut self, config: &Config, secs: f64, phase: &str) -> Result<Measured> {
+    pub fn trial(
+        &mut self,
+        config: &Config,
+        secs: f64,
+        phase: &str,
+    ) -> Result<Measured, TuneError> {
         let started = Instant::now();
         self.applier.apply(config)?;
         let mut plan =
-            qpslab_lab::sizing::placed(&self.plan, &self.target.options, self.target.server_pid);
+            qpslab_lab::sizing::placed(&self.plan, self.target.options, self.target.server_pid);
         plan.stop.time_s = Some(secs);
         let result = qpslab_engine::run_phase(
-            &self.target.options,
+            self.target.options,
             &plan,
             self.workload,
             self.threads,
             &mut |_| {},
-            &INTERRUPTED,
+            self.stop,
         );
-        let result = result.map_err(|e| exec_error(ExecError::from(e)))?;
-        stop_if_interrupted()?;
+        let result = result.map_err(ExecError::from)?;
+        self.stop_if_interrupted()?;
         let took = started.elapsed().as_secs_f64();
         self.overhead_s = self.overhead_s.max(took - secs);
         let m = phase_tps(&result);
@@ -72,7 +88,7 @@ impl Bench<'_> {
         config: &Config,
         m: (f64, f64),
         run: Option<RunId>,
-    ) -> Result<()> {
+    ) -> Result<(), TuneError> {
         self.seq += 1;
         let t = TuneTrial {
             seq: self.seq,
@@ -87,23 +103,19 @@ impl Bench<'_> {
     }
 
     /// Measures baseline and `config` in the confirmation's order, `repeats` times each, as
-    /// the proof study named after the session; the throughputs of each side.
+    /// the proof study named after the session (`spec`: its description, the environment
+    /// read in `home`); the throughputs of each side.
     pub fn confirm(
         &mut self,
         config: &Config,
         repeats: u32,
-        (spec, env): (&str, serde_json::Value),
-    ) -> Result<[Vec<f64>; 2]> {
+        (spec, home): (&str, &SandboxHome),
+    ) -> Result<[Vec<f64>; 2], TuneError> {
         let order = confirm::order(repeats);
         let cells = study_cells(&order);
-        let study = NewStudy {
-            name: self.session.clone(),
-            spec_toml: spec.to_string(),
-            spec_hash: self.session.clone(),
-            env,
-            factors: Vec::new(),
-        };
-        let id = self.store.create_study(&study, &cells)?;
+        let name = (self.session.as_str(), spec, self.session.as_str());
+        let id = qpslab_lab::study::create(self.store, home, name, Vec::new(), &cells)
+            .map_err(TuneError::Study)?;
         let records = self.store.study_cells(id)?;
         let mut sides = [Vec::new(), Vec::new()];
         for (rec, side) in records.iter().zip(&order) {
@@ -122,35 +134,52 @@ impl Bench<'_> {
         Ok(sides)
     }
 
-    fn measure_cell(&mut self, config: &Config, label: &str) -> Result<(f64, RunId)> {
+    fn measure_cell(&mut self, config: &Config, label: &str) -> Result<(f64, RunId), TuneError> {
         self.applier.apply(config)?;
-        let mut control = qpslab_wire::Conn::connect(&self.target.server_options())?;
-        let server = qpslab_probe::server_info(&mut control)?;
+        let server_options = self.target.server_options();
+        let mut control = qpslab_wire::Conn::connect(&server_options)?;
+        let server =
+            qpslab_probe::server_info(&mut control).map_err(|source| TuneError::Probe {
+                doing: "reading server variables",
+                source,
+            })?;
         let meta = RunMeta::new(
             self.plan.clone(),
             self.target.options.describe(),
             server,
             qpslab_probe::host_facts(),
-            std::env::args().collect::<Vec<_>>().join(" "),
+            self.command.to_string(),
         )
         .in_study(&self.session, label);
-        let mut sampler = self.target.sampler(control);
+        let mut sampler = qpslab_probe::Sampler::new(control, self.target.server_pid)
+            .reconnect_to(server_options);
         let m = qpslab_lab::exec::measure(
             self.store,
             &meta,
-            &self.target.options,
+            self.target.options,
             self.workload,
             self.threads,
             &mut sampler,
             &mut qpslab_lab::exec::Quiet,
-            &INTERRUPTED,
+            self.stop,
         )
-        .map_err(exec_error)
-        .with_context(|| format!("measuring {label} of {}", self.session))?;
+        .map_err(|source| TuneError::Measure {
+            label: label.to_string(),
+            study: self.session.clone(),
+            source: Box::new(source),
+        })?;
         self.store
             .finish_run(&meta.uuid, qpslab_store::RunStatus::Completed)?;
-        stop_if_interrupted()?;
+        self.stop_if_interrupted()?;
         Ok((m.phase.tps(), m.run_id))
+    }
+
+    /// A signal stops the session between measurements, as the engine stops within one.
+    fn stop_if_interrupted(&self) -> Result<(), TuneError> {
+        if self.stop.load(Ordering::SeqCst) {
+            return Err(ExecError::Run(qpslab_engine::RunError::Interrupted).into());
+        }
+        Ok(())
     }
 }
 
@@ -185,14 +214,4 @@ fn study_cells(order: &[Side]) -> Vec<Cell> {
             }
         })
         .collect()
-}
-
-/// A signal stops the session between measurements, as the engine stops within one.
-fn stop_if_interrupted() -> Result<()> {
-    if INTERRUPTED.load(Ordering::SeqCst) {
-        return Err(exec_error(ExecError::Run(
-            qpslab_engine::RunError::Interrupted,
-        )));
-    }
-    Ok(())
 }

@@ -1,83 +1,115 @@
 //! One tune session on a connected server: the dataset, the knob space from the server's own
-//! variables, the budgeted search seeded by advise, the confirmation, and the outputs.
+//! variables, the budgeted search seeded by advise, the confirmation, and the outcome.
 
-use super::apply::Applier;
-use super::bench::{Bench, Measured};
-use super::knobs::{self, Knob, Sizes, Space};
-use super::search::{self, describe, Config, Found, Rng};
-use super::session_out::conclude;
-use super::{confirm, Checked};
-use crate::args::{SearchArg, TuneArgs};
-use crate::error::user;
-use crate::target::Connected;
-use anyhow::{Context, Result};
-use qpslab_engine::workload::Workload;
+use crate::apply::Applier;
+use crate::bench::{Bench, Measured};
+use crate::conclude::{conclude, Outcome};
+use crate::knobs::{self, Knob, Sizes, Space};
+use crate::search::{self, Config, Found, Rng};
+use crate::{
+    confirm, confirmation_cost, Best, Observer, Request, Search, Target, Trial, TuneError,
+};
 use qpslab_lab::advise::{advise, gather, needs_restart, Facts};
+use qpslab_lab::restore::Ledger;
 use qpslab_report::stats::{estimate, t_quantile};
-use qpslab_sandbox::SandboxHome;
 use qpslab_store::Store;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-/// Runs the session; prints progress on stderr and the outcome on stdout.
-pub(super) fn run(
-    a: &TuneArgs,
-    c: &Checked,
-    workload: &Workload,
+/// Runs a tune session of `req` on `target`, storing its trials and proof study in `store`:
+/// the search within the budget, the confirmation, and every changed setting put back (also
+/// on error, and when `stop` is raised: the running phase stops and the restore runs).
+/// Progress goes to `obs`; the outcome is the caller's to render.
+pub fn tune(
+    req: &Request,
+    target: &Target,
     store: &mut Store,
-    target: &Connected,
-    home: &SandboxHome,
-) -> Result<()> {
-    let (mut control, _) = target.control()?;
+    obs: &mut dyn Observer,
+    stop: &AtomicBool,
+) -> Result<Outcome, TuneError> {
     let server = target.server_options();
+    let mut control = qpslab_wire::Conn::connect(&server).map_err(|source| TuneError::Connect {
+        target: target.options.describe(),
+        source,
+    })?;
+    let info = qpslab_probe::server_info(&mut control).map_err(|source| TuneError::Probe {
+        doing: "reading server variables",
+        source,
+    })?;
+    obs.server(&info, &target.options.describe());
+    let ledger = Ledger::in_lab(target.home.path());
     // The leftovers of a killed tune would be taken as the baseline and "restored" at the end.
-    crate::cmd::restore::refuse_leftovers(home, &server, &a.target)?;
+    ledger.refuse_leftovers(&server)?;
     let local = target.options.endpoint.is_local();
-    let facts = gather(&mut control, local).context("reading the server's variables")?;
+    let read = |control: &mut qpslab_wire::Conn| {
+        gather(control, local).map_err(|source| TuneError::Probe {
+            doing: "reading the server's variables",
+            source,
+        })
+    };
+    let facts = read(&mut control)?;
     // The knobs are checked against the server before the dataset is built; their sizes
     // follow the data once it is there.
-    space(&facts, c, &a.knobs, false)?;
-    let _sandbox = crate::dataset::ensure_dataset(target, &a.target, &c.plan.workload, None)?;
-    let facts = gather(&mut control, local).context("reading the server's variables")?;
-    let space = space(&facts, c, &a.knobs, true)?;
+    space(&facts, req)?;
+    obs.dataset()?;
+    let facts = read(&mut control)?;
+    let space = space(&facts, req)?;
+    obs.space(&space);
     let names: Vec<String> = space.knobs.iter().map(|k| k.name.clone()).collect();
     // Declared before the bench, so dropped after it: the applier's own restore comes first.
-    let guard = crate::cmd::restore::guard(home, &server, &a.target, "tune", &names)?;
+    let guard = ledger.begin(&server, "tune", &names)?;
+    if let Some(hint) = guard.killed_hint() {
+        obs.message(&hint);
+    }
     let started = Instant::now();
-    let session = format!("tune-{}-{}", unix_secs(), std::process::id());
     let mut bench = Bench {
         target,
-        plan: c.plan.clone(),
-        workload,
-        threads: c.threads,
-        applier: Applier::new(&target.options, &space.knobs),
+        plan: req.plan.clone(),
+        workload: &req.workload,
+        threads: req.threads,
+        applier: Applier::new(target.options, &space.knobs),
         store,
-        session,
+        session: format!("tune-{}-{}", unix_secs(), std::process::id()),
         seq: 0,
-        overhead_s: c.plan.warmup_s + 2.0,
+        overhead_s: req.plan.warmup_s + 2.0,
+        command: &req.command,
+        stop,
     };
-    let reserve = super::confirmation_cost(&c.plan, a.repeats);
-    let seed = seed_config(&facts, c, &space.knobs);
-    let deadline = c.budget_s - reserve;
-    let found = match a.search {
-        SearchArg::Halving => halving(&mut bench, &space.knobs, &seed, (started, deadline))?,
-        SearchArg::Random => random(&mut bench, &space.knobs, (started, deadline))?,
-    };
-    let outcome = conclude(a, c, &mut bench, &space, found, home)?;
-    eprintln!(
-        "{:.0} s of a {:.0} s budget",
-        started.elapsed().as_secs_f64(),
-        c.budget_s
-    );
-    for line in bench.applier.restore() {
-        eprintln!("{line}");
+    let outcome = search_and_confirm(req, &mut bench, &facts, &space, obs, started);
+    if outcome.is_ok() {
+        obs.spent(started.elapsed().as_secs_f64(), req.budget_s);
     }
-    crate::cmd::restore::finish(guard);
-    outcome.print();
-    Ok(())
+    for line in bench.applier.restore() {
+        obs.message(&line);
+    }
+    let outcome = outcome?;
+    if let Err(e) = guard.finish() {
+        obs.message(&format!("warning: {e}"));
+    }
+    Ok(outcome)
 }
 
-/// The knob space of the server, with what was left out said on stderr.
-fn space(facts: &Facts, c: &Checked, only: &[String], show: bool) -> Result<Space> {
+/// The search within what the budget leaves after the confirmation, then the confirmation.
+fn search_and_confirm(
+    req: &Request,
+    bench: &mut Bench,
+    facts: &Facts,
+    space: &Space,
+    obs: &mut dyn Observer,
+    started: Instant,
+) -> Result<Outcome, TuneError> {
+    let reserve = confirmation_cost(&req.plan, req.repeats);
+    let seed = seed_config(facts, req, &space.knobs);
+    let clock = (started, req.budget_s - reserve);
+    let found = match req.search {
+        Search::Halving => halving(bench, &space.knobs, &seed, clock, obs)?,
+        Search::Random => random(bench, &space.knobs, clock, obs)?,
+    };
+    conclude(req, bench, space, found, obs)
+}
+
+/// The knob space of the server.
+fn space(facts: &Facts, req: &Request) -> Result<Space, TuneError> {
     let restart = |n: &str| needs_restart(&facts.read_only, n);
     let server = knobs::Server {
         variables: &facts.server.variables,
@@ -87,28 +119,12 @@ fn space(facts: &Facts, c: &Checked, only: &[String], show: bool) -> Result<Spac
         memory_bytes: facts.local.as_ref().map_or(0, |l| l.host.memory_bytes),
         data_bytes: facts.innodb_bytes,
     };
-    let s = knobs::space(&server, &sizes, c.durability, only).map_err(user)?;
-    if !show {
-        return Ok(s);
-    }
-    for k in &s.knobs {
-        let mark = if k.durability { " (durability)" } else { "" };
-        eprintln!(
-            "knob {}{mark}: {} → {}",
-            k.name,
-            k.current,
-            k.values.join(", ")
-        );
-    }
-    for skipped in &s.skipped {
-        eprintln!("not tuned: {skipped}");
-    }
-    Ok(s)
+    knobs::space(&server, &sizes, req.durability, &req.knobs)
 }
 
 /// Advise's recommendations for the knobs being searched, as one configuration.
-fn seed_config(facts: &Facts, c: &Checked, knobs: &[Knob]) -> Config {
-    advise(facts, c.durability)
+fn seed_config(facts: &Facts, req: &Request, knobs: &[Knob]) -> Config {
+    advise(facts, req.durability)
         .into_iter()
         .filter(|f| f.recommends())
         .filter_map(|f| {
@@ -133,15 +149,18 @@ fn left(clock: Clock) -> f64 {
     clock.1 - clock.0.elapsed().as_secs_f64()
 }
 
-fn halving(b: &mut Bench, knobs: &[Knob], seed: &Config, clock: Clock) -> Result<Found> {
+fn halving(
+    b: &mut Bench,
+    knobs: &[Knob],
+    seed: &Config,
+    clock: Clock,
+    obs: &mut dyn Observer,
+) -> Result<Found, TuneError> {
     let trial_s = b.plan.stop.time_s.unwrap_or(10.0);
     let n = search::halving_size(left(clock), trial_s, b.overhead_s).max(2);
     let mut rng = Rng::new(b.plan.workload.rand.seed);
     let mut alive: Vec<Config> = search::halving_candidates(knobs, seed, n, &mut rng);
-    eprintln!(
-        "search: successive halving of {} configurations",
-        alive.len()
-    );
+    obs.search(Search::Halving, alive.len());
     let (mut secs, mut rung, mut alone) = (trial_s, 0, Vec::new());
     let mut best: Option<(Config, Measured)> = None;
     while alive.len() > 1 {
@@ -156,7 +175,7 @@ fn halving(b: &mut Bench, knobs: &[Knob], seed: &Config, clock: Clock) -> Result
             if new_rung || best.as_ref().is_none_or(|(_, x)| m.tps >= x.tps) {
                 best = Some((config.clone(), m.clone()));
             }
-            progress(b.seq, rung, secs, config, &m, best.as_ref());
+            progress(obs, (b.seq, rung, secs), config, &m, best.as_ref());
             scored.push((config.clone(), m.tps));
         }
         if rung == 0 {
@@ -175,12 +194,17 @@ fn halving(b: &mut Bench, knobs: &[Knob], seed: &Config, clock: Clock) -> Result
     })
 }
 
-fn random(b: &mut Bench, knobs: &[Knob], clock: Clock) -> Result<Found> {
+fn random(
+    b: &mut Bench,
+    knobs: &[Knob],
+    clock: Clock,
+    obs: &mut dyn Observer,
+) -> Result<Found, TuneError> {
     let trial_s = b.plan.stop.time_s.unwrap_or(10.0);
     let n = search::random_size(left(clock), trial_s, b.overhead_s).max(2);
     let mut rng = Rng::new(b.plan.workload.rand.seed);
     let candidates = search::random_candidates(knobs, n, &mut rng);
-    eprintln!("search: random, up to {n} configurations");
+    obs.search(Search::Random, n);
     let mut scored: Vec<(Config, f64)> = Vec::new();
     let mut best: Option<(Config, Measured)> = None;
     for config in &candidates {
@@ -191,7 +215,7 @@ fn random(b: &mut Bench, knobs: &[Knob], clock: Clock) -> Result<Found> {
         if best.as_ref().is_none_or(|(_, x)| m.tps >= x.tps) {
             best = Some((config.clone(), m.clone()));
         }
-        progress(b.seq, 0, trial_s, config, &m, best.as_ref());
+        progress(obs, (b.seq, 0, trial_s), config, &m, best.as_ref());
         scored.push((config.clone(), m.tps));
     }
     let alone = relative_to_baseline(&scored);
@@ -213,32 +237,35 @@ fn relative_to_baseline(scored: &[(Config, f64)]) -> Vec<(Config, f64)> {
         .collect()
 }
 
-/// `trial 3 · rung 0 · 5 s · knob=value · 812.4 tps · best: knob=value 1630.2 tps [1580.1, 1680.3]`
+/// Tells `obs` of a trial (`(seq, rung, secs)`), with the best so far and its interval.
 fn progress(
-    seq: u32,
-    rung: u32,
-    secs: f64,
-    c: &Config,
+    obs: &mut dyn Observer,
+    (seq, rung, secs): (u32, u32, f64),
+    config: &Config,
     m: &Measured,
     best: Option<&(Config, Measured)>,
 ) {
-    let mut line = format!(
-        "trial {seq} · rung {rung} · {secs:.0} s · {} · {:.1} tps",
-        describe(c),
-        m.tps
-    );
-    if let Some((bc, bm)) = best {
-        line.push_str(&format!(" · best: {} {:.1} tps", describe(bc), bm.tps));
-        if let Some(e) = estimate(&bm.per_interval).filter(|e| e.has_uncertainty()) {
-            let half = t_quantile(0.5 + confirm::LEVEL / 2.0, e.df()) * e.se;
-            line.push_str(&format!(
-                " [{:.1}, {:.1}]",
-                (e.mean - half).max(0.0),
-                e.mean + half
-            ));
+    let best = best.map(|(bc, bm)| {
+        let interval = estimate(&bm.per_interval)
+            .filter(|e| e.has_uncertainty())
+            .map(|e| {
+                let half = t_quantile(0.5 + confirm::LEVEL / 2.0, e.df()) * e.se;
+                ((e.mean - half).max(0.0), e.mean + half)
+            });
+        Best {
+            config: bc,
+            tps: bm.tps,
+            interval,
         }
-    }
-    eprintln!("{line}");
+    });
+    obs.trial(&Trial {
+        seq,
+        rung,
+        secs,
+        config,
+        tps: m.tps,
+        best,
+    });
 }
 
 fn unix_secs() -> u64 {

@@ -3,6 +3,7 @@
 //! live server has the variable and can change it with `SET GLOBAL`. Durability knobs join only
 //! with `--durability relaxed`.
 
+use crate::TuneError;
 use qpslab_core::advise::Durability;
 use qpslab_core::live::sql_literal;
 use std::collections::BTreeMap;
@@ -162,7 +163,7 @@ pub fn space(
     sizes: &Sizes,
     durability: Durability,
     only: &[String],
-) -> Result<Space, String> {
+) -> Result<Space, TuneError> {
     for name in only {
         check_named(server, durability, name)?;
     }
@@ -197,42 +198,46 @@ pub fn space(
         }
     }
     if out.knobs.is_empty() {
-        return Err("no knob left to tune on this server (see --knobs and --durability)".into());
+        return Err(TuneError::Knobs(
+            "no knob left to tune on this server (see --knobs and --durability)".into(),
+        ));
     }
     Ok(out)
 }
 
-/// The first of `names` that is not in the list, as the user's error.
-pub fn check_known(names: &[String]) -> Result<(), String> {
+/// The first of `names` that is not in the list, as the user's error ([`TuneError::Knobs`]).
+pub fn check_known(names: &[String]) -> Result<(), TuneError> {
     for name in names {
         if !KNOBS.iter().any(|d| d.name == name) {
             let known: Vec<&str> = KNOBS.iter().map(|d| d.name).collect();
-            return Err(format!(
+            return Err(TuneError::Knobs(format!(
                 "--knobs: unknown knob '{name}' (tunable: {})",
                 known.join(", ")
-            ));
+            )));
         }
     }
     Ok(())
 }
 
-fn check_named(server: &Server, durability: Durability, name: &str) -> Result<(), String> {
+fn check_named(server: &Server, durability: Durability, name: &str) -> Result<(), TuneError> {
     check_known(&[name.to_string()])?;
     let Some(def) = KNOBS.iter().find(|d| d.name == name) else {
         return Ok(());
     };
     if !server.variables.contains_key(name) {
-        return Err(format!("--knobs: this server has no variable '{name}'"));
+        return Err(TuneError::Knobs(format!(
+            "--knobs: this server has no variable '{name}'"
+        )));
     }
     if (server.needs_restart)(name) {
-        return Err(format!(
+        return Err(TuneError::Knobs(format!(
             "--knobs: '{name}' needs a restart on this server; tune changes only what SET GLOBAL can"
-        ));
+        )));
     }
     if def.durability && durability == Durability::Strict {
-        return Err(format!(
+        return Err(TuneError::Knobs(format!(
             "--knobs: '{name}' trades durability for speed; add --durability relaxed to tune it"
-        ));
+        )));
     }
     Ok(())
 }
@@ -264,7 +269,7 @@ mod tests {
             needs_restart: &restart,
         };
         let only: Vec<String> = only.iter().map(|s| s.to_string()).collect();
-        space(&server, &SIZES, d, &only)
+        space(&server, &SIZES, d, &only).map_err(|e| e.to_string())
     }
 
     #[test]

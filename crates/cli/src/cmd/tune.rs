@@ -1,0 +1,271 @@
+//! `qpslab tune`: searches the server's settings for the workload within a wall-time budget,
+//! then confirms the best configuration against the baseline in interleaved repeats stored as
+//! a study, and crowns it only when the interval of the throughput ratio excludes 1.
+//!
+//! The tuner is `qpslab_tune`; this module checks the arguments into its `Request`, connects,
+//! calls `qpslab_tune::tune` once, prints its progress and writes its outcome
+//! (`crate::render_tune`).
+
+use crate::args::{DurabilityArg, SearchArg, TargetArgs, TuneArgs};
+use crate::error::{exec_error, exit_code, user};
+use crate::render_tune::{self, Context};
+use crate::signals::INTERRUPTED;
+use crate::target::{connect, sandbox_home, Connected};
+use anyhow::Result;
+use qpslab_core::advise::Durability;
+use qpslab_core::env::ServerInfo;
+use qpslab_engine::workload::Workload;
+use qpslab_sandbox::{SandboxHome, SandboxUse};
+use qpslab_store::Store;
+use qpslab_tune::knobs::{self, Space};
+use qpslab_tune::search::{describe, Config};
+use qpslab_tune::{confirm, Observer, Request, Search, Target, Trial, TuneError};
+
+/// Runs `qpslab tune`.
+pub fn tune(a: TuneArgs) -> Result<()> {
+    let req = check(&a)?;
+    let home = sandbox_home(&a.home);
+    let connected = connect(&a.target, Some(&a.embedded), &home)?;
+    if !connected.ours {
+        eprintln!("{}: only settings SET GLOBAL can change are tuned (--apply-dynamic-only), and each is put back at the end", connected.options.describe());
+    }
+    let outcome = crate::db::open_to_write(&a.db.db)
+        .and_then(|mut store| session(&a, &req, &mut store, &connected, &home));
+    let stopped = connected.finish();
+    outcome?;
+    stopped
+}
+
+/// One session on the connected server: the library's call, then the outputs and the summary.
+fn session(
+    a: &TuneArgs,
+    req: &Request,
+    store: &mut Store,
+    connected: &Connected,
+    home: &SandboxHome,
+) -> Result<()> {
+    let target = Target {
+        options: &connected.options,
+        server_pid: connected.server_pid,
+        home,
+    };
+    let mut printer = TunePrinter {
+        a,
+        req,
+        connected,
+        held: None,
+        failure: None,
+    };
+    let outcome = qpslab_tune::tune(req, &target, store, &mut printer, &INTERRUPTED)
+        .map_err(|e| error(e, &mut printer.failure, &a.target))?;
+    let context = Context {
+        workload: &req.plan.workload.label(),
+        threads: req.threads,
+        target: &connected.options.describe(),
+        budget_s: req.budget_s,
+        repeats: req.repeats,
+    };
+    if let Some(out) = &a.out {
+        let text = render_tune::render(&render_tune::cnf(&context, &outcome));
+        crate::outfile::write("--out", out, &text)?;
+        eprintln!("written to {}", out.display());
+    }
+    if let Some(path) = &a.json {
+        crate::outfile::write_json(path, &render_tune::json_doc(&outcome))?;
+    }
+    for line in render_tune::summary(&context, &outcome) {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+/// The tuner's error as an error chain for the exit-code mapping: the lab's errors as their
+/// own commands map them, the dataset's failure as the dataset check returned it.
+fn error(e: TuneError, dataset: &mut Option<anyhow::Error>, t: &TargetArgs) -> anyhow::Error {
+    if let (TuneError::Dataset { .. }, Some(failure)) = (&e, dataset.take()) {
+        return failure;
+    }
+    match e {
+        TuneError::Exec(e) => exec_error(*e),
+        TuneError::Measure {
+            label,
+            study,
+            source,
+        } => exec_error(*source).context(format!("measuring {label} of {study}")),
+        TuneError::Restore(e) => crate::cmd::restore::error(e, t),
+        e if e.is_user_error() => user(e.to_string()),
+        e => e.into(),
+    }
+}
+
+/// Prints a session's progress on stderr, and builds the dataset when the tuner asks.
+struct TunePrinter<'a> {
+    a: &'a TuneArgs,
+    req: &'a Request,
+    connected: &'a Connected,
+    /// The sandbox's shared use, held while the session measures.
+    held: Option<SandboxUse>,
+    /// The dataset check's own error, returned in place of the tuner's.
+    failure: Option<anyhow::Error>,
+}
+
+impl Observer for TunePrinter<'_> {
+    fn server(&mut self, server: &ServerInfo, target: &str) {
+        eprintln!(
+            "server: {} ({}) at {target}",
+            server.version, server.version_comment
+        );
+    }
+
+    fn dataset(&mut self) -> Result<(), TuneError> {
+        let w = &self.req.plan.workload;
+        match crate::dataset::ensure_dataset(self.connected, &self.a.target, w, None) {
+            Ok(held) => {
+                self.held = held;
+                Ok(())
+            }
+            Err(e) => {
+                let failed = TuneError::Dataset {
+                    message: format!("{e:#}"),
+                    user: exit_code(&e) == 2,
+                };
+                self.failure = Some(e);
+                Err(failed)
+            }
+        }
+    }
+
+    fn space(&mut self, space: &Space) {
+        for k in &space.knobs {
+            eprintln!("{}", render_tune::knob_line(k));
+        }
+        for skipped in &space.skipped {
+            eprintln!("not tuned: {skipped}");
+        }
+    }
+
+    fn message(&mut self, line: &str) {
+        eprintln!("{line}");
+    }
+
+    fn search(&mut self, search: Search, n: usize) {
+        match search {
+            Search::Halving => eprintln!("search: successive halving of {n} configurations"),
+            Search::Random => eprintln!("search: random, up to {n} configurations"),
+        }
+    }
+
+    fn trial(&mut self, trial: &Trial<'_>) {
+        eprintln!("{}", render_tune::trial_line(trial));
+    }
+
+    fn confirming(&mut self, best: Option<&Config>) {
+        match best {
+            None => eprintln!("the baseline was best in the search: nothing to confirm"),
+            Some(best) => eprintln!(
+                "confirming {} against the baseline: {} measurements of {} s each, interleaved",
+                describe(best),
+                2 * self.a.repeats,
+                self.a.trial_time
+            ),
+        }
+    }
+
+    fn spent(&mut self, elapsed_s: f64, budget_s: f64) {
+        eprintln!("{elapsed_s:.0} s of a {budget_s:.0} s budget");
+    }
+}
+
+/// The arguments, checked before anything starts, as the tuner's request.
+fn check(a: &TuneArgs) -> Result<Request> {
+    crate::db::check(&a.db.db)?;
+    for (flag, path) in [("--out", &a.out), ("--json", &a.json)] {
+        if let Some(p) = path {
+            crate::outfile::check(flag, p, true)?;
+        }
+    }
+    let budget_s = parse_budget(&a.budget).map_err(user)?;
+    knobs::check_known(&a.knobs).map_err(|e| user(e.to_string()))?;
+    if a.repeats < confirm::MIN_REPEATS {
+        return Err(user(format!(
+            "--repeats must be at least {} (got {})",
+            confirm::MIN_REPEATS,
+            a.repeats
+        )));
+    }
+    if a.trial_time == 0 {
+        return Err(user("--trial-time must be at least 1 second"));
+    }
+    let mut plan = crate::plan::options_plan(&a.options.0)?.plan;
+    let [threads] = plan.threads[..] else {
+        return Err(user(
+            "tune measures one thread count: give --threads a single value",
+        ));
+    };
+    plan.stop.time_s = Some(f64::from(a.trial_time));
+    plan.stop.events = None;
+    let confirm_s = qpslab_tune::confirmation_cost(&plan, a.repeats);
+    if budget_s < confirm_s + f64::from(a.trial_time) * 2.0 {
+        return Err(user(format!(
+            "--budget {}: too small; the confirmation alone takes about {confirm_s:.0} s \
+             (2 × {} measurements of {} s): give at least {:.0} s or a shorter --trial-time",
+            a.budget,
+            a.repeats,
+            a.trial_time,
+            confirm_s + f64::from(a.trial_time) * 2.0
+        )));
+    }
+    let workload = Workload::new(&plan.workload).map_err(|e| user(e.to_string()))?;
+    Ok(Request {
+        plan,
+        workload,
+        threads,
+        budget_s,
+        durability: match a.durability {
+            DurabilityArg::Strict => Durability::Strict,
+            DurabilityArg::Relaxed => Durability::Relaxed,
+        },
+        knobs: a.knobs.clone(),
+        repeats: a.repeats,
+        search: match a.search {
+            SearchArg::Halving => Search::Halving,
+            SearchArg::Random => Search::Random,
+        },
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+    })
+}
+
+/// `90`, `90s`, `10m`, `1h` as seconds.
+fn parse_budget(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let mult = match unit {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("--budget {s}: use a time like 90s, 10m or 1h")),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(n) if n > 0.0 && n.is_finite() => Ok(n * mult),
+        _ => Err(format!("--budget {s}: use a time like 90s, 10m or 1h")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_read_as_seconds() {
+        assert_eq!(parse_budget("90"), Ok(90.0));
+        assert_eq!(parse_budget("90s"), Ok(90.0));
+        assert_eq!(parse_budget("10m"), Ok(600.0));
+        assert_eq!(parse_budget("1h"), Ok(3600.0));
+        assert!(parse_budget("0").is_err());
+        assert!(parse_budget("ten").is_err());
+        assert!(parse_budget("5d").is_err());
+    }
+}

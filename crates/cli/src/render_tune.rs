@@ -1,0 +1,272 @@
+//! `qpslab tune`'s output: its progress lines, the summary, the JSON document, and the `--out`
+//! file: a my.cnf `[mysqld]` section of only the settings the tuner changed and confirmed, each
+//! with a comment on its measured effect; or, without a confirmed gain, a section that changes
+//! nothing and says why. Pure, the file tested against a golden file.
+
+use qpslab_tune::knobs::{Knob, Space};
+use qpslab_tune::search::{describe, Config};
+use qpslab_tune::{Outcome, Trial};
+use serde_json::json;
+
+/// One confirmed setting.
+#[derive(Clone, Debug)]
+pub struct CnfSetting {
+    /// The variable.
+    pub name: String,
+    /// Its tuned value.
+    pub value: String,
+    /// Its measured effect in words.
+    pub effect: String,
+    /// It trades crash safety for speed.
+    pub durability: bool,
+}
+
+/// The file: header lines (without `# `), then the settings (none: no significant gain).
+#[derive(Clone, Debug)]
+pub struct Cnf {
+    /// What was tuned, on which server, and the confirmation's result.
+    pub header: Vec<String>,
+    /// The confirmed settings.
+    pub settings: Vec<CnfSetting>,
+}
+
+/// The file's text.
+pub fn render(c: &Cnf) -> String {
+    let mut out = String::new();
+    for line in &c.header {
+        out.push_str(&format!("# {line}\n"));
+    }
+    out.push_str("[mysqld]\n");
+    if c.settings.is_empty() {
+        out.push_str("# no significant gain: nothing to change\n");
+    }
+    for s in &c.settings {
+        out.push_str(&format!("# {}\n", s.effect));
+        if s.durability {
+            out.push_str("# durability: trades crash safety for speed (--durability relaxed)\n");
+        }
+        out.push_str(&format!("{} = {}\n", s.name, s.value));
+    }
+    out
+}
+
+/// `knob NAME (durability): CURRENT → V1, V2`.
+pub fn knob_line(k: &Knob) -> String {
+    let mark = if k.durability { " (durability)" } else { "" };
+    format!(
+        "knob {}{mark}: {} → {}",
+        k.name,
+        k.current,
+        k.values.join(", ")
+    )
+}
+
+/// `trial 3 · rung 0 · 5 s · knob=value · 812.4 tps · best: knob=value 1630.2 tps [1580.1, 1680.3]`
+pub fn trial_line(t: &Trial) -> String {
+    let mut line = format!(
+        "trial {} · rung {} · {:.0} s · {} · {:.1} tps",
+        t.seq,
+        t.rung,
+        t.secs,
+        describe(t.config),
+        t.tps
+    );
+    if let Some(best) = t.best {
+        line.push_str(&format!(
+            " · best: {} {:.1} tps",
+            describe(best.config),
+            best.tps
+        ));
+        if let Some((low, high)) = best.interval {
+            line.push_str(&format!(" [{low:.1}, {high:.1}]"));
+        }
+    }
+    line
+}
+
+/// What the summary and the cnf's header say of the session: the workload, its sessions, the
+/// server, the budget and how many measurements each side had.
+pub struct Context<'a> {
+    /// The workload's label.
+    pub workload: &'a str,
+    /// Its sessions.
+    pub threads: u32,
+    /// The server, redacted.
+    pub target: &'a str,
+    /// Seconds of budget.
+    pub budget_s: f64,
+    /// Measurements of each side.
+    pub repeats: u32,
+}
+
+/// The two header lines: what was tuned, and the confirmation's result.
+pub fn header(c: &Context, o: &Outcome) -> Vec<String> {
+    let mut h = vec![format!(
+        "qpslab tune: {}, {} thread(s), {}, budget {:.0} s, session {}",
+        c.workload, c.threads, c.target, c.budget_s, o.session
+    )];
+    h.push(match o.confirmed.map(|c| c.verdict) {
+        Some(v) => format!(
+            "confirmed: tuned/baseline tps {:.2} [{:.2}, {:.2}] (95%, {} runs each){}",
+            v.ratio.ratio,
+            v.ratio.low,
+            v.ratio.high,
+            c.repeats,
+            if v.significant {
+                ""
+            } else if v.ratio.low > 1.0 {
+                ": no significant gain (less than the 5% a change must bring)"
+            } else {
+                ": no significant gain"
+            }
+        ),
+        None => "no configuration beat the baseline in the search: no significant gain".into(),
+    });
+    h
+}
+
+/// The summary on stdout: the header, the conclusion, and where the proof study is.
+pub fn summary(c: &Context, o: &Outcome) -> Vec<String> {
+    let mut lines = header(c, o);
+    if !o.significant() {
+        lines.push("no significant gain: the server's settings are left as they were".into());
+    } else {
+        lines.push(format!("tuned: {}", describe(&o.best)));
+    }
+    lines.push(format!("proof study: qpslab report {}", o.session));
+    lines
+}
+
+/// The `--out` file of the session.
+pub fn cnf(c: &Context, o: &Outcome) -> Cnf {
+    let settings = if o.significant() {
+        cnf_settings(&o.space, &o.best, &o.alone)
+    } else {
+        Vec::new()
+    };
+    Cnf {
+        header: header(c, o),
+        settings,
+    }
+}
+
+fn cnf_settings(space: &Space, best: &Config, alone: &[(Config, f64)]) -> Vec<CnfSetting> {
+    best.iter()
+        .map(|(name, value)| {
+            let knob = space.knobs.iter().find(|k| &k.name == name);
+            let single = Config::from([(name.clone(), value.clone())]);
+            let effect = match alone.iter().find(|a| a.0 == single) {
+                Some((_, r)) => format!("alone in the search: tps ×{r:.2} (first rung)"),
+                None => "not measured alone (part of the confirmed set)".into(),
+            };
+            CnfSetting {
+                name: name.clone(),
+                value: value.clone(),
+                effect: format!("was {}; {effect}", knob.map_or("?", |k| k.current.as_str())),
+                durability: knob.is_some_and(|k| k.durability),
+            }
+        })
+        .collect()
+}
+
+/// The `--json` document: knobs, baseline and best with their tps, the ratio and its
+/// interval, whether it is significant, and every trial.
+pub fn json_doc(o: &Outcome) -> serde_json::Value {
+    let space = &o.space;
+    let baseline: Config = space
+        .knobs
+        .iter()
+        .map(|k| (k.name.clone(), k.current.clone()))
+        .collect();
+    let durability: Vec<&str> = space
+        .knobs
+        .iter()
+        .filter(|k| k.durability)
+        .map(|k| k.name.as_str())
+        .collect();
+    let v = o.confirmed;
+    json!({
+        "session": o.session,
+        "study": o.session,
+        "knobs": space.knobs.iter().map(|k| &k.name).collect::<Vec<_>>(),
+        "durability_knobs": durability,
+        "baseline": {"settings": baseline, "tps": v.map(|v| v.baseline_tps)},
+        "best": {"settings": o.best, "tps": v.map(|v| v.tuned_tps)},
+        "ratio": v.map(|v| v.verdict.ratio.ratio),
+        "interval": v.map(|v| [v.verdict.ratio.low, v.verdict.ratio.high]),
+        "significant": o.significant(),
+        "trials": o.trials,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::tests::golden;
+    use qpslab_tune::Best;
+
+    #[test]
+    fn progress_lines() {
+        let pool = Config::from([("innodb_buffer_pool_size".into(), "512M".into())]);
+        let mut t = Trial {
+            seq: 3,
+            rung: 1,
+            secs: 10.0,
+            config: &Config::new(),
+            tps: 812.44,
+            best: None,
+        };
+        assert_eq!(
+            trial_line(&t),
+            "trial 3 · rung 1 · 10 s · baseline · 812.4 tps"
+        );
+        t.best = Some(Best {
+            config: &pool,
+            tps: 1630.22,
+            interval: Some((1580.11, 1680.31)),
+        });
+        assert_eq!(
+            trial_line(&t),
+            "trial 3 · rung 1 · 10 s · baseline · 812.4 tps · best: \
+             innodb_buffer_pool_size=512M 1630.2 tps [1580.1, 1680.3]"
+        );
+        let k = Knob {
+            name: "sync_binlog".into(),
+            current: "1".into(),
+            values: vec!["0".into()],
+            durability: true,
+        };
+        assert_eq!(knob_line(&k), "knob sync_binlog (durability): 1 → 0");
+    }
+
+    #[test]
+    fn tuned_cnf_golden() {
+        let c = Cnf {
+            header: vec![
+                "qpslab tune: oltp_read_only, 4 thread(s), 10.11.6-MariaDB, budget 90 s".into(),
+                "confirmed: tuned/baseline tps 3.12 [2.80, 3.47] (95%, 3 runs each, study tune-1)"
+                    .into(),
+            ],
+            settings: vec![
+                CnfSetting {
+                    name: "innodb_buffer_pool_size".into(),
+                    value: "512M".into(),
+                    effect: "was 8M; alone in the search: tps ×3.05 (rung 0)".into(),
+                    durability: false,
+                },
+                CnfSetting {
+                    name: "innodb_flush_log_at_trx_commit".into(),
+                    value: "2".into(),
+                    effect: "was 1; not measured alone (part of the confirmed set)".into(),
+                    durability: true,
+                },
+            ],
+        };
+        golden("tune.cnf", &render(&c));
+        let none = Cnf {
+            header: vec!["qpslab tune: no significant gain".into()],
+            settings: vec![],
+        };
+        golden("tune_none.cnf", &render(&none));
+    }
+}

@@ -1,0 +1,179 @@
+//! Tuning with proof (`qpslab tune`): searches a server's settings for a workload within a
+//! wall-time budget, then confirms the best configuration against the baseline in interleaved
+//! repeats stored as a study, and crowns it only when the interval of the throughput ratio lies
+//! above 1.
+//!
+//! The tuner sits above the lab and `report`: its decisions need `report`'s statistics (a ratio
+//! with its interval on the log scale), and everything that touches a server is the lab's
+//! (`advise`, `live::set_global`, `exec::measure`, `study::create`). The pieces:
+//!
+//! - [`knobs`] (pure): the curated knob list and the candidate values of a server;
+//! - [`search`] (pure): which configurations to try, how many fit, who survives a rung;
+//! - [`confirm`] (pure): the A/B order of the confirmation and its verdict;
+//! - `apply`: changing the settings with `SET GLOBAL` and putting them back;
+//! - `bench`: a search trial (one engine phase) and the proof study's measurements;
+//! - `session`: the flow and the two searches; `conclude`: the confirmation and the outcome.
+//!
+//! One call, [`tune`], runs a session; it prints nothing: progress goes to an [`Observer`],
+//! and the [`Outcome`] is the caller's to render (summary, `tuned.cnf`, JSON).
+//!
+//! ```no_run
+//! # fn demo(req: &qpslab_tune::Request, target: &qpslab_tune::Target,
+//! #         store: &mut qpslab_store::Store, obs: &mut dyn qpslab_tune::Observer)
+//! # -> Result<(), qpslab_tune::TuneError> {
+//! let stop = std::sync::atomic::AtomicBool::new(false);
+//! let outcome = qpslab_tune::tune(req, target, store, obs, &stop)?;
+//! if outcome.significant() {
+//!     // `outcome.best`: the confirmed settings, for the caller to render as a my.cnf section
+//! }
+//! # Ok(()) }
+//! ```
+
+mod apply;
+mod bench;
+mod conclude;
+pub mod confirm;
+mod error;
+pub mod knobs;
+pub mod search;
+mod session;
+
+pub use conclude::{Confirmed, Outcome};
+pub use error::TuneError;
+pub use session::tune;
+
+use knobs::Space;
+use qpslab_core::advise::Durability;
+use qpslab_core::env::ServerInfo;
+use qpslab_core::{ConnectOptions, RunPlan};
+use qpslab_engine::workload::Workload;
+use qpslab_sandbox::SandboxHome;
+use search::Config;
+
+/// How the knob space is searched within the budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Search {
+    /// Successive halving seeded by advise: short trials, the better half re-run twice as long.
+    Halving,
+    /// Random configurations, one trial each (the comparison for the search).
+    Random,
+}
+
+/// What to tune, checked by the caller (see [`confirmation_cost`], [`confirm::MIN_REPEATS`],
+/// [`knobs::check_known`]).
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The workload's plan, with one thread count and the trial time as its stop time.
+    pub plan: RunPlan,
+    /// The workload of the plan's options.
+    pub workload: Workload,
+    /// The sessions measured (the plan's one thread count).
+    pub threads: u32,
+    /// Seconds for the whole search and its confirmation.
+    pub budget_s: f64,
+    /// Whether knobs that trade crash safety for speed may be tuned.
+    pub durability: Durability,
+    /// Only these knobs (empty: every knob of the list the server can change).
+    pub knobs: Vec<String>,
+    /// Measurements of each side in the confirmation.
+    pub repeats: u32,
+    /// How the knob space is searched.
+    pub search: Search,
+    /// The command line, stored with the proof study's runs (no password).
+    pub command: String,
+}
+
+/// The server a session tunes.
+#[derive(Clone, Copy, Debug)]
+pub struct Target<'a> {
+    /// How to open sessions (the schema of the sbtest tables set).
+    pub options: &'a ConnectOptions,
+    /// The pid of our sandbox's server, for its CPUs and its telemetry.
+    pub server_pid: Option<u32>,
+    /// The lab directory: the ledger of changed settings, the proof study's environment.
+    pub home: &'a SandboxHome,
+}
+
+impl Target<'_> {
+    /// The options without a default schema (the control connection's).
+    pub fn server_options(&self) -> ConnectOptions {
+        ConnectOptions {
+            database: None,
+            ..self.options.clone()
+        }
+    }
+}
+
+/// One measured trial of the search, as it is reported.
+#[derive(Clone, Copy, Debug)]
+pub struct Trial<'a> {
+    /// From 1, in the order measured.
+    pub seq: u32,
+    /// The rung of successive halving (0 for random search).
+    pub rung: u32,
+    /// Seconds measured.
+    pub secs: f64,
+    /// The configuration measured.
+    pub config: &'a Config,
+    /// Its transactions per second.
+    pub tps: f64,
+    /// The best configuration so far.
+    pub best: Option<Best<'a>>,
+}
+
+/// The search's best configuration so far, as a [`Trial`] reports it.
+#[derive(Clone, Copy, Debug)]
+pub struct Best<'a> {
+    /// The configuration.
+    pub config: &'a Config,
+    /// Its transactions per second.
+    pub tps: f64,
+    /// The interval of its per-interval tps at [`confirm::LEVEL`] (when they vary).
+    pub interval: Option<(f64, f64)>,
+}
+
+/// What the caller does around a session: builds the dataset when asked, and hears the
+/// session's progress. Every method but [`Observer::dataset`] may do nothing.
+pub trait Observer {
+    /// Connected: the server's version and comment; `target` is its redacted description.
+    fn server(&mut self, _server: &ServerInfo, _target: &str) {}
+    /// Builds (on a sandbox of ours) or checks the workload's dataset; called once the knobs
+    /// named were checked against the server, before the data's size is read. Whatever it
+    /// holds for the measurements (a sandbox's shared use) it keeps until the session ends.
+    fn dataset(&mut self) -> Result<(), TuneError>;
+    /// The knob space searched, and the knobs of the list left out with why.
+    fn space(&mut self, _space: &Space) {}
+    /// A line to show: how to restore by hand if killed, a setting put back, a warning.
+    fn message(&mut self, _line: &str) {}
+    /// The search begins, with up to `n` configurations.
+    fn search(&mut self, _search: Search, _n: usize) {}
+    /// A trial of the search was measured.
+    fn trial(&mut self, _trial: &Trial<'_>) {}
+    /// The confirmation begins for `best`; `None`: the baseline won, nothing to confirm.
+    fn confirming(&mut self, _best: Option<&Config>) {}
+    /// The search and the confirmation took `elapsed_s` of the budget.
+    fn spent(&mut self, _elapsed_s: f64, _budget_s: f64) {}
+}
+
+/// Seconds a confirmation of `repeats` measurements per side takes, by the plan: each
+/// measurement's time and warm-up, and a second for the settings.
+pub fn confirmation_cost(plan: &RunPlan, repeats: u32) -> f64 {
+    let one = plan.stop.time_s.unwrap_or(0.0) + plan.warmup_s + 1.0;
+    2.0 * f64::from(repeats) * one
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_confirmation_costs_its_measurements_and_their_warm_ups() {
+        let mut plan = RunPlan::new(qpslab_core::WorkloadOptions::new(
+            qpslab_core::WorkloadKind::OltpReadOnly,
+        ));
+        plan.stop.time_s = Some(3.0);
+        plan.warmup_s = 1.0;
+        // 2 sides × 3 repeats × (3 s measured + 1 s warm-up + 1 s for the settings).
+        assert_eq!(confirmation_cost(&plan, 3), 30.0);
+    }
+}
