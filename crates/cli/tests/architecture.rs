@@ -162,6 +162,30 @@ fn references(m: &str, text: &str, known: &BTreeSet<String>) -> BTreeSet<String>
     out
 }
 
+/// The `#[path]` attributes of `text` (file `file`), each as the file it names and whether it
+/// is the one accepted use: unit tests beside their module, `#[cfg(test)] #[path =
+/// "NAME_tests.rs"] mod tests;` in `NAME.rs`. Any other hides a module under a name its file
+/// does not have (a file split only to stay under the line cap, a module pulled in twice).
+fn path_attributes(file: &Path, text: &str) -> Vec<(PathBuf, bool)> {
+    let stem = file.file_stem().unwrap().to_string_lossy();
+    let dir = file.parent().unwrap();
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("#[path") {
+        let attr = &text[i..];
+        let named = attr
+            .split('"')
+            .nth(1)
+            .filter(|_| attr.find('"') < attr.find(']'))
+            .unwrap_or("");
+        let after = attr[attr.find(']').map_or(0, |j| j + 1)..].trim_start();
+        let test_idiom = text[..i].trim_end().ends_with("#[cfg(test)]")
+            && named == format!("{stem}_tests.rs")
+            && after.starts_with("mod tests;");
+        out.push((dir.join(named), test_idiom));
+    }
+    out
+}
+
 /// The strongly connected components of more than one module (Tarjan).
 fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     struct T<'a> {
@@ -251,8 +275,8 @@ fn no_crate_has_an_import_circle() {
         // unit-test files beside their module are test code, like `mod tests` inline
         let tests: BTreeSet<PathBuf> = texts
             .iter()
-            .filter(|(f, _)| f.to_string_lossy().ends_with("_tests.rs"))
-            .map(|(f, _)| f.clone())
+            .flat_map(|(f, text)| path_attributes(f, text))
+            .filter_map(|(named, test_idiom)| test_idiom.then_some(named))
             .collect();
         let files: BTreeMap<String, String> = texts
             .into_iter()
@@ -337,6 +361,41 @@ fn the_checker_sees_braced_nested_and_relative_imports() {
         circles(&graph),
         vec![vec!["a::x".to_string(), "b".to_string(), "d".to_string()]]
     );
+}
+
+#[test]
+fn no_module_hides_behind_a_path_attribute() {
+    let mut tricks = Vec::new();
+    for (_, dir) in crates() {
+        for f in sources(&dir.join("src")) {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for (named, test_idiom) in path_attributes(&f, &text) {
+                if !test_idiom {
+                    tricks.push(format!("{} -> {}", f.display(), named.display()));
+                }
+            }
+        }
+    }
+    assert!(tricks.is_empty(), "#[path] modules: {tricks:#?}");
+}
+
+#[test]
+fn the_checker_sees_a_path_trick() {
+    let f = Path::new("src/study.rs");
+    let seen = |text: &str| path_attributes(f, text);
+    assert_eq!(
+        seen("#[cfg(test)]\n#[path = \"study_tests.rs\"]\nmod tests;"),
+        [(PathBuf::from("src/study_tests.rs"), true)]
+    );
+    for trick in [
+        "#[path = \"study_io.rs\"]\nmod io_cell;",
+        "#[cfg(test)]\n#[path = \"other_tests.rs\"]\nmod tests;",
+        "#[cfg(test)]\n#[path = \"study_tests.rs\"]\nmod more;",
+        "#[path=\"x/y.rs\"] pub mod y;",
+    ] {
+        assert!(seen(trick).iter().all(|(_, ok)| !ok), "{trick}");
+        assert_eq!(seen(trick).len(), 1, "{trick}");
+    }
 }
 
 #[test]
