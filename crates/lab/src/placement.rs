@@ -68,10 +68,7 @@ pub fn apply_once(
     opts: &ConnectOptions,
     policy: &Policy,
 ) -> Result<Applied, PlacementError> {
-    let mut conn = Conn::connect(opts).map_err(|source| PlacementError::Connect {
-        target: "apply --pin".into(),
-        source,
-    })?;
+    let mut conn = connect(opts)?;
     Ok(threads::apply(pid, &mut conn, policy)?)
 }
 

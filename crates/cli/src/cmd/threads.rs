@@ -99,7 +99,12 @@ fn not_ours() -> anyhow::Error {
 
 /// Applies a sandbox's policy once (`server start --pin`) and says what it did.
 pub fn apply_at_start(pid: u32, opts: &qpslab_core::ConnectOptions, policy: &Policy) -> Result<()> {
-    let applied = placement::apply_once(pid, opts, policy).map_err(placement_error)?;
+    let applied = placement::apply_once(pid, opts, policy).map_err(|e| match e {
+        PlacementError::Connect { source, .. } => {
+            anyhow::Error::new(source).context("connecting to apply --pin")
+        }
+        e => placement_error(e),
+    })?;
     report(policy, &applied);
     if policy.covers_connections() {
         eprintln!("connection threads are placed while a qpslab run uses this sandbox (it re-applies the policy every second)");
