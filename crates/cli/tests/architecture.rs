@@ -53,11 +53,65 @@ fn without_tests(text: &str) -> &str {
         .map_or(text, |i| &text[..i])
 }
 
-/// The modules `text` (module `m`) refers to, among `known`: `crate::x::y` paths and
-/// `super::x` paths, not counting a module's own parent or children.
+/// Whether `c` may be part of an identifier.
+fn ident_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The paths a path or `use` tree starting at `s` names, each appended to `prefix`:
+/// `a::b` gives one, `{a, b::{c, d}}` three, `a::{self, b}` both `a` and `a::b`; a glob or
+/// an item path (`a::f()`) ends where the path ends.
+fn tree_paths(s: &str, prefix: Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
+    let mut path = prefix;
+    let mut i = 0;
+    loop {
+        let rest = &s[i..];
+        if let Some(list) = rest.strip_prefix('{') {
+            i += 1 + list_paths(list, &path, out);
+            return i;
+        }
+        let end = rest.find(|c: char| !ident_char(c)).unwrap_or(rest.len());
+        match &rest[..end] {
+            "" => break,
+            "self" => {}
+            seg => path.push(seg.to_string()),
+        }
+        i += end;
+        match s[i..].strip_prefix("::") {
+            Some(_) => i += 2,
+            None => break,
+        }
+    }
+    out.push(path);
+    i
+}
+
+/// The trees of a braced list `a, b::c, {d}}` (after its `{`), each appended to `prefix`;
+/// returns the bytes read, through the closing `}`.
+fn list_paths(s: &str, prefix: &[String], out: &mut Vec<Vec<String>>) -> usize {
+    let mut i = 0;
+    loop {
+        i += s[i..].len() - s[i..].trim_start().len();
+        match s[i..].chars().next() {
+            None => return i,
+            Some('}') => return i + 1,
+            Some(',') => i += 1,
+            Some(c) if ident_char(c) || c == '{' || c == '*' => {
+                let n = tree_paths(&s[i..], prefix.to_vec(), out);
+                // past `as y` or a glob's `*`, to the next item
+                i += n + s[i + n..].find([',', '}']).unwrap_or(s.len() - i - n);
+            }
+            Some(_) => i += s[i..].chars().next().map_or(1, char::len_utf8),
+        }
+    }
+}
+
+/// The modules `text` (module `m`) refers to, among `known`: `crate::`, `super::` and
+/// `self::` paths in `use` trees (braced and nested lists included) and in code, not
+/// counting a module's own ancestors or descendants.
 fn references(m: &str, text: &str, known: &BTreeSet<String>) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    let mut add = |path: Vec<&str>| {
+    let mut add = |path: &[String]| {
         for k in (1..=path.len()).rev() {
             let cand = path[..k].join("::");
             if known.contains(&cand) {
@@ -71,37 +125,63 @@ fn references(m: &str, text: &str, known: &BTreeSet<String>) -> BTreeSet<String>
             }
         }
     };
-    let ident = |s: &str| -> Vec<String> {
-        let mut segs = Vec::new();
-        let mut rest = s;
-        loop {
-            let end = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(rest.len());
-            if end == 0 {
-                break;
-            }
-            segs.push(rest[..end].to_string());
-            match rest[end..].strip_prefix("::") {
-                Some(r) => rest = r,
-                None => break,
-            }
-        }
-        segs
+    let own: Vec<String> = if m == "crate" {
+        Vec::new()
+    } else {
+        m.split("::").map(String::from).collect()
     };
-    for (i, _) in text.match_indices("crate::") {
-        let segs = ident(&text[i + 7..]);
-        add(segs.iter().map(String::as_str).collect());
-    }
-    let parent: Vec<&str> = m.split("::").collect();
-    let parent = &parent[..parent.len().saturating_sub(1)];
-    for (i, _) in text.match_indices("super::") {
-        let segs = ident(&text[i + 7..]);
-        let mut path: Vec<&str> = parent.to_vec();
-        path.extend(segs.iter().take(1).map(String::as_str));
-        if m != "crate" {
-            add(path);
+    for (i, _) in text.match_indices("::") {
+        // the first `::` of a path: its root is the word before it
+        let head = &text[..i];
+        let root_at = head.trim_end_matches(ident_char).len();
+        let before = head[..root_at].chars().next_back();
+        if matches!(before, Some(':' | '$')) {
+            continue;
         }
+        let mut base = match &head[root_at..] {
+            "crate" => Vec::new(),
+            "self" => own.clone(),
+            "super" => own[..own.len().saturating_sub(1)].to_vec(),
+            _ => continue,
+        };
+        if head.ends_with("super") && own.is_empty() {
+            continue;
+        }
+        let mut rest = &text[i + 2..];
+        // `super::super::x`: one level up per `super`
+        while let Some(r) = rest.strip_prefix("super::") {
+            base.pop();
+            rest = r;
+        }
+        let mut paths = Vec::new();
+        tree_paths(rest, base, &mut paths);
+        for p in &paths {
+            add(p);
+        }
+    }
+    out
+}
+
+/// The `#[path]` attributes of `text` (file `file`), each as the file it names and whether it
+/// is the one accepted use: unit tests beside their module, `#[cfg(test)] #[path =
+/// "NAME_tests.rs"] mod tests;` in `NAME.rs`. Any other hides a module under a name its file
+/// does not have (a file split only to stay under the line cap, a module pulled in twice).
+fn path_attributes(file: &Path, text: &str) -> Vec<(PathBuf, bool)> {
+    let stem = file.file_stem().unwrap().to_string_lossy();
+    let dir = file.parent().unwrap();
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("#[path") {
+        let attr = &text[i..];
+        let named = attr
+            .split('"')
+            .nth(1)
+            .filter(|_| attr.find('"') < attr.find(']'))
+            .unwrap_or("");
+        let after = attr[attr.find(']').map_or(0, |j| j + 1)..].trim_start();
+        let test_idiom = text[..i].trim_end().ends_with("#[cfg(test)]")
+            && named == format!("{stem}_tests.rs")
+            && after.starts_with("mod tests;");
+        out.push((dir.join(named), test_idiom));
     }
     out
 }
@@ -185,9 +265,23 @@ fn no_crate_has_an_import_circle() {
     let mut modules = 0;
     for (name, dir) in crates() {
         let src = dir.join("src");
-        let files: BTreeMap<String, String> = sources(&src)
+        let texts: Vec<(PathBuf, String)> = sources(&src)
             .into_iter()
-            .map(|f| (module_name(&src, &f), std::fs::read_to_string(&f).unwrap()))
+            .map(|f| {
+                let text = std::fs::read_to_string(&f).unwrap();
+                (f, text)
+            })
+            .collect();
+        // unit-test files beside their module are test code, like `mod tests` inline
+        let tests: BTreeSet<PathBuf> = texts
+            .iter()
+            .flat_map(|(f, text)| path_attributes(f, text))
+            .filter_map(|(named, test_idiom)| test_idiom.then_some(named))
+            .collect();
+        let files: BTreeMap<String, String> = texts
+            .into_iter()
+            .filter(|(f, _)| !tests.contains(f))
+            .map(|(f, text)| (module_name(&src, &f), text))
             .collect();
         let known: BTreeSet<String> = files.keys().cloned().collect();
         let graph: BTreeMap<String, BTreeSet<String>> = files
@@ -220,6 +314,88 @@ fn the_checker_sees_a_circle() {
         circles(&graph),
         vec![vec!["a".to_string(), "b".to_string()]]
     );
+}
+
+#[test]
+fn the_checker_sees_braced_nested_and_relative_imports() {
+    let known: BTreeSet<String> = ["a", "a::x", "b", "c", "d", "e", "f", "g"]
+        .map(String::from)
+        .into();
+    let seen =
+        |m: &str, text: &str| -> Vec<String> { references(m, text, &known).into_iter().collect() };
+    assert_eq!(seen("b", "use crate::{c, d};"), ["c", "d"]);
+    assert_eq!(
+        seen(
+            "b",
+            "use crate::{\n    a::{x::{Y, Z}, W},\n    c::T as U,\n    e::*,\n};"
+        ),
+        ["a", "a::x", "c", "e"]
+    );
+    assert_eq!(seen("b", "use crate::a::{self, Q};"), ["a"]);
+    assert_eq!(seen("a::x", "use super::super::{f, g::H};"), ["f", "g"]);
+    assert_eq!(
+        seen("a::x", "use super::Y; fn f() { super::super::c::g() }"),
+        ["c"]
+    );
+    assert_eq!(
+        seen("b", "let v = crate::d::f::<u8>(); $crate::e::m!();"),
+        ["d"]
+    );
+    // a module's own ancestors and descendants are not circles
+    assert_eq!(
+        seen("a", "use self::x::Y; use crate::a::x;"),
+        Vec::<String>::new()
+    );
+
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("a", "use crate::{b, c};"),
+        ("a::x", "use crate::b::{X, Y};"),
+        ("b", "use crate::{\n    d::{E, F},\n};"),
+        ("c", ""),
+        ("d", "use super::a::x::Z;"),
+    ]
+    .into_iter()
+    .map(|(m, t)| (m.to_string(), references(m, t, &known)))
+    .collect();
+    assert_eq!(
+        circles(&graph),
+        vec![vec!["a::x".to_string(), "b".to_string(), "d".to_string()]]
+    );
+}
+
+#[test]
+fn no_module_hides_behind_a_path_attribute() {
+    let mut tricks = Vec::new();
+    for (_, dir) in crates() {
+        for f in sources(&dir.join("src")) {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for (named, test_idiom) in path_attributes(&f, &text) {
+                if !test_idiom {
+                    tricks.push(format!("{} -> {}", f.display(), named.display()));
+                }
+            }
+        }
+    }
+    assert!(tricks.is_empty(), "#[path] modules: {tricks:#?}");
+}
+
+#[test]
+fn the_checker_sees_a_path_trick() {
+    let f = Path::new("src/study.rs");
+    let seen = |text: &str| path_attributes(f, text);
+    assert_eq!(
+        seen("#[cfg(test)]\n#[path = \"study_tests.rs\"]\nmod tests;"),
+        [(PathBuf::from("src/study_tests.rs"), true)]
+    );
+    for trick in [
+        "#[path = \"study_io.rs\"]\nmod io_cell;",
+        "#[cfg(test)]\n#[path = \"other_tests.rs\"]\nmod tests;",
+        "#[cfg(test)]\n#[path = \"study_tests.rs\"]\nmod more;",
+        "#[path=\"x/y.rs\"] pub mod y;",
+    ] {
+        assert!(seen(trick).iter().all(|(_, ok)| !ok), "{trick}");
+        assert_eq!(seen(trick).len(), 1, "{trick}");
+    }
 }
 
 #[test]

@@ -150,6 +150,25 @@ pub fn check_primary(primary: &SandboxInfo) -> Result<(), ReplicaError> {
 }
 
 /// A connection to `primary`, which must write a binary log.
+/// The replication state of a sandbox: `None` for one that is stopped or no replica.
+pub fn replication_of(info: &SandboxInfo) -> Result<Option<ReplicaStatus>, ReplicaError> {
+    if !info.alive {
+        return Ok(None);
+    }
+    let mut c = Conn::connect(&info.connect_options())?;
+    Ok(replica_status(&mut c)?)
+}
+
+/// The names of the running sandboxes of `home` that replicate from `name`.
+pub fn replicas_of(home: &SandboxHome, name: &str) -> Vec<String> {
+    qpslab_sandbox::list(home)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|i| i.alive && matches!(&i.role, Role::Replica { of } if of == name))
+        .map(|i| i.name)
+        .collect()
+}
+
 fn primary_conn(primary: &SandboxInfo) -> Result<Conn, ReplicaError> {
     let mut p = Conn::connect(&primary.connect_options())?;
     if p.query("SELECT @@log_bin")?.first_value() != Some("1") {

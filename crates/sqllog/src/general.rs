@@ -5,7 +5,7 @@
 use std::io::{self, BufRead};
 
 use crate::entry::Flavor;
-use crate::reader::{is_server_header, put, Conn, State};
+use crate::state::{is_server_header, put, Conn, State};
 use crate::time::{parse_iso, parse_short};
 
 /// One command line's parts.

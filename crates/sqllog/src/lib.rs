@@ -35,6 +35,7 @@ mod pairs;
 mod reader;
 mod safety;
 mod slow;
+mod state;
 mod time;
 
 pub use time::format_iso;

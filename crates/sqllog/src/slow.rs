@@ -4,7 +4,7 @@
 use std::io::{self, BufRead};
 
 use crate::entry::Flavor;
-use crate::reader::{find, is_server_header, put, Cur, State};
+use crate::state::{find, is_server_header, put, Cur, State};
 use crate::time::{parse_iso, parse_short};
 
 /// The flavor a log's first entry line shows, if it starts a slow-log entry.

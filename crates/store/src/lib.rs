@@ -38,6 +38,7 @@ mod read;
 mod schema;
 mod status;
 mod study;
+mod study_doc;
 mod tune;
 mod write;
 
@@ -53,6 +54,7 @@ pub use model::{
 pub use read::summary_of_samples;
 pub use schema::SCHEMA_VERSION;
 pub use study::{Factor, NewStudy, StudyRecord, StudyStatus};
+pub use study_doc::{AttemptDoc, CellDoc, CellFigures, StudyDoc, STUDY_CSV_HEADER};
 pub use tune::TuneTrial;
 
 use rusqlite::Connection;

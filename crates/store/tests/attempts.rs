@@ -6,7 +6,9 @@ use qpslab_core::plan::RunPlan;
 use qpslab_core::result::PhaseResult;
 use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
 use qpslab_core::Cell;
-use qpslab_store::{AttemptStatus, NewStudy, RunId, RunMeta, RunStatus, Store, StudyId};
+use qpslab_store::{
+    AttemptStatus, NewStudy, RunId, RunMeta, RunStatus, Store, StudyId, STUDY_CSV_HEADER,
+};
 
 fn run(store: &mut Store, label: &str) -> RunId {
     run_ending(store, label, RunStatus::Completed)
@@ -172,4 +174,56 @@ fn one_process_drives_a_study() {
         Err(qpslab_store::Error::StudyExists(_))
     ));
     assert_eq!(store.claim_study("s").unwrap().id, id);
+}
+
+/// Cell `a` measured twice (the first attempt unstable) and done; `b` pending.
+fn measured(store: &mut Store) -> (StudyId, RunId) {
+    let id = study(store);
+    let a = store.study_cells(id).unwrap()[0].id;
+    store.cell_running(a).unwrap();
+    let r1 = run(store, "a");
+    store.record_attempt(a, r1, Some("unstable")).unwrap();
+    let r2 = run(store, "a");
+    store.record_attempt(a, r2, None).unwrap();
+    store.cell_done(a, r2).unwrap();
+    (id, r2)
+}
+
+#[test]
+fn a_study_doc_holds_each_cell_its_attempts_and_the_run_it_uses() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+    let (_, used) = measured(&mut store);
+    let doc = store.study_doc(&store.study_by_name("s").unwrap()).unwrap();
+    assert_eq!((doc.name.as_str(), doc.cells.len()), ("s", 2));
+    let a = &doc.cells[0];
+    let flags: Vec<bool> = a.attempts.iter().map(|t| t.used).collect();
+    assert_eq!(flags, [false, true]);
+    assert_eq!(a.run.as_ref().map(|r| r.id), Some(used));
+    assert!(doc.cells[1].attempts.is_empty() && doc.cells[1].run.is_none());
+    // the record's fields sit beside the attempts and the run
+    let v = serde_json::to_value(&doc).unwrap();
+    assert_eq!(v["cells"][0]["label"], "a");
+    assert_eq!(v["cells"][0]["attempts"][0]["reason"], "unstable");
+    assert_eq!(v["cells"][1]["run"], serde_json::Value::Null);
+}
+
+#[test]
+fn csv_rows_carry_the_figures_of_measured_cells_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+    let (id, used) = measured(&mut store);
+    let figures = store.cell_figures(id).unwrap();
+    let rows: Vec<Vec<String>> = figures.iter().map(|f| f.csv_row().unwrap()).collect();
+    assert!(rows.iter().all(|r| r.len() == STUDY_CSV_HEADER.len()));
+    // 10 events in 1 s
+    assert_eq!(
+        rows[0][6..9],
+        [used.to_string(), "2".into(), "10.000".into()]
+    );
+    assert_eq!(figures[1].headline(), [None; 7]);
+    assert_eq!(
+        rows[1][4..9],
+        ["pending", "{}", "", "0", ""].map(String::from)
+    );
 }

@@ -13,7 +13,7 @@ use qpslab_core::PhaseResult;
 use qpslab_lab::exec::Observer;
 use qpslab_lab::study::{self, Loaded, Mode, StudyObserver};
 use qpslab_lab::{SpecError, StudyError};
-use qpslab_store::{CellRecord, Store};
+use qpslab_store::{CellFigures, CellRecord, Store, STUDY_CSV_HEADER};
 use serde_json::json;
 use std::path::Path;
 
@@ -208,51 +208,25 @@ fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
     Ok(())
 }
 
-/// Headline numbers of a cell: its phase, when done.
-fn cell_phase(store: &Store, c: &CellRecord) -> Option<PhaseResult> {
-    let run = store.load_run(c.run_id?).ok()?;
-    run.phases.into_iter().next().map(|p| p.result)
-}
-
-/// A cell's attempts and headline numbers (tps, qps, avg, p50, p95, p99, max; latency as
-/// [`PhaseResult::percentile_ms`] gives it), `decimals` places; empty where it has none.
-fn headline(
-    p: Option<&PhaseResult>,
-    c: &CellRecord,
-    attempts: &[qpslab_store::CellAttempt],
-    decimals: usize,
-) -> [String; 8] {
-    let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.decimals$}"));
-    [
-        attempts
-            .iter()
-            .filter(|a| a.cell_id == c.id)
-            .count()
-            .to_string(),
-        f(p.map(|p| p.tps())),
-        f(p.map(|p| p.qps())),
-        f(p.map(|p| p.latency.avg_ms)),
-        f(p.and_then(|p| p.percentile_ms(50.0))),
-        f(p.and_then(|p| p.percentile_ms(95.0))),
-        f(p.and_then(|p| p.percentile_ms(99.0))),
-        f(p.and_then(PhaseResult::max_ms)),
-    ]
+/// A cell's headline figures with `decimals` places, empty where it has none.
+fn headline(f: &CellFigures, decimals: usize) -> [String; 7] {
+    f.headline()
+        .map(|v| v.map_or(String::new(), |v| format!("{v:.decimals$}")))
 }
 
 fn print_cells(store: &Store, name: &str) -> Result<()> {
     let s = store.study_by_name(name)?;
-    let cells = store.study_cells(s.id)?;
-    let attempts = store.cell_attempts(s.id)?;
     let header: Vec<String> = [
         "seq", "cell", "status", "tries", "tps", "qps", "avg ms", "p50 ms", "p95 ms", "p99 ms",
         "max ms", "run",
     ]
     .map(String::from)
     .to_vec();
-    let rows: Vec<Vec<String>> = cells
+    let rows: Vec<Vec<String>> = store
+        .cell_figures(s.id)?
         .iter()
-        .map(|c| {
-            let p = cell_phase(store, c);
+        .map(|f| {
+            let c = &f.cell;
             let mut row = vec![
                 c.cell.seq.to_string(),
                 c.cell.label.clone(),
@@ -260,13 +234,14 @@ fn print_cells(store: &Store, name: &str) -> Result<()> {
                     Some(e) if c.status == qpslab_store::CellStatus::Failed => {
                         format!("failed: {}", e.chars().take(60).collect::<String>())
                     }
-                    _ => match p.as_ref().and_then(|p| p.stability.as_ref()) {
+                    _ => match f.phase.as_ref().and_then(|p| p.stability.as_ref()) {
                         Some(v) if !v.is_stable() => v.to_string().chars().take(70).collect(),
                         _ => c.status.to_string(),
                     },
                 },
+                f.attempts.to_string(),
             ];
-            row.extend(headline(p.as_ref(), c, &attempts, 2));
+            row.extend(headline(f, 2));
             row.push(c.run_id.map_or(String::new(), |r| r.to_string()));
             row
         })
@@ -294,44 +269,18 @@ fn show(a: &LabShowArgs) -> Result<()> {
         .map_err(|e| user(e.to_string()))?;
     let cells = store.study_cells(s.id)?;
     if a.json {
-        let attempts = store.cell_attempts(s.id)?;
-        let cells: Vec<_> = cells
-            .iter()
-            .map(|c| cell_json(&store, c, &attempts))
-            .collect();
-        let v = json!({
-            "name": s.name, "status": s.status, "created_at": s.created_at,
-            "finished_at": s.finished_at, "spec_hash": s.spec_hash, "factors": s.factors,
-            "env": s.env, "cells": cells,
-        });
+        // Through a Value: its keys are in order.
+        let v = serde_json::to_value(store.study_doc(&s)?)?;
         // Studies stored by an older qpslab may hold a target's password: never print it.
         let text = serde_json::to_string_pretty(&v)?;
         println!("{}", qpslab_store::redact_url_passwords(&text));
     } else if a.csv {
-        let attempts = store.cell_attempts(s.id)?;
-        let rows = cells
+        let rows = store
+            .cell_figures(s.id)?
             .iter()
-            .map(|c| cell_csv_row(&store, c, &attempts))
-            .collect::<Result<Vec<_>>>()?;
-        let header = [
-            "seq",
-            "label",
-            "variant",
-            "repeat",
-            "status",
-            "params",
-            "run_id",
-            "attempts",
-            "tps",
-            "qps",
-            "lat_avg_ms",
-            "p50_ms",
-            "p95_ms",
-            "p99_ms",
-            "lat_max_ms",
-            "error",
-        ];
-        qpslab_store::write_csv(std::io::stdout().lock(), &header, rows)?;
+            .map(CellFigures::csv_row)
+            .collect::<Result<Vec<_>, _>>()?;
+        qpslab_store::write_csv(std::io::stdout().lock(), STUDY_CSV_HEADER, rows)?;
     } else {
         println!(
             "study '{}': {} ({} cells){}",
@@ -354,48 +303,6 @@ fn show(a: &LabShowArgs) -> Result<()> {
         print_cells(&store, &s.name)?;
     }
     Ok(())
-}
-
-/// A cell's line of `lab show --csv`: `attempts` counts its measurements (re-measured when
-/// unstable).
-fn cell_csv_row(
-    store: &Store,
-    c: &CellRecord,
-    attempts: &[qpslab_store::CellAttempt],
-) -> Result<Vec<String>> {
-    let p = cell_phase(store, c);
-    let mut row = vec![
-        c.cell.seq.to_string(),
-        c.cell.label.clone(),
-        c.cell.variant.clone(),
-        c.cell.repeat.to_string(),
-        c.status.to_string(),
-        serde_json::to_string(&c.cell.params)?,
-        c.run_id.map_or(String::new(), |r| r.to_string()),
-    ];
-    row.extend(headline(p.as_ref(), c, attempts, 3));
-    row.push(c.error.clone().unwrap_or_default());
-    Ok(row)
-}
-
-/// A cell as JSON: the record, every attempt (the one used is the cell's `run_id`) and the run
-/// it uses, in the run's one JSON form (`run`, null when it has none).
-fn cell_json(
-    store: &Store,
-    c: &CellRecord,
-    attempts: &[qpslab_store::CellAttempt],
-) -> serde_json::Value {
-    let mut v = serde_json::to_value(c).unwrap_or_default();
-    v["attempts"] = json!(attempts
-        .iter()
-        .filter(|a| a.cell_id == c.id)
-        .map(
-            |a| json!({"attempt": a.attempt, "run_id": a.run_id, "status": a.status,
-                        "reason": a.reason, "used": a.run_id.is_some() && a.run_id == c.run_id})
-        )
-        .collect::<Vec<_>>());
-    v["run"] = json!(c.run_id.and_then(|id| store.run_doc(id).ok()));
-    v
 }
 
 fn list(store: &Store, a: &LabShowArgs) -> Result<()> {

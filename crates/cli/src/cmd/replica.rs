@@ -7,7 +7,7 @@ use crate::error::user;
 use crate::target::sandbox_home;
 use anyhow::{Context, Result};
 use qpslab_core::{ConnectOptions, Dsn};
-use qpslab_probe::replica::{replica_status, LagMonitor, ReplicaStatus};
+use qpslab_probe::replica::{LagMonitor, ReplicaStatus};
 use qpslab_sandbox::{Role, Sandbox, SandboxHome, SandboxInfo, SandboxSpec};
 
 /// Sets the role `a` asks for on `spec`; for a replica, checks its primary and returns it.
@@ -98,21 +98,12 @@ pub fn describe(s: &ReplicaStatus) -> String {
 
 /// The replication state of a running sandbox, `None` for one that is no replica.
 pub fn replication_of(info: &SandboxInfo) -> Result<Option<ReplicaStatus>> {
-    if !info.alive {
-        return Ok(None);
-    }
-    let mut c = qpslab_wire::Conn::connect(&info.connect_options())?;
-    Ok(replica_status(&mut c)?)
+    Ok(qpslab_lab::replica::replication_of(info)?)
 }
 
 /// The names of the running sandboxes that replicate from `name`.
 pub fn replicas_of(home: &SandboxHome, name: &str) -> Vec<String> {
-    qpslab_sandbox::list(home)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|i| i.alive && matches!(&i.role, Role::Replica { of } if of == name))
-        .map(|i| i.name)
-        .collect()
+    qpslab_lab::replica::replicas_of(home, name)
 }
 
 /// What stopping `name` leaves behind, if anything: its running replicas.

@@ -6,11 +6,10 @@ use crate::args::{PinArgs, ServerThreadsArgs, TargetArgs, ThreadsFormat};
 use crate::error::user;
 use crate::render_threads::threads_text;
 use crate::target::{connect, sandbox_home, Connected};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use qpslab_core::placement::{Applied, PlacementRecord, Policy};
-use qpslab_probe::threads::{self, Keeper};
+use qpslab_lab::placement::{self, PlacementError, RunKeeper};
 use qpslab_sandbox::SandboxHome;
-use std::time::Duration;
 
 /// Runs `qpslab server threads`.
 pub fn server_threads(a: ServerThreadsArgs) -> Result<()> {
@@ -24,23 +23,9 @@ pub fn server_threads(a: ServerThreadsArgs) -> Result<()> {
     }
     let interval = a.interval.map(checked_interval).transpose()?;
     let connected = connect(&target, None, &sandbox_home(&a.home))?;
-    let opts = connected.server_options();
-    if connected.server_pid.is_none() {
-        threads::check_local(&opts).map_err(probe_error)?;
-    }
-    let mut conn = qpslab_wire::Conn::connect(&opts)
-        .with_context(|| format!("connecting to {}", opts.describe()))?;
-    let pid = match connected.server_pid {
-        Some(pid) => pid,
-        None => threads::local_pid(&opts, &mut conn).map_err(probe_error)?,
-    };
-    let mut listed = threads::server_threads(pid, &mut conn).map_err(probe_error)?;
-    if let Some(secs) = interval {
-        std::thread::sleep(Duration::from_secs_f64(secs));
-        let earlier = listed;
-        listed = threads::server_threads(pid, &mut conn).map_err(probe_error)?;
-        listed.rate_since(&earlier, secs);
-    }
+    let listed =
+        placement::list_threads(&connected.server_options(), connected.server_pid, interval)
+            .map_err(placement_error)?;
     match a.format {
         ThreadsFormat::Table => print!("{}", threads_text(&listed, interval)),
         ThreadsFormat::Json => {
@@ -68,12 +53,15 @@ fn checked_interval(s: f64) -> Result<f64> {
     }
 }
 
-/// A probe error, exit 2 when the user can fix it.
-fn probe_error(e: qpslab_probe::Error) -> anyhow::Error {
-    if e.is_user_error() {
-        user(e.to_string())
-    } else {
-        anyhow::Error::new(e)
+/// A placement error, exit 2 when the user can fix it; a connection's error keeps the
+/// client's error in the chain (it decides the exit code).
+fn placement_error(e: PlacementError) -> anyhow::Error {
+    match e {
+        PlacementError::Connect { target, source } => {
+            anyhow::Error::new(source).context(format!("connecting to {target}"))
+        }
+        PlacementError::Probe(e) if e.is_user_error() => user(e.to_string()),
+        PlacementError::Probe(e) => anyhow::Error::new(e),
     }
 }
 
@@ -111,8 +99,12 @@ fn not_ours() -> anyhow::Error {
 
 /// Applies a sandbox's policy once (`server start --pin`) and says what it did.
 pub fn apply_at_start(pid: u32, opts: &qpslab_core::ConnectOptions, policy: &Policy) -> Result<()> {
-    let mut conn = qpslab_wire::Conn::connect(opts).context("connecting to apply --pin")?;
-    let applied = threads::apply(pid, &mut conn, policy).map_err(probe_error)?;
+    let applied = placement::apply_once(pid, opts, policy).map_err(|e| match e {
+        PlacementError::Connect { source, .. } => {
+            anyhow::Error::new(source).context("connecting to apply --pin")
+        }
+        e => placement_error(e),
+    })?;
     report(policy, &applied);
     if policy.covers_connections() {
         eprintln!("connection threads are placed while a qpslab run uses this sandbox (it re-applies the policy every second)");
@@ -148,13 +140,9 @@ fn report_failures(applied: &Applied) {
 
 /// The policy a run keeps on its server: the sandbox's own (`server start --pin`) followed by
 /// the run's `--pin`; none for a server that is not a sandbox of ours. Stopped by
-/// [`RunPlacement::stop`] or, on an error or an interrupt, when dropped.
-pub struct RunPlacement {
-    keeper: Option<Keeper>,
-    initial: PlacementRecord,
-    /// The sandbox's own policy, re-applied after restoring when the run added rules.
-    kept: Option<(Policy, u32, qpslab_core::ConnectOptions)>,
-}
+/// [`RunPlacement::stop`] or, on an error or an interrupt, when dropped; either way it says
+/// what it placed.
+pub struct RunPlacement(RunKeeper);
 
 /// Starts keeping the run's policy, if there is one.
 pub fn keep_for_run(
@@ -168,29 +156,22 @@ pub fn keep_for_run(
         Some(name) => qpslab_sandbox::find(home, name)?.pin,
         None => Policy::default(),
     };
-    let all = stored.then(&own);
-    if all.is_empty() {
+    if stored.then(&own).is_empty() {
         return Ok(None);
     }
     let Some(pid) = c.server_pid.filter(|_| c.ours) else {
         return Err(not_ours());
     };
-    let opts = c.server_options();
-    let keeper = Keeper::start(pid, &opts, &all).map_err(probe_error)?;
-    let initial = keeper.initial().clone();
-    report(&all, &initial.applied);
-    let kept = (!own.is_empty() && t.sandbox.is_some()).then_some((stored, pid, opts));
-    Ok(Some(RunPlacement {
-        keeper: Some(keeper),
-        initial,
-        kept,
-    }))
+    let keeper = RunKeeper::start(pid, &c.server_options(), stored, &own, t.sandbox.is_some())
+        .map_err(placement_error)?;
+    report(keeper.policy(), &keeper.initial().applied);
+    Ok(Some(RunPlacement(keeper)))
 }
 
 impl RunPlacement {
     /// The policy and what it placed at the start, for the stored plan.
     pub fn initial(&self) -> PlacementRecord {
-        self.initial.clone()
+        self.0.initial().clone()
     }
 
     /// Stops keeping the policy and says what it placed.
@@ -198,28 +179,22 @@ impl RunPlacement {
         self.finish();
     }
 
-    /// Connection threads go back to the server's CPUs; on a sandbox the run added rules to,
-    /// every thread does and the sandbox's own policy is applied again.
+    /// Stops keeping the policy (once) and says what it placed.
     fn finish(&mut self) {
-        let Some(keeper) = self.keeper.take() else {
+        let Some(done) = self.0.finish() else {
             return;
         };
-        let record = keeper.stop(self.kept.is_some());
+        let record = &done.record;
         let placed = record.applied.placed.len() as u64 + record.more;
         let failed = record.applied.failed().count();
         eprintln!("pin: {placed} thread(s) placed during the run, {failed} did not take");
         for e in &record.errors {
             eprintln!("warning: re-applying --pin: {e}");
         }
-        let Some((stored, pid, opts)) = self.kept.take().filter(|k| !k.0.is_empty()) else {
-            return;
-        };
-        let again = qpslab_wire::Conn::connect(&opts)
-            .map_err(qpslab_probe::Error::from)
-            .and_then(|mut conn| threads::apply(pid, &mut conn, &stored));
-        match again {
-            Ok(a) => report_failures(&a),
-            Err(e) => eprintln!("warning: re-applying the sandbox's own policy: {e}"),
+        match done.reapplied {
+            None => {}
+            Some(Ok(a)) => report_failures(&a),
+            Some(Err(e)) => eprintln!("warning: re-applying the sandbox's own policy: {e}"),
         }
     }
 }

@@ -1,0 +1,183 @@
+//! One pending cell after another: each one's server made ready, its dataset prepared and
+//! its server settled, then measured until stable and stored as it ends.
+
+use super::{profile_dir, Active, CellError, Runner, StudyObserver};
+use crate::error::StudyError;
+use crate::exec::{ensure_dataset, DatasetOutcome, Observer};
+use crate::expand::PlannedCell;
+use crate::options::Transport;
+use crate::retry::CellRun;
+use crate::sandboxes::dataset_policy;
+use crate::settle::{settle, Owner};
+use qpslab_core::{ConnectOptions, PhaseResult};
+use qpslab_engine::workload::Workload;
+use qpslab_store::{CellRecord, CellStatus, RunMeta};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+impl Active {
+    /// Settles the server unless it was settled since it started and since the last prepare;
+    /// the report goes into `plan` (the cell that paid for it).
+    fn settle(
+        &mut self,
+        target: &ConnectOptions,
+        plan: &mut qpslab_core::RunPlan,
+        obs: &mut dyn Observer,
+        stop: &AtomicBool,
+    ) -> Result<(), crate::error::ExecError> {
+        let Some(s) = plan.settle.as_mut().filter(|_| !self.settled) else {
+            return Ok(());
+        };
+        let owner = match self.sandbox {
+            Some(_) => Owner::Sandbox,
+            None => Owner::External,
+        };
+        let report = settle(target, &plan.workload, s.max_s, owner, stop)?;
+        obs.message(&crate::settle::describe(&report));
+        s.report = Some(report);
+        self.settled = true;
+        Ok(())
+    }
+}
+
+impl Runner<'_> {
+    pub(super) fn run_cells<O: StudyObserver>(
+        &mut self,
+        obs: &mut O,
+        stop: &AtomicBool,
+    ) -> Result<(usize, usize, usize), StudyError> {
+        let records = self.store.study_cells(self.study)?;
+        let total = records.len();
+        let (mut done, mut failed, mut skipped) = (0, 0, 0);
+        for rec in &records {
+            if rec.status != CellStatus::Pending {
+                skipped += 1;
+                continue;
+            }
+            if stop.load(Ordering::SeqCst) {
+                return Err(StudyError::Interrupted(self.loaded.spec.name.clone()));
+            }
+            let Some(cell) = self
+                .loaded
+                .expanded
+                .cells
+                .iter()
+                .find(|c| c.cell.label == rec.cell.label)
+            else {
+                // The spec was compared on resume, so every stored label is in the expansion.
+                self.store
+                    .cell_failed(rec.id, "cell not in the spec", None)?;
+                failed += 1;
+                continue;
+            };
+            obs.cell_started(rec, total);
+            self.store.cell_running(rec.id)?;
+            match self.run_cell(cell, rec, obs, stop) {
+                Ok(phase) => {
+                    done += 1;
+                    obs.cell_finished(rec, Ok(&phase));
+                }
+                Err(CellError::Interrupted) => {
+                    self.store.reopen_unfinished_cells(self.study)?;
+                    return Err(StudyError::Interrupted(self.loaded.spec.name.clone()));
+                }
+                Err(CellError::Store(e)) => return Err(StudyError::Store(e)),
+                Err(CellError::Failed { error, log_tail }) => {
+                    self.store
+                        .cell_failed(rec.id, &error, log_tail.as_deref())?;
+                    failed += 1;
+                    obs.cell_finished(rec, Err(&error));
+                    // A server that died takes its setup with it: start it again next time.
+                    if let Some(a) = &self.active {
+                        if let Some(sb) = &a.sandbox {
+                            if qpslab_probe::process_cpu(sb.pid()).is_err() {
+                                self.stop_server();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok((done, failed, skipped))
+    }
+
+    fn run_cell<O: StudyObserver>(
+        &mut self,
+        cell: &PlannedCell,
+        rec: &CellRecord,
+        obs: &mut O,
+        stop: &AtomicBool,
+    ) -> Result<PhaseResult, CellError> {
+        let fail = |e: String| CellError::Failed {
+            error: e,
+            log_tail: None,
+        };
+        let resolved = cell.options.resolve().map_err(fail)?;
+        if resolved.plan.fileio.is_some() {
+            return self.run_io_cell(resolved.plan, cell.setup, rec, obs, stop);
+        }
+        self.ensure_server(cell.setup, obs)?;
+        // Checked as it was resolved; the workload is built once the seed is resolved.
+        let mut plan = resolved.plan;
+        let Some(active) = self.active.as_mut() else {
+            return Err(fail("no server".into()));
+        };
+        let mut target = match (resolved.transport, &active.tcp) {
+            (Transport::Tcp, Some(t)) => t.clone(),
+            _ => active.socket.clone(),
+        };
+        target.database.get_or_insert_with(|| "sbtest".into());
+        let loaders = resolved.prepare_threads.unwrap_or_else(|| {
+            crate::sizing::default_loaders(&plan.workload, &target, active.sampler.server_pid())
+        });
+        let exec = |e: crate::error::ExecError| {
+            if e.is_interrupted() {
+                CellError::Interrupted
+            } else if let crate::error::ExecError::Store(s) = e {
+                CellError::Store(s)
+            } else {
+                fail(e.to_string())
+            }
+        };
+        let setup = &self.loaded.expanded.setups[cell.setup].setup;
+        // The dataset goes where the datadir is: the setup's own filesystem, if it has one.
+        let space = active.storage.as_ref().map_or(self.home.path(), |m| &m.dir);
+        let policy = dataset_policy(setup, &plan, space);
+        let dataset =
+            ensure_dataset(&target, &plan.workload, loaders, &policy, obs).map_err(exec)?;
+        if dataset == DatasetOutcome::Prepared {
+            active.settled = false;
+        }
+        crate::exec::resolve_seed(&mut plan);
+        // The plan's workload, real seed included: its unique ids follow from the stored plan.
+        let workload = Workload::new(&plan.workload).map_err(|e| fail(e.to_string()))?;
+        active.settle(&target, &mut plan, obs, stop).map_err(exec)?;
+        plan.placement = active.placement.as_ref().map(|k| k.initial().clone());
+        plan.storage = active.storage.as_ref().map(|m| m.facts.clone());
+        let meta = RunMeta::new(
+            plan,
+            target.describe(),
+            active.server.clone(),
+            self.host.clone(),
+            self.command.to_string(),
+        )
+        .in_study(&self.loaded.spec.name, &rec.cell.label);
+        let profiles = resolved.profile;
+        let dir = profiles.then(|| profile_dir(self.home, &self.loaded.spec.name));
+        active.sampler.profile_into(dir);
+        let mut cell_run = CellRun {
+            store: self.store,
+            cell: rec,
+            target: &target,
+            workload: &workload,
+            sampler: &mut active.sampler,
+            stop,
+        };
+        let m = cell_run
+            .measure_until_stable(meta, resolved.retries, self.home, obs)
+            .map_err(exec)?;
+        self.store
+            .cell_done(rec.id, m.run_id)
+            .map_err(CellError::Store)?;
+        Ok(m.phase)
+    }
+}

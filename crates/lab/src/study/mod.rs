@@ -1,0 +1,251 @@
+//! Running a study: create it (or resume it), then execute its pending cells in order,
+//! starting each setup's server when the setup changes, recording every cell as it ends.
+
+use crate::error::{SpecError, StudyError};
+use crate::exec::Observer;
+use crate::expand::{expand, Expanded};
+use crate::os::OsGuard;
+pub use crate::sandboxes::{sandbox_name, sandbox_spec};
+use crate::spec::{self, Spec};
+use crate::storage::{Mounted, StorageGuard};
+use qpslab_core::{ConnectOptions, PhaseResult};
+use qpslab_probe::Sampler;
+use qpslab_sandbox::{Sandbox, SandboxHome, SandboxUse};
+use qpslab_store::{CellRecord, Factor, Store, StudyId, StudyRecord, StudyStatus};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+mod cell;
+mod create;
+mod io_cell;
+mod server;
+pub use create::{create, environment};
+
+/// What the runner tells about a study's progress, on top of a cell's [`Observer`] events.
+pub trait StudyObserver: Observer {
+    /// A cell begins (`total` cells in the study).
+    fn cell_started(&mut self, _cell: &CellRecord, _total: usize) {}
+    /// A cell ended: its phase, or why it failed.
+    fn cell_finished(&mut self, _cell: &CellRecord, _outcome: Result<&PhaseResult, &str>) {}
+    /// A setup's server is up.
+    fn server_started(&mut self, _setup: &str, _version: &str) {}
+}
+
+/// Run a new study, or resume an existing one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Create the study; refuse if the name exists.
+    Run,
+    /// Continue the study of that name; refuse if the spec changed.
+    Resume,
+}
+
+/// How a study run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StudyOutcome {
+    /// The study.
+    pub study: StudyRecord,
+    /// Cells measured now.
+    pub done: usize,
+    /// Cells that failed now.
+    pub failed: usize,
+    /// Cells already done before (resume).
+    pub skipped: usize,
+}
+
+/// A parsed and expanded spec, ready to plan or run.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The spec.
+    pub spec: Spec,
+    /// Its text.
+    pub text: String,
+    /// Its cells.
+    pub expanded: Expanded,
+}
+
+/// Where the profiles of a study's cells go (study key `perf_profile`): `LAB/profiles/STUDY/`, one
+/// `RUN-tTHREADS.folded` (and `.svg`, drawn by the caller) per measured cell.
+pub fn profile_dir(home: &SandboxHome, study: &str) -> std::path::PathBuf {
+    home.path().join("profiles").join(study)
+}
+
+/// Reads, checks and expands the spec at `path`, checking every cell's options.
+pub fn load(path: &Path) -> Result<Loaded, SpecError> {
+    let (spec, text) = spec::load(path)?;
+    let file = path.display().to_string();
+    let expanded = expand(&file, &spec)?;
+    for s in &expanded.setups {
+        // A target's password file is read now, so a missing one is the user's error at once.
+        s.setup
+            .target_options()
+            .map_err(|message| SpecError::Value {
+                file: file.clone(),
+                message: format!("{}: {message}", s.name),
+            })?;
+    }
+    if let Some(message) = crate::sandboxes::storage_unsupported(&expanded) {
+        return Err(SpecError::Value { file, message });
+    }
+    for c in &expanded.cells {
+        c.options.to_plan().map_err(|message| SpecError::Value {
+            file: file.clone(),
+            message: format!("cell {}: {message}", c.cell.label),
+        })?;
+    }
+    Ok(Loaded {
+        spec,
+        text,
+        expanded,
+    })
+}
+
+/// The server of the setup being measured.
+struct Active {
+    setup: usize,
+    /// Keeps the setup's `pin` applied; dropped (stopped) before the sandbox.
+    placement: Option<qpslab_probe::threads::Keeper>,
+    sandbox: Option<Sandbox>,
+    /// The setup's replica (`replica = {...}`), whose lag the sampler measures.
+    replica: Option<Sandbox>,
+    /// Without a database; cells add `sbtest`.
+    socket: ConnectOptions,
+    tcp: Option<ConnectOptions>,
+    server: qpslab_core::ServerInfo,
+    sampler: Sampler,
+    /// What the setup's `storage` mounted, recorded in each run's plan.
+    storage: Option<Mounted>,
+    /// Settled since it started and since the last prepare.
+    settled: bool,
+    /// The sandbox, held alone (the study restarts it) from before its mount until it stops.
+    _held: Option<SandboxUse>,
+}
+
+/// A setup whose server did not start: its cells fail without retrying in this round.
+struct Broken {
+    setup: usize,
+    error: String,
+    log_tail: Option<String>,
+}
+
+/// Runs (or resumes) the study of `loaded` in `store`, with sandboxes under `lab`; `stop` is the
+/// Ctrl-C flag. Finished cells are stored as they end; on Ctrl-C the running cell is discarded
+/// and the study marked interrupted.
+pub fn run_study<O: StudyObserver>(
+    store: &mut Store,
+    loaded: &Loaded,
+    command: &str,
+    mode: Mode,
+    home: &SandboxHome,
+    obs: &mut O,
+    stop: &AtomicBool,
+) -> Result<StudyOutcome, StudyError> {
+    let spec = &loaded.spec;
+    let id = match mode {
+        Mode::Run => create_from(store, loaded, home)?,
+        Mode::Resume => {
+            // Refused while another process drives it; from here on this one does.
+            let old = store.claim_study(&spec.name)?;
+            let stored = spec::parse(&spec.name, &old.spec_toml)?;
+            let changes = spec::differences(&spec::normalized(&stored), &spec::normalized(spec));
+            if !changes.is_empty() {
+                return Err(StudyError::SpecChanged {
+                    name: spec.name.clone(),
+                    changes: changes.join(", "),
+                });
+            }
+            store.reopen_unfinished_cells(old.id)?;
+            store.set_study_status(old.id, StudyStatus::Running)?;
+            old.id
+        }
+    };
+    let mut runner = Runner {
+        store,
+        loaded,
+        home,
+        command,
+        study: id,
+        active: None,
+        broken: None,
+        os: OsGuard::new(),
+        storage: StorageGuard::new(),
+        io_mount: None,
+        undo_errors: Vec::new(),
+        host: qpslab_probe::host_facts(),
+    };
+    for line in crate::sandboxes::clean_stale_storage(home, &spec.name, &loaded.expanded) {
+        obs.message(&line);
+    }
+    let result = runner.run_cells(obs, stop);
+    runner.stop_server();
+    runner.os.restore();
+    for e in std::mem::take(&mut runner.undo_errors) {
+        obs.message(&format!("could not undo: {e}"));
+    }
+    let status = match &result {
+        Ok(_) => StudyStatus::Done,
+        Err(StudyError::Interrupted(_)) => StudyStatus::Interrupted,
+        Err(_) => StudyStatus::Failed,
+    };
+    runner.store.set_study_status(id, status)?;
+    let (done, failed, skipped) = result?;
+    Ok(StudyOutcome {
+        study: runner.store.study_by_name(&spec.name)?,
+        done,
+        failed,
+        skipped,
+    })
+}
+
+fn create_from(
+    store: &mut Store,
+    loaded: &Loaded,
+    home: &SandboxHome,
+) -> Result<StudyId, StudyError> {
+    let spec = &loaded.spec;
+    let factors = spec::factor_list(spec).into_iter();
+    let factors = factors
+        .map(|(name, levels)| Factor { name, levels })
+        .collect();
+    let (hash, cells) = (spec::spec_hash(spec), loaded.expanded.cells.iter());
+    let cells = cells.map(|c| &c.cell);
+    create(
+        store,
+        home,
+        (&spec.name, &loaded.text, &hash),
+        factors,
+        cells,
+    )
+}
+
+struct Runner<'a> {
+    store: &'a mut Store,
+    loaded: &'a Loaded,
+    home: &'a SandboxHome,
+    command: &'a str,
+    study: StudyId,
+    active: Option<Active>,
+    broken: Option<Broken>,
+    os: OsGuard,
+    /// The mounted storage of the active setup.
+    storage: StorageGuard,
+    /// The setup whose storage is mounted for its fileio cells (no server), and the mount.
+    io_mount: Option<(usize, Mounted)>,
+    /// What the storage guard failed to undo, told at the end.
+    undo_errors: Vec<String>,
+    host: qpslab_core::HostFacts,
+}
+
+enum CellError {
+    Interrupted,
+    Store(qpslab_store::Error),
+    Failed {
+        error: String,
+        log_tail: Option<String>,
+    },
+}
+
+fn start_error(e: qpslab_sandbox::Error) -> CellError {
+    let (error, log_tail) = crate::sandboxes::start_failure(&e);
+    CellError::Failed { error, log_tail }
+}

@@ -1,0 +1,195 @@
+//! A study as its stored cells tell it: the one JSON form of a study ([`StudyDoc`], what
+//! `qpslab lab show --json` prints), each cell with its headline figures ([`CellFigures`], the
+//! one source of `lab show`'s table and CSV), and the study's CSV rows ([`CellFigures::csv_row`]
+//! under [`STUDY_CSV_HEADER`], written by the one CSV writer, [`crate::write_csv`]).
+
+use crate::attempt::{AttemptStatus, CellAttempt};
+use crate::cell::CellRecord;
+use crate::error::Error;
+use crate::export::RunDoc;
+use crate::model::{RunId, StudyId, UnixSeconds};
+use crate::study::{Factor, StudyRecord, StudyStatus};
+use crate::Store;
+use qpslab_core::result::PhaseResult;
+use serde::Serialize;
+
+/// A study as JSON: its record (without the spec's text) and every cell with its attempts
+/// and the run it uses. Printed through a `serde_json::Value`, whose keys are in order.
+#[derive(Clone, Debug, Serialize)]
+pub struct StudyDoc {
+    /// The study's name.
+    pub name: String,
+    /// Where it stands.
+    pub status: StudyStatus,
+    /// When it was created.
+    pub created_at: UnixSeconds,
+    /// When it last stopped.
+    pub finished_at: Option<UnixSeconds>,
+    /// The hash of its normalized spec.
+    pub spec_hash: String,
+    /// The factors of a factorial study.
+    pub factors: Vec<Factor>,
+    /// Host, OS settings and servers.
+    pub env: serde_json::Value,
+    /// Its cells in order.
+    pub cells: Vec<CellDoc>,
+}
+
+/// One cell of a [`StudyDoc`]: the record, every attempt (the one used is the cell's
+/// `run_id`) and the run it uses in the run's one JSON form (`run`, null when it has none).
+#[derive(Clone, Debug, Serialize)]
+pub struct CellDoc {
+    /// The cell as stored.
+    #[serde(flatten)]
+    pub cell: CellRecord,
+    /// Each measurement, in order.
+    pub attempts: Vec<AttemptDoc>,
+    /// The run the cell uses.
+    pub run: Option<RunDoc>,
+}
+
+/// One measurement of a cell in a [`CellDoc`].
+#[derive(Clone, Debug, Serialize)]
+pub struct AttemptDoc {
+    /// From 1.
+    pub attempt: u32,
+    /// Its run (none once deleted).
+    pub run_id: Option<RunId>,
+    /// Stable or not.
+    pub status: AttemptStatus,
+    /// Why it is unstable.
+    pub reason: Option<String>,
+    /// Whether it is the one the cell uses.
+    pub used: bool,
+}
+
+/// A cell with what its measurements gave: how many there were and the phase of the run it
+/// uses (none while it has no run).
+#[derive(Clone, Debug)]
+pub struct CellFigures {
+    /// The cell as stored.
+    pub cell: CellRecord,
+    /// Its measurements (re-measured when unstable).
+    pub attempts: usize,
+    /// The measured phase of its run.
+    pub phase: Option<PhaseResult>,
+}
+
+/// The header of [`CellFigures::csv_row`].
+pub const STUDY_CSV_HEADER: &[&str] = &[
+    "seq",
+    "label",
+    "variant",
+    "repeat",
+    "status",
+    "params",
+    "run_id",
+    "attempts",
+    "tps",
+    "qps",
+    "lat_avg_ms",
+    "p50_ms",
+    "p95_ms",
+    "p99_ms",
+    "lat_max_ms",
+    "error",
+];
+
+impl CellFigures {
+    /// tps, qps, then the latency's average, p50, p95, p99 and maximum in milliseconds (as
+    /// [`PhaseResult::percentile_ms`] gives them); `None` without a phase.
+    pub fn headline(&self) -> [Option<f64>; 7] {
+        let p = self.phase.as_ref();
+        [
+            p.map(PhaseResult::tps),
+            p.map(PhaseResult::qps),
+            p.map(|p| p.latency.avg_ms),
+            p.and_then(|p| p.percentile_ms(50.0)),
+            p.and_then(|p| p.percentile_ms(95.0)),
+            p.and_then(|p| p.percentile_ms(99.0)),
+            p.and_then(PhaseResult::max_ms),
+        ]
+    }
+
+    /// The cell's row under [`STUDY_CSV_HEADER`]: figures with 3 decimals, empty where there
+    /// are none.
+    pub fn csv_row(&self) -> Result<Vec<String>, Error> {
+        let c = &self.cell;
+        let mut row = vec![
+            c.cell.seq.to_string(),
+            c.cell.label.clone(),
+            c.cell.variant.clone(),
+            c.cell.repeat.to_string(),
+            c.status.to_string(),
+            serde_json::to_string(&c.cell.params)?,
+            c.run_id.map_or(String::new(), |r| r.to_string()),
+            self.attempts.to_string(),
+        ];
+        row.extend(
+            self.headline()
+                .map(|v| v.map_or(String::new(), |v| format!("{v:.3}"))),
+        );
+        row.push(c.error.clone().unwrap_or_default());
+        Ok(row)
+    }
+}
+
+impl Store {
+    /// The phase of the run cell `c` uses, if it has one that can be read.
+    fn cell_phase(&self, c: &CellRecord) -> Option<PhaseResult> {
+        let run = self.load_run(c.run_id?).ok()?;
+        run.phases.into_iter().next().map(|p| p.result)
+    }
+
+    /// Every cell of `study` in order, with its figures.
+    pub fn cell_figures(&self, study: StudyId) -> Result<Vec<CellFigures>, Error> {
+        let attempts = self.cell_attempts(study)?;
+        Ok(self
+            .study_cells(study)?
+            .into_iter()
+            .map(|cell| CellFigures {
+                attempts: attempts.iter().filter(|a| a.cell_id == cell.id).count(),
+                phase: self.cell_phase(&cell),
+                cell,
+            })
+            .collect())
+    }
+
+    /// Study `s` as its [`StudyDoc`].
+    pub fn study_doc(&self, s: &StudyRecord) -> Result<StudyDoc, Error> {
+        let attempts = self.cell_attempts(s.id)?;
+        let cells = self
+            .study_cells(s.id)?
+            .into_iter()
+            .map(|cell| CellDoc {
+                attempts: attempts_of(&cell, &attempts),
+                run: cell.run_id.and_then(|id| self.run_doc(id).ok()),
+                cell,
+            })
+            .collect();
+        Ok(StudyDoc {
+            name: s.name.clone(),
+            status: s.status,
+            created_at: s.created_at,
+            finished_at: s.finished_at,
+            spec_hash: s.spec_hash.clone(),
+            factors: s.factors.clone(),
+            env: s.env.clone(),
+            cells,
+        })
+    }
+}
+
+/// The attempts of cell `c` among a study's `all`.
+fn attempts_of(c: &CellRecord, all: &[CellAttempt]) -> Vec<AttemptDoc> {
+    all.iter()
+        .filter(|a| a.cell_id == c.id)
+        .map(|a| AttemptDoc {
+            attempt: a.attempt,
+            run_id: a.run_id,
+            status: a.status,
+            reason: a.reason.clone(),
+            used: a.run_id.is_some() && a.run_id == c.run_id,
+        })
+        .collect()
+}
