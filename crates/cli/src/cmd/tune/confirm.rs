@@ -3,7 +3,7 @@
 //! its interval on the log scale), which is why the tuner lives in the CLI: the lab does not
 //! see `report`.
 
-use qpslab_report::ratio::{paired_ratio, Ratio};
+use qpslab_stats::{paired_ratio, Ratio};
 
 /// Confidence level of the interval.
 pub const LEVEL: f64 = 0.95;

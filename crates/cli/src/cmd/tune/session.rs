@@ -13,8 +13,8 @@ use crate::target::Connected;
 use anyhow::{Context, Result};
 use qpslab_engine::workload::Workload;
 use qpslab_lab::advise::{advise, gather, needs_restart, Facts};
-use qpslab_report::stats::{estimate, t_quantile};
 use qpslab_sandbox::SandboxHome;
+use qpslab_stats::{estimate, t_quantile};
 use qpslab_store::Store;
 use std::time::Instant;
 
