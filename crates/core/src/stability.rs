@@ -8,6 +8,7 @@
 
 use crate::result::{PhaseResult, Sample};
 pub use crate::verdict::{Instability, Stability};
+use qpslab_stats::{mann_kendall_z, median, theil_sen_slope, upper_quartile};
 
 /// What a verdict needs beyond the phase itself.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -95,29 +96,6 @@ fn rate(s: &Sample) -> f64 {
     s.events as f64 / s.interval_s
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-fn upper_quartile(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let pos = (v.len() - 1) as f64 * 0.75;
-    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
-}
-
 /// Finds stalls: runs of intervals far below the usual rate, widened by their slow
 /// neighbours; the length is the throughput lost (an interval at 30% lost 0.7 of itself), so a
 /// stall that straddles ticks is measured at its real length. Returns which intervals stalled.
@@ -163,9 +141,9 @@ fn stalls(samples: &[&Sample], out: &mut Vec<Instability>) -> Vec<bool> {
 const Z_CRITICAL: f64 = 1.96;
 
 /// A trend in the rates of the intervals that did not stall: Mann–Kendall's test (ranks, so
-/// one disturbed interval cannot make or hide a trend) significant at 1%, and a Theil–Sen
+/// one disturbed interval cannot make or hide a trend) significant at 5%, and a Theil–Sen
 /// slope (the median of pairwise slopes) that changes throughput by more than [`TREND_PCT`]
-/// over the phase.
+/// over the phase (both from `qpslab_stats`).
 fn trend(samples: &[&Sample], stalled: &[bool]) -> Option<Instability> {
     let pts: Vec<(f64, f64)> = samples
         .iter()
@@ -173,53 +151,18 @@ fn trend(samples: &[&Sample], stalled: &[bool]) -> Option<Instability> {
         .filter(|(_, st)| !**st)
         .map(|(s, _)| (s.elapsed_s - s.interval_s / 2.0, rate(s)))
         .collect();
-    let n = pts.len();
-    if n < 4 {
+    if pts.len() < 4 {
         return None;
     }
-    let mut score = 0i64;
-    let mut slopes = Vec::with_capacity(n * (n - 1) / 2);
-    for i in 0..n {
-        for j in i + 1..n {
-            let dy = pts[j].1 - pts[i].1;
-            score += (dy > 0.0) as i64 - (dy < 0.0) as i64;
-            if pts[j].0 > pts[i].0 {
-                slopes.push(dy / (pts[j].0 - pts[i].0));
-            }
-        }
-    }
-    let nf = n as f64;
-    let var = nf * (nf - 1.0) * (2.0 * nf + 5.0) / 18.0;
-    let z = (score.abs() as f64 - 1.0).max(0.0) / var.sqrt();
-    let level = median(pts.iter().map(|p| p.1).collect());
+    let rates: Vec<f64> = pts.iter().map(|p| p.1).collect();
+    let z = mann_kendall_z(&rates);
+    let level = median(rates);
     let span = samples.last()?.elapsed_s - (samples[0].elapsed_s - samples[0].interval_s);
     if level <= 0.0 || z <= Z_CRITICAL {
         return None;
     }
-    let change_pct = median(slopes) * span / level * 100.0;
+    let change_pct = theil_sen_slope(&pts) * span / level * 100.0;
     (change_pct.abs() > TREND_PCT).then_some(Instability::Trend { change_pct })
-}
-
-/// A least-squares line through `pts` (x, y): its slope, the slope's standard error and the
-/// mean of y; none for fewer than 3 points or a mean of y that is not positive.
-pub fn fit(pts: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
-    let n = pts.len() as f64;
-    if pts.len() < 3 {
-        return None;
-    }
-    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    if sxx <= 0.0 || my <= 0.0 {
-        return None;
-    }
-    let slope = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx;
-    let rss: f64 = pts
-        .iter()
-        .map(|p| (p.1 - my - slope * (p.0 - mx)).powi(2))
-        .sum();
-    let se = (rss / (n - 2.0) / sxx).sqrt();
-    Some((slope, se, my))
 }
 
 /// The highest percentile an interval reports (p99 by default).

@@ -3,7 +3,7 @@
 //! highest flat rate and the lowest that was not, until they are within [`PRECISION`].
 //!
 //! A phase's lag is *flat* when no interval's lag exceeded the bound and its least-squares
-//! slope (`qpslab_core::stability::fit`) would not add the bound within [`HORIZON_S`]: a replica
+//! slope (`qpslab_stats::fit`) would not add the bound within [`HORIZON_S`]: a replica
 //! that cannot keep up falls behind by a fixed share of real time, so its lag grows linearly.
 //! A phase whose primary did not reach the asked rate while the lag stayed flat ends the
 //! search: the replica kept up with everything the primary could do at that many sessions.
@@ -44,7 +44,7 @@ pub fn trend(lags: &[(f64, f64)]) -> Option<LagTrend> {
         .map(|l| l.1)
         .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))?;
     // `fit` wants a positive mean: a lag of 0 throughout has no trend.
-    let slope_ms_per_s = qpslab_core::stability::fit(lags).map_or(0.0, |(slope, _, _)| slope);
+    let slope_ms_per_s = qpslab_stats::fit(lags).map_or(0.0, |(slope, _, _)| slope);
     Some(LagTrend {
         max_ms,
         slope_ms_per_s,

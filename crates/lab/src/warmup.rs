@@ -7,10 +7,10 @@
 
 use crate::error::ExecError;
 use qpslab_core::plan::StopCondition;
-use qpslab_core::stability::fit;
 use qpslab_core::{ConnectOptions, RunPlan, Sample};
 use qpslab_engine::workload::Workload;
 use qpslab_engine::{run_phase, RunError};
+use qpslab_stats::{fit, t_quantile};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Intervals the trend test looks at.
@@ -18,16 +18,9 @@ pub const WINDOW: usize = 5;
 /// A change over the window smaller than this does not matter, significant or not.
 const FLAT_PCT: f64 = 5.0;
 
-/// Two-sided 5% critical values of Student's t for 1..=10 degrees of freedom (then 2.0).
-fn t_critical(df: usize) -> f64 {
-    const T: [f64; 10] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    ];
-    T.get(df.wrapping_sub(1)).copied().unwrap_or(2.0)
-}
-
 /// True when the last [`WINDOW`] rates (events per second, one per interval of `interval_s`)
-/// have no trend that is both significant and larger than [`FLAT_PCT`] over the window.
+/// have no trend that is both significant (the least-squares slope against Student's t at a
+/// two-sided 5%) and larger than [`FLAT_PCT`] over the window.
 pub fn is_flat(rates: &[f64], interval_s: f64) -> bool {
     if rates.len() < WINDOW {
         return false;
@@ -42,7 +35,7 @@ pub fn is_flat(rates: &[f64], interval_s: f64) -> bool {
         return false;
     };
     let change_pct = slope * WINDOW as f64 * interval_s / mean * 100.0;
-    let significant = se == 0.0 || (slope / se).abs() > t_critical(WINDOW - 2);
+    let significant = se == 0.0 || (slope / se).abs() > t_quantile(0.975, (WINDOW - 2) as f64);
     !(significant && change_pct.abs() > FLAT_PCT)
 }
 

@@ -5,18 +5,19 @@
 //! noise within single runs).
 //!
 //! The interval of a change is built where it is meaningful: on the log of the ratio of the two
-//! means ([`ratio`](crate::ratio)), so it never reaches −100%. With two or more runs a side the
+//! means ([`qpslab_stats::ratio`]), so it never reaches −100%. With two or more runs a side the
 //! observations are the runs (their spread is the run-to-run variation a decision must survive);
 //! with one run a side, only the noise within each run is known, and the comparison says so.
 
 use crate::error::Error;
 use crate::metrics::Metric;
 use crate::model::Point;
-use crate::ratio;
 pub use crate::setup::Difference;
 use crate::setup::{self, check_same_workload};
-use crate::stats::{self, Estimate};
 use qpslab_core::Stability;
+use qpslab_stats::{
+    estimate, estimate_independent, log_of_mean, mde_pct, ratio_of_logs, repeats_needed, Estimate,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -254,11 +255,11 @@ fn run_ids(ps: &[Point<'_>]) -> Vec<i64> {
 pub fn group_estimate(metric: Metric, ps: &[Point<'_>]) -> Option<Estimate> {
     if ps.len() >= 2 {
         let values: Option<Vec<f64>> = ps.iter().map(|p| run_value(metric, p)).collect();
-        return stats::estimate_independent(&values?);
+        return estimate_independent(&values?);
     }
     let p = ps.first()?;
     let value = run_value(metric, p)?;
-    match stats::estimate(&metric.series(p.phase)) {
+    match estimate(&metric.series(p.phase)) {
         Some(e) if e.has_uncertainty() => Some(Estimate { mean: value, ..e }),
         _ => Some(Estimate::single(value)),
     }
@@ -268,7 +269,7 @@ pub fn group_estimate(metric: Metric, ps: &[Point<'_>]) -> Option<Estimate> {
 fn run_value(metric: Metric, p: &Point<'_>) -> Option<f64> {
     metric
         .phase_value(p)
-        .or_else(|| stats::estimate(&metric.series(p.phase)).map(|e| e.mean))
+        .or_else(|| estimate(&metric.series(p.phase)).map(|e| e.mean))
 }
 
 /// The logs of each run's value of a metric, for two or more runs whose values are all
@@ -284,7 +285,7 @@ fn log_repeats(metric: Metric, ps: &[Point<'_>]) -> Option<Estimate> {
             (v > 0.0).then(|| v.ln())
         })
         .collect();
-    stats::estimate_independent(&logs?)
+    estimate_independent(&logs?)
 }
 
 /// The two sides' estimates on the log scale (when both have one), and the values shown.
@@ -303,14 +304,14 @@ fn log_sides(m: Metric, a: &[Point<'_>], b: &[Point<'_>]) -> Option<LogSides> {
     if ea.mean == 0.0 {
         return None;
     }
-    let logs = ratio::log_of_mean(&ea).zip(ratio::log_of_mean(&eb));
+    let logs = log_of_mean(&ea).zip(log_of_mean(&eb));
     Some((logs, ea.mean, eb.mean))
 }
 
 fn compare_metric(m: Metric, a: &[Point<'_>], b: &[Point<'_>]) -> Option<MetricComparison> {
     let (logs, va, vb) = log_sides(m, a, b)?;
-    let r = logs.and_then(|(la, lb)| ratio::ratio_of_logs(&la, &lb, LEVEL));
-    let mde = r.map(|r| ratio::mde_pct(r.se_log, r.df, LEVEL));
+    let r = logs.and_then(|(la, lb)| ratio_of_logs(&la, &lb, LEVEL));
+    let mde = r.map(|r| mde_pct(r.se_log, r.df, LEVEL));
     let significant = r.is_some_and(|r| r.excludes_one());
     let verdict = match (r, mde, logs) {
         (None, _, _) => "no interval".to_string(),
@@ -322,7 +323,7 @@ fn compare_metric(m: Metric, a: &[Point<'_>], b: &[Point<'_>]) -> Option<MetricC
             }
         }
         (Some(_), Some(mde), Some((la, lb))) if mde > INCONCLUSIVE_MDE_PCT => {
-            let n = ratio::repeats_needed(&la, a.len(), &lb, b.len(), LEVEL, INCONCLUSIVE_MDE_PCT);
+            let n = repeats_needed(&la, a.len(), &lb, b.len(), LEVEL, INCONCLUSIVE_MDE_PCT);
             match n {
                 Some(n) => format!("inconclusive: need ~{n} repeats"),
                 None => "inconclusive: need > 1000 repeats".into(),

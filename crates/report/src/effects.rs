@@ -7,12 +7,12 @@
 //! cells with F at its baseline (first) level, averaged over the other factors; the interaction
 //! of F = l and G = m is `m(l,m) − m(l,m0) − m(l0,m) + m(l0,m0)`, averaged likewise. Its standard
 //! error follows from the cells' (independent) errors, its degrees of freedom from
-//! Welch–Satterthwaite.
+//! Welch–Satterthwaite ([`qpslab_stats::contrast`]).
 
 use crate::compare::{group_estimate, LEVEL};
 use crate::metrics::Metric;
 use crate::model::{FactorDef, Point};
-use crate::stats::{t_quantile, Estimate};
+use qpslab_stats::{contrast, Estimate};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -86,7 +86,7 @@ fn key_effects(factors: &[FactorDef], cells: &Cells, key: &str, metric: Metric) 
     };
     let mut out = Vec::new();
     let mut push = |term: String, coeffs: Vec<(f64, Estimate)>| {
-        if let Some((effect, ci)) = contrast(&coeffs) {
+        if let Some((effect, ci)) = contrast(&coeffs, LEVEL) {
             out.push(Effect {
                 key: key.to_string(),
                 metric: metric.name().into(),
@@ -163,25 +163,6 @@ fn weighted(
             (w, *e)
         })
         .collect()
-}
-
-/// `Σ w·mean` and its confidence interval (`None` inside when any cell lacks an uncertainty).
-fn contrast(coeffs: &[(f64, Estimate)]) -> Option<(f64, Option<(f64, f64)>)> {
-    if coeffs.is_empty() {
-        return None;
-    }
-    let value: f64 = coeffs.iter().map(|(w, e)| w * e.mean).sum();
-    if !coeffs.iter().all(|(_, e)| e.has_uncertainty()) {
-        return Some((value, None));
-    }
-    let var: f64 = coeffs.iter().map(|(w, e)| (w * e.se).powi(2)).sum();
-    let denom: f64 = coeffs
-        .iter()
-        .map(|(w, e)| (w * e.se).powi(4) / e.df())
-        .sum();
-    let df = if denom > 0.0 { var * var / denom } else { 1e6 };
-    let half = t_quantile(0.5 + LEVEL / 2.0, df) * var.sqrt();
-    Some((value, Some((value - half, value + half))))
 }
 
 #[cfg(test)]

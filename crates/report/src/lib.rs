@@ -4,8 +4,8 @@
 //! levels, swept settings, repeat). [`build`] turns it into a [`Report`]: its [`context`] (what
 //! ran, on what, how the client was placed), what changed, one
 //! verdict per comparison, comparisons with 95% confidence intervals of the ratio on the log
-//! scale and a minimum detectable effect ([`ratio`]) from repeats or, with one run a side, from
-//! per-interval samples ([`stats`]), warnings (different run options, unstable phases), each
+//! scale and a minimum detectable effect ([`qpslab_stats::ratio`]) from repeats or, with one run a
+//! side, from per-interval samples ([`qpslab_stats::estimate`]), warnings (different run options, unstable phases), each
 //! variant's best result, factorial effects ([`effects`]), results and SVG charts. Runs of
 //! different workloads side by side are refused ([`setup`]). A [`Renderer`] lays it out as HTML, Markdown or JSON; [`png`] renders the charts
 //! to PNG. [`flame`] draws flame graphs of server profiles and their difference.
@@ -33,11 +33,9 @@ pub mod live;
 pub mod metrics;
 pub mod model;
 pub mod png;
-pub mod ratio;
 mod render;
 mod report;
 pub mod setup;
-pub mod stats;
 pub mod svg;
 
 pub use charts::{verdict_word, Chart, Section};

@@ -1,17 +1,16 @@
 //! Judging live actions (`qpslab run --at`): for each action, the per-interval throughput (and
 //! p95 latency) of the segment before it against the segment after it and its settle window,
 //! with the same autocorrelation-aware estimates and log-scale ratio intervals that comparisons
-//! of runs use ([`crate::stats::estimate`], [`crate::ratio::ratio`]).
+//! of runs use ([`qpslab_stats::estimate`], [`qpslab_stats::ratio`]).
 //!
 //! The segment before an action runs from the start of the phase, or from the previous action
 //! plus the settle window, to the action; the segment after runs from the action plus the settle
 //! window to the next action or the end. Only whole report intervals inside a segment count.
 
 use crate::model::Point;
-use crate::ratio::ratio;
-use crate::stats::estimate;
 use qpslab_core::live::{ActionRecord, SegmentChange};
 use qpslab_core::Sample;
+use qpslab_stats::{estimate, ratio};
 use serde::{Deserialize, Serialize};
 
 /// A live action of one measured point, as a report lists it.

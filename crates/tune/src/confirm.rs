@@ -1,9 +1,8 @@
 //! The confirmation, pure: in which order the baseline (A) and the candidate (B) are measured,
-//! and whether B's gain is real. The decision uses `qpslab_report`'s statistics (a ratio with
-//! its interval on the log scale), which is why the tuner is a crate above the lab: the lab
-//! does not see `report`.
+//! and whether B's gain is real. The decision is a paired ratio with its interval on the log
+//! scale, from `qpslab_stats` like every other interval qpslab prints.
 
-use qpslab_report::ratio::{paired_ratio, Ratio};
+use qpslab_stats::{paired_ratio, Ratio};
 
 /// Confidence level of the interval.
 pub const LEVEL: f64 = 0.95;
@@ -59,7 +58,7 @@ pub struct Verdict {
 
 /// Judges the throughputs of each side's measurements, the `i`-th of each side being measured
 /// in the same pair: the ratio `exp(mean(ln(tuned / baseline)))` over the pairs with its t
-/// interval at [`LEVEL`] (`qpslab_report::ratio::paired_ratio`). Pairing cancels what the
+/// interval at [`LEVEL`] (`qpslab_stats::paired_ratio`). Pairing cancels what the
 /// machine does to both sides of a pair (a neighbour's load that comes and goes, caches warming
 /// over the session). A gain only when the interval lies above 1 and the estimate reaches
 /// [`MIN_GAIN`]. `None` with fewer than two

@@ -11,7 +11,7 @@ use crate::{
 };
 use qpslab_lab::advise::{advise, gather, needs_restart, Facts};
 use qpslab_lab::restore::Ledger;
-use qpslab_report::stats::{estimate, t_quantile};
+use qpslab_stats::{estimate, t_quantile};
 use qpslab_store::Store;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;

@@ -5,19 +5,20 @@
 //!
 //! Each round ran the class's sample on both sides back to back (the order alternating), so the
 //! rounds pair: the ratio is the geometric mean of the per-round ratios, `exp(mean(ln(tB/tA)))`,
-//! with a t interval on the log scale mapped back by `exp` ([`paired`]), its degrees of
+//! with a t interval on the log scale mapped back by `exp` ([`paired`],
+//! [`qpslab_stats::ratio_of_log_mean`]), its degrees of
 //! freedom from the rounds' effective sample size (bursts of load make neighbours alike). Testing many classes
 //! at 95% flags one in twenty by chance; Holm's step-down correction keeps the chance of any
-//! false flag at 5% ([`holm`]), so an A/A comparison flags nothing.
+//! false flag at 5% ([`qpslab_stats::holm`]), so an A/A comparison flags nothing.
 
 pub mod explain;
 pub mod html;
 pub mod md;
 
-use crate::stats::{estimate, t_p_value, t_quantile};
 use qpslab_core::diff::{
     DiffMeasurement, Pair, ResultsCheck, SideProfile, SkippedClass, TableFacts,
 };
+use qpslab_stats::{estimate, holm, nearest_rank, ratio_of_log_mean, t_p_value};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -167,16 +168,12 @@ pub fn paired(rounds: &[Pair<u64>]) -> Option<Paired> {
     // Load on the machine comes in bursts longer than a round, so neighbouring rounds are not
     // independent: the autocorrelation-aware estimate shrinks n to its effective size.
     let e = estimate(&logs)?;
-    if !e.has_uncertainty() {
-        return None;
-    }
-    let df = e.df();
-    let half = t_quantile(0.5 + LEVEL / 2.0, df) * e.se;
+    let r = ratio_of_log_mean(&e, LEVEL)?;
     Some(Paired {
-        ratio: e.mean.exp(),
-        low: (e.mean - half).exp(),
-        high: (e.mean + half).exp(),
-        p: t_p_value(e.mean, e.se, df),
+        ratio: r.ratio,
+        low: r.low,
+        high: r.high,
+        p: t_p_value(e.mean, e.se, r.df),
     })
 }
 
@@ -185,38 +182,10 @@ pub fn precise(rounds: &[Pair<u64>], pct: f64) -> bool {
     paired(rounds).is_some_and(|p| (p.high / p.ratio).ln() < (1.0 + pct / 100.0).ln())
 }
 
-/// Holm's step-down correction: which of `p` are significant with a family-wise error rate of
-/// `alpha`. The smallest p-value is tested at `alpha / m`, the next at `alpha / (m − 1)`...,
-/// stopping at the first that fails.
-pub fn holm(p: &[f64], alpha: f64) -> Vec<bool> {
-    let mut order: Vec<usize> = (0..p.len()).collect();
-    order.sort_by(|&i, &j| p[i].total_cmp(&p[j]));
-    let m = p.len();
-    let mut out = vec![false; m];
-    for (k, &i) in order.iter().enumerate() {
-        // A NaN p-value (no spread to test) is never significant.
-        if p[i].is_nan() || p[i] > alpha / (m - k) as f64 {
-            break;
-        }
-        out[i] = true;
-    }
-    out
-}
-
-/// The `q` quantile (0..1) of `xs` (nearest rank); 0 when empty.
-fn quantile(xs: &[u64], q: f64) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_unstable();
-    match v.len() {
-        0 => 0.0,
-        n => v[((q * n as f64).ceil() as usize).clamp(1, n) - 1] as f64,
-    }
-}
-
 fn latency(xs: &[u64]) -> Latency {
     Latency {
-        median_us: quantile(xs, 0.5),
-        p95_us: quantile(xs, 0.95),
+        median_us: nearest_rank(xs, 0.5),
+        p95_us: nearest_rank(xs, 0.95),
     }
 }
 
@@ -405,21 +374,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn holm_tests_the_smallest_p_at_alpha_over_m_and_stops_at_the_first_failure() {
-        // m = 4: 0.01 ≤ 0.05/4, 0.015 ≤ 0.05/3, 0.03 > 0.05/2 stops, 0.04 not tested.
-        assert_eq!(
-            holm(&[0.04, 0.01, 0.03, 0.015], 0.05),
-            [false, true, false, true]
-        );
-        // Uncorrected, 0.02 would pass at 0.05; among ten tests it does not.
-        let mut p = vec![0.5; 9];
-        p.push(0.02);
-        assert!(holm(&p, 0.05).iter().all(|s| !s));
-        assert_eq!(holm(&[0.02], 0.05), [true]);
-        assert!(holm(&[], 0.05).is_empty());
-    }
-
-    #[test]
     fn the_paired_ratio_is_the_geometric_mean_of_pair_ratios() {
         let rounds = [
             [100, 200],
@@ -443,13 +397,5 @@ mod tests {
         // A pair is one unit: its rounds are summed (each side first once), then compared.
         let one = paired(&[[100, 300], [300, 100], [100, 200], [200, 100]]).unwrap();
         assert!((one.ratio - 1.0).abs() < 1e-9, "{one:?}");
-    }
-
-    #[test]
-    fn quantiles_are_nearest_rank() {
-        let xs: Vec<u64> = (1..=100).collect();
-        assert_eq!(quantile(&xs, 0.5), 50.0);
-        assert_eq!(quantile(&xs, 0.95), 95.0);
-        assert_eq!(quantile(&[], 0.5), 0.0);
     }
 }

@@ -1,5 +1,5 @@
-//! Statistics of per-interval samples: means with an uncertainty that respects autocorrelation,
-//! and the confidence interval of a difference between two such means.
+//! Means with an uncertainty that respects autocorrelation, the confidence interval of a
+//! difference between two such means (Welch), and of a linear contrast of several.
 //!
 //! Consecutive report intervals of one run are not independent: a slow second tends to follow a
 //! slow second. Treating `n` intervals as `n` independent draws makes the standard error too small
@@ -7,8 +7,8 @@
 //! from the series' autocorrelation (Geyer's initial positive sequence: sum the autocorrelations
 //! while they stay positive), then run Welch's t-test on the two means with those sizes.
 
+use crate::dist::t_quantile;
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 /// A mean and its uncertainty.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -47,27 +47,18 @@ impl Estimate {
 
 /// The estimate of a series of per-interval values that may be autocorrelated.
 pub fn estimate(xs: &[f64]) -> Option<Estimate> {
-    let n = xs.len();
-    if n == 0 {
-        return None;
-    }
-    let mean = xs.iter().sum::<f64>() / n as f64;
-    if n == 1 {
-        return Some(Estimate::single(mean));
-    }
-    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    let n_eff = effective_sample_size(xs);
-    Some(Estimate {
-        mean,
-        se: (var / n_eff).sqrt(),
-        n,
-        n_eff,
-    })
+    of_observations(xs, effective_sample_size)
 }
 
 /// The estimate of independent observations (e.g. the means of repeated runs): no
 /// autocorrelation correction, since each observation is a separate run.
 pub fn estimate_independent(xs: &[f64]) -> Option<Estimate> {
+    of_observations(xs, |xs| xs.len() as f64)
+}
+
+/// The mean of `xs` with the standard error `√(s² / n_eff)`, `s²` the sample variance and
+/// `n_eff` what `n_eff` says of `xs` (asked only with two or more observations).
+fn of_observations(xs: &[f64], n_eff: impl FnOnce(&[f64]) -> f64) -> Option<Estimate> {
     let n = xs.len();
     if n == 0 {
         return None;
@@ -77,11 +68,12 @@ pub fn estimate_independent(xs: &[f64]) -> Option<Estimate> {
         return Some(Estimate::single(mean));
     }
     let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let n_eff = n_eff(xs);
     Some(Estimate {
         mean,
-        se: (var / n as f64).sqrt(),
+        se: (var / n_eff).sqrt(),
         n,
-        n_eff: n as f64,
+        n_eff,
     })
 }
 
@@ -159,43 +151,6 @@ pub fn difference(a: &Estimate, b: &Estimate, level: f64) -> Option<Difference> 
     })
 }
 
-/// The standard normal quantile.
-pub fn normal_quantile(p: f64) -> f64 {
-    // Normal::new(0, 1) cannot fail: the parameters are finite and the spread positive.
-    match Normal::new(0.0, 1.0) {
-        Ok(n) => n.inverse_cdf(p.clamp(1e-300, 1.0 - 1e-16)),
-        Err(_) => f64::NAN,
-    }
-}
-
-/// Student's t quantile with `df` degrees of freedom, fractional allowed (statrs: the inverse
-/// of the regularized incomplete beta function, exact to floating-point precision). `df` of
-/// infinity or above 1e7 is the normal quantile; `df` ≤ 0 has no quantile (NaN).
-pub fn t_quantile(p: f64, df: f64) -> f64 {
-    if df.is_nan() || df <= 0.0 {
-        return f64::NAN;
-    }
-    if df > 1e7 {
-        return normal_quantile(p);
-    }
-    match StudentsT::new(0.0, 1.0, df) {
-        Ok(t) => t.inverse_cdf(p.clamp(0.0, 1.0)),
-        Err(_) => f64::NAN,
-    }
-}
-
-/// The two-sided p-value of a mean of `mean` with standard error `se` being 0, from Student's
-/// t with `df` degrees of freedom. A mean without spread is certain: 0 unless it is 0.
-pub fn t_p_value(mean: f64, se: f64, df: f64) -> f64 {
-    if se <= 0.0 || !se.is_finite() {
-        return if mean == 0.0 { 1.0 } else { 0.0 };
-    }
-    match StudentsT::new(0.0, 1.0, df) {
-        Ok(t) => 2.0 * (1.0 - t.cdf((mean / se).abs())),
-        Err(_) => f64::NAN,
-    }
-}
-
 /// Welch–Satterthwaite degrees of freedom of a sum of two variances with their own dfs.
 pub(crate) fn welch_df(va: f64, dfa: f64, vb: f64, dfb: f64) -> f64 {
     if va + vb > 0.0 {
@@ -205,45 +160,31 @@ pub(crate) fn welch_df(va: f64, dfa: f64, vb: f64, dfb: f64) -> f64 {
     }
 }
 
+/// A linear contrast `Σ w·mean` of independent estimates (`coeffs`: each weight `w` with its
+/// estimate) and its two-sided interval at `level`: the variance `Σ (w·se)²`, the degrees of
+/// freedom from Welch–Satterthwaite over the terms. `None` without terms; `None` inside when any
+/// estimate lacks an uncertainty.
+pub fn contrast(coeffs: &[(f64, Estimate)], level: f64) -> Option<(f64, Option<(f64, f64)>)> {
+    if coeffs.is_empty() {
+        return None;
+    }
+    let value: f64 = coeffs.iter().map(|(w, e)| w * e.mean).sum();
+    if !coeffs.iter().all(|(_, e)| e.has_uncertainty()) {
+        return Some((value, None));
+    }
+    let var: f64 = coeffs.iter().map(|(w, e)| (w * e.se).powi(2)).sum();
+    let denom: f64 = coeffs
+        .iter()
+        .map(|(w, e)| (w * e.se).powi(4) / e.df())
+        .sum();
+    let df = if denom > 0.0 { var * var / denom } else { 1e6 };
+    let half = t_quantile(0.5 + level / 2.0, df) * var.sqrt();
+    Some((value, Some((value - half, value + half))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn t_quantiles_match_tables() {
-        for (df, want) in [
-            (1.0, 12.706),
-            (2.0, 4.303),
-            (3.0, 3.182),
-            (5.0, 2.571),
-            (10.0, 2.228),
-            (30.0, 2.042),
-            (1000.0, 1.962),
-        ] {
-            let got = t_quantile(0.975, df);
-            assert!(
-                (got - want).abs() / want < 0.0005,
-                "df {df}: {got} vs {want}"
-            );
-        }
-        assert!((normal_quantile(0.975) - 1.959_964).abs() < 1e-5);
-        assert!((t_quantile(0.8, 1e9) - 0.841_621).abs() < 1e-5);
-        assert!(t_quantile(0.975, 0.0).is_nan());
-    }
-
-    #[test]
-    fn t_quantiles_are_exact_for_fractional_df() {
-        // Welch's df with two repeats a side falls between 1 and 2.
-        for (df, want) in [(1.2, 8.649), (1.5, 6.017), (2.5, 3.575), (4.0, 2.776)] {
-            let got = t_quantile(0.975, df);
-            assert!((got - want).abs() < 0.0015, "df {df}: {got} vs {want}");
-        }
-        // Monotone in df between the integers, not a step.
-        assert!(t_quantile(0.975, 1.2) > t_quantile(0.975, 1.5));
-        assert!(t_quantile(0.975, 1.5) > t_quantile(0.975, 1.9));
-        assert!(t_quantile(0.975, 1.9) > t_quantile(0.975, 2.0));
-        assert!((normal_quantile(0.001) + 3.090_232).abs() < 1e-5);
-    }
 
     #[test]
     fn white_noise_keeps_its_size_and_a_trend_loses_it() {
@@ -282,5 +223,23 @@ mod tests {
         let reps = estimate_independent(&[1.0, 2.0, 3.0]).unwrap();
         assert_eq!(reps.n_eff, 3.0);
         assert!((reps.se - (1.0f64 / 3.0).sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_contrast_of_two_is_welchs_difference() {
+        let a = estimate_independent(&[10.0, 12.0, 11.0, 13.0]).unwrap();
+        let b = estimate_independent(&[15.0, 19.0, 17.0]).unwrap();
+        let d = difference(&a, &b, 0.95).unwrap();
+        let (value, ci) = contrast(&[(-1.0, a), (1.0, b)], 0.95).unwrap();
+        let (low, high) = ci.unwrap();
+        assert!((value - d.diff).abs() < 1e-12);
+        assert!(
+            (low - d.low).abs() < 1e-9 && (high - d.high).abs() < 1e-9,
+            "{d:?}"
+        );
+        // A term without uncertainty leaves the value without an interval.
+        let one = Estimate::single(4.0);
+        assert_eq!(contrast(&[(0.5, a), (0.5, one)], 0.95), Some((7.75, None)));
+        assert_eq!(contrast(&[], 0.95), None);
     }
 }

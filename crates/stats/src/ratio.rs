@@ -7,10 +7,11 @@
 //! asymmetric in percent and never reaches −100%. The standard error of `ln(mean)` is
 //! `se / mean` (the delta method), so the point estimate stays the ratio of the means shown.
 
-use crate::stats::{t_quantile, welch_df, Estimate};
+use crate::dist::t_quantile;
+use crate::mean::{estimate_independent, welch_df, Estimate};
 use serde::{Deserialize, Serialize};
 
-/// Power assumed by [`mde`]: the chance of calling an effect of exactly the MDE significant.
+/// Power assumed by [`mde_pct`]: the chance of calling an effect of exactly the MDE significant.
 pub const POWER: f64 = 0.8;
 
 /// The ratio `b / a` and its confidence interval.
@@ -84,8 +85,18 @@ pub fn mde_pct(se_log: f64, df: f64, level: f64) -> f64 {
 /// and one B measured next to each other, so a drift of the machine cancels within a pair),
 /// with the t interval at `level` over the pairs; `None` with fewer than two pairs or no spread.
 pub fn paired_ratio(log_ratios: &[f64], level: f64) -> Option<Ratio> {
-    let e = crate::stats::estimate_independent(log_ratios)?;
-    if !e.has_uncertainty() || !e.se.is_finite() || e.se <= 0.0 {
+    let e = estimate_independent(log_ratios)?;
+    if !e.se.is_finite() || e.se <= 0.0 {
+        return None;
+    }
+    ratio_of_log_mean(&e, level)
+}
+
+/// The ratio `exp(mean)` of an estimate of a mean log ratio (paired measurements: each pair's
+/// `ln(b / a)`), with the t interval at `level` on the log scale mapped back by `exp`, its
+/// degrees of freedom the estimate's; `None` when the estimate has no uncertainty.
+pub fn ratio_of_log_mean(e: &Estimate, level: f64) -> Option<Ratio> {
+    if !e.has_uncertainty() {
         return None;
     }
     let df = e.df();
@@ -123,7 +134,6 @@ pub fn repeats_needed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::estimate_independent;
 
     #[test]
     fn paired_ratio_cancels_a_drift_shared_by_the_pair() {
@@ -138,6 +148,19 @@ mod tests {
         assert!(r.low > 1.7 && r.high < 1.9, "{r:?}");
         assert_eq!(r.df, 2.0);
         assert_eq!(paired_ratio(&d[..1], 0.95), None);
+    }
+
+    #[test]
+    fn the_ratio_of_a_mean_log_keeps_a_paired_interval_without_spread() {
+        let d = [0.1, 0.2, 0.15, 0.12];
+        let e = estimate_independent(&d).unwrap();
+        assert_eq!(ratio_of_log_mean(&e, 0.95), paired_ratio(&d, 0.95));
+        // Without spread the interval is the point (paired_ratio refuses it).
+        let flat = estimate_independent(&[0.5, 0.5, 0.5]).unwrap();
+        let r = ratio_of_log_mean(&flat, 0.95).unwrap();
+        assert!(r.low == r.ratio && r.ratio == r.high, "{r:?}");
+        assert_eq!(paired_ratio(&[0.5, 0.5, 0.5], 0.95), None);
+        assert_eq!(ratio_of_log_mean(&Estimate::single(0.1), 0.95), None);
     }
 
     #[test]
@@ -214,7 +237,6 @@ mod tests {
 #[cfg(test)]
 mod log_tests {
     use super::*;
-    use crate::stats::estimate_independent;
 
     #[test]
     fn one_wild_repeat_widens_the_interval_of_logs_instead_of_faking_a_change() {

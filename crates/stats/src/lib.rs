@@ -1,0 +1,46 @@
+//! The statistics of qpslab: every statistical formula the lab, the reports and the stability
+//! verdict use lives here, on top of statrs, and nothing here knows of runs, studies or servers.
+//!
+//! - Distributions (`dist.rs`): quantiles of the standard normal and of Student's t (fractional
+//!   degrees of freedom allowed), and the two-sided p-value of a t statistic.
+//! - Means (`mean.rs`): an [`Estimate`] (mean, standard error, effective sample size) of an
+//!   autocorrelated series ([`estimate`], [`effective_sample_size`]) or of independent
+//!   observations ([`estimate_independent`]); Welch's interval of a [`difference`]; the
+//!   interval of a linear [`contrast`] of independent estimates.
+//! - Ratios (`ratio.rs`): the [`Ratio`] `b / a` with its interval on the log scale
+//!   ([`ratio`], [`ratio_of_logs`], [`log_of_mean`]), paired ratios ([`paired_ratio`],
+//!   [`ratio_of_log_mean`]), the minimum detectable effect ([`mde_pct`]) and the repeats that
+//!   would bring it under a bound ([`repeats_needed`]).
+//! - Trends (`trend.rs`): Mann–Kendall's statistic ([`mann_kendall_z`]), the Theil–Sen slope
+//!   ([`theil_sen_slope`]) and a least-squares line with its slope's standard error ([`fit`]).
+//! - Samples (`sample.rs`): [`median`], [`upper_quartile`] and the nearest-rank
+//!   [`nearest_rank`] quantile.
+//! - Multiple tests (`holm.rs`): Holm's step-down correction ([`holm`]).
+//!
+//! ```
+//! use qpslab_stats::{estimate_independent, ratio};
+//! let a = estimate_independent(&[100.0, 102.0, 98.0]).unwrap();
+//! let b = estimate_independent(&[120.0, 123.0, 118.0]).unwrap();
+//! let r = ratio(&a, &b, 0.95).unwrap();
+//! assert!(r.excludes_one() && r.low > 1.0);
+//! ```
+
+mod dist;
+mod holm;
+mod mean;
+mod ratio;
+mod sample;
+mod trend;
+
+pub use dist::{normal_quantile, t_p_value, t_quantile};
+pub use holm::holm;
+pub use mean::{
+    contrast, difference, effective_sample_size, estimate, estimate_independent, Difference,
+    Estimate,
+};
+pub use ratio::{
+    log_of_mean, mde_pct, paired_ratio, ratio, ratio_of_log_mean, ratio_of_logs, repeats_needed,
+    Ratio, POWER,
+};
+pub use sample::{median, nearest_rank, upper_quartile};
+pub use trend::{fit, mann_kendall_z, theil_sen_slope};
