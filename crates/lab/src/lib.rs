@@ -6,7 +6,8 @@
 //! - [`expand`] turns it into setups (variants × factorial of factor levels) and cells (setups ×
 //!   the sweep's cross product × repeats), in execution order;
 //! - [`exec`] measures one cell: dataset check, phase with per-tick telemetry, store (also used
-//!   by `qpslab run`);
+//!   by `qpslab run`); [`phase`] is the one warm-up -> measure -> store step of a run's phase
+//!   and a study cell's attempt;
 //! - [`study`] runs or resumes a whole study, starting each setup's sandbox as needed;
 //! - [`os`] applies OS-level toggles (THP) reversibly;
 //! - [`storage`] puts a setup's datadir on a filesystem of its own (loop image or scratch
@@ -46,6 +47,7 @@ mod measured;
 pub mod options;
 pub mod os;
 pub mod password;
+pub mod phase;
 pub mod placement;
 pub mod rate_search;
 pub mod replay;
