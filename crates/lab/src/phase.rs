@@ -1,6 +1,6 @@
-//! One measured phase, taken the one way `qpslab run`'s sweep and a study
-//! cell's attempts (`retry`) both take it: the auto warm-up when the plan asks for one, then
-//! the phase measured and stored as it runs ([`crate::exec::measure`]).
+//! One measured phase, taken the one way `qpslab run`'s sweep and a study cell's attempts
+//! (`retry`) both take it: the auto warm-up when the plan asks for one, then the phase
+//! measured and stored as it runs ([`crate::exec::measure`]).
 
 use crate::error::ExecError;
 use crate::exec::{measure, Measured, Observer};

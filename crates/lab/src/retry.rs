@@ -1,9 +1,10 @@
 //! Measuring one study cell until it is stable: each attempt is a run of its own (auto warm-up
-//! first when asked: `crate::phase`, as `qpslab run` measures), judged, and recorded as the cell's next attempt; an unstable one is
-//! measured again, at most `retries` more times. The cell uses the first stable attempt, or,
-//! when none was, the least disturbed one (a busy neighbour counts less than a stall, trend or
-//! spikes in its own samples; the later one on a tie), never chosen by its own numbers. The
-//! settings a cell's `set` actions change are recorded before the first attempt (`restore`).
+//! first when asked, through `crate::phase` as `qpslab run`'s phases), judged, and recorded as
+//! the cell's next attempt; an unstable one is measured again, at most `retries` more times.
+//! The cell uses the first stable attempt, or, when none was, the least disturbed one (a busy
+//! neighbour counts less than a stall, trend or spikes in its own samples; the later one on a
+//! tie), never chosen by its own numbers. The settings a cell's `set` actions change are
+//! recorded before the first attempt (`restore`).
 
 use crate::contention::wait_quiet;
 use crate::error::ExecError;
