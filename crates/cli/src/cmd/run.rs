@@ -50,23 +50,30 @@ pub fn run(a: RunArgs) -> Result<()> {
     stopped
 }
 
-/// Readies the server (facts, leftovers, limits, dataset, replica monitor, thread placement),
-/// then measures and stores the run in one library call, and prints what it found.
-fn sweep(
+/// What a run holds while it measures, once the server is ready.
+struct Ready {
+    server: qpslab_core::env::ServerInfo,
+    sampler: qpslab_probe::Sampler,
+    placement: Option<super::threads::RunPlacement>,
+    /// Held (shared) until the run ends: nobody rebuilds the dataset under it.
+    _sandbox: Option<qpslab_sandbox::SandboxUse>,
+}
+
+/// Readies the server for `plan`: its facts, no leftover settings, its limits, the dataset,
+/// the replica's lag monitor and the threads' placement (recorded in `plan`).
+fn ready(
     a: &RunArgs,
-    mut plan: RunPlan,
+    plan: &mut RunPlan,
     loaders: Option<u32>,
     workload: &Workload,
-    store: &mut Store,
     target: &Connected,
-) -> Result<()> {
+) -> Result<Ready> {
     let (control, server) = target.control()?;
     let home = sandbox_home(&a.home);
     // A killed tune's or run's settings would be measured as the server's own.
     super::restore::refuse_leftovers(&home, &target.server_options(), &a.target)?;
-    crate::plan::check_server_limits(&plan, workload.statements().len(), &server)?;
-    // Held (shared) until the run ends: nobody rebuilds the dataset under it.
-    let _sandbox = ensure_dataset(target, &a.target, &plan.workload, loaders)?;
+    crate::plan::check_server_limits(plan, workload.statements().len(), &server)?;
+    let sandbox = ensure_dataset(target, &a.target, &plan.workload, loaders)?;
     let monitor = (a.replica.replica.as_deref())
         .map(|r| super::replica::monitor(r, &home, &target.options))
         .transpose()?;
@@ -77,6 +84,31 @@ fn sweep(
         sampler.watch_replica(m);
     }
     sampler.profile_into(a.profile.clone());
+    Ok(Ready {
+        server,
+        sampler,
+        placement,
+        _sandbox: sandbox,
+    })
+}
+
+/// Readies the server, then measures and stores the run in one library call, and prints
+/// what it found.
+fn sweep(
+    a: &RunArgs,
+    mut plan: RunPlan,
+    loaders: Option<u32>,
+    workload: &Workload,
+    store: &mut Store,
+    target: &Connected,
+) -> Result<()> {
+    let Ready {
+        server,
+        mut sampler,
+        placement,
+        _sandbox,
+    } = ready(a, &mut plan, loaders, workload, target)?;
+    let home = sandbox_home(&a.home);
     let label = plan.workload.label();
     let sweep = Sweep {
         plan,
