@@ -20,6 +20,7 @@ mod render_io;
 mod render_lag;
 mod render_live;
 mod render_replay;
+mod render_run;
 mod render_threads;
 mod render_tune;
 mod signals;

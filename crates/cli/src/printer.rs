@@ -92,6 +92,56 @@ impl qpslab_lab::exec::Observer for Printer {
     fn action(&mut self, _threads: u32, r: &qpslab_core::live::ActionRecord) {
         println!("{}", crate::render_live::action_line(r));
     }
+
+    fn warmed_up(&mut self, _threads: u32, took_s: f64) {
+        eprintln!("warm-up: {took_s:.0} s until throughput was flat");
+    }
+}
+
+/// `qpslab run`'s lines around each phase.
+impl qpslab_lab::sweep::SweepObserver for Printer {
+    fn settled(&mut self, report: &qpslab_core::plan::SettleReport) {
+        eprintln!("{}", qpslab_lab::settle::describe(report));
+    }
+
+    fn phase_begins(&mut self, plan: &qpslab_core::RunPlan, threads: u32) {
+        println!("{}", crate::render_run::phase_header(plan, threads));
+    }
+
+    fn phase_measured(
+        &mut self,
+        phase: &qpslab_core::PhaseResult,
+        client: Option<&qpslab_lab::client_bound::ClientCheck>,
+    ) {
+        println!();
+        print!("{}", crate::render::phase_summary(phase));
+        if let Some(c) = client {
+            print!("{}", crate::render_run::client_text(c));
+        }
+    }
+
+    fn actions_judged(&mut self, actions: &[qpslab_core::live::ActionRecord]) {
+        print!("{}", crate::render_live::actions_table(actions));
+    }
+
+    fn run_closed(&mut self, closed: &qpslab_lab::sweep::Closed) {
+        closed_note(closed);
+    }
+}
+
+/// Says where what a run measured before it ended early is stored (stderr).
+pub fn closed_note(closed: &qpslab_lab::sweep::Closed) {
+    match &closed.stored {
+        Ok(Some(id)) => eprintln!(
+            "what was measured is stored as run {id} ({}) in {}  (qpslab show {id})",
+            closed.status,
+            closed.store.display()
+        ),
+        Ok(None) => {}
+        // The error that ended the run is the one to report; a store that cannot even close
+        // the run is said once, beside it.
+        Err(s) => eprintln!("warning: the run could not be closed in the results store: {s}"),
+    }
 }
 
 /// `loading 1200000/8000000 rows (15%) 412345 rows/s, ETA 16s`.

@@ -43,6 +43,8 @@ pub trait Observer {
     /// Where the client's event loops will run the phase of `threads` sessions
     /// (`4 event loops on CPUs 12-15 (not the server's)`).
     fn placed(&mut self, _threads: u32, _placement: &str) {}
+    /// The auto warm-up before the phase of `threads` sessions ended after `took_s` seconds.
+    fn warmed_up(&mut self, _threads: u32, _took_s: f64) {}
 }
 
 /// An observer that shows nothing.

@@ -6,7 +6,11 @@
 //! - [`expand`] turns it into setups (variants × factorial of factor levels) and cells (setups ×
 //!   the sweep's cross product × repeats), in execution order;
 //! - [`exec`] measures one cell: dataset check, phase with per-tick telemetry, store (also used
-//!   by `qpslab run`);
+//!   by `qpslab run`); [`phase`] is the one warm-up -> measure -> store step of a run's phase
+//!   and a study cell's attempt;
+//! - [`sweep`] is `qpslab run`: settle, the phases of a sweep or a replica's rate search
+//!   ([`rate_search`]), live actions judged, the client checked ([`client_bound`]), the run
+//!   stored;
 //! - [`study`] runs or resumes a whole study, starting each setup's sandbox as needed;
 //! - [`os`] applies OS-level toggles (THP) reversibly;
 //! - [`storage`] puts a setup's datadir on a filesystem of its own (loop image or scratch
@@ -33,6 +37,7 @@
 
 pub mod advise;
 pub mod capture;
+pub mod client_bound;
 mod commands;
 pub mod contention;
 pub mod control;
@@ -46,6 +51,7 @@ mod measured;
 pub mod options;
 pub mod os;
 pub mod password;
+pub mod phase;
 pub mod placement;
 pub mod rate_search;
 pub mod replay;
@@ -58,6 +64,7 @@ pub mod sizing;
 pub mod spec;
 pub mod storage;
 pub mod study;
+pub mod sweep;
 pub mod unstored;
 pub mod warmup;
 

@@ -7,6 +7,11 @@
 //! that cannot keep up falls behind by a fixed share of real time, so its lag grows linearly.
 //! A phase whose primary did not reach the asked rate while the lag stayed flat ends the
 //! search: the replica kept up with everything the primary could do at that many sessions.
+//! [`search`] runs the phases through a caller's measuring function (`qpslab run`'s).
+
+use qpslab_core::plan::{Arrival, RateSpec};
+use qpslab_core::telemetry::Reading;
+use qpslab_core::{PhaseResult, TelemetrySample};
 
 /// Seconds within which a flat lag's trend may not add the whole bound.
 pub const HORIZON_S: f64 = 60.0;
@@ -16,6 +21,8 @@ pub const PRECISION: f64 = 1.1;
 pub const MAX_STEPS: usize = 12;
 /// A phase that delivered less than this share of its rate was limited by the primary.
 const DELIVERED: f64 = 0.9;
+/// The first rate when `--rate` does not give one, transactions per second.
+pub const DEFAULT_START: f64 = 100.0;
 
 /// How one fixed-rate phase went for the replica.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -113,6 +120,76 @@ impl RateSearch {
     }
 }
 
+/// Each interval's lag `(elapsed_s, ms)` from a phase's telemetry (heartbeat, else GTIDs).
+pub fn lag_points(telemetry: &[TelemetrySample]) -> Vec<(f64, f64)> {
+    telemetry
+        .iter()
+        .filter_map(|t| match &t.reading {
+            Reading::ReplicaLag(l) => Some((t.elapsed_s, l.headline_ms()?)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// One phase of a search.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Step {
+    /// The rate asked for, per second.
+    pub rate: f64,
+    /// The rate delivered.
+    pub tps: f64,
+    /// What the replica's lag did (`None`: no reading).
+    pub lag: Option<LagTrend>,
+    /// How the phase went.
+    pub outcome: Outcome,
+}
+
+/// What a finished search found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Searched {
+    /// Its phases, in order.
+    pub steps: Vec<Step>,
+    /// Its final state: the highest flat rate and the lowest that was not.
+    pub search: RateSearch,
+    /// The bound the lag was held to, ms.
+    pub max_lag_ms: f64,
+}
+
+/// Runs a search's phases through `measure` (one phase at the given rate, returning it and its
+/// lag per interval, see [`lag_points`]), starting from the rate `given` (`--rate`, with its
+/// arrival) or [`DEFAULT_START`]; returns every phase and what the search found.
+pub fn search<E>(
+    given: Option<RateSpec>,
+    max_lag_ms: f64,
+    mut measure: impl FnMut(RateSpec) -> Result<(PhaseResult, Vec<(f64, f64)>), E>,
+) -> Result<(Vec<PhaseResult>, Searched), E> {
+    let arrival = given.as_ref().map_or(Arrival::Uniform, |r| r.arrival);
+    let mut search = RateSearch::new(given.map_or(DEFAULT_START, |r| r.per_second));
+    let (mut results, mut steps) = (Vec::new(), Vec::new());
+    while let Some(rate) = search.next_rate() {
+        let (phase, lags) = measure(RateSpec {
+            per_second: rate,
+            arrival,
+        })?;
+        let lag = trend(&lags);
+        let outcome = judge(rate, phase.tps(), lag, max_lag_ms);
+        search.record(rate, outcome);
+        steps.push(Step {
+            rate,
+            tps: phase.tps(),
+            lag,
+            outcome,
+        });
+        results.push(phase);
+    }
+    let searched = Searched {
+        steps,
+        search,
+        max_lag_ms,
+    };
+    Ok((results, searched))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,5 +255,42 @@ mod tests {
         let mut s = RateSearch::new(1.5);
         s.record(1.5, Outcome::Behind);
         assert_eq!(s.next_rate(), None);
+    }
+
+    #[test]
+    fn search_measures_each_rate_and_stops_at_the_first_error() {
+        // A replica that keeps up with up to 300/s: above it, the lag grows 20 ms a second.
+        let phase = |rate: f64| PhaseResult {
+            duration_s: 10.0,
+            events: (rate * 10.0) as u64,
+            ..PhaseResult::default()
+        };
+        let given = RateSpec {
+            per_second: 100.0,
+            arrival: Arrival::Poisson,
+        };
+        let mut asked = Vec::new();
+        let (phases, found) = search(Some(given), 100.0, |r| {
+            assert_eq!(r.arrival, Arrival::Poisson);
+            asked.push(r.per_second);
+            let slope = if r.per_second <= 300.0 { 0.0 } else { 20.0 };
+            let lags = (1..=10)
+                .map(|t| (t as f64, 5.0 + slope * t as f64))
+                .collect();
+            Ok::<_, String>((phase(r.per_second), lags))
+        })
+        .unwrap();
+        assert_eq!(&asked[..3], &[100.0, 200.0, 400.0]);
+        assert_eq!(phases.len(), asked.len());
+        assert_eq!(found.steps.len(), asked.len());
+        assert_eq!(found.steps[2].outcome, Outcome::Behind);
+        assert!(found.search.best.unwrap() <= 300.0 && found.search.failed.unwrap() > 300.0);
+        let mut calls = 0;
+        let failed = search(None, 100.0, |r| {
+            calls += 1;
+            assert_eq!(r.per_second, DEFAULT_START);
+            Err::<(PhaseResult, Vec<(f64, f64)>), _>("lost the server")
+        });
+        assert_eq!((failed.unwrap_err(), calls), ("lost the server", 1));
     }
 }

@@ -1,16 +1,17 @@
 //! Measuring one study cell until it is stable: each attempt is a run of its own (auto warm-up
-//! first when asked), judged, and recorded as the cell's next attempt; an unstable one is
-//! measured again, at most `retries` more times. The cell uses the first stable attempt, or,
-//! when none was, the least disturbed one (a busy neighbour counts less than a stall, trend or
-//! spikes in its own samples; the later one on a tie), never chosen by its own numbers. The
-//! settings a cell's `set` actions change are recorded before the first attempt (`restore`).
+//! first when asked, through `crate::phase` as `qpslab run`'s phases), judged, and recorded as
+//! the cell's next attempt; an unstable one is measured again, at most `retries` more times.
+//! The cell uses the first stable attempt, or, when none was, the least disturbed one (a busy
+//! neighbour counts less than a stall, trend or spikes in its own samples; the later one on a
+//! tie), never chosen by its own numbers. The settings a cell's `set` actions change are
+//! recorded before the first attempt (`restore`).
 
 use crate::contention::wait_quiet;
 use crate::error::ExecError;
-use crate::exec::{measure, Measured, Observer};
+use crate::exec::{Measured, Observer};
+use crate::phase::{Bench, PhaseError, RunOf};
 use crate::restore::{Guard, Ledger};
-use crate::warmup::auto_warmup;
-use qpslab_core::{AutoWarmup, ConnectOptions};
+use qpslab_core::ConnectOptions;
 use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;
 use qpslab_sandbox::SandboxHome;
@@ -64,29 +65,20 @@ impl CellRun<'_> {
         let mut attempt = 1;
         let mut best: Option<(f64, Measured)> = None;
         loop {
-            if let Some(max_s) = plan.warmup_auto.as_ref().map(|a| a.max_s) {
-                let warm = crate::sizing::placed(&plan, self.target, self.sampler.server_pid());
-                let took =
-                    auto_warmup(self.target, &warm, self.workload, threads, max_s, self.stop)?;
-                plan.warmup_auto = Some(AutoWarmup {
-                    max_s,
-                    took_s: Some(took),
-                });
+            let mut meta = base.another(plan.clone());
+            let measured = Bench {
+                store: &mut *self.store,
+                target: self.target,
+                workload: self.workload,
+                sampler: &mut *self.sampler,
+                stop: self.stop,
             }
-            let meta = base.another(plan.clone());
-            let measured = measure(
-                self.store,
-                &meta,
-                self.target,
-                self.workload,
-                threads,
-                self.sampler,
-                obs,
-                self.stop,
-            );
+            .warm_and_measure(&mut meta, RunOf::Attempt, threads, obs);
             let m = match measured {
                 Ok(m) => m,
-                Err(e) => {
+                // Nothing of the attempt was stored.
+                Err(PhaseError::WarmUp(e)) => return Err(e),
+                Err(PhaseError::Measure(e)) => {
                     // What the attempt measured before it stopped is kept under its run (resume
                     // replaces it); the run says how it ended.
                     let status = e.run_status();

@@ -7,7 +7,6 @@ mod digest;
 mod io;
 mod lab;
 mod prepare;
-mod rate_search;
 mod replay;
 mod replica;
 mod report;

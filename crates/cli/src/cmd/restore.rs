@@ -69,13 +69,6 @@ pub(crate) fn warn_leftovers(home: &SandboxHome, server: &ConnectOptions, t: &Ta
     }
 }
 
-/// Says how to restore by hand what the guarded command is about to change.
-pub(crate) fn announce(g: &Guard) {
-    if let Some(hint) = g.killed_hint() {
-        eprintln!("{hint}");
-    }
-}
-
 /// After the command put its settings back: clears the record, or warns what is left.
 pub(crate) fn finish(g: Guard) {
     if let Err(e) = g.finish() {

@@ -1,21 +1,24 @@
-//! `qpslab run`: resolve the target, make sure the dataset is there, then for each thread count
-//! run a warm-up and a measured phase (the lab's `exec::measure`, telemetry on every tick),
-//! print it, and store it as it is measured (an interrupted or failed phase keeps its intervals).
+//! `qpslab run`: the plan from the flags, the target connected and readied (dataset, replica
+//! monitor, thread placement), then one call to `qpslab_lab::sweep::run`, which settles the
+//! server and measures and stores each phase (an interrupted or failed phase keeps its
+//! intervals) while the printer shows its progress; then the sweep table and `--json`.
 
-use crate::args::RunArgs;
+use crate::args::{ReplicaRunArgs, RunArgs};
 use crate::dataset::ensure_dataset;
 use crate::error::exec_error;
 use crate::error::user;
 use crate::plan::run_plan;
-use crate::printer::Printer;
-use crate::render::{phase_summary, sweep_table};
+use crate::printer::{closed_note, Printer};
+use crate::render::sweep_table;
+use crate::render_run::{steps_table, stop_text, verdict};
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, sandbox_home, Connected};
 use anyhow::Result;
-use qpslab_core::result::PhaseResult;
 use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
-use qpslab_store::{RunMeta, RunStatus, Store, TelemetrySample};
+use qpslab_lab::settle::Owner;
+use qpslab_lab::sweep::{Closed, Sweep, SweepError, Swept};
+use qpslab_store::{RunMeta, Store};
 
 /// Runs `qpslab run`.
 pub fn run(a: RunArgs) -> Result<()> {
@@ -26,7 +29,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         crate::signals::undoing();
     }
     let workload = Workload::new(&plan.workload).map_err(|e| user(e.to_string()))?;
-    super::rate_search::check(&a.replica, &plan)?;
+    check_rate_search(&a.replica, &plan)?;
     let mut embedded = a.embedded.clone();
     super::threads::prepare_run(&a.pin, &a.target, &mut embedded.settings)?;
     let mut connected = connect(&a.target, Some(&embedded), &sandbox_home(&a.home))?;
@@ -40,251 +43,145 @@ pub fn run(a: RunArgs) -> Result<()> {
     // The store is opened once the target is known to be valid, so rejected input writes nothing.
     let outcome = crate::db::open_to_write(&a.db.db).and_then(|mut store| {
         let loaders = resolved.prepare_threads;
-        sweep(&a, &plan, loaders, &workload, &mut store, &connected)
+        sweep(&a, plan, loaders, &workload, &mut store, &connected)
     });
     let stopped = connected.finish();
     outcome?;
     stopped
 }
 
-fn sweep(
+/// What a run holds while it measures, once the server is ready.
+struct Ready {
+    server: qpslab_core::env::ServerInfo,
+    sampler: qpslab_probe::Sampler,
+    placement: Option<super::threads::RunPlacement>,
+    /// Held (shared) until the run ends: nobody rebuilds the dataset under it.
+    _sandbox: Option<qpslab_sandbox::SandboxUse>,
+}
+
+/// Readies the server for `plan`: its facts, no leftover settings, its limits, the dataset,
+/// the replica's lag monitor and the threads' placement (recorded in `plan`).
+fn ready(
     a: &RunArgs,
-    plan: &RunPlan,
+    plan: &mut RunPlan,
     loaders: Option<u32>,
     workload: &Workload,
-    store: &mut Store,
     target: &Connected,
-) -> Result<()> {
+) -> Result<Ready> {
     let (control, server) = target.control()?;
     let home = sandbox_home(&a.home);
     // A killed tune's or run's settings would be measured as the server's own.
     super::restore::refuse_leftovers(&home, &target.server_options(), &a.target)?;
     crate::plan::check_server_limits(plan, workload.statements().len(), &server)?;
-    // Held (shared) until the run ends: nobody rebuilds the dataset under it.
-    let _sandbox = ensure_dataset(target, &a.target, &plan.workload, loaders)?;
-    let mut plan = plan.clone();
+    let sandbox = ensure_dataset(target, &a.target, &plan.workload, loaders)?;
     let monitor = (a.replica.replica.as_deref())
         .map(|r| super::replica::monitor(r, &home, &target.options))
         .transpose()?;
     let placement = super::threads::keep_for_run(target, &a.target, &a.pin, &home)?;
     plan.placement = placement.as_ref().map(|p| p.initial());
-    settle_target(target, &mut plan)?;
-    let meta = RunMeta::new(
-        plan,
-        target.options.describe(),
-        server,
-        qpslab_probe::host_facts(),
-        command_line(),
-    );
-    let guard = live_guard(a, &home, target, &meta.plan)?;
     let mut sampler = target.sampler(control);
     if let Some(m) = monitor {
         sampler.watch_replica(m);
     }
-    let mut phases = Phases {
-        store,
-        target,
-        workload,
+    sampler.profile_into(a.profile.clone());
+    Ok(Ready {
+        server,
         sampler,
-        printer: Printer::new(),
-        meta,
-        run_id: None,
-        lag: Vec::new(),
+        placement,
+        _sandbox: sandbox,
+    })
+}
+
+/// Readies the server, then measures and stores the run in one library call, and prints
+/// what it found.
+fn sweep(
+    a: &RunArgs,
+    mut plan: RunPlan,
+    loaders: Option<u32>,
+    workload: &Workload,
+    store: &mut Store,
+    target: &Connected,
+) -> Result<()> {
+    let Ready {
+        server,
+        mut sampler,
+        placement,
+        _sandbox,
+    } = ready(a, &mut plan, loaders, workload, target)?;
+    let home = sandbox_home(&a.home);
+    let label = plan.workload.label();
+    let sweep = Sweep {
+        plan,
+        target: &target.options,
+        // Only the sandbox started for this command is settled as ours.
+        owner: match target.sandbox {
+            Some(_) => Owner::Sandbox,
+            None => Owner::External,
+        },
+        server,
+        command: command_line(),
+        workload,
+        lab: home.path(),
+        rate_search: a.replica.rate_search.then_some(a.replica.max_lag),
+        judge_actions: qpslab_report::live::judge_actions,
     };
-    phases.sampler.profile_into(a.profile.clone());
-    let threads = phases.meta.plan.threads.clone();
-    let results = if a.replica.rate_search {
-        let given = phases.meta.plan.rate.clone();
-        super::rate_search::search(given, a.replica.max_lag, |rate| {
-            phases.meta.plan.rate = Some(rate);
-            let phase = phases.measure(threads[0])?;
-            Ok((phase, std::mem::take(&mut phases.lag)))
-        })
-    } else {
-        threads.into_iter().map(|t| phases.measure(t)).collect()
-    };
+    let swept = qpslab_lab::sweep::run(
+        store,
+        sweep,
+        &mut sampler,
+        &mut Printer::new(),
+        &INTERRUPTED,
+    );
+    if let Ok(Swept {
+        searched: Some(s), ..
+    }) = &swept
+    {
+        print!("\n{}", steps_table(s));
+        println!("{}", verdict(s));
+    }
     if let Some(p) = placement {
         p.stop();
     }
-    if let Some(g) = guard {
-        super::restore::finish(g);
-    }
-    phases.finish(&results?, a.json.as_deref())
+    let swept = swept.map_err(|e| sweep_error(e, a, &label))?;
+    finish(store, &swept, a.json.as_deref())
 }
 
-/// For `--at '...:set NAME=VALUE'`: the variables' values recorded before the first change.
-fn live_guard(
-    a: &RunArgs,
-    home: &qpslab_sandbox::SandboxHome,
-    target: &Connected,
-    plan: &RunPlan,
-) -> Result<Option<qpslab_lab::restore::Guard>> {
-    let Some(live) = &plan.live else {
-        return Ok(None);
-    };
-    let guard = qpslab_lab::restore::Ledger::in_lab(home.path())
-        .begin_live(&target.server_options(), "run --at", &live.actions)
-        .map_err(|e| super::restore::error(e, &a.target))?;
-    if let Some(g) = &guard {
-        super::restore::announce(g);
-    }
-    Ok(guard)
-}
-
-/// The measured phases of one run, stored as one run.
-struct Phases<'a> {
-    store: &'a mut Store,
-    target: &'a Connected,
-    workload: &'a Workload,
-    sampler: qpslab_probe::Sampler,
-    printer: Printer,
-    /// What is stored with the run; `--rate-search` changes the rate between phases.
-    meta: RunMeta,
-    run_id: Option<qpslab_store::RunId>,
-    /// The last phase's replica lag per interval, `(elapsed_s, ms)` (`--replica`).
-    lag: Vec<(f64, f64)>,
-}
-
-impl Phases<'_> {
-    /// Warms up (auto when the plan says so), measures and prints the phase of `threads`.
-    fn measure(&mut self, threads: u32) -> Result<PhaseResult> {
-        let plan = &self.meta.plan;
-        println!(
-            "\n== {} · {threads} thread(s) · {} ==",
-            plan.workload.label(),
-            stop_text(plan)
-        );
-        if let Some(auto) = &plan.warmup_auto {
-            let took = qpslab_lab::warmup::auto_warmup(
-                &self.target.options,
-                &qpslab_lab::sizing::placed(plan, &self.target.options, self.target.server_pid),
-                self.workload,
-                threads,
-                auto.max_s,
-                &INTERRUPTED,
-            )
-            .map_err(exec_error)?;
-            eprintln!("warm-up: {took:.0} s until throughput was flat");
-            // The stored plan keeps the first phase's warm-up.
-            if let (Some(a), None) = (self.meta.plan.warmup_auto.as_mut(), self.run_id) {
-                a.took_s = Some(took);
-            }
-        }
-        let measured = qpslab_lab::exec::measure(
-            self.store,
-            &self.meta,
-            &self.target.options,
-            self.workload,
+/// The library's error as the CLI reports it.
+fn sweep_error(e: SweepError, a: &RunArgs, label: &str) -> anyhow::Error {
+    match e {
+        SweepError::Exec(e) => exec_error(e),
+        SweepError::Restore(e) => super::restore::error(e, &a.target),
+        SweepError::Store(e) => e.into(),
+        SweepError::Unfinished {
             threads,
-            &mut self.sampler,
-            &mut self.printer,
-            &INTERRUPTED,
-        );
-        match measured {
-            Ok(mut m) => {
-                self.run_id = Some(m.run_id);
-                self.lag = super::rate_search::lag_points(&m.telemetry);
-                println!();
-                print!("{}", phase_summary(&m.phase));
-                warn_if_client_bound(&m.phase, &m.telemetry);
-                self.judge_actions(&mut m)?;
-                Ok(m.phase)
-            }
-            Err(e) => {
-                // Measured but not stored: the numbers are still the user's to see.
-                if let qpslab_lab::ExecError::Unstored { measured, .. } = &e {
-                    println!();
-                    print!("{}", phase_summary(&measured.phase));
-                    warn_if_client_bound(&measured.phase, &measured.telemetry);
-                }
-                Err(self.failed(e, threads))
-            }
-        }
+            closed,
+            source,
+        } => unfinished_error(source, &closed, format!("{label} at {threads} thread(s)")),
     }
+}
 
-    /// Judges the phase's live actions (`--at`) before against after, stores the judgments and
-    /// prints them.
-    fn judge_actions(&mut self, m: &mut qpslab_lab::exec::Measured) -> Result<()> {
-        let Some(live) = self
-            .meta
-            .plan
-            .live
-            .as_ref()
-            .filter(|l| !l.actions.is_empty())
-        else {
-            return Ok(());
-        };
-        let p = &mut m.phase;
-        qpslab_report::live::judge_actions(&p.samples, &mut p.actions, live.settle_after_s);
-        self.store.record_actions(m.run_id, m.seq, &p.actions)?;
-        print!("{}", crate::render_live::actions_table(&p.actions));
-        Ok(())
-    }
-
-    /// Closes the run after a phase that did not finish, and says where what was measured is.
-    fn failed(&mut self, e: qpslab_lab::ExecError, threads: u32) -> anyhow::Error {
-        let what = format!("{} at {threads} thread(s)", self.meta.plan.workload.label());
-        close_unfinished(self.store, &self.meta, e, what)
-    }
-
-    /// Closes the run, prints the sweep table and writes `--json`.
-    fn finish(self, results: &[PhaseResult], json: Option<&std::path::Path>) -> Result<()> {
-        let plan = &self.meta.plan;
-        self.store
-            .finish_run(&self.meta.uuid, RunStatus::Completed)?;
+/// Prints the run's sweep table and where it is stored, and writes `--json`.
+fn finish(store: &Store, swept: &Swept, json: Option<&std::path::Path>) -> Result<()> {
+    let plan = &swept.meta.plan;
+    println!(
+        "\n{} on {} ({} per phase)",
+        plan.workload.label(),
+        swept.meta.target,
+        stop_text(plan)
+    );
+    print!("{}", sweep_table(&plan.percentiles, &swept.phases));
+    if let Some(id) = swept.run_id {
         println!(
-            "\n{} on {} ({} per phase)",
-            plan.workload.label(),
-            self.meta.target,
-            stop_text(plan)
+            "stored as run {} in {}  (qpslab show {})",
+            id.0,
+            store.path().display(),
+            id.0
         );
-        print!("{}", sweep_table(&plan.percentiles, results));
-        if let Some(id) = self.run_id {
-            println!(
-                "stored as run {} in {}  (qpslab show {})",
-                id.0,
-                self.store.path().display(),
-                id.0
-            );
-            if let Some(path) = json {
-                crate::outfile::write_json(path, &self.store.run_doc(id)?)?;
-            }
+        if let Some(path) = json {
+            crate::outfile::write_json(path, &store.run_doc(id)?)?;
         }
-        Ok(())
     }
-}
-
-/// Settles the server when the plan asks for it (`--settle`, on by default): waits for a
-/// sandbox to drain and warms it; an external server is only checked.
-fn settle_target(target: &Connected, plan: &mut RunPlan) -> Result<()> {
-    use qpslab_lab::settle::{describe, settle, Owner};
-    let Some(s) = plan.settle.as_mut() else {
-        return Ok(());
-    };
-    let owner = match target.sandbox {
-        Some(_) => Owner::Sandbox,
-        None => Owner::External,
-    };
-    let report = settle(
-        &target.options,
-        &plan.workload,
-        s.max_s,
-        owner,
-        &INTERRUPTED,
-    )
-    .map_err(exec_error)?;
-    eprintln!("{}", describe(&report));
-    s.report = Some(report);
     Ok(())
-}
-
-fn stop_text(plan: &RunPlan) -> String {
-    match (plan.stop.time_s, plan.stop.events) {
-        (Some(t), Some(n)) => format!("{t} s or {n} events"),
-        (Some(t), None) => format!("{t} s"),
-        (None, Some(n)) => format!("{n} events"),
-        (None, None) => "no limit".into(),
-    }
 }
 
 /// The command line as typed, for the stored run; the store strips URL passwords again.
@@ -292,51 +189,20 @@ fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
 }
 
-/// Warns when the client used most of a CPU: then the client, not the server, may be the limit.
-fn warn_if_client_bound(phase: &PhaseResult, telemetry: &[TelemetrySample]) {
-    let c = &phase.client_cpu;
-    if phase.duration_s <= 0.0 {
-        return;
+/// Refuses a rate search that cannot run (`--rate-search`), before anything starts.
+fn check_rate_search(a: &ReplicaRunArgs, plan: &RunPlan) -> Result<()> {
+    if !a.rate_search {
+        return Ok(());
     }
-    let share = (c.user_s + c.sys_s) / phase.duration_s;
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get() as f64)
-        .unwrap_or(1.0);
-    let server = telemetry
-        .iter()
-        .find_map(TelemetrySample::server_proc)
-        .map(|p| p.cpu_s());
-    if let Some(s) = server {
-        println!(
-            "    server cpu:                          {:.2}s ({:.0}% of the machine)",
-            s,
-            100.0 * s / phase.duration_s / cores
-        );
+    if !(a.max_lag.is_finite() && a.max_lag > 0.0) {
+        return Err(user("--max-lag must be a positive number of milliseconds"));
     }
-    if let Some(l) = phase.client.as_ref().filter(|l| l.saturated() > 0) {
-        println!(
-            "warning: {} of {} event loop(s) were busy at least 90% of the phase (busiest {:.0}% \
-             of a CPU): the client limited this result; give it more loops (--event-loops) or \
-             CPUs of its own (--client-cpus)",
-            l.saturated(),
-            l.loops(),
-            l.busiest() * 100.0
-        );
-        return;
+    if plan.threads.len() != 1 {
+        return Err(user(
+            "--rate-search steps the rate at one session count: give one --threads value",
+        ));
     }
-    // The client is the limit when it keeps the machine's CPUs busy, or spends more CPU than the
-    // server it is measuring.
-    let client_s = c.user_s + c.sys_s;
-    if share >= 0.9 * cores || server.is_some_and(|s| client_s > s) {
-        println!(
-            "warning: the client used {:.0}% of the machine{}: it may be limiting the result; \
-             place it with --client-cpus and --server-cpus on disjoint CPUs",
-            100.0 * share / cores,
-            server.map_or(String::new(), |s| format!(
-                ", more CPU than the server ({client_s:.2}s vs {s:.2}s)"
-            )),
-        );
-    }
+    Ok(())
 }
 
 /// Closes a run whose phase did not finish (interrupted or failed), says where what was
@@ -347,29 +213,22 @@ pub(crate) fn close_unfinished(
     e: qpslab_lab::ExecError,
     what: String,
 ) -> anyhow::Error {
-    let status = e.run_status();
-    let stored = store
-        .finish_run(&meta.uuid, status)
-        .and_then(|()| store.run_id_by_uuid(&meta.uuid));
-    match stored {
-        Ok(Some(id)) => eprintln!(
-            "what was measured is stored as run {id} ({status}) in {}  (qpslab show {id})",
-            store.path().display()
-        ),
-        Ok(None) => {}
-        // The error that ended the run is the one to report; a store that cannot even close
-        // the run is said once, beside it.
-        Err(s) => eprintln!("warning: the run could not be closed in the results store: {s}"),
-    }
-    if let qpslab_lab::ExecError::Unstored { measured, source } = &e {
-        let kept = qpslab_lab::unstored::keep(store.path(), meta, measured);
+    let closed = qpslab_lab::sweep::close(store, meta, &e);
+    closed_note(&closed);
+    unfinished_error(e, &closed, what)
+}
+
+/// The error of a phase that did not finish, in the context `what`; for a phase the store
+/// could not keep, where it went instead.
+fn unfinished_error(e: qpslab_lab::ExecError, closed: &Closed, what: String) -> anyhow::Error {
+    if let (qpslab_lab::ExecError::Unstored { source, .. }, Some(kept)) = (&e, &closed.kept) {
         let whereto = match kept {
             Ok(path) => format!("it is kept in {} (the run's JSON form)", path.display()),
             Err(why) => format!("it could not be written anywhere either ({why})"),
         };
         return anyhow::anyhow!(
             "{what}: the results store {} could not keep the measured phase ({source}); {whereto}",
-            store.path().display()
+            closed.store.display()
         );
     }
     exec_error(e).context(what)

@@ -1,0 +1,188 @@
+//! `qpslab run`'s own lines: a phase's header, what its client check found, and a replica's
+//! rate search (its steps and its answer). The numbers come from `qpslab_lab::sweep`.
+
+use crate::render::table;
+use qpslab_core::RunPlan;
+use qpslab_lab::client_bound::{ClientCheck, ClientLimit};
+use qpslab_lab::rate_search::{Outcome, Searched};
+
+/// `10 s`, `1000 events`, `10 s or 1000 events`: when a phase of `plan` ends.
+pub fn stop_text(plan: &RunPlan) -> String {
+    match (plan.stop.time_s, plan.stop.events) {
+        (Some(t), Some(n)) => format!("{t} s or {n} events"),
+        (Some(t), None) => format!("{t} s"),
+        (None, Some(n)) => format!("{n} events"),
+        (None, None) => "no limit".into(),
+    }
+}
+
+/// `\n== oltp_read_only · 4 thread(s) · 10 s ==`, before a phase.
+pub fn phase_header(plan: &RunPlan, threads: u32) -> String {
+    format!(
+        "\n== {} · {threads} thread(s) · {} ==",
+        plan.workload.label(),
+        stop_text(plan)
+    )
+}
+
+/// The server's CPU line and the warning when the client may have limited the phase, each
+/// line ending in a newline (empty when there is nothing to say).
+pub fn client_text(c: &ClientCheck) -> String {
+    let mut o = String::new();
+    if let Some(s) = &c.server {
+        o.push_str(&format!(
+            "    server cpu:                          {:.2}s ({:.0}% of the machine)\n",
+            s.seconds,
+            100.0 * s.machine_share
+        ));
+    }
+    match c.limit {
+        Some(ClientLimit::Loops {
+            saturated,
+            loops,
+            busiest,
+        }) => o.push_str(&format!(
+            "warning: {saturated} of {loops} event loop(s) were busy at least 90% of the phase \
+             (busiest {:.0}% of a CPU): the client limited this result; give it more loops \
+             (--event-loops) or CPUs of its own (--client-cpus)\n",
+            busiest * 100.0
+        )),
+        Some(ClientLimit::Machine {
+            machine_share,
+            over_server,
+        }) => o.push_str(&format!(
+            "warning: the client used {:.0}% of the machine{}: it may be limiting the result; \
+             place it with --client-cpus and --server-cpus on disjoint CPUs\n",
+            100.0 * machine_share,
+            over_server.map_or(String::new(), |(client_s, s)| format!(
+                ", more CPU than the server ({client_s:.2}s vs {s:.2}s)"
+            )),
+        )),
+        None => {}
+    }
+    o
+}
+
+/// The rate search's steps as a table.
+pub fn steps_table(s: &Searched) -> String {
+    let header: Vec<String> = ["rate/s", "tps", "max lag ms", "lag slope ms/s", "lag"]
+        .map(String::from)
+        .to_vec();
+    let rows: Vec<Vec<String>> = s
+        .steps
+        .iter()
+        .map(|s| {
+            let (max, slope) = s.lag.map_or(("-".into(), "-".into()), |l| {
+                (
+                    format!("{:.0}", l.max_ms),
+                    format!("{:+.1}", l.slope_ms_per_s),
+                )
+            });
+            let outcome = match s.outcome {
+                Outcome::Flat => "flat",
+                Outcome::Behind => "falls behind",
+                Outcome::Saturated => "primary saturated",
+            };
+            let rate = format!("{:.0}", s.rate);
+            vec![rate, format!("{:.1}", s.tps), max, slope, outcome.into()]
+        })
+        .collect();
+    table(&header, &rows)
+}
+
+/// The search's answer in one line.
+pub fn verdict(s: &Searched) -> String {
+    let max_lag_ms = s.max_lag_ms;
+    let saturated = s
+        .steps
+        .last()
+        .is_some_and(|l| l.outcome == Outcome::Saturated);
+    match (s.search.best, s.search.failed) {
+        (Some(b), _) if saturated => format!(
+            "the replica kept up with everything the primary delivered: at least {b:.0}/s \
+             with lag flat and under {max_lag_ms:.0} ms (the primary saturated above)"
+        ),
+        (Some(b), Some(f)) => format!(
+            "highest rate with replica lag flat and under {max_lag_ms:.0} ms: {b:.0}/s \
+             ({f:.0}/s fell behind)"
+        ),
+        (Some(b), None) => format!(
+            "replica lag stayed flat and under {max_lag_ms:.0} ms up to {b:.0}/s (the search \
+             stopped after its last step)"
+        ),
+        (None, _) => {
+            format!("no rate tried kept the replica's lag flat and under {max_lag_ms:.0} ms")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qpslab_lab::client_bound::ServerCpu;
+    use qpslab_lab::rate_search::{RateSearch, Step};
+
+    #[test]
+    fn the_client_warning_names_what_limited_the_phase() {
+        let quiet = ClientCheck {
+            server: None,
+            limit: None,
+        };
+        assert_eq!(client_text(&quiet), "");
+        let over = ClientCheck {
+            server: Some(ServerCpu {
+                seconds: 4.0,
+                machine_share: 0.1,
+            }),
+            limit: Some(ClientLimit::Machine {
+                machine_share: 0.15,
+                over_server: Some((6.0, 4.0)),
+            }),
+        };
+        let text = client_text(&over);
+        assert!(text.starts_with("    server cpu:"), "{text}");
+        assert!(text.contains("4.00s (10% of the machine)\n"), "{text}");
+        assert!(
+            text.contains(
+                "client used 15% of the machine, more CPU than the server (6.00s vs 4.00s)"
+            ),
+            "{text}"
+        );
+        let loops = ClientCheck {
+            server: None,
+            limit: Some(ClientLimit::Loops {
+                saturated: 1,
+                loops: 2,
+                busiest: 0.97,
+            }),
+        };
+        assert!(client_text(&loops).starts_with("warning: 1 of 2 event loop(s)"));
+    }
+
+    #[test]
+    fn the_verdict_says_where_the_replica_fell_behind() {
+        let mut search = RateSearch::new(100.0);
+        search.record(100.0, Outcome::Flat);
+        search.record(200.0, Outcome::Behind);
+        let step = |rate, outcome| Step {
+            rate,
+            tps: rate,
+            lag: None,
+            outcome,
+        };
+        let s = Searched {
+            steps: vec![step(100.0, Outcome::Flat), step(200.0, Outcome::Behind)],
+            search,
+            max_lag_ms: 500.0,
+        };
+        assert_eq!(
+            verdict(&s),
+            "highest rate with replica lag flat and under 500 ms: 100/s (200/s fell behind)"
+        );
+        let table = steps_table(&s);
+        assert!(
+            table.contains("falls behind") && table.contains("rate/s"),
+            "{table}"
+        );
+    }
+}
