@@ -5,13 +5,15 @@
 
 mod common;
 
-use common::{assert_user_error, stderr, stdout, Scratch};
+use common::{
+    assert_user_error, processes_mentioning, stderr, stdout, wait_for_running_run, Scratch,
+};
 use qpslab_store::{CellStatus, RunStatus, Store};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const SMALL: &[&str] = &["--file-total-size", "64M", "--file-num", "4"];
 
@@ -203,15 +205,6 @@ fn without_fio_it_exits_1_naming_the_package() {
     assert!(stderr(&o).contains("fio package"), "{}", stderr(&o));
 }
 
-/// Processes whose command line mentions `needle` (fio started on the scratch's files).
-fn processes_mentioning(needle: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-        .filter(|c| String::from_utf8_lossy(c).contains(needle))
-        .count()
-}
-
 #[test]
 fn ctrl_c_kills_fio_removes_the_files_and_keeps_the_intervals() {
     let s = Scratch::new();
@@ -227,13 +220,13 @@ fn ctrl_c_kills_fio_removes_the_files_and_keeps_the_intervals() {
         let line = lines.next().expect("an interval line").unwrap();
         seen += usize::from(line.contains("iops:"));
     }
-    assert!(processes_mentioning(&d) >= 2, "fio should be running");
+    assert!(processes_mentioning(&d).len() >= 2, "fio should be running");
     // SAFETY: signals the child this test started, by its pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     assert!(test_files(&dir).is_empty(), "files left after Ctrl-C");
-    assert_eq!(processes_mentioning(&d), 0, "fio left running");
+    assert_eq!(processes_mentioning(&d).len(), 0, "fio left running");
     let o = s.run(&["show", "1", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -306,21 +299,6 @@ fn a_fileio_study_sweeps_modes_and_block_sizes_without_a_server() {
     assert_eq!(tables.matches("| default |").count(), 5, "{md}");
 }
 
-/// Pids of the processes whose command line mentions `needle`.
-fn pids_mentioning(needle: &str) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| {
-            let e = e.ok()?;
-            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
-            String::from_utf8_lossy(&cmd)
-                .contains(needle)
-                .then_some(pid)
-        })
-        .collect()
-}
-
 #[test]
 fn kill_9_mid_fileio_cell_keeps_its_intervals_and_resume_measures_it_again() {
     let s = Scratch::new();
@@ -339,33 +317,14 @@ fn kill_9_mid_fileio_cell_keeps_its_intervals_and_resume_measures_it_again() {
         .spawn()
         .unwrap();
     // Killed once the cell's run holds two intervals: they are in the store while fio runs.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let killed = loop {
-        std::thread::sleep(Duration::from_millis(200));
-        let found = Store::open(&s.db()).ok().and_then(|store| {
-            let runs = store.list_runs(10).ok()?;
-            let running = runs.iter().find(|r| r.status == RunStatus::Running)?;
-            let run = store.load_run(running.id).ok()?;
-            (run.phases.first()?.result.samples.len() >= 2).then_some(running.id)
-        });
-        if let Some(id) = found {
-            break id;
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("the study ended ({status}) with no interval of its cell stored while it ran");
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no interval of the fileio cell was stored while it ran"
-        );
-    };
+    let killed = wait_for_running_run(&s, &mut child, 2, Duration::from_secs(60), |_| true);
     child.kill().unwrap(); // SIGKILL: no handler runs
     child.wait().unwrap();
     // fio outlives a killed qpslab; it is stopped here so the resumed cell has its files alone.
     let cell_dir = s.lab().join("io/fileio-kill/default");
-    for pid in pids_mentioning(&cell_dir.display().to_string()) {
+    for pid in processes_mentioning(&cell_dir.display().to_string()) {
         // SAFETY: kill(2) takes plain integers; the pid is a fio this test's qpslab started.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     }
 
     // The killed cell's run reads as interrupted, with the intervals it measured.
