@@ -58,3 +58,74 @@ pub fn measure_stored(
         measured,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::job::Timing;
+    use qpslab_core::fileio::{FileIoOptions, FileTestMode};
+    use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
+    use qpslab_core::{HostFacts, RunPlan, ServerInfo};
+    use std::sync::atomic::Ordering;
+
+    fn meta(options: &FileIoOptions) -> RunMeta {
+        let mut plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpReadOnly));
+        plan.fileio = Some(options.clone());
+        let host = HostFacts::default();
+        RunMeta::new(
+            plan,
+            "files".into(),
+            ServerInfo::default(),
+            host,
+            "t".into(),
+        )
+    }
+
+    /// With the real fio: a whole phase is stored done; one stopped after two reports keeps
+    /// those two intervals as an interrupted phase of an interrupted run.
+    #[test]
+    fn intervals_are_stored_as_fio_reports_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&tmp.path().join("r.db")).unwrap();
+        let options = FileIoOptions {
+            mode: FileTestMode::RndRd,
+            total_size: 4 << 20,
+            num: 2,
+            ..Default::default()
+        };
+        let run = |time_s| IoRun {
+            options: &options,
+            timing: Timing {
+                threads: 1,
+                time_s,
+                interval_s: 1.0,
+            },
+            dir: tmp.path(),
+            keep_files: false,
+        };
+        let never = AtomicBool::new(false);
+        let whole = meta(&options);
+        let done = measure_stored(&mut store, &whole, &run(2.0), &never, |_| {}).unwrap();
+        let stored = store.load_run(done.run_id).unwrap();
+        assert_eq!(stored.status, RunStatus::Completed);
+        assert_eq!(store.phase_statuses(done.run_id).unwrap(), ["done"]);
+        assert_eq!(stored.phases[0].result.samples, done.measured.phase.samples);
+
+        let stop = AtomicBool::new(false);
+        let mut seen = 0;
+        let cut = meta(&options);
+        let e = measure_stored(&mut store, &cut, &run(30.0), &stop, |_| {
+            seen += 1;
+            if seen == 2 {
+                stop.store(true, Ordering::SeqCst);
+            }
+        })
+        .unwrap_err();
+        assert!(matches!(e, IoError::Interrupted), "{e}");
+        let id = store.run_id_by_uuid(&cut.uuid).unwrap().unwrap();
+        let stored = store.load_run(id).unwrap();
+        assert_eq!(stored.status, RunStatus::Interrupted);
+        assert_eq!(store.phase_statuses(id).unwrap(), ["interrupted"]);
+        assert_eq!(stored.phases[0].result.samples.len(), 2);
+    }
+}
