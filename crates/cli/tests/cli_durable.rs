@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{socket, stderr, stdout, Scratch};
+use common::{processes_mentioning, socket, stderr, stdout, wait_for_running_run, Scratch};
 use qpslab_store::{CellStatus, RunStatus, Store};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
@@ -72,23 +72,6 @@ fn running(pid: u32) -> bool {
         .ok()
         .and_then(|st| st.rsplit(") ").next().map(|r| !r.starts_with('Z')))
         .unwrap_or(false)
-}
-
-/// Pids of live processes whose command line mentions `needle` (a scratch lab's path).
-fn processes_mentioning(needle: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
-            continue;
-        };
-        if String::from_utf8_lossy(&cmd).contains(needle) {
-            pids.push(pid);
-        }
-    }
-    pids
 }
 
 #[test]
@@ -243,25 +226,12 @@ fn lab_resume_after_kill_9_mid_cell_keeps_its_run_reruns_it_and_keeps_finished_c
         .spawn()
         .unwrap();
     // Kill it once the second cell has stored two intervals.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let killed_run = loop {
-        std::thread::sleep(Duration::from_millis(200));
-        let found = Store::open(&s.db()).ok().and_then(|store| {
-            let st = store.study_by_name("d").ok()?;
-            let cells = store.study_cells(st.id).ok()?;
-            if !cells.iter().any(|c| c.status == CellStatus::Done) {
-                return None;
-            }
-            let runs = store.list_runs(10).ok()?;
-            let running = runs.iter().find(|r| r.status == RunStatus::Running)?;
-            let run = store.load_run(running.id).ok()?;
-            (run.phases.first()?.result.samples.len() >= 2).then_some(running.id)
-        });
-        if let Some(id) = found {
-            break id;
-        }
-        assert!(Instant::now() < deadline, "the study never got going");
-    };
+    let killed_run = wait_for_running_run(&s, &mut child, 2, Duration::from_secs(120), |store| {
+        let cells = store
+            .study_by_name("d")
+            .and_then(|st| store.study_cells(st.id));
+        cells.is_ok_and(|cells| cells.iter().any(|c| c.status == CellStatus::Done))
+    });
     child.kill().unwrap();
     child.wait().unwrap();
 

@@ -1,14 +1,19 @@
 //! `qpslab io MODE`: sysbench's fileio tests through fio, end to end with the real binary and
 //! the real fio: each mode family, fio's own percentiles against the stored ones, files removed
-//! after (also on Ctrl-C), show and compare, and user errors before anything runs.
+//! after (also on Ctrl-C), show and compare, user errors before anything runs, and a fileio
+//! study cell stored as it is measured (`kill -9` keeps its intervals).
 
 mod common;
 
-use common::{assert_user_error, stderr, stdout, Scratch};
+use common::{
+    assert_user_error, processes_mentioning, stderr, stdout, wait_for_running_run, Scratch,
+};
+use qpslab_store::{CellStatus, RunStatus, Store};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::Stdio;
+use std::time::Duration;
 
 const SMALL: &[&str] = &["--file-total-size", "64M", "--file-num", "4"];
 
@@ -200,15 +205,6 @@ fn without_fio_it_exits_1_naming_the_package() {
     assert!(stderr(&o).contains("fio package"), "{}", stderr(&o));
 }
 
-/// Processes whose command line mentions `needle` (fio started on the scratch's files).
-fn processes_mentioning(needle: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-        .filter(|c| String::from_utf8_lossy(c).contains(needle))
-        .count()
-}
-
 #[test]
 fn ctrl_c_kills_fio_removes_the_files_and_keeps_the_intervals() {
     let s = Scratch::new();
@@ -224,13 +220,13 @@ fn ctrl_c_kills_fio_removes_the_files_and_keeps_the_intervals() {
         let line = lines.next().expect("an interval line").unwrap();
         seen += usize::from(line.contains("iops:"));
     }
-    assert!(processes_mentioning(&d) >= 2, "fio should be running");
+    assert!(processes_mentioning(&d).len() >= 2, "fio should be running");
     // SAFETY: signals the child this test started, by its pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     assert!(test_files(&dir).is_empty(), "files left after Ctrl-C");
-    assert_eq!(processes_mentioning(&d), 0, "fio left running");
+    assert_eq!(processes_mentioning(&d).len(), 0, "fio left running");
     let o = s.run(&["show", "1", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -301,4 +297,66 @@ fn a_fileio_study_sweeps_modes_and_block_sizes_without_a_server() {
     // phases too, before them).
     let tables = &md[md.find("## Best result").unwrap_or(0)..];
     assert_eq!(tables.matches("| default |").count(), 5, "{md}");
+}
+
+#[test]
+fn kill_9_mid_fileio_cell_keeps_its_intervals_and_resume_measures_it_again() {
+    let s = Scratch::new();
+    let spec = s.path().join("kill.toml");
+    std::fs::write(
+        &spec,
+        "name = \"fileio-kill\"\n[defaults]\nworkload = \"fileio\"\nfile_test_mode = \"rndrd\"\n\
+         file_total_size = \"32M\"\nfile_num = 4\ntime = 6\n",
+    )
+    .unwrap();
+    let spec = spec.display().to_string();
+    let mut child = s
+        .cmd(&["lab", "run", &spec])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once the cell's run holds two intervals: they are in the store while fio runs.
+    let killed = wait_for_running_run(&s, &mut child, 2, Duration::from_secs(60), |_| true);
+    child.kill().unwrap(); // SIGKILL: no handler runs
+    child.wait().unwrap();
+    // fio outlives a killed qpslab; it is stopped here so the resumed cell has its files alone.
+    let cell_dir = s.lab().join("io/fileio-kill/default");
+    for pid in processes_mentioning(&cell_dir.display().to_string()) {
+        // SAFETY: kill(2) takes plain integers; the pid is a fio this test's qpslab started.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+
+    // The killed cell's run reads as interrupted, with the intervals it measured.
+    let store = Store::open(&s.db()).unwrap();
+    let run = store.load_run(killed).unwrap();
+    assert_eq!(run.status, RunStatus::Interrupted);
+    let samples = &run.phases[0].result.samples;
+    assert!(samples.len() >= 2, "{samples:?}");
+    assert!(samples.iter().all(|x| x.events > 0), "{samples:?}");
+    assert_eq!(run.meta.study_id.as_deref(), Some("fileio-kill"));
+    drop(store);
+    let o = s.run(&["show", &killed.0.to_string(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shown: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(shown["status"], "interrupted", "{shown}");
+    assert_eq!(shown["phases"][0]["status"], "interrupted", "{shown}");
+
+    // Resumed, the cell is measured again; the killed run stays as its interrupted attempt.
+    let o = s.run(&["lab", "resume", &spec]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let store = Store::open(&s.db()).unwrap();
+    let study = store.study_by_name("fileio-kill").unwrap();
+    let cells = store.study_cells(study.id).unwrap();
+    assert_eq!(cells.len(), 1, "{cells:?}");
+    assert_eq!(cells[0].status, CellStatus::Done, "{cells:?}");
+    assert!(cells[0].run_id.unwrap() > killed, "{cells:?}");
+    let o = s.run(&["lab", "show", "fileio-kill", "--json"]);
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let tries = doc["cells"][0]["attempts"].as_array().unwrap();
+    assert_eq!(tries.len(), 2, "{tries:?}");
+    assert_eq!(tries[0]["run_id"], killed.0, "{tries:?}");
+    assert_eq!(tries[0]["status"], "interrupted");
+    assert_eq!(tries[1]["used"], true);
+    assert!(test_files(&cell_dir).is_empty(), "files left after resume");
 }

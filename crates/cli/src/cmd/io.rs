@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use qpslab_core::env::ServerInfo;
 use qpslab_core::fileio::FileIoOptions;
 use qpslab_lab::io::{job::Timing, IoError, IoRun};
-use qpslab_store::{RunMeta, RunStatus};
+use qpslab_store::RunMeta;
 
 /// An I/O error as the exit code wants it: the user's mistakes exit 2.
 fn io_error(e: IoError) -> anyhow::Error {
@@ -79,30 +79,17 @@ pub fn io(a: IoArgs) -> Result<()> {
         qpslab_core::fileio::size_text(options.total_size),
         dir.display()
     );
-    let mut handle = store.begin_phase(&meta, timing.threads)?;
-    let measured = qpslab_lab::io::measure(&run, &INTERRUPTED, |s| {
-        println!("{}", live_line(s, options.block_size));
-        store
-            .append_interval(&mut handle, s, &[])
-            .map_err(|e| IoError::Sink(format!("results store: {e}")))
-    });
-    let m = match measured {
-        Ok(m) => m,
-        Err(e) => {
-            let status = match e {
-                IoError::Interrupted => RunStatus::Interrupted,
-                _ => RunStatus::Failed,
-            };
-            store.interrupt_phase(&handle)?;
-            store.finish_run(&meta.uuid, status)?;
-            return Err(io_error(e)).context(options.label());
-        }
+    let stored =
+        qpslab_lab::io::stored::measure_stored(&mut store, &meta, &run, &INTERRUPTED, |s| {
+            println!("{}", live_line(s, options.block_size));
+        });
+    let (id, m) = match stored {
+        Ok(s) => (s.run_id, s.measured),
+        Err(IoError::Store(e)) => return Err(e.into()),
+        Err(e) => return Err(io_error(e)).context(options.label()),
     };
-    store.finish_phase(&handle, &m.phase, &[])?;
-    store.finish_run(&meta.uuid, RunStatus::Completed)?;
     println!();
     print!("{}", io_summary(&m.phase));
-    let id = handle.run_id;
     println!(
         "stored as run {} in {}  (qpslab show {})",
         id.0,

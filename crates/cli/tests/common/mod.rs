@@ -230,3 +230,56 @@ pub fn check_golden(name: &str, actual: &str) {
     });
     assert_eq!(actual, want, "{name} differs from its golden file");
 }
+
+/// Pids of live processes whose command line mentions `needle` (a scratch lab's path).
+pub fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&cmd).contains(needle) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Waits (polling every 200 ms, at most `limit`) until the store of `s` holds a run still
+/// `running` whose first phase has stored at least `samples` intervals, while `ready` holds of
+/// the store; returns that run. Panics when `child` (the process writing it) ends first.
+pub fn wait_for_running_run(
+    s: &Scratch,
+    child: &mut std::process::Child,
+    samples: usize,
+    limit: std::time::Duration,
+    ready: impl Fn(&qpslab_store::Store) -> bool,
+) -> qpslab_store::RunId {
+    use qpslab_store::{RunStatus, Store};
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let found = Store::open(&s.db()).ok().and_then(|store| {
+            if !ready(&store) {
+                return None;
+            }
+            let runs = store.list_runs(10).ok()?;
+            let running = runs.iter().find(|r| r.status == RunStatus::Running)?;
+            let run = store.load_run(running.id).ok()?;
+            (run.phases.first()?.result.samples.len() >= samples).then_some(running.id)
+        });
+        if let Some(id) = found {
+            return id;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("it ended ({status}) before a running run held {samples} stored intervals");
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no running run held {samples} stored intervals within {limit:?}"
+        );
+    }
+}

@@ -11,12 +11,16 @@
 //!                          report::Snapshot ┴▶ report::sample (histogram differences) ─▶ on_sample
 //!                          last report ─────▶ report::phase (fio's own figures) ─▶ PhaseResult
 //! ```
+//!
+//! [`stored::measure_stored`] writes the phase to the results store as it is measured (each
+//! interval as fio reports it), the way every measured phase is stored.
 
 pub mod check;
 pub mod files;
 pub mod job;
 pub mod report;
 pub mod spawn;
+pub mod stored;
 
 use qpslab_core::fileio::{FileIoMode, FileIoOptions};
 use qpslab_core::result::{PhaseResult, Sample};
@@ -43,12 +47,19 @@ pub enum IoError {
     /// Whoever took the samples failed (e.g. the results store).
     #[error("{0}")]
     Sink(String),
+    /// The results store could not begin, finish or close the phase.
+    #[error(transparent)]
+    Store(#[from] qpslab_store::Error),
 }
 
 impl IoError {
     /// Whether the error is the user's (exit 2) rather than a runtime failure.
     pub fn is_user_error(&self) -> bool {
-        matches!(self, IoError::User(_))
+        match self {
+            IoError::User(_) => true,
+            IoError::Store(e) => e.is_user_error(),
+            _ => false,
+        }
     }
 }
 

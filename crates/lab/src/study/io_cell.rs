@@ -1,5 +1,6 @@
 //! A study's fileio cell (`workload = "fileio"`): fio in the cell's directory
-//! ([`crate::io::cell_dir`]), no server started, the phase stored as the cell's run.
+//! ([`crate::io::cell_dir`]), no server started, the phase stored as the cell's run as it is
+//! measured ([`crate::io::stored::measure_stored`]), so a killed cell keeps its intervals.
 
 use super::{CellError, Runner, StudyObserver};
 use crate::io::{job::Timing, IoError, IoRun};
@@ -59,17 +60,13 @@ impl Runner<'_> {
             self.command.to_string(),
         )
         .in_study(name, &rec.cell.label);
-        let m = crate::io::measure(&run, stop, |_| Ok(())).map_err(|e| match e {
-            IoError::Interrupted => CellError::Interrupted,
-            e => failed(e.to_string()),
-        })?;
-        let id = self
-            .store
-            .record_phase(&meta, &m.phase, &[])
-            .map_err(CellError::Store)?;
-        self.store
-            .finish_run(&meta.uuid, qpslab_store::RunStatus::Completed)
-            .map_err(CellError::Store)?;
+        let stored = crate::io::stored::measure_stored(self.store, &meta, &run, stop, |_| {})
+            .map_err(|e| match e {
+                IoError::Interrupted => CellError::Interrupted,
+                IoError::Store(e) => CellError::Store(e),
+                e => failed(e.to_string()),
+            })?;
+        let (id, m) = (stored.run_id, stored.measured);
         let verdict = m.phase.stability.clone().unwrap_or_default();
         let reason = (!verdict.is_stable()).then(|| verdict.to_string());
         let store = &mut *self.store;
