@@ -205,6 +205,44 @@ fn without_fio_it_exits_1_naming_the_package() {
     assert!(stderr(&o).contains("fio package"), "{}", stderr(&o));
 }
 
+/// The fio processes whose command line mentions `needle` (qpslab's own mentions it too).
+fn fio_mentioning(needle: &str) -> Vec<u32> {
+    let comm = |pid: &u32| std::fs::read_to_string(format!("/proc/{pid}/comm")).ok();
+    processes_mentioning(needle)
+        .into_iter()
+        .filter(|pid| comm(pid).is_some_and(|c| c.trim() == "fio"))
+        .collect()
+}
+
+#[test]
+fn fio_laying_out_files_dies_with_a_killed_qpslab() {
+    // The layout runs fio with its output discarded, so no broken pipe would stop it: only the
+    // parent-death signal does.
+    let s = Scratch::new();
+    let dir = s.path().join("layout");
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.display().to_string();
+    let args = ["io", "seqrd", "--time", "5", "--dir", &d];
+    let args = [&args[..], &["--file-total-size", "8G", "--file-num", "2"]].concat();
+    let mut child = s.cmd(&args).stdout(Stdio::null()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while fio_mentioning(&d).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "fio never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL: no handler runs
+    child.wait().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !fio_mentioning(&d).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "fio outlived the killed qpslab: {:?}",
+            fio_mentioning(&d)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn ctrl_c_kills_fio_removes_the_files_and_keeps_the_intervals() {
     let s = Scratch::new();
@@ -320,11 +358,17 @@ fn kill_9_mid_fileio_cell_keeps_its_intervals_and_resume_measures_it_again() {
     let killed = wait_for_running_run(&s, &mut child, 2, Duration::from_secs(60), |_| true);
     child.kill().unwrap(); // SIGKILL: no handler runs
     child.wait().unwrap();
-    // fio outlives a killed qpslab; it is stopped here so the resumed cell has its files alone.
+    // fio dies with the qpslab that started it (parent-death signal), files left for resume.
     let cell_dir = s.lab().join("io/fileio-kill/default");
-    for pid in processes_mentioning(&cell_dir.display().to_string()) {
-        // SAFETY: kill(2) takes plain integers; the pid is a fio this test's qpslab started.
-        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    let needle = cell_dir.display().to_string();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !processes_mentioning(&needle).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "fio outlived the killed qpslab: {:?}",
+            processes_mentioning(&needle)
+        );
+        std::thread::sleep(Duration::from_millis(100));
     }
 
     // The killed cell's run reads as interrupted, with the intervals it measured.

@@ -1,9 +1,12 @@
 //! Running fio: the process this run started, killed (by its own pid, through `Child`) when
-//! the run is stopped or fails, and its `json+` reports read from its output as they come.
+//! the run is stopped or fails, and by the kernel when qpslab itself dies (`kill -9`: fio is
+//! started with a parent-death signal), and its `json+` reports read from its output as they
+//! come.
 
 use super::IoError;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -25,14 +28,28 @@ impl Drop for Running {
 }
 
 fn start(args: &[String], stdout: Stdio) -> Result<Running, IoError> {
-    Command::new("fio")
-        .args(args)
+    let parent = std::process::id() as libc::pid_t;
+    let mut cmd = Command::new("fio");
+    cmd.args(args)
         .stdin(Stdio::null())
         .stdout(stdout)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map(Running)
-        .map_err(|_| IoError::FioMissing)
+        .stderr(Stdio::piped());
+    // SAFETY: the hook only calls prctl, getppid and _exit, async-signal-safe system calls
+    // that touch no memory shared with the parent. The signal fires when the thread that
+    // started fio ends; that thread waits for fio (every caller here does) or drops it.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // qpslab died between the fork and the prctl: nobody will stop this fio.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn().map(Running).map_err(|_| IoError::FioMissing)
 }
 
 /// Reads fio's stderr to its end on a thread (so fio never blocks on a full pipe).
