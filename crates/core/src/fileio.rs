@@ -3,6 +3,7 @@
 //!
 //! The workload itself runs through fio; these types only say what was asked and what came out.
 
+use crate::units::size_text;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -215,16 +216,6 @@ pub struct IoFigures {
     pub fio_command: Vec<String>,
 }
 
-/// A size as sysbench writes it: `2G`, `16K`, or bytes when not a whole unit.
-pub fn size_text(bytes: u64) -> String {
-    for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {
-        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
-            return format!("{}{unit}", bytes >> shift);
-        }
-    }
-    bytes.to_string()
-}
-
 /// Bytes per MiB.
 pub const MIB: f64 = 1024.0 * 1024.0;
 
@@ -244,9 +235,6 @@ mod tests {
         let json = serde_json::to_string(&d).unwrap();
         assert!(json.contains("\"rndrd\""), "{json}");
         assert_eq!(serde_json::from_str::<FileIoOptions>(&json).unwrap(), d);
-        assert_eq!(size_text(2 << 30), "2G");
-        assert_eq!(size_text(16384), "16K");
-        assert_eq!(size_text(1000), "1000");
         assert!(FileTestMode::RndRw.reads() && FileTestMode::RndRw.writes());
         assert!(!FileTestMode::SeqRd.writes() && !FileTestMode::SeqRewr.reads());
     }

@@ -121,7 +121,7 @@ impl LiveAction {
             format!("expects TIME:ACTION (30s:set innodb_buffer_pool_size=512M), not '{text}'")
         })?;
         Ok(LiveAction {
-            at_s: parse_time(time)?,
+            at_s: crate::units::offset_seconds(time).map_err(|e| e.to_string())?,
             action: Action::parse(action)?,
         })
     }
@@ -133,38 +133,6 @@ impl fmt::Display for LiveAction {
     }
 }
 
-/// `30`, `30s`, `1m30s`, `500ms`, `0.5`: seconds from zero.
-fn parse_time(t: &str) -> Result<f64, String> {
-    let t = t.trim();
-    let bad = || format!("'{t}' is not a time (30, 30s, 1m30s, 500ms)");
-    let mut total = 0.0;
-    let mut rest = t;
-    if let Ok(s) = t.parse::<f64>() {
-        return (s.is_finite() && s >= 0.0).then_some(s).ok_or_else(bad);
-    }
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(bad)?;
-        let n: f64 = rest[..digits].parse().map_err(|_| bad())?;
-        let unit_len = rest[digits..]
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len() - digits);
-        let scale = match &rest[digits..digits + unit_len] {
-            "ms" => 0.001,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(bad()),
-        };
-        total += n * scale;
-        rest = &rest[digits + unit_len..];
-    }
-    (!t.is_empty() && total.is_finite())
-        .then_some(total)
-        .ok_or_else(bad)
-}
-
 /// A value as an SQL literal: numbers as they are, sizes (`512M`, `1G`) in bytes, keywords
 /// such as `ON` or `DEFAULT` as they are, anything else quoted.
 pub fn sql_literal(value: &str) -> String {
@@ -172,7 +140,7 @@ pub fn sql_literal(value: &str) -> String {
     if v.parse::<f64>().is_ok() {
         return v.to_string();
     }
-    if let Some(bytes) = size_bytes(v) {
+    if let Ok(bytes) = crate::units::cnf_size(v) {
         return bytes.to_string();
     }
     let keyword = ["ON", "OFF", "DEFAULT", "TRUE", "FALSE"];
@@ -184,20 +152,6 @@ pub fn sql_literal(value: &str) -> String {
         return v.to_string();
     }
     format!("'{}'", v.replace('\\', "\\\\").replace('\'', "''"))
-}
-
-/// `512M` → 536870912 (K, M, G, T, in powers of 1024, as my.cnf reads them).
-fn size_bytes(v: &str) -> Option<u64> {
-    let last = v.char_indices().next_back()?.0;
-    let (num, unit) = v.split_at(last);
-    let shift = match unit.to_ascii_uppercase().as_str() {
-        "K" => 10,
-        "M" => 20,
-        "G" => 30,
-        "T" => 40,
-        _ => return None,
-    };
-    num.parse::<u64>().ok()?.checked_mul(1u64 << shift)
 }
 
 /// Before against after on one per-interval metric.
@@ -265,10 +219,15 @@ mod tests {
             ("0.5", 0.5),
             ("1h", 3600.0),
         ] {
-            assert_eq!(parse_time(t).unwrap(), s, "{t}");
+            assert_eq!(
+                LiveAction::parse(&format!("{t}:sql DO 1")).unwrap().at_s,
+                s,
+                "{t}"
+            );
         }
         for bad in ["", "soon", "-1", "5x", "s", "1m30"] {
-            assert!(parse_time(bad).is_err(), "{bad}");
+            let e = LiveAction::parse(&format!("{bad}:sql DO 1")).unwrap_err();
+            assert_eq!(e, format!("'{bad}' is not a time (30, 30s, 1m30s, 500ms)"));
         }
     }
 

@@ -76,7 +76,7 @@ pub fn io(a: IoArgs) -> Result<()> {
         timing.threads,
         timing.time_s,
         options.num,
-        qpslab_core::fileio::size_text(options.total_size),
+        qpslab_core::units::size_text(options.total_size),
         dir.display()
     );
     let mut handle = store.begin_phase(&meta, timing.threads)?;

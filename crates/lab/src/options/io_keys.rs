@@ -4,9 +4,8 @@
 use super::builder::Builder;
 use super::def::{choices, def, on_off, OptionDef, Scope, ON_OFF, U32};
 use super::value::{float, int, list, switch, text};
-use qpslab_core::fileio::{
-    size_text, ExtraFlag, FileIoMode, FileIoOptions, FileTestMode, FsyncMode,
-};
+use qpslab_core::fileio::{ExtraFlag, FileIoMode, FileIoOptions, FileTestMode, FsyncMode};
+use qpslab_core::units::size_text;
 use serde_json::Value;
 
 /// The fileio options being set (created with sysbench's defaults by the first one).
@@ -19,28 +18,11 @@ fn shown(b: &Builder) -> FileIoOptions {
     b.io.clone().unwrap_or_default()
 }
 
-/// Bytes as sysbench writes them: a number with an optional K, M, G or T (powers of 1024).
+/// Bytes as sysbench writes them: a number with an optional K, M, G or T (powers of 1024), as
+/// [`qpslab_core::units::sysbench_size`] reads them.
 pub fn size(v: &Value) -> Result<u64, String> {
-    let t = text(v)?;
-    let bad = || format!("expects a size like 16384, 16K, 64M or 2G, not {v}");
-    let t = t.trim_end_matches(['b', 'B']);
-    let (digits, shift) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let shift = match c.to_ascii_uppercase() {
-                'K' => 10,
-                'M' => 20,
-                'G' => 30,
-                'T' => 40,
-                _ => return Err(bad()),
-            };
-            (&t[..i], shift)
-        }
-        _ => (t, 0),
-    };
-    let n: u64 = digits.trim().parse().map_err(|_| bad())?;
-    n.checked_shl(shift)
-        .filter(|b| b >> shift == n)
-        .ok_or_else(bad)
+    qpslab_core::units::sysbench_size(&text(v)?)
+        .map_err(|_| format!("expects a size like 16384, 16K, 64M or 2G, not {v}"))
 }
 
 /// One fileio option: `$apply` sets it on the options, `$show` shows it.

@@ -53,23 +53,17 @@ pub fn switch(v: &Value) -> Result<bool, String> {
     }
 }
 
-/// Seconds: a number (`5`, `0.5`) or a duration with units (`"2s"`, `"500ms"`, `"1m30s"`).
+/// Seconds: a number (`5`, `0.5`) or a duration with units (`"2s"`, `"500ms"`, `"1m30s"`), as
+/// [`qpslab_core::units::seconds`] reads them.
 pub fn seconds(v: &Value) -> Result<f64, String> {
     let bad = || format!("expects seconds (e.g. 5, 0.5, \"2s\", \"500ms\", \"1m30s\"), not {v}");
-    let s = match v {
-        Value::Number(n) => n.as_f64().ok_or_else(bad)?,
-        Value::String(t) => match t.trim().parse::<f64>() {
-            Ok(n) => n,
-            Err(_) => humantime::parse_duration(t.trim())
-                .map_err(|_| bad())?
-                .as_secs_f64(),
-        },
-        _ => return Err(bad()),
-    };
-    if s.is_finite() && s >= 0.0 {
-        Ok(s)
-    } else {
-        Err(bad())
+    match v {
+        Value::Number(n) => n
+            .as_f64()
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .ok_or_else(bad),
+        Value::String(t) => qpslab_core::units::seconds(t).map_err(|_| bad()),
+        _ => Err(bad()),
     }
 }
 

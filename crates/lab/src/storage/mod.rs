@@ -86,9 +86,10 @@ impl Storage {
             .map(Path::new)
     }
 
-    /// The image size in bytes.
+    /// The image size in bytes (`4G`, `512M`, `1GiB`: [`qpslab_core::units::parse_size`]).
     pub fn size_bytes(&self) -> Result<u64, String> {
-        parse_size(self.size.as_deref().unwrap_or(DEFAULT_SIZE))
+        qpslab_core::units::parse_size(self.size.as_deref().unwrap_or(DEFAULT_SIZE))
+            .map_err(|e| e.to_string())
     }
 
     /// The mount options, one per item.
@@ -101,32 +102,6 @@ impl Storage {
             .filter(|o| !o.is_empty())
             .collect()
     }
-}
-
-/// `4G`, `512M`, `1T`, `1048576` (bytes; K, M, G, T are powers of 1024).
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => t.split_at(i),
-        None => (t, ""),
-    };
-    let shift = match unit.to_ascii_uppercase().trim_end_matches(['B', 'I']) {
-        "" => 0,
-        "K" => 10,
-        "M" => 20,
-        "G" => 30,
-        "T" => 40,
-        _ => {
-            return Err(format!(
-                "size '{text}': a number with K, M, G or T, e.g. 4G"
-            ))
-        }
-    };
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("size '{text}': a number with K, M, G or T, e.g. 4G"))?;
-    n.checked_mul(1 << shift)
-        .ok_or_else(|| format!("size '{text}' is too large"))
 }
 
 /// Checks a `storage` table as written (no host access): `what` names the setup.
@@ -226,17 +201,6 @@ mod tests {
             device: None,
             format: false,
             image_dir: None,
-        }
-    }
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("4G"), Ok(4 << 30));
-        assert_eq!(parse_size("512m"), Ok(512 << 20));
-        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
-        assert_eq!(parse_size("1048576"), Ok(1 << 20));
-        for bad in ["", "G", "4X", "-1G", "1.5G", "99999999999T"] {
-            assert!(parse_size(bad).is_err(), "{bad}");
         }
     }
 
