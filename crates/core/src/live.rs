@@ -17,6 +17,50 @@ use std::fmt;
 /// it belong to neither segment.
 pub const DEFAULT_SETTLE_AFTER_S: f64 = 5.0;
 
+/// A live action that cannot be read: every variant is the user's mistake.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LiveError {
+    /// Not `TIME:ACTION`.
+    #[error("expects TIME:ACTION (30s:set innodb_buffer_pool_size=512M), not '{given}'")]
+    Syntax {
+        /// The text as given.
+        given: String,
+    },
+    /// The time is not one.
+    #[error(transparent)]
+    Time(#[from] crate::units::UnitError),
+    /// `set` without `NAME=VALUE`.
+    #[error("`set` takes NAME=VALUE (set innodb_buffer_pool_size=512M), not '{given}'")]
+    SetSyntax {
+        /// What followed `set`.
+        given: String,
+    },
+    /// `set` of a name that cannot be a server variable.
+    #[error("`set`: '{name}' is not a server variable name")]
+    VariableName {
+        /// The name as given.
+        name: String,
+    },
+    /// `set NAME=` without a value.
+    #[error("`set {name}=`: the value is missing")]
+    NoValue {
+        /// The variable.
+        name: String,
+    },
+    /// `sql` without a statement.
+    #[error("`sql` takes a statement (sql FLUSH TABLES)")]
+    NoStatement,
+    /// `pin` with a rule that is not one.
+    #[error("`pin`: {0}")]
+    Pin(crate::placement::PinError),
+    /// A verb other than `set`, `sql` or `pin`.
+    #[error("unknown action '{verb}': use `set NAME=VALUE`, `sql STATEMENT` or `pin CLASS=CPUS`")]
+    UnknownAction {
+        /// The verb as given.
+        verb: String,
+    },
+}
+
 /// One thing done to the server while a phase runs. Each variant has its own executor in
 /// `qpslab_lab::live`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,23 +88,25 @@ pub enum Action {
 
 impl Action {
     /// Reads `set NAME=VALUE` or `sql STATEMENT`.
-    pub fn parse(text: &str) -> Result<Action, String> {
+    pub fn parse(text: &str) -> Result<Action, LiveError> {
         let text = text.trim();
         let (verb, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
         let rest = rest.trim();
         match verb {
             "set" => {
-                let (name, value) = rest.split_once('=').ok_or_else(|| {
-                    format!(
-                        "`set` takes NAME=VALUE (set innodb_buffer_pool_size=512M), not '{rest}'"
-                    )
+                let (name, value) = rest.split_once('=').ok_or_else(|| LiveError::SetSyntax {
+                    given: rest.to_string(),
                 })?;
                 let (name, value) = (name.trim(), value.trim());
                 if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    return Err(format!("`set`: '{name}' is not a server variable name"));
+                    return Err(LiveError::VariableName {
+                        name: name.to_string(),
+                    });
                 }
                 if value.is_empty() {
-                    return Err(format!("`set {name}=`: the value is missing"));
+                    return Err(LiveError::NoValue {
+                        name: name.to_string(),
+                    });
                 }
                 Ok(Action::Set {
                     name: name.to_ascii_lowercase(),
@@ -70,16 +116,16 @@ impl Action {
             "sql" if !rest.is_empty() => Ok(Action::Sql {
                 statement: rest.to_string(),
             }),
-            "sql" => Err("`sql` takes a statement (sql FLUSH TABLES)".into()),
+            "sql" => Err(LiveError::NoStatement),
             "pin" => {
-                crate::placement::Rule::parse(rest).map_err(|e| format!("`pin`: {e}"))?;
+                crate::placement::Rule::parse(rest).map_err(LiveError::Pin)?;
                 Ok(Action::Pin {
                     rule: rest.to_string(),
                 })
             }
-            _ => Err(format!(
-                "unknown action '{verb}': use `set NAME=VALUE`, `sql STATEMENT` or `pin CLASS=CPUS`"
-            )),
+            _ => Err(LiveError::UnknownAction {
+                verb: verb.to_string(),
+            }),
         }
     }
 
@@ -116,12 +162,12 @@ pub struct LiveAction {
 
 impl LiveAction {
     /// Reads `TIME:ACTION`: `30s:set innodb_buffer_pool_size=512M`, `1m30s:sql FLUSH TABLES`.
-    pub fn parse(text: &str) -> Result<LiveAction, String> {
-        let (time, action) = text.split_once(':').ok_or_else(|| {
-            format!("expects TIME:ACTION (30s:set innodb_buffer_pool_size=512M), not '{text}'")
+    pub fn parse(text: &str) -> Result<LiveAction, LiveError> {
+        let (time, action) = text.split_once(':').ok_or_else(|| LiveError::Syntax {
+            given: text.to_string(),
         })?;
         Ok(LiveAction {
-            at_s: crate::units::offset_seconds(time).map_err(|e| e.to_string())?,
+            at_s: crate::units::offset_seconds(time)?,
             action: Action::parse(action)?,
         })
     }
@@ -227,7 +273,10 @@ mod tests {
         }
         for bad in ["", "soon", "-1", "5x", "s", "1m30"] {
             let e = LiveAction::parse(&format!("{bad}:sql DO 1")).unwrap_err();
-            assert_eq!(e, format!("'{bad}' is not a time (30, 30s, 1m30s, 500ms)"));
+            assert_eq!(
+                e.to_string(),
+                format!("'{bad}' is not a time (30, 30s, 1m30s, 500ms)")
+            );
         }
     }
 
@@ -261,7 +310,7 @@ mod tests {
 
     #[test]
     fn bad_actions_say_why() {
-        let e = |t: &str| LiveAction::parse(t).unwrap_err();
+        let e = |t: &str| LiveAction::parse(t).unwrap_err().to_string();
         assert!(e("set x=1").contains("TIME:ACTION"), "{}", e("set x=1"));
         assert!(e("5:set innodb_buffer_pool_size").contains("NAME=VALUE"));
         assert!(e("5:set a b=1").contains("not a server variable"));

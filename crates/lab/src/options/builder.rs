@@ -133,7 +133,7 @@ impl Builder {
                     plan.workload.kind.name()
                 ));
             }
-            io.check()?;
+            io.check().map_err(|e| e.to_string())?;
             // fio measures from the first I/O after the files are laid out: no warm-up phase.
             if let Warmup::Seconds(w) = self.warmup {
                 if w > 0.0 {

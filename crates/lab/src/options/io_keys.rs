@@ -52,7 +52,7 @@ fn extra_flags(v: &Value) -> Result<Vec<ExtraFlag>, String> {
     for f in list(v)? {
         let t = text(&f)?;
         if !t.is_empty() {
-            out.push(t.parse::<ExtraFlag>()?);
+            out.push(t.parse::<ExtraFlag>().map_err(|e| e.to_string())?);
         }
     }
     Ok(out)
@@ -73,7 +73,9 @@ pub(crate) static FILEIO: &[OptionDef] = &[
             "MODE",
             "seqwr",
             "Test mode",
-            |o, v| o.mode = text(v)?.parse::<FileTestMode>()?,
+            |o, v| o.mode = text(v)?
+                .parse::<FileTestMode>()
+                .map_err(|e| e.to_string())?,
             |s| s.mode.to_string()
         ),
         FileTestMode::NAMES,
@@ -108,7 +110,7 @@ pub(crate) static FILEIO: &[OptionDef] = &[
             "MODE",
             "async",
             "How requests are issued",
-            |o, v| o.io_mode = text(v)?.parse::<FileIoMode>()?,
+            |o, v| o.io_mode = text(v)?.parse::<FileIoMode>().map_err(|e| e.to_string())?,
             |s| s.io_mode.to_string()
         ),
         FileIoMode::NAMES,
@@ -157,7 +159,7 @@ pub(crate) static FILEIO: &[OptionDef] = &[
             "MODE",
             "fdatasync",
             "Flush call",
-            |o, v| o.fsync_mode = text(v)?.parse::<FsyncMode>()?,
+            |o, v| o.fsync_mode = text(v)?.parse::<FsyncMode>().map_err(|e| e.to_string())?,
             |s| s.fsync_mode.to_string()
         ),
         FsyncMode::NAMES,
@@ -229,12 +231,20 @@ mod tests {
             total_size: 8192,
             ..Default::default()
         };
-        assert!(o.check().unwrap_err().contains("less than one block"));
+        assert!(o
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("less than one block"));
         o.total_size = 64 << 20;
         assert!(o.check().is_ok());
         o.block_size = 1000;
         o.extra_flags = vec![ExtraFlag::Direct];
-        assert!(o.check().unwrap_err().contains("multiple of 512"));
+        assert!(o
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("multiple of 512"));
         assert_eq!(
             extra_flags(&json!("direct,dsync")).unwrap(),
             vec![ExtraFlag::Direct, ExtraFlag::Dsync]

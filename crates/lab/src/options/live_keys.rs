@@ -51,7 +51,8 @@ fn apply_at(b: &mut Builder, v: &Value) -> Result<(), String> {
         _ => vec![text(v)?],
     };
     for item in items {
-        b.actions.push(LiveAction::parse(&item)?);
+        b.actions
+            .push(LiveAction::parse(&item).map_err(|e| e.to_string())?);
     }
     b.actions.sort_by(|x, y| x.at_s.total_cmp(&y.at_s));
     Ok(())
