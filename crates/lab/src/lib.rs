@@ -61,4 +61,4 @@ pub mod study;
 pub mod unstored;
 pub mod warmup;
 
-pub use error::{ExecError, SpecError, StudyError};
+pub use error::{ExecError, OptionError, SpecError, StudyError};

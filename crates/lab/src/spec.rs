@@ -309,7 +309,7 @@ fn check(file: &str, spec: &Spec) -> Result<(), SpecError> {
 
 fn check_setup(what: &str, s: &Setup) -> Result<(), String> {
     if let Some(c) = &s.cpus {
-        crate::options::parse_cpu_list(c).map_err(|e| format!("{what}: {e}"))?;
+        qpslab_core::cpus::parse_cpu_list(c).map_err(|e| format!("{what}: {e}"))?;
     }
     if let Some(m) = &s.malloc {
         qpslab_sandbox::Malloc::parse_choice(m).map_err(|e| format!("{what}: {e}"))?;

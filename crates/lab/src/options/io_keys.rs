@@ -274,7 +274,7 @@ mod tests {
         assert_eq!(d.sweep.axes()[0].1, vec![json!("rndrd"), json!("seqwr")]);
         let mut oltp = d.defaults.clone();
         oltp.set("workload", json!("oltp_read_only")).unwrap();
-        let e = oltp.to_plan().unwrap_err();
+        let e = oltp.to_plan().unwrap_err().to_string();
         assert!(e.contains("workload = \"fileio\""), "{e}");
         let plain = RunOptions::default().to_plan().unwrap();
         assert!(plain.fileio.is_none());
@@ -283,7 +283,7 @@ mod tests {
         assert!(plan.warmup_auto.is_none() && plan.warmup_s == 0.0);
         let mut warm = d.defaults.clone();
         warm.set("warmup", json!("10s")).unwrap();
-        let e = warm.to_plan().unwrap_err();
+        let e = warm.to_plan().unwrap_err().to_string();
         assert!(e.contains("no warm-up"), "{e}");
         for bad in [
             "[defaults]\nfile_test_mode = \"rnd\"\n[sweep]\n",

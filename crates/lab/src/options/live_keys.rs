@@ -65,7 +65,9 @@ mod tests {
     use serde_json::{json, Value};
 
     fn plan(pairs: &[(&str, Value)]) -> Result<qpslab_core::RunPlan, String> {
-        resolve(pairs.iter().map(|(k, v)| (*k, v)), Origin::Flags).map(|r| r.plan)
+        resolve(pairs.iter().map(|(k, v)| (*k, v)), Origin::Flags)
+            .map(|r| r.plan)
+            .map_err(String::from)
     }
 
     #[test]
