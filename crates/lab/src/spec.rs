@@ -321,7 +321,7 @@ fn check_setup(what: &str, s: &Setup) -> Result<(), String> {
         }
     }
     if let Some(st) = &s.storage {
-        crate::storage::check(what, st)?;
+        crate::storage::check(what, st).map_err(|e| e.to_string())?;
     }
     if s.password_file.is_some() && s.target.is_none() {
         return Err(format!(

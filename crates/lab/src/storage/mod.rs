@@ -24,8 +24,31 @@ mod stale;
 pub use guard::{Mounted, StorageGuard, Undo};
 pub use stale::{clean_stale, image_path};
 
+use qpslab_core::units::UnitError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+
+/// A storage factor that cannot be used or applied.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StorageError {
+    /// The `storage` table as written cannot be used (the user's to fix).
+    #[error("{0}")]
+    Invalid(String),
+    /// This host cannot apply it: no root, a missing tool, a scratch device in use (the
+    /// user's to fix).
+    #[error("{0}")]
+    Unsupported(String),
+    /// Applying it failed (a runtime failure); what was done stays recorded for undoing.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl StorageError {
+    /// True when the user has to change the spec or the host (exit code 2).
+    pub fn is_user_error(&self) -> bool {
+        !matches!(self, StorageError::Failed(_))
+    }
+}
 
 /// A setup's `storage` table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,9 +110,8 @@ impl Storage {
     }
 
     /// The image size in bytes (`4G`, `512M`, `1GiB`: [`qpslab_core::units::parse_size`]).
-    pub fn size_bytes(&self) -> Result<u64, String> {
+    pub fn size_bytes(&self) -> Result<u64, UnitError> {
         qpslab_core::units::parse_size(self.size.as_deref().unwrap_or(DEFAULT_SIZE))
-            .map_err(|e| e.to_string())
     }
 
     /// The mount options, one per item.
@@ -105,14 +127,14 @@ impl Storage {
 }
 
 /// Checks a `storage` table as written (no host access): `what` names the setup.
-pub fn check(what: &str, s: &Storage) -> Result<(), String> {
-    let err = |m: String| Err(format!("{what}: storage: {m}"));
+pub fn check(what: &str, s: &Storage) -> Result<(), StorageError> {
+    let err = |m: String| Err(StorageError::Invalid(format!("{what}: storage: {m}")));
     if !["ext4", "xfs"].contains(&s.fs.as_str()) {
         return err(format!("unknown fs '{}': ext4 or xfs", s.fs));
     }
     let size = s
         .size_bytes()
-        .map_err(|m| format!("{what}: storage: {m}"))?;
+        .map_err(|m| StorageError::Invalid(format!("{what}: storage: {m}")))?;
     if size < MIN_SIZE {
         return err(format!(
             "size '{}' is too small: at least 300M",
@@ -152,8 +174,12 @@ pub fn check(what: &str, s: &Storage) -> Result<(), String> {
 
 /// Whether storage factors can be applied here: root and the tools `s` needs, found with
 /// `have` (a command name → whether it is on PATH). The error is the line the user sees.
-pub fn support(s: &Storage, root: bool, have: impl Fn(&str) -> bool) -> Result<(), String> {
-    let no = |why: String| Err(format!("storage factors not supported here: {why}"));
+pub fn support(s: &Storage, root: bool, have: impl Fn(&str) -> bool) -> Result<(), StorageError> {
+    let no = |why: String| {
+        Err(StorageError::Unsupported(format!(
+            "storage factors not supported here: {why}"
+        )))
+    };
     if !root {
         return no("losetup, mkfs and mount need root".into());
     }
@@ -176,12 +202,12 @@ pub fn support(s: &Storage, root: bool, have: impl Fn(&str) -> bool) -> Result<(
 }
 
 /// [`support`] on this host, then the block device's safety checks.
-pub fn check_host(s: &Storage) -> Result<(), String> {
+pub fn check_host(s: &Storage) -> Result<(), StorageError> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     support(s, root, host::on_path)?;
     match s.block_device() {
-        Some(d) => host::check_scratch_device(d),
+        Some(d) => host::check_scratch_device(d).map_err(StorageError::Unsupported),
         None => Ok(()),
     }
 }
@@ -207,7 +233,7 @@ mod tests {
     #[test]
     fn checks_name_what_is_wrong() {
         assert_eq!(check("v", &storage("xfs")), Ok(()));
-        let e = check("v", &storage("btrfs")).unwrap_err();
+        let e = check("v", &storage("btrfs")).unwrap_err().to_string();
         assert!(
             e.contains("unknown fs 'btrfs'") && e.starts_with("v: storage"),
             "{e}"
@@ -216,17 +242,26 @@ mod tests {
             size: Some("100M".into()),
             ..storage("ext4")
         };
-        assert!(check("v", &small).unwrap_err().contains("too small"));
+        assert!(check("v", &small)
+            .unwrap_err()
+            .to_string()
+            .contains("too small"));
         let bad = Storage {
             size: Some("lots".into()),
             ..storage("ext4")
         };
-        assert!(check("v", &bad).unwrap_err().contains("size 'lots'"));
+        assert!(check("v", &bad)
+            .unwrap_err()
+            .to_string()
+            .contains("size 'lots'"));
         let dev = Storage {
             device: Some("/dev/vdb".into()),
             ..storage("ext4")
         };
-        assert!(check("v", &dev).unwrap_err().contains("format = true"));
+        assert!(check("v", &dev)
+            .unwrap_err()
+            .to_string()
+            .contains("format = true"));
         assert_eq!(
             check(
                 "v",
@@ -247,7 +282,10 @@ mod tests {
             format: true,
             ..storage("ext4")
         };
-        assert!(check("v", &fmt).unwrap_err().contains("not a loop image"));
+        assert!(check("v", &fmt)
+            .unwrap_err()
+            .to_string()
+            .contains("not a loop image"));
         let sch = Storage {
             scheduler: Some("Dead line".into()),
             ..storage("ext4")
@@ -259,17 +297,23 @@ mod tests {
     #[test]
     fn support_needs_root_and_tools() {
         let all = |_: &str| true;
-        let e = support(&storage("xfs"), false, all).unwrap_err();
+        let e = support(&storage("xfs"), false, all)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "storage factors not supported here: losetup, mkfs and mount need root"
         );
-        let e = support(&storage("xfs"), true, |t| t != "mkfs.xfs").unwrap_err();
+        let e = support(&storage("xfs"), true, |t| t != "mkfs.xfs")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("mkfs.xfs not found (Debian package xfsprogs)"),
             "{e}"
         );
-        let e = support(&storage("ext4"), true, |t| t != "losetup").unwrap_err();
+        let e = support(&storage("ext4"), true, |t| t != "losetup")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("losetup not found"), "{e}");
         let dev = Storage {
             device: Some("/dev/vdb".into()),
