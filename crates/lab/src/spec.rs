@@ -142,7 +142,9 @@ impl Setup {
         let mut o = dsn.options().clone();
         if o.password.is_empty() {
             if let Some(path) = &self.password_file {
-                o.password = Secret::new(crate::password::read_password_file(path)?);
+                o.password = Secret::new(
+                    crate::password::read_password_file(path).map_err(|e| e.to_string())?,
+                );
             } else if let Ok(pw) = std::env::var("MYSQL_PWD") {
                 o.password = Secret::new(pw);
             }
