@@ -94,7 +94,7 @@ impl Builder {
         }
     }
 
-    pub fn finish(mut self) -> Result<Resolved, String> {
+    pub(crate) fn finish(mut self) -> Result<Resolved, String> {
         let plan = &mut self.plan;
         plan.stop = match (self.time_s, self.events) {
             (None, None) => RunPlan::new(plan.workload.clone()).stop,

@@ -20,7 +20,7 @@ fn shown(b: &Builder) -> FileIoOptions {
 
 /// Bytes as sysbench writes them: a number with an optional K, M, G or T (powers of 1024), as
 /// [`qpslab_core::units::sysbench_size`] reads them.
-pub fn size(v: &Value) -> Result<u64, String> {
+pub(crate) fn size(v: &Value) -> Result<u64, String> {
     qpslab_core::units::sysbench_size(&text(v)?)
         .map_err(|_| format!("expects a size like 16384, 16K, 64M or 2G, not {v}"))
 }
