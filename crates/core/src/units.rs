@@ -6,6 +6,8 @@
 //! - [`seconds`]: the run options' times (`--time`, `--warmup`, a spec's `time`, `capture
 //!   --for`): a number of seconds (`5`, `0.5`) or a duration with units as `humantime` reads
 //!   it (`2s`, `500ms`, `1m30s`, `1 min`, `2h`).
+//! - [`budget_seconds`]: `tune --budget`: a positive number with one optional unit (`90`,
+//!   `10m`, `1h`).
 //! - [`offset_seconds`]: the time of a live action (`--at 1m30s:...`): a number, or numbers
 //!   with `ms`, `s`, `m`, `h` written together (`1m30s`, `1.5m`).
 //! - [`parse_size`]: a `storage` table's image size (`4G`, `512m`, `1GiB`, `1048576`).
@@ -90,6 +92,28 @@ pub fn offset_seconds(text: &str) -> Result<f64, UnitError> {
     (!t.is_empty() && total.is_finite())
         .then_some(total)
         .ok_or_else(bad)
+}
+
+/// A positive time budget as `tune --budget` reads it: a number, then nothing, `s`, `m`,
+/// `min` or `h`, spaces allowed between (`90`, `90s`, `1.5m`, `10 min`, `1h`). No sum of parts
+/// (`1m30s`), no exponent (`1e3`). The text is trimmed first.
+pub fn budget_seconds(text: &str) -> Result<f64, UnitError> {
+    let t = text.trim();
+    let bad = || UnitError::Time(t.to_string());
+    let (num, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let mult = match unit {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(bad()),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(n) if n > 0.0 && n.is_finite() => Ok(n * mult),
+        _ => Err(bad()),
+    }
 }
 
 /// The power of 1024 of a unit letter: K 10, M 20, G 30, T 40 (either case).
@@ -263,6 +287,24 @@ mod tests {
             offset_seconds(" soon ").unwrap_err().to_string(),
             "'soon' is not a time (30, 30s, 1m30s, 500ms)"
         );
+    }
+
+    #[test]
+    fn budgets_in_every_spelling() {
+        for (t, s) in [
+            ("90", 90.0),
+            ("90s", 90.0),
+            ("10m", 600.0),
+            ("10 min", 600.0),
+            ("1.5m", 90.0),
+            ("1h", 3600.0),
+            (" 2 h ", 7200.0),
+        ] {
+            assert_eq!(budget_seconds(t), Ok(s), "{t}");
+        }
+        for bad in ["0", "ten", "5d", "-5", "1m30s", "1e3", "inf", "", "m"] {
+            assert!(budget_seconds(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
