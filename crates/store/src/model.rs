@@ -56,7 +56,7 @@ impl fmt::Display for RunStatus {
 }
 
 /// A status word that is not one of its enum's (`RunStatus`, `CellStatus`, ...): read back from
-/// a store, a damaged row ([`Error::Corrupt`]).
+/// a store, a damaged row ([`crate::Error::Corrupt`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown {kind} '{word}'")]
 pub struct UnknownStatus {
