@@ -65,32 +65,12 @@ pub fn workload_options(w: &WorkloadFlags) -> Result<WorkloadOptions> {
     Ok(resolve_flags(&w.0)?.plan.workload)
 }
 
-/// Checks that a file can be created at `path` (its directory exists), so a mistyped path
-/// fails before a server starts or a run is measured, not after.
-pub fn output_path(flag: &str, path: &std::path::Path) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    if path.is_dir() {
-        return Err(user(format!("{flag} {}: is a directory", path.display())));
-    }
-    if !dir.is_dir() {
-        return Err(user(format!(
-            "{flag} {}: directory {} does not exist",
-            path.display(),
-            dir.display()
-        )));
-    }
-    Ok(())
-}
-
 /// Builds the run plan of `qpslab run`, its seed resolved (0: from the clock) so the stored
 /// plan holds the seed actually used and the run can be repeated exactly.
 pub fn run_plan(a: &RunArgs) -> Result<Resolved> {
     crate::db::check(&a.db.db)?;
     if let Some(json) = &a.json {
-        output_path("--json", json)?;
+        crate::outfile::check("--json", json, true)?;
     }
     let mut r = resolve_flags(&a.options.0)?;
     qpslab_lab::exec::resolve_seed(&mut r.plan);

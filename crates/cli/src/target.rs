@@ -291,7 +291,8 @@ fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
     // mysql client's order, with the file in place of its --password).
     if let Some(path) = &t.password_file {
         if !url_password {
-            let pw = qpslab_lab::password::read_password_file(path).map_err(user)?;
+            let pw =
+                qpslab_lab::password::read_password_file(path).map_err(|e| user(e.to_string()))?;
             o.password = Secret::new(pw);
         }
     }

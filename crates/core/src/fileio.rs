@@ -3,9 +3,45 @@
 //!
 //! The workload itself runs through fio; these types only say what was asked and what came out.
 
+use crate::units::size_text;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
+
+/// fileio options that cannot be used: every variant is the user's mistake.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FileIoError {
+    /// A name that is not one of an option's values.
+    #[error("must be one of {}, not '{given}'", .known.join(", "))]
+    UnknownName {
+        /// The names the option knows.
+        known: &'static [&'static str],
+        /// The name as given.
+        given: String,
+    },
+    /// Each file would be smaller than one block.
+    #[error(
+        "file_total_size: {} over {files} files is {file_size} bytes per file, less than one \
+         block of file_block_size {block_size}",
+        size_text(*.total_size)
+    )]
+    FileSmallerThanBlock {
+        /// `file_total_size` in bytes.
+        total_size: u64,
+        /// `file_num`.
+        files: u32,
+        /// Bytes per file.
+        file_size: u64,
+        /// `file_block_size`.
+        block_size: u64,
+    },
+    /// `O_DIRECT` with a block size that is not a multiple of 512.
+    #[error("file_block_size: {block_size} is not a multiple of 512, which direct I/O needs")]
+    Unaligned {
+        /// `file_block_size`.
+        block_size: u64,
+    },
+}
 
 /// Generates a string-named enum: its names, `Display`, `FromStr` and serde as the name.
 macro_rules! named {
@@ -33,11 +69,14 @@ macro_rules! named {
         }
 
         impl FromStr for $ty {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
+            type Err = FileIoError;
+            fn from_str(s: &str) -> Result<Self, FileIoError> {
                 match s {
                     $($name => Ok($ty::$v),)+
-                    _ => Err(format!("must be one of {}, not '{s}'", Self::NAMES.join(", "))),
+                    _ => Err(FileIoError::UnknownName {
+                        known: Self::NAMES,
+                        given: s.to_string(),
+                    }),
                 }
             }
         }
@@ -166,22 +205,19 @@ impl FileIoOptions {
     }
 
     /// Checks the options together: at least a block per file, direct I/O's alignment.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), FileIoError> {
         if self.file_size() < self.block_size {
-            return Err(format!(
-                "file_total_size: {} over {} files is {} bytes per file, less than one block \
-                 of file_block_size {}",
-                size_text(self.total_size),
-                self.num,
-                self.file_size(),
-                self.block_size
-            ));
+            return Err(FileIoError::FileSmallerThanBlock {
+                total_size: self.total_size,
+                files: self.num,
+                file_size: self.file_size(),
+                block_size: self.block_size,
+            });
         }
         if self.extra_flags.contains(&ExtraFlag::Direct) && !self.block_size.is_multiple_of(512) {
-            return Err(format!(
-                "file_block_size: {} is not a multiple of 512, which direct I/O needs",
-                self.block_size
-            ));
+            return Err(FileIoError::Unaligned {
+                block_size: self.block_size,
+            });
         }
         Ok(())
     }
@@ -215,16 +251,6 @@ pub struct IoFigures {
     pub fio_command: Vec<String>,
 }
 
-/// A size as sysbench writes it: `2G`, `16K`, or bytes when not a whole unit.
-pub fn size_text(bytes: u64) -> String {
-    for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {
-        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
-            return format!("{}{unit}", bytes >> shift);
-        }
-    }
-    bytes.to_string()
-}
-
 /// Bytes per MiB.
 pub const MIB: f64 = 1024.0 * 1024.0;
 
@@ -237,16 +263,27 @@ mod tests {
         for n in FileTestMode::NAMES {
             assert_eq!(n.parse::<FileTestMode>().unwrap().name(), *n);
         }
-        assert!("rndrw2".parse::<FileTestMode>().is_err());
+        assert_eq!(
+            "rndrw2".parse::<FileTestMode>().unwrap_err().to_string(),
+            "must be one of seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw, not 'rndrw2'"
+        );
+        let small = FileIoOptions {
+            num: 4,
+            total_size: 8 << 10,
+            block_size: 16 << 10,
+            ..FileIoOptions::default()
+        };
+        assert_eq!(
+            small.check().unwrap_err().to_string(),
+            "file_total_size: 8K over 4 files is 2048 bytes per file, less than one block of \
+             file_block_size 16384"
+        );
         let d = FileIoOptions::default();
         assert_eq!(d.file_size(), 16 << 20);
         assert_eq!(d.label(), "fileio rndrd");
         let json = serde_json::to_string(&d).unwrap();
         assert!(json.contains("\"rndrd\""), "{json}");
         assert_eq!(serde_json::from_str::<FileIoOptions>(&json).unwrap(), d);
-        assert_eq!(size_text(2 << 30), "2G");
-        assert_eq!(size_text(16384), "16K");
-        assert_eq!(size_text(1000), "1000");
         assert!(FileTestMode::RndRw.reads() && FileTestMode::RndRw.writes());
         assert!(!FileTestMode::SeqRd.writes() && !FileTestMode::SeqRewr.reads());
     }

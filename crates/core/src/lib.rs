@@ -31,6 +31,7 @@ pub mod secret;
 pub mod stability;
 pub mod status;
 pub mod telemetry;
+pub mod units;
 mod verdict;
 pub mod workload;
 

@@ -17,6 +17,50 @@ use std::fmt;
 /// it belong to neither segment.
 pub const DEFAULT_SETTLE_AFTER_S: f64 = 5.0;
 
+/// A live action that cannot be read: every variant is the user's mistake.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LiveError {
+    /// Not `TIME:ACTION`.
+    #[error("expects TIME:ACTION (30s:set innodb_buffer_pool_size=512M), not '{given}'")]
+    Syntax {
+        /// The text as given.
+        given: String,
+    },
+    /// The time is not one.
+    #[error(transparent)]
+    Time(#[from] crate::units::UnitError),
+    /// `set` without `NAME=VALUE`.
+    #[error("`set` takes NAME=VALUE (set innodb_buffer_pool_size=512M), not '{given}'")]
+    SetSyntax {
+        /// What followed `set`.
+        given: String,
+    },
+    /// `set` of a name that cannot be a server variable.
+    #[error("`set`: '{name}' is not a server variable name")]
+    VariableName {
+        /// The name as given.
+        name: String,
+    },
+    /// `set NAME=` without a value.
+    #[error("`set {name}=`: the value is missing")]
+    NoValue {
+        /// The variable.
+        name: String,
+    },
+    /// `sql` without a statement.
+    #[error("`sql` takes a statement (sql FLUSH TABLES)")]
+    NoStatement,
+    /// `pin` with a rule that is not one.
+    #[error("`pin`: {0}")]
+    Pin(crate::placement::PinError),
+    /// A verb other than `set`, `sql` or `pin`.
+    #[error("unknown action '{verb}': use `set NAME=VALUE`, `sql STATEMENT` or `pin CLASS=CPUS`")]
+    UnknownAction {
+        /// The verb as given.
+        verb: String,
+    },
+}
+
 /// One thing done to the server while a phase runs. Each variant has its own executor in
 /// `qpslab_lab::live`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,23 +88,25 @@ pub enum Action {
 
 impl Action {
     /// Reads `set NAME=VALUE` or `sql STATEMENT`.
-    pub fn parse(text: &str) -> Result<Action, String> {
+    pub fn parse(text: &str) -> Result<Action, LiveError> {
         let text = text.trim();
         let (verb, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
         let rest = rest.trim();
         match verb {
             "set" => {
-                let (name, value) = rest.split_once('=').ok_or_else(|| {
-                    format!(
-                        "`set` takes NAME=VALUE (set innodb_buffer_pool_size=512M), not '{rest}'"
-                    )
+                let (name, value) = rest.split_once('=').ok_or_else(|| LiveError::SetSyntax {
+                    given: rest.to_string(),
                 })?;
                 let (name, value) = (name.trim(), value.trim());
                 if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    return Err(format!("`set`: '{name}' is not a server variable name"));
+                    return Err(LiveError::VariableName {
+                        name: name.to_string(),
+                    });
                 }
                 if value.is_empty() {
-                    return Err(format!("`set {name}=`: the value is missing"));
+                    return Err(LiveError::NoValue {
+                        name: name.to_string(),
+                    });
                 }
                 Ok(Action::Set {
                     name: name.to_ascii_lowercase(),
@@ -70,16 +116,16 @@ impl Action {
             "sql" if !rest.is_empty() => Ok(Action::Sql {
                 statement: rest.to_string(),
             }),
-            "sql" => Err("`sql` takes a statement (sql FLUSH TABLES)".into()),
+            "sql" => Err(LiveError::NoStatement),
             "pin" => {
-                crate::placement::Rule::parse(rest).map_err(|e| format!("`pin`: {e}"))?;
+                crate::placement::Rule::parse(rest).map_err(LiveError::Pin)?;
                 Ok(Action::Pin {
                     rule: rest.to_string(),
                 })
             }
-            _ => Err(format!(
-                "unknown action '{verb}': use `set NAME=VALUE`, `sql STATEMENT` or `pin CLASS=CPUS`"
-            )),
+            _ => Err(LiveError::UnknownAction {
+                verb: verb.to_string(),
+            }),
         }
     }
 
@@ -116,12 +162,12 @@ pub struct LiveAction {
 
 impl LiveAction {
     /// Reads `TIME:ACTION`: `30s:set innodb_buffer_pool_size=512M`, `1m30s:sql FLUSH TABLES`.
-    pub fn parse(text: &str) -> Result<LiveAction, String> {
-        let (time, action) = text.split_once(':').ok_or_else(|| {
-            format!("expects TIME:ACTION (30s:set innodb_buffer_pool_size=512M), not '{text}'")
+    pub fn parse(text: &str) -> Result<LiveAction, LiveError> {
+        let (time, action) = text.split_once(':').ok_or_else(|| LiveError::Syntax {
+            given: text.to_string(),
         })?;
         Ok(LiveAction {
-            at_s: parse_time(time)?,
+            at_s: crate::units::offset_seconds(time)?,
             action: Action::parse(action)?,
         })
     }
@@ -133,38 +179,6 @@ impl fmt::Display for LiveAction {
     }
 }
 
-/// `30`, `30s`, `1m30s`, `500ms`, `0.5`: seconds from zero.
-fn parse_time(t: &str) -> Result<f64, String> {
-    let t = t.trim();
-    let bad = || format!("'{t}' is not a time (30, 30s, 1m30s, 500ms)");
-    let mut total = 0.0;
-    let mut rest = t;
-    if let Ok(s) = t.parse::<f64>() {
-        return (s.is_finite() && s >= 0.0).then_some(s).ok_or_else(bad);
-    }
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(bad)?;
-        let n: f64 = rest[..digits].parse().map_err(|_| bad())?;
-        let unit_len = rest[digits..]
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len() - digits);
-        let scale = match &rest[digits..digits + unit_len] {
-            "ms" => 0.001,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(bad()),
-        };
-        total += n * scale;
-        rest = &rest[digits + unit_len..];
-    }
-    (!t.is_empty() && total.is_finite())
-        .then_some(total)
-        .ok_or_else(bad)
-}
-
 /// A value as an SQL literal: numbers as they are, sizes (`512M`, `1G`) in bytes, keywords
 /// such as `ON` or `DEFAULT` as they are, anything else quoted.
 pub fn sql_literal(value: &str) -> String {
@@ -172,7 +186,7 @@ pub fn sql_literal(value: &str) -> String {
     if v.parse::<f64>().is_ok() {
         return v.to_string();
     }
-    if let Some(bytes) = size_bytes(v) {
+    if let Ok(bytes) = crate::units::cnf_size(v) {
         return bytes.to_string();
     }
     let keyword = ["ON", "OFF", "DEFAULT", "TRUE", "FALSE"];
@@ -184,20 +198,6 @@ pub fn sql_literal(value: &str) -> String {
         return v.to_string();
     }
     format!("'{}'", v.replace('\\', "\\\\").replace('\'', "''"))
-}
-
-/// `512M` → 536870912 (K, M, G, T, in powers of 1024, as my.cnf reads them).
-fn size_bytes(v: &str) -> Option<u64> {
-    let last = v.char_indices().next_back()?.0;
-    let (num, unit) = v.split_at(last);
-    let shift = match unit.to_ascii_uppercase().as_str() {
-        "K" => 10,
-        "M" => 20,
-        "G" => 30,
-        "T" => 40,
-        _ => return None,
-    };
-    num.parse::<u64>().ok()?.checked_mul(1u64 << shift)
 }
 
 /// Before against after on one per-interval metric.
@@ -256,20 +256,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn times_in_every_spelling() {
-        for (t, s) in [
-            ("30", 30.0),
-            ("30s", 30.0),
-            ("1m30s", 90.0),
-            ("500ms", 0.5),
-            ("0.5", 0.5),
-            ("1h", 3600.0),
-        ] {
-            assert_eq!(parse_time(t).unwrap(), s, "{t}");
-        }
-        for bad in ["", "soon", "-1", "5x", "s", "1m30"] {
-            assert!(parse_time(bad).is_err(), "{bad}");
-        }
+    fn the_time_is_read_as_units_offset_seconds_reads_it() {
+        // Every spelling is tested with `crate::units::offset_seconds`.
+        let at = |t: &str| LiveAction::parse(&format!("{t}:sql DO 1")).map(|a| a.at_s);
+        assert_eq!(at("1m30s"), Ok(90.0));
+        assert_eq!(
+            at("soon").unwrap_err().to_string(),
+            "'soon' is not a time (30, 30s, 1m30s, 500ms)"
+        );
     }
 
     #[test]
@@ -302,7 +296,7 @@ mod tests {
 
     #[test]
     fn bad_actions_say_why() {
-        let e = |t: &str| LiveAction::parse(t).unwrap_err();
+        let e = |t: &str| LiveAction::parse(t).unwrap_err().to_string();
         assert!(e("set x=1").contains("TIME:ACTION"), "{}", e("set x=1"));
         assert!(e("5:set innodb_buffer_pool_size").contains("NAME=VALUE"));
         assert!(e("5:set a b=1").contains("not a server variable"));

@@ -106,20 +106,21 @@ impl std::fmt::Display for RandType {
     }
 }
 
+/// An unknown `--rand-type` name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown rand-type '{0}' (known: uniform, gaussian, special, pareto, zipfian)")]
+pub struct UnknownRandType(pub String);
+
 impl FromStr for RandType {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownRandType;
+    fn from_str(s: &str) -> Result<Self, UnknownRandType> {
         Ok(match s {
             "uniform" => RandType::Uniform,
             "gaussian" => RandType::Gaussian,
             "special" => RandType::Special,
             "pareto" => RandType::Pareto,
             "zipfian" => RandType::Zipfian,
-            _ => {
-                return Err(format!(
-                    "unknown rand-type '{s}' (known: uniform, gaussian, special, pareto, zipfian)"
-                ))
-            }
+            _ => return Err(UnknownRandType(s.to_string())),
         })
     }
 }

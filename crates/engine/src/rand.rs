@@ -241,35 +241,43 @@ impl Distribution {
     }
 }
 
+/// A `--rand-*` option sysbench would reject (the user's mistake); the message names it.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum RandOptionError {
+    /// `--rand-spec-iter` 0.
+    #[error("--rand-spec-iter must be at least 1")]
+    SpecIter,
+    /// `--rand-spec-pct` above 100.
+    #[error("--rand-spec-pct must be between 0 and 100 (got {0})")]
+    SpecPct(u32),
+    /// `--rand-spec-res` 100 or more.
+    #[error("--rand-spec-res must be below 100 (got {0})")]
+    SpecRes(u32),
+    /// `--rand-pareto-h` outside (0, 1).
+    #[error("--rand-pareto-h must be strictly between 0 and 1 (got {0})")]
+    ParetoH(f64),
+    /// `--rand-zipfian-exp` negative or not finite.
+    #[error("--rand-zipfian-exp must be >= 0 (got {0})")]
+    ZipfianExp(f64),
+}
+
 /// Checks `--rand-*` options the way sysbench would reject them, with a message naming the
 /// option.
-pub fn validate(opts: &RandOptions) -> Result<(), String> {
+pub fn validate(opts: &RandOptions) -> Result<(), RandOptionError> {
     if opts.spec_iter == 0 {
-        return Err("--rand-spec-iter must be at least 1".into());
+        return Err(RandOptionError::SpecIter);
     }
     if opts.spec_pct > 100 {
-        return Err(format!(
-            "--rand-spec-pct must be between 0 and 100 (got {})",
-            opts.spec_pct
-        ));
+        return Err(RandOptionError::SpecPct(opts.spec_pct));
     }
     if opts.spec_res >= 100 {
-        return Err(format!(
-            "--rand-spec-res must be below 100 (got {})",
-            opts.spec_res
-        ));
+        return Err(RandOptionError::SpecRes(opts.spec_res));
     }
     if !(opts.pareto_h > 0.0 && opts.pareto_h < 1.0) {
-        return Err(format!(
-            "--rand-pareto-h must be strictly between 0 and 1 (got {})",
-            opts.pareto_h
-        ));
+        return Err(RandOptionError::ParetoH(opts.pareto_h));
     }
     if !(opts.zipfian_exp >= 0.0 && opts.zipfian_exp.is_finite()) {
-        return Err(format!(
-            "--rand-zipfian-exp must be >= 0 (got {})",
-            opts.zipfian_exp
-        ));
+        return Err(RandOptionError::ZipfianExp(opts.zipfian_exp));
     }
     Ok(())
 }
@@ -422,17 +430,26 @@ mod tests {
         let mut o = RandOptions::default();
         assert!(validate(&o).is_ok());
         o.spec_res = 100;
-        assert!(validate(&o).unwrap_err().contains("--rand-spec-res"));
+        assert_eq!(
+            validate(&o).unwrap_err().to_string(),
+            "--rand-spec-res must be below 100 (got 100)"
+        );
         let o = RandOptions {
             pareto_h: 1.0,
             ..RandOptions::default()
         };
-        assert!(validate(&o).unwrap_err().contains("--rand-pareto-h"));
+        assert_eq!(
+            validate(&o).unwrap_err().to_string(),
+            "--rand-pareto-h must be strictly between 0 and 1 (got 1)"
+        );
         let o = RandOptions {
             zipfian_exp: -0.5,
             ..RandOptions::default()
         };
-        assert!(validate(&o).unwrap_err().contains("--rand-zipfian-exp"));
+        assert_eq!(
+            validate(&o).unwrap_err().to_string(),
+            "--rand-zipfian-exp must be >= 0 (got -0.5)"
+        );
     }
 
     #[test]

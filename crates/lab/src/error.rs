@@ -55,6 +55,28 @@ pub enum SpecError {
     },
 }
 
+/// A run option's value, or a combination of values, that cannot be used: always the user's
+/// mistake (exit 2). The message names the option as it was given (`--table-size: ...` for a
+/// flag, `table_size: ...` for a spec key), except for a value read on its own by
+/// `options::value`, whose message is the tail of a sentence whose subject is the option
+/// ("must be at least 1"); the option table names the option in front of it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct OptionError(pub String);
+
+impl From<String> for OptionError {
+    fn from(message: String) -> OptionError {
+        OptionError(message)
+    }
+}
+
+/// The message, for the option table's own checks, which compose messages as text.
+impl From<OptionError> for String {
+    fn from(e: OptionError) -> String {
+        e.0
+    }
+}
+
 /// Why a measured cell (or `qpslab run`'s phase) could not be executed.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {

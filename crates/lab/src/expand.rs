@@ -19,6 +19,28 @@ use crate::spec::{Levels, Setup, Spec};
 use qpslab_core::cell::Cell;
 use std::collections::BTreeMap;
 
+/// The order in which `n` sides (setups, variants) run in round `round`, counted from 0:
+/// forward in even rounds, backward in odd ones (A B C, C B A, A B C...), so each side runs
+/// as often early as late and a linear drift cancels over each pair of rounds.
+///
+/// The one home of the A/B alternation: a study's setups in each repeat round; `diff`'s two
+/// sides (each pair of rounds AB,BA then BA,AB); a tuning confirmation's baseline and tuned
+/// settings (pair `i` in `round_order(i, 2)`).
+///
+/// ```
+/// use qpslab_lab::expand::round_order;
+/// assert_eq!(round_order(0, 3), [0, 1, 2]);
+/// assert_eq!(round_order(1, 3), [2, 1, 0]);
+/// assert_eq!(round_order(2, 2), [0, 1]);
+/// ```
+pub fn round_order(round: usize, n: usize) -> Vec<usize> {
+    if round.is_multiple_of(2) {
+        (0..n).collect()
+    } else {
+        (0..n).rev().collect()
+    }
+}
+
 /// One setup of the study: a variant, possibly with factor levels applied.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SetupCell {
@@ -108,12 +130,7 @@ pub fn expand(file: &str, spec: &Spec) -> Result<Expanded, SpecError> {
     let repeats = spec.defaults.repeats();
     let mut cells = Vec::new();
     for round in 1..=repeats {
-        let order: Vec<usize> = if round % 2 == 1 {
-            (0..setups.len()).collect()
-        } else {
-            (0..setups.len()).rev().collect()
-        };
-        for si in order {
+        for si in round_order(round as usize - 1, setups.len()) {
             for point in &points {
                 let mut options = spec.defaults.clone();
                 for (k, v) in point {
@@ -211,6 +228,19 @@ mod tests {
             .into_iter()
             .map(|c| c.cell.label)
             .collect()
+    }
+
+    #[test]
+    fn rounds_alternate_direction() {
+        assert_eq!(round_order(0, 3), [0, 1, 2]);
+        assert_eq!(round_order(1, 3), [2, 1, 0]);
+        assert_eq!(round_order(4, 1), [0]);
+        assert!(round_order(1, 0).is_empty());
+        // diff's pairs: AB,BA then BA,AB.
+        let diff: Vec<Vec<usize>> = (0..8).map(|r| round_order(r / 2 + r % 2, 2)).collect();
+        let (ab, ba) = (vec![0, 1], vec![1, 0]);
+        let want = [&ab, &ba, &ba, &ab, &ab, &ba, &ba, &ab];
+        assert_eq!(diff.iter().collect::<Vec<_>>(), want);
     }
 
     #[test]

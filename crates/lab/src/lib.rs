@@ -68,4 +68,4 @@ pub mod sweep;
 pub mod unstored;
 pub mod warmup;
 
-pub use error::{ExecError, SpecError, StudyError};
+pub use error::{ExecError, OptionError, SpecError, StudyError};

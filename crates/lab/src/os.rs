@@ -25,21 +25,32 @@ pub fn selected(text: &str) -> Option<String> {
         .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
 }
 
-/// Whether THP can be toggled here; the error says why not.
-pub fn thp_support() -> Result<String, String> {
-    let current = std::fs::read_to_string(THP)
-        .map_err(|e| format!("os.thp not supported here: cannot read {THP} ({e})"))?;
-    let meta = std::fs::metadata(THP).map_err(|e| format!("os.thp not supported here: {e}"))?;
+/// Why transparent huge pages cannot be toggled here (the user's to fix: root, a writable
+/// `/sys`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("os.thp not supported here: {0}")]
+pub struct ThpUnsupported(pub String);
+
+/// A study's environment records the reason as its message.
+impl serde::Serialize for ThpUnsupported {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Whether THP can be toggled here (its current value); the error says why not.
+pub fn thp_support() -> Result<String, ThpUnsupported> {
+    let no = |why: String| ThpUnsupported(why);
+    let current =
+        std::fs::read_to_string(THP).map_err(|e| no(format!("cannot read {THP} ({e})")))?;
+    let meta = std::fs::metadata(THP).map_err(|e| no(e.to_string()))?;
     // SAFETY: geteuid has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } != 0 || meta.permissions().readonly() {
-        return Err("os.thp not supported here: changing transparent huge pages needs root and a writable /sys".into());
+        return Err(no(
+            "changing transparent huge pages needs root and a writable /sys".into(),
+        ));
     }
-    selected(&current).ok_or_else(|| {
-        format!(
-            "os.thp not supported here: {THP} reads '{}'",
-            current.trim()
-        )
-    })
+    selected(&current).ok_or_else(|| no(format!("{THP} reads '{}'", current.trim())))
 }
 
 impl OsGuard {
@@ -50,7 +61,7 @@ impl OsGuard {
 
     /// Sets THP to `value` (`always`, `madvise`, `never`), remembering the first value seen.
     pub fn set_thp(&mut self, value: &str) -> Result<(), String> {
-        let current = thp_support()?;
+        let current = thp_support().map_err(|e| e.to_string())?;
         if self.original_thp.is_none() {
             self.original_thp = Some(current.clone());
             self.path = Some(PathBuf::from(THP));

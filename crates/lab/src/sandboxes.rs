@@ -116,7 +116,7 @@ pub fn mount_storage(
 ) -> Result<Mounted, String> {
     let dir = qpslab_sandbox::mount_dir(home, sandbox).map_err(|e| format!("storage: {e}"))?;
     let image = storage::image_path(&image_dir(home, s), sandbox);
-    guard.apply(s, &image, &dir)
+    guard.apply(s, &image, &dir).map_err(|e| e.to_string())
 }
 
 /// What the study's environment keeps of a mounted setup: its facts, mount point, device and

@@ -142,7 +142,9 @@ impl Setup {
         let mut o = dsn.options().clone();
         if o.password.is_empty() {
             if let Some(path) = &self.password_file {
-                o.password = Secret::new(crate::password::read_password_file(path)?);
+                o.password = Secret::new(
+                    crate::password::read_password_file(path).map_err(|e| e.to_string())?,
+                );
             } else if let Ok(pw) = std::env::var("MYSQL_PWD") {
                 o.password = Secret::new(pw);
             }
@@ -309,7 +311,7 @@ fn check(file: &str, spec: &Spec) -> Result<(), SpecError> {
 
 fn check_setup(what: &str, s: &Setup) -> Result<(), String> {
     if let Some(c) = &s.cpus {
-        crate::options::parse_cpu_list(c).map_err(|e| format!("{what}: {e}"))?;
+        qpslab_core::cpus::parse_cpu_list(c).map_err(|e| format!("{what}: {e}"))?;
     }
     if let Some(m) = &s.malloc {
         qpslab_sandbox::Malloc::parse_choice(m).map_err(|e| format!("{what}: {e}"))?;
@@ -321,7 +323,7 @@ fn check_setup(what: &str, s: &Setup) -> Result<(), String> {
         }
     }
     if let Some(st) = &s.storage {
-        crate::storage::check(what, st)?;
+        crate::storage::check(what, st).map_err(|e| e.to_string())?;
     }
     if s.password_file.is_some() && s.target.is_none() {
         return Err(format!(

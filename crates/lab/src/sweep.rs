@@ -183,7 +183,7 @@ pub struct Closed {
     pub stored: Result<Option<RunId>, qpslab_store::Error>,
     /// Where the phase went that the store could not keep (`unstored::keep`), when that was
     /// the failure.
-    pub kept: Option<Result<PathBuf, String>>,
+    pub kept: Option<Result<PathBuf, crate::unstored::UnstoredError>>,
 }
 
 /// Closes the run `meta` after `e` ended one of its phases: interrupted or failed, with what

@@ -6,9 +6,25 @@ use crate::measured::Measured;
 use qpslab_store::{RunDoc, RunMeta, RunStatus, StoredPhase, StoredRun};
 use std::path::{Path, PathBuf};
 
+/// Why a phase the store could not keep could not be written elsewhere either (a runtime
+/// failure).
+#[derive(Debug, thiserror::Error)]
+pub enum UnstoredError {
+    /// The run document could not be encoded.
+    #[error("{0}")]
+    Encode(#[from] serde_json::Error),
+    /// Every place tried refused the file: `PATH: why` for each.
+    #[error("{}", .0.join("; "))]
+    Nowhere(Vec<String>),
+}
+
 /// Writes `measured`, a phase of the run `meta` that `store_path` could not keep, as a run
 /// document; returns where it went, or why it could go nowhere.
-pub fn keep(store_path: &Path, meta: &RunMeta, measured: &Measured) -> Result<PathBuf, String> {
+pub fn keep(
+    store_path: &Path,
+    meta: &RunMeta,
+    measured: &Measured,
+) -> Result<PathBuf, UnstoredError> {
     let doc = RunDoc::new(
         StoredRun {
             id: measured.run_id,
@@ -24,7 +40,7 @@ pub fn keep(store_path: &Path, meta: &RunMeta, measured: &Measured) -> Result<Pa
         },
         vec!["unstored".into()],
     );
-    let mut text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+    let mut text = serde_json::to_string_pretty(&doc)?;
     text.push('\n');
     let name = file_name(store_path, meta, measured.seq);
     let beside = store_path
@@ -39,7 +55,7 @@ pub fn keep(store_path: &Path, meta: &RunMeta, measured: &Measured) -> Result<Pa
             Err(e) => failures.push(format!("{}: {e}", path.display())),
         }
     }
-    Err(failures.join("; "))
+    Err(UnstoredError::Nowhere(failures))
 }
 
 /// `qpslab.db.unstored-1a2b3c4d-2.json`: the store's name, the run's uuid and the phase.

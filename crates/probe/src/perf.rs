@@ -16,28 +16,49 @@ use std::sync::OnceLock;
 pub const EVENTS: &str = "cycles,instructions,branches,branch-misses,iTLB-load-misses,\
 dTLB-load-misses,L1-dcache-load-misses,L1-icache-load-misses,LLC-load-misses";
 
+/// Why `perf stat` cannot count here (a fact about the machine, recorded with the phase, never
+/// a failure of it).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PerfError {
+    /// `perf` could not be run (the reason from the OS).
+    #[error("perf not available here ({0}); install linux-perf")]
+    Missing(String),
+    /// `perf stat` ran and failed (the first line it printed).
+    #[error("perf stat failed here: {0}")]
+    Failed(String),
+    /// The machine has no hardware counters (a VM without a virtual PMU).
+    #[error("hardware counters not supported here (perf stat: instructions <not supported>; a VM without a virtual PMU)")]
+    NoCounters,
+    /// `perf stat` could not be started for a process.
+    #[error("cannot start perf stat: {0}")]
+    Spawn(String),
+}
+
+/// A study's environment records the reason as its message.
+impl serde::Serialize for PerfError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 /// Whether `perf stat` can count hardware events here; the error says why not.
-pub fn perf_support() -> Result<(), String> {
-    static SUPPORT: OnceLock<Result<(), String>> = OnceLock::new();
+pub fn perf_support() -> Result<(), PerfError> {
+    static SUPPORT: OnceLock<Result<(), PerfError>> = OnceLock::new();
     SUPPORT
         .get_or_init(|| {
             let out = Command::new("perf")
                 .args(["stat", "-x,", "-e", "instructions", "true"])
                 .stdout(Stdio::null())
                 .output()
-                .map_err(|e| format!("perf not available here ({e}); install linux-perf"))?;
+                .map_err(|e| PerfError::Missing(e.to_string()))?;
             let text = String::from_utf8_lossy(&out.stderr);
             if !out.status.success() {
-                return Err(format!(
-                    "perf stat failed here: {}",
-                    text.lines().next().unwrap_or("").trim()
+                return Err(PerfError::Failed(
+                    text.lines().next().unwrap_or("").trim().to_string(),
                 ));
             }
             if text.contains("<not supported>") || text.contains("<not counted>") {
-                return Err(
-                    "hardware counters not supported here (perf stat: instructions <not supported>; a VM without a virtual PMU)"
-                        .into(),
-                );
+                return Err(PerfError::NoCounters);
             }
             Ok(())
         })
@@ -52,7 +73,7 @@ pub struct PerfStat {
 
 impl PerfStat {
     /// Attaches `perf stat` to `pid`, or says why it cannot.
-    pub fn start(pid: u32) -> Result<PerfStat, String> {
+    pub fn start(pid: u32) -> Result<PerfStat, PerfError> {
         perf_support()?;
         let out = std::env::temp_dir().join(format!(
             "qpslab-perf-{}-{pid}-{}.csv",
@@ -68,7 +89,7 @@ impl PerfStat {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| format!("cannot start perf stat: {e}"))?;
+            .map_err(|e| PerfError::Spawn(e.to_string()))?;
         Ok(PerfStat { child, out })
     }
 
@@ -122,9 +143,19 @@ mod tests {
     }
 
     #[test]
+    fn a_reason_is_recorded_as_its_message() {
+        let e = PerfError::Failed("no access".into());
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            serde_json::json!("perf stat failed here: no access")
+        );
+    }
+
+    #[test]
     fn support_is_detected_either_way() {
         // Either answer is legitimate on some machine; the reason must say what to know.
         if let Err(why) = perf_support() {
+            let why = why.to_string();
             assert!(why.contains("perf") || why.contains("counters"), "{why}");
         }
     }

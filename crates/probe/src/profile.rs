@@ -27,7 +27,7 @@
 mod fold;
 mod peer;
 
-pub use peer::{socket_peer_pid, socket_pid};
+pub use peer::{socket_peer_pid, socket_pid, PeerError};
 use qpslab_core::telemetry::ProfileFiles;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};

@@ -137,3 +137,9 @@ impl Error {
         )
     }
 }
+
+impl From<crate::model::UnknownStatus> for Error {
+    fn from(e: crate::model::UnknownStatus) -> Error {
+        Error::Corrupt(e.to_string())
+    }
+}

@@ -49,7 +49,7 @@ pub use error::Error;
 pub use model::StudyId;
 pub use model::{
     new_run_uuid, redact_url_passwords, unix_now, RunId, RunMeta, RunStatus, RunSummary,
-    StoredPhase, StoredRun, TelemetrySample, UnixSeconds,
+    StoredPhase, StoredRun, TelemetrySample, UnixSeconds, UnknownStatus,
 };
 pub use read::summary_of_samples;
 pub use schema::SCHEMA_VERSION;

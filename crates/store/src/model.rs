@@ -55,15 +55,31 @@ impl fmt::Display for RunStatus {
     }
 }
 
+/// A status word that is not one of its enum's (`RunStatus`, `CellStatus`, ...): read back from
+/// a store, a damaged row ([`crate::Error::Corrupt`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} '{word}'")]
+pub struct UnknownStatus {
+    /// What the word names: `run status`, or the enum's name (`CellStatus`).
+    pub kind: &'static str,
+    /// The word as given.
+    pub word: String,
+}
+
 impl FromStr for RunStatus {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownStatus;
+    fn from_str(s: &str) -> Result<Self, UnknownStatus> {
         Ok(match s {
             "running" => RunStatus::Running,
             "completed" => RunStatus::Completed,
             "failed" => RunStatus::Failed,
             "interrupted" => RunStatus::Interrupted,
-            _ => return Err(format!("unknown run status '{s}'")),
+            _ => {
+                return Err(UnknownStatus {
+                    kind: "run status",
+                    word: s.to_string(),
+                })
+            }
         })
     }
 }
@@ -302,7 +318,12 @@ mod tests {
         ] {
             assert_eq!(s.as_str().parse::<RunStatus>().unwrap(), s);
         }
-        assert!("done".parse::<RunStatus>().is_err());
+        let e = "done".parse::<RunStatus>().unwrap_err();
+        assert_eq!(e.to_string(), "unknown run status 'done'");
+        assert_eq!(
+            crate::Error::from(e).to_string(),
+            "damaged results store: unknown run status 'done'"
+        );
     }
 }
 

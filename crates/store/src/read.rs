@@ -12,7 +12,7 @@ use qpslab_core::telemetry::Reading;
 use rusqlite::{Connection, OptionalExtension, Row};
 
 fn status(s: String) -> Result<RunStatus, Error> {
-    s.parse().map_err(Error::Corrupt)
+    s.parse().map_err(Error::from)
 }
 
 /// A stored integer as the counter it was.

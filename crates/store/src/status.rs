@@ -1,4 +1,4 @@
-//! What the study tables share: status enums stored as words, and the error for a row that
+//! What the study tables share: status enums stored as words, and the errors for a row that
 //! does not read back.
 
 use crate::error::Error;
@@ -18,11 +18,14 @@ macro_rules! status_words {
             }
         }
         impl ::std::str::FromStr for $t {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
+            type Err = $crate::model::UnknownStatus;
+            fn from_str(s: &str) -> Result<Self, $crate::model::UnknownStatus> {
                 match s {
                     $($s => Ok(Self::$v),)+
-                    _ => Err(format!("unknown {} '{s}'", stringify!($t))),
+                    _ => Err($crate::model::UnknownStatus {
+                        kind: stringify!($t),
+                        word: s.to_string(),
+                    }),
                 }
             }
         }
@@ -31,6 +34,6 @@ macro_rules! status_words {
 pub(crate) use status_words;
 
 /// A row whose stored words do not read back.
-pub(crate) fn corrupt(e: String) -> Error {
-    Error::Corrupt(e)
+pub(crate) fn corrupt(e: crate::model::UnknownStatus) -> Error {
+    Error::from(e)
 }

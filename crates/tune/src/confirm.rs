@@ -33,11 +33,9 @@ impl Side {
 /// ...): a side measured second finds the server as the first left it (warmer caches, a pool
 /// still resizing), so each side gets both positions.
 pub fn order(repeats: u32) -> Vec<Side> {
-    (0..repeats)
-        .flat_map(|i| match i % 2 {
-            0 => [Side::Baseline, Side::Tuned],
-            _ => [Side::Tuned, Side::Baseline],
-        })
+    let side = |k: usize| [Side::Baseline, Side::Tuned][k];
+    (0..repeats as usize)
+        .flat_map(|i| qpslab_lab::expand::round_order(i, 2).into_iter().map(side))
         .collect()
 }
 

@@ -46,7 +46,7 @@ pub enum TuneError {
         /// The value asked for.
         value: String,
         /// The server's answer.
-        reason: String,
+        reason: qpslab_lab::live::SetRefused,
     },
     /// The buffer pool did not finish resizing in time.
     #[error("the buffer pool resize did not finish within {secs} s: {status}")]
@@ -135,7 +135,7 @@ mod tests {
         let set = TuneError::Set {
             name: "table_open_cache".into(),
             value: "8000".into(),
-            reason: "denied".into(),
+            reason: qpslab_lab::live::SetRefused("denied".into()),
         };
         assert!(!set.is_user_error());
         assert_eq!(

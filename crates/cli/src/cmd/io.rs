@@ -5,7 +5,7 @@
 
 use crate::args::IoArgs;
 use crate::error::user;
-use crate::plan::{output_path, resolve_flags};
+use crate::plan::resolve_flags;
 use crate::render_io::{io_summary, live_line};
 use crate::signals::INTERRUPTED;
 use anyhow::{Context, Result};
@@ -28,7 +28,7 @@ fn plan(a: &IoArgs) -> Result<(qpslab_core::RunPlan, FileIoOptions, Timing)> {
     crate::db::check(&a.db.db)?;
     for (flag, path) in [("--json", &a.json), ("--fio-json", &a.fio_json)] {
         if let Some(path) = path {
-            output_path(flag, path)?;
+            crate::outfile::check(flag, path, true)?;
         }
     }
     let mut plan = resolve_flags(&a.options.0)?.plan;
@@ -76,7 +76,7 @@ pub fn io(a: IoArgs) -> Result<()> {
         timing.threads,
         timing.time_s,
         options.num,
-        qpslab_core::fileio::size_text(options.total_size),
+        qpslab_core::units::size_text(options.total_size),
         dir.display()
     );
     let stored =

@@ -5,6 +5,7 @@ use crate::plan::sandbox_spec;
 use crate::render::table;
 use crate::target::sandbox_home;
 use anyhow::Result;
+use qpslab_core::units::binary_size;
 use qpslab_sandbox::Profile;
 
 /// Runs a `server` subcommand.
@@ -111,22 +112,6 @@ fn rm(a: ServerRmArgs) -> Result<()> {
     Ok(())
 }
 
-/// Bytes as the largest whole unit that keeps one decimal: `312.4 MiB`.
-fn size(bytes: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < units.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", units[i])
-    }
-}
-
 fn list(a: ServerListArgs) -> Result<()> {
     let infos = qpslab_sandbox::list(&sandbox_home(&a.home))?;
     if a.json {
@@ -154,7 +139,7 @@ fn list(a: ServerListArgs) -> Result<()> {
                     "-".into()
                 },
                 i.port.to_string(),
-                i.disk_bytes.map_or_else(|| "-".into(), size),
+                i.disk_bytes.map_or_else(|| "-".into(), binary_size),
                 i.version.clone(),
                 role_cell(i),
                 i.socket.display().to_string(),
@@ -170,7 +155,7 @@ fn list(a: ServerListArgs) -> Result<()> {
     if stopped > 0 {
         println!(
             "stopped sandboxes hold {}; delete one with: qpslab server rm NAME",
-            size(stopped)
+            binary_size(stopped)
         );
     }
     Ok(())
@@ -194,19 +179,5 @@ fn role_cell(i: &qpslab_sandbox::SandboxInfo) -> String {
         ),
         Ok(None) => format!("{role} (not replicating)"),
         Err(_) => format!("{role} (state unknown)"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::size;
-
-    #[test]
-    fn sizes_read_like_du() {
-        assert_eq!(size(0), "0 B");
-        assert_eq!(size(1023), "1023 B");
-        assert_eq!(size(1536), "1.5 KiB");
-        assert_eq!(size(312 << 20), "312.0 MiB");
-        assert_eq!(size(3 << 30), "3.0 GiB");
     }
 }

@@ -237,21 +237,8 @@ fn check(a: &TuneArgs) -> Result<Request> {
 
 /// `90`, `90s`, `10m`, `1h` as seconds.
 fn parse_budget(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let (num, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(i) => t.split_at(i),
-        None => (t, "s"),
-    };
-    let mult = match unit {
-        "s" => 1.0,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => return Err(format!("--budget {s}: use a time like 90s, 10m or 1h")),
-    };
-    match num.trim().parse::<f64>() {
-        Ok(n) if n > 0.0 && n.is_finite() => Ok(n * mult),
-        _ => Err(format!("--budget {s}: use a time like 90s, 10m or 1h")),
-    }
+    qpslab_core::units::budget_seconds(s)
+        .map_err(|_| format!("--budget {s}: use a time like 90s, 10m or 1h"))
 }
 
 #[cfg(test)]

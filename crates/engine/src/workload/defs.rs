@@ -252,7 +252,7 @@ pub(super) fn validate(o: &WorkloadOptions) -> Result<(), WorkloadError> {
             o.storage_engine
         ));
     }
-    crate::rand::validate(&o.rand).map_err(WorkloadError::InvalidOption)?;
+    crate::rand::validate(&o.rand).map_err(|e| WorkloadError::InvalidOption(e.to_string()))?;
     let point = u64::from(o.point_selects);
     let per_event: u64 = match o.kind {
         WorkloadKind::OltpPointSelect => 1,

@@ -177,7 +177,8 @@ pub const MAX_PER_EVENT: u32 = 100_000;
 pub fn validate(opts: &WorkloadOptions) -> Result<(), WorkloadError> {
     if !opts.scripts.is_empty() {
         script::ScriptSet::parse(&opts.scripts)?;
-        return crate::rand::validate(&opts.rand).map_err(WorkloadError::InvalidOption);
+        return crate::rand::validate(&opts.rand)
+            .map_err(|e| WorkloadError::InvalidOption(e.to_string()));
     }
     defs::validate(opts)
 }

@@ -1,25 +1,5 @@
-//! Figures as the reasons print them: sizes in binary units, counts with k/M.
-
-/// `1.9 GiB`, `128 MiB`, `512 KiB`, `12 B`.
-pub fn bytes(n: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [
-        ("TiB", 1 << 40),
-        ("GiB", 1 << 30),
-        ("MiB", 1 << 20),
-        ("KiB", 1 << 10),
-    ];
-    for (unit, size) in UNITS {
-        if n >= size {
-            let v = n as f64 / size as f64;
-            return if v >= 100.0 || (v.fract() == 0.0) {
-                format!("{v:.0} {unit}")
-            } else {
-                format!("{v:.1} {unit}")
-            };
-        }
-    }
-    format!("{n} B")
-}
+//! Figures as the reasons print them: counts with k/M, spans in minutes or hours (sizes in
+//! binary units are `qpslab_core::units::short_size`).
 
 /// `920`, `81k`, `1.2M`.
 pub fn count(n: u64) -> String {
@@ -50,10 +30,6 @@ mod tests {
 
     #[test]
     fn figures() {
-        assert_eq!(bytes(128 << 20), "128 MiB");
-        assert_eq!(bytes(2040109465), "1.9 GiB");
-        assert_eq!(bytes(12), "12 B");
-        assert_eq!(bytes(1536), "1.5 KiB");
         assert_eq!(count(920), "920");
         assert_eq!(count(81_234), "81k");
         assert_eq!(count(1_234_567), "1.2M");

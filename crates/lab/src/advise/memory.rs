@@ -2,8 +2,9 @@
 //! headline: a stock 128 MiB pool in front of a larger dataset), its instances, and the redo
 //! log against the write rate.
 
-use super::fmt::{bytes, count, round_up, span};
+use super::fmt::{count, round_up, span};
 use super::{server_finding, too_early, Facts, Finding, Severity};
+use qpslab_core::units::short_size;
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -46,8 +47,8 @@ fn pool_figures(f: &Facts, pool: u64) -> String {
     };
     format!(
         "data {}, buffer pool {}{hit}",
-        bytes(f.innodb_bytes),
-        bytes(pool)
+        short_size(f.innodb_bytes),
+        short_size(pool)
     )
 }
 
@@ -60,7 +61,7 @@ fn buffer_pool(f: &Facts) -> Option<Finding> {
     let cap = ram(f).map(|r| (r as f64 * RAM_SHARE) as u64 / CHUNK * CHUNK);
     if let (Some(r), Some(c)) = (ram(f), cap) {
         if pool > r * 9 / 10 {
-            let reason = format!("{figures}; the pool takes more than 90% of RAM {}: the server may swap or be killed", bytes(r));
+            let reason = format!("{figures}; the pool takes more than 90% of RAM {}: the server may swap or be killed", short_size(r));
             return server_finding(
                 f,
                 VAR,
@@ -75,7 +76,7 @@ fn buffer_pool(f: &Facts) -> Option<Finding> {
         return server_finding(f, VAR, None, Severity::Info, reason);
     }
     let ram_text = match (ram(f), cap) {
-        (Some(r), Some(c)) => format!("RAM {} (70%: {})", bytes(r), bytes(c)),
+        (Some(r), Some(c)) => format!("RAM {} (70%: {})", short_size(r), short_size(c)),
         _ => "host RAM unknown (not a local server): make sure it has room".to_string(),
     };
     let want = round_up(data + data / 4, CHUNK);
@@ -87,12 +88,12 @@ fn buffer_pool(f: &Facts) -> Option<Finding> {
     let fit = if target == want {
         "holds the data with 25% to spare".to_string()
     } else {
-        let short = bytes(data.saturating_sub(target));
+        let short = short_size(data.saturating_sub(target));
         format!("is as much as 70% of RAM allows ({short} short of the data)")
     };
     let reason = format!(
         "{figures}: the pool cannot hold the data, so pages are read from disk again and again; {} {fit}; {ram_text}",
-        bytes(target)
+        short_size(target)
     );
     server_finding(f, VAR, Some(target.to_string()), Severity::High, reason)
 }
@@ -109,7 +110,7 @@ fn pool_instances(f: &Facts) -> Option<Finding> {
     if pool < 2 * GIB || instances >= want {
         return None;
     }
-    let reason = format!("buffer pool {} in {instances} instance(s): one per GiB (up to 8) spreads the pool's mutex contention", bytes(pool));
+    let reason = format!("buffer pool {} in {instances} instance(s): one per GiB (up to 8) spreads the pool's mutex contention", short_size(pool));
     server_finding(
         f,
         "innodb_buffer_pool_instances",
@@ -140,10 +141,10 @@ fn redo_log(f: &Facts) -> Option<Finding> {
     let waits = f.counter("Innodb_log_waits");
     let figures = format!(
         "redo log {} ; Innodb_os_log_written {} in {} ({}/s), Innodb_log_waits {waits}",
-        bytes(total),
-        bytes(written),
+        short_size(total),
+        short_size(written),
         span(up),
-        bytes(written / up.max(1))
+        short_size(written / up.max(1))
     )
     .replace(" ;", ";");
     if hour <= total || written < 64 * MIB {
@@ -160,6 +161,6 @@ fn redo_log(f: &Facts) -> Option<Finding> {
     } else {
         Severity::Low
     };
-    let reason = format!("{figures}: holds {minutes} min of writes; an hour's worth ({}) lets checkpoints flush smoothly instead of in bursts", bytes(hour));
+    let reason = format!("{figures}: holds {minutes} min of writes; an hour's worth ({}) lets checkpoints flush smoothly instead of in bursts", short_size(hour));
     server_finding(f, variable, Some(target.to_string()), severity, reason)
 }

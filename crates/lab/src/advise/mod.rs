@@ -27,7 +27,7 @@ mod restart;
 mod server;
 
 pub use facts::{gather, Facts, Local};
-pub use fmt::{bytes, count};
+pub use fmt::count;
 pub use qpslab_core::advise::{Durability, Finding, FindingKind, Severity};
 pub use restart::needs_restart;
 

@@ -2,8 +2,9 @@
 //! table cache misses, thread creation, temporary tables on disk, connections near the limit,
 //! and features that cost throughput (performance schema, query cache).
 
-use super::fmt::{bytes, count, span};
+use super::fmt::{count, span};
 use super::{server_finding, too_early, Facts, Finding, Severity};
+use qpslab_core::units::short_size;
 
 const MIB: u64 = 1 << 20;
 
@@ -110,7 +111,7 @@ fn tmp_tables(f: &Facts) -> Vec<Finding> {
     if share < 0.1 || want <= limit {
         return Vec::new();
     }
-    let reason = format!("Created_tmp_disk_tables {} of {} ({:.0}%), in-memory limit {} (the smaller of tmp_table_size and max_heap_table_size); tables with BLOB/TEXT columns go to disk whatever the limit", count(disk), count(all), 100.0 * share, bytes(limit));
+    let reason = format!("Created_tmp_disk_tables {} of {} ({:.0}%), in-memory limit {} (the smaller of tmp_table_size and max_heap_table_size); tables with BLOB/TEXT columns go to disk whatever the limit", count(disk), count(all), 100.0 * share, short_size(limit));
     [("tmp_table_size", tmp), ("max_heap_table_size", heap)]
         .into_iter()
         .filter(|(_, v)| *v < want)
@@ -171,7 +172,7 @@ fn query_cache(f: &Facts) -> Option<Finding> {
     }
     let reason = format!(
         "query_cache_type {kind}, query_cache_size {}: Qcache_hits {}, Qcache_inserts {}, Qcache_lowmem_prunes {}; every query and every write takes the cache's one mutex",
-        bytes(f.num("query_cache_size").unwrap_or(0)),
+        short_size(f.num("query_cache_size").unwrap_or(0)),
         count(f.counter("Qcache_hits")),
         count(f.counter("Qcache_inserts")),
         count(f.counter("Qcache_lowmem_prunes"))

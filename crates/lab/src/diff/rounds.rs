@@ -9,6 +9,7 @@ use super::MIN_ROUNDS;
 /// ten rounds per connection an A/A on this 2-core machine came out "significant" 1 time in 5.
 const ROUNDS_PER_CONNECTION: usize = 2;
 use super::{check, counters, explain, ClassWork, DiffObserver, DiffOptions, Side, Work};
+use crate::expand::round_order;
 use crate::ExecError;
 use qpslab_core::diff::{ClassMeasure, DiffMeasurement, Pair, SkippedClass};
 use qpslab_engine::RunError;
@@ -154,13 +155,10 @@ fn timed_rounds(
     let t0 = Instant::now();
     while !stop.load(Ordering::Relaxed) {
         // Pairs alternate AB,BA and BA,AB: each side runs once first and once second in a
-        // pair, and each is the first on fresh connections in every other pair.
+        // pair, and each is the first on fresh connections in every other pair. Pair `p`
+        // runs its first round in `round_order(p)`, its second reversed.
         let r = m.rounds.len();
-        let order = if r.is_multiple_of(2) == (r / 2).is_multiple_of(2) {
-            [0, 1]
-        } else {
-            [1, 0]
-        };
+        let order = round_order(r / 2 + r % 2, 2);
         let mut round = [0u64; 2];
         for side in order {
             round[side] = t.conns[side].run_class(c, &mut m.latencies_us[side])?;

@@ -7,6 +7,24 @@ use qpslab_core::result::{LatencySummary, Percentile, PhaseResult, QueryCounts, 
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// A fio report that cannot be read: what is missing or wrong in it (fio's failure, not the
+/// user's).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FioReportError(pub String);
+
+impl From<String> for FioReportError {
+    fn from(message: String) -> FioReportError {
+        FioReportError(message)
+    }
+}
+
+impl From<&str> for FioReportError {
+    fn from(message: &str) -> FioReportError {
+        FioReportError(message.to_string())
+    }
+}
+
 /// One direction's cumulative figures (read, write, or both: fio's `mixed`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Direction {
@@ -96,7 +114,7 @@ fn ns_of(v: &Value) -> Result<f64, String> {
 impl Snapshot {
     /// Reads one `json+` report of a single grouped job. A job error (fio's `error`) or a
     /// report of another shape is an error naming what is missing.
-    pub fn parse(report: &Value) -> Result<Snapshot, String> {
+    pub fn parse(report: &Value) -> Result<Snapshot, FioReportError> {
         let version = report
             .get("fio version")
             .and_then(Value::as_str)
@@ -107,7 +125,7 @@ impl Snapshot {
         };
         let error = count(job, "error")?;
         if error != 0 {
-            return Err(format!("fio's job failed with error {error}"));
+            return Err(format!("fio's job failed with error {error}").into());
         }
         let fsyncs = job.get("sync").map_or(Ok(0), |s| count(s, "total_ios"))?;
         Ok(Snapshot {

@@ -14,9 +14,15 @@ pub struct Changed {
     pub previous: String,
 }
 
+/// A `SET GLOBAL` that did not take: the server's refusal (or the failed connection) in
+/// words. A runtime failure: the value was checked before it was sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SetRefused(pub String);
+
 /// `SET GLOBAL name = value` on a new connection to `target`, after reading the value it had;
 /// the server's refusal in words otherwise.
-pub fn set_global(target: &ConnectOptions, name: &str, value: &str) -> Result<Changed, String> {
+pub fn set_global(target: &ConnectOptions, name: &str, value: &str) -> Result<Changed, SetRefused> {
     let action = Action::Set {
         name: name.to_string(),
         value: value.to_string(),
@@ -24,7 +30,7 @@ pub fn set_global(target: &ConnectOptions, name: &str, value: &str) -> Result<Ch
     let done = act::run(target, None, &action);
     match done.undo {
         Some(Undo::Setting(name, previous)) => Ok(Changed { name, previous }),
-        _ => Err(done.outcome),
+        _ => Err(SetRefused(done.outcome)),
     }
 }
 

@@ -8,7 +8,7 @@ mod act;
 mod global;
 
 pub(crate) use act::put_back;
-pub use global::{set_global, Changed};
+pub use global::{set_global, Changed, SetRefused};
 
 use qpslab_core::live::{ActionRecord, LiveAction};
 use qpslab_core::ConnectOptions;

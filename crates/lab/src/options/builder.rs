@@ -94,7 +94,7 @@ impl Builder {
         }
     }
 
-    pub fn finish(mut self) -> Result<Resolved, String> {
+    pub(crate) fn finish(mut self) -> Result<Resolved, String> {
         let plan = &mut self.plan;
         plan.stop = match (self.time_s, self.events) {
             (None, None) => RunPlan::new(plan.workload.clone()).stop,
@@ -133,7 +133,7 @@ impl Builder {
                     plan.workload.kind.name()
                 ));
             }
-            io.check()?;
+            io.check().map_err(|e| e.to_string())?;
             // fio measures from the first I/O after the files are laid out: no warm-up phase.
             if let Warmup::Seconds(w) = self.warmup {
                 if w > 0.0 {

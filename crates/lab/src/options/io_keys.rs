@@ -4,9 +4,8 @@
 use super::builder::Builder;
 use super::def::{choices, def, on_off, OptionDef, Scope, ON_OFF, U32};
 use super::value::{float, int, list, switch, text};
-use qpslab_core::fileio::{
-    size_text, ExtraFlag, FileIoMode, FileIoOptions, FileTestMode, FsyncMode,
-};
+use qpslab_core::fileio::{ExtraFlag, FileIoMode, FileIoOptions, FileTestMode, FsyncMode};
+use qpslab_core::units::size_text;
 use serde_json::Value;
 
 /// The fileio options being set (created with sysbench's defaults by the first one).
@@ -19,28 +18,11 @@ fn shown(b: &Builder) -> FileIoOptions {
     b.io.clone().unwrap_or_default()
 }
 
-/// Bytes as sysbench writes them: a number with an optional K, M, G or T (powers of 1024).
-pub fn size(v: &Value) -> Result<u64, String> {
-    let t = text(v)?;
-    let bad = || format!("expects a size like 16384, 16K, 64M or 2G, not {v}");
-    let t = t.trim_end_matches(['b', 'B']);
-    let (digits, shift) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let shift = match c.to_ascii_uppercase() {
-                'K' => 10,
-                'M' => 20,
-                'G' => 30,
-                'T' => 40,
-                _ => return Err(bad()),
-            };
-            (&t[..i], shift)
-        }
-        _ => (t, 0),
-    };
-    let n: u64 = digits.trim().parse().map_err(|_| bad())?;
-    n.checked_shl(shift)
-        .filter(|b| b >> shift == n)
-        .ok_or_else(bad)
+/// Bytes as sysbench writes them: a number with an optional K, M, G or T (powers of 1024), as
+/// [`qpslab_core::units::sysbench_size`] reads them.
+pub(crate) fn size(v: &Value) -> Result<u64, String> {
+    qpslab_core::units::sysbench_size(&text(v)?)
+        .map_err(|_| format!("expects a size like 16384, 16K, 64M or 2G, not {v}"))
 }
 
 /// One fileio option: `$apply` sets it on the options, `$show` shows it.
@@ -70,7 +52,7 @@ fn extra_flags(v: &Value) -> Result<Vec<ExtraFlag>, String> {
     for f in list(v)? {
         let t = text(&f)?;
         if !t.is_empty() {
-            out.push(t.parse::<ExtraFlag>()?);
+            out.push(t.parse::<ExtraFlag>().map_err(|e| e.to_string())?);
         }
     }
     Ok(out)
@@ -91,7 +73,9 @@ pub(crate) static FILEIO: &[OptionDef] = &[
             "MODE",
             "seqwr",
             "Test mode",
-            |o, v| o.mode = text(v)?.parse::<FileTestMode>()?,
+            |o, v| o.mode = text(v)?
+                .parse::<FileTestMode>()
+                .map_err(|e| e.to_string())?,
             |s| s.mode.to_string()
         ),
         FileTestMode::NAMES,
@@ -126,7 +110,7 @@ pub(crate) static FILEIO: &[OptionDef] = &[
             "MODE",
             "async",
             "How requests are issued",
-            |o, v| o.io_mode = text(v)?.parse::<FileIoMode>()?,
+            |o, v| o.io_mode = text(v)?.parse::<FileIoMode>().map_err(|e| e.to_string())?,
             |s| s.io_mode.to_string()
         ),
         FileIoMode::NAMES,
@@ -175,7 +159,7 @@ pub(crate) static FILEIO: &[OptionDef] = &[
             "MODE",
             "fdatasync",
             "Flush call",
-            |o, v| o.fsync_mode = text(v)?.parse::<FsyncMode>()?,
+            |o, v| o.fsync_mode = text(v)?.parse::<FsyncMode>().map_err(|e| e.to_string())?,
             |s| s.fsync_mode.to_string()
         ),
         FsyncMode::NAMES,
@@ -247,12 +231,20 @@ mod tests {
             total_size: 8192,
             ..Default::default()
         };
-        assert!(o.check().unwrap_err().contains("less than one block"));
+        assert!(o
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("less than one block"));
         o.total_size = 64 << 20;
         assert!(o.check().is_ok());
         o.block_size = 1000;
         o.extra_flags = vec![ExtraFlag::Direct];
-        assert!(o.check().unwrap_err().contains("multiple of 512"));
+        assert!(o
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("multiple of 512"));
         assert_eq!(
             extra_flags(&json!("direct,dsync")).unwrap(),
             vec![ExtraFlag::Direct, ExtraFlag::Dsync]
@@ -282,7 +274,7 @@ mod tests {
         assert_eq!(d.sweep.axes()[0].1, vec![json!("rndrd"), json!("seqwr")]);
         let mut oltp = d.defaults.clone();
         oltp.set("workload", json!("oltp_read_only")).unwrap();
-        let e = oltp.to_plan().unwrap_err();
+        let e = oltp.to_plan().unwrap_err().to_string();
         assert!(e.contains("workload = \"fileio\""), "{e}");
         let plain = RunOptions::default().to_plan().unwrap();
         assert!(plain.fileio.is_none());
@@ -291,7 +283,7 @@ mod tests {
         assert!(plan.warmup_auto.is_none() && plan.warmup_s == 0.0);
         let mut warm = d.defaults.clone();
         warm.set("warmup", json!("10s")).unwrap();
-        let e = warm.to_plan().unwrap_err();
+        let e = warm.to_plan().unwrap_err().to_string();
         assert!(e.contains("no warm-up"), "{e}");
         for bad in [
             "[defaults]\nfile_test_mode = \"rnd\"\n[sweep]\n",

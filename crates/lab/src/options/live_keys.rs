@@ -51,7 +51,8 @@ fn apply_at(b: &mut Builder, v: &Value) -> Result<(), String> {
         _ => vec![text(v)?],
     };
     for item in items {
-        b.actions.push(LiveAction::parse(&item)?);
+        b.actions
+            .push(LiveAction::parse(&item).map_err(|e| e.to_string())?);
     }
     b.actions.sort_by(|x, y| x.at_s.total_cmp(&y.at_s));
     Ok(())
@@ -64,7 +65,9 @@ mod tests {
     use serde_json::{json, Value};
 
     fn plan(pairs: &[(&str, Value)]) -> Result<qpslab_core::RunPlan, String> {
-        resolve(pairs.iter().map(|(k, v)| (*k, v)), Origin::Flags).map(|r| r.plan)
+        resolve(pairs.iter().map(|(k, v)| (*k, v)), Origin::Flags)
+            .map(|r| r.plan)
+            .map_err(String::from)
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub use resolve::resolve;
 pub use script_keys::with_base_dir;
 pub use table::{find, OptionDef, Scope, OPTIONS};
 
+use crate::error::OptionError;
 use indexmap::IndexMap;
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -47,11 +48,6 @@ impl fmt::Display for Transport {
     }
 }
 
-/// Parses a CPU list in taskset's format (`0`, `0-3,6`) by the rules of [`qpslab_core::cpus`].
-pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
-    qpslab_core::cpus::parse_cpu_list(s).map_err(|e| e.to_string())
-}
-
 /// Every option name, for "unknown key" errors.
 fn names() -> &'static [&'static str] {
     static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
@@ -67,7 +63,7 @@ impl RunOptions {
     /// The options read from `(name, value)` pairs (names or aliases), each value checked.
     pub fn from_pairs<'a>(
         pairs: impl IntoIterator<Item = (&'a str, Value)>,
-    ) -> Result<RunOptions, String> {
+    ) -> Result<RunOptions, OptionError> {
         let mut o = RunOptions::default();
         for (name, v) in pairs {
             o.set(name, v)?;
@@ -76,9 +72,9 @@ impl RunOptions {
     }
 
     /// Sets option `name` (or an alias) after checking the value on its own.
-    pub fn set(&mut self, name: &str, v: Value) -> Result<(), String> {
-        let def = find(name).ok_or_else(|| format!("unknown run option `{name}`"))?;
-        resolve::check(def, &v).map_err(|e| format!("{}: {e}", def.name))?;
+    pub fn set(&mut self, name: &str, v: Value) -> Result<(), OptionError> {
+        let def = find(name).ok_or_else(|| OptionError(format!("unknown run option `{name}`")))?;
+        resolve::check(def, &v).map_err(|e| OptionError(format!("{}: {e}", def.name)))?;
         self.0.insert(def.name, v);
         Ok(())
     }
@@ -100,7 +96,8 @@ impl RunOptions {
         }
     }
 
-    /// Resolves the options of one study cell, naming them as spec keys in errors.
+    /// Resolves the options of one study cell, naming them as spec keys in errors (the
+    /// message as text: the study runner records it as the cell's failure).
     pub fn resolve(&self) -> Result<Resolved, String> {
         let r = resolve(self.iter(), Origin::Spec)?;
         if r.plan.threads.len() > 1 {
@@ -118,8 +115,8 @@ impl RunOptions {
     }
 
     /// The engine's plan for these options.
-    pub fn to_plan(&self) -> Result<qpslab_core::RunPlan, String> {
-        self.resolve().map(|r| r.plan)
+    pub fn to_plan(&self) -> Result<qpslab_core::RunPlan, OptionError> {
+        self.resolve().map(|r| r.plan).map_err(OptionError)
     }
 
     /// Repeats (1 unless set; an invalid value was refused when read).

@@ -3,6 +3,7 @@
 
 use super::builder::{Builder, Origin, Resolved};
 use super::table::{find, OptionDef};
+use crate::error::OptionError;
 use serde_json::Value;
 
 /// How `def` is named in an error, `--table-size` or `table_size`; a positional argument is
@@ -20,21 +21,21 @@ fn label(origin: Origin, def: &OptionDef) -> Option<String> {
 pub fn resolve<'n, 'v>(
     values: impl IntoIterator<Item = (&'n str, &'v Value)>,
     origin: Origin,
-) -> Result<Resolved, String> {
+) -> Result<Resolved, OptionError> {
     let mut b = Builder::new(origin);
     for (name, v) in values {
-        let def = find(name).ok_or_else(|| format!("unknown run option `{name}`"))?;
+        let def = find(name).ok_or_else(|| OptionError(format!("unknown run option `{name}`")))?;
         (def.apply)(&mut b, v).map_err(|e| match label(origin, def) {
-            Some(name) => format!("{name}: {e}"),
-            None => e,
+            Some(name) => OptionError(format!("{name}: {e}")),
+            None => OptionError(e),
         })?;
     }
-    b.finish()
+    Ok(b.finish()?)
 }
 
 /// Checks one value of option `def` on its own (as a spec is read).
-pub fn check(def: &OptionDef, v: &Value) -> Result<(), String> {
-    (def.apply)(&mut Builder::new(Origin::Spec), v)
+pub fn check(def: &OptionDef, v: &Value) -> Result<(), OptionError> {
+    Ok((def.apply)(&mut Builder::new(Origin::Spec), v)?)
 }
 
 /// The default of `def` as `run --help` shows it.

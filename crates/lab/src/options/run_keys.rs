@@ -224,7 +224,8 @@ pub(crate) static RUN: &[OptionDef] = &[
         "CPUs for qpslab's own event loops, e.g. 1 or 2-3",
         "0",
         |b, v| {
-            b.plan.client_cpus = Some(super::parse_cpu_list(&text(v)?)?);
+            b.plan.client_cpus =
+                Some(qpslab_core::cpus::parse_cpu_list(&text(v)?).map_err(|e| e.to_string())?);
             Ok(())
         },
         |b| {

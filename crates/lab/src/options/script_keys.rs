@@ -172,7 +172,9 @@ mod tests {
             .iter()
             .map(|(n, v)| (*n, Value::String(v.to_string())))
             .collect();
-        resolve(values.iter().map(|(n, v)| (*n, v)), Origin::Flags).map(|r| r.plan)
+        resolve(values.iter().map(|(n, v)| (*n, v)), Origin::Flags)
+            .map(|r| r.plan)
+            .map_err(String::from)
     }
 
     #[test]

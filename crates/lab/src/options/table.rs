@@ -62,9 +62,9 @@ mod tests {
     #[test]
     fn errors_name_the_option_as_written() {
         let v = Value::String("0".into());
-        let e = resolve([("table_size", &v)], Origin::Flags).unwrap_err();
+        let e = resolve([("table_size", &v)], Origin::Flags).unwrap_err().0;
         assert!(e.starts_with("--table-size:"), "{e}");
-        let e = resolve([("table_size", &v)], Origin::Spec).unwrap_err();
+        let e = resolve([("table_size", &v)], Origin::Spec).unwrap_err().0;
         assert!(e.starts_with("table_size:"), "{e}");
         assert_eq!(find("duration").map(|d| d.name), Some("time"));
     }

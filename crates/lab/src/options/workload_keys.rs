@@ -235,7 +235,8 @@ pub(crate) static WORKLOAD: &[OptionDef] = &[
             "Random distribution of ids",
             "uniform",
             |b, v| {
-                b.plan.workload.rand.rand_type = text(v)?.parse::<RandType>()?;
+                b.plan.workload.rand.rand_type =
+                    text(v)?.parse::<RandType>().map_err(|e| e.to_string())?;
                 Ok(())
             },
             |b| b.plan.workload.rand.rand_type.to_string(),

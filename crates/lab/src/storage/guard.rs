@@ -2,7 +2,7 @@
 //! steps as it is made, and [`StorageGuard::restore`] (also run on drop) pops them in reverse.
 
 use super::host::{self, MountEntry};
-use super::{Storage, MUST_SHOW};
+use super::{Storage, StorageError, MUST_SHOW};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -123,7 +123,18 @@ impl StorageGuard {
     /// Applies `s`: a loop device on a new `image` (or the scratch device), a new filesystem
     /// mounted at `dir`, then scheduler and read-ahead. On error what was done stays recorded
     /// for [`restore`](Self::restore).
-    pub fn apply(&mut self, s: &Storage, image: &Path, dir: &Path) -> Result<Mounted, String> {
+    pub fn apply(
+        &mut self,
+        s: &Storage,
+        image: &Path,
+        dir: &Path,
+    ) -> Result<Mounted, StorageError> {
+        self.apply_steps(s, image, dir)
+            .map_err(StorageError::Failed)
+    }
+
+    /// [`apply`](Self::apply), its failure in words.
+    fn apply_steps(&mut self, s: &Storage, image: &Path, dir: &Path) -> Result<Mounted, String> {
         let device = match s.block_device() {
             Some(d) => d.to_path_buf(),
             None => self.attach(s, image)?,
@@ -195,7 +206,8 @@ impl StorageGuard {
         let file = std::fs::File::create(image).map_err(ctx)?;
         self.push(Undo::RemoveImage(image.to_path_buf()));
         super::stale::claim(image).map_err(ctx)?;
-        file.set_len(s.size_bytes()?).map_err(ctx)?;
+        let size = s.size_bytes().map_err(|e| e.to_string())?;
+        file.set_len(size).map_err(ctx)?;
         let img = image.to_string_lossy();
         // Direct I/O to the image: the loop device's reads and writes reach the disk instead of
         // stopping in the host's page cache of the image file (falls back when unsupported;

@@ -14,7 +14,7 @@ pub fn on_path(tool: &str) -> bool {
 }
 
 /// Runs `tool args`; its stdout, or one line naming the command and what it said.
-pub fn run(tool: &str, args: &[&str]) -> Result<String, String> {
+pub(crate) fn run(tool: &str, args: &[&str]) -> Result<String, String> {
     let out = Command::new(tool)
         .args(args)
         .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
@@ -33,7 +33,7 @@ pub fn run(tool: &str, args: &[&str]) -> Result<String, String> {
 
 /// Unmounts `dir`, waiting out the moment a just-stopped server still holds it busy; lazily as
 /// a last resort, so the loop device can still be detached once it is free.
-pub fn unmount(dir: &Path) -> Result<(), String> {
+pub(crate) fn unmount(dir: &Path) -> Result<(), String> {
     let d = dir.to_string_lossy();
     for _ in 0..20 {
         if mount_at(dir).is_none() {
@@ -133,7 +133,7 @@ pub fn device_of_path(path: &Path) -> Option<String> {
 
 /// Refuses a scratch device that is not a block device, is (or has a partition) mounted or
 /// used as swap, is held by another device (LVM, RAID, dm), or holds the root filesystem.
-pub fn check_scratch_device(dev: &Path) -> Result<(), String> {
+pub(crate) fn check_scratch_device(dev: &Path) -> Result<(), String> {
     let show = dev.display();
     let name =
         kernel_name(dev).ok_or_else(|| format!("storage: device {show} is not a block device"))?;
@@ -199,14 +199,14 @@ pub fn loops() -> Vec<(PathBuf, PathBuf)> {
 }
 
 /// Reads a sysfs value; a choice list gives its selected word (`none [mq-deadline]`).
-pub fn read_sysfs(path: &Path) -> Result<String, String> {
+pub(crate) fn read_sysfs(path: &Path) -> Result<String, String> {
     let text =
         std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
     Ok(crate::os::selected(&text).unwrap_or_else(|| text.trim().to_string()))
 }
 
 /// Writes a sysfs value.
-pub fn write_sysfs(path: &Path, value: &str) -> Result<(), String> {
+pub(crate) fn write_sysfs(path: &Path, value: &str) -> Result<(), String> {
     std::fs::write(path, value).map_err(|e| format!("writing '{value}' to {}: {e}", path.display()))
 }
 

@@ -24,8 +24,31 @@ mod stale;
 pub use guard::{Mounted, StorageGuard, Undo};
 pub use stale::{clean_stale, image_path};
 
+use qpslab_core::units::UnitError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+
+/// A storage factor that cannot be used or applied.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StorageError {
+    /// The `storage` table as written cannot be used (the user's to fix).
+    #[error("{0}")]
+    Invalid(String),
+    /// This host cannot apply it: no root, a missing tool, a scratch device in use (the
+    /// user's to fix).
+    #[error("{0}")]
+    Unsupported(String),
+    /// Applying it failed (a runtime failure); what was done stays recorded for undoing.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl StorageError {
+    /// True when the user has to change the spec or the host (exit code 2).
+    pub fn is_user_error(&self) -> bool {
+        !matches!(self, StorageError::Failed(_))
+    }
+}
 
 /// A setup's `storage` table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,9 +109,9 @@ impl Storage {
             .map(Path::new)
     }
 
-    /// The image size in bytes.
-    pub fn size_bytes(&self) -> Result<u64, String> {
-        parse_size(self.size.as_deref().unwrap_or(DEFAULT_SIZE))
+    /// The image size in bytes (`4G`, `512M`, `1GiB`: [`qpslab_core::units::parse_size`]).
+    pub fn size_bytes(&self) -> Result<u64, UnitError> {
+        qpslab_core::units::parse_size(self.size.as_deref().unwrap_or(DEFAULT_SIZE))
     }
 
     /// The mount options, one per item.
@@ -103,41 +126,15 @@ impl Storage {
     }
 }
 
-/// `4G`, `512M`, `1T`, `1048576` (bytes; K, M, G, T are powers of 1024).
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => t.split_at(i),
-        None => (t, ""),
-    };
-    let shift = match unit.to_ascii_uppercase().trim_end_matches(['B', 'I']) {
-        "" => 0,
-        "K" => 10,
-        "M" => 20,
-        "G" => 30,
-        "T" => 40,
-        _ => {
-            return Err(format!(
-                "size '{text}': a number with K, M, G or T, e.g. 4G"
-            ))
-        }
-    };
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("size '{text}': a number with K, M, G or T, e.g. 4G"))?;
-    n.checked_mul(1 << shift)
-        .ok_or_else(|| format!("size '{text}' is too large"))
-}
-
 /// Checks a `storage` table as written (no host access): `what` names the setup.
-pub fn check(what: &str, s: &Storage) -> Result<(), String> {
-    let err = |m: String| Err(format!("{what}: storage: {m}"));
+pub fn check(what: &str, s: &Storage) -> Result<(), StorageError> {
+    let err = |m: String| Err(StorageError::Invalid(format!("{what}: storage: {m}")));
     if !["ext4", "xfs"].contains(&s.fs.as_str()) {
         return err(format!("unknown fs '{}': ext4 or xfs", s.fs));
     }
     let size = s
         .size_bytes()
-        .map_err(|m| format!("{what}: storage: {m}"))?;
+        .map_err(|m| StorageError::Invalid(format!("{what}: storage: {m}")))?;
     if size < MIN_SIZE {
         return err(format!(
             "size '{}' is too small: at least 300M",
@@ -177,8 +174,12 @@ pub fn check(what: &str, s: &Storage) -> Result<(), String> {
 
 /// Whether storage factors can be applied here: root and the tools `s` needs, found with
 /// `have` (a command name → whether it is on PATH). The error is the line the user sees.
-pub fn support(s: &Storage, root: bool, have: impl Fn(&str) -> bool) -> Result<(), String> {
-    let no = |why: String| Err(format!("storage factors not supported here: {why}"));
+pub fn support(s: &Storage, root: bool, have: impl Fn(&str) -> bool) -> Result<(), StorageError> {
+    let no = |why: String| {
+        Err(StorageError::Unsupported(format!(
+            "storage factors not supported here: {why}"
+        )))
+    };
     if !root {
         return no("losetup, mkfs and mount need root".into());
     }
@@ -201,12 +202,12 @@ pub fn support(s: &Storage, root: bool, have: impl Fn(&str) -> bool) -> Result<(
 }
 
 /// [`support`] on this host, then the block device's safety checks.
-pub fn check_host(s: &Storage) -> Result<(), String> {
+pub fn check_host(s: &Storage) -> Result<(), StorageError> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     support(s, root, host::on_path)?;
     match s.block_device() {
-        Some(d) => host::check_scratch_device(d),
+        Some(d) => host::check_scratch_device(d).map_err(StorageError::Unsupported),
         None => Ok(()),
     }
 }
@@ -230,20 +231,9 @@ mod tests {
     }
 
     #[test]
-    fn sizes() {
-        assert_eq!(parse_size("4G"), Ok(4 << 30));
-        assert_eq!(parse_size("512m"), Ok(512 << 20));
-        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
-        assert_eq!(parse_size("1048576"), Ok(1 << 20));
-        for bad in ["", "G", "4X", "-1G", "1.5G", "99999999999T"] {
-            assert!(parse_size(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
     fn checks_name_what_is_wrong() {
         assert_eq!(check("v", &storage("xfs")), Ok(()));
-        let e = check("v", &storage("btrfs")).unwrap_err();
+        let e = check("v", &storage("btrfs")).unwrap_err().to_string();
         assert!(
             e.contains("unknown fs 'btrfs'") && e.starts_with("v: storage"),
             "{e}"
@@ -252,17 +242,26 @@ mod tests {
             size: Some("100M".into()),
             ..storage("ext4")
         };
-        assert!(check("v", &small).unwrap_err().contains("too small"));
+        assert!(check("v", &small)
+            .unwrap_err()
+            .to_string()
+            .contains("too small"));
         let bad = Storage {
             size: Some("lots".into()),
             ..storage("ext4")
         };
-        assert!(check("v", &bad).unwrap_err().contains("size 'lots'"));
+        assert!(check("v", &bad)
+            .unwrap_err()
+            .to_string()
+            .contains("size 'lots'"));
         let dev = Storage {
             device: Some("/dev/vdb".into()),
             ..storage("ext4")
         };
-        assert!(check("v", &dev).unwrap_err().contains("format = true"));
+        assert!(check("v", &dev)
+            .unwrap_err()
+            .to_string()
+            .contains("format = true"));
         assert_eq!(
             check(
                 "v",
@@ -283,7 +282,10 @@ mod tests {
             format: true,
             ..storage("ext4")
         };
-        assert!(check("v", &fmt).unwrap_err().contains("not a loop image"));
+        assert!(check("v", &fmt)
+            .unwrap_err()
+            .to_string()
+            .contains("not a loop image"));
         let sch = Storage {
             scheduler: Some("Dead line".into()),
             ..storage("ext4")
@@ -295,17 +297,23 @@ mod tests {
     #[test]
     fn support_needs_root_and_tools() {
         let all = |_: &str| true;
-        let e = support(&storage("xfs"), false, all).unwrap_err();
+        let e = support(&storage("xfs"), false, all)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "storage factors not supported here: losetup, mkfs and mount need root"
         );
-        let e = support(&storage("xfs"), true, |t| t != "mkfs.xfs").unwrap_err();
+        let e = support(&storage("xfs"), true, |t| t != "mkfs.xfs")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("mkfs.xfs not found (Debian package xfsprogs)"),
             "{e}"
         );
-        let e = support(&storage("ext4"), true, |t| t != "losetup").unwrap_err();
+        let e = support(&storage("ext4"), true, |t| t != "losetup")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("losetup not found"), "{e}");
         let dev = Storage {
             device: Some("/dev/vdb".into()),

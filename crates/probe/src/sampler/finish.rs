@@ -62,7 +62,7 @@ impl Sampler {
             None => Perf::unsupported("the server's process is not known (external target)"),
             Some(_) => match crate::perf::perf_support() {
                 Ok(()) => Perf::unsupported("perf stat could not be started"),
-                Err(reason) => Perf::unsupported(reason),
+                Err(reason) => Perf::unsupported(reason.to_string()),
             },
         }
     }

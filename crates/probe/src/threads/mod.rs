@@ -21,7 +21,7 @@ mod task;
 
 pub use pid::{check_local, local_pid, server_cpus};
 pub use place::{apply, Keeper, Placer};
-pub use resgroup::{resource_group_sql, ResourceGroupSql};
+pub use resgroup::{resource_group_sql, PriorityError, ResourceGroupSql};
 pub use task::{task, tasks, Task};
 
 use crate::error::Error;

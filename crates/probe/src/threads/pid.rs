@@ -12,7 +12,7 @@ use std::path::Path;
 pub fn local_pid(opts: &ConnectOptions, conn: &mut Conn) -> Result<u32, Error> {
     check_local(opts)?;
     if let Endpoint::Unix { path } = &opts.endpoint {
-        return socket_pid(path).map_err(Error::Refused);
+        return socket_pid(path).map_err(|e| Error::Refused(e.to_string()));
     }
     let r = conn.query("SELECT @@socket, @@pid_file")?;
     let row = r.rows.into_iter().next().unwrap_or_default();

@@ -184,7 +184,7 @@ fn resource_groups(
     if !uses_resource_groups(conn.is_mariadb(), conn.server_version()) {
         return Ok(None);
     }
-    let groups = resource_group_sql(policy).map_err(Error::Refused)?;
+    let groups = resource_group_sql(policy).map_err(|e| Error::Refused(e.to_string()))?;
     for g in &groups {
         match conn.execute(&g.create) {
             // ER_RESOURCE_GROUP_EXISTS: created by an earlier placement of the same policy.

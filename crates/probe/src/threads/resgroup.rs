@@ -33,8 +33,22 @@ impl ResourceGroupSql {
     }
 }
 
+/// A rule whose nice value MySQL refuses for its resource group's type (the user's to fix).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{rule}: MySQL allows THREAD_PRIORITY {low}..{high} for {kind} resource groups")]
+pub struct PriorityError {
+    /// The rule as written.
+    pub rule: String,
+    /// `SYSTEM` or `USER`.
+    pub kind: &'static str,
+    /// The lowest priority allowed.
+    pub low: i32,
+    /// The highest priority allowed.
+    pub high: i32,
+}
+
 /// The resource groups of `policy`, or why MySQL would refuse one.
-pub fn resource_group_sql(policy: &Policy) -> Result<Vec<ResourceGroupSql>, String> {
+pub fn resource_group_sql(policy: &Policy) -> Result<Vec<ResourceGroupSql>, PriorityError> {
     let mut out = Vec::new();
     for (i, rule) in policy.rules.iter().enumerate() {
         let exact_connection = rule.class == CONNECTION_CLASS;
@@ -48,7 +62,7 @@ pub fn resource_group_sql(policy: &Policy) -> Result<Vec<ResourceGroupSql>, Stri
     Ok(out)
 }
 
-fn group(i: usize, rule: &Rule, user: bool) -> Result<ResourceGroupSql, String> {
+fn group(i: usize, rule: &Rule, user: bool) -> Result<ResourceGroupSql, PriorityError> {
     let (kind, ps_type, range) = if user {
         ("USER", "FOREGROUND", 0..=19)
     } else {
@@ -68,11 +82,12 @@ fn group(i: usize, rule: &Rule, user: bool) -> Result<ResourceGroupSql, String> 
     );
     if let Some(n) = rule.nice {
         if !range.contains(&n) {
-            return Err(format!(
-                "{rule}: MySQL allows THREAD_PRIORITY {}..{} for {kind} resource groups",
-                range.start(),
-                range.end()
-            ));
+            return Err(PriorityError {
+                rule: rule.to_string(),
+                kind,
+                low: *range.start(),
+                high: *range.end(),
+            });
         }
         create.push_str(&format!(" THREAD_PRIORITY={n}"));
     }
@@ -116,7 +131,7 @@ fn like(glob: &str) -> String {
 mod tests {
     use super::*;
 
-    fn sql(rules: &[&str]) -> Result<Vec<ResourceGroupSql>, String> {
+    fn sql(rules: &[&str]) -> Result<Vec<ResourceGroupSql>, PriorityError> {
         resource_group_sql(&Policy::parse(rules).unwrap())
     }
 
@@ -153,9 +168,10 @@ mod tests {
 
     #[test]
     fn priorities_mysql_refuses_are_refused_here() {
-        assert!(sql(&["thread/innodb/*=0,nice=5"])
-            .unwrap_err()
-            .contains("-20..0"));
+        assert_eq!(
+            sql(&["thread/innodb/*=0,nice=5"]).unwrap_err().to_string(),
+            "thread/innodb/*=0,nice=5: MySQL allows THREAD_PRIORITY -20..0 for SYSTEM resource groups"
+        );
         assert!(sql(&["thread/sql/one_connection=0,nice=-1"]).is_err());
     }
 

@@ -4,7 +4,7 @@
 use super::AdviseDoc;
 use crate::render::table as aligned;
 use qpslab_core::advise::{Durability, Finding, FindingKind};
-use qpslab_lab::advise::bytes;
+use qpslab_core::units::short_size;
 use std::fmt::Write;
 
 /// `10.11.19-MariaDB (mariadb) at root@localhost/, up 2.0 h, InnoDB data 2 GiB, local host: ...`.
@@ -15,7 +15,7 @@ fn header(d: &AdviseDoc) -> String {
         format!("{} s", d.uptime_s)
     };
     let host = match (d.memory_bytes, d.cores) {
-        (Some(m), Some(c)) => format!("local host: {} RAM, {c} CPUs", bytes(m)),
+        (Some(m), Some(c)) => format!("local host: {} RAM, {c} CPUs", short_size(m)),
         _ => "remote host: OS settings not read".to_string(),
     };
     format!(
@@ -23,7 +23,7 @@ fn header(d: &AdviseDoc) -> String {
         d.version,
         d.flavor,
         d.target,
-        bytes(d.innodb_data_bytes)
+        short_size(d.innodb_data_bytes)
     )
 }
 

@@ -1,6 +1,7 @@
 //! The digest as an aligned table or as Markdown (the JSON form is the report's serde form).
 
 use crate::render::table as aligned;
+use qpslab_core::units::binary_size;
 use qpslab_sqllog::digest::{ClassSummary, Report};
 use std::fmt::Write;
 
@@ -9,21 +10,6 @@ const CLASS_WIDTH: usize = 60;
 /// The longest example the table shows (whitespace folded); Markdown shows more.
 const EXAMPLE_WIDTH: usize = 200;
 const MD_EXAMPLE_WIDTH: usize = 2000;
-
-fn size(bytes: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", units[u])
-    }
-}
 
 /// `text` on one line (whitespace runs folded), cut at `max` characters with `…`.
 fn shorten(text: &str, max: usize) -> String {
@@ -58,7 +44,7 @@ fn facts(r: &Report, shown: usize) -> Vec<(&'static str, String)> {
             format!(
                 "{} · {} · {} log · {}",
                 r.log,
-                size(r.size_bytes),
+                binary_size(r.size_bytes),
                 r.log_type,
                 r.flavor
             ),
@@ -231,10 +217,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_and_shortening() {
-        assert_eq!(size(512), "512 B");
-        assert_eq!(size(7815), "7.6 KiB");
-        assert_eq!(size(64 << 20), "64.0 MiB");
+    fn shortening() {
         assert_eq!(shorten("select\n  a\tfrom t", 100), "select a from t");
         assert_eq!(shorten("abcdef", 4), "abc…");
     }
