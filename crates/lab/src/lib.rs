@@ -1,24 +1,36 @@
-//! Studies: a spec file expanded into cells, executed in an order that spreads machine drift,
-//! stored cell by cell so that an interrupted study resumes where it stopped.
+//! The lab: how qpslab measures a server. It takes a resolved plan or a study spec, drives the
+//! engine, the probe and the sandboxes, and stores every phase as it is measured. The services
+//! built on it live in crates of their own:
 //!
-//! - [`spec`] parses and checks the TOML spec (unknown keys name their line and the nearest
-//!   valid key);
-//! - [`expand`] turns it into setups (variants × factorial of factor levels) and cells (setups ×
-//!   the sweep's cross product × repeats), in execution order;
-//! - [`exec`] measures one cell: dataset check, phase with per-tick telemetry, store (also used
-//!   by `qpslab run`); [`phase`] is the one warm-up -> measure -> store step of a run's phase
-//!   and a study cell's attempt;
-//! - [`sweep`] is `qpslab run`: settle, the phases of a sweep or a replica's rate search
-//!   ([`rate_search`]), live actions judged, the client checked ([`client_bound`]), the run
-//!   stored;
-//! - [`study`] runs or resumes a whole study, starting each setup's sandbox as needed;
-//! - [`os`] applies OS-level toggles (THP) reversibly;
-//! - [`storage`] puts a setup's datadir on a filesystem of its own (loop image or scratch
-//!   device, mount options, scheduler, read-ahead) and undoes it;
-//! - [`replica`] sets up replication between two sandboxes;
-//! - [`capture`] logs every statement of a server for a window and restores its settings;
-//! - [`restore`] records a server's settings before a command changes them, so that what a
-//!   killed process left changed is found and put back.
+//! - capture, replay and diff, which work from captured SQL: `qpslab-sql`;
+//! - OS toggles (`os`), a setup's storage (`storage`) and fio (`io`), what qpslab does to the
+//!   machine below the server: `qpslab-host` (below the lab: studies use it);
+//! - the advisor: `qpslab-advise`; tuning with proof: `qpslab-tune`; every statistical
+//!   formula: `qpslab-stats`.
+//!
+//! Its modules, grouped:
+//!
+//! - **Options.** [`options`] declares every workload and run option once and resolves flags or
+//!   spec keys into a `RunPlan`; [`sizing`] sizes the client to the server's CPUs;
+//!   [`password`] reads password files.
+//! - **Measuring a run.** [`exec`] measures one phase with per-tick telemetry and stores it as it
+//!   runs (dataset check included); [`phase`] is the one warm-up -> measure -> store step of a
+//!   run's phase and a study cell's attempt; [`warmup`] is `--warmup auto`; [`sweep`] is `qpslab
+//!   run`: settle, the phases of a sweep or a replica's rate search ([`rate_search`]), live
+//!   actions judged, the run stored; [`live`] runs live actions inside a phase;
+//!   [`client_bound`] and [`contention`] say whether the client or a neighbour limited a phase;
+//!   [`unstored`] keeps a phase the store could not take.
+//! - **Studies.** [`spec`] parses and checks the TOML spec (unknown keys name their line and the
+//!   nearest valid key); [`expand`] turns it into setups (variants × factorial of factor levels)
+//!   and cells (setups × the sweep's cross product × repeats), in execution order; [`study`]
+//!   runs or resumes a whole study, starting each setup's sandbox ([`sandboxes`]) as needed and
+//!   re-measuring unstable cells.
+//! - **Server state.** [`settle`] drains and warms a server before it is measured; [`restore`]
+//!   records a server's settings before a command changes them, so that what a killed process
+//!   left changed is found and put back; [`control`] is the control connection of commands
+//!   that change settings; [`placement`] pins a server's threads to CPUs; [`replica`] sets up
+//!   replication between two sandboxes.
+//! - **Errors.** [`error`]: the lab's typed errors, each saying whether it is the user's.
 //!
 //! ```no_run
 //! # fn demo(store: &mut qpslab_store::Store) -> Result<(), Box<dyn std::error::Error>> {
@@ -35,26 +47,20 @@
 //! # let _ = Quiet; Ok(()) }
 //! ```
 
-pub mod advise;
-pub mod capture;
 pub mod client_bound;
 mod commands;
 pub mod contention;
 pub mod control;
-pub mod diff;
 pub mod error;
 pub mod exec;
 pub mod expand;
-pub mod io;
 pub mod live;
 mod measured;
 pub mod options;
-pub mod os;
 pub mod password;
 pub mod phase;
 pub mod placement;
 pub mod rate_search;
-pub mod replay;
 pub mod replica;
 pub mod restore;
 mod retry;
@@ -62,7 +68,6 @@ pub mod sandboxes;
 pub mod settle;
 pub mod sizing;
 pub mod spec;
-pub mod storage;
 pub mod study;
 pub mod sweep;
 pub mod unstored;

@@ -5,7 +5,7 @@ use crate::exec::DatasetPolicy;
 use crate::expand::Expanded;
 use crate::placement;
 use crate::spec::Setup;
-use crate::storage::{self, Mounted, StorageGuard};
+use qpslab_host::storage::{self, Mounted, StorageGuard};
 use qpslab_sandbox::{Profile, SandboxHome, SandboxSpec};
 use std::path::{Path, PathBuf};
 

@@ -89,10 +89,10 @@ pub struct Setup {
     /// `{ "thread/innodb/page_cleaner_thread" = "1" }` (see `qpslab_core::placement`).
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub pin: IndexMap<String, String>,
-    /// The filesystem the sandbox's datadir lives on (see [`crate::storage`]):
+    /// The filesystem the sandbox's datadir lives on (see [`qpslab_host::storage`]):
     /// `{ fs = "xfs", size = "4G", mount_options = "noatime", read_ahead_kb = 128 }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub storage: Option<crate::storage::Storage>,
+    pub storage: Option<qpslab_host::storage::Storage>,
     /// A replica started next to the sandbox (which then writes a binary log), with its own
     /// settings; every cell measures its lag: `replica = { set = { slave_parallel_threads = 4 } }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -323,7 +323,7 @@ fn check_setup(what: &str, s: &Setup) -> Result<(), String> {
         }
     }
     if let Some(st) = &s.storage {
-        crate::storage::check(what, st).map_err(|e| e.to_string())?;
+        qpslab_host::storage::check(what, st).map_err(|e| e.to_string())?;
     }
     if s.password_file.is_some() && s.target.is_none() {
         return Err(format!(

@@ -9,7 +9,7 @@ use crate::search::{self, Config, Found, Rng};
 use crate::{
     confirm, confirmation_cost, Best, Observer, Request, Search, Target, Trial, TuneError,
 };
-use qpslab_lab::advise::{advise, gather, needs_restart, Facts};
+use qpslab_advise::{advise, gather, needs_restart, Facts};
 use qpslab_lab::restore::Ledger;
 use qpslab_stats::{estimate, t_quantile};
 use qpslab_store::Store;

@@ -9,8 +9,8 @@ use crate::args::{AdviseArgs, AdviseFormat, DurabilityArg};
 use crate::error::user;
 use crate::target::{connect, explicit, sandbox_home};
 use anyhow::{Context, Result};
+use qpslab_advise::{advise as findings, gather, Facts};
 use qpslab_core::advise::{Durability, Finding};
-use qpslab_lab::advise::{advise as findings, gather, Facts};
 use serde::Serialize;
 
 /// What every format shows: which server, the facts the findings rest on, the findings.

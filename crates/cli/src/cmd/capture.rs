@@ -1,6 +1,6 @@
 //! `qpslab capture`: log every statement a server on this host runs for a while, then put its
 //! settings back. The server-side work (what is changed, how it is restored, the log's copy)
-//! is `qpslab_lab::capture`; this module checks the arguments, prints the restore statement
+//! is `qpslab_sql::capture`; this module checks the arguments, prints the restore statement
 //! first, waits out the window (stopped early by Ctrl-C/SIGTERM/SIGHUP), writes FILE through a
 //! temporary file and reports what the capture saw and cost.
 //!
@@ -14,7 +14,7 @@ use crate::signals::INTERRUPTED;
 use crate::target::{connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::Endpoint;
-use qpslab_lab::capture::{Activity, Capture, CaptureError, Changes, Copied, Window};
+use qpslab_sql::capture::{Activity, Capture, CaptureError, Changes, Copied, Window};
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;

@@ -10,9 +10,9 @@ use crate::target::{connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::diff::{ClassMeasure, Pair};
 use qpslab_core::Dsn;
-use qpslab_lab::diff::profile::profile_side;
-use qpslab_lab::diff::{rounds, sample, DiffObserver, DiffOptions, Side};
 use qpslab_report::diff::{analyze, paired, precise, DiffReport};
+use qpslab_sql::diff::profile::profile_side;
+use qpslab_sql::diff::{rounds, sample, DiffObserver, DiffOptions, DiffSide};
 use std::time::Duration;
 
 /// The ratio's 95% interval half-width, percent, at which a class's rounds stop.
@@ -30,7 +30,7 @@ pub fn diff(a: DiffArgs) -> Result<()> {
     let [(side_a, pid_a), (side_b, pid_b)] =
         [side(&a.a, &a.wait, &a.home)?, side(&a.b, &a.wait, &a.home)?];
     let timeout = Some(Duration::from_secs_f64(a.statement_timeout));
-    let sides = [side_a, side_b].map(|s| Side {
+    let sides = [side_a, side_b].map(|s| DiffSide {
         statement_timeout: timeout,
         ..s
     });
@@ -39,7 +39,7 @@ pub fn diff(a: DiffArgs) -> Result<()> {
         None => None,
     };
     let kind = crate::cmd::digest::log_type(a.log_type);
-    let loaded = qpslab_lab::replay::source::load(&a.log, kind).map_err(exec_error)?;
+    let loaded = qpslab_sql::replay::source::load(&a.log, kind).map_err(exec_error)?;
     let (mut work, skipped) = sample::plan(&loaded.log, &o);
     if let Some(n) = a.limit {
         sample::most_frequent(&mut work, n);
@@ -121,7 +121,7 @@ fn options(a: &DiffArgs) -> Result<DiffOptions> {
 /// A side: a DSN (`mysql://...`, its password from the URL or MYSQL_PWD, never printed) or a
 /// sandbox `NAME` or `NAME/DB` of the lab directory. Its database, when it names one, is where
 /// every statement runs.
-fn side(spec: &str, wait: &WaitArgs, home: &SandboxHomeArgs) -> Result<(Side, Option<u32>)> {
+fn side(spec: &str, wait: &WaitArgs, home: &SandboxHomeArgs) -> Result<(DiffSide, Option<u32>)> {
     let (target, database, label) = if spec.starts_with("mysql://") {
         let dsn: Dsn = spec.parse().map_err(|e| {
             let shown = qpslab_store::redact_url_passwords(spec);
@@ -158,7 +158,7 @@ fn side(spec: &str, wait: &WaitArgs, home: &SandboxHomeArgs) -> Result<(Side, Op
     crate::profile::find_server(&mut connected);
     let mut options = connected.options;
     options.database = database;
-    let side = Side {
+    let side = DiffSide {
         label,
         options,
         statement_timeout: None,
@@ -170,7 +170,7 @@ fn side(spec: &str, wait: &WaitArgs, home: &SandboxHomeArgs) -> Result<(Side, Op
 /// perf is missing.
 fn profile_pids(
     dir: &std::path::Path,
-    sides: &[Side; 2],
+    sides: &[DiffSide; 2],
     pids: [Option<u32>; 2],
 ) -> Result<[u32; 2]> {
     let known = |i: usize| {

@@ -11,7 +11,7 @@ use crate::signals::INTERRUPTED;
 use anyhow::{Context, Result};
 use qpslab_core::env::ServerInfo;
 use qpslab_core::fileio::FileIoOptions;
-use qpslab_lab::io::{job::Timing, IoError, IoRun};
+use qpslab_host::io::{job::Timing, IoError, IoRun};
 use qpslab_store::RunMeta;
 
 /// An I/O error as the exit code wants it: the user's mistakes exit 2.
@@ -32,7 +32,7 @@ fn plan(a: &IoArgs) -> Result<(qpslab_core::RunPlan, FileIoOptions, Timing)> {
         }
     }
     let mut plan = resolve_flags(&a.options.0)?.plan;
-    plan.report_interval_s = qpslab_lab::io::job::status_interval(plan.report_interval_s);
+    plan.report_interval_s = qpslab_host::io::job::status_interval(plan.report_interval_s);
     let io = plan.fileio.clone().context("io: no fileio options")?;
     let [threads] = plan.threads[..] else {
         return Err(user("--threads: io runs one thread count"));
@@ -60,7 +60,7 @@ pub fn io(a: IoArgs) -> Result<()> {
         dir: &dir,
         keep_files: a.keep_files,
     };
-    let version = qpslab_lab::io::preflight(&run).map_err(io_error)?;
+    let version = qpslab_host::io::preflight(&run).map_err(io_error)?;
     // The store is opened once the input is known to be valid, so rejected input writes nothing.
     let mut store = crate::db::open_to_write(&a.db.db)?;
     let meta = RunMeta::new(
@@ -80,7 +80,7 @@ pub fn io(a: IoArgs) -> Result<()> {
         dir.display()
     );
     let stored =
-        qpslab_lab::io::stored::measure_stored(&mut store, &meta, &run, &INTERRUPTED, |s| {
+        qpslab_host::io::stored::measure_stored(&mut store, &meta, &run, &INTERRUPTED, |s| {
             println!("{}", live_line(s, options.block_size));
         });
     let (id, m) = match stored {

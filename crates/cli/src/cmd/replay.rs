@@ -10,8 +10,8 @@ use crate::target::{connect, explicit, sandbox_home, Connected};
 use anyhow::Result;
 use qpslab_core::replay::{ReplayMode, ReplayPlan};
 use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
-use qpslab_lab::replay::source::{load, Loaded};
-use qpslab_lab::replay::{check_databases, class_id, ended_early, refused, ReplayOptions};
+use qpslab_sql::replay::source::{load, Loaded};
+use qpslab_sql::replay::{check_databases, class_id, ended_early, refused, ReplayOptions};
 use qpslab_sqllog::Policy;
 use qpslab_store::{RunMeta, RunStatus, Store};
 
@@ -97,7 +97,7 @@ fn options(a: &ReplayArgs) -> Result<ReplayOptions> {
 /// What the stored run says it ran.
 fn plan(a: &ReplayArgs, o: &ReplayOptions, l: &Loaded) -> RunPlan {
     let mut plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpReadOnly));
-    let sessions = qpslab_lab::replay::sessions(&l.log, o);
+    let sessions = qpslab_sql::replay::sessions(&l.log, o);
     plan.threads = vec![sessions];
     plan.stop.time_s = None;
     plan.percentiles.clone_from(&o.percentiles);
@@ -136,7 +136,7 @@ fn measure(
     );
     let mut sampler = target.sampler(control);
     let mut printer = crate::render_replay::LivePrinter;
-    let measured = qpslab_lab::replay::measure(
+    let measured = qpslab_sql::replay::measure(
         store,
         &meta,
         &target.options,

@@ -27,8 +27,7 @@
 
 mod record;
 
-pub(crate) use record::same;
-pub use record::{restore_line, Record, Saved, ServerId};
+pub use record::{restore_line, same, Record, Saved, ServerId};
 
 use crate::control::{self, ControlError};
 use qpslab_core::ConnectOptions;

@@ -111,7 +111,7 @@ pub fn restore_line(settings: &[Saved]) -> String {
 
 /// Whether two values of a variable are the same setting (`10.000000` and `10`, `on` and `ON`;
 /// a switch reads `OFF` in `SHOW VARIABLES` and `0` in `SELECT @@`).
-pub(crate) fn same(a: &str, b: &str) -> bool {
+pub fn same(a: &str, b: &str) -> bool {
     match (number(a), number(b)) {
         (Some(x), Some(y)) => x == y,
         _ => a.eq_ignore_ascii_case(b),

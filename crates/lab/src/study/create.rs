@@ -17,7 +17,7 @@ pub fn environment(home: &SandboxHome) -> serde_json::Value {
             Ok(()) => json!({"supported": true, "events": qpslab_probe::perf::EVENTS}),
             Err(reason) => json!({"supported": false, "reason": reason}),
         },
-        "os_toggles": match crate::os::thp_support() {
+        "os_toggles": match qpslab_host::os::thp_support() {
             Ok(thp) => json!({"thp": {"supported": true, "initial": thp}}),
             Err(reason) => json!({"thp": {"supported": false, "reason": reason}}),
         },

@@ -1,10 +1,10 @@
 //! A study's fileio cell (`workload = "fileio"`): fio in the cell's directory
-//! ([`crate::io::cell_dir`]), no server started, the phase stored as the cell's run as it is
-//! measured ([`crate::io::stored::measure_stored`]), so a killed cell keeps its intervals.
+//! ([`qpslab_host::io::cell_dir`]), no server started, the phase stored as the cell's run as it is
+//! measured ([`qpslab_host::io::stored::measure_stored`]), so a killed cell keeps its intervals.
 
 use super::{CellError, Runner, StudyObserver};
-use crate::io::{job::Timing, IoError, IoRun};
 use qpslab_core::{PhaseResult, RunPlan, ServerInfo};
+use qpslab_host::io::{job::Timing, IoError, IoRun};
 use qpslab_store::{CellRecord, RunMeta};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -27,7 +27,7 @@ impl Runner<'_> {
         obs: &mut O,
         stop: &AtomicBool,
     ) -> Result<PhaseResult, CellError> {
-        plan.report_interval_s = crate::io::job::status_interval(plan.report_interval_s);
+        plan.report_interval_s = qpslab_host::io::job::status_interval(plan.report_interval_s);
         let options = plan
             .fileio
             .clone()
@@ -60,7 +60,7 @@ impl Runner<'_> {
             self.command.to_string(),
         )
         .in_study(name, &rec.cell.label);
-        let stored = crate::io::stored::measure_stored(self.store, &meta, &run, stop, |_| {})
+        let stored = qpslab_host::io::stored::measure_stored(self.store, &meta, &run, stop, |_| {})
             .map_err(|e| match e {
                 IoError::Interrupted => CellError::Interrupted,
                 IoError::Store(e) => CellError::Store(e),
@@ -79,7 +79,7 @@ impl Runner<'_> {
 
     /// Where a fileio cell of `setup` puts its files: on the setup's `storage`, mounted for it
     /// (a server of another cell is stopped first: nothing else runs while fio measures), else
-    /// [`crate::io::cell_dir`].
+    /// [`qpslab_host::io::cell_dir`].
     fn io_dir<O: StudyObserver>(
         &mut self,
         setup: usize,
@@ -90,7 +90,7 @@ impl Runner<'_> {
             self.stop_server();
         }
         if sc.setup.storage.is_none() {
-            return Ok(crate::io::cell_dir(
+            return Ok(qpslab_host::io::cell_dir(
                 self.home.path(),
                 &self.loaded.spec.name,
                 &sc.name,

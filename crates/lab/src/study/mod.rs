@@ -4,11 +4,11 @@
 use crate::error::{SpecError, StudyError};
 use crate::exec::Observer;
 use crate::expand::{expand, Expanded};
-use crate::os::OsGuard;
 pub use crate::sandboxes::{sandbox_name, sandbox_spec};
 use crate::spec::{self, Spec};
-use crate::storage::{Mounted, StorageGuard};
 use qpslab_core::{ConnectOptions, PhaseResult};
+use qpslab_host::os::OsGuard;
+use qpslab_host::storage::{Mounted, StorageGuard};
 use qpslab_probe::Sampler;
 use qpslab_sandbox::{Sandbox, SandboxHome, SandboxUse};
 use qpslab_store::{CellRecord, Factor, Store, StudyId, StudyRecord, StudyStatus};

@@ -5,7 +5,7 @@
 //! (even `kill -9`) keeps every interval already measured: the store closes a dead process's
 //! run from them as `interrupted` the next time it is opened, as for any other phase.
 
-use super::{measure, IoError, IoRun, Measured};
+use super::{measure, FioMeasured, IoError, IoRun};
 use qpslab_core::result::Sample;
 use qpslab_store::{RunId, RunMeta, RunStatus, Store};
 use std::sync::atomic::AtomicBool;
@@ -16,7 +16,7 @@ pub struct Stored {
     /// The run the phase was stored in.
     pub run_id: RunId,
     /// The phase, and fio's last report.
-    pub measured: Measured,
+    pub measured: FioMeasured,
 }
 
 /// Measures `run` like [`measure`] and stores it in `store` under `meta` as it is measured:

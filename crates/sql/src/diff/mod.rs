@@ -2,7 +2,7 @@
 //!
 //! A log read by [`crate::replay::source`] becomes [`Work`]: per class (fingerprint) a sample of
 //! up to `sample` logged statements spread over the log ([`sample`]). Each class is then
-//! measured on both [`Side`]s ([`rounds`]):
+//! measured on both [`DiffSide`]s ([`rounds`]):
 //!
 //! - its results are compared first, statement by statement (row count and row checksum,
 //!   [`check`]);
@@ -37,7 +37,7 @@ pub const MIN_ROUNDS: usize = 8;
 
 /// One of the two servers compared.
 #[derive(Clone, Debug)]
-pub struct Side {
+pub struct DiffSide {
     /// How the user named it (a DSN without its password, or a sandbox name).
     pub label: String,
     /// How to connect. With a database, every statement runs there (the log's `use` and

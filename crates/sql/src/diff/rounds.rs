@@ -8,11 +8,11 @@ use super::MIN_ROUNDS;
 /// one unit of the analysis (`report::diff::paired`) instead of biasing a run of them. With
 /// ten rounds per connection an A/A on this 2-core machine came out "significant" 1 time in 5.
 const ROUNDS_PER_CONNECTION: usize = 2;
-use super::{check, counters, explain, ClassWork, DiffObserver, DiffOptions, Side, Work};
-use crate::expand::round_order;
-use crate::ExecError;
+use super::{check, counters, explain, ClassWork, DiffObserver, DiffOptions, DiffSide, Work};
 use qpslab_core::diff::{ClassMeasure, DiffMeasurement, Pair, SkippedClass};
 use qpslab_engine::RunError;
+use qpslab_lab::expand::round_order;
+use qpslab_lab::ExecError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -23,7 +23,7 @@ struct Conns {
 }
 
 impl Conns {
-    fn open(side: &Side) -> Result<Conns, ExecError> {
+    fn open(side: &DiffSide) -> Result<Conns, ExecError> {
         Ok(Conns {
             timed: SideConn::open(side)?,
             probe: SideConn::open(side)?,
@@ -34,7 +34,7 @@ impl Conns {
 /// Measures `work` on sides `a` and `b`. A statement failing on both sides marks its class
 /// (`error`) and the next class is measured; a lost connection or `stop` ends everything.
 pub fn measure(
-    sides: &Pair<Side>,
+    sides: &Pair<DiffSide>,
     work: &Work,
     skipped: Vec<SkippedClass>,
     o: &DiffOptions,
@@ -89,7 +89,7 @@ pub fn measure(
 }
 
 fn class(
-    sides: &Pair<Side>,
+    sides: &Pair<DiffSide>,
     conns: &mut [Conns; 2],
     c: &ClassWork,
     o: &DiffOptions,
@@ -135,7 +135,7 @@ fn class(
 /// [`MIN_ROUNDS`]), always an even number of rounds.
 /// The timed connections of both sides, and where to reopen them.
 struct Timed<'a> {
-    sides: &'a Pair<Side>,
+    sides: &'a Pair<DiffSide>,
     conns: [&'a mut SideConn; 2],
 }
 

@@ -5,8 +5,8 @@
 
 use qpslab_core::replay::ReplayMode;
 use qpslab_core::{ConnectOptions, PhaseResult};
-use qpslab_lab::replay::exec::replay;
-use qpslab_lab::replay::{check_databases, Logged, ReplayLog, ReplayOptions};
+use qpslab_sql::replay::exec::replay;
+use qpslab_sql::replay::{check_databases, Logged, ReplayLog, ReplayOptions};
 use qpslab_sqllog::Policy;
 use qpslab_wire::Conn;
 use std::sync::atomic::AtomicBool;

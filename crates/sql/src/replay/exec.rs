@@ -14,13 +14,13 @@
 use super::lanes::{self, Lanes};
 use super::tally::{Tally, LOST_CONNECTION};
 use super::{ReplayLog, ReplayOptions, Stmt};
-use crate::error::ExecError;
 use qpslab_core::replay::ReplayMode;
 use qpslab_core::result::{CpuUsage, PhaseResult, Sample};
 use qpslab_core::ConnectOptions;
 use qpslab_engine::run::{
     connect_error_code, summarize, CpuSnapshot, FIRST_BACKOFF, MAX_BACKOFF, RECONNECT_FOR,
 };
+use qpslab_lab::error::ExecError;
 use qpslab_wire::Conn;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -10,8 +10,8 @@
 //! ```no_run
 //! # fn demo(conn: &mut qpslab_wire::Conn) -> Result<(), qpslab_probe::Error> {
 //! use qpslab_core::advise::Durability;
-//! let facts = qpslab_lab::advise::gather(conn, true)?;
-//! for f in qpslab_lab::advise::advise(&facts, Durability::Strict) {
+//! let facts = qpslab_advise::gather(conn, true)?;
+//! for f in qpslab_advise::advise(&facts, Durability::Strict) {
 //!     println!("{} {} -> {:?}: {}", f.variable, f.current, f.recommended, f.reason);
 //! }
 //! # Ok(()) }

@@ -1,9 +1,9 @@
 //! Executing a class's statements on one side: the one function every pass uses (results
 //! check, timed rounds, counters, a side run alone while it is profiled).
 
-use super::{ClassWork, Sampled, Side, Work};
-use crate::ExecError;
+use super::{ClassWork, DiffSide, Sampled, Work};
 use qpslab_engine::RunError;
+use qpslab_lab::ExecError;
 use qpslab_wire::{Conn, QueryResult};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -19,7 +19,7 @@ pub struct SideConn {
 
 impl SideConn {
     /// Connects to `side`.
-    pub fn open(side: &Side) -> Result<SideConn, ExecError> {
+    pub fn open(side: &DiffSide) -> Result<SideConn, ExecError> {
         let conn = connect(side).map_err(|source| ExecError::Connect {
             target: side.label.clone(),
             source,
@@ -32,7 +32,7 @@ impl SideConn {
     }
 
     /// Replaces the connection with a new one to `side` (a new server thread).
-    pub fn reopen(&mut self, side: &Side) -> Result<(), qpslab_wire::Error> {
+    pub fn reopen(&mut self, side: &DiffSide) -> Result<(), qpslab_wire::Error> {
         self.conn = connect(side)?;
         self.db.clone_from(&side.options.database);
         Ok(())
@@ -98,7 +98,7 @@ impl SideConn {
 }
 
 /// A connection to `side`, its reads and writes bounded by the side's statement timeout.
-fn connect(side: &Side) -> Result<Conn, qpslab_wire::Error> {
+fn connect(side: &DiffSide) -> Result<Conn, qpslab_wire::Error> {
     let conn = Conn::connect(&side.options)?;
     conn.set_timeout(side.statement_timeout)?;
     Ok(conn)
@@ -113,7 +113,7 @@ pub fn timed_out(e: &qpslab_wire::Error) -> bool {
 /// Runs `work` on `side` alone, class after class, until `until` (or `stop`); returns the
 /// statements executed. A failing statement fails the run.
 pub fn run_side(
-    side: &Side,
+    side: &DiffSide,
     work: &Work,
     until: Instant,
     stop: &AtomicBool,

@@ -2,7 +2,7 @@
 //! Pure: the values come from `SHOW GLOBAL VARIABLES`, so each server gets only the variables
 //! it has (MariaDB's `log_slow_verbosity`, MySQL's `log_slow_extra`, ...).
 
-use crate::restore::{restore_line, same, Saved};
+use qpslab_lab::restore::{restore_line, same, Saved};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -119,7 +119,7 @@ impl Changes {
             .collect()
     }
 
-    /// The old values, as recorded before the first change (`crate::restore`).
+    /// The old values, as recorded before the first change (`qpslab_lab::restore`).
     pub fn saved(&self) -> Vec<Saved> {
         self.0
             .iter()

@@ -14,8 +14,8 @@
 //! raises its own `long_query_time`, so the capture's queries are not in the log.
 //!
 //! ```no_run
-//! # fn demo(target: &qpslab_core::ConnectOptions) -> Result<(), qpslab_lab::capture::CaptureError> {
-//! use qpslab_lab::capture::Capture;
+//! # fn demo(target: &qpslab_core::ConnectOptions) -> Result<(), qpslab_sql::capture::CaptureError> {
+//! use qpslab_sql::capture::Capture;
 //! let stop = std::sync::atomic::AtomicBool::new(false);
 //! let cap = Capture::open(target)?;
 //! eprintln!("to restore by hand: {}", cap.restore_line());
@@ -32,8 +32,8 @@ mod settings;
 
 pub use settings::{Change, Changes};
 
-use crate::control::{self, ControlError};
 use qpslab_core::ConnectOptions;
+use qpslab_lab::control::{self, ControlError};
 use qpslab_wire::Conn;
 use serde::Serialize;
 use std::collections::BTreeMap;

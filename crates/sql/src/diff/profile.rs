@@ -9,9 +9,9 @@
 //! run at different times.
 
 use super::session::run_side;
-use super::{Side, Work};
-use crate::ExecError;
+use super::{DiffSide, Work};
 use qpslab_core::diff::{ClassCpu, SideProfile};
+use qpslab_lab::ExecError;
 use qpslab_probe::profile::Recording;
 use qpslab_probe::threads::{server_threads, ServerThreads};
 use qpslab_wire::Conn;
@@ -25,7 +25,7 @@ const MIN_CPU_PCT: f64 = 0.5;
 /// Runs `work` on `side` for `time` while recording its server (process `pid`) into
 /// `dir/NAME.folded`, and reads the CPU of each of the server's thread classes over the pass.
 pub fn profile_side(
-    side: &Side,
+    side: &DiffSide,
     pid: u32,
     work: &Work,
     (dir, name): (&Path, &str),

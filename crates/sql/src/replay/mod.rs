@@ -24,10 +24,10 @@ pub mod lanes;
 pub mod source;
 pub mod tally;
 
-use crate::exec::{measure_with, Measured, Observer};
-use crate::ExecError;
 use qpslab_core::replay::ReplayMode;
 use qpslab_core::ConnectOptions;
+use qpslab_lab::exec::{measure_with, Measured, Observer};
+use qpslab_lab::ExecError;
 use qpslab_probe::Sampler;
 use qpslab_sqllog::{Effect, Policy, Verdict};
 use qpslab_store::{RunMeta, Store};
@@ -283,7 +283,7 @@ pub fn ended_early(p: &qpslab_core::PhaseResult) -> Option<ExecError> {
 
 /// Replays `log` on `target` and stores it as the one phase of the run `meta` (whose plan
 /// describes the replay), with telemetry from `sampler` on every interval, as it is measured
-/// (see [`crate::exec::measure_with`]).
+/// (see [`qpslab_lab::exec::measure_with`]).
 #[allow(clippy::too_many_arguments)]
 pub fn measure(
     store: &mut Store,

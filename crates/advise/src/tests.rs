@@ -415,12 +415,11 @@ fn durability_is_recommended_only_when_asked() {
 /// counters of the MySQL 8 set so every counter rule has something to say.
 fn captured_10_11() -> Facts {
     let mut f = mysql_8();
-    f.server.variables =
-        include_str!("../../../probe/tests/data/mariadb-10.11-global-variables.tsv")
-            .lines()
-            .filter_map(|l| l.split_once('\t'))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+    f.server.variables = include_str!("../../probe/tests/data/mariadb-10.11-global-variables.tsv")
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     f.server.flavor = "mariadb".into();
     f
 }

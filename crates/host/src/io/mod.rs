@@ -95,7 +95,7 @@ pub struct IoRun<'a> {
 
 /// A measured I/O phase.
 #[derive(Clone, Debug)]
-pub struct Measured {
+pub struct FioMeasured {
     /// The phase as stored (with fio's version and command in `io`).
     pub phase: PhaseResult,
     /// fio's last report as it wrote it.
@@ -124,7 +124,7 @@ pub fn measure(
     run: &IoRun<'_>,
     stop: &AtomicBool,
     mut on_sample: impl FnMut(&Sample) -> Result<(), IoError>,
-) -> Result<Measured, IoError> {
+) -> Result<FioMeasured, IoError> {
     preflight(run)?;
     let files = files::TestFiles::lay_out(run.options, run.dir, run.keep_files, stop)?;
     let args = job::run_args(run.options, &run.timing, run.dir);
@@ -151,7 +151,7 @@ pub fn measure(
         paced_by_input: false,
     };
     phase.stability = Some(qpslab_core::stability::judge(&phase, &facts));
-    Ok(Measured {
+    Ok(FioMeasured {
         phase,
         fio_report: last,
     })

@@ -1,7 +1,7 @@
 //! Reading a log file into a [`ReplayLog`] with `qpslab-sqllog`, and identifying it by content.
 
 use super::{Logged, ReplayLog};
-use crate::ExecError;
+use qpslab_lab::ExecError;
 use qpslab_sqllog::{classify, fingerprint, Command, Entry, LogError, LogType};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;

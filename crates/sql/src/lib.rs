@@ -1,0 +1,22 @@
+//! The services that work from captured SQL, above the lab whose measuring and errors they use.
+//!
+//! - [`capture`] logs every statement of a server for a window (the slow log with
+//!   `long_query_time=0`) and restores every variable it changed (`qpslab capture`);
+//! - [`replay`] reads a slow or general log once ([`replay::source`]), plans its sessions
+//!   ([`replay::lanes`]), runs them at the log's pace or as fast as possible
+//!   ([`replay::exec`]) and tallies each statement class ([`replay::tally`]); measured like any
+//!   phase through `qpslab_lab::exec` (`qpslab replay`);
+//! - [`diff`] runs a sample of each class of a log on two servers ([`diff::DiffSide`]) in
+//!   alternating rounds, comparing results, timings, counters and plans (`qpslab diff`).
+//!
+//! ```no_run
+//! # fn demo() -> Result<(), qpslab_lab::ExecError> {
+//! use qpslab_sqllog::LogType;
+//! let loaded = qpslab_sql::replay::source::load("slow.log".as_ref(), LogType::Slow)?;
+//! println!("{} statements from {}", loaded.log.stmts.len(), loaded.flavor);
+//! # Ok(()) }
+//! ```
+
+pub mod capture;
+pub mod diff;
+pub mod replay;
