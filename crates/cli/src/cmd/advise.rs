@@ -1,6 +1,6 @@
 //! `qpslab advise`: reads a server's facts (and its host's, when it runs here), prints what to
 //! change with the figures behind each finding, and with `--cnf` writes the recommended server
-//! settings as a my.cnf section. The rules are `qpslab_lab::advise`; this module checks the
+//! settings as a my.cnf section. The rules are `qpslab_advise`; this module checks the
 //! arguments, connects, and prints. Nothing is changed on the server.
 
 mod render;
