@@ -2,8 +2,8 @@
 //! JSON form.
 
 use qpslab_report::diff::{
-    latency_cells, profile_line, ratio_text, results_mark, shorten, summary_line, ClassDiff,
-    DiffReport, Verdict, PROFILE_CLASSES,
+    latency_cells, profile_line, ratio_text, results_mark, shorten, summary_line, Change,
+    ClassDiff, DiffReport, PROFILE_CLASSES,
 };
 use std::fmt::Write;
 
@@ -47,10 +47,10 @@ pub fn table(r: &DiffReport) -> String {
             w = FINGERPRINT_WIDTH
         );
     }
-    for c in r.with_verdict(Verdict::Regression) {
+    for c in r.with_verdict(Change::Regression) {
         evidence(&mut out, c);
     }
-    for c in r.with_verdict(Verdict::Error) {
+    for c in r.with_verdict(Change::Error) {
         let _ = writeln!(
             out,
             "\nnot measured: {}\n  {}",

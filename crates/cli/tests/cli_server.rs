@@ -331,3 +331,39 @@ fn root_without_an_unprivileged_server_account_is_told_so_in_one_line() {
     let o = s.run(&["server", "list"]);
     assert!(stdout(&o).contains("no sandboxes"), "{}", stdout(&o));
 }
+
+/// Starts sandbox `name` with a my.cnf fragment given through `flag`, checks that the server
+/// took its setting, and removes the sandbox.
+fn start_with_fragment(flag: &str, name: &str, max_connections: &str) {
+    let s = Scratch::new();
+    let cnf = s.path().join("fragment.cnf");
+    std::fs::write(
+        &cnf,
+        format!("[mysqld]\nmax_connections = {max_connections}\n"),
+    )
+    .unwrap();
+    let o = s.run(&["server", "start", name, flag, cnf.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got = sandbox_sql(&s, name, "SELECT @@max_connections");
+    let o = s.run(&["server", "stop", name, "--rm"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(got.trim(), max_connections);
+}
+
+/// Issue 27: the sandbox's my.cnf fragment is `--my-cnf`, so that "profile" means perf only;
+/// the help shows the new name and not the old one.
+#[test]
+fn my_cnf_applies_a_fragment_to_the_sandbox() {
+    let help = stdout(&Scratch::new().run(&["server", "start", "--help"]));
+    assert!(
+        help.contains("--my-cnf <FILE>") && !help.contains("--profile"),
+        "{help}"
+    );
+    start_with_fragment("--my-cnf", "mycnf", "66");
+}
+
+/// Issue 27: `server start --profile FILE`, the flag's old spelling, is still accepted.
+#[test]
+fn the_old_profile_spelling_still_applies_a_fragment() {
+    start_with_fragment("--profile", "oldcnf", "67");
+}

@@ -5,10 +5,10 @@
 
 use qpslab_core::dsn::{Dsn, Endpoint};
 use qpslab_core::optfile::parse_client_options;
-use qpslab_fuzzkit::{Rng, Target};
+use qpslab_fuzzkit::{FuzzRng, Target};
 
 /// A string over an alphabet rich in the formats' special characters.
-fn text(r: &mut Rng, max: usize) -> String {
+fn text(r: &mut FuzzRng, max: usize) -> String {
     const ALPHABET: [&str; 30] = [
         "a",
         "b",
@@ -50,7 +50,7 @@ fn quote(v: &str, q: char) -> String {
     format!("{q}{body}{q}")
 }
 
-fn option_line(r: &mut Rng) -> String {
+fn option_line(r: &mut FuzzRng) -> String {
     match r.below(9) {
         0 => format!(
             "[{}]",

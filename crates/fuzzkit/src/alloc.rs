@@ -54,9 +54,9 @@ unsafe impl GlobalAlloc for CountingAlloc {
     }
 }
 
-/// What [`measure`] saw.
+/// The allocations [`measure`] saw.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Measured {
+pub struct Allocated {
     /// The largest single request (bytes).
     pub largest: usize,
     /// All requests added up (bytes; a `realloc` counts its new size).
@@ -65,10 +65,10 @@ pub struct Measured {
 
 /// Runs `f` and returns what it allocated on this thread (zero unless [`CountingAlloc`] is
 /// the global allocator).
-pub fn measure<R>(f: impl FnOnce() -> R) -> (R, Measured) {
+pub fn measure<R>(f: impl FnOnce() -> R) -> (R, Allocated) {
     let before = (LARGEST.with(|l| l.replace(0)), TOTAL.with(|t| t.replace(0)));
     let r = f();
-    let m = Measured {
+    let m = Allocated {
         largest: LARGEST.with(|l| l.replace(before.0)),
         total: TOTAL.with(|t| t.replace(before.1)),
     };

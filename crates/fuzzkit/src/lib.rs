@@ -27,8 +27,8 @@ mod rng;
 
 pub mod bytes;
 
-pub use alloc::{measure, CountingAlloc, Measured};
-pub use rng::Rng;
+pub use alloc::{measure, Allocated, CountingAlloc};
+pub use rng::FuzzRng;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -94,7 +94,7 @@ impl Target {
     /// target, seed, case and input (`Debug`), then fails the test.
     pub fn run<T: std::fmt::Debug>(
         self,
-        mut gen: impl FnMut(&mut Rng) -> T,
+        mut gen: impl FnMut(&mut FuzzRng) -> T,
         mut check: impl FnMut(&T),
     ) {
         let started = Instant::now();
@@ -105,7 +105,7 @@ impl Target {
             None => 0..self.cases,
         };
         for case in range {
-            let mut rng = Rng::for_case(self.seed, case);
+            let mut rng = FuzzRng::for_case(self.seed, case);
             let input = gen(&mut rng);
             current.store(case, Ordering::Relaxed);
             RUNNING.with(|r| r.set((self.name, self.seed, case)));

@@ -1,18 +1,19 @@
 //! A small deterministic generator (SplitMix64) and the draws the targets need.
 
-/// A seeded pseudo-random generator; not for cryptography.
+/// The seeded pseudo-random generator of fuzz cases; not for cryptography. (Workloads draw from
+/// `qpslab_engine::rand::Rng`, which reproduces sysbench's distributions.)
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub struct FuzzRng(u64);
 
-impl Rng {
+impl FuzzRng {
     /// A generator from a seed.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
+    pub fn new(seed: u64) -> FuzzRng {
+        FuzzRng(seed ^ 0x9E37_79B9_7F4A_7C15)
     }
 
     /// The generator of case `case` of a run seeded with `seed`.
-    pub fn for_case(seed: u64, case: u64) -> Rng {
-        let mut r = Rng::new(seed.wrapping_add(case.wrapping_mul(0xD1B5_4A32_D192_ED03)));
+    pub fn for_case(seed: u64, case: u64) -> FuzzRng {
+        let mut r = FuzzRng::new(seed.wrapping_add(case.wrapping_mul(0xD1B5_4A32_D192_ED03)));
         r.u64();
         r
     }
@@ -128,10 +129,10 @@ mod tests {
 
     #[test]
     fn cases_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..4).map(|_| Rng::for_case(7, 3).u64()).collect();
+        let a: Vec<u64> = (0..4).map(|_| FuzzRng::for_case(7, 3).u64()).collect();
         assert!(a.windows(2).all(|w| w[0] == w[1]));
-        assert_ne!(Rng::for_case(7, 3).u64(), Rng::for_case(7, 4).u64());
-        let mut r = Rng::new(1);
+        assert_ne!(FuzzRng::for_case(7, 3).u64(), FuzzRng::for_case(7, 4).u64());
+        let mut r = FuzzRng::new(1);
         assert!((0..1000).all(|_| r.below(10) < 10));
         assert!((0..1000).all(|_| r.len(5) <= 5));
         assert_eq!(r.below(0), 0);

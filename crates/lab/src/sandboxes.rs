@@ -6,7 +6,7 @@ use crate::expand::Expanded;
 use crate::placement;
 use crate::spec::Setup;
 use qpslab_host::storage::{self, Mounted, StorageGuard};
-use qpslab_sandbox::{Profile, SandboxHome, SandboxSpec};
+use qpslab_sandbox::{MyCnf, SandboxHome, SandboxSpec};
 use std::path::{Path, PathBuf};
 
 /// The sandbox name of a setup: unique per study and setup, at most 32 characters.
@@ -49,7 +49,7 @@ pub fn sandbox_spec(study: &str, setup_name: &str, s: &Setup) -> Result<SandboxS
         s.basedir.as_deref(),
     )
     .map_err(|e| e.to_string())?;
-    spec.profile = s.profile.clone().map_or(Profile::Default, Profile::File);
+    spec.my_cnf = s.my_cnf.clone().map_or(MyCnf::Default, MyCnf::File);
     crate::replica::configure(&mut spec, s);
     placement::configure(&mut spec, s)?;
     Ok(spec)

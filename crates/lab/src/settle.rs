@@ -18,9 +18,10 @@ use std::time::{Duration, Instant};
 /// A purge backlog at or below this counts as drained.
 const HISTORY_FLOOR: u64 = 100;
 
-/// Whose server it is: ours may be tuned while it settles, the user's is only read.
+/// Which kind of server is settled, so whose it is: ours may be tuned while it settles, the
+/// user's is only read. (Not the process that owns a sandbox or a run: that is an `Owner`.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Owner {
+pub enum ServerKind {
     /// A sandbox qpslab started.
     Sandbox,
     /// The user's server.
@@ -34,7 +35,7 @@ pub fn settle(
     target: &ConnectOptions,
     w: &WorkloadOptions,
     max_s: f64,
-    owner: Owner,
+    server: ServerKind,
     stop: &AtomicBool,
 ) -> Result<SettleReport, ExecError> {
     let started = Instant::now();
@@ -51,14 +52,14 @@ pub fn settle(
             .warnings
             .push("trx_rseg_history_len is not readable (INNODB_METRICS)".into());
     }
-    let restore = match owner {
-        Owner::Sandbox => speed_up_flushing(&mut conn),
-        Owner::External => None,
+    let restore = match server {
+        ServerKind::Sandbox => speed_up_flushing(&mut conn),
+        ServerKind::External => None,
     };
     // The user's server is checked once: its housekeeping is theirs to wait for.
-    let wait_s = match owner {
-        Owner::Sandbox => max_s,
-        Owner::External => 0.0,
+    let wait_s = match server {
+        ServerKind::Sandbox => max_s,
+        ServerKind::External => 0.0,
     };
     let deadline = started + Duration::from_secs_f64(wait_s);
     let drained = loop {
@@ -88,7 +89,7 @@ pub fn settle(
             report.dirty_pages.1, report.history_len.1
         ));
     }
-    if owner == Owner::Sandbox {
+    if server == ServerKind::Sandbox {
         report.tables_warmed = warm(&mut conn, w, &mut report.warnings, stop);
     }
     report.seconds = started.elapsed().as_secs_f64();

@@ -71,9 +71,9 @@ pub struct Setup {
     /// An unpacked server tarball to run instead of the installed server.
     #[serde(default)]
     pub basedir: Option<PathBuf>,
-    /// A my.cnf fragment applied before `set`.
-    #[serde(default)]
-    pub profile: Option<PathBuf>,
+    /// A my.cnf fragment applied before `set` (`profile`, its old key, is still read).
+    #[serde(default, alias = "profile")]
+    pub my_cnf: Option<PathBuf>,
     /// An external server (`mysql://user@host:port/db`) instead of a sandbox. Its password,
     /// if the URL has one, is never stored or printed; better kept out of the spec with
     /// `password_file` or `MYSQL_PWD`.
@@ -218,7 +218,7 @@ impl Setup {
             cpus,
             malloc,
             basedir,
-            profile,
+            my_cnf,
             target,
             password_file,
             storage,
@@ -518,6 +518,25 @@ mod tests {
             .with(&s.factors["malloc"]["jemalloc"]);
         assert_eq!(merged.set["a"].render(), "1");
         assert_eq!(merged.malloc.as_deref(), Some("jemalloc"));
+    }
+
+    #[test]
+    fn a_variants_my_cnf_is_also_read_under_its_old_key_profile() {
+        let new = parse(
+            "s",
+            "name = \"m\"\n[[variant]]\nname = \"v\"\nmy_cnf = \"a.cnf\"\n",
+        )
+        .unwrap();
+        let old = parse(
+            "s",
+            "name = \"m\"\n[[variant]]\nname = \"v\"\nprofile = \"a.cnf\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            new.variant[0].my_cnf.as_deref(),
+            Some(std::path::Path::new("a.cnf"))
+        );
+        assert_eq!(new, old);
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::exec::{Measured, Observer};
 use crate::phase::{Bench, PhaseError, RunOf};
 use crate::rate_search::{lag_points, search, Searched};
 use crate::restore::{Guard, Ledger, RestoreError};
-use crate::settle::{settle, Owner};
+use crate::settle::{settle, ServerKind as Owner};
 use crate::unstored::keep;
 use qpslab_core::env::ServerInfo;
 use qpslab_core::live::ActionRecord;

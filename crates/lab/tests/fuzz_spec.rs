@@ -3,7 +3,7 @@
 //! shipped examples mutated, must give a spec or an error, never a panic, a hang or an
 //! expansion out of proportion (see `qpslab-fuzzkit` for the long mode).
 
-use qpslab_fuzzkit::{measure, Rng, Target};
+use qpslab_fuzzkit::{measure, FuzzRng, Target};
 use qpslab_lab::expand::{expand, MAX_CELLS};
 use qpslab_lab::options::OPTIONS;
 use qpslab_lab::spec::parse;
@@ -21,7 +21,7 @@ fn load(text: &str) -> Option<usize> {
     Some(e.cells.len())
 }
 
-fn value(r: &mut Rng) -> String {
+fn value(r: &mut FuzzRng) -> String {
     let words = [
         "\"2s\"",
         "\"500ms\"",
@@ -70,7 +70,7 @@ fn value(r: &mut Rng) -> String {
     }
 }
 
-fn key(r: &mut Rng) -> String {
+fn key(r: &mut FuzzRng) -> String {
     let extra = [
         "name",
         "set",
@@ -101,7 +101,7 @@ fn key(r: &mut Rng) -> String {
 }
 
 /// A spec assembled from the format's sections and keys, with random values.
-fn random_spec(r: &mut Rng) -> String {
+fn random_spec(r: &mut FuzzRng) -> String {
     let mut t = String::new();
     if !r.one_in(10) {
         t.push_str(&format!(

@@ -9,7 +9,7 @@ use qpslab_core::{
 use qpslab_engine::run_phase;
 use qpslab_engine::workload::Workload;
 use qpslab_lab::exec::{ensure_dataset, judge_phase, DatasetPolicy, Quiet};
-use qpslab_lab::settle::{settle, Owner};
+use qpslab_lab::settle::{settle, ServerKind};
 use qpslab_wire::Conn;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
@@ -157,7 +157,14 @@ fn settling_a_fresh_load_drains_dirty_pages_and_restores_flushing() {
         .to_string();
     let (o, w) = dataset("settle_fresh", WorkloadKind::OltpReadOnly, 2, 20_000);
     opts = o;
-    let r = settle(&opts, &w, 120.0, Owner::Sandbox, &AtomicBool::new(false)).unwrap();
+    let r = settle(
+        &opts,
+        &w,
+        120.0,
+        ServerKind::Sandbox,
+        &AtomicBool::new(false),
+    )
+    .unwrap();
     assert!(r.drained, "{r:?}");
     assert_eq!(r.dirty_pages.1, 0, "{r:?}");
     assert_eq!(r.tables_warmed, 2, "{r:?}");
@@ -169,7 +176,14 @@ fn settling_a_fresh_load_drains_dirty_pages_and_restores_flushing() {
         .to_string();
     assert_eq!(before, after);
     // The user's server is checked once and never waited for.
-    let r = settle(&opts, &w, 120.0, Owner::External, &AtomicBool::new(false)).unwrap();
+    let r = settle(
+        &opts,
+        &w,
+        120.0,
+        ServerKind::External,
+        &AtomicBool::new(false),
+    )
+    .unwrap();
     assert!(r.seconds < 10.0, "{r:?}");
     assert_eq!(r.tables_warmed, 0);
 }

@@ -1,5 +1,5 @@
 //! The sandbox's my.cnf: the lab's own settings (paths, limits sized for thousands of sessions),
-//! then the profile, then `--set` overrides, later entries winning. Everything not named here
+//! then the user's my.cnf fragment, then `--set` overrides, later entries winning. Everything not named here
 //! stays the server's stock setting: the file is passed with `--defaults-file`, so no system
 //! option file is read.
 
@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use qpslab_core::optfile;
 use std::path::{Path, PathBuf};
 
-/// Settings the lab owns; a profile or override must not move them (the sandbox would lose
+/// Settings the lab owns; a my.cnf fragment or override must not move them (the sandbox would lose
 /// track of its own files).
 const RESERVED: &[&str] = &[
     "datadir",
@@ -81,10 +81,10 @@ pub fn parse_override(s: &str) -> Result<(String, String)> {
     }
 }
 
-/// Reads the server groups of a profile and of the files it includes ([`optfile`]), each
+/// Reads the server groups of a my.cnf fragment and of the files it includes ([`optfile`]), each
 /// setting checked like an override; a rejected one names its file and line.
-pub(crate) fn read_profile(path: &Path) -> Result<Vec<(String, String)>> {
-    let lines = optfile::read(path, optfile::Groups::SERVER).map_err(Error::Profile)?;
+pub(crate) fn read_my_cnf(path: &Path) -> Result<Vec<(String, String)>> {
+    let lines = optfile::read(path, optfile::Groups::SERVER).map_err(Error::MyCnf)?;
     lines
         .iter()
         .map(|l| {
@@ -99,7 +99,7 @@ pub(crate) fn read_profile(path: &Path) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
-/// The lab's own settings, before the profile and overrides.
+/// The lab's own settings, before the my.cnf fragment and overrides.
 /// `run_as` is the account the server switches to after reading this file (qpslab is root).
 pub(crate) fn lab_settings(
     paths: &Paths,
@@ -156,7 +156,7 @@ pub(crate) fn merge(layers: &[&[(String, String)]]) -> Vec<(String, String)> {
 pub(crate) fn render(sandbox: &str, settings: &[(String, String)]) -> String {
     let mut s = format!(
         "# my.cnf of qpslab sandbox '{sandbox}', rewritten at each start.\n\
-         # Lab settings first, then the profile, then --set overrides.\n[mysqld]\n"
+         # Lab settings first, then the my.cnf fragment, then --set overrides.\n[mysqld]\n"
     );
     for (name, value) in settings {
         if value.is_empty() {
@@ -192,12 +192,12 @@ mod tests {
     #[test]
     fn later_wins_across_dash_and_underscore() {
         let home = lab_settings(&paths(), false, None);
-        let profile = profile(
+        let fragment = my_cnf(
             "[client]\nport=1\n[mysqld]\nmax-connections = 100\ninnodb_buffer_pool_size=1G # big\n",
         )
         .unwrap();
         let sets = vec![parse_override("innodb-buffer-pool-size=2G").unwrap()];
-        let merged = merge(&[&home, &profile, &sets]);
+        let merged = merge(&[&home, &fragment, &sets]);
         let text = render("s", &merged);
         assert!(text.contains("max-connections = 100\n"), "{text}");
         assert!(!text.contains("max_connections = 5000"), "{text}");
@@ -246,32 +246,32 @@ mod tests {
         );
     }
 
-    /// Reads profile text written to a temporary file.
-    fn profile(text: &str) -> Result<Vec<(String, String)>> {
+    /// Reads my.cnf fragment text written to a temporary file.
+    fn my_cnf(text: &str) -> Result<Vec<(String, String)>> {
         let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("profile.cnf");
+        let p = d.path().join("my.cnf");
         std::fs::write(&p, text).unwrap();
-        read_profile(&p)
+        read_my_cnf(&p)
     }
 
     #[test]
-    fn profiles_include_files_and_name_the_line_at_fault() {
+    fn my_cnf_fragments_include_files_and_name_the_line_at_fault() {
         let d = tempfile::tempdir().unwrap();
         let inc = d.path().join("inc.cnf");
         std::fs::write(&inc, "[mariadbd]\nb = 2\n").unwrap();
         let text = format!("a=1\n[server]\n!include {}\nc='x y'\n", inc.display());
-        let got = profile(&text).unwrap();
+        let got = my_cnf(&text).unwrap();
         let want = [("a", "1"), ("b", "2"), ("c", "x y")];
         assert_eq!(got, want.map(|(n, v)| (n.to_string(), v.to_string())));
         std::fs::write(&inc, "[mysqld]\n\nloose_datadir=/x\n").unwrap();
-        let e = profile(&text).unwrap_err();
+        let e = my_cnf(&text).unwrap_err();
         assert!(e.is_user_error(), "{e}");
         assert!(
             e.to_string().contains(&format!("{}:3", inc.display())),
             "{e}"
         );
-        let e = profile("[mysqld]\n!include /nonexistent/x.cnf\n").unwrap_err();
-        assert!(matches!(e, Error::Profile(_)) && e.is_user_error(), "{e}");
+        let e = my_cnf("[mysqld]\n!include /nonexistent/x.cnf\n").unwrap_err();
+        assert!(matches!(e, Error::MyCnf(_)) && e.is_user_error(), "{e}");
         assert!(e.to_string().contains("/nonexistent/x.cnf"), "{e}");
     }
 

@@ -15,7 +15,7 @@ pub enum Error {
         /// Why it was rejected.
         reason: String,
     },
-    /// A `--set` override or profile line is malformed or names a setting the lab owns.
+    /// A `--set` override or my.cnf fragment line is malformed or names a setting the lab owns.
     #[error("invalid setting '{setting}': {reason}")]
     InvalidSetting {
         /// The rejected setting as given.
@@ -23,9 +23,9 @@ pub enum Error {
         /// Why it was rejected.
         reason: String,
     },
-    /// The profile, or a file it includes, cannot be read or is not an option file.
-    #[error("profile {0}")]
-    Profile(qpslab_core::optfile::OptFileError),
+    /// The my.cnf fragment, or a file it includes, cannot be read or is not an option file.
+    #[error("my.cnf fragment {0}")]
+    MyCnf(qpslab_core::optfile::OptFileError),
     /// The explicitly requested TCP port is already taken on 127.0.0.1.
     #[error("port {port} is already in use on 127.0.0.1 (pick another port or leave it unset to get a free one)")]
     PortInUse {
@@ -84,7 +84,7 @@ pub enum Error {
         /// The sandbox name.
         name: String,
     },
-    /// The server refused a setting it does not know (from the profile or `--set`).
+    /// The server refused a setting it does not know (from the my.cnf fragment or `--set`).
     #[error("server rejected a setting of sandbox '{name}': {detail}\n--- last lines of the error log ---\n{log_tail}")]
     UnknownSetting {
         /// The sandbox name.
@@ -159,7 +159,7 @@ impl Error {
             self,
             Error::InvalidName { .. }
                 | Error::InvalidSetting { .. }
-                | Error::Profile(_)
+                | Error::MyCnf(_)
                 | Error::PortInUse { .. }
                 | Error::NoServerBinary { .. }
                 | Error::NoMallocLibrary { .. }

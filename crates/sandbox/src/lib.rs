@@ -4,7 +4,7 @@
 //! directory (`~/.qpslab` by default), runs the installed `mariadbd`/`mysqld` or one from an
 //! unpacked tarball, and never touches the system instance. Datadirs are copied from a
 //! template initialised once per server version. The server's configuration is its stock one
-//! plus the lab's needs (paths, 127.0.0.1, limits for thousands of sessions), then a profile,
+//! plus the lab's needs (paths, 127.0.0.1, limits for thousands of sessions), then a my.cnf fragment,
 //! then `--set` overrides.
 //!
 //! ```no_run
@@ -41,5 +41,5 @@ pub use process::log_tail_of;
 pub use runas::mount_dir;
 pub use sandbox::{start, Sandbox, StartTimings};
 pub use secure::CLIENT_FILE;
-pub use spec::{validate_name, Malloc, Profile, Role, SandboxHome, SandboxSpec};
+pub use spec::{validate_name, Malloc, MyCnf, Role, SandboxHome, SandboxSpec};
 pub use state::{find, list, log_tail, remove, stop_by_name, SandboxInfo};

@@ -10,7 +10,7 @@ use crate::config::{self, Paths};
 use crate::error::{Error, Result};
 use crate::failure::start_error;
 use crate::process::{self, Launch};
-use crate::spec::{validate_name, Profile, SandboxHome, SandboxSpec};
+use crate::spec::{validate_name, MyCnf, SandboxHome, SandboxSpec};
 use crate::state::{self, SandboxInfo, STOP_GRACE};
 use crate::{registry, runas, secure, template};
 use qpslab_core::{ConnectOptions, Secret};
@@ -325,11 +325,11 @@ fn ensure_datadir(
     Ok((init_time, Some(t0.elapsed())))
 }
 
-/// The role's settings, the profile's, then the `--set` overrides, checked.
+/// The role's settings, the my.cnf fragment's, then the `--set` overrides, checked.
 fn overrides(spec: &SandboxSpec) -> Result<Vec<(String, String)>> {
     let mut overrides = spec.role.settings();
-    if let Profile::File(path) = &spec.profile {
-        overrides.extend(config::read_profile(path)?);
+    if let MyCnf::File(path) = &spec.my_cnf {
+        overrides.extend(config::read_my_cnf(path)?);
     }
     for (n, v) in &spec.settings {
         overrides.push(config::check_setting(n, v)?);

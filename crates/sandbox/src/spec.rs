@@ -1,5 +1,5 @@
 //! What the caller asks for: the lab directory that holds every sandbox, and the
-//! [`SandboxSpec`] of one sandbox (name, binaries, profile, overrides, placement, allocator).
+//! [`SandboxSpec`] of one sandbox (name, binaries, my.cnf fragment, overrides, placement, allocator).
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -68,11 +68,12 @@ impl SandboxHome {
     }
 }
 
-/// The server configuration on top of the lab's own settings.
+/// The user's my.cnf fragment on top of the lab's own settings (`server start --my-cnf`, a
+/// study setup's `my_cnf`). Not a perf profile: those are `qpslab_probe::profile`'s.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Profile {
-    /// The server's stock settings plus only what the lab needs.
+pub enum MyCnf {
+    /// None: the server's stock settings plus only what the lab needs.
     #[default]
     Default,
     /// A my.cnf fragment: `name = value` lines of its `[mysqld]`, `[mariadb]`, `[server]` and
@@ -149,7 +150,7 @@ impl Role {
         *self == Role::Standalone
     }
 
-    /// The settings the role needs, before the profile and `--set` (which may change them).
+    /// The settings the role needs, before the my.cnf fragment and `--set` (which may change them).
     /// A primary logs in row format, so what a replica applies does not depend on its own
     /// settings; a replica needs nothing beyond its own server_id (every sandbox has one).
     pub(crate) fn settings(&self) -> Vec<(String, String)> {
@@ -180,8 +181,8 @@ pub struct SandboxSpec {
     /// An unpacked MariaDB/MySQL/Percona tarball; `None` uses the installed binaries
     /// (`mariadbd`/`mysqld` on PATH or in /usr/sbin).
     pub basedir: Option<PathBuf>,
-    /// The configuration profile.
-    pub profile: Profile,
+    /// The my.cnf fragment applied before `settings`.
+    pub my_cnf: MyCnf,
     /// `--set name=value` overrides with my.cnf names (dashes and underscores both accepted); an
     /// empty value renders a bare flag (`skip-log-bin`). Later entries win.
     pub settings: Vec<(String, String)>,
@@ -206,12 +207,12 @@ pub struct SandboxSpec {
 }
 
 impl SandboxSpec {
-    /// A spec with the default profile, installed binaries, a free port and a 60 s start timeout.
+    /// A spec with no my.cnf fragment, installed binaries, a free port and a 60 s start timeout.
     pub fn new(name: impl Into<String>) -> Self {
         SandboxSpec {
             name: name.into(),
             basedir: None,
-            profile: Profile::Default,
+            my_cnf: MyCnf::Default,
             settings: Vec::new(),
             cpus: None,
             malloc: None,
@@ -224,9 +225,9 @@ impl SandboxSpec {
     }
 
     /// The spec of what a user asked for, checked: `settings` as `name=value` pairs (each
-    /// checked like a profile line, kept as given), `cpus` in taskset's format (the rules of
+    /// checked like a my.cnf line, kept as given), `cpus` in taskset's format (the rules of
     /// [`qpslab_core::cpus`]), `malloc` as [`Malloc::parse_choice`] reads it, and an unpacked
-    /// server tarball. Profile and port stay at their defaults for the caller to set.
+    /// server tarball. The my.cnf fragment and port stay at their defaults for the caller to set.
     pub fn build(
         name: &str,
         settings: &[(String, String)],

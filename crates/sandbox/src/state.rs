@@ -128,7 +128,8 @@ impl SandboxInfo {
     }
 }
 
-/// A process, told apart from a later one that reuses its pid by its start time.
+/// The process that owns a sandbox (the qpslab that started it), told apart from a later one
+/// that reuses its pid by its start time; the store's `Owner` of a run means the same.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Owner {
     /// Its pid.

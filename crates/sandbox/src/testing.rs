@@ -1,5 +1,5 @@
 //! A real server for integration tests (feature `testing`): one per test process, started on
-//! first use in a temporary lab with the Default profile, stopped and deleted at process exit.
+//! first use in a temporary lab with no my.cnf fragment, stopped and deleted at process exit.
 //!
 //! Templates are shared by all test processes of a user (in `$TMPDIR/qpslab-test-<uid>/`), so
 //! only the first test binary ever run pays for initialising a datadir. Labs left behind by a

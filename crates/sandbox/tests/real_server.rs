@@ -4,8 +4,8 @@
 mod common;
 
 use qpslab_sandbox::{
-    find, list, log_tail, registry, remove, start, stop_by_name, Error, Malloc, Profile,
-    SandboxHome, SandboxSpec,
+    find, list, log_tail, registry, remove, start, stop_by_name, Error, Malloc, MyCnf, SandboxHome,
+    SandboxSpec,
 };
 use std::path::Path;
 
@@ -112,9 +112,9 @@ fn start_list_find_stop() {
 }
 
 #[test]
-fn lab_settings_profile_and_overrides_apply() {
+fn lab_settings_my_cnf_and_overrides_apply() {
     let (d, home) = home();
-    let profile = d.path().join("profile.cnf");
+    let my_cnf = d.path().join("my.cnf");
     let included = d.path().join("conf.d");
     std::fs::create_dir(&included).unwrap();
     std::fs::write(
@@ -123,7 +123,7 @@ fn lab_settings_profile_and_overrides_apply() {
     )
     .unwrap();
     std::fs::write(
-        &profile,
+        &my_cnf,
         format!(
             "[client]\nport=1\n[mysqld]\nmax_connections = 300\n!includedir {}\n",
             included.display()
@@ -131,14 +131,14 @@ fn lab_settings_profile_and_overrides_apply() {
     )
     .unwrap();
     let mut spec = SandboxSpec::new("set");
-    spec.profile = Profile::File(profile);
+    spec.my_cnf = MyCnf::File(my_cnf);
     spec.settings = vec![
         ("max-connections".into(), "123".into()),
         ("innodb_flush_log_at_trx_commit".into(), "2".into()),
     ];
     let s = start(&home, &spec).unwrap();
     let q = |sql: &str| common::query_socket(s.socket(), sql);
-    assert_eq!(q("SELECT @@max_connections"), "123"); // --set beats the profile
+    assert_eq!(q("SELECT @@max_connections"), "123"); // --set beats the my.cnf fragment
     assert_eq!(
         q("SELECT @@innodb_buffer_pool_size"),
         (64 << 20).to_string()

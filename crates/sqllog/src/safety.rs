@@ -46,7 +46,8 @@ pub enum Effect {
     Admin,
 }
 
-/// A statement's most harmful effect and a few words on why.
+/// A statement's safety verdict: its most harmful effect and a few words on why. (A diff
+/// class's regression/improvement is `qpslab_report::diff::Change`.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Verdict {
     /// The effect.

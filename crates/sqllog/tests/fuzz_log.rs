@@ -4,7 +4,7 @@
 //! (lowercase, one space between tokens, no trailing `;`). See `qpslab-fuzzkit` for the long
 //! mode.
 
-use qpslab_fuzzkit::{measure, Rng, Target};
+use qpslab_fuzzkit::{measure, FuzzRng, Target};
 use qpslab_sqllog::{classify, fingerprint, kind_of_fingerprint, LogError, LogReader, LogType};
 
 #[global_allocator]
@@ -76,7 +76,7 @@ fn random_bytes() {
 
 #[test]
 fn mutated_logs() {
-    let gen = |r: &mut Rng| {
+    let gen = |r: &mut FuzzRng| {
         let base = *r.pick(&FIXTURES);
         let mut v = r.mutate(base);
         for _ in 0..r.below(3) {
@@ -124,7 +124,7 @@ fn random_sql_is_folded() {
         "prepare s from ",
         "é",
     ];
-    let gen = |r: &mut Rng| {
+    let gen = |r: &mut FuzzRng| {
         (0..r.below(40))
             .map(|_| *r.pick(&PIECES))
             .collect::<String>()

@@ -4,7 +4,7 @@
 //! `study::create` and stored like any study.
 
 use crate::apply::Applier;
-use crate::confirm::{self, Side};
+use crate::confirm::{self, ProofVariant};
 use crate::search::Config;
 use crate::{Target, TuneError};
 use qpslab_core::cell::Cell;
@@ -17,9 +17,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-/// One trial's outcome.
+/// What one search trial measured: its throughput.
 #[derive(Clone, Debug)]
-pub struct Measured {
+pub struct TrialResult {
     /// Transactions per second.
     pub tps: f64,
     /// Per report interval.
@@ -59,7 +59,7 @@ impl Bench<'_> {
         config: &Config,
         secs: f64,
         phase: &str,
-    ) -> Result<Measured, TuneError> {
+    ) -> Result<TrialResult, TuneError> {
         let started = Instant::now();
         self.applier.apply(config)?;
         let mut plan =
@@ -120,15 +120,15 @@ impl Bench<'_> {
         let mut sides = [Vec::new(), Vec::new()];
         for (rec, side) in records.iter().zip(&order) {
             let chosen = match side {
-                Side::Baseline => Config::new(),
-                Side::Tuned => config.clone(),
+                ProofVariant::Baseline => Config::new(),
+                ProofVariant::Tuned => config.clone(),
             };
             let (tps, run) = self.measure_cell(&chosen, &rec.cell.label)?;
             self.store.cell_done(rec.id, run)?;
             let phase = format!("confirm {}", side.name());
             let secs = self.plan.stop.time_s.unwrap_or(0.0);
             self.record(&phase, &chosen, (tps, secs), Some(run))?;
-            sides[usize::from(*side == Side::Tuned)].push(tps);
+            sides[usize::from(*side == ProofVariant::Tuned)].push(tps);
         }
         self.store.set_study_status(id, StudyStatus::Done)?;
         Ok(sides)
@@ -183,8 +183,8 @@ impl Bench<'_> {
     }
 }
 
-fn phase_tps(p: &qpslab_core::result::PhaseResult) -> Measured {
-    Measured {
+fn phase_tps(p: &qpslab_core::result::PhaseResult) -> TrialResult {
+    TrialResult {
         tps: p.tps(),
         per_interval: p
             .samples
@@ -196,7 +196,7 @@ fn phase_tps(p: &qpslab_core::result::PhaseResult) -> Measured {
 }
 
 /// The proof study's cells: `baseline/r1`, `tuned/r1`, `tuned/r2`, `baseline/r2`...
-fn study_cells(order: &[Side]) -> Vec<Cell> {
+fn study_cells(order: &[ProofVariant]) -> Vec<Cell> {
     let mut seen: BTreeMap<&str, u32> = BTreeMap::new();
     order
         .iter()

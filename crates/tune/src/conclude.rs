@@ -3,7 +3,7 @@
 //! summary, `tuned.cnf`, the JSON document).
 
 use crate::bench::Bench;
-use crate::confirm::{self, Verdict};
+use crate::confirm::{self, Gain};
 use crate::knobs::Space;
 use crate::search::{describe, Config, Found};
 use crate::{Observer, Request, TuneError};
@@ -13,7 +13,7 @@ use qpslab_store::TuneTrial;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Confirmed {
     /// Tuned over baseline, with its interval, and whether it is a gain.
-    pub verdict: Verdict,
+    pub verdict: Gain,
     /// The baseline's mean tps over its measurements.
     pub baseline_tps: f64,
     /// The tuned configuration's mean tps over its measurements.

@@ -10,21 +10,22 @@ pub const LEVEL: f64 = 0.95;
 /// Fewest measurements of each side.
 pub const MIN_REPEATS: u32 = 3;
 
-/// A side of the confirmation.
+/// Which of the proof study's two variants a confirmation measurement runs (the A or B
+/// of its A/B pairs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
+pub enum ProofVariant {
     /// The server's settings as found.
     Baseline,
     /// The candidate's.
     Tuned,
 }
 
-impl Side {
+impl ProofVariant {
     /// The variant's name in the proof study.
     pub fn name(self) -> &'static str {
         match self {
-            Side::Baseline => "baseline",
-            Side::Tuned => "tuned",
+            ProofVariant::Baseline => "baseline",
+            ProofVariant::Tuned => "tuned",
         }
     }
 }
@@ -32,8 +33,8 @@ impl Side {
 /// `repeats` measurements of each side in pairs that alternate which side goes first (AB BA AB
 /// ...): a side measured second finds the server as the first left it (warmer caches, a pool
 /// still resizing), so each side gets both positions.
-pub fn order(repeats: u32) -> Vec<Side> {
-    let side = |k: usize| [Side::Baseline, Side::Tuned][k];
+pub fn order(repeats: u32) -> Vec<ProofVariant> {
+    let side = |k: usize| [ProofVariant::Baseline, ProofVariant::Tuned][k];
     (0..repeats as usize)
         .flat_map(|i| qpslab_lab::expand::round_order(i, 2).into_iter().map(side))
         .collect()
@@ -45,9 +46,10 @@ pub fn order(repeats: u32) -> Vec<Side> {
 /// drift alone).
 pub const MIN_GAIN: f64 = 1.05;
 
-/// What the confirmation found.
+/// What the confirmation found: the tuned configuration's gain over the baseline and whether
+/// it is real.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Verdict {
+pub struct Gain {
     /// Tuned over baseline throughput, with its interval.
     pub ratio: Ratio,
     /// The interval lies wholly above 1 and the estimate is at least [`MIN_GAIN`]: a gain.
@@ -61,7 +63,7 @@ pub struct Verdict {
 /// over the session). A gain only when the interval lies above 1 and the estimate reaches
 /// [`MIN_GAIN`]. `None` with fewer than two
 /// usable pairs.
-pub fn judge(baseline: &[f64], tuned: &[f64]) -> Option<Verdict> {
+pub fn judge(baseline: &[f64], tuned: &[f64]) -> Option<Gain> {
     let logs: Vec<f64> = baseline
         .iter()
         .zip(tuned)
@@ -69,7 +71,7 @@ pub fn judge(baseline: &[f64], tuned: &[f64]) -> Option<Verdict> {
         .map(|(a, b)| (b / a).ln())
         .collect();
     let ratio = paired_ratio(&logs, LEVEL)?;
-    Some(Verdict {
+    Some(Gain {
         ratio,
         significant: ratio.low > 1.0 && ratio.ratio >= MIN_GAIN,
     })
@@ -81,7 +83,7 @@ mod tests {
 
     #[test]
     fn pairs_alternate_which_side_goes_first() {
-        use Side::*;
+        use ProofVariant::*;
         assert_eq!(
             order(3),
             [Baseline, Tuned, Tuned, Baseline, Baseline, Tuned]

@@ -9,6 +9,7 @@
 //! other, so a configuration is only ahead of it when measured under the same conditions.
 
 use crate::knobs::Knob;
+use qpslab_engine::rand::Rng;
 use std::collections::BTreeMap;
 
 /// Settings that differ from the baseline (empty: the baseline itself).
@@ -70,30 +71,13 @@ pub fn survivors(mut scored: Vec<(Config, f64)>) -> Vec<(Config, f64)> {
     scored
 }
 
-/// A small deterministic generator (xorshift64*), so a seed repeats a search.
-pub struct Rng(u64);
-
-impl Rng {
-    /// From `seed` (0 is replaced: xorshift needs a non-zero state).
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.max(1))
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n.max(1)
-    }
-}
-
 /// A random configuration: each knob keeps its baseline value or takes one of its candidates,
 /// all choices equally likely.
 pub fn random_config(knobs: &[Knob], rng: &mut Rng) -> Config {
     knobs
         .iter()
         .filter_map(|k| {
-            let i = rng.below(k.values.len() + 1);
+            let i = rng.uniform(0, k.values.len() as u64) as usize;
             k.values.get(i).map(|v| (k.name.clone(), v.clone()))
         })
         .collect()

@@ -2,14 +2,15 @@
 //! variables, the budgeted search seeded by advise, the confirmation, and the outcome.
 
 use crate::apply::Applier;
-use crate::bench::{Bench, Measured};
+use crate::bench::{Bench, TrialResult};
 use crate::conclude::{conclude, Outcome};
 use crate::knobs::{self, Knob, Sizes, Space};
-use crate::search::{self, Config, Found, Rng};
+use crate::search::{self, Config, Found};
 use crate::{
     confirm, confirmation_cost, Best, Observer, Request, Search, Target, Trial, TuneError,
 };
 use qpslab_advise::{advise, gather, needs_restart, Facts};
+use qpslab_engine::rand::Rng;
 use qpslab_lab::restore::Ledger;
 use qpslab_stats::{estimate, t_quantile};
 use qpslab_store::Store;
@@ -162,7 +163,7 @@ fn halving(
     let mut alive: Vec<Config> = search::halving_candidates(knobs, seed, n, &mut rng);
     obs.search(Search::Halving, alive.len());
     let (mut secs, mut rung, mut alone) = (trial_s, 0, Vec::new());
-    let mut best: Option<(Config, Measured)> = None;
+    let mut best: Option<(Config, TrialResult)> = None;
     while alive.len() > 1 {
         let mut scored = Vec::new();
         for config in &alive {
@@ -206,7 +207,7 @@ fn random(
     let candidates = search::random_candidates(knobs, n, &mut rng);
     obs.search(Search::Random, n);
     let mut scored: Vec<(Config, f64)> = Vec::new();
-    let mut best: Option<(Config, Measured)> = None;
+    let mut best: Option<(Config, TrialResult)> = None;
     for config in &candidates {
         if scored.len() >= 2 && left(clock) < trial_s + b.overhead_s {
             break;
@@ -242,8 +243,8 @@ fn progress(
     obs: &mut dyn Observer,
     (seq, rung, secs): (u32, u32, f64),
     config: &Config,
-    m: &Measured,
-    best: Option<&(Config, Measured)>,
+    m: &TrialResult,
+    best: Option<&(Config, TrialResult)>,
 ) {
     let best = best.map(|(bc, bm)| {
         let interval = estimate(&bm.per_interval)

@@ -6,7 +6,7 @@
 
 use qpslab_core::{ConnectOptions, Dsn};
 use qpslab_fuzzkit::bytes::{lenenc, lenenc_str};
-use qpslab_fuzzkit::{measure, Rng, Target};
+use qpslab_fuzzkit::{measure, FuzzRng, Target};
 use qpslab_wire::caps::{CLIENT_DEPRECATE_EOF, MARIADB_CLIENT_CACHE_METADATA};
 use qpslab_wire::{Conn, QueryResult, Value};
 use std::io::{Read, Write};
@@ -109,7 +109,7 @@ fn server() -> &'static Server {
 }
 
 /// Capabilities a MariaDB server offers, with or without DEPRECATE_EOF and metadata caching.
-fn server_caps(r: &mut Rng) -> u64 {
+fn server_caps(r: &mut FuzzRng) -> u64 {
     // PROTOCOL_41, TRANSACTIONS, SECURE_CONNECTION, MULTI_RESULTS, PS_MULTI_RESULTS,
     // PLUGIN_AUTH, PLUGIN_AUTH_LENENC_CLIENT_DATA; bit 0 clear (MariaDB's extended flags).
     let mut c = (1 << 9) | (1 << 13) | (1 << 15) | (1 << 17) | (1 << 18) | (1 << 19) | (1 << 21);
@@ -122,7 +122,7 @@ fn server_caps(r: &mut Rng) -> u64 {
     c
 }
 
-fn word(r: &mut Rng, max: usize) -> String {
+fn word(r: &mut FuzzRng, max: usize) -> String {
     (0..r.len(max))
         .map(|_| *r.pick(&['a', 'z', '0', '_', ' ', '-', 'é']))
         .collect()
@@ -190,7 +190,7 @@ impl Reply {
 }
 
 /// A text-protocol reply to COM_QUERY and the result it must give.
-fn text_reply(r: &mut Rng, caps: u64) -> (Vec<u8>, QueryResult) {
+fn text_reply(r: &mut FuzzRng, caps: u64) -> (Vec<u8>, QueryResult) {
     let mut out = Reply::new(caps);
     let mut want = QueryResult::default();
     if r.one_in(4) {
@@ -228,7 +228,7 @@ fn text_reply(r: &mut Rng, caps: u64) -> (Vec<u8>, QueryResult) {
 
 /// A prepare reply and an execute reply (binary rows of BIGINTs), with the parameter count
 /// and the result the execute must give.
-fn exec_replies(r: &mut Rng, caps: u64) -> (Vec<u8>, Vec<u8>, u16, QueryResult) {
+fn exec_replies(r: &mut FuzzRng, caps: u64) -> (Vec<u8>, Vec<u8>, u16, QueryResult) {
     let mut want = QueryResult {
         columns: (0..1 + r.below(4)).map(|_| word(r, 10)).collect(),
         ..QueryResult::default()
@@ -347,7 +347,7 @@ fn fuzz_session_replies_mutated() {
 #[test]
 fn a_column_count_of_2_pow_40_is_not_allocated() {
     // The column count was trusted as a capacity: 2^40 columns asked for 32 TiB.
-    let caps = server_caps(&mut Rng::new(1)) | CLIENT_DEPRECATE_EOF;
+    let caps = server_caps(&mut FuzzRng::new(1)) | CLIENT_DEPRECATE_EOF;
     let mut reply = Vec::new();
     let mut count = vec![0xFE];
     count.extend_from_slice(&(1u64 << 40).to_le_bytes());
@@ -361,7 +361,7 @@ fn a_column_count_of_2_pow_40_is_not_allocated() {
 #[test]
 fn a_prepare_reply_claiming_65535_columns_allocates_as_they_arrive() {
     // Found by wire_session_replies_hostile: 2 MiB for a 223-byte reply.
-    let caps = server_caps(&mut Rng::new(2));
+    let caps = server_caps(&mut FuzzRng::new(2));
     let mut p = vec![0];
     p.extend_from_slice(&5u32.to_le_bytes());
     p.extend_from_slice(&[0xFF, 0xFF, 0, 0, 0, 0, 0]);

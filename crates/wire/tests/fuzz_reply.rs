@@ -7,7 +7,7 @@
 //! the long mode.
 
 use qpslab_fuzzkit::bytes::lenenc;
-use qpslab_fuzzkit::{measure, Rng, Target};
+use qpslab_fuzzkit::{measure, FuzzRng, Target};
 use qpslab_wire::caps::{CLIENT_DEPRECATE_EOF, MARIADB_CLIENT_CACHE_METADATA};
 use qpslab_wire::codec::{Reply, ReplyReader};
 use qpslab_wire::Capabilities;
@@ -57,7 +57,7 @@ impl Wire {
     }
 }
 
-fn ok_payload(r: &mut Rng, header: u8, affected: u64, status: u16) -> Vec<u8> {
+fn ok_payload(r: &mut FuzzRng, header: u8, affected: u64, status: u16) -> Vec<u8> {
     let mut p = vec![header];
     lenenc(&mut p, affected);
     lenenc(&mut p, r.below(1000));
@@ -68,7 +68,7 @@ fn ok_payload(r: &mut Rng, header: u8, affected: u64, status: u16) -> Vec<u8> {
 }
 
 /// A row of about `size` bytes: binary rows start with 0x00, text rows with a length.
-fn row(r: &mut Rng, binary: bool, size: usize) -> Vec<u8> {
+fn row(r: &mut FuzzRng, binary: bool, size: usize) -> Vec<u8> {
     let mut p = Vec::with_capacity(size + 9);
     if binary {
         p.push(0);
@@ -90,7 +90,7 @@ fn row(r: &mut Rng, binary: bool, size: usize) -> Vec<u8> {
 
 /// A row size: a few bytes mostly, some over the parser's 1 KiB, and with `huge` many at
 /// 16 MiB - 1 (continued in a second packet).
-fn row_size(r: &mut Rng, huge: bool) -> usize {
+fn row_size(r: &mut FuzzRng, huge: bool) -> usize {
     match r.below(if huge { 4 } else { 400 }) {
         0 if huge => MAX_PAYLOAD - 2 + r.index(4) + r.index(2) * 2000,
         0..=20 => 900 + r.index(5000),
@@ -99,7 +99,14 @@ fn row_size(r: &mut Rng, huge: bool) -> usize {
 }
 
 /// One result set; returns its row count.
-fn result_set(r: &mut Rng, w: &mut Wire, caps: u64, binary: bool, status: u16, huge: bool) -> u64 {
+fn result_set(
+    r: &mut FuzzRng,
+    w: &mut Wire,
+    caps: u64,
+    binary: bool,
+    status: u16,
+    huge: bool,
+) -> u64 {
     let deprecate_eof = caps & CLIENT_DEPRECATE_EOF != 0;
     let n = 1 + r.below(4);
     let mut count = Vec::new();
@@ -137,7 +144,7 @@ fn result_set(r: &mut Rng, w: &mut Wire, caps: u64, binary: bool, status: u16, h
 }
 
 /// A whole reply of one command, and the reply the parser must give.
-fn reply(r: &mut Rng, huge: bool) -> (u64, bool, Wire, Reply) {
+fn reply(r: &mut FuzzRng, huge: bool) -> (u64, bool, Wire, Reply) {
     let caps = *r.pick(&[
         0,
         CLIENT_DEPRECATE_EOF,
@@ -187,7 +194,7 @@ fn reply(r: &mut Rng, huge: bool) -> (u64, bool, Wire, Reply) {
 }
 
 /// Where the bytes arrive: random cuts, many near packet boundaries.
-fn cuts(r: &mut Rng, w: &Wire) -> Vec<usize> {
+fn cuts(r: &mut FuzzRng, w: &Wire) -> Vec<usize> {
     let len = w.bytes.len();
     let mut c: Vec<usize> = (0..r.below(12))
         .map(|_| {

@@ -286,7 +286,8 @@ pub enum ServerCommand {
     List(ServerListArgs),
     /// Print the tail of a sandbox server's error log.
     Logs(ServerLogsArgs),
-    /// A server's threads by class: OS ids, CPU use, affinity and nice (local servers).
+    /// The server's OS threads by class (not client sessions, which --threads counts): OS ids,
+    /// CPU use, affinity and nice (local servers).
     Threads(ServerThreadsArgs),
     /// One sandbox: its role and, for a replica, its replication state.
     Status(ServerStatusArgs),
@@ -301,9 +302,9 @@ pub struct ServerStartArgs {
     /// Server setting, my.cnf style (repeatable): --set innodb_buffer_pool_size=1G.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub settings: Vec<String>,
-    /// A my.cnf fragment applied before --set overrides.
-    #[arg(long, value_name = "FILE")]
-    pub profile: Option<PathBuf>,
+    /// A my.cnf fragment applied before --set overrides (not a perf profile).
+    #[arg(long = "my-cnf", alias = "profile", value_name = "FILE")]
+    pub my_cnf: Option<PathBuf>,
     /// CPUs the server may run on, e.g. 0 or 0-3,6.
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,

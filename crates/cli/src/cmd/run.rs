@@ -16,7 +16,7 @@ use crate::target::{connect, sandbox_home, Connected};
 use anyhow::Result;
 use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
-use qpslab_lab::settle::Owner;
+use qpslab_lab::settle::ServerKind as Owner;
 use qpslab_lab::sweep::{Closed, Sweep, SweepError, Swept};
 use qpslab_store::{RunMeta, Store};
 

@@ -6,7 +6,7 @@ use crate::render::table;
 use crate::target::sandbox_home;
 use anyhow::Result;
 use qpslab_core::units::binary_size;
-use qpslab_sandbox::Profile;
+use qpslab_sandbox::MyCnf;
 
 /// Runs a `server` subcommand.
 pub fn server(c: ServerCommand) -> Result<()> {
@@ -49,8 +49,8 @@ fn start(a: ServerStartArgs) -> Result<()> {
         a.malloc.as_deref(),
         a.basedir.as_deref(),
     )?;
-    if let Some(p) = &a.profile {
-        spec.profile = Profile::File(p.clone());
+    if let Some(p) = &a.my_cnf {
+        spec.my_cnf = MyCnf::File(p.clone());
     }
     spec.port = a.port;
     spec.set_pin(super::threads::policy(&a.pin)?)?;

@@ -33,7 +33,7 @@ pub(crate) static RUN: &[OptionDef] = &[
         "threads",
         Scope::Run,
         "LIST",
-        "Sessions; on the command line a list sweeps, one measured phase each: 1,4,16",
+        "Client sessions, sysbench's --threads (for io: fio jobs; the server's OS threads are `server threads`); on the command line a list sweeps, one measured phase each: 1,4,16",
         "4",
         |b, v| {
             b.plan.threads = list(v)?

@@ -8,7 +8,7 @@ use crate::expand::PlannedCell;
 use crate::options::Transport;
 use crate::retry::CellRun;
 use crate::sandboxes::dataset_policy;
-use crate::settle::{settle, Owner};
+use crate::settle::{settle, ServerKind as Owner};
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_engine::workload::Workload;
 use qpslab_store::{CellRecord, CellStatus, RunMeta};

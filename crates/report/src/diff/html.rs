@@ -5,7 +5,7 @@
 
 use super::{
     duration_text, latency_cells, profile_line, ratio_text, results_mark, scope_line, summary_line,
-    ClassDiff, DiffReport, Verdict, PROFILE_CLASSES,
+    Change, ClassDiff, DiffReport, PROFILE_CLASSES,
 };
 use crate::svg::esc;
 use std::fmt::Write;
@@ -31,8 +31,8 @@ pub fn html(r: &DiffReport) -> String {
     }
     let _ = writeln!(out, "<li>{}</li></ul>", esc(&scope_line(r)));
     for (title, v) in [
-        ("Regressions", Verdict::Regression),
-        ("Improvements", Verdict::Improvement),
+        ("Regressions", Change::Regression),
+        ("Improvements", Change::Improvement),
     ] {
         let classes: Vec<&ClassDiff> = r.with_verdict(v).collect();
         let _ = writeln!(out, "<h2>{title} ({})</h2>", classes.len());

@@ -3,7 +3,7 @@
 
 use super::{
     duration_text, latency_cells, profile_line, ratio_text, results_mark, scope_line, summary_line,
-    ClassDiff, DiffReport, Verdict, PROFILE_CLASSES,
+    Change, ClassDiff, DiffReport, PROFILE_CLASSES,
 };
 use std::fmt::Write;
 
@@ -16,8 +16,8 @@ pub fn markdown(r: &DiffReport) -> String {
     }
     let _ = writeln!(out, "- {}\n", scope_line(r));
     for (title, v) in [
-        ("Regressions", Verdict::Regression),
-        ("Improvements", Verdict::Improvement),
+        ("Regressions", Change::Regression),
+        ("Improvements", Change::Improvement),
     ] {
         let classes: Vec<&ClassDiff> = r.with_verdict(v).collect();
         let _ = writeln!(out, "## {title} ({})\n", classes.len());

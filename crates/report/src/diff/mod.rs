@@ -34,10 +34,11 @@ pub struct Latency {
     pub p95_us: f64,
 }
 
-/// What the comparison says of a class.
+/// How B's latency changed from A's for a class: the comparison's verdict (its `verdict`
+/// field and column). Not `qpslab_sqllog::Verdict`, which says how harmful a statement is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Verdict {
+pub enum Change {
     /// B is slower, significantly and beyond the threshold.
     Regression,
     /// B is faster, significantly and beyond the threshold.
@@ -48,14 +49,14 @@ pub enum Verdict {
     Error,
 }
 
-impl Verdict {
+impl Change {
     /// Its name.
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Regression => "regression",
-            Verdict::Improvement => "improvement",
-            Verdict::Same => "same",
-            Verdict::Error => "error",
+            Change::Regression => "regression",
+            Change::Improvement => "improvement",
+            Change::Same => "same",
+            Change::Error => "error",
         }
     }
 }
@@ -83,8 +84,8 @@ pub struct ClassDiff {
     pub p_value: Option<f64>,
     /// The change is significant after the Holm correction across the classes.
     pub significant: bool,
-    /// The verdict.
-    pub verdict: Verdict,
+    /// The verdict: regression, improvement, same, or error.
+    pub verdict: Change,
     /// `count × (B median − A median)`, µs: the time the log would gain or lose.
     pub impact_us: f64,
     /// Both sides returned the same rows.
@@ -133,7 +134,7 @@ pub struct DiffReport {
 
 impl DiffReport {
     /// The classes with verdict `v`.
-    pub fn with_verdict(&self, v: Verdict) -> impl Iterator<Item = &ClassDiff> {
+    pub fn with_verdict(&self, v: Change) -> impl Iterator<Item = &ClassDiff> {
         self.classes.iter().filter(move |c| c.verdict == v)
     }
 }
@@ -216,10 +217,10 @@ pub fn analyze(m: &DiffMeasurement, threshold_pct: f64) -> DiffReport {
         .map(|(c, p)| {
             let sig = p.is_some() && significant.next().unwrap_or(false);
             let verdict = match (p, &c.error) {
-                (_, Some(_)) | (None, _) => Verdict::Error,
-                (Some(p), _) if sig && p.ratio >= 1.0 + t => Verdict::Regression,
-                (Some(p), _) if sig && p.ratio <= 1.0 - t => Verdict::Improvement,
-                _ => Verdict::Same,
+                (_, Some(_)) | (None, _) => Change::Error,
+                (Some(p), _) if sig && p.ratio >= 1.0 + t => Change::Regression,
+                (Some(p), _) if sig && p.ratio <= 1.0 - t => Change::Improvement,
+                _ => Change::Same,
             };
             let (a, b) = (latency(&c.latencies_us[0]), latency(&c.latencies_us[1]));
             ClassDiff {
@@ -245,8 +246,8 @@ pub fn analyze(m: &DiffMeasurement, threshold_pct: f64) -> DiffReport {
         })
         .collect();
     classes.sort_by(|x, y| {
-        (x.verdict == Verdict::Error)
-            .cmp(&(y.verdict == Verdict::Error))
+        (x.verdict == Change::Error)
+            .cmp(&(y.verdict == Change::Error))
             .then(y.impact_us.total_cmp(&x.impact_us))
     });
     DiffReport {
@@ -310,7 +311,7 @@ pub fn duration_text(us: f64) -> String {
 pub fn latency_cells(c: &ClassDiff) -> [String; 4] {
     let v = [c.a.median_us, c.b.median_us, c.a.p95_us, c.b.p95_us];
     v.map(|us| match c.verdict {
-        Verdict::Error => "-".to_string(),
+        Change::Error => "-".to_string(),
         _ => duration_text(us),
     })
 }

@@ -2,7 +2,7 @@
 
 use crate::packet::{frame, PacketIo, MAX_PAYLOAD};
 use crate::stream::Stream;
-use qpslab_fuzzkit::{measure, Rng, Target};
+use qpslab_fuzzkit::{measure, FuzzRng, Target};
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 
@@ -19,7 +19,7 @@ fn feed(bytes: Vec<u8>, start_seq: u8) -> (PacketIo, std::thread::JoinHandle<()>
 }
 
 /// A payload length, sometimes at the 16 MiB - 1 boundary.
-fn payload_len(r: &mut Rng, big: bool) -> usize {
+fn payload_len(r: &mut FuzzRng, big: bool) -> usize {
     if big {
         MAX_PAYLOAD - 2 + r.index(5) + r.index(2) * MAX_PAYLOAD
     } else {

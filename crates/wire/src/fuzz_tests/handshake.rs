@@ -5,16 +5,16 @@ use crate::auth::{AuthFlow, Step};
 use crate::caps::{CLIENT_LONG_PASSWORD, CLIENT_PLUGIN_AUTH, CLIENT_SECURE_CONNECTION};
 use crate::handshake::{parse_greeting, Greeting};
 use qpslab_core::Secret;
-use qpslab_fuzzkit::{measure, Rng, Target};
+use qpslab_fuzzkit::{measure, FuzzRng, Target};
 use std::sync::OnceLock;
 
 /// Random bytes without NUL (names and nonces as servers send them).
-fn no_nul(r: &mut Rng, max: usize) -> Vec<u8> {
+fn no_nul(r: &mut FuzzRng, max: usize) -> Vec<u8> {
     r.bytes(max).into_iter().map(|b| b.max(1)).collect()
 }
 
 /// A Handshake v10 as MariaDB and MySQL send it, and what parsing it must give.
-fn greeting(r: &mut Rng) -> (Greeting, Vec<u8>) {
+fn greeting(r: &mut FuzzRng) -> (Greeting, Vec<u8>) {
     let version = String::from_utf8_lossy(&no_nul(r, 40)).into_owned();
     let connection_id = r.u64() as u32;
     let nonce: Vec<u8> = (0..20).map(|_| r.byte().max(1)).collect();
@@ -109,7 +109,7 @@ const PLUGINS: [&str; 7] = [
 ];
 
 /// One packet of the exchange a server may send after the handshake response.
-fn auth_packet(r: &mut Rng) -> Vec<u8> {
+fn auth_packet(r: &mut FuzzRng) -> Vec<u8> {
     match r.below(8) {
         0 => vec![0, 0, 0, 2, 0, 0, 0],
         1 => {

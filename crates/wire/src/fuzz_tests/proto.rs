@@ -2,7 +2,7 @@
 
 use super::alloc_bound;
 use crate::proto::*;
-use qpslab_fuzzkit::{measure, Rng, Target};
+use qpslab_fuzzkit::{measure, FuzzRng, Target};
 
 #[test]
 fn fuzz_lenenc_round_trips() {
@@ -60,7 +60,7 @@ enum Op {
     Rest,
 }
 
-fn random_packet(r: &mut Rng) -> Vec<u8> {
+fn random_packet(r: &mut FuzzRng) -> Vec<u8> {
     let mut p = r.bytes(64);
     if r.one_in(2) {
         // Start with one of the header bytes a reply can begin with.

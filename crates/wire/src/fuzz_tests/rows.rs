@@ -3,10 +3,10 @@
 use super::alloc_bound;
 use crate::proto::{put_lenenc, put_lenenc_bytes};
 use crate::rows::*;
-use qpslab_fuzzkit::{measure, Rng, Target};
+use qpslab_fuzzkit::{measure, FuzzRng, Target};
 
 /// A column definition with random names and type, and its payload.
-fn column(r: &mut Rng) -> (Column, Vec<u8>) {
+fn column(r: &mut FuzzRng) -> (Column, Vec<u8>) {
     let kind = *r.pick(&[
         1u8, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 246, 252, 253, 254,
     ]);
@@ -79,8 +79,8 @@ fn fuzz_text_rows() {
 }
 
 /// A binary-protocol value of column kind `kind`, and its text form.
-fn binary_value(r: &mut Rng, kind: u8, unsigned: bool) -> (Vec<u8>, String) {
-    let int = |r: &mut Rng, width: usize| {
+fn binary_value(r: &mut FuzzRng, kind: u8, unsigned: bool) -> (Vec<u8>, String) {
+    let int = |r: &mut FuzzRng, width: usize| {
         let v = r.edgy_u64();
         let b = v.to_le_bytes()[..width].to_vec();
         let mut w = [0u8; 8];
