@@ -26,19 +26,14 @@ use crate::restore::{Guard, Ledger, RestoreError};
 use crate::settle::{settle, Owner};
 use crate::unstored::keep;
 use qpslab_core::env::ServerInfo;
-use qpslab_core::live::ActionRecord;
+use qpslab_core::live::{judge_actions, ActionRecord};
 use qpslab_core::plan::SettleReport;
-use qpslab_core::{ConnectOptions, PhaseResult, RunPlan, Sample};
+use qpslab_core::{ConnectOptions, PhaseResult, RunPlan};
 use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;
 use qpslab_store::{RunId, RunMeta, RunStatus, Store};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-
-/// Judges a phase's live actions from its samples, before against after, with the settle
-/// window in seconds (the report crate's `live::judge_actions`, whose statistics the lab does
-/// not see).
-pub type JudgeActions = fn(&[Sample], &mut [ActionRecord], f64);
 
 /// What `qpslab run` measures, and on what.
 pub struct Sweep<'a> {
@@ -58,8 +53,6 @@ pub struct Sweep<'a> {
     pub lab: &'a Path,
     /// `run --rate-search`: the replica lag to hold, ms; the plan then has one session count.
     pub rate_search: Option<f64>,
-    /// How the phases' live actions are judged.
-    pub judge_actions: JudgeActions,
 }
 
 /// What a finished run measured.
@@ -150,7 +143,6 @@ pub fn run(
         obs,
         meta,
         run_id: None,
-        judge: sweep.judge_actions,
     };
     let measured = phases.all(sweep.rate_search);
     if let Some(Err(e)) = guard.map(Guard::finish) {
@@ -234,7 +226,6 @@ struct Phases<'a, 'o> {
     /// What is stored with the run; a rate search changes the rate between phases.
     meta: RunMeta,
     run_id: Option<RunId>,
-    judge: JudgeActions,
 }
 
 impl Phases<'_, '_> {
@@ -299,7 +290,7 @@ impl Phases<'_, '_> {
             return Ok(());
         };
         let p = &mut m.phase;
-        (self.judge)(&p.samples, &mut p.actions, live.settle_after_s);
+        judge_actions(&p.samples, &mut p.actions, live.settle_after_s);
         (self.bench.store).record_actions(m.run_id, m.seq, &p.actions)?;
         self.obs.actions_judged(&p.actions);
         Ok(())

@@ -123,7 +123,6 @@ fn sweep(
         workload,
         lab: home.path(),
         rate_search: a.replica.rate_search.then_some(a.replica.max_lag),
-        judge_actions: qpslab_report::live::judge_actions,
     };
     let swept = qpslab_lab::sweep::run(
         store,
