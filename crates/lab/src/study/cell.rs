@@ -6,7 +6,7 @@ use crate::error::StudyError;
 use crate::exec::{ensure_dataset, DatasetOutcome, Observer};
 use crate::expand::PlannedCell;
 use crate::options::Transport;
-use crate::retry::CellRun;
+use crate::phase::Bench;
 use crate::sandboxes::dataset_policy;
 use crate::settle::{settle, Owner};
 use qpslab_core::{ConnectOptions, PhaseResult};
@@ -164,16 +164,15 @@ impl Runner<'_> {
         let profiles = resolved.profile;
         let dir = profiles.then(|| profile_dir(self.home, &self.loaded.spec.name));
         active.sampler.profile_into(dir);
-        let mut cell_run = CellRun {
+        let mut bench = Bench {
             store: self.store,
-            cell: rec,
             target: &target,
             workload: &workload,
             sampler: &mut active.sampler,
             stop,
         };
-        let m = cell_run
-            .measure_until_stable(meta, resolved.retries, self.home, obs)
+        let m = bench
+            .measure_until_stable(rec, meta, resolved.retries, self.home, obs)
             .map_err(exec)?;
         self.store
             .cell_done(rec.id, m.run_id)
