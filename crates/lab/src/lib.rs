@@ -8,7 +8,8 @@
 //! - [`exec`] measures one cell: dataset check, phase with per-tick telemetry, store (also used
 //!   by `qpslab run`); [`phase`] is the one warm-up -> measure -> store step of a run's phase
 //!   and a study cell's attempt;
-//! - [`sweep`] is `qpslab run`: settle, the phases of a sweep or a replica's rate search
+//! - [`ready`] readies a server for `qpslab run` (facts, leftover settings, limits, dataset,
+//!   replica lag monitor, thread placement); [`sweep`] then measures it: settle, the phases of a sweep or a replica's rate search
 //!   ([`rate_search`]), live actions judged, the client checked ([`client_bound`]), the run
 //!   stored;
 //! - [`study`] runs or resumes a whole study, starting each setup's sandbox as needed;
@@ -54,6 +55,7 @@ pub mod password;
 pub mod phase;
 pub mod placement;
 pub mod rate_search;
+pub mod ready;
 pub mod replay;
 pub mod replica;
 pub mod restore;
