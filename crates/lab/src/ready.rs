@@ -160,17 +160,8 @@ pub fn ready(
         database: None,
         ..req.server.target.clone()
     };
-    let target = req.server.target.describe();
-    let mut control =
-        qpslab_wire::Conn::connect(&server_options).map_err(|source| ReadyError::Connect {
-            target: target.clone(),
-            source,
-        })?;
-    let server = qpslab_probe::server_info(&mut control).map_err(ReadyError::ServerInfo)?;
-    obs.message(&format!(
-        "server: {} ({}) at {target}",
-        server.version, server.version_comment
-    ));
+    let pid = req.server.sandbox.and_then(|s| s.pid);
+    let (mut sampler, server) = control(req.server.target, pid, obs)?;
     // A killed tune's or run's settings would be measured as the server's own.
     Ledger::in_lab(req.lab.path())
         .refuse_leftovers(&server_options)
@@ -188,8 +179,6 @@ pub fn ready(
         .transpose()?;
     let placement = keep_placement(&req, &server_options)?;
     plan.placement = placement.as_ref().map(|p| p.initial().clone());
-    let pid = req.server.sandbox.and_then(|s| s.pid);
-    let mut sampler = Sampler::new(control, pid).reconnect_to(server_options);
     if let Some(m) = monitor {
         sampler.watch_replica(m);
     }
@@ -200,6 +189,34 @@ pub fn ready(
         placement,
         hold,
     })
+}
+
+/// Opens the control connection to the server of `target`, reads its facts and tells `obs`
+/// which server it is (`server: VERSION (COMMENT) at TARGET`); returns the telemetry sampler
+/// on that connection, which reconnects to the server when it loses it and reads the process
+/// `server_pid` (a sandbox of ours) when known.
+pub fn control(
+    target: &ConnectOptions,
+    server_pid: Option<u32>,
+    obs: &mut dyn Observer,
+) -> Result<(Sampler, ServerInfo), ReadyError> {
+    let server_options = ConnectOptions {
+        database: None,
+        ..target.clone()
+    };
+    let described = target.describe();
+    let mut conn =
+        qpslab_wire::Conn::connect(&server_options).map_err(|source| ReadyError::Connect {
+            target: described.clone(),
+            source,
+        })?;
+    let server = qpslab_probe::server_info(&mut conn).map_err(ReadyError::ServerInfo)?;
+    obs.message(&format!(
+        "server: {} ({}) at {described}",
+        server.version, server.version_comment
+    ));
+    let sampler = Sampler::new(conn, server_pid).reconnect_to(server_options);
+    Ok((sampler, server))
 }
 
 /// Makes sure the dataset `w` describes is present on `server`, built with `loaders`

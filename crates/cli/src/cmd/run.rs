@@ -5,7 +5,7 @@
 //! the printer shows its progress; then the sweep table and `--json`.
 
 use super::threads::RunPlacement;
-use crate::args::{ReplicaRunArgs, RunArgs};
+use crate::args::{ReplicaRunArgs, RunArgs, TargetArgs};
 use crate::dataset::server;
 use crate::error::exec_error;
 use crate::error::user;
@@ -74,19 +74,19 @@ fn ready(
         profile: a.profile.clone(),
     };
     let mut ready = qpslab_lab::ready::ready(req, plan, workload, &mut Printer::new())
-        .map_err(|e| ready_error(e, a))?;
+        .map_err(|e| ready_error(e, &a.target))?;
     let placement = ready.placement.take().map(RunPlacement::started);
     Ok((ready, placement))
 }
 
-/// The library's error as the CLI reports it.
-fn ready_error(e: ReadyError, a: &RunArgs) -> anyhow::Error {
+/// The library's error readying the server of `t` (`run`, `replay`) as the CLI reports it.
+pub(crate) fn ready_error(e: ReadyError, t: &TargetArgs) -> anyhow::Error {
     match e {
         ReadyError::Connect { target, source } => {
             anyhow::Error::new(source).context(format!("connecting to {target}"))
         }
         ReadyError::ServerInfo(e) => anyhow::Error::new(e).context("reading server variables"),
-        ReadyError::Restore(e) => super::restore::error(e, &a.target),
+        ReadyError::Restore(e) => super::restore::error(e, t),
         ReadyError::Limits(e) => user(e),
         ReadyError::Sandbox(e) => e.into(),
         ReadyError::Dataset(e) => exec_error(e),
