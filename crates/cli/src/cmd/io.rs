@@ -1,6 +1,7 @@
 //! `qpslab io MODE`: checks everything before anything runs (options, fio, the directory, free
-//! space), lays the files out, runs fio, prints each interval as it comes and stores it as a
-//! run (events are I/O operations), then removes the files. A signal kills fio, removes the
+//! space), then one call to `qpslab_lab::io::stored` lays the files out, runs fio and stores
+//! each interval as a run (events are I/O operations) while this prints it, then removes the
+//! files. A signal kills fio, removes the
 //! files and keeps what was measured as an interrupted run.
 
 use crate::args::IoArgs;
@@ -11,8 +12,9 @@ use crate::signals::INTERRUPTED;
 use anyhow::{Context, Result};
 use qpslab_core::env::ServerInfo;
 use qpslab_core::fileio::FileIoOptions;
+use qpslab_lab::io::stored::{measure_stored, StoredIoError};
 use qpslab_lab::io::{job::Timing, IoError, IoRun};
-use qpslab_store::{RunMeta, RunStatus};
+use qpslab_store::RunMeta;
 
 /// An I/O error as the exit code wants it: the user's mistakes exit 2.
 fn io_error(e: IoError) -> anyhow::Error {
@@ -79,30 +81,15 @@ pub fn io(a: IoArgs) -> Result<()> {
         qpslab_core::fileio::size_text(options.total_size),
         dir.display()
     );
-    let mut handle = store.begin_phase(&meta, timing.threads)?;
-    let measured = qpslab_lab::io::measure(&run, &INTERRUPTED, |s| {
+    let measured = measure_stored(&mut store, &meta, &run, &INTERRUPTED, |s| {
         println!("{}", live_line(s, options.block_size));
-        store
-            .append_interval(&mut handle, s, &[])
-            .map_err(|e| IoError::Sink(format!("results store: {e}")))
     });
-    let m = match measured {
-        Ok(m) => m,
-        Err(e) => {
-            let status = match e {
-                IoError::Interrupted => RunStatus::Interrupted,
-                _ => RunStatus::Failed,
-            };
-            store.interrupt_phase(&handle)?;
-            store.finish_run(&meta.uuid, status)?;
-            return Err(io_error(e)).context(options.label());
-        }
-    };
-    store.finish_phase(&handle, &m.phase, &[])?;
-    store.finish_run(&meta.uuid, RunStatus::Completed)?;
+    let (m, id) = measured.map_err(|e| match e {
+        StoredIoError::Store(e) => e.into(),
+        StoredIoError::Io(e) => io_error(e).context(options.label()),
+    })?;
     println!();
     print!("{}", io_summary(&m.phase));
-    let id = handle.run_id;
     println!(
         "stored as run {} in {}  (qpslab show {})",
         id.0,
