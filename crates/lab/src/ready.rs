@@ -379,4 +379,19 @@ mod tests {
         let e = check_server_limits(&plan, 1, &server).unwrap_err();
         assert!(e.to_string().contains("max_connections"), "{e}");
     }
+
+    #[test]
+    fn a_replica_is_refused_before_any_connection_when_it_cannot_be_one() {
+        let lab = tempfile::tempdir().unwrap();
+        let home = SandboxHome::new(lab.path().to_path_buf());
+        let dsn: Dsn = "mysql://root@127.0.0.1:3306/sbtest".parse().unwrap();
+        let primary = dsn.0;
+        let refused = |replica: &str| monitor(replica, &home, &primary).err().unwrap();
+        let e = refused("bogus://x");
+        assert!(matches!(e, MonitorError::Dsn(_)), "{e:?}");
+        let e = refused("nosuch");
+        assert!(matches!(e, MonitorError::Sandbox(_)), "{e:?}");
+        let e = refused("mysql://other@127.0.0.1:3306/x");
+        assert!(matches!(e, MonitorError::SameServer), "{e:?}");
+    }
 }
