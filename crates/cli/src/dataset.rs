@@ -11,7 +11,7 @@ use crate::target::{command_args, Connected};
 use anyhow::Result;
 use qpslab_core::WorkloadOptions;
 use qpslab_lab::ready::{OurSandbox, ReadyError, Server};
-use qpslab_sandbox::{Hold, SandboxHome, SandboxUse};
+use qpslab_sandbox::{SandboxHome, SandboxUse};
 
 /// Makes sure the dataset `w` describes is present on `target`. On a sandbox of ours it is
 /// prepared when missing or built by qpslab with another shape; the user's server is only
@@ -65,33 +65,4 @@ pub fn server<'a>(
         sandbox,
         target_args,
     }
-}
-
-/// Holds the sandbox of ours that `target` is (the embedded one, or `--sandbox NAME`) as
-/// `hold`; `None` for the user's server. Another process holding it in a conflicting way is a
-/// user error naming its pid.
-pub fn sandbox_use(
-    target: &Connected,
-    args: &TargetArgs,
-    hold: Hold,
-) -> Result<Option<SandboxUse>> {
-    let name = match (&target.sandbox, &args.sandbox) {
-        (Some(sb), _) => sb.name().to_string(),
-        (None, Some(name)) => name.clone(),
-        (None, None) => return Ok(None),
-    };
-    let Some(home) = &target.home else {
-        return Ok(None);
-    };
-    let home = SandboxHome::new(home.clone());
-    Ok(Some(match hold {
-        Hold::Shared => SandboxUse::share(&home, &name)?,
-        Hold::Exclusive => SandboxUse::exclusive(&home, &name)?,
-    }))
-}
-
-/// The default number of loader connections for `w` on `target` (one per table, at most two per
-/// server CPU).
-pub fn default_loaders(w: &qpslab_core::WorkloadOptions, target: &Connected) -> u32 {
-    qpslab_lab::sizing::default_loaders(w, &target.options, target.server_pid)
 }

@@ -4,7 +4,8 @@
 //! a sandbox of ours, only checked on the user's server), the replica's lag monitor started
 //! (`--replica`) and the threads' placement kept (`--pin`, [`crate::placement`]). In that
 //! order: a leftover setting is refused before any dataset is built, and no thread is pinned
-//! while the dataset loads.
+//! while the dataset loads. `qpslab prepare` and `cleanup` build and drop datasets here too
+//! ([`prepare`], [`cleanup`]), holding a sandbox of ours alone while they do.
 //!
 //! ```no_run
 //! # fn demo(target: &qpslab_core::ConnectOptions, mut plan: qpslab_core::RunPlan)
@@ -29,6 +30,7 @@ use crate::restore::{Ledger, RestoreError};
 use qpslab_core::env::ServerInfo;
 use qpslab_core::placement::Policy;
 use qpslab_core::{ConnectOptions, Dsn, RunPlan, WorkloadOptions};
+use qpslab_engine::prepare::{CleanupReport, PrepareReport};
 use qpslab_engine::workload::Workload;
 use qpslab_probe::replica::LagMonitor;
 use qpslab_probe::Sampler;
@@ -114,6 +116,9 @@ pub enum ReadyError {
     /// The dataset could not be checked or built.
     #[error(transparent)]
     Dataset(ExecError),
+    /// The tables qpslab created could not be dropped (`qpslab cleanup`).
+    #[error(transparent)]
+    Cleanup(qpslab_engine::prepare::PrepareError),
     /// The replica's lag monitor could not start.
     #[error("{source}")]
     Replica {
@@ -261,6 +266,40 @@ pub fn ensure_dataset(
         u.downgrade()?;
     }
     Ok(held)
+}
+
+/// `qpslab prepare`: builds the dataset `w` describes on `server` with `loaders` connections
+/// (`None`: [`crate::sizing::default_loaders`]), creating its database when `create_database`
+/// or the server is a sandbox of ours, which is held alone meanwhile: nobody measures it while
+/// its tables are built ([`crate::exec::load_dataset`]).
+pub fn prepare(
+    server: &Server,
+    w: &WorkloadOptions,
+    loaders: Option<u32>,
+    create_database: bool,
+    obs: &mut dyn Observer,
+) -> Result<PrepareReport, ReadyError> {
+    let pid = server.sandbox.and_then(|s| s.pid);
+    let loaders = loaders.unwrap_or_else(|| crate::sizing::default_loaders(w, server.target, pid));
+    let _held = hold_alone(server)?;
+    let space = server.sandbox.map(|s| s.home.path());
+    let create_database = create_database || server.sandbox.is_some();
+    crate::exec::load_dataset(server.target, w, loaders, create_database, space, obs)
+        .map_err(ReadyError::Dataset)
+}
+
+/// `qpslab cleanup`: drops the tables qpslab created in `server`'s database, holding a sandbox
+/// of ours alone meanwhile.
+pub fn cleanup(server: &Server) -> Result<CleanupReport, ReadyError> {
+    let _held = hold_alone(server)?;
+    qpslab_engine::prepare::cleanup(server.target, None).map_err(ReadyError::Cleanup)
+}
+
+/// Holds the sandbox of ours `server` is alone (another process using it is a user error
+/// naming its pid); `None` for the user's server.
+fn hold_alone(server: &Server) -> Result<Option<SandboxUse>, ReadyError> {
+    let held = (server.sandbox).map(|s| SandboxUse::exclusive(s.home, s.name));
+    Ok(held.transpose()?)
 }
 
 /// Starts keeping the run's placement: a named sandbox's own policy (`server start --pin`)

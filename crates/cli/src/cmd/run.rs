@@ -93,6 +93,8 @@ pub(crate) fn ready_error(e: ReadyError, t: &TargetArgs) -> anyhow::Error {
         ReadyError::Replica { replica, source } => super::replica::monitor_error(&replica, source),
         ReadyError::NotOurs => super::threads::not_ours(),
         ReadyError::Placement(e) => super::threads::placement_error(e),
+        // Only `qpslab cleanup` drops tables.
+        e @ ReadyError::Cleanup(_) => anyhow::Error::new(e),
     }
 }
 
