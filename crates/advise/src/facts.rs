@@ -5,6 +5,7 @@
 use super::restart;
 use qpslab_core::env::{HostFacts, ServerInfo};
 use qpslab_core::status::GlobalStatus;
+use qpslab_core::ConnectOptions;
 use qpslab_probe::StorageFacts;
 use qpslab_wire::Conn;
 use std::collections::BTreeMap;
@@ -66,6 +67,41 @@ impl Facts {
     pub fn needs_restart(&self, variable: &str) -> bool {
         restart::needs_restart(&self.read_only, variable)
     }
+}
+
+/// Why the facts of a server could not be read ([`read_facts`]).
+#[derive(Debug, thiserror::Error)]
+pub enum FactsError {
+    /// The server could not be reached.
+    #[error("connecting to {target}: {source}")]
+    Connect {
+        /// The redacted target.
+        target: String,
+        /// The client's error.
+        source: qpslab_wire::Error,
+    },
+    /// A fact could not be read.
+    #[error("reading the facts of {target}: {source}")]
+    Read {
+        /// The redacted target.
+        target: String,
+        /// The probe's error.
+        source: qpslab_probe::Error,
+    },
+}
+
+/// Connects to the server at `target` and reads its facts ([`gather`]); a server on this host
+/// (socket, sandbox, localhost) has its host and storage read too.
+pub fn read_facts(target: &ConnectOptions) -> Result<Facts, FactsError> {
+    let describe = || target.describe();
+    let mut conn = Conn::connect(target).map_err(|source| FactsError::Connect {
+        target: describe(),
+        source,
+    })?;
+    gather(&mut conn, target.endpoint.is_local()).map_err(|source| FactsError::Read {
+        target: describe(),
+        source,
+    })
 }
 
 /// Reads the facts of the server on `conn`; `local` says it runs on this host (socket,

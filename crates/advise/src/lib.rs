@@ -26,7 +26,7 @@ mod memory;
 mod restart;
 mod server;
 
-pub use facts::{gather, Facts, Local};
+pub use facts::{gather, read_facts, Facts, FactsError, Local};
 pub use fmt::count;
 pub use qpslab_core::advise::{Durability, Finding, FindingKind, Severity};
 pub use restart::needs_restart;

@@ -1,7 +1,8 @@
-//! The dataset check `run` makes before measuring: prepared on a sandbox of ours when missing,
-//! only checked on the user's server. A sandbox of ours is held while it is used
-//! ([`qpslab_sandbox::SandboxUse`]): shared while runs read it, alone while its dataset is built,
-//! so one run never drops the tables another is measuring.
+//! The server as `qpslab_lab::ready` takes it, and the dataset check `tune` makes before
+//! measuring (`run`'s is part of readying): prepared on a sandbox of ours when missing, only
+//! checked on the user's server. A sandbox of ours is held while it is used
+//! ([`qpslab_sandbox::SandboxUse`]): shared while runs read it, alone while its dataset is
+//! built, so one run never drops the tables another is measuring.
 
 use crate::args::TargetArgs;
 use crate::error::exec_error;
@@ -9,13 +10,13 @@ use crate::printer::Printer;
 use crate::target::{command_args, Connected};
 use anyhow::Result;
 use qpslab_core::WorkloadOptions;
-use qpslab_lab::exec::{check_only, DatasetPolicy};
-use qpslab_sandbox::{Hold, SandboxHome, SandboxUse};
+use qpslab_lab::ready::{OurSandbox, ReadyError, Server};
+use qpslab_sandbox::{SandboxHome, SandboxUse};
 
 /// Makes sure the dataset `w` describes is present on `target`. On a sandbox of ours it is
 /// prepared when missing or built by qpslab with another shape; the user's server is only
 /// checked, and a missing or different dataset is a user error naming the `qpslab prepare`
-/// command to run (see `qpslab_lab::exec::ensure_dataset`).
+/// command to run (see `qpslab_lab::ready::ensure_dataset`).
 ///
 /// On a sandbox of ours, returns its shared hold, to keep while measuring: the dataset is built
 /// only while no other process uses the sandbox (else a user error naming them), and a run
@@ -26,66 +27,42 @@ pub fn ensure_dataset(
     w: &WorkloadOptions,
     threads: Option<u32>,
 ) -> Result<Option<SandboxUse>> {
-    let mut held = sandbox_use(target, args, Hold::Shared)?;
-    let policy = if target.ours {
-        DatasetPolicy::Prepare {
-            space: target.home.clone(),
-        }
-    } else {
-        check_only(w, &command_args(args))
-    };
-    if let Some(u) = held.as_mut() {
-        let others = u.others();
-        if qpslab_lab::exec::dataset_changes(&target.options, w).map_err(exec_error)? {
-            u.upgrade()?;
-        } else if !others.is_empty() {
-            let pids: Vec<String> = others.iter().map(u32::to_string).collect();
-            eprintln!(
-                "sharing sandbox '{}' with qpslab pid {}: they measure the same server at once",
-                u.name(),
-                pids.join(", ")
-            );
-        }
-    }
-    qpslab_lab::exec::ensure_dataset(
-        &target.options,
-        w,
-        threads.unwrap_or_else(|| default_loaders(w, target)),
-        &policy,
-        &mut Printer::new(),
-    )
-    .map_err(exec_error)?;
-    if let Some(u) = held.as_mut().filter(|u| u.hold() == Hold::Exclusive) {
-        u.downgrade()?;
-    }
-    Ok(held)
+    let home = SandboxHome::new(target.home.clone().unwrap_or_default());
+    let target_args = command_args(args);
+    let server = server(target, args, &home, &target_args);
+    qpslab_lab::ready::ensure_dataset(&server, w, threads, &mut Printer::new()).map_err(|e| match e
+    {
+        ReadyError::Dataset(e) => exec_error(e),
+        ReadyError::Sandbox(e) => e.into(),
+        e => anyhow::Error::new(e),
+    })
 }
 
-/// Holds the sandbox of ours that `target` is (the embedded one, or `--sandbox NAME`) as
-/// `hold`; `None` for the user's server. Another process holding it in a conflicting way is a
-/// user error naming its pid.
-pub fn sandbox_use(
-    target: &Connected,
-    args: &TargetArgs,
-    hold: Hold,
-) -> Result<Option<SandboxUse>> {
+/// The server `target` is, as the library readies it: a sandbox of ours (the embedded one, or
+/// `--sandbox NAME` of the lab `home`) or the user's server, with the target options as typed
+/// (`target_args`).
+pub fn server<'a>(
+    target: &'a Connected,
+    args: &'a TargetArgs,
+    home: &'a SandboxHome,
+    target_args: &'a [String],
+) -> Server<'a> {
     let name = match (&target.sandbox, &args.sandbox) {
-        (Some(sb), _) => sb.name().to_string(),
-        (None, Some(name)) => name.clone(),
-        (None, None) => return Ok(None),
+        (Some(sb), _) => Some(sb.name()),
+        (None, Some(name)) => Some(name.as_str()),
+        (None, None) => None,
     };
-    let Some(home) = &target.home else {
-        return Ok(None);
-    };
-    let home = SandboxHome::new(home.clone());
-    Ok(Some(match hold {
-        Hold::Shared => SandboxUse::share(&home, &name)?,
-        Hold::Exclusive => SandboxUse::exclusive(&home, &name)?,
-    }))
-}
-
-/// The default number of loader connections for `w` on `target` (one per table, at most two per
-/// server CPU).
-pub fn default_loaders(w: &qpslab_core::WorkloadOptions, target: &Connected) -> u32 {
-    qpslab_lab::sizing::default_loaders(w, &target.options, target.server_pid)
+    let sandbox = name
+        .filter(|_| target.home.is_some())
+        .map(|name| OurSandbox {
+            home,
+            name,
+            pid: target.server_pid,
+            named: target.sandbox.is_none(),
+        });
+    Server {
+        target: &target.options,
+        sandbox,
+        target_args,
+    }
 }

@@ -1,12 +1,11 @@
 //! From what the user typed to what the libraries take: the run plan (through the one option
-//! table and its resolver in `qpslab_lab::options`), the sandbox spec, output paths, and the
-//! checks against a server's own limits. Every check that can fail on user input happens here
-//! or in that resolver, with one clear line.
+//! table and its resolver in `qpslab_lab::options`), the sandbox spec, output paths. Every
+//! check that can fail on user input happens here or in that resolver, with one clear line
+//! (the checks against a server's own limits are `qpslab_lab::ready`'s).
 
 use crate::args::{Given, RunArgs, WorkloadFlags};
 use crate::error::user;
 use anyhow::Result;
-use qpslab_core::plan::RunPlan;
 use qpslab_core::WorkloadOptions;
 use qpslab_lab::options::{resolve, Origin, Resolved, MAX_LOADERS};
 use qpslab_sandbox::SandboxSpec;
@@ -85,73 +84,9 @@ pub fn options_plan(given: &Given) -> Result<Resolved> {
     Ok(r)
 }
 
-/// Checks the plan against the server's own limits before any session opens: each session
-/// prepares every statement of the workload once per table, and one connection per session
-/// plus our control and telemetry connections must fit.
-pub fn check_server_limits(
-    plan: &RunPlan,
-    statements: usize,
-    server: &qpslab_core::ServerInfo,
-) -> Result<()> {
-    let var = |name: &str| {
-        server
-            .variables
-            .get(name)
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    let sessions = u64::from(plan.threads.iter().copied().max().unwrap_or(1));
-    if let Some(max) = var("max_connections") {
-        if sessions + 2 > max {
-            return Err(user(format!(
-                "--threads {sessions}: the server accepts at most {max} connections \
-                 (max_connections), and qpslab needs one per session plus 2"
-            )));
-        }
-    }
-    if let Some(max) = var("max_prepared_stmt_count") {
-        let need = sessions * statements as u64;
-        if plan.prepared_statements && need > max {
-            return Err(user(format!(
-                "{sessions} session(s) × {statements} prepared statements ({} table(s)) = {need}, \
-                 more than the server's max_prepared_stmt_count {max}: use fewer --tables or \
-                 --threads, --ps off, or raise max_prepared_stmt_count",
-                plan.workload.tables
-            )));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn server_limits() {
-        let mut plan = RunPlan::new(qpslab_core::WorkloadOptions::new(
-            qpslab_core::WorkloadKind::OltpPointSelect,
-        ));
-        plan.threads = vec![1, 64];
-        let mut server = qpslab_core::ServerInfo::default();
-        assert!(
-            check_server_limits(&plan, 300, &server).is_ok(),
-            "unknown limits"
-        );
-        server
-            .variables
-            .insert("max_prepared_stmt_count".into(), "16382".into());
-        server
-            .variables
-            .insert("max_connections".into(), "151".into());
-        assert!(check_server_limits(&plan, 255, &server).is_ok());
-        let e = check_server_limits(&plan, 257, &server).unwrap_err();
-        assert!(e.to_string().contains("max_prepared_stmt_count"), "{e}");
-        plan.prepared_statements = false;
-        assert!(check_server_limits(&plan, 257, &server).is_ok());
-        plan.threads = vec![150];
-        let e = check_server_limits(&plan, 1, &server).unwrap_err();
-        assert!(e.to_string().contains("max_connections"), "{e}");
-    }
 
     #[test]
     fn settings() {

@@ -42,27 +42,6 @@ impl Connected {
         }
     }
 
-    /// Opens the control connection, reads the server's facts and says which server this is
-    /// (`server: VERSION (COMMENT) at TARGET` on stderr).
-    pub fn control(&self) -> Result<(qpslab_wire::Conn, qpslab_core::env::ServerInfo)> {
-        let mut control = qpslab_wire::Conn::connect(&self.server_options())
-            .with_context(|| format!("connecting to {}", self.options.describe()))?;
-        let server = qpslab_probe::server_info(&mut control).context("reading server variables")?;
-        eprintln!(
-            "server: {} ({}) at {}",
-            server.version,
-            server.version_comment,
-            self.options.describe()
-        );
-        Ok((control, server))
-    }
-
-    /// The telemetry sampler on `control`, reconnecting to this server and reading our
-    /// sandbox's process when there is one.
-    pub fn sampler(&self, control: qpslab_wire::Conn) -> qpslab_probe::Sampler {
-        qpslab_probe::Sampler::new(control, self.server_pid).reconnect_to(self.server_options())
-    }
-
     /// Stops the embedded sandbox (or leaves it running with `--keep`), reporting a failure.
     pub fn finish(mut self) -> Result<()> {
         if let Some(sb) = self.sandbox.take() {

@@ -1,6 +1,6 @@
 //! Live actions inside one run (`qpslab run --at TIME:ACTION`): what to do to the server at a
 //! time of each measured phase, what happened when it was done, and how the throughput before
-//! compared with the throughput after.
+//! compared with the throughput after ([`judge_actions`]).
 //!
 //! ```
 //! use qpslab_core::live::{Action, LiveAction};
@@ -12,6 +12,9 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+mod judge;
+pub use judge::{judge_actions, MIN_INTERVALS};
 
 /// The settle window after an action unless `--settle-after` says otherwise: the intervals in
 /// it belong to neither segment.

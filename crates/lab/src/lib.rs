@@ -13,7 +13,9 @@
 //! - **Options.** [`options`] declares every workload and run option once and resolves flags or
 //!   spec keys into a `RunPlan`; [`sizing`] sizes the client to the server's CPUs;
 //!   [`password`] reads password files.
-//! - **Measuring a run.** [`exec`] measures one phase with per-tick telemetry and stores it as it
+//! - **Measuring a run.** [`ready`] readies a server for `qpslab run` (facts, leftover
+//!   settings, limits, dataset, replica lag monitor, thread placement) and runs `prepare` and
+//!   `cleanup`; [`exec`] measures one phase with per-tick telemetry and stores it as it
 //!   runs (dataset check included); [`phase`] is the one warm-up -> measure -> store step of a
 //!   run's phase and a study cell's attempt; [`warmup`] is `--warmup auto`; [`sweep`] is `qpslab
 //!   run`: settle, the phases of a sweep or a replica's rate search ([`rate_search`]), live
@@ -61,6 +63,7 @@ pub mod password;
 pub mod phase;
 pub mod placement;
 pub mod rate_search;
+pub mod ready;
 pub mod replica;
 pub mod restore;
 mod retry;

@@ -43,7 +43,8 @@ impl From<PhaseError> for ExecError {
     }
 }
 
-/// What a phase is measured with: the store, the server, its workload and telemetry.
+/// What a phase is measured with: the store, the server, its workload and telemetry; the
+/// same for `qpslab run`'s phases and a study cell's attempts.
 pub struct Bench<'a> {
     /// Where the phase is stored as it is measured.
     pub store: &'a mut Store,

@@ -11,30 +11,19 @@ use crate::error::ExecError;
 use crate::exec::{Measured, Observer};
 use crate::phase::{Bench, PhaseError, RunOf};
 use crate::restore::{Guard, Ledger};
-use qpslab_core::ConnectOptions;
-use qpslab_engine::workload::Workload;
-use qpslab_probe::Sampler;
 use qpslab_sandbox::SandboxHome;
-use qpslab_store::{CellRecord, RunMeta, RunStatus, Store};
-use std::sync::atomic::AtomicBool;
+use qpslab_store::{CellRecord, RunMeta, RunStatus};
 use std::time::{Duration, Instant};
 
-/// What one cell is measured with.
-pub(crate) struct CellRun<'a> {
-    pub store: &'a mut Store,
-    pub cell: &'a CellRecord,
-    pub target: &'a ConnectOptions,
-    pub workload: &'a Workload,
-    pub sampler: &'a mut Sampler,
-    pub stop: &'a AtomicBool,
-}
-
-impl CellRun<'_> {
-    /// Measures the cell (runs described by `base`, each attempt [`RunMeta::another`] of it) until an attempt is stable or `retries` more attempts were made; returns the
-    /// attempt the cell uses. Every attempt is stored with its verdict. The settings its `set`
-    /// actions change are recorded in the ledger of `lab` first (`crate::restore`).
-    pub fn measure_until_stable(
+/// A study cell is measured with the [`Bench`] that `qpslab run`'s phases use.
+impl Bench<'_> {
+    /// Measures `cell` (runs described by `base`, each attempt [`RunMeta::another`] of it)
+    /// until an attempt is stable or `retries` more attempts were made; returns the attempt the
+    /// cell uses. Every attempt is stored with its verdict. The settings its `set` actions
+    /// change are recorded in the ledger of `lab` first (`crate::restore`).
+    pub(crate) fn measure_until_stable(
         &mut self,
+        cell: &CellRecord,
         base: RunMeta,
         retries: u32,
         lab: &SandboxHome,
@@ -46,7 +35,7 @@ impl CellRun<'_> {
         if let Some(hint) = guard.as_ref().and_then(Guard::killed_hint) {
             obs.message(&hint);
         }
-        let m = self.attempts(base, retries, obs)?;
+        let m = self.attempts(cell, base, retries, obs)?;
         if let Some(Err(e)) = guard.map(Guard::finish) {
             obs.message(&format!("warning: {e}"));
         }
@@ -55,6 +44,7 @@ impl CellRun<'_> {
 
     fn attempts(
         &mut self,
+        cell: &CellRecord,
         base: RunMeta,
         retries: u32,
         obs: &mut dyn Observer,
@@ -66,14 +56,7 @@ impl CellRun<'_> {
         let mut best: Option<(f64, Measured)> = None;
         loop {
             let mut meta = base.another(plan.clone());
-            let measured = Bench {
-                store: &mut *self.store,
-                target: self.target,
-                workload: self.workload,
-                sampler: &mut *self.sampler,
-                stop: self.stop,
-            }
-            .warm_and_measure(&mut meta, RunOf::Attempt, threads, obs);
+            let measured = self.warm_and_measure(&mut meta, RunOf::Attempt, threads, obs);
             let m = match measured {
                 Ok(m) => m,
                 // Nothing of the attempt was stored.
@@ -90,7 +73,7 @@ impl CellRun<'_> {
             let verdict = m.phase.stability.clone().unwrap_or_default();
             let reason = (!verdict.is_stable()).then(|| verdict.to_string());
             self.store
-                .record_attempt(self.cell.id, m.run_id, reason.as_deref())?;
+                .record_attempt(cell.id, m.run_id, reason.as_deref())?;
             if reason.is_none() || client_bound_only(&verdict) {
                 return Ok(m);
             }
@@ -105,7 +88,7 @@ impl CellRun<'_> {
             attempt += 1;
             obs.message(&format!(
                 "{}: {verdict}: measuring again ({attempt} of {attempts})",
-                self.cell.cell.label
+                cell.cell.label
             ));
             // Settling is not repeated: the disturbance came from outside the server.
             if let Some(s) = plan.settle.as_mut() {
@@ -120,9 +103,7 @@ impl CellRun<'_> {
             }
         }
     }
-}
 
-impl CellRun<'_> {
     /// A busy neighbour disturbed the last attempt: measuring again at once would meet it
     /// again, so wait (bounded) until the machine is quiet.
     fn wait_for_quiet(&mut self, obs: &mut dyn Observer) {

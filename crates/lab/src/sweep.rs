@@ -23,22 +23,17 @@ use crate::exec::{Measured, Observer};
 use crate::phase::{Bench, PhaseError, RunOf};
 use crate::rate_search::{lag_points, search, Searched};
 use crate::restore::{Guard, Ledger, RestoreError};
-use crate::settle::{settle, ServerKind as Owner};
+use crate::settle::{settle, ServerKind};
 use crate::unstored::keep;
 use qpslab_core::env::ServerInfo;
-use qpslab_core::live::ActionRecord;
+use qpslab_core::live::{judge_actions, ActionRecord};
 use qpslab_core::plan::SettleReport;
-use qpslab_core::{ConnectOptions, PhaseResult, RunPlan, Sample};
+use qpslab_core::{ConnectOptions, PhaseResult, RunPlan};
 use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;
 use qpslab_store::{RunId, RunMeta, RunStatus, Store};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-
-/// Judges a phase's live actions from its samples, before against after, with the settle
-/// window in seconds (the report crate's `live::judge_actions`, whose statistics the lab does
-/// not see).
-pub type JudgeActions = fn(&[Sample], &mut [ActionRecord], f64);
 
 /// What `qpslab run` measures, and on what.
 pub struct Sweep<'a> {
@@ -47,7 +42,7 @@ pub struct Sweep<'a> {
     /// The server (database set).
     pub target: &'a ConnectOptions,
     /// Whose server it is: a sandbox we started is settled, the user's only checked.
-    pub owner: Owner,
+    pub server_kind: ServerKind,
     /// The server's facts, stored with the run.
     pub server: ServerInfo,
     /// The command line (passwords are removed again when stored).
@@ -58,8 +53,6 @@ pub struct Sweep<'a> {
     pub lab: &'a Path,
     /// `run --rate-search`: the replica lag to hold, ms; the plan then has one session count.
     pub rate_search: Option<f64>,
-    /// How the phases' live actions are judged.
-    pub judge_actions: JudgeActions,
 }
 
 /// What a finished run measured.
@@ -127,7 +120,13 @@ pub fn run(
 ) -> Result<Swept, SweepError> {
     let mut plan = sweep.plan;
     if let Some(s) = plan.settle.as_mut() {
-        let report = settle(sweep.target, &plan.workload, s.max_s, sweep.owner, stop)?;
+        let report = settle(
+            sweep.target,
+            &plan.workload,
+            s.max_s,
+            sweep.server_kind,
+            stop,
+        )?;
         obs.settled(&report);
         s.report = Some(report);
     }
@@ -150,7 +149,6 @@ pub fn run(
         obs,
         meta,
         run_id: None,
-        judge: sweep.judge_actions,
     };
     let measured = phases.all(sweep.rate_search);
     if let Some(Err(e)) = guard.map(Guard::finish) {
@@ -234,7 +232,6 @@ struct Phases<'a, 'o> {
     /// What is stored with the run; a rate search changes the rate between phases.
     meta: RunMeta,
     run_id: Option<RunId>,
-    judge: JudgeActions,
 }
 
 impl Phases<'_, '_> {
@@ -299,7 +296,7 @@ impl Phases<'_, '_> {
             return Ok(());
         };
         let p = &mut m.phase;
-        (self.judge)(&p.samples, &mut p.actions, live.settle_after_s);
+        judge_actions(&p.samples, &mut p.actions, live.settle_after_s);
         (self.bench.store).record_actions(m.run_id, m.seq, &p.actions)?;
         self.obs.actions_judged(&p.actions);
         Ok(())

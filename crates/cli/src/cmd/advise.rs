@@ -8,8 +8,8 @@ mod render;
 use crate::args::{AdviseArgs, AdviseFormat, DurabilityArg};
 use crate::error::user;
 use crate::target::{connect, explicit, sandbox_home};
-use anyhow::{Context, Result};
-use qpslab_advise::{advise as findings, gather, Facts};
+use anyhow::Result;
+use qpslab_advise::{advise as findings, read_facts, Facts, FactsError};
 use qpslab_core::advise::{Durability, Finding};
 use serde::Serialize;
 
@@ -65,10 +65,14 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
     let target = options.describe();
     // Settings a killed tune left behind are not the server's own: say so before advising.
     super::restore::warn_leftovers(&home, &options, t);
-    let mut conn =
-        qpslab_wire::Conn::connect(&options).with_context(|| format!("connecting to {target}"))?;
-    let facts = gather(&mut conn, options.endpoint.is_local())
-        .with_context(|| format!("reading the facts of {target}"))?;
+    let facts = read_facts(&options).map_err(|e| match e {
+        FactsError::Connect { target, source } => {
+            anyhow::Error::new(source).context(format!("connecting to {target}"))
+        }
+        FactsError::Read { target, source } => {
+            anyhow::Error::new(source).context(format!("reading the facts of {target}"))
+        }
+    })?;
     let durability = match a.durability {
         DurabilityArg::Strict => Durability::Strict,
         DurabilityArg::Relaxed => Durability::Relaxed,

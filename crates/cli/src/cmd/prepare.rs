@@ -1,15 +1,16 @@
-//! `qpslab prepare` and `qpslab cleanup`.
+//! `qpslab prepare` and `qpslab cleanup`: the arguments checked, the target connected, then one
+//! call each to `qpslab_lab::ready::{prepare, cleanup}`; their errors said as the user needs them.
 
 use crate::args::{CleanupArgs, PrepareArgs};
-use crate::dataset::{default_loaders, sandbox_use};
+use crate::dataset::server;
 use crate::error::{exec_error, user};
 use crate::plan::workload_options;
 use crate::printer::Printer;
-use crate::target::{connect, sandbox_home, Connected};
-use anyhow::{Context, Result};
-use qpslab_core::WorkloadOptions;
+use crate::target::{command_args, connect, sandbox_home};
+use anyhow::Result;
+use qpslab_core::{ConnectOptions, WorkloadOptions};
 use qpslab_engine::prepare;
-use qpslab_sandbox::Hold;
+use qpslab_lab::ready::ReadyError;
 
 /// Runs `qpslab prepare`.
 pub fn prepare(a: PrepareArgs) -> Result<()> {
@@ -18,12 +19,14 @@ pub fn prepare(a: PrepareArgs) -> Result<()> {
         .threads
         .map(|n| crate::plan::loader_threads("--threads", n))
         .transpose()?;
-    let target = connect(&a.target, Some(&a.embedded), &sandbox_home(&a.home))?;
-    let threads = threads.unwrap_or_else(|| default_loaders(&w, &target));
+    let home = sandbox_home(&a.home);
+    let target = connect(&a.target, Some(&a.embedded), &home)?;
+    let target_args = command_args(&a.target);
+    let server = server(&target, &a.target, &home, &target_args);
     // A sandbox is ours: its database is created as needed. On the user's server only when asked.
-    // Nobody may measure a sandbox while its tables are built.
-    let outcome = sandbox_use(&target, &a.target, Hold::Exclusive)
-        .and_then(|_held| load(&target, &w, threads, a.create_db || target.ours));
+    let outcome =
+        qpslab_lab::ready::prepare(&server, &w, threads, a.create_db, &mut Printer::new())
+            .map_err(|e| prepare_error(e, &w, &target.options));
     let stopped = target.finish();
     outcome?;
     stopped
@@ -35,10 +38,15 @@ pub fn cleanup(a: CleanupArgs) -> Result<()> {
         name.parse::<qpslab_core::WorkloadKind>()
             .map_err(|e| user(e.to_string()))?;
     }
-    let target = connect(&a.target, None, &sandbox_home(&a.home))?;
-    let outcome = sandbox_use(&target, &a.target, Hold::Exclusive).and_then(|_held| {
-        prepare::cleanup(&target.options, None)
-            .with_context(|| format!("cleaning up on {}", target.options.describe()))
+    let home = sandbox_home(&a.home);
+    let target = connect(&a.target, None, &home)?;
+    let target_args = command_args(&a.target);
+    let server = server(&target, &a.target, &home, &target_args);
+    let outcome = qpslab_lab::ready::cleanup(&server).map_err(|e| match e {
+        ReadyError::Cleanup(e) => {
+            anyhow::Error::new(e).context(format!("cleaning up on {}", target.options.describe()))
+        }
+        e => sandbox_error(e),
     });
     let stopped = target.finish();
     let report = outcome?;
@@ -54,27 +62,25 @@ pub fn cleanup(a: CleanupArgs) -> Result<()> {
     stopped
 }
 
-fn load(target: &Connected, w: &WorkloadOptions, threads: u32, create_db: bool) -> Result<()> {
-    qpslab_lab::exec::load_dataset(
-        &target.options,
-        w,
-        threads,
-        create_db,
-        target.home.as_deref(),
-        &mut Printer::new(),
-    )
-    .map(|_| ())
-    .map_err(|e| {
-        if let qpslab_lab::ExecError::Dataset(prepare::PrepareError::MissingDatabase(db)) = &e {
-            return user(format!(
-                "database {db} does not exist on {}: add --create-db to create it",
-                target.options.describe()
-            ));
-        }
-        exec_error(e).context(format!(
-            "preparing {} on {}",
-            w.kind,
-            target.options.describe()
-        ))
-    })
+/// A failed `qpslab prepare` as the CLI reports it: a missing database says how to create it.
+fn prepare_error(e: ReadyError, w: &WorkloadOptions, target: &ConnectOptions) -> anyhow::Error {
+    let e = match e {
+        ReadyError::Dataset(e) => e,
+        e => return sandbox_error(e),
+    };
+    if let qpslab_lab::ExecError::Dataset(prepare::PrepareError::MissingDatabase(db)) = &e {
+        return user(format!(
+            "database {db} does not exist on {}: add --create-db to create it",
+            target.describe()
+        ));
+    }
+    exec_error(e).context(format!("preparing {} on {}", w.kind, target.describe()))
+}
+
+/// The sandbox's error (it could not be held) as its own, which decides the exit code.
+fn sandbox_error(e: ReadyError) -> anyhow::Error {
+    match e {
+        ReadyError::Sandbox(e) => e.into(),
+        e => anyhow::Error::new(e),
+    }
 }

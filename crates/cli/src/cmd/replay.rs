@@ -11,7 +11,7 @@ use anyhow::Result;
 use qpslab_core::replay::{ReplayMode, ReplayPlan};
 use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
 use qpslab_sql::replay::source::{load, Loaded};
-use qpslab_sql::replay::{check_databases, class_id, ended_early, refused, ReplayOptions};
+use qpslab_sql::replay::{class_id, ended_early, refused, ReplayOptions};
 use qpslab_sqllog::Policy;
 use qpslab_store::{RunMeta, RunStatus, Store};
 
@@ -125,8 +125,14 @@ fn measure(
     store: &mut Store,
     target: &Connected,
 ) -> Result<()> {
-    let (mut control, server) = target.control()?;
-    check_databases(&mut control, &l.log, o).map_err(exec_error)?;
+    let (mut sampler, server) = qpslab_sql::replay::ready(
+        &target.options,
+        target.server_pid,
+        &l.log,
+        o,
+        &mut crate::printer::Printer::new(),
+    )
+    .map_err(|e| super::run::ready_error(e, &a.target))?;
     let meta = RunMeta::new(
         plan(a, o, l),
         target.options.describe(),
@@ -134,7 +140,6 @@ fn measure(
         qpslab_probe::host_facts(),
         std::env::args().collect::<Vec<_>>().join(" "),
     );
-    let mut sampler = target.sampler(control);
     let mut printer = crate::render_replay::LivePrinter;
     let measured = qpslab_sql::replay::measure(
         store,

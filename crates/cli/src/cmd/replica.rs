@@ -1,13 +1,13 @@
 //! Replication in the CLI: the role a started sandbox takes (`server start --primary`,
-//! `--replica-of`), `server status`, what stopping a primary leaves behind, and the lag
-//! monitor of `run --replica`.
+//! `--replica-of`), `server status`, what stopping a primary leaves behind, and the errors of
+//! `run --replica`'s lag monitor.
 
 use crate::args::{ReplicationArgs, ServerStatusArgs};
 use crate::error::user;
 use crate::target::sandbox_home;
 use anyhow::{Context, Result};
-use qpslab_core::{ConnectOptions, Dsn};
-use qpslab_probe::replica::{LagMonitor, ReplicaStatus};
+use qpslab_lab::ready::MonitorError;
+use qpslab_probe::replica::ReplicaStatus;
 use qpslab_sandbox::{Role, Sandbox, SandboxHome, SandboxInfo, SandboxSpec};
 
 /// Sets the role `a` asks for on `spec`; for a replica, checks its primary and returns it.
@@ -119,43 +119,20 @@ pub fn stop_note(home: &SandboxHome, name: &str) -> Option<String> {
     })
 }
 
-/// The replica `--replica` names (a sandbox of this lab, or a DSN), and its lag monitor
-/// reading `primary`.
-pub fn monitor(replica: &str, home: &SandboxHome, primary: &ConnectOptions) -> Result<LagMonitor> {
-    let (opts, pid) = replica_options(replica, home)?;
-    if same_server(&opts, primary) {
-        return Err(user(format!(
+/// Why the lag monitor of `run --replica REPLICA` did not start, as the CLI reports it (the
+/// monitor is `qpslab_lab::ready`'s).
+pub fn monitor_error(replica: &str, e: MonitorError) -> anyhow::Error {
+    match e {
+        MonitorError::Dsn(e) => user(format!("--replica: {e}")),
+        MonitorError::Sandbox(e) => anyhow::Error::new(e).context(format!("--replica {replica}")),
+        MonitorError::SameServer => user(format!(
             "--replica {replica} is the server the run loads: name its replica"
-        )));
-    }
-    let monitor = LagMonitor::start(primary, &opts).map_err(|e| match e {
-        e if e.is_user_error() => user(format!("--replica {replica}: {e}")),
+        )),
+        MonitorError::Start(e) if e.is_user_error() => user(format!("--replica {replica}: {e}")),
         // The client's error decides the exit code (nothing listening there is the user's).
-        qpslab_probe::Error::Wire(w) => {
+        MonitorError::Start(qpslab_probe::Error::Wire(w)) => {
             anyhow::Error::new(w).context(format!("--replica {replica}"))
         }
-        e => anyhow::Error::new(e).context(format!("--replica {replica}")),
-    })?;
-    Ok(match pid {
-        Some(pid) => monitor.with_pid(pid),
-        None => monitor,
-    })
-}
-
-/// How to reach the replica, and its server's pid when it is a sandbox.
-fn replica_options(replica: &str, home: &SandboxHome) -> Result<(ConnectOptions, Option<u32>)> {
-    if replica.contains("://") {
-        let dsn: Dsn = replica
-            .parse()
-            .map_err(|e: qpslab_core::dsn::DsnError| user(format!("--replica: {e}")))?;
-        return Ok((dsn.0, None));
+        MonitorError::Start(e) => anyhow::Error::new(e).context(format!("--replica {replica}")),
     }
-    qpslab_sandbox::validate_name(replica).with_context(|| format!("--replica {replica}"))?;
-    let info =
-        qpslab_sandbox::find(home, replica).with_context(|| format!("--replica {replica}"))?;
-    Ok((info.connect_options(), Some(info.pid)))
-}
-
-fn same_server(a: &ConnectOptions, b: &ConnectOptions) -> bool {
-    a.endpoint == b.endpoint
 }

@@ -1,10 +1,12 @@
-//! `qpslab run`: the plan from the flags, the target connected and readied (dataset, replica
-//! monitor, thread placement), then one call to `qpslab_lab::sweep::run`, which settles the
-//! server and measures and stores each phase (an interrupted or failed phase keeps its
-//! intervals) while the printer shows its progress; then the sweep table and `--json`.
+//! `qpslab run`: the plan from the flags and the target connected, then one call to
+//! `qpslab_lab::ready` (server facts, leftover settings, limits, dataset, replica monitor,
+//! thread placement) and one to `qpslab_lab::sweep::run`, which settles the server and
+//! measures and stores each phase (an interrupted or failed phase keeps its intervals) while
+//! the printer shows its progress; then the sweep table and `--json`.
 
-use crate::args::{ReplicaRunArgs, RunArgs};
-use crate::dataset::ensure_dataset;
+use super::threads::RunPlacement;
+use crate::args::{ReplicaRunArgs, RunArgs, TargetArgs};
+use crate::dataset::server;
 use crate::error::exec_error;
 use crate::error::user;
 use crate::plan::run_plan;
@@ -12,11 +14,12 @@ use crate::printer::{closed_note, Printer};
 use crate::render::sweep_table;
 use crate::render_run::{steps_table, stop_text, verdict};
 use crate::signals::INTERRUPTED;
-use crate::target::{connect, sandbox_home, Connected};
+use crate::target::{command_args, connect, sandbox_home, Connected};
 use anyhow::Result;
 use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
-use qpslab_lab::settle::ServerKind as Owner;
+use qpslab_lab::ready::{Ready, ReadyError, Readying};
+use qpslab_lab::settle::ServerKind;
 use qpslab_lab::sweep::{Closed, Sweep, SweepError, Swept};
 use qpslab_store::{RunMeta, Store};
 
@@ -50,46 +53,49 @@ pub fn run(a: RunArgs) -> Result<()> {
     stopped
 }
 
-/// What a run holds while it measures, once the server is ready.
-struct Ready {
-    server: qpslab_core::env::ServerInfo,
-    sampler: qpslab_probe::Sampler,
-    placement: Option<super::threads::RunPlacement>,
-    /// Held (shared) until the run ends: nobody rebuilds the dataset under it.
-    _sandbox: Option<qpslab_sandbox::SandboxUse>,
-}
-
-/// Readies the server for `plan`: its facts, no leftover settings, its limits, the dataset,
-/// the replica's lag monitor and the threads' placement (recorded in `plan`).
+/// Readies the server for `plan` in one library call (`qpslab_lab::ready`): its facts, no
+/// leftover settings, its limits, the dataset, the replica's lag monitor and the threads'
+/// placement (recorded in `plan`), which says what it placed.
 fn ready(
     a: &RunArgs,
     plan: &mut RunPlan,
     loaders: Option<u32>,
     workload: &Workload,
     target: &Connected,
-) -> Result<Ready> {
-    let (control, server) = target.control()?;
+) -> Result<(Ready, Option<RunPlacement>)> {
     let home = sandbox_home(&a.home);
-    // A killed tune's or run's settings would be measured as the server's own.
-    super::restore::refuse_leftovers(&home, &target.server_options(), &a.target)?;
-    crate::plan::check_server_limits(plan, workload.statements().len(), &server)?;
-    let sandbox = ensure_dataset(target, &a.target, &plan.workload, loaders)?;
-    let monitor = (a.replica.replica.as_deref())
-        .map(|r| super::replica::monitor(r, &home, &target.options))
-        .transpose()?;
-    let placement = super::threads::keep_for_run(target, &a.target, &a.pin, &home)?;
-    plan.placement = placement.as_ref().map(|p| p.initial());
-    let mut sampler = target.sampler(control);
-    if let Some(m) = monitor {
-        sampler.watch_replica(m);
+    let target_args = command_args(&a.target);
+    let req = Readying {
+        server: server(target, &a.target, &home, &target_args),
+        lab: &home,
+        loaders,
+        replica: a.replica.replica.as_deref(),
+        pin: &super::threads::policy(&a.pin)?,
+        profile: a.profile.clone(),
+    };
+    let mut ready = qpslab_lab::ready::ready(req, plan, workload, &mut Printer::new())
+        .map_err(|e| ready_error(e, &a.target))?;
+    let placement = ready.placement.take().map(RunPlacement::started);
+    Ok((ready, placement))
+}
+
+/// The library's error readying the server of `t` (`run`, `replay`) as the CLI reports it.
+pub(crate) fn ready_error(e: ReadyError, t: &TargetArgs) -> anyhow::Error {
+    match e {
+        ReadyError::Connect { target, source } => {
+            anyhow::Error::new(source).context(format!("connecting to {target}"))
+        }
+        ReadyError::ServerInfo(e) => anyhow::Error::new(e).context("reading server variables"),
+        ReadyError::Restore(e) => super::restore::error(e, t),
+        ReadyError::Limits(e) => user(e),
+        ReadyError::Sandbox(e) => e.into(),
+        ReadyError::Dataset(e) => exec_error(e),
+        ReadyError::Replica { replica, source } => super::replica::monitor_error(&replica, source),
+        ReadyError::NotOurs => super::threads::not_ours(),
+        ReadyError::Placement(e) => super::threads::placement_error(e),
+        // Only `qpslab cleanup` drops tables.
+        e @ ReadyError::Cleanup(_) => anyhow::Error::new(e),
     }
-    sampler.profile_into(a.profile.clone());
-    Ok(Ready {
-        server,
-        sampler,
-        placement,
-        _sandbox: sandbox,
-    })
 }
 
 /// Readies the server, then measures and stores the run in one library call, and prints
@@ -102,28 +108,30 @@ fn sweep(
     store: &mut Store,
     target: &Connected,
 ) -> Result<()> {
-    let Ready {
-        server,
-        mut sampler,
+    let (
+        Ready {
+            server,
+            mut sampler,
+            hold: _hold,
+            ..
+        },
         placement,
-        _sandbox,
-    } = ready(a, &mut plan, loaders, workload, target)?;
+    ) = ready(a, &mut plan, loaders, workload, target)?;
     let home = sandbox_home(&a.home);
     let label = plan.workload.label();
     let sweep = Sweep {
         plan,
         target: &target.options,
         // Only the sandbox started for this command is settled as ours.
-        owner: match target.sandbox {
-            Some(_) => Owner::Sandbox,
-            None => Owner::External,
+        server_kind: match target.sandbox {
+            Some(_) => ServerKind::Sandbox,
+            None => ServerKind::External,
         },
         server,
         command: command_line(),
         workload,
         lab: home.path(),
         rate_search: a.replica.rate_search.then_some(a.replica.max_lag),
-        judge_actions: qpslab_report::live::judge_actions,
     };
     let swept = qpslab_lab::sweep::run(
         store,

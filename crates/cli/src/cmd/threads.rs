@@ -5,11 +5,10 @@
 use crate::args::{PinArgs, ServerThreadsArgs, TargetArgs, ThreadsFormat};
 use crate::error::user;
 use crate::render_threads::threads_text;
-use crate::target::{connect, sandbox_home, Connected};
+use crate::target::{connect, sandbox_home};
 use anyhow::Result;
-use qpslab_core::placement::{Applied, PlacementRecord, Policy};
+use qpslab_core::placement::{Applied, Policy};
 use qpslab_lab::placement::{self, PlacementError, RunKeeper};
-use qpslab_sandbox::SandboxHome;
 
 /// Runs `qpslab server threads`.
 pub fn server_threads(a: ServerThreadsArgs) -> Result<()> {
@@ -55,7 +54,7 @@ fn checked_interval(s: f64) -> Result<f64> {
 
 /// A placement error, exit 2 when the user can fix it; a connection's error keeps the
 /// client's error in the chain (it decides the exit code).
-fn placement_error(e: PlacementError) -> anyhow::Error {
+pub(crate) fn placement_error(e: PlacementError) -> anyhow::Error {
     match e {
         PlacementError::Connect { target, source } => {
             anyhow::Error::new(source).context(format!("connecting to {target}"))
@@ -93,7 +92,8 @@ pub fn prepare_run(pin: &PinArgs, t: &TargetArgs, embedded: &mut Vec<String>) ->
     with_performance_schema(&policy, embedded)
 }
 
-fn not_ours() -> anyhow::Error {
+/// `--pin` asked of a server that is not a sandbox of ours.
+pub(crate) fn not_ours() -> anyhow::Error {
     user("--pin places a sandbox's threads (the embedded one or --sandbox NAME); qpslab never changes another server")
 }
 
@@ -139,39 +139,16 @@ fn report_failures(applied: &Applied) {
 }
 
 /// The policy a run keeps on its server: the sandbox's own (`server start --pin`) followed by
-/// the run's `--pin`; none for a server that is not a sandbox of ours. Stopped by
+/// the run's `--pin`, kept by `qpslab_lab::ready`. Stopped by
 /// [`RunPlacement::stop`] or, on an error or an interrupt, when dropped; either way it says
 /// what it placed.
 pub struct RunPlacement(RunKeeper);
 
-/// Starts keeping the run's policy, if there is one.
-pub fn keep_for_run(
-    c: &Connected,
-    t: &TargetArgs,
-    pin: &PinArgs,
-    home: &SandboxHome,
-) -> Result<Option<RunPlacement>> {
-    let own = policy(pin)?;
-    let stored = match &t.sandbox {
-        Some(name) => qpslab_sandbox::find(home, name)?.pin,
-        None => Policy::default(),
-    };
-    if stored.then(&own).is_empty() {
-        return Ok(None);
-    }
-    let Some(pid) = c.server_pid.filter(|_| c.ours) else {
-        return Err(not_ours());
-    };
-    let keeper = RunKeeper::start(pid, &c.server_options(), stored, &own, t.sandbox.is_some())
-        .map_err(placement_error)?;
-    report(keeper.policy(), &keeper.initial().applied);
-    Ok(Some(RunPlacement(keeper)))
-}
-
 impl RunPlacement {
-    /// The policy and what it placed at the start, for the stored plan.
-    pub fn initial(&self) -> PlacementRecord {
-        self.0.initial().clone()
+    /// The placement `qpslab_lab::ready` started for a run, once it says what it placed.
+    pub fn started(keeper: RunKeeper) -> RunPlacement {
+        report(keeper.policy(), &keeper.initial().applied);
+        RunPlacement(keeper)
     }
 
     /// Stops keeping the policy and says what it placed.

@@ -3,7 +3,8 @@
 //! first and removed after ([`files`]), fio run with `json+` status reports every interval
 //! ([`spawn`]), and its reports read into the same [`PhaseResult`] and [`Sample`]s as an OLTP
 //! phase ([`report`]): events are I/O operations, latency is fio's completion latency with the
-//! percentiles fio computed from its full histograms.
+//! percentiles fio computed from its full histograms. [`stored`] stores a run as it is
+//! measured (`qpslab io`).
 //!
 //! ```text
 //! FileIoOptions + Timing ─job::run_args─▶ fio --output-format=json+ --status-interval=1

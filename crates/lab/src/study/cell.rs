@@ -6,9 +6,9 @@ use crate::error::StudyError;
 use crate::exec::{ensure_dataset, DatasetOutcome, Observer};
 use crate::expand::PlannedCell;
 use crate::options::Transport;
-use crate::retry::CellRun;
+use crate::phase::Bench;
 use crate::sandboxes::dataset_policy;
-use crate::settle::{settle, ServerKind as Owner};
+use crate::settle::{settle, ServerKind};
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_engine::workload::Workload;
 use qpslab_store::{CellRecord, CellStatus, RunMeta};
@@ -28,8 +28,8 @@ impl Active {
             return Ok(());
         };
         let owner = match self.sandbox {
-            Some(_) => Owner::Sandbox,
-            None => Owner::External,
+            Some(_) => ServerKind::Sandbox,
+            None => ServerKind::External,
         };
         let report = settle(target, &plan.workload, s.max_s, owner, stop)?;
         obs.message(&crate::settle::describe(&report));
@@ -164,16 +164,15 @@ impl Runner<'_> {
         let profiles = resolved.profile;
         let dir = profiles.then(|| profile_dir(self.home, &self.loaded.spec.name));
         active.sampler.profile_into(dir);
-        let mut cell_run = CellRun {
+        let mut bench = Bench {
             store: self.store,
-            cell: rec,
             target: &target,
             workload: &workload,
             sampler: &mut active.sampler,
             stop,
         };
-        let m = cell_run
-            .measure_until_stable(meta, resolved.retries, self.home, obs)
+        let m = bench
+            .measure_until_stable(rec, meta, resolved.retries, self.home, obs)
             .map_err(exec)?;
         self.store
             .cell_done(rec.id, m.run_id)

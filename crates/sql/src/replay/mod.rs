@@ -24,9 +24,11 @@ pub mod lanes;
 pub mod source;
 pub mod tally;
 
+use qpslab_core::env::ServerInfo;
 use qpslab_core::replay::ReplayMode;
 use qpslab_core::ConnectOptions;
 use qpslab_lab::exec::{measure_with, Measured, Observer};
+use qpslab_lab::ready::ReadyError;
 use qpslab_lab::ExecError;
 use qpslab_probe::Sampler;
 use qpslab_sqllog::{Effect, Policy, Verdict};
@@ -210,6 +212,25 @@ pub fn sessions(log: &ReplayLog, o: &ReplayOptions) -> u32 {
         ReplayMode::Sessions => lanes::plan(log, o.threads).len() as u32,
         ReplayMode::Max => o.threads.unwrap_or(exec::DEFAULT_MAX_SESSIONS).max(1),
     }
+}
+
+/// Readies the server of `target` for a replay of `log`: the control connection and the
+/// server's facts ([`qpslab_lab::ready::control`], said to `obs`), then the databases the replay
+/// needs ([`check_databases`], whose failure is [`ReadyError::Dataset`]). Returns the
+/// telemetry sampler on the control connection and the server's facts.
+pub fn ready(
+    target: &ConnectOptions,
+    server_pid: Option<u32>,
+    log: &ReplayLog,
+    o: &ReplayOptions,
+    obs: &mut dyn Observer,
+) -> Result<(Sampler, ServerInfo), ReadyError> {
+    let (mut sampler, server) = qpslab_lab::ready::control(target, server_pid, obs)?;
+    // Just opened: the connection is there.
+    if let Some(conn) = sampler.conn() {
+        check_databases(conn, log, o).map_err(ReadyError::Dataset)?;
+    }
+    Ok((sampler, server))
 }
 
 /// Refuses, before anything runs, a replay whose databases (`--database`, else the log's)
