@@ -63,6 +63,7 @@ pub fn server<'a>(
     Server {
         target: &target.options,
         sandbox,
+        pid: target.server_pid,
         target_args,
     }
 }

@@ -14,7 +14,7 @@
 //! let workload = qpslab_engine::workload::Workload::new(&plan.workload)?;
 //! let lab = qpslab_sandbox::SandboxHome::default_location();
 //! let policy = qpslab_core::placement::Policy::default();
-//! let server = Server { target, sandbox: None, target_args: &[] };
+//! let server = Server { target, sandbox: None, pid: None, target_args: &[] };
 //! let req = Readying {
 //!     server, lab: &lab, loaders: None, replica: None, pin: &policy, profile: None,
 //! };
@@ -60,6 +60,10 @@ pub struct Server<'a> {
     pub target: &'a ConnectOptions,
     /// The sandbox of ours it is; `None`: the user's server, never changed.
     pub sandbox: Option<OurSandbox<'a>>,
+    /// Its process on this machine when known: a sandbox of ours, or the user's server found
+    /// as the peer of its Unix socket (`run --profile`). Telemetry reads its CPU and threads,
+    /// and the client's loops are placed away from them.
+    pub pid: Option<u32>,
     /// The target options as typed (no password), for the `qpslab prepare` command a missing
     /// dataset on the user's server names.
     pub target_args: &'a [String],
@@ -165,8 +169,7 @@ pub fn ready(
         database: None,
         ..req.server.target.clone()
     };
-    let pid = req.server.sandbox.and_then(|s| s.pid);
-    let (mut sampler, server) = control(req.server.target, pid, obs)?;
+    let (mut sampler, server) = control(req.server.target, req.server.pid, obs)?;
     // A killed tune's or run's settings would be measured as the server's own.
     Ledger::in_lab(req.lab.path())
         .refuse_leftovers(&server_options)
