@@ -223,7 +223,8 @@ pub struct PrepareArgs {
 
 #[derive(Args, Debug)]
 pub struct CleanupArgs {
-    /// Workload (accepted for sysbench symmetry; every qpslab-created table is dropped).
+    /// Workload: `tpcc` drops the TPC-C tables, a sysbench workload the sbtest tables
+    /// (every one qpslab created); none drops both.
     pub workload: Option<String>,
     #[command(flatten)]
     pub target: TargetArgs,

@@ -7,7 +7,7 @@ use crate::plan::workload_options;
 use crate::printer::Printer;
 use crate::target::{connect, sandbox_home, Connected};
 use anyhow::{Context, Result};
-use qpslab_core::WorkloadOptions;
+use qpslab_core::{WorkloadKind, WorkloadOptions};
 use qpslab_engine::prepare;
 use qpslab_sandbox::Hold;
 
@@ -31,14 +31,29 @@ pub fn prepare(a: PrepareArgs) -> Result<()> {
 
 /// Runs `qpslab cleanup`.
 pub fn cleanup(a: CleanupArgs) -> Result<()> {
-    if let Some(name) = &a.workload {
-        name.parse::<qpslab_core::WorkloadKind>()
-            .map_err(|e| user(e.to_string()))?;
-    }
+    let kind = a
+        .workload
+        .as_ref()
+        .map(|name| {
+            name.parse::<WorkloadKind>()
+                .map_err(|e| user(e.to_string()))
+        })
+        .transpose()?;
     let target = connect(&a.target, None, &sandbox_home(&a.home))?;
     let outcome = sandbox_use(&target, &a.target, Hold::Exclusive).and_then(|_held| {
-        prepare::cleanup(&target.options, None)
-            .with_context(|| format!("cleaning up on {}", target.options.describe()))
+        let o = &target.options;
+        // `tpcc` drops the TPC-C tables, a sysbench workload the sbtest tables, none both.
+        let mut report = match kind {
+            Some(WorkloadKind::Tpcc) => prepare::cleanup_tpcc(o),
+            _ => prepare::cleanup(o, None),
+        }
+        .with_context(|| format!("cleaning up on {}", o.describe()))?;
+        if kind.is_none() {
+            let tpcc = prepare::cleanup_tpcc(o)
+                .with_context(|| format!("cleaning up on {}", o.describe()))?;
+            report.dropped.extend(tpcc.dropped);
+        }
+        Ok(report)
     });
     let stopped = target.finish();
     let report = outcome?;

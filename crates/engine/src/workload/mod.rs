@@ -158,6 +158,9 @@ pub enum WorkloadError {
     /// A script of a script workload cannot run (`FILE:LINE: message`).
     #[error(transparent)]
     Script(#[from] script::ScriptError),
+    /// The workload can be prepared and checked but not run yet (TPC-C's transactions).
+    #[error("{0} cannot be run yet: only `qpslab prepare`, `check` and `cleanup` support it")]
+    NotRunnable(&'static str),
 }
 
 /// The largest table size: `id` is a signed 32-bit INTEGER in sysbench's schema.
@@ -177,6 +180,11 @@ pub const MAX_PER_EVENT: u32 = 100_000;
 pub fn validate(opts: &WorkloadOptions) -> Result<(), WorkloadError> {
     if !opts.scripts.is_empty() {
         script::ScriptSet::parse(&opts.scripts)?;
+        return crate::rand::validate(&opts.rand).map_err(WorkloadError::InvalidOption);
+    }
+    if opts.kind == WorkloadKind::Tpcc {
+        // Its dataset is valid whatever the sysbench options say (warehouses are checked
+        // where they are read); running it is refused by `Workload::new`.
         return crate::rand::validate(&opts.rand).map_err(WorkloadError::InvalidOption);
     }
     defs::validate(opts)
@@ -209,6 +217,9 @@ impl Workload {
     /// Validates the options and builds the statements.
     pub fn new(opts: &WorkloadOptions) -> Result<Workload, WorkloadError> {
         validate(opts)?;
+        if opts.kind == WorkloadKind::Tpcc {
+            return Err(WorkloadError::NotRunnable(opts.kind.name()));
+        }
         let (statements, base, scripts) = if opts.scripts.is_empty() {
             let (statements, base) = defs::build(opts);
             (statements, base, None)

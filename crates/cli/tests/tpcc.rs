@@ -1,0 +1,247 @@
+//! TPC-C's dataset on the shared test server: `prepare tpcc` loads the spec's population with
+//! verified row counts, resumes after `kill -9` loading only what is missing, loads slices
+//! (`--warehouses A-B`), and `cleanup tpcc` drops what it created.
+
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+/// `prepare tpcc` into `db` of the shared server with `extra` options.
+fn prepare(s: &Scratch, db: &str, extra: &[&str]) -> std::process::Output {
+    let sock = socket();
+    let base = [
+        "prepare",
+        "tpcc",
+        "--socket",
+        &sock,
+        "--database",
+        db,
+        "--create-db",
+    ];
+    s.run(&[&base[..], extra].concat())
+}
+
+fn count(db: &str, query: &str) -> u64 {
+    sql(&format!("USE {db}; {query}")).trim().parse().unwrap()
+}
+
+/// Row counts of every table for warehouses `first..=last`, counted independently of the
+/// loader: the spec's population, ORDER-LINE as the orders' line counts say.
+fn assert_population(db: &str, first: u32, last: u32, items: u64) {
+    let n = u64::from(last - first + 1);
+    let range = |col: &str| format!("WHERE {col} BETWEEN {first} AND {last}");
+    for (table, col, want) in [
+        ("warehouse", "w_id", n),
+        ("district", "d_w_id", 10 * n),
+        ("customer", "c_w_id", 30_000 * n),
+        ("history", "h_w_id", 30_000 * n),
+        ("orders", "o_w_id", 30_000 * n),
+        ("new_orders", "no_w_id", 9_000 * n),
+        ("stock", "s_w_id", 100_000 * n),
+    ] {
+        let got = count(db, &format!("SELECT COUNT(*) FROM {table} {}", range(col)));
+        assert_eq!(got, want, "{db}.{table}");
+    }
+    let lines = count(
+        db,
+        &format!("SELECT SUM(o_ol_cnt) FROM orders {}", range("o_w_id")),
+    );
+    assert!(lines >= 5 * 30_000 * n && lines <= 15 * 30_000 * n);
+    let got = count(
+        db,
+        &format!("SELECT COUNT(*) FROM order_line {}", range("ol_w_id")),
+    );
+    assert_eq!(got, lines, "{db}.order_line");
+    assert_eq!(count(db, "SELECT COUNT(*) FROM item"), items, "{db}.item");
+}
+
+#[test]
+fn two_warehouses_load_with_verified_counts_and_clean_up() {
+    let s = Scratch::new();
+    let db = "tpcc_two";
+    sql(&format!("DROP DATABASE IF EXISTS {db}"));
+    let o = prepare(&s, db, &["--warehouses", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("prepared TPC-C warehouses 2") && stdout(&o).contains("verified"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stderr(&o).contains("ETA"), "progress: {}", stderr(&o));
+    assert_population(db, 1, 2, 100_000);
+    // The spec's data rules, read back from the server.
+    assert_eq!(
+        count(
+            db,
+            "SELECT COUNT(*) FROM district WHERE d_next_o_id = 3001 AND d_ytd = 30000"
+        ),
+        20
+    );
+    assert_eq!(
+        count(db, "SELECT COUNT(*) FROM customer WHERE c_id <= 1000 AND c_last NOT REGEXP '^(BAR|OUGHT|ABLE|PRI|PRES|ESE|ANTI|CALLY|ATION|EING){3}$'"),
+        0
+    );
+    let original = count(
+        db,
+        "SELECT COUNT(*) FROM item WHERE i_data LIKE '%ORIGINAL%'",
+    );
+    assert!((8_000..12_000).contains(&original), "{original}");
+    let undelivered = count(db, "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NULL");
+    assert_eq!(undelivered, 18_000);
+    let idx = sql(&format!(
+        "SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX) FROM information_schema.STATISTICS \
+         WHERE TABLE_SCHEMA = '{db}' AND TABLE_NAME = 'customer' AND INDEX_NAME = 'idx_customer'"
+    ));
+    assert_eq!(idx.trim(), "c_w_id,c_d_id,c_last,c_first");
+
+    // Loaded already: nothing is reloaded, the counts are checked again.
+    let again = prepare(&s, db, &["--warehouses", "2"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stdout(&again).contains("already loaded"),
+        "{}",
+        stdout(&again)
+    );
+
+    // A damaged table fails the verification (exit 1, one line naming the table).
+    sql(&format!(
+        "DELETE FROM {db}.history WHERE h_w_id = 2 LIMIT 5"
+    ));
+    let bad = prepare(&s, db, &["--warehouses", "2"]);
+    assert_eq!(bad.status.code(), Some(1), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("history has 59995 rows, expected 60000"),
+        "{}",
+        stderr(&bad)
+    );
+
+    let sock = socket();
+    let c = s.run(&["cleanup", "tpcc", "--socket", &sock, "--database", db]);
+    assert!(c.status.success(), "{}", stderr(&c));
+    assert!(stdout(&c).contains("dropped 10 table(s)"), "{}", stdout(&c));
+    let left = sql(&format!(
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{db}'"
+    ));
+    assert_eq!(left.trim(), "0");
+}
+
+#[test]
+fn a_load_killed_mid_way_resumes_and_ends_complete() {
+    let s = Scratch::new();
+    let db = "tpcc_resume";
+    sql(&format!("DROP DATABASE IF EXISTS {db}"));
+    let sock = socket();
+    let mut child = s
+        .cmd(&[
+            "prepare",
+            "tpcc",
+            "--socket",
+            &sock,
+            "--database",
+            db,
+            "--create-db",
+            "--warehouses",
+            "4",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it once some unit is recorded complete and others are still loading.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(Instant::now() < deadline, "no unit completed in time");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "prepare ended before the kill"
+        );
+        let done = sql(&format!(
+            "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{db}' AND TABLE_NAME = 'qpslab_tpcc'"
+        ));
+        if done.trim() == "1" && count(db, "SELECT COUNT(*) FROM qpslab_tpcc") >= 1 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: kill on the pid of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    let recorded = count(db, "SELECT COUNT(*) FROM qpslab_tpcc");
+    assert!(
+        recorded < 5,
+        "killed after everything loaded: {recorded} units"
+    );
+    // Partial rows of the unrecorded warehouses are there and must not be loaded twice.
+    let partial = count(db, "SELECT COUNT(*) FROM stock");
+    assert!(partial > 0);
+
+    let o = prepare(&s, db, &["--warehouses", "4"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("verified"), "{}", stdout(&o));
+    // Only what was missing was loaded: fewer rows than four warehouses and the items.
+    let loaded: u64 = stdout(&o)
+        .split(" rows,")
+        .next()
+        .and_then(|t| t.rsplit('(').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}", stdout(&o)));
+    assert!(loaded < 4 * 499_000 + 100_000, "{loaded}");
+    assert_population(db, 1, 4, 100_000);
+    assert_eq!(count(db, "SELECT COUNT(*) FROM qpslab_tpcc"), 5);
+    sql(&format!("DROP DATABASE {db}"));
+}
+
+#[test]
+fn a_slice_loads_only_its_warehouses_and_the_rest_completes_it() {
+    let s = Scratch::new();
+    let db = "tpcc_slice";
+    sql(&format!("DROP DATABASE IF EXISTS {db}"));
+    let o = prepare(&s, db, &["--warehouses", "2-3", "--foreign-keys", "on"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("warehouses 2-3"), "{}", stdout(&o));
+    // Warehouse 1's slice loads the items: this one has none.
+    assert_population(db, 2, 3, 0);
+    assert_eq!(count(db, "SELECT COUNT(*) FROM warehouse"), 2);
+    let fks = count(
+        db,
+        &format!("SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = '{db}'"),
+    );
+    assert!(fks >= 8, "{fks} foreign keys");
+    // Another seed cannot join this dataset.
+    let other = prepare(
+        &s,
+        db,
+        &[
+            "--warehouses",
+            "1",
+            "--foreign-keys",
+            "on",
+            "--rand-seed",
+            "9",
+        ],
+    );
+    assert_user_error(&other, "cleanup tpcc");
+    let o = prepare(&s, db, &["--warehouses", "1", "--foreign-keys", "on"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_population(db, 1, 3, 100_000);
+    let sock = socket();
+    let c = s.run(&["cleanup", "--socket", &sock, "--database", db]);
+    assert!(c.status.success(), "{}", stderr(&c));
+    assert!(stdout(&c).contains("qpslab_tpcc"), "{}", stdout(&c));
+    sql(&format!("DROP DATABASE {db}"));
+}
+
+#[test]
+fn bad_warehouses_and_running_tpcc_are_refused_in_one_line() {
+    let s = Scratch::new();
+    for bad in ["0", "3-2", "x"] {
+        let o = prepare(&s, "tpcc_never", &["--warehouses", bad]);
+        assert_user_error(&o, "warehouses");
+    }
+    let sock = socket();
+    let o = s.run(&["run", "tpcc", "--socket", &sock, "--time", "1"]);
+    assert_user_error(&o, "tpcc cannot be run yet");
+    let missing =
+        sql("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'tpcc_never'");
+    assert_eq!(missing.trim(), "0");
+}
