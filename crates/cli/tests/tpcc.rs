@@ -103,6 +103,47 @@ fn two_warehouses_load_with_verified_counts_and_clean_up() {
         stdout(&again)
     );
 
+    // The consistency conditions hold after a load, and fail, naming the district's
+    // warehouse, once a row is damaged on purpose.
+    let sock = socket();
+    let check = || s.run(&["check", "tpcc", "--socket", &sock, "--database", db]);
+    let ok = check();
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert_eq!(stdout(&ok).matches(": pass").count(), 4, "{}", stdout(&ok));
+    sql(&format!(
+        "UPDATE {db}.district SET d_ytd = d_ytd + 1 WHERE d_w_id = 2 AND d_id = 7"
+    ));
+    let one_order = "WHERE o_w_id = 1 AND o_d_id = 3 AND o_id = 10";
+    sql(&format!(
+        "UPDATE {db}.orders SET o_ol_cnt = o_ol_cnt + 1 {one_order}"
+    ));
+    let bad = check();
+    assert_eq!(bad.status.code(), Some(1), "{}", stderr(&bad));
+    let out = stdout(&bad);
+    assert!(
+        out.contains("condition 1 (W_YTD = sum(D_YTD)): FAIL: warehouse 2: w_ytd 300000.00, sum(d_ytd) 300001.00"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "condition 4 (sum(O_OL_CNT) = rows in ORDER-LINE): FAIL: warehouse 1 district 3:"
+        ),
+        "{out}"
+    );
+    assert_eq!(out.matches(": pass").count(), 2, "{out}");
+    assert!(
+        stderr(&bad).contains("condition(s) 1, 4 failed"),
+        "{}",
+        stderr(&bad)
+    );
+    sql(&format!(
+        "UPDATE {db}.district SET d_ytd = d_ytd - 1 WHERE d_w_id = 2 AND d_id = 7"
+    ));
+    sql(&format!(
+        "UPDATE {db}.orders SET o_ol_cnt = o_ol_cnt - 1 {one_order}"
+    ));
+    assert!(check().status.success());
+
     // A damaged table fails the verification (exit 1, one line naming the table).
     sql(&format!(
         "DELETE FROM {db}.history WHERE h_w_id = 2 LIMIT 5"
@@ -188,6 +229,8 @@ fn a_load_killed_mid_way_resumes_and_ends_complete() {
     assert!(loaded < 4 * 499_000 + 100_000, "{loaded}");
     assert_population(db, 1, 4, 100_000);
     assert_eq!(count(db, "SELECT COUNT(*) FROM qpslab_tpcc"), 5);
+    let check = s.run(&["check", "tpcc", "--socket", &sock, "--database", db]);
+    assert!(check.status.success(), "{}", stdout(&check));
     sql(&format!("DROP DATABASE {db}"));
 }
 

@@ -44,4 +44,6 @@ pub use result::{PhaseResult, Sample};
 pub use secret::Secret;
 pub use stability::{Instability, Stability};
 pub use telemetry::{Reading, TelemetrySample};
-pub use workload::{RandType, ScriptSource, Warehouses, WorkloadKind, WorkloadOptions};
+pub use workload::{
+    ConsistencyCondition, RandType, ScriptSource, Warehouses, WorkloadKind, WorkloadOptions,
+};

@@ -230,6 +230,24 @@ pub struct WorkloadOptions {
     pub foreign_keys: bool,
 }
 
+/// One of TPC-C's consistency conditions (spec clause 3.3.2) as checked on a server.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsistencyCondition {
+    /// The spec's number (1 to 4).
+    pub number: u32,
+    /// The rule, e.g. `W_YTD = sum(D_YTD)`.
+    pub rule: String,
+    /// The warehouses or districts that break it, with the figures (`warehouse 1: ...`).
+    pub offenders: Vec<String>,
+}
+
+impl ConsistencyCondition {
+    /// True when nothing breaks the rule.
+    pub fn passed(&self) -> bool {
+        self.offenders.is_empty()
+    }
+}
+
 /// TPC-C warehouses `first..=last`: `N` is `1..=N`; `A-B` is a slice that one machine loads
 /// while others load the rest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -23,7 +23,7 @@ mod load;
 mod tpcc;
 
 pub use catalog::DatasetStatus;
-pub use tpcc::{cleanup as cleanup_tpcc, TABLES as TPCC_TABLES};
+pub use tpcc::{check as check_tpcc, cleanup as cleanup_tpcc, TABLES as TPCC_TABLES};
 
 /// The database used when the connection options name none (sysbench's `--mysql-db`).
 pub const DEFAULT_DATABASE: &str = "sbtest";

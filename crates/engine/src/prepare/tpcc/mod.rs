@@ -9,6 +9,7 @@
 
 mod batch;
 mod catalog;
+mod check;
 mod gen;
 mod load;
 mod schema;
@@ -26,6 +27,32 @@ use qpslab_wire::Conn;
 use std::time::Instant;
 
 pub use schema::TABLES;
+
+/// Checks TPC-C's consistency conditions 1 to 4 in the database of `opts` (default `sbtest`).
+pub fn check(
+    opts: &ConnectOptions,
+) -> Result<Vec<qpslab_core::ConsistencyCondition>, PrepareError> {
+    let database = opts
+        .database
+        .clone()
+        .unwrap_or_else(|| super::DEFAULT_DATABASE.to_string());
+    let mut db_opts = opts.clone();
+    db_opts.database = Some(database.clone());
+    let mut conn = Conn::connect(&db_opts).context(|| format!("connecting to {database}"))?;
+    let present = catalog::present_tables(&mut conn, &database)?;
+    let missing: Vec<&str> = TABLES
+        .iter()
+        .copied()
+        .filter(|t| !present.iter().any(|p| p == t))
+        .collect();
+    if !missing.is_empty() {
+        return Err(PrepareError::Unsupported(format!(
+            "{database} has no TPC-C dataset (missing {}): run `qpslab prepare tpcc` first",
+            missing.join(", ")
+        )));
+    }
+    check::check(&mut conn)
+}
 
 /// Prepares the TPC-C warehouses `w.warehouses` (ITEM too when the slice holds warehouse 1).
 pub(super) fn prepare(
