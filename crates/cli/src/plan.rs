@@ -93,11 +93,6 @@ pub fn run_plan(a: &RunArgs) -> Result<Resolved> {
         output_path("--json", json)?;
     }
     let mut r = resolve_flags(&a.options.0)?;
-    if r.plan.workload.kind == qpslab_core::WorkloadKind::Tpcc && r.plan.fileio.is_none() {
-        // Refused before a server starts (the engine refuses it too).
-        qpslab_engine::workload::Workload::new(&r.plan.workload)
-            .map_err(|e| user(e.to_string()))?;
-    }
     qpslab_lab::exec::resolve_seed(&mut r.plan);
     Ok(r)
 }

@@ -275,16 +275,61 @@ fn a_slice_loads_only_its_warehouses_and_the_rest_completes_it() {
 }
 
 #[test]
-fn bad_warehouses_and_running_tpcc_are_refused_in_one_line() {
+fn bad_warehouses_are_refused_in_one_line() {
     let s = Scratch::new();
     for bad in ["0", "3-2", "x"] {
         let o = prepare(&s, "tpcc_never", &["--warehouses", bad]);
         assert_user_error(&o, "warehouses");
     }
-    let sock = socket();
-    let o = s.run(&["run", "tpcc", "--socket", &sock, "--time", "1"]);
-    assert_user_error(&o, "tpcc cannot be run yet");
     let missing =
         sql("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'tpcc_never'");
     assert_eq!(missing.trim(), "0");
+}
+
+#[test]
+fn a_short_stress_run_reports_new_orders_and_keeps_the_conditions() {
+    let s = Scratch::new();
+    let db = "tpcc_run";
+    sql(&format!("DROP DATABASE IF EXISTS {db}"));
+    let o = prepare(&s, db, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sock = socket();
+    let target = ["--socket", &sock, "--database", db];
+    let run = s.run(
+        &[
+            &[
+                "run",
+                "tpcc",
+                "--threads",
+                "4",
+                "--time",
+                "3",
+                "--warmup",
+                "0",
+            ][..],
+            &target,
+        ]
+        .concat(),
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    let out = stdout(&run);
+    assert!(out.contains("not tpmC") && !out.contains("tpmC:"), "{out}");
+    let per_min = |label: &str| -> f64 {
+        out.lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {label} in {out}"))
+    };
+    let (no, tx) = (per_min("NewOrder/min:"), per_min("transactions/min:"));
+    assert!(no > 0.0 && no < tx, "{no} {tx}");
+    // About 45% of the transactions are New-Orders.
+    assert!((0.30..0.60).contains(&(no / tx)), "{no} {tx}");
+    let orders = sql(&format!(
+        "SELECT COUNT(*) FROM {db}.orders WHERE o_id > 3000"
+    ));
+    assert!(orders.trim().parse::<u64>().unwrap() > 0);
+    let check = s.run(&[&["check", "tpcc"][..], &target].concat());
+    assert!(check.status.success(), "{}", stdout(&check));
+    sql(&format!("DROP DATABASE {db}"));
 }

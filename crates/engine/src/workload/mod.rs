@@ -28,6 +28,7 @@ pub mod schema;
 pub mod script;
 mod session;
 mod text;
+pub mod tpcc;
 
 pub use defs::Kind;
 pub use session::SessionGen;
@@ -158,9 +159,6 @@ pub enum WorkloadError {
     /// A script of a script workload cannot run (`FILE:LINE: message`).
     #[error(transparent)]
     Script(#[from] script::ScriptError),
-    /// The workload can be prepared and checked but not run yet (TPC-C's transactions).
-    #[error("{0} cannot be run yet: only `qpslab prepare`, `check` and `cleanup` support it")]
-    NotRunnable(&'static str),
 }
 
 /// The largest table size: `id` is a signed 32-bit INTEGER in sysbench's schema.
@@ -183,8 +181,7 @@ pub fn validate(opts: &WorkloadOptions) -> Result<(), WorkloadError> {
         return crate::rand::validate(&opts.rand).map_err(WorkloadError::InvalidOption);
     }
     if opts.kind == WorkloadKind::Tpcc {
-        // Its dataset is valid whatever the sysbench options say (warehouses are checked
-        // where they are read); running it is refused by `Workload::new`.
+        // Valid whatever the sysbench options say (warehouses are checked where they are read).
         return crate::rand::validate(&opts.rand).map_err(WorkloadError::InvalidOption);
     }
     defs::validate(opts)
@@ -204,6 +201,8 @@ pub(crate) struct Shared {
     pub(crate) unique_offset: u32,
     /// The scripts of a script workload (then `statements` are theirs).
     pub(crate) scripts: Option<script::ScriptSet>,
+    /// TPC-C's transactions (then `statements` are theirs).
+    pub(crate) tpcc: Option<tpcc::TpccGen>,
 }
 
 /// A workload: its statements and the generator of its events. Cheap to clone, `Send + Sync`.
@@ -217,10 +216,11 @@ impl Workload {
     /// Validates the options and builds the statements.
     pub fn new(opts: &WorkloadOptions) -> Result<Workload, WorkloadError> {
         validate(opts)?;
-        if opts.kind == WorkloadKind::Tpcc {
-            return Err(WorkloadError::NotRunnable(opts.kind.name()));
-        }
-        let (statements, base, scripts) = if opts.scripts.is_empty() {
+        let tpcc = (opts.kind == WorkloadKind::Tpcc && opts.scripts.is_empty())
+            .then(|| tpcc::TpccGen::new(opts.warehouses.last));
+        let (statements, base, scripts) = if tpcc.is_some() {
+            (tpcc::statements(), [None; Kind::COUNT], None)
+        } else if opts.scripts.is_empty() {
             let (statements, base) = defs::build(opts);
             (statements, base, None)
         } else {
@@ -242,6 +242,7 @@ impl Workload {
             unique_index: AtomicU32::new(index),
             unique_offset: offset,
             scripts,
+            tpcc,
         };
         Ok(Workload {
             shared: Arc::new(shared),
