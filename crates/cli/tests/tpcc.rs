@@ -6,19 +6,29 @@ mod common;
 use common::*;
 use std::time::{Duration, Instant};
 
-/// `prepare tpcc` into `db` of the shared server with `extra` options.
-fn prepare(s: &Scratch, db: &str, extra: &[&str]) -> std::process::Output {
-    let sock = socket();
+/// The arguments of `prepare tpcc` into `db` of the shared server (at `sock`) with `extra`.
+fn prepare_args<'a>(sock: &'a str, db: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let base = [
         "prepare",
         "tpcc",
         "--socket",
-        &sock,
+        sock,
         "--database",
         db,
         "--create-db",
     ];
-    s.run(&[&base[..], extra].concat())
+    [&base[..], extra].concat()
+}
+
+/// `prepare tpcc` into `db` of the shared server with `extra` options.
+fn prepare(s: &Scratch, db: &str, extra: &[&str]) -> std::process::Output {
+    s.run(&prepare_args(&socket(), db, extra))
+}
+
+/// `db` dropped from the shared server if an earlier run left it.
+fn fresh(db: &str) -> &str {
+    sql(&format!("DROP DATABASE IF EXISTS {db}"));
+    db
 }
 
 fn count(db: &str, query: &str) -> u64 {
@@ -57,9 +67,7 @@ fn assert_population(db: &str, first: u32, last: u32, items: u64) {
 
 #[test]
 fn two_warehouses_load_with_verified_counts_and_clean_up() {
-    let s = Scratch::new();
-    let db = "tpcc_two";
-    sql(&format!("DROP DATABASE IF EXISTS {db}"));
+    let (s, db) = (Scratch::new(), fresh("tpcc_two"));
     let o = prepare(&s, db, &["--warehouses", "2"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
@@ -168,22 +176,10 @@ fn two_warehouses_load_with_verified_counts_and_clean_up() {
 
 #[test]
 fn a_load_killed_mid_way_resumes_and_ends_complete() {
-    let s = Scratch::new();
-    let db = "tpcc_resume";
-    sql(&format!("DROP DATABASE IF EXISTS {db}"));
+    let (s, db) = (Scratch::new(), fresh("tpcc_resume"));
     let sock = socket();
     let mut child = s
-        .cmd(&[
-            "prepare",
-            "tpcc",
-            "--socket",
-            &sock,
-            "--database",
-            db,
-            "--create-db",
-            "--warehouses",
-            "4",
-        ])
+        .cmd(&prepare_args(&sock, db, &["--warehouses", "4"]))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -236,9 +232,7 @@ fn a_load_killed_mid_way_resumes_and_ends_complete() {
 
 #[test]
 fn a_slice_loads_only_its_warehouses_and_the_rest_completes_it() {
-    let s = Scratch::new();
-    let db = "tpcc_slice";
-    sql(&format!("DROP DATABASE IF EXISTS {db}"));
+    let (s, db) = (Scratch::new(), fresh("tpcc_slice"));
     let o = prepare(&s, db, &["--warehouses", "2-3", "--foreign-keys", "on"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("warehouses 2-3"), "{}", stdout(&o));
@@ -288,9 +282,7 @@ fn bad_warehouses_are_refused_in_one_line() {
 
 #[test]
 fn a_short_stress_run_reports_new_orders_and_keeps_the_conditions() {
-    let s = Scratch::new();
-    let db = "tpcc_run";
-    sql(&format!("DROP DATABASE IF EXISTS {db}"));
+    let (s, db) = (Scratch::new(), fresh("tpcc_run"));
     let o = prepare(&s, db, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let sock = socket();
