@@ -21,6 +21,7 @@ mod render_lag;
 mod render_live;
 mod render_replay;
 mod render_threads;
+mod render_tpcc;
 mod render_tune;
 mod signals;
 mod target;

@@ -74,7 +74,17 @@ pub fn phase_summary(p: &PhaseResult) -> String {
     let _ = writeln!(o, "General statistics:");
     row(&mut o, 4, "total time:", format!("{:.4}s", p.duration_s));
     row(&mut o, 4, "total number of events:", p.events);
-    tpcc(&mut o, p);
+    let tpcc = crate::render_tpcc::lines(p);
+    if !tpcc.is_empty() {
+        let _ = writeln!(o);
+    }
+    for (indent, label, value) in tpcc {
+        if value.is_empty() {
+            let _ = writeln!(o, "{:indent$}{label}", "");
+        } else {
+            row(&mut o, indent, &label, value);
+        }
+    }
     let _ = writeln!(o);
     latency(&mut o, p);
     if let Some(r) = &p.rate {
@@ -112,48 +122,6 @@ pub fn phase_summary(p: &PhaseResult) -> String {
     let _ = writeln!(o);
     client(&mut o, p);
     o
-}
-
-/// TPC-C's rates from the count of each transaction's COMMIT (and New-Order's ROLLBACK),
-/// when the phase ran TPC-C's transactions. Stress mode: never called tpmC.
-fn tpcc(o: &mut String, p: &PhaseResult) {
-    let count = |kind: &str| {
-        p.statements
-            .iter()
-            .find(|s| s.kind == kind)
-            .map_or(0, |s| s.latency.count)
-    };
-    let new_orders = count("new_order.commit");
-    if new_orders == 0 && count("payment.commit") == 0 {
-        return;
-    }
-    let minutes = p.duration_s.max(1e-9) / 60.0;
-    let _ = writeln!(o);
-    let _ = writeln!(o, "TPC-C, stress mode (no keying or think time: not tpmC):");
-    row(
-        o,
-        4,
-        "NewOrder/min:",
-        format!("{:.1}", new_orders as f64 / minutes),
-    );
-    row(
-        o,
-        4,
-        "transactions/min:",
-        format!("{:.1}", p.events as f64 / minutes),
-    );
-    let by_type: Vec<String> = [
-        "new_order",
-        "payment",
-        "order_status",
-        "delivery",
-        "stock_level",
-    ]
-    .iter()
-    .map(|t| format!("{t} {}", count(&format!("{t}.commit"))))
-    .collect();
-    row(o, 4, "committed:", by_type.join(", "));
-    row(o, 4, "new_order rolled back:", count("new_order.rollback"));
 }
 
 /// One line of the summary: the label indented, the value in sysbench's column 42.

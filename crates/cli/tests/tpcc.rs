@@ -317,6 +317,28 @@ fn a_short_stress_run_reports_new_orders_and_keeps_the_conditions() {
     assert!(no > 0.0 && no < tx, "{no} {tx}");
     // About 45% of the transactions are New-Orders.
     assert!((0.30..0.60).contains(&(no / tx)), "{no} {tx}");
+    // Each type's latency counts its events: committed and rolled-back New-Orders alike.
+    let value = |label: &str| -> String {
+        let l = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} in {out}"));
+        l[l.find(label).unwrap() + label.len()..].trim().to_string()
+    };
+    let committed: u64 = value("committed:")
+        .split(", ")
+        .find_map(|t| t.strip_prefix("new_order "))
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    let rolled_back: u64 = value("new_order rolled back:").parse().unwrap();
+    let events = value("new_order:");
+    assert!(
+        events.ends_with(&format!("({} events)", committed + rolled_back)),
+        "{events}: {committed} + {rolled_back}"
+    );
+    for t in ["payment:", "order_status:", "delivery:", "stock_level:"] {
+        assert!(value(t).ends_with("events)"), "{out}");
+    }
     let orders = sql(&format!(
         "SELECT COUNT(*) FROM {db}.orders WHERE o_id > 3000"
     ));

@@ -283,6 +283,14 @@ impl Workload {
         SessionGen::new(Arc::clone(&self.shared), session, sessions.max(1), seed)
     }
 
+    /// The type of the events that statement `stmt` ends (`new_order` for TPC-C's
+    /// `new_order.commit` and `new_order.rollback`); `None` for workloads whose events have no
+    /// types.
+    pub fn event_type(&self, stmt: usize) -> Option<&str> {
+        self.shared.tpcc.as_ref()?;
+        tpcc::transaction_ended_by(&self.shared.statements.get(stmt)?.kind)
+    }
+
     /// Renders `call` as text-protocol SQL into `out` (cleared first): integers in decimal,
     /// byte strings quoted `'...'` with quotes and backslashes escaped.
     pub fn render_text(&self, buf: &EventBuf, call: &Call, out: &mut Vec<u8>) {

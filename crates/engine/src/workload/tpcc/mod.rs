@@ -111,6 +111,12 @@ pub(crate) fn statements() -> Vec<StatementDef> {
         .collect()
 }
 
+/// The transaction whose event statement `kind` ends (`new_order.commit` -> `new_order`).
+pub fn transaction_ended_by(kind: &str) -> Option<&str> {
+    kind.strip_suffix(".commit")
+        .or_else(|| kind.strip_suffix(".rollback"))
+}
+
 /// Read, write or other by the first keyword.
 fn class(sql: &str) -> StmtClass {
     match sql.split(' ').next() {
@@ -354,6 +360,12 @@ mod tests {
         let share = f64::from(rollbacks) / f64::from(seen[0]) * 100.0;
         assert!((0.5..1.6).contains(&share), "{share}");
         assert_eq!(class("SELECT 1"), StmtClass::Read);
+        assert_eq!(
+            transaction_ended_by("new_order.rollback"),
+            Some("new_order")
+        );
+        assert_eq!(transaction_ended_by("payment.commit"), Some("payment"));
+        assert_eq!(transaction_ended_by("payment.begin"), None);
         assert_eq!(class("SET @c_id = ?"), StmtClass::Other);
     }
 }
