@@ -23,7 +23,7 @@ mod load;
 mod tpcc;
 
 pub use catalog::DatasetStatus;
-pub use tpcc::{check as check_tpcc, cleanup as cleanup_tpcc, TABLES as TPCC_TABLES};
+pub use tpcc::{check as check_tpcc, cleanup as cleanup_tpcc};
 
 /// The database used when the connection options name none (sysbench's `--mysql-db`).
 pub const DEFAULT_DATABASE: &str = "sbtest";
@@ -155,7 +155,8 @@ pub enum PrepareError {
 
 impl PrepareError {
     /// True when the user's input or the state they asked us to use is at fault (exit code 2):
-    /// invalid options, tables in the way, a missing database. A failing statement is not.
+    /// invalid options, tables in the way, a missing database. A failing statement or a failed
+    /// verification of what was loaded is not.
     pub fn is_user_error(&self) -> bool {
         !matches!(self, PrepareError::Server { .. } | PrepareError::Verify(_))
     }

@@ -26,7 +26,7 @@ use qpslab_core::{ConnectOptions, Warehouses};
 use qpslab_wire::Conn;
 use std::time::Instant;
 
-pub use schema::TABLES;
+use schema::TABLES;
 
 /// Checks TPC-C's consistency conditions 1 to 4 in the database of `opts` (default `sbtest`).
 pub fn check(
