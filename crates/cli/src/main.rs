@@ -22,6 +22,7 @@ mod render_live;
 mod render_replay;
 mod render_run;
 mod render_threads;
+mod render_tpcc;
 mod render_tune;
 mod signals;
 mod target;

@@ -50,6 +50,9 @@ impl qpslab_lab::exec::Observer for Printer {
         if self.tty {
             eprintln!();
         }
+        if w.kind == qpslab_core::WorkloadKind::Tpcc {
+            return tpcc_prepared(w, report, loaders);
+        }
         if report.already_present {
             println!(
                 "{} table(s) × {} rows already prepared in {} by qpslab: nothing to do",
@@ -145,6 +148,26 @@ pub fn closed_note(closed: &qpslab_lab::sweep::Closed) {
 }
 
 /// `loading 1200000/8000000 rows (15%) 412345 rows/s, ETA 16s`.
+/// The last line of `prepare tpcc`.
+fn tpcc_prepared(w: &WorkloadOptions, report: &PrepareReport, loaders: u32) {
+    let ws = w.warehouses;
+    if report.already_present {
+        println!(
+            "TPC-C warehouses {ws} already loaded in {} by qpslab, row counts verified: nothing to do",
+            report.database
+        );
+        return;
+    }
+    let secs = report.elapsed.as_secs_f64();
+    println!(
+        "prepared TPC-C warehouses {ws} in {secs:.1}s ({} rows, {:.0} rows/s, {loaders} loader \
+         connection(s), {}), row counts verified",
+        report.rows,
+        report.rows as f64 / secs.max(1e-9),
+        report.method.describe()
+    );
+}
+
 fn progress_line(p: &PrepareProgress) -> String {
     let secs = p.elapsed.as_secs_f64().max(1e-9);
     let rate = p.rows_done as f64 / secs;

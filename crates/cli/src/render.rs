@@ -74,6 +74,17 @@ pub fn phase_summary(p: &PhaseResult) -> String {
     let _ = writeln!(o, "General statistics:");
     row(&mut o, 4, "total time:", format!("{:.4}s", p.duration_s));
     row(&mut o, 4, "total number of events:", p.events);
+    let tpcc = crate::render_tpcc::lines(p);
+    if !tpcc.is_empty() {
+        let _ = writeln!(o);
+    }
+    for (indent, label, value) in tpcc {
+        if value.is_empty() {
+            let _ = writeln!(o, "{:indent$}{label}", "");
+        } else {
+            row(&mut o, indent, &label, value);
+        }
+    }
     let _ = writeln!(o);
     latency(&mut o, p);
     if let Some(r) = &p.rate {

@@ -45,4 +45,6 @@ pub use result::{PhaseResult, Sample};
 pub use secret::Secret;
 pub use stability::{Instability, Stability};
 pub use telemetry::{Reading, TelemetrySample};
-pub use workload::{RandType, ScriptSource, WorkloadKind, WorkloadOptions};
+pub use workload::{
+    ConsistencyCondition, RandType, ScriptSource, Warehouses, WorkloadKind, WorkloadOptions,
+};

@@ -1,4 +1,5 @@
-//! The sysbench 1.0.20 workload names and the options that shape them, with sysbench's defaults.
+//! The sysbench 1.0.20 workload names and the options that shape them, with sysbench's defaults;
+//! and TPC-C (`tpcc`), whose dataset is shaped by its warehouses.
 //!
 //! This is plain data: statement generation lives in `qpslab-engine`'s `workload` module.
 
@@ -20,10 +21,13 @@ pub enum WorkloadKind {
     OltpDelete,
     SelectRandomPoints,
     SelectRandomRanges,
+    /// TPC-C: the nine tables of the spec, loaded per warehouse ([`Warehouses`]).
+    Tpcc,
 }
 
 impl WorkloadKind {
-    /// Every workload, in the order `--help` lists them.
+    /// Every sysbench script, in the order `--help` lists them ([`WorkloadKind::Tpcc`] is not
+    /// one: it is named apart wherever workloads are listed).
     pub const ALL: [WorkloadKind; 10] = [
         WorkloadKind::OltpPointSelect,
         WorkloadKind::OltpReadOnly,
@@ -50,6 +54,7 @@ impl WorkloadKind {
             WorkloadKind::OltpDelete => "oltp_delete",
             WorkloadKind::SelectRandomPoints => "select_random_points",
             WorkloadKind::SelectRandomRanges => "select_random_ranges",
+            WorkloadKind::Tpcc => "tpcc",
         }
     }
 }
@@ -62,7 +67,7 @@ impl fmt::Display for WorkloadKind {
 
 /// An unknown workload name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown workload '{0}' (known: {known})", known = WorkloadKind::ALL.map(|w| w.name()).join(", "))]
+#[error("unknown workload '{0}' (known: {known}, tpcc)", known = WorkloadKind::ALL.map(|w| w.name()).join(", "))]
 pub struct UnknownWorkload(pub String);
 
 impl FromStr for WorkloadKind {
@@ -71,6 +76,7 @@ impl FromStr for WorkloadKind {
         let s = s.trim_end_matches(".lua");
         WorkloadKind::ALL
             .into_iter()
+            .chain([WorkloadKind::Tpcc])
             .find(|w| w.name() == s)
             .ok_or_else(|| UnknownWorkload(s.to_string()))
     }
@@ -216,6 +222,96 @@ pub struct WorkloadOptions {
     /// (a script workload's schema and data); its weight is unused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init_sql: Option<ScriptSource>,
+    /// `--warehouses` of TPC-C (1): the warehouses to load (a slice `A-B` loads only those)
+    /// or to run on.
+    #[serde(default, skip_serializing_if = "Warehouses::is_default")]
+    pub warehouses: Warehouses,
+    /// `--foreign-keys` of TPC-C (off): create the spec's foreign keys.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub foreign_keys: bool,
+}
+
+/// One of TPC-C's consistency conditions (spec clause 3.3.2) as checked on a server.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsistencyCondition {
+    /// The spec's number (1 to 4).
+    pub number: u32,
+    /// The rule, e.g. `W_YTD = sum(D_YTD)`.
+    pub rule: String,
+    /// The warehouses or districts that break it, with the figures (`warehouse 1: ...`).
+    pub offenders: Vec<String>,
+}
+
+impl ConsistencyCondition {
+    /// True when nothing breaks the rule.
+    pub fn passed(&self) -> bool {
+        self.offenders.is_empty()
+    }
+}
+
+/// TPC-C warehouses `first..=last`: `N` is `1..=N`; `A-B` is a slice that one machine loads
+/// while others load the rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warehouses {
+    /// The first warehouse (at least 1).
+    pub first: u32,
+    /// The last warehouse (at least `first`).
+    pub last: u32,
+}
+
+impl Default for Warehouses {
+    fn default() -> Self {
+        Warehouses { first: 1, last: 1 }
+    }
+}
+
+impl Warehouses {
+    /// True for the default, one warehouse.
+    pub fn is_default(&self) -> bool {
+        *self == Warehouses::default()
+    }
+
+    /// How many warehouses the range holds.
+    pub fn count(&self) -> u32 {
+        self.last - self.first + 1
+    }
+
+    /// The warehouses, in order.
+    pub fn iter(&self) -> std::ops::RangeInclusive<u32> {
+        self.first..=self.last
+    }
+}
+
+impl fmt::Display for Warehouses {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.first == 1 {
+            write!(f, "{}", self.last)
+        } else {
+            write!(f, "{}-{}", self.first, self.last)
+        }
+    }
+}
+
+impl FromStr for Warehouses {
+    type Err = String;
+    /// `N` (1..=N) or `A-B` (A..=B), each at least 1 and A <= B.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let num = |t: &str| {
+            t.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (1..=1_000_000).contains(n))
+        };
+        let w = match s.split_once('-') {
+            None => num(s).map(|last| Warehouses { first: 1, last }),
+            Some((a, b)) => num(a)
+                .zip(num(b))
+                .map(|(first, last)| Warehouses { first, last }),
+        };
+        w.filter(|w| w.first <= w.last).ok_or_else(|| {
+            format!("must be N or A-B (warehouses from 1 to 1000000, A <= B), not '{s}'")
+        })
+    }
 }
 
 /// One script of a script workload, as read when the options resolved.
@@ -260,6 +356,8 @@ impl WorkloadOptions {
             rand: RandOptions::default(),
             scripts: Vec::new(),
             init_sql: None,
+            warehouses: Warehouses::default(),
+            foreign_keys: false,
         }
     }
 
@@ -298,7 +396,22 @@ mod tests {
     }
 
     #[test]
+    fn warehouses_read_a_count_or_a_slice() {
+        let w: Warehouses = "4".parse().unwrap();
+        assert_eq!((w.first, w.last, w.count()), (1, 4, 4));
+        assert_eq!(w.to_string(), "4");
+        let w: Warehouses = "3-5".parse().unwrap();
+        assert_eq!((w.first, w.last, w.count()), (3, 5, 3));
+        assert_eq!(w.to_string(), "3-5");
+        for bad in ["0", "5-3", "x", "1-", "-2", "0-2"] {
+            assert!(bad.parse::<Warehouses>().is_err(), "{bad}");
+        }
+        assert!(Warehouses::default().is_default());
+    }
+
+    #[test]
     fn names_round_trip() {
+        assert_eq!("tpcc".parse::<WorkloadKind>().unwrap(), WorkloadKind::Tpcc);
         for w in WorkloadKind::ALL {
             assert_eq!(w.name().parse::<WorkloadKind>().unwrap(), w);
         }

@@ -20,8 +20,10 @@ use std::time::{Duration, Instant};
 
 mod catalog;
 mod load;
+mod tpcc;
 
-pub use catalog::{dataset_status, DatasetStatus};
+pub use catalog::DatasetStatus;
+pub use tpcc::{check as check_tpcc, cleanup as cleanup_tpcc};
 
 /// The database used when the connection options name none (sysbench's `--mysql-db`).
 pub const DEFAULT_DATABASE: &str = "sbtest";
@@ -54,7 +56,8 @@ impl LoadMethod {
     }
 }
 
-/// Tuning of [`prepare_with`].
+/// Tuning of [`prepare_with`] (for TPC-C, `threads` loaders take whole warehouses, and
+/// [`LoadMethod::LoadData`] falls back to INSERTs).
 #[derive(Clone, Debug)]
 pub struct PrepareConfig {
     /// Connections loading at once (at least 1).
@@ -145,13 +148,17 @@ pub enum PrepareError {
     /// The database does not exist and creating it was not asked for.
     #[error("database {0} does not exist")]
     MissingDatabase(String),
+    /// The loaded tables do not hold the rows they should (checked after loading).
+    #[error("{0}")]
+    Verify(String),
 }
 
 impl PrepareError {
     /// True when the user's input or the state they asked us to use is at fault (exit code 2):
-    /// invalid options, tables in the way, a missing database. A failing statement is not.
+    /// invalid options, tables in the way, a missing database. A failing statement or a failed
+    /// verification of what was loaded is not.
     pub fn is_user_error(&self) -> bool {
-        !matches!(self, PrepareError::Server { .. })
+        !matches!(self, PrepareError::Server { .. } | PrepareError::Verify(_))
     }
 }
 
@@ -188,6 +195,9 @@ pub fn prepare_with(
     cfg: &PrepareConfig,
     progress: &mut dyn FnMut(PrepareProgress),
 ) -> Result<PrepareReport, PrepareError> {
+    if w.kind == WorkloadKind::Tpcc {
+        return tpcc::prepare(opts, w, cfg, progress);
+    }
     Workload::new(w)?;
     if matches!(
         w.kind,
@@ -235,11 +245,7 @@ pub fn prepare_with(
         catalog::record(&mut conn, w, t)?;
     }
     let rows_per_table = rows_to_load(w);
-    let max_packet = conn
-        .query("SELECT @@max_allowed_packet")
-        .context(|| "reading max_allowed_packet".into())?
-        .first_value()
-        .and_then(|v| v.parse().ok());
+    let max_packet = max_packet(&mut conn)?;
     load::load_all(&db_opts, w, cfg, method, max_packet, started, progress)?;
     for t in 1..=tables {
         catalog::mark_complete(&mut conn, t)?;
@@ -250,6 +256,36 @@ pub fn prepare_with(
         method,
         false,
     ))
+}
+
+/// The server's `max_allowed_packet`, when it says.
+fn max_packet(conn: &mut Conn) -> Result<Option<usize>, PrepareError> {
+    Ok(conn
+        .query("SELECT @@max_allowed_packet")
+        .context(|| "reading max_allowed_packet".into())?
+        .first_value()
+        .and_then(|v| v.parse().ok()))
+}
+
+/// Checks the tables the workload needs in the connection's current database.
+pub fn dataset_status(conn: &mut Conn, w: &WorkloadOptions) -> Result<DatasetStatus, PrepareError> {
+    if w.kind == WorkloadKind::Tpcc {
+        tpcc::status(conn, w)
+    } else {
+        catalog::dataset_status(conn, w)
+    }
+}
+
+/// The connection's current database; an error when none is selected.
+fn current_database(conn: &mut Conn) -> Result<String, PrepareError> {
+    let r = conn
+        .query("SELECT DATABASE()")
+        .context(|| "reading the current database".into())?;
+    r.first_value().map(str::to_string).ok_or_else(|| {
+        PrepareError::Unsupported(
+            "no database selected: connect with a database (sysbench uses sbtest)".into(),
+        )
+    })
 }
 
 /// Checks that the database exists, creating it when missing if `create`; returns options that

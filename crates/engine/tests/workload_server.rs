@@ -110,6 +110,7 @@ fn every_workload_runs_on_the_server_as_text_and_prepared() {
                 | WorkloadKind::OltpInsert
                 | WorkloadKind::OltpDelete => (0, 1, 0),
                 WorkloadKind::SelectRandomPoints | WorkloadKind::SelectRandomRanges => (1, 0, 0),
+                WorkloadKind::Tpcc => unreachable!("not a sysbench script"),
             };
             assert_eq!((per(r), per(wr), per(o)), want, "{kind} ps={ps}");
             if kind == WorkloadKind::OltpReadOnly {

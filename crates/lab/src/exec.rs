@@ -283,10 +283,18 @@ pub fn load_dataset(
 /// 1M-row table is about 240 MB on disk).
 const BYTES_PER_ROW: u64 = 250;
 
+/// Bytes a TPC-C warehouse takes in InnoDB (about 100 MB, as sysbench-tpcc's and go-tpc's
+/// documentation say).
+const BYTES_PER_WAREHOUSE: u64 = 100 << 20;
+
 /// Refuses a dataset larger than the free space of the filesystem holding `dir`.
 pub fn check_space(dir: &Path, w: &WorkloadOptions) -> Result<(), ExecError> {
     let rows = u64::from(w.tables).saturating_mul(w.table_size);
-    let need = rows.saturating_mul(BYTES_PER_ROW);
+    let need = if w.kind == qpslab_core::WorkloadKind::Tpcc {
+        u64::from(w.warehouses.count()) * BYTES_PER_WAREHOUSE
+    } else {
+        rows.saturating_mul(BYTES_PER_ROW)
+    };
     let Some(free) = free_bytes(dir) else {
         return Ok(());
     };
@@ -294,6 +302,16 @@ pub fn check_space(dir: &Path, w: &WorkloadOptions) -> Result<(), ExecError> {
         return Ok(());
     }
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    if w.kind == qpslab_core::WorkloadKind::Tpcc {
+        return Err(ExecError::NoSpace(format!(
+            "the dataset ({} TPC-C warehouses) needs about {:.1} GiB but {} has {:.1} GiB free: \
+             load fewer --warehouses",
+            w.warehouses.count(),
+            gib(need),
+            dir.display(),
+            gib(free)
+        )));
+    }
     Err(ExecError::NoSpace(format!(
         "the dataset ({} × {} rows) needs about {:.1} GiB but {} has {:.1} GiB free: use \
          fewer --tables or a smaller --table-size",

@@ -29,7 +29,9 @@ use crate::placement::{PlacementError, RunKeeper};
 use crate::restore::{Ledger, RestoreError};
 use qpslab_core::env::ServerInfo;
 use qpslab_core::placement::Policy;
-use qpslab_core::{ConnectOptions, Dsn, RunPlan, WorkloadOptions};
+use qpslab_core::{
+    ConnectOptions, ConsistencyCondition, Dsn, RunPlan, WorkloadKind, WorkloadOptions,
+};
 use qpslab_engine::prepare::{CleanupReport, PrepareReport};
 use qpslab_engine::workload::Workload;
 use qpslab_probe::replica::LagMonitor;
@@ -120,7 +122,8 @@ pub enum ReadyError {
     /// The dataset could not be checked or built.
     #[error(transparent)]
     Dataset(ExecError),
-    /// The tables qpslab created could not be dropped (`qpslab cleanup`).
+    /// The tables qpslab created could not be dropped (`qpslab cleanup`), or checked
+    /// (`qpslab check`).
     #[error(transparent)]
     Cleanup(qpslab_engine::prepare::PrepareError),
     /// The replica's lag monitor could not start.
@@ -292,10 +295,30 @@ pub fn prepare(
 }
 
 /// `qpslab cleanup`: drops the tables qpslab created in `server`'s database, holding a sandbox
-/// of ours alone meanwhile.
-pub fn cleanup(server: &Server) -> Result<CleanupReport, ReadyError> {
+/// of ours alone meanwhile: the TPC-C tables for `tpcc`, the sbtest tables for a sysbench
+/// workload, both when no workload is named.
+pub fn cleanup(server: &Server, kind: Option<WorkloadKind>) -> Result<CleanupReport, ReadyError> {
+    use qpslab_engine::prepare::{cleanup, cleanup_tpcc};
     let _held = hold_alone(server)?;
-    qpslab_engine::prepare::cleanup(server.target, None).map_err(ReadyError::Cleanup)
+    let o = server.target;
+    let mut report = match kind {
+        Some(WorkloadKind::Tpcc) => cleanup_tpcc(o),
+        _ => cleanup(o, None),
+    }
+    .map_err(ReadyError::Cleanup)?;
+    if kind.is_none() {
+        let tpcc = cleanup_tpcc(o).map_err(ReadyError::Cleanup)?;
+        report.dropped.extend(tpcc.dropped);
+    }
+    Ok(report)
+}
+
+/// `qpslab check tpcc`: TPC-C's consistency conditions on `server`'s database, holding a
+/// sandbox of ours shared (runs may go on meanwhile: the conditions hold during runs too).
+pub fn check_tpcc(server: &Server) -> Result<Vec<ConsistencyCondition>, ReadyError> {
+    let held = (server.sandbox).map(|s| SandboxUse::share(s.home, s.name));
+    let _held = held.transpose()?;
+    qpslab_engine::prepare::check_tpcc(server.target).map_err(ReadyError::Cleanup)
 }
 
 /// Holds the sandbox of ours `server` is alone (another process using it is a user error

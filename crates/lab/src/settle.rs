@@ -162,8 +162,8 @@ fn warm(
     warnings: &mut Vec<String>,
     stop: &AtomicBool,
 ) -> u32 {
-    if !w.scripts.is_empty() {
-        // A script workload has no sbtest tables to read.
+    if !w.scripts.is_empty() || w.kind == qpslab_core::WorkloadKind::Tpcc {
+        // A script workload or TPC-C has no sbtest tables to read.
         return 0;
     }
     let pool = number(conn, "SELECT @@GLOBAL.innodb_buffer_pool_size", 0).unwrap_or(u64::MAX);

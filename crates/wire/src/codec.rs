@@ -71,6 +71,11 @@ pub fn put_bulk_int(row: &mut Vec<u8>, v: i64) {
     row.extend_from_slice(&v.to_le_bytes());
 }
 
+/// Appends one NULL parameter of a COM_STMT_BULK_EXECUTE row: the indicator byte 1, no value.
+pub fn put_bulk_null(row: &mut Vec<u8>) {
+    row.push(1);
+}
+
 /// Appends one non-NULL string parameter of `len` bytes to a COM_STMT_BULK_EXECUTE row and
 /// returns its bytes for the caller to fill (zeroed).
 pub fn put_bulk_bytes(row: &mut Vec<u8>, len: usize) -> &mut [u8] {

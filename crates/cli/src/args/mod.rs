@@ -49,6 +49,8 @@ pub enum Command {
     Prepare(Box<PrepareArgs>),
     /// Drop the tables qpslab created (never anything else).
     Cleanup(CleanupArgs),
+    /// Check a dataset's consistency: TPC-C's conditions 1-4 (exit 1 when one fails).
+    Check(CheckArgs),
     /// List stored runs, or show one run's phases.
     Show(ShowArgs),
     /// Start, stop, list and inspect sandbox servers.
@@ -223,8 +225,19 @@ pub struct PrepareArgs {
 
 #[derive(Args, Debug)]
 pub struct CleanupArgs {
-    /// Workload (accepted for sysbench symmetry; every qpslab-created table is dropped).
+    /// Workload: `tpcc` drops the TPC-C tables, a sysbench workload the sbtest tables
+    /// (every one qpslab created); none drops both.
     pub workload: Option<String>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub home: SandboxHomeArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Workload whose consistency conditions to check (tpcc).
+    pub workload: String,
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]

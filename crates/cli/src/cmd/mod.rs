@@ -2,6 +2,7 @@
 
 mod advise;
 mod capture;
+mod check;
 mod diff;
 mod digest;
 mod io;
@@ -34,6 +35,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Run(a) => run::run(*a),
         Command::Prepare(a) => prepare::prepare(*a),
         Command::Cleanup(a) => prepare::cleanup(a),
+        Command::Check(a) => check::check(a),
         Command::Show(a) => show::show(a),
         Command::Server(c) => server::server(c),
         Command::Lab(c) => lab::lab(c),

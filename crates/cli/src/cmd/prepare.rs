@@ -34,15 +34,19 @@ pub fn prepare(a: PrepareArgs) -> Result<()> {
 
 /// Runs `qpslab cleanup`.
 pub fn cleanup(a: CleanupArgs) -> Result<()> {
-    if let Some(name) = &a.workload {
-        name.parse::<qpslab_core::WorkloadKind>()
-            .map_err(|e| user(e.to_string()))?;
-    }
+    let kind = a
+        .workload
+        .as_ref()
+        .map(|name| {
+            name.parse::<qpslab_core::WorkloadKind>()
+                .map_err(|e| user(e.to_string()))
+        })
+        .transpose()?;
     let home = sandbox_home(&a.home);
     let target = connect(&a.target, None, &home)?;
     let target_args = command_args(&a.target);
     let server = server(&target, &a.target, &home, &target_args);
-    let outcome = qpslab_lab::ready::cleanup(&server).map_err(|e| match e {
+    let outcome = qpslab_lab::ready::cleanup(&server, kind).map_err(|e| match e {
         ReadyError::Cleanup(e) => {
             anyhow::Error::new(e).context(format!("cleaning up on {}", target.options.describe()))
         }

@@ -174,16 +174,12 @@ pub(super) fn drop_catalog_if_empty(conn: &mut Conn, db: &str) -> Result<(), Pre
     Ok(())
 }
 
-/// Checks the tables the workload needs in the connection's current database.
-pub fn dataset_status(conn: &mut Conn, w: &WorkloadOptions) -> Result<DatasetStatus, PrepareError> {
-    let r = conn
-        .query("SELECT DATABASE()")
-        .context(|| "reading the current database".into())?;
-    let Some(db) = r.first_value().map(str::to_string) else {
-        return Err(PrepareError::Unsupported(
-            "no database selected: connect with a database (sysbench uses sbtest)".into(),
-        ));
-    };
+/// Checks the sbtest tables the workload needs in the connection's current database.
+pub(super) fn dataset_status(
+    conn: &mut Conn,
+    w: &WorkloadOptions,
+) -> Result<DatasetStatus, PrepareError> {
+    let db = super::current_database(conn)?;
     let present = sbtest_tables(conn, &db)?;
     let records = if has_catalog(conn, &db)? {
         records(conn, &db)?

@@ -123,12 +123,25 @@ pub fn run_phase(
         kind_of.push(k);
         class_of.push(def.class);
     }
+    // Events of several types (TPC-C's transactions) also get a latency per type, kept as a
+    // kind named after the type and recorded when the statement that ends such an event
+    // completes.
+    let event_kind_of: Vec<Option<usize>> = (0..workload.statements().len())
+        .map(|i| {
+            let name = workload.event_type(i)?;
+            Some(kinds.iter().position(|k| **k == *name).unwrap_or_else(|| {
+                kinds.push(Arc::from(name));
+                kinds.len() - 1
+            }))
+        })
+        .collect();
     let shared = Shared {
         target,
         plan,
         workload: &workload,
         sessions: threads,
         kind_of,
+        event_kind_of,
         kinds: kinds.len(),
         class_of,
         tickets: AtomicU64::new(0),

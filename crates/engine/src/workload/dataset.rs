@@ -84,10 +84,12 @@ pub fn rows_to_load(o: &WorkloadOptions) -> u64 {
     }
 }
 
-/// Tables a workload uses: select_random_* only ever touch sbtest1.
+/// Tables a workload uses: select_random_* only ever touch sbtest1; for TPC-C, the units of
+/// loading work: its warehouses.
 pub fn tables_used(o: &WorkloadOptions) -> u32 {
     match o.kind {
         WorkloadKind::SelectRandomPoints | WorkloadKind::SelectRandomRanges => 1,
+        WorkloadKind::Tpcc => o.warehouses.count(),
         _ => o.tables,
     }
 }

@@ -28,6 +28,7 @@ pub mod schema;
 pub mod script;
 mod session;
 mod text;
+pub mod tpcc;
 
 pub use defs::Kind;
 pub use session::SessionGen;
@@ -180,6 +181,11 @@ pub fn validate(opts: &WorkloadOptions) -> Result<(), WorkloadError> {
         return crate::rand::validate(&opts.rand)
             .map_err(|e| WorkloadError::InvalidOption(e.to_string()));
     }
+    if opts.kind == WorkloadKind::Tpcc {
+        // Valid whatever the sysbench options say (warehouses are checked where they are read).
+        return crate::rand::validate(&opts.rand)
+            .map_err(|e| WorkloadError::InvalidOption(e.to_string()));
+    }
     defs::validate(opts)
 }
 
@@ -197,6 +203,8 @@ pub(crate) struct Shared {
     pub(crate) unique_offset: u32,
     /// The scripts of a script workload (then `statements` are theirs).
     pub(crate) scripts: Option<script::ScriptSet>,
+    /// TPC-C's transactions (then `statements` are theirs).
+    pub(crate) tpcc: Option<tpcc::TpccGen>,
 }
 
 /// A workload: its statements and the generator of its events. Cheap to clone, `Send + Sync`.
@@ -210,7 +218,11 @@ impl Workload {
     /// Validates the options and builds the statements.
     pub fn new(opts: &WorkloadOptions) -> Result<Workload, WorkloadError> {
         validate(opts)?;
-        let (statements, base, scripts) = if opts.scripts.is_empty() {
+        let tpcc = (opts.kind == WorkloadKind::Tpcc && opts.scripts.is_empty())
+            .then(|| tpcc::TpccGen::new(opts.warehouses.last));
+        let (statements, base, scripts) = if tpcc.is_some() {
+            (tpcc::statements(), [None; Kind::COUNT], None)
+        } else if opts.scripts.is_empty() {
             let (statements, base) = defs::build(opts);
             (statements, base, None)
         } else {
@@ -232,6 +244,7 @@ impl Workload {
             unique_index: AtomicU32::new(index),
             unique_offset: offset,
             scripts,
+            tpcc,
         };
         Ok(Workload {
             shared: Arc::new(shared),
@@ -270,6 +283,14 @@ impl Workload {
     /// Like [`Workload::session`] with an explicit session count.
     pub fn session_in(&self, session: u32, sessions: u32, seed: u64) -> SessionGen {
         SessionGen::new(Arc::clone(&self.shared), session, sessions.max(1), seed)
+    }
+
+    /// The type of the events that statement `stmt` ends (`new_order` for TPC-C's
+    /// `new_order.commit` and `new_order.rollback`); `None` for workloads whose events have no
+    /// types.
+    pub fn event_type(&self, stmt: usize) -> Option<&str> {
+        self.shared.tpcc.as_ref()?;
+        tpcc::transaction_ended_by(&self.shared.statements.get(stmt)?.kind)
     }
 
     /// Renders `call` as text-protocol SQL into `out` (cleared first): integers in decimal,

@@ -50,6 +50,10 @@ impl SessionGen {
             }
             return;
         }
+        if let Some(t) = &self.shared.tpcc {
+            t.fill(&mut self.rng, out);
+            return;
+        }
         let o = &self.shared.opts;
         let trx = !o.skip_trx;
         match o.kind {
@@ -103,6 +107,8 @@ impl SessionGen {
                 }
                 self.close_call(out, Kind::RandomRanges, 1, start);
             }
+            // Filled by its own generator above.
+            WorkloadKind::Tpcc => {}
         }
     }
 

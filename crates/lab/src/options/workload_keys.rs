@@ -3,7 +3,7 @@
 
 use super::def::{choices, def, on_off, OptionDef, Scope, ON_OFF, U32};
 use super::value::{float, int, switch, text};
-use qpslab_core::{RandType, WorkloadKind};
+use qpslab_core::{RandType, Warehouses, WorkloadKind};
 use serde_json::Value;
 
 /// A number of the workload's options, `$field` (a path below `plan.workload`), read by
@@ -66,7 +66,7 @@ pub(crate) static WORKLOAD: &[OptionDef] = &[
         "WORKLOAD",
         "Workload: oltp_point_select, oltp_read_only, oltp_read_write, oltp_write_only, \
          oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete, \
-         select_random_points, select_random_ranges; fileio (sysbench's, through fio) in a study",
+         select_random_points, select_random_ranges; tpcc; fileio (sysbench's, through fio) in a study",
         "oltp_point_select",
         |b, v| {
             let name = text(v)?;
@@ -277,6 +277,24 @@ pub(crate) static WORKLOAD: &[OptionDef] = &[
         float,
         "0.9",
         "Zipfian distribution exponent"
+    ),
+    def(
+        "warehouses",
+        Scope::Workload,
+        "N|A-B",
+        "TPC-C warehouses: N is 1..N; A-B prepares only that slice",
+        "2",
+        |b, v| {
+            b.plan.workload.warehouses = text(v)?.parse::<Warehouses>()?;
+            Ok(())
+        },
+        |b| b.plan.workload.warehouses.to_string(),
+    ),
+    workload_switch!(
+        "foreign_keys",
+        foreign_keys,
+        "on",
+        "TPC-C: create the spec's foreign keys"
     ),
     number!(
         "rand_seed",

@@ -84,6 +84,9 @@ pub(crate) struct Shared<'a> {
     pub sessions: u32,
     /// Statement index → statement-kind index.
     pub kind_of: Vec<usize>,
+    /// Statement index → the kind that keeps the latency of the events it ends, for
+    /// workloads with event types (TPC-C's transactions).
+    pub event_kind_of: Vec<Option<usize>>,
     pub kinds: usize,
     /// Statement index → read/write/other.
     pub class_of: Vec<StmtClass>,

@@ -142,8 +142,15 @@ impl EventLoop<'_> {
             return self.send(i, now);
         }
         if !s.warm {
-            let us = now.saturating_duration_since(s.event_start).as_micros();
-            record_us(&mut self.stats.events, us as u64);
+            let us = now.saturating_duration_since(s.event_start).as_micros() as u64;
+            record_us(&mut self.stats.events, us);
+            if let Some(Some(k)) =
+                s.ev.calls
+                    .last()
+                    .map(|c| self.shared.event_kind_of[c.stmt as usize])
+            {
+                record_us(&mut self.stats.kinds[k], us);
+            }
         }
         if self.arrivals.is_some() {
             s.state = State::Idle;

@@ -1,0 +1,79 @@
+//! `qpslab check tpcc`: TPC-C's consistency conditions 1-4, a line each, exit 1 when one fails.
+
+use crate::args::CheckArgs;
+use crate::dataset::server;
+use crate::error::user;
+use crate::target::{command_args, connect, sandbox_home};
+use anyhow::Result;
+use qpslab_core::{ConsistencyCondition, WorkloadKind};
+use qpslab_lab::ready::ReadyError;
+
+/// Runs `qpslab check`.
+pub fn check(a: CheckArgs) -> Result<()> {
+    let kind: WorkloadKind = a.workload.parse().map_err(|e| user(format!("{e}")))?;
+    if kind != WorkloadKind::Tpcc {
+        return Err(user(format!(
+            "check: {kind} has no consistency conditions (only tpcc has)"
+        )));
+    }
+    let home = sandbox_home(&a.home);
+    let target = connect(&a.target, None, &home)?;
+    let target_args = command_args(&a.target);
+    let server = server(&target, &a.target, &home, &target_args);
+    let outcome = qpslab_lab::ready::check_tpcc(&server).map_err(|e| match e {
+        ReadyError::Cleanup(e) => {
+            anyhow::Error::new(e).context(format!("checking tpcc on {}", target.options.describe()))
+        }
+        ReadyError::Sandbox(e) => e.into(),
+        e => anyhow::Error::new(e),
+    });
+    let stopped = target.finish();
+    let conditions = outcome?;
+    for c in &conditions {
+        println!("{}", condition_line(c));
+    }
+    stopped?;
+    let failed: Vec<String> = conditions
+        .iter()
+        .filter(|c| !c.passed())
+        .map(|c| c.number.to_string())
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!(
+            "TPC-C consistency condition(s) {} failed",
+            failed.join(", ")
+        ))
+    }
+}
+
+/// `condition 1 (W_YTD = sum(D_YTD)): pass`, or `FAIL: ` and the offenders.
+fn condition_line(c: &ConsistencyCondition) -> String {
+    let verdict = if c.passed() {
+        "pass".to_string()
+    } else {
+        format!("FAIL: {}", c.offenders.join("; "))
+    };
+    format!("condition {} ({}): {verdict}", c.number, c.rule)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_per_condition_names_the_offenders() {
+        let mut c = ConsistencyCondition {
+            number: 1,
+            rule: "W_YTD = sum(D_YTD)".into(),
+            offenders: vec![],
+        };
+        assert_eq!(condition_line(&c), "condition 1 (W_YTD = sum(D_YTD)): pass");
+        c.offenders = vec!["warehouse 2: w_ytd 1, sum(d_ytd) 2".into()];
+        assert_eq!(
+            condition_line(&c),
+            "condition 1 (W_YTD = sum(D_YTD)): FAIL: warehouse 2: w_ytd 1, sum(d_ytd) 2"
+        );
+    }
+}
