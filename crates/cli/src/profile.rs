@@ -32,14 +32,17 @@ pub fn check(dir: &std::path::Path, target: &Connected) -> Result<()> {
 /// The pid of the server `what` names for `--profile DIR`, or the user error saying why there
 /// is none.
 pub fn server_pid(dir: &Path, pid: Option<u32>, what: &str) -> Result<u32> {
-    pid.ok_or_else(|| {
-        user(format!(
-            "--profile {}: the server's process is not known for {what} (only a server on this \
-             machine reached through its Unix socket can be found): profile it through \
-             --socket, or the embedded sandbox or --sandbox NAME",
-            dir.display()
-        ))
-    })
+    pid.ok_or_else(|| unknown_pid(dir, what))
+}
+
+/// The user error for `--profile DIR` when the process of the server `what` names is not known.
+pub fn unknown_pid(dir: &Path, what: &str) -> anyhow::Error {
+    user(format!(
+        "--profile {}: the server's process is not known for {what} (only a server on this \
+         machine reached through its Unix socket can be found): profile it through \
+         --socket, or the embedded sandbox or --sandbox NAME",
+        dir.display()
+    ))
 }
 
 /// Draws the flame graph of a phase's profile next to its folded stacks and says where both

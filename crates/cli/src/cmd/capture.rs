@@ -1,28 +1,23 @@
 //! `qpslab capture`: log every statement a server on this host runs for a while, then put its
-//! settings back. The server-side work (what is changed, how it is restored, the log's copy)
-//! is `qpslab_sql::capture`; this module checks the arguments, prints the restore statement
-//! first, waits out the window (stopped early by Ctrl-C/SIGTERM/SIGHUP), writes FILE through a
-//! temporary file and reports what the capture saw and cost.
+//! settings back. The whole sequence (the restore ledger, the baseline, the window, restoring,
+//! writing FILE through a temporary file) is `qpslab_sql::capture::take`; this module checks
+//! the arguments, prints the restore statement first and each step as it happens, and reports
+//! what the capture saw and cost. Ctrl-C/SIGTERM/SIGHUP end the window early.
 //!
 //! An interrupted capture still restores the server and writes what it captured until the
 //! signal (whole entries: the log is switched off before it is copied); interrupted before the
 //! log went on, it writes nothing.
 
-use crate::args::CaptureArgs;
+use crate::args::{CaptureArgs, TargetArgs};
 use crate::error::user;
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::Endpoint;
-use qpslab_sql::capture::{Activity, Capture, CaptureError, Changes, Copied, Window};
+use qpslab_sql::capture::{Activity, CaptureError, Changes, LogOut, Request, Step};
 use serde::Serialize;
-use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
-
-/// The window before the log goes on that gives the server's usual rate.
-const BASELINE: Duration = Duration::from_secs(2);
 
 /// What `--json` holds.
 #[derive(Serialize)]
@@ -61,61 +56,58 @@ pub fn capture(a: CaptureArgs) -> Result<()> {
     let options = connected.server_options();
     check_local(&options.endpoint)?;
     let target = options.describe();
-    // A killed capture's (or tune's) settings would be taken as the server's own.
-    super::restore::refuse_leftovers(&home, &options, t)?;
-    let cap = Capture::open(&options).map_err(capture_error)?;
-    let guard = qpslab_lab::restore::Ledger::in_lab(home.path())
-        .begin_saved(&options, "capture", cap.changes().saved())
-        .map_err(|e| super::restore::error(e, t))?;
-    eprintln!(
-        "capturing {target} for {:.0} s; if qpslab is killed (kill -9), restore the server with:\n  {}",
-        a.time.as_secs_f64(),
-        cap.restore_line()
-    );
-    let (changes, restore_sql) = (cap.changes().clone(), cap.restore_line());
-    let taken = take(cap, a.time);
-    super::restore::finish(guard);
-    let (window, before) = taken?;
-    let Some(window) = window else {
+    let mut stdout;
+    let out = if a.out == Path::new("-") {
+        stdout = std::io::BufWriter::new(std::io::stdout().lock());
+        LogOut::Writer(&mut stdout)
+    } else {
+        LogOut::File {
+            path: &a.out,
+            replace: a.force,
+        }
+    };
+    let request = Request {
+        target: &options,
+        lab: home.path(),
+        time: a.time,
+        stop: &INTERRUPTED,
+        out,
+    };
+    let taken = qpslab_sql::capture::take(request, &mut |step| match step {
+        Step::Planned { restore_line } => eprintln!(
+            "capturing {target} for {:.0} s; if qpslab is killed (kill -9), restore the server with:\n  {restore_line}",
+            a.time.as_secs_f64(),
+        ),
+        Step::LogOn => {
+            eprintln!("slow log on: every statement from connections opened from now on is logged")
+        }
+        Step::Restored => eprintln!("settings restored"),
+        Step::LedgerWarning(e) => eprintln!("warning: {e}"),
+    })
+    .map_err(|e| capture_error(e, t))?;
+    let Some(logged) = taken.logged else {
         eprintln!("stopped before the log was switched on: nothing changed, nothing written");
         return Ok(());
     };
-    let copied = write_log(&a.out, a.force, &window)?;
+    let (copied, during) = (logged.copied, logged.during);
     let doc = CaptureDoc {
         target,
         out: a.out.display().to_string(),
         interrupted: INTERRUPTED.load(Ordering::SeqCst),
         entries: copied.entries,
         bytes: copied.bytes,
-        bytes_per_s: copied.bytes as f64 / window.activity.seconds.max(1e-9),
-        before,
-        during: window.activity,
-        missed: window.activity.statements.saturating_sub(copied.entries),
-        changes: &changes,
-        restore_sql,
+        bytes_per_s: copied.bytes as f64 / during.seconds.max(1e-9),
+        before: taken.before,
+        during,
+        missed: during.statements.saturating_sub(copied.entries),
+        changes: &taken.changes,
+        restore_sql: taken.restore_sql,
     };
     eprint!("{}", summary(&doc));
     if let Some(j) = &a.json {
         crate::outfile::write_json(j, &doc)?;
     }
     Ok(())
-}
-
-/// The baseline, then the window with the log on; `None` when a signal came before the log
-/// went on. The server is restored on every path out of here (by `Running`'s drop on errors).
-fn take(mut cap: Capture, time: Duration) -> Result<(Option<Window>, Activity)> {
-    let before = cap
-        .baseline(BASELINE, &INTERRUPTED)
-        .map_err(capture_error)?;
-    if INTERRUPTED.load(Ordering::SeqCst) {
-        return Ok((None, before));
-    }
-    let running = cap.enable().map_err(capture_error)?;
-    eprintln!("slow log on: every statement from connections opened from now on is logged");
-    running.wait(time, &INTERRUPTED);
-    let window = running.finish().map_err(capture_error)?;
-    eprintln!("settings restored");
-    Ok((Some(window), before))
 }
 
 /// What the user sees at the end: the log's size, the server's rate before and during, and
@@ -168,43 +160,25 @@ fn check_local(endpoint: &Endpoint) -> Result<()> {
     )))
 }
 
-/// Copies the window's log to `out`: standard output, or a temporary file next to it renamed
-/// over it once complete.
-fn write_log(out: &Path, force: bool, window: &Window) -> Result<Copied> {
-    if out == Path::new("-") {
-        let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-        let copied = window.copy_to(&mut w).map_err(capture_error)?;
-        w.flush()?;
-        return Ok(copied);
-    }
-    let tmp = qpslab_core::files::temp_beside(out);
-    let write = || -> Result<Copied> {
-        use std::os::unix::fs::OpenOptionsExt;
-        // Statements may hold data: readable by us only, as the server's own file.
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        let copied = window.copy_to(&mut w).map_err(capture_error)?;
-        let f = w.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        check_out(out, force)?;
-        std::fs::rename(&tmp, out)?;
-        Ok(copied)
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        e.context(format!("writing {}", out.display()))
-    })
-}
-
-fn capture_error(e: CaptureError) -> anyhow::Error {
-    if e.is_user_error() {
-        user(e.to_string())
-    } else {
-        e.into()
+/// The library's error, with the ledger's in the words of `qpslab restore` and the output
+/// file's in the words of `--out`.
+fn capture_error(e: CaptureError, t: &TargetArgs) -> anyhow::Error {
+    match e {
+        CaptureError::Ledger(e) => super::restore::error(e, t),
+        CaptureError::Write { path, source } => {
+            let inner = match *source {
+                CaptureError::Exists(p) => user(format!(
+                    "--out {}: exists; use --force to replace it",
+                    p.display()
+                )),
+                CaptureError::Out(e) => e.into(),
+                other => capture_error(other, t),
+            };
+            inner.context(format!("writing {}", path.display()))
+        }
+        CaptureError::Out(e) => e.into(),
+        e if e.is_user_error() => user(e.to_string()),
+        e => e.into(),
     }
 }
 

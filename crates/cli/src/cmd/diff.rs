@@ -12,7 +12,8 @@ use qpslab_core::diff::{ClassMeasure, Pair};
 use qpslab_core::Dsn;
 use qpslab_report::diff::{analyze, paired, precise, DiffReport};
 use qpslab_sql::diff::profile::profile_side;
-use qpslab_sql::diff::{rounds, sample, DiffObserver, DiffOptions, DiffSide};
+use qpslab_sql::diff::side::{Described, SideError};
+use qpslab_sql::diff::{rounds, sample, DiffObserver, DiffOptions};
 use std::time::Duration;
 
 /// The ratio's 95% interval half-width, percent, at which a class's rounds stop.
@@ -27,17 +28,14 @@ pub fn diff(a: DiffArgs) -> Result<()> {
     if let Some(path) = &a.json {
         crate::outfile::check("--json", path, true)?;
     }
-    let [(side_a, pid_a), (side_b, pid_b)] =
-        [side(&a.a, &a.wait, &a.home)?, side(&a.b, &a.wait, &a.home)?];
+    let described = [side(&a.a, &a.wait, &a.home)?, side(&a.b, &a.wait, &a.home)?];
     let timeout = Some(Duration::from_secs_f64(a.statement_timeout));
-    let sides = [side_a, side_b].map(|s| DiffSide {
-        statement_timeout: timeout,
-        ..s
-    });
+    let resolved = qpslab_sql::diff::side::resolve(described, timeout);
     let pids = match &a.profile {
-        Some(dir) => Some(profile_pids(dir, &sides, [pid_a, pid_b])?),
+        Some(dir) => Some(resolved.profile_pids().map_err(|e| side_error(e, dir))?),
         None => None,
     };
+    let sides = resolved.sides;
     let kind = crate::cmd::digest::log_type(a.log_type);
     let loaded = qpslab_sql::replay::source::load(&a.log, kind).map_err(exec_error)?;
     let (mut work, skipped) = sample::plan(&loaded.log, &o);
@@ -119,9 +117,9 @@ fn options(a: &DiffArgs) -> Result<DiffOptions> {
 }
 
 /// A side: a DSN (`mysql://...`, its password from the URL or MYSQL_PWD, never printed) or a
-/// sandbox `NAME` or `NAME/DB` of the lab directory. Its database, when it names one, is where
-/// every statement runs.
-fn side(spec: &str, wait: &WaitArgs, home: &SandboxHomeArgs) -> Result<(DiffSide, Option<u32>)> {
+/// sandbox `NAME` or `NAME/DB` of the lab directory, reached. Its database, when it names one,
+/// is where every statement runs.
+fn side(spec: &str, wait: &WaitArgs, home: &SandboxHomeArgs) -> Result<Described> {
     let (target, database, label) = if spec.starts_with("mysql://") {
         let dsn: Dsn = spec.parse().map_err(|e| {
             let shown = qpslab_store::redact_url_passwords(spec);
@@ -154,32 +152,23 @@ fn side(spec: &str, wait: &WaitArgs, home: &SandboxHomeArgs) -> Result<(DiffSide
         };
         (t, db, spec.to_string())
     };
-    let mut connected = connect(&target, None, &sandbox_home(home))?;
-    crate::profile::find_server(&mut connected);
-    let mut options = connected.options;
-    options.database = database;
-    let side = DiffSide {
+    let connected = connect(&target, None, &sandbox_home(home))?;
+    Ok(Described {
         label,
-        options,
-        statement_timeout: None,
-    };
-    Ok((side, connected.server_pid))
+        options: connected.options.clone(),
+        database,
+        server_pid: connected.server_pid,
+    })
 }
 
-/// The servers' pids for `--profile`, refused before anything runs when one is not known or
-/// perf is missing.
-fn profile_pids(
-    dir: &std::path::Path,
-    sides: &[DiffSide; 2],
-    pids: [Option<u32>; 2],
-) -> Result<[u32; 2]> {
-    let known = |i: usize| {
-        let what = format!("side {} ({})", ["A", "B"][i], sides[i].label);
-        crate::profile::server_pid(dir, pids[i], &what)
-    };
-    let pids = [known(0)?, known(1)?];
-    qpslab_probe::profile::perf_available().map_err(|e| user(format!("--profile: {e}")))?;
-    Ok(pids)
+/// Why `--profile DIR` cannot work, in the words `run --profile` uses.
+fn side_error(e: SideError, dir: &std::path::Path) -> anyhow::Error {
+    match e {
+        SideError::UnknownPid { side, label } => {
+            crate::profile::unknown_pid(dir, &format!("side {side} ({label})"))
+        }
+        SideError::Perf(e) => user(format!("--profile: {e}")),
+    }
 }
 
 /// Progress on stderr, and the precision rule of the rounds.

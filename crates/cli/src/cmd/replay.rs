@@ -1,6 +1,7 @@
-//! `qpslab replay LOG`: read a captured log, replay it on the target (the lab's
-//! `replay::measure`: one phase, telemetry on every tick, stored as it is measured), print a
-//! live line per second and the summary with each class's counts.
+//! `qpslab replay LOG`: read a captured log, replay it on the target (the library's
+//! `replay::measure`: one phase, telemetry on every tick, stored as it is measured, the run
+//! closed however it ended), print a live line per second and the summary with each class's
+//! counts.
 
 use crate::args::{ReplayArgs, ReplayModeArg};
 use crate::error::{exec_error, user};
@@ -11,9 +12,9 @@ use anyhow::Result;
 use qpslab_core::replay::{ReplayMode, ReplayPlan};
 use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
 use qpslab_sql::replay::source::{load, Loaded};
-use qpslab_sql::replay::{class_id, ended_early, refused, ReplayOptions};
+use qpslab_sql::replay::{class_id, refused, Outcome, ReplayOptions};
 use qpslab_sqllog::Policy;
-use qpslab_store::{RunMeta, RunStatus, Store};
+use qpslab_store::{RunMeta, Store};
 
 /// Runs `qpslab replay`.
 pub fn replay(a: ReplayArgs) -> Result<()> {
@@ -141,7 +142,7 @@ fn measure(
         std::env::args().collect::<Vec<_>>().join(" "),
     );
     let mut printer = crate::render_replay::LivePrinter;
-    let measured = qpslab_sql::replay::measure(
+    let outcome = qpslab_sql::replay::measure(
         store,
         &meta,
         &target.options,
@@ -150,21 +151,23 @@ fn measure(
         &mut sampler,
         &mut printer,
         &INTERRUPTED,
-    );
-    let m = measured
-        .map_err(|e| crate::cmd::run::close_unfinished(store, &meta, e, "replay".into()))?;
+    )?;
+    let m = match outcome {
+        Outcome::Done(m) => m,
+        Outcome::Unfinished(u) => {
+            if let Some(m) = &u.measured {
+                println!();
+                print!("{}", crate::render_replay::summary(&m.phase));
+            }
+            return Err(crate::cmd::run::unfinished(
+                u.source,
+                &u.closed,
+                "replay".into(),
+            ));
+        }
+    };
     println!();
     print!("{}", crate::render_replay::summary(&m.phase));
-    // A replay stopped, or whose server went away, keeps its whole phase (errors included).
-    if let Some(e) = ended_early(&m.phase) {
-        return Err(crate::cmd::run::close_unfinished(
-            store,
-            &meta,
-            e,
-            "replay".into(),
-        ));
-    }
-    store.finish_run(&meta.uuid, RunStatus::Completed)?;
     println!(
         "stored as run {} in {}  (qpslab show {})",
         m.run_id.0,

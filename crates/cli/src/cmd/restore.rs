@@ -8,7 +8,7 @@ use crate::error::user;
 use crate::target::{command_args, connect, explicit, sandbox_home};
 use anyhow::Result;
 use qpslab_core::ConnectOptions;
-use qpslab_lab::restore::{Guard, Ledger, RestoreError};
+use qpslab_lab::restore::{Ledger, RestoreError};
 use qpslab_sandbox::SandboxHome;
 
 /// Runs `qpslab restore`.
@@ -65,13 +65,6 @@ pub(crate) fn refuse_leftovers(
 /// a dead process's leftovers or another process is changing them.
 pub(crate) fn warn_leftovers(home: &SandboxHome, server: &ConnectOptions, t: &TargetArgs) {
     if let Err(e) = refuse_leftovers(home, server, t) {
-        eprintln!("warning: {e}");
-    }
-}
-
-/// After the command put its settings back: clears the record, or warns what is left.
-pub(crate) fn finish(g: Guard) {
-    if let Err(e) = g.finish() {
         eprintln!("warning: {e}");
     }
 }

@@ -21,7 +21,7 @@ use qpslab_engine::workload::Workload;
 use qpslab_lab::ready::{Ready, ReadyError, Readying};
 use qpslab_lab::settle::ServerKind;
 use qpslab_lab::sweep::{Closed, Sweep, SweepError, Swept};
-use qpslab_store::{RunMeta, Store};
+use qpslab_store::Store;
 
 /// Runs `qpslab run`.
 pub fn run(a: RunArgs) -> Result<()> {
@@ -213,17 +213,11 @@ fn check_rate_search(a: &ReplicaRunArgs, plan: &RunPlan) -> Result<()> {
     Ok(())
 }
 
-/// Closes a run whose phase did not finish (interrupted or failed), says where what was
-/// measured is stored, and returns the error to report, in the context `what`.
-pub(crate) fn close_unfinished(
-    store: &mut Store,
-    meta: &RunMeta,
-    e: qpslab_lab::ExecError,
-    what: String,
-) -> anyhow::Error {
-    let closed = qpslab_lab::sweep::close(store, meta, &e);
-    closed_note(&closed);
-    unfinished_error(e, &closed, what)
+/// For a run the library closed after its phase did not finish (interrupted or failed): says
+/// where what was measured is stored, and returns the error to report, in the context `what`.
+pub(crate) fn unfinished(e: qpslab_lab::ExecError, closed: &Closed, what: String) -> anyhow::Error {
+    closed_note(closed);
+    unfinished_error(e, closed, what)
 }
 
 /// The error of a phase that did not finish, in the context `what`; for a phase the store

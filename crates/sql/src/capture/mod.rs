@@ -7,7 +7,8 @@
 //! off first) and returns the [`Window`], whose file holds exactly the statements logged in
 //! between. Dropping a [`Running`] capture restores too, so no path through the caller
 //! leaves the server changed; [`Capture::restore_line`] is the one statement that restores by
-//! hand after a `kill -9`.
+//! hand after a `kill -9`. [`take`] is the whole of `qpslab capture` in one call: the restore
+//! ledger, the baseline, the window and the log written out.
 //!
 //! The log is read from the server's own file, so the server must be on this host with its
 //! datadir readable by us (a sandbox, or a local server run by root). The control connection
@@ -29,11 +30,14 @@
 //! ```
 
 mod settings;
+mod take;
 
 pub use settings::{Change, Changes};
+pub use take::{take, LogOut, Logged, Request, Step, Taken, BASELINE};
 
 use qpslab_core::ConnectOptions;
 use qpslab_lab::control::{self, ControlError};
+use qpslab_lab::restore::RestoreError;
 use qpslab_wire::Conn;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -75,6 +79,25 @@ pub enum CaptureError {
         /// The statement restoring every variable.
         line: String,
     },
+    /// The restore ledger refused the server (a killed process's settings are on it) or
+    /// could not record the capture's settings.
+    #[error(transparent)]
+    Ledger(#[from] RestoreError),
+    /// Writing the log out failed.
+    #[error("writing {}", path.display())]
+    Write {
+        /// The file written.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: Box<CaptureError>,
+    },
+    /// The output file appeared while the capture ran, and replacing was not allowed.
+    #[error("{}: exists", .0.display())]
+    Exists(PathBuf),
+    /// Writing, syncing or renaming the output failed.
+    #[error(transparent)]
+    Out(std::io::Error),
 }
 
 impl CaptureError {
@@ -82,8 +105,10 @@ impl CaptureError {
     /// set global variables (1227) or to log in (1045).
     pub fn is_user_error(&self) -> bool {
         match self {
-            CaptureError::NotLocal(_) | CaptureError::Busy(_) => true,
+            CaptureError::NotLocal(_) | CaptureError::Busy(_) | CaptureError::Exists(_) => true,
             CaptureError::Control(e) => e.is_user_error(),
+            CaptureError::Ledger(e) => e.is_user_error(),
+            CaptureError::Write { source, .. } => source.is_user_error(),
             _ => false,
         }
     }

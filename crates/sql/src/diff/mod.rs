@@ -14,6 +14,9 @@
 //!   per-table facts ([`explain`]), and every class its per-execution session counters on a
 //!   dedicated connection ([`counters`]).
 //!
+//! [`side`] resolves the two sides as the caller reached them (database, statement timeout,
+//! the servers' pids for `perf`).
+//!
 //! The lab returns raw measurements ([`qpslab_core::diff::DiffMeasurement`]); the statistics
 //! (ratios, intervals, verdicts) are the report crate's. [`session::run_side`] runs a side alone
 //! for a while, through the same per-class function the rounds use; [`profile`] does so for each
@@ -26,6 +29,7 @@ pub mod profile;
 pub mod rounds;
 pub mod sample;
 pub mod session;
+pub mod side;
 
 use qpslab_core::diff::{ClassMeasure, Pair};
 use qpslab_core::ConnectOptions;

@@ -29,10 +29,11 @@ use qpslab_core::replay::ReplayMode;
 use qpslab_core::ConnectOptions;
 use qpslab_lab::exec::{measure_with, Measured, Observer};
 use qpslab_lab::ready::ReadyError;
+use qpslab_lab::sweep::{close, Closed};
 use qpslab_lab::ExecError;
 use qpslab_probe::Sampler;
 use qpslab_sqllog::{Effect, Policy, Verdict};
-use qpslab_store::{RunMeta, Store};
+use qpslab_store::{RunMeta, RunStatus, Store};
 use qpslab_wire::Conn;
 use std::collections::BTreeSet;
 use std::sync::atomic::AtomicBool;
@@ -302,9 +303,31 @@ pub fn ended_early(p: &qpslab_core::PhaseResult) -> Option<ExecError> {
     })
 }
 
+/// How a replay's run ended.
+pub enum Outcome {
+    /// Replayed to the end; the run is stored and closed as completed.
+    Done(Box<Measured>),
+    /// Stopped, failed or ended early; the run is closed with what was stored of it
+    /// ([`qpslab_lab::sweep::close`]).
+    Unfinished(Box<Unfinished>),
+}
+
+/// A replay that did not run to its end, its run closed.
+pub struct Unfinished {
+    /// The phase, when it was measured whole but ended early (the user's stop, the server
+    /// gone): stored, with its errors.
+    pub measured: Option<Measured>,
+    /// Why it ended.
+    pub source: ExecError,
+    /// How the run was closed.
+    pub closed: Closed,
+}
+
 /// Replays `log` on `target` and stores it as the one phase of the run `meta` (whose plan
 /// describes the replay), with telemetry from `sampler` on every interval, as it is measured
-/// (see [`qpslab_lab::exec::measure_with`]).
+/// (see [`qpslab_lab::exec::measure_with`]), then closes the run: completed, or with what was
+/// stored of it when the replay did not run to its end. The error is the store's failing to
+/// close a completed run.
 #[allow(clippy::too_many_arguments)]
 pub fn measure(
     store: &mut Store,
@@ -315,11 +338,28 @@ pub fn measure(
     sampler: &mut Sampler,
     obs: &mut dyn Observer,
     stop: &AtomicBool,
-) -> Result<Measured, ExecError> {
+) -> Result<Outcome, qpslab_store::Error> {
     let threads = sessions(log, o);
-    measure_with(store, meta, threads, sampler, obs, |on_sample| {
+    let measured = measure_with(store, meta, threads, sampler, obs, |on_sample| {
         exec::replay(target, log, o, on_sample, stop)
-    })
+    });
+    let (measured, source) = match measured {
+        Err(e) => (None, e),
+        // A replay stopped, or whose server went away, keeps its whole phase (errors included).
+        Ok(m) => match ended_early(&m.phase) {
+            Some(e) => (Some(m), e),
+            None => {
+                store.finish_run(&meta.uuid, RunStatus::Completed)?;
+                return Ok(Outcome::Done(Box::new(m)));
+            }
+        },
+    };
+    let closed = close(store, meta, &source);
+    Ok(Outcome::Unfinished(Box::new(Unfinished {
+        measured,
+        source,
+        closed,
+    })))
 }
 
 #[cfg(test)]
