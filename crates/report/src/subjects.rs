@@ -131,15 +131,9 @@ fn study_subjects(
 mod tests {
     use super::*;
 
-    fn store() -> (std::path::PathBuf, Store) {
-        let dir = std::env::temp_dir().join(format!(
-            "qpslab-report-subjects-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let s = Store::open(&dir.join("results.db")).unwrap();
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("results.db")).unwrap();
         (dir, s)
     }
 
@@ -151,7 +145,7 @@ mod tests {
 
     #[test]
     fn unknown_names_are_the_users_mistake_with_one_clear_line() {
-        let (dir, s) = store();
+        let (_dir, s) = store();
         assert_eq!(
             user_error(side(&s, "7")),
             "no run 7 in the results store (see qpslab show)"
@@ -172,6 +166,5 @@ mod tests {
             user_error(report_input(&s, &["3,5".to_string()])),
             "no run 3 in the results store (see qpslab show)"
         );
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }
