@@ -31,7 +31,8 @@
 //!   records a server's settings before a command changes them, so that what a killed process
 //!   left changed is found and put back; [`control`] is the control connection of commands
 //!   that change settings; [`placement`] pins a server's threads to CPUs; [`replica`] sets up
-//!   replication between two sandboxes.
+//!   replication between two sandboxes; [`server`] starts (placed, attached as a replica) and
+//!   stops a lone sandbox for `qpslab server start|stop`.
 //! - **Errors.** [`error`]: the lab's typed errors, each saying whether it is the user's.
 //!
 //! ```no_run
@@ -68,6 +69,7 @@ pub mod replica;
 pub mod restore;
 mod retry;
 pub mod sandboxes;
+pub mod server;
 pub mod settle;
 pub mod sizing;
 pub mod spec;

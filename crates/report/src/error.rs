@@ -20,12 +20,19 @@ pub enum Error {
     /// Runs of different workloads were put side by side (the user's mistake).
     #[error("{0}")]
     MixedWorkloads(String),
+    /// A run or study that is not in the results store, or has nothing measured (the user's
+    /// mistake).
+    #[error("{0}")]
+    Subject(String),
+    /// The results store could not be read.
+    #[error(transparent)]
+    Store(#[from] qpslab_store::Error),
 }
 
 impl Error {
     /// Whether the user asked for something that cannot be done (exit 2), rather than a
     /// failure while doing it.
     pub fn is_user_error(&self) -> bool {
-        matches!(self, Error::MixedWorkloads(_))
+        matches!(self, Error::MixedWorkloads(_) | Error::Subject(_))
     }
 }

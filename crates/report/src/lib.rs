@@ -8,7 +8,9 @@
 //! side, from per-interval samples ([`qpslab_stats::estimate`]), warnings (different run options, unstable phases), each
 //! variant's best result, factorial effects ([`effects`]), results and SVG charts. Runs of
 //! different workloads side by side are refused ([`setup`]). A [`Renderer`] lays it out as HTML, Markdown or JSON; [`png`] renders the charts
-//! to PNG. [`flame`] draws flame graphs of server profiles and their difference.
+//! to PNG. [`flame`] draws flame graphs of server profiles and their difference. [`subjects`] reads
+//! what a report or a comparison is about (runs, repeats, studies, `STUDY/VARIANT`) from the
+//! results store.
 //!
 //! ```no_run
 //! # fn demo(run: qpslab_store::StoredRun) -> Result<(), qpslab_report::Error> {
@@ -36,6 +38,7 @@ pub mod png;
 mod render;
 mod report;
 pub mod setup;
+pub mod subjects;
 pub mod svg;
 
 pub use charts::{verdict_word, Chart, Section};
@@ -47,3 +50,4 @@ pub use render::{
     Markdown, Renderer,
 };
 pub use report::{build, BestRow, Report, ResultRow};
+pub use subjects::{report_input, side};

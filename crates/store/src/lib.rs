@@ -54,7 +54,10 @@ pub use model::{
 pub use read::summary_of_samples;
 pub use schema::SCHEMA_VERSION;
 pub use study::{Factor, NewStudy, StudyRecord, StudyStatus};
-pub use study_doc::{AttemptDoc, CellDoc, CellFigures, StudyDoc, STUDY_CSV_HEADER};
+pub use study_doc::{
+    AttemptDoc, CellDoc, CellFigures, StudyDoc, StudySummary, STUDY_CSV_HEADER,
+    STUDY_LIST_CSV_HEADER,
+};
 pub use tune::TuneTrial;
 
 use rusqlite::Connection;

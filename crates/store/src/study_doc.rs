@@ -1,10 +1,11 @@
 //! A study as its stored cells tell it: the one JSON form of a study ([`StudyDoc`], what
 //! `qpslab lab show --json` prints), each cell with its headline figures ([`CellFigures`], the
 //! one source of `lab show`'s table and CSV), and the study's CSV rows ([`CellFigures::csv_row`]
-//! under [`STUDY_CSV_HEADER`], written by the one CSV writer, [`crate::write_csv`]).
+//! under [`STUDY_CSV_HEADER`], written by the one CSV writer, [`crate::write_csv`]); and every
+//! stored study in one line each ([`StudySummary`], `lab show` without a study).
 
 use crate::attempt::{AttemptStatus, CellAttempt};
-use crate::cell::CellRecord;
+use crate::cell::{CellRecord, CellStatus};
 use crate::error::Error;
 use crate::export::RunDoc;
 use crate::model::{RunId, StudyId, UnixSeconds};
@@ -177,6 +178,63 @@ impl Store {
             env: s.env.clone(),
             cells,
         })
+    }
+}
+
+/// A stored study in one line: what `qpslab lab show --json` (no study named) prints per
+/// study, fields in the order they print.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StudySummary {
+    /// How many cells it has.
+    pub cells: usize,
+    /// When it was created.
+    pub created_at: UnixSeconds,
+    /// How many cells are done.
+    pub done: usize,
+    /// How many cells failed.
+    pub failed: usize,
+    /// When it last stopped.
+    pub finished_at: Option<UnixSeconds>,
+    /// The study's name.
+    pub name: String,
+    /// Where it stands.
+    pub status: StudyStatus,
+}
+
+/// The header of [`StudySummary::csv_row`].
+pub const STUDY_LIST_CSV_HEADER: &[&str] = &["name", "status", "cells", "done", "failed"];
+
+impl StudySummary {
+    /// The study's row under [`STUDY_LIST_CSV_HEADER`].
+    pub fn csv_row(&self) -> Vec<String> {
+        vec![
+            self.name.clone(),
+            self.status.to_string(),
+            self.cells.to_string(),
+            self.done.to_string(),
+            self.failed.to_string(),
+        ]
+    }
+}
+
+impl Store {
+    /// Every stored study, with how many of its cells are done and failed.
+    pub fn study_summaries(&self) -> Result<Vec<StudySummary>, Error> {
+        let mut out = Vec::new();
+        for s in self.list_studies()? {
+            let cells = self.study_cells(s.id)?;
+            let count = |st: CellStatus| cells.iter().filter(|c| c.status == st).count();
+            out.push(StudySummary {
+                cells: cells.len(),
+                created_at: s.created_at,
+                done: count(CellStatus::Done),
+                failed: count(CellStatus::Failed),
+                finished_at: s.finished_at,
+                name: s.name,
+                status: s.status,
+            });
+        }
+        Ok(out)
     }
 }
 

@@ -13,8 +13,9 @@ use qpslab_core::PhaseResult;
 use qpslab_lab::exec::Observer;
 use qpslab_lab::study::{self, Loaded, Mode, StudyObserver};
 use qpslab_lab::{SpecError, StudyError};
-use qpslab_store::{CellFigures, CellRecord, Store, STUDY_CSV_HEADER};
-use serde_json::json;
+use qpslab_store::{
+    CellFigures, CellRecord, Store, StudySummary, STUDY_CSV_HEADER, STUDY_LIST_CSV_HEADER,
+};
 use std::path::Path;
 
 /// Runs a `lab` subcommand.
@@ -45,20 +46,18 @@ fn study_error(e: StudyError) -> anyhow::Error {
 
 fn plan(a: &LabSpecArgs) -> Result<()> {
     let l = load(&a.spec)?;
-    let e = &l.expanded;
     if a.json {
-        let cells: Vec<_> = e.cells.iter().map(|c| &c.cell).collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({"name": l.spec.name, "cells": cells}))?
-        );
+        // Through a Value: its keys are in order.
+        let v = serde_json::to_value(l.plan_doc())?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
+    let plan = l.plan();
     println!(
         "study '{}': {} setup(s), {} cell(s)",
-        l.spec.name,
-        e.setups.len(),
-        e.cells.len()
+        plan.name,
+        plan.setups,
+        plan.cells.len()
     );
     let header: Vec<String> = [
         "seq",
@@ -70,41 +69,24 @@ fn plan(a: &LabSpecArgs) -> Result<()> {
     ]
     .map(String::from)
     .to_vec();
-    let mut secs = 0.0;
-    let mut restarts = 0;
-    let mut prev = None;
-    let rows: Vec<Vec<String>> = e
+    let rows: Vec<Vec<String>> = plan
         .cells
         .iter()
         .map(|c| {
-            let p = c.options.to_plan().unwrap_or_else(|_| {
-                // load() checked every cell's plan.
-                qpslab_core::RunPlan::new(qpslab_core::WorkloadOptions::new(
-                    qpslab_core::WorkloadKind::OltpReadOnly,
-                ))
-            });
-            // A fileio cell runs fio: no server, no warm-up.
-            let io = p.fileio.is_some();
-            let t = if io { 0.0 } else { p.warmup_s } + p.stop.time_s.unwrap_or(0.0);
-            secs += t;
-            if !io && prev != Some(c.setup) {
-                restarts += 1;
-                prev = Some(c.setup);
-            }
             vec![
                 c.cell.seq.to_string(),
                 c.cell.label.clone(),
                 c.cell.variant.clone(),
-                p.workload_name(),
-                p.threads[0].to_string(),
-                format!("{t:.0}s"),
+                c.workload.clone(),
+                c.threads.to_string(),
+                format!("{:.0}s", c.seconds),
             ]
         })
         .collect();
     print!("{}", table(&header, &rows));
     println!(
         "{} server start(s); at least {:.0}s of warm-up and measurement",
-        restarts, secs
+        plan.restarts, plan.seconds
     );
     Ok(())
 }
@@ -306,43 +288,29 @@ fn show(a: &LabShowArgs) -> Result<()> {
 }
 
 fn list(store: &Store, a: &LabShowArgs) -> Result<()> {
-    let studies = store.list_studies()?;
-    let mut rows = Vec::new();
-    let mut out = Vec::new();
-    for s in &studies {
-        let cells = store.study_cells(s.id)?;
-        let count = |st: qpslab_store::CellStatus| cells.iter().filter(|c| c.status == st).count();
-        let (done, failed) = (
-            count(qpslab_store::CellStatus::Done),
-            count(qpslab_store::CellStatus::Failed),
-        );
-        out.push(json!({"name": s.name, "status": s.status, "created_at": s.created_at,
-                        "finished_at": s.finished_at, "cells": cells.len(), "done": done, "failed": failed}));
-        rows.push(vec![
-            s.name.clone(),
-            s.status.to_string(),
-            format!("{done}/{}", cells.len()),
-            failed.to_string(),
-        ]);
-    }
+    let studies = store.study_summaries()?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        println!("{}", serde_json::to_string_pretty(&studies)?);
     } else if a.csv {
-        let header = ["name", "status", "cells", "done", "failed"];
-        let rows = out.iter().map(|o| {
-            let text = |k: &str| {
-                o[k].as_str()
-                    .map_or_else(|| o[k].to_string(), str::to_owned)
-            };
-            header.map(text).to_vec()
-        });
-        qpslab_store::write_csv(std::io::stdout().lock(), &header, rows)?;
-    } else if rows.is_empty() {
+        let rows = studies.iter().map(StudySummary::csv_row);
+        qpslab_store::write_csv(std::io::stdout().lock(), STUDY_LIST_CSV_HEADER, rows)?;
+    } else if studies.is_empty() {
         println!("no studies stored in {}", store.path().display());
     } else {
         let header: Vec<String> = ["study", "status", "done", "failed"]
             .map(String::from)
             .to_vec();
+        let rows: Vec<Vec<String>> = studies
+            .iter()
+            .map(|s| {
+                vec![
+                    s.name.clone(),
+                    s.status.to_string(),
+                    format!("{}/{}", s.done, s.cells),
+                    s.failed.to_string(),
+                ]
+            })
+            .collect();
         print!("{}", table(&header, &rows));
     }
     Ok(())

@@ -1,43 +1,33 @@
-//! Replication in the CLI: the role a started sandbox takes (`server start --primary`,
-//! `--replica-of`), `server status`, what stopping a primary leaves behind, and the errors of
+//! Replication in the CLI: the errors of `server start` (its `--primary`, `--replica-of` and
+//! `--pin`), `server status`, what stopping a primary leaves behind, and the errors of
 //! `run --replica`'s lag monitor.
 
-use crate::args::{ReplicationArgs, ServerStatusArgs};
+use crate::args::ServerStatusArgs;
 use crate::error::user;
 use crate::target::sandbox_home;
-use anyhow::{Context, Result};
+use anyhow::Result;
+use qpslab_lab::placement::PlacementError;
 use qpslab_lab::ready::MonitorError;
+use qpslab_lab::server::ServerError;
 use qpslab_probe::replica::ReplicaStatus;
-use qpslab_sandbox::{Role, Sandbox, SandboxHome, SandboxInfo, SandboxSpec};
+use qpslab_sandbox::{SandboxHome, SandboxInfo};
 
-/// Sets the role `a` asks for on `spec`; for a replica, checks its primary and returns it.
-pub fn role(
-    a: &ReplicationArgs,
-    home: &SandboxHome,
-    spec: &mut SandboxSpec,
-) -> Result<Option<SandboxInfo>> {
-    if a.primary {
-        spec.role = Role::Primary;
+/// A `server start` error as the CLI's: the user's own mistakes (exit 2) as user errors; a
+/// failed connection to apply `--pin` keeps the client's error in the chain (it decides the
+/// exit code).
+pub fn server_error(e: ServerError) -> anyhow::Error {
+    match e {
+        ServerError::SelfReplica(_) => user(e.to_string()),
+        ServerError::Primary { of, source } => {
+            anyhow::Error::new(source).context(format!("--replica-of {of}"))
+        }
+        ServerError::Sandbox(e) => e.into(),
+        ServerError::Placement(PlacementError::Connect { source, .. }) => {
+            anyhow::Error::new(source).context("connecting to apply --pin")
+        }
+        ServerError::Placement(e) => super::threads::placement_error(e),
+        ServerError::Replica(e) => replica_error(e),
     }
-    let Some(of) = &a.replica_of else {
-        return Ok(None);
-    };
-    if *of == spec.name {
-        return Err(user(format!(
-            "sandbox '{of}' cannot replicate from itself: --replica-of names another sandbox"
-        )));
-    }
-    let primary = qpslab_sandbox::find(home, of).with_context(|| format!("--replica-of {of}"))?;
-    qpslab_lab::replica::check_primary(&primary).map_err(replica_error)?;
-    spec.role = Role::Replica { of: of.clone() };
-    Ok(Some(primary))
-}
-
-/// Makes the just-started `sandbox` replicate from `primary`; on failure the caller drops the
-/// sandbox, which stops it.
-pub fn attach(primary: &SandboxInfo, sandbox: &Sandbox) -> Result<ReplicaStatus> {
-    qpslab_lab::replica::attach(primary, sandbox.name(), &sandbox.connect_options())
-        .map_err(replica_error)
 }
 
 fn replica_error(e: qpslab_lab::replica::ReplicaError) -> anyhow::Error {
@@ -106,9 +96,8 @@ pub fn replicas_of(home: &SandboxHome, name: &str) -> Vec<String> {
     qpslab_lab::replica::replicas_of(home, name)
 }
 
-/// What stopping `name` leaves behind, if anything: its running replicas.
-pub fn stop_note(home: &SandboxHome, name: &str) -> Option<String> {
-    let replicas = replicas_of(home, name);
+/// What stopping `name` leaves behind, if anything: its running `replicas`.
+pub fn stop_note(name: &str, replicas: &[String]) -> Option<String> {
     (!replicas.is_empty()).then(|| {
         format!(
             "note: '{name}' is the primary of {} (still running; they reconnect when '{name}' \

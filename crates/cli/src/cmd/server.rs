@@ -6,6 +6,7 @@ use crate::render::table;
 use crate::target::sandbox_home;
 use anyhow::Result;
 use qpslab_core::units::binary_size;
+use qpslab_lab::server::{StartRequest, Started};
 use qpslab_sandbox::MyCnf;
 
 /// Runs a `server` subcommand.
@@ -14,14 +15,13 @@ pub fn server(c: ServerCommand) -> Result<()> {
         ServerCommand::Start(a) => start(a),
         ServerCommand::Stop(a) => {
             let home = sandbox_home(&a.home);
-            if a.rm {
-                qpslab_sandbox::remove(&home, &a.name)?;
+            let stopped = qpslab_lab::server::stop_server(&home, &a.name, a.rm)?;
+            if stopped.removed {
                 println!("sandbox '{}' stopped and removed", a.name);
             } else {
-                qpslab_sandbox::stop_by_name(&home, &a.name)?;
                 println!("sandbox '{}' stopped", a.name);
             }
-            if let Some(note) = super::replica::stop_note(&home, &a.name) {
+            if let Some(note) = super::replica::stop_note(&a.name, &stopped.replicas) {
                 println!("{note}");
             }
             Ok(())
@@ -54,17 +54,14 @@ fn start(a: ServerStartArgs) -> Result<()> {
     }
     spec.port = a.port;
     spec.set_pin(super::threads::policy(&a.pin)?)?;
-    let primary = super::replica::role(&a.replication, &home, &mut spec)?;
-    let sandbox = qpslab_sandbox::start(&home, &spec)?;
-    if !spec.pin.is_empty() {
-        // On failure the sandbox is dropped, which stops it.
-        super::threads::apply_at_start(sandbox.pid(), &sandbox.connect_options(), &spec.pin)?;
-    }
-    let replication = match &primary {
-        Some(p) => Some(super::replica::attach(p, &sandbox)?),
-        None => None,
+    let request = StartRequest {
+        spec,
+        primary: a.replication.primary,
+        replica_of: a.replication.replica_of.clone(),
     };
-    let info = sandbox.keep();
+    let Started { info, replication } =
+        qpslab_lab::server::start_server(&home, request, &mut super::threads::placed_at_start)
+            .map_err(super::replica::server_error)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
     } else {

@@ -97,19 +97,13 @@ pub(crate) fn not_ours() -> anyhow::Error {
     user("--pin places a sandbox's threads (the embedded one or --sandbox NAME); qpslab never changes another server")
 }
 
-/// Applies a sandbox's policy once (`server start --pin`) and says what it did.
-pub fn apply_at_start(pid: u32, opts: &qpslab_core::ConnectOptions, policy: &Policy) -> Result<()> {
-    let applied = placement::apply_once(pid, opts, policy).map_err(|e| match e {
-        PlacementError::Connect { source, .. } => {
-            anyhow::Error::new(source).context("connecting to apply --pin")
-        }
-        e => placement_error(e),
-    })?;
-    report(policy, &applied);
+/// Says what `server start --pin` placed: per rule, how many threads took their placement,
+/// and each one that did not.
+pub fn placed_at_start(policy: &Policy, applied: &Applied) {
+    report(policy, applied);
     if policy.covers_connections() {
         eprintln!("connection threads are placed while a qpslab run uses this sandbox (it re-applies the policy every second)");
     }
-    Ok(())
 }
 
 /// Prints, per rule, how many threads took their placement, and each one that did not.

@@ -1,5 +1,6 @@
 //! Running a study: create it (or resume it), then execute its pending cells in order,
-//! starting each setup's server when the setup changes, recording every cell as it ends.
+//! starting each setup's server when the setup changes, recording every cell as it ends; and
+//! what `lab plan` shows before (`Loaded::plan`).
 
 use crate::error::{SpecError, StudyError};
 use crate::exec::Observer;
@@ -18,8 +19,10 @@ use std::sync::atomic::AtomicBool;
 mod cell;
 mod create;
 mod io_cell;
+mod plan;
 mod server;
 pub use create::{create, environment};
+pub use plan::{CellPlan, Plan, PlanDoc};
 
 /// What the runner tells about a study's progress, on top of a cell's [`Observer`] events.
 pub trait StudyObserver: Observer {
