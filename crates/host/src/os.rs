@@ -31,6 +31,18 @@ pub fn selected(text: &str) -> Option<String> {
 #[error("os.thp not supported here: {0}")]
 pub struct ThpUnsupported(pub String);
 
+/// Why THP could not be set: this machine has no THP setting to change, or writing it failed
+/// (not root, a read-only /sys). Both say the study's `os.thp` cannot run here.
+#[derive(Debug, thiserror::Error)]
+pub enum ThpError {
+    /// No THP setting on this machine.
+    #[error(transparent)]
+    Unsupported(#[from] ThpUnsupported),
+    /// Writing the setting failed.
+    #[error("os.thp not supported here: writing {THP}: {0}")]
+    Write(#[source] std::io::Error),
+}
+
 /// A study's environment records the reason as its message.
 impl serde::Serialize for ThpUnsupported {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -60,15 +72,14 @@ impl OsGuard {
     }
 
     /// Sets THP to `value` (`always`, `madvise`, `never`), remembering the first value seen.
-    pub fn set_thp(&mut self, value: &str) -> Result<(), String> {
-        let current = thp_support().map_err(|e| e.to_string())?;
+    pub fn set_thp(&mut self, value: &str) -> Result<(), ThpError> {
+        let current = thp_support()?;
         if self.original_thp.is_none() {
             self.original_thp = Some(current.clone());
             self.path = Some(PathBuf::from(THP));
         }
         if current != value {
-            std::fs::write(THP, value)
-                .map_err(|e| format!("os.thp not supported here: writing {THP}: {e}"))?;
+            std::fs::write(THP, value).map_err(ThpError::Write)?;
         }
         Ok(())
     }

@@ -78,4 +78,4 @@ pub mod sweep;
 pub mod unstored;
 pub mod warmup;
 
-pub use error::{ExecError, OptionError, SpecError, StudyError};
+pub use error::{ExecError, OptionError, SetupError, SpecError, StudyError};

@@ -4,6 +4,7 @@
 //! while its cells run); the server's threads listed (`qpslab server threads`); a policy
 //! applied once (`server start --pin`) or kept while a run lasts (`run --pin`).
 
+use crate::error::SetupError;
 use crate::spec::Setup;
 use qpslab_core::placement::{Applied, PlacementRecord, Policy};
 use qpslab_core::ConnectOptions;
@@ -149,8 +150,8 @@ impl Drop for RunKeeper {
 }
 
 /// Gives a setup's sandbox its policy (and performance_schema, which the policy needs).
-pub fn configure(spec: &mut SandboxSpec, s: &Setup) -> Result<(), String> {
-    spec.set_pin(s.pin_policy()?).map_err(|e| e.to_string())
+pub fn configure(spec: &mut SandboxSpec, s: &Setup) -> Result<(), SetupError> {
+    Ok(spec.set_pin(s.pin_policy()?)?)
 }
 
 /// Starts keeping the sandbox's policy on its server, if it has one.
@@ -158,13 +159,13 @@ pub fn keep(
     spec: &Policy,
     pid: Option<u32>,
     opts: &ConnectOptions,
-) -> Result<Option<Keeper>, String> {
+) -> Result<Option<Keeper>, SetupError> {
     let Some(pid) = pid.filter(|_| !spec.is_empty()) else {
         return Ok(None);
     };
     Keeper::start(pid, opts, spec)
         .map(Some)
-        .map_err(|e| format!("placing threads (pin): {e}"))
+        .map_err(SetupError::Placing)
 }
 
 #[cfg(test)]

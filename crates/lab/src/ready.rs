@@ -177,7 +177,7 @@ pub fn ready(
     Ledger::in_lab(req.lab.path())
         .refuse_leftovers(&server_options)
         .map_err(ReadyError::Restore)?;
-    check_server_limits(plan, workload.statements().len(), &server).map_err(ReadyError::Limits)?;
+    check_server_limits(plan, workload.statements().len(), &server)?;
     let hold = ensure_dataset(&req.server, &plan.workload, req.loaders, obs)?;
     let monitor = req
         .replica
@@ -384,7 +384,7 @@ pub fn check_server_limits(
     plan: &RunPlan,
     statements: usize,
     server: &ServerInfo,
-) -> Result<(), String> {
+) -> Result<(), ReadyError> {
     let var = |name: &str| {
         server
             .variables
@@ -394,21 +394,21 @@ pub fn check_server_limits(
     let sessions = u64::from(plan.threads.iter().copied().max().unwrap_or(1));
     if let Some(max) = var("max_connections") {
         if sessions + 2 > max {
-            return Err(format!(
+            return Err(ReadyError::Limits(format!(
                 "--threads {sessions}: the server accepts at most {max} connections \
                  (max_connections), and qpslab needs one per session plus 2"
-            ));
+            )));
         }
     }
     if let Some(max) = var("max_prepared_stmt_count") {
         let need = sessions * statements as u64;
         if plan.prepared_statements && need > max {
-            return Err(format!(
+            return Err(ReadyError::Limits(format!(
                 "{sessions} session(s) × {statements} prepared statements ({} table(s)) = {need}, \
                  more than the server's max_prepared_stmt_count {max}: use fewer --tables or \
                  --threads, --ps off, or raise max_prepared_stmt_count",
                 plan.workload.tables
-            ));
+            )));
         }
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! The sandbox of a study setup: its name, its spec, where its dataset may go, and the
 //! filesystem its datadir lives on when the setup has `storage`.
 
+use crate::error::SetupError;
 use crate::exec::DatasetPolicy;
 use crate::expand::Expanded;
 use crate::placement;
@@ -39,7 +40,7 @@ pub fn dataset_policy(setup: &Setup, plan: &qpslab_core::RunPlan, space: &Path) 
 }
 
 /// The sandbox spec of a setup.
-pub fn sandbox_spec(study: &str, setup_name: &str, s: &Setup) -> Result<SandboxSpec, String> {
+pub fn sandbox_spec(study: &str, setup_name: &str, s: &Setup) -> Result<SandboxSpec, SetupError> {
     let settings: Vec<_> = s.set.iter().map(|(k, v)| (k.clone(), v.render())).collect();
     let mut spec = SandboxSpec::build(
         &sandbox_name(study, setup_name),
@@ -47,8 +48,7 @@ pub fn sandbox_spec(study: &str, setup_name: &str, s: &Setup) -> Result<SandboxS
         s.cpus.as_deref(),
         s.malloc.as_deref(),
         s.basedir.as_deref(),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     spec.my_cnf = s.my_cnf.clone().map_or(MyCnf::Default, MyCnf::File);
     crate::replica::configure(&mut spec, s);
     placement::configure(&mut spec, s)?;
@@ -113,10 +113,10 @@ pub fn mount_storage(
     home: &SandboxHome,
     sandbox: &str,
     s: &storage::Storage,
-) -> Result<Mounted, String> {
-    let dir = qpslab_sandbox::mount_dir(home, sandbox).map_err(|e| format!("storage: {e}"))?;
+) -> Result<Mounted, SetupError> {
+    let dir = qpslab_sandbox::mount_dir(home, sandbox).map_err(SetupError::MountDir)?;
     let image = storage::image_path(&image_dir(home, s), sandbox);
-    guard.apply(s, &image, &dir).map_err(|e| e.to_string())
+    Ok(guard.apply(s, &image, &dir)?)
 }
 
 /// What the study's environment keeps of a mounted setup: its facts, mount point, device and

@@ -21,6 +21,7 @@
 //! Unknown keys are refused with their line and the nearest valid key; values of the wrong
 //! type with their line.
 
+use crate::error::SetupError;
 use crate::error::SpecError;
 use crate::options::{RunOptions, SweepOptions};
 use indexmap::IndexMap;
@@ -126,25 +127,23 @@ impl<'de> Deserialize<'de> for Target {
 
 impl Setup {
     /// The placement policy of `pin` (empty without one).
-    pub fn pin_policy(&self) -> Result<qpslab_core::placement::Policy, String> {
+    pub fn pin_policy(&self) -> Result<qpslab_core::placement::Policy, SetupError> {
         qpslab_core::placement::Policy::from_table(
             self.pin.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         )
-        .map_err(|e| e.to_string().replacen("--pin", "pin", 1))
+        .map_err(SetupError::Pin)
     }
 
     /// The connection options of an external target, the password taken from the URL, else
     /// `password_file` (its first line), else `MYSQL_PWD`; `None` for a sandbox setup.
-    pub fn target_options(&self) -> Result<Option<ConnectOptions>, String> {
+    pub fn target_options(&self) -> Result<Option<ConnectOptions>, SetupError> {
         let Some(Target(dsn)) = &self.target else {
             return Ok(None);
         };
         let mut o = dsn.options().clone();
         if o.password.is_empty() {
             if let Some(path) = &self.password_file {
-                o.password = Secret::new(
-                    crate::password::read_password_file(path).map_err(|e| e.to_string())?,
-                );
+                o.password = Secret::new(crate::password::read_password_file(path)?);
             } else if let Ok(pw) = std::env::var("MYSQL_PWD") {
                 o.password = Secret::new(pw);
             }

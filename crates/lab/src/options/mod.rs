@@ -98,10 +98,10 @@ impl RunOptions {
 
     /// Resolves the options of one study cell, naming them as spec keys in errors (the
     /// message as text: the study runner records it as the cell's failure).
-    pub fn resolve(&self) -> Result<Resolved, String> {
+    pub fn resolve(&self) -> Result<Resolved, OptionError> {
         let r = resolve(self.iter(), Origin::Spec)?;
         if r.plan.threads.len() > 1 {
-            return Err(format!(
+            return Err(OptionError(format!(
                 "threads: a cell runs one thread count; sweep them with [sweep] threads = [{}]",
                 r.plan
                     .threads
@@ -109,14 +109,14 @@ impl RunOptions {
                     .map(u32::to_string)
                     .collect::<Vec<_>>()
                     .join(", ")
-            ));
+            )));
         }
         Ok(r)
     }
 
     /// The engine's plan for these options.
     pub fn to_plan(&self) -> Result<qpslab_core::RunPlan, OptionError> {
-        self.resolve().map(|r| r.plan).map_err(OptionError)
+        self.resolve().map(|r| r.plan)
     }
 
     /// Repeats (1 unless set; an invalid value was refused when read).

@@ -111,7 +111,7 @@ impl Runner<'_> {
             error: e,
             log_tail: None,
         };
-        let resolved = cell.options.resolve().map_err(fail)?;
+        let resolved = cell.options.resolve().map_err(|e| fail(e.to_string()))?;
         if resolved.plan.fileio.is_some() {
             return self.run_io_cell(resolved.plan, cell.setup, rec, obs, stop);
         }

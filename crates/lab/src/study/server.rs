@@ -70,14 +70,20 @@ impl Runner<'_> {
         let sc = &self.loaded.expanded.setups[idx];
         let fail = |error: String, log_tail: Option<String>| CellError::Failed { error, log_tail };
         if let Some(thp) = &sc.setup.os.thp {
-            self.os.set_thp(thp).map_err(|e| fail(e, None))?;
+            self.os
+                .set_thp(thp)
+                .map_err(|e| fail(e.to_string(), None))?;
         }
         let (mut mounted, mut held) = (None, None);
-        let (sandbox, socket, tcp) = match sc.setup.target_options().map_err(|e| fail(e, None))? {
+        let (sandbox, socket, tcp) = match sc
+            .setup
+            .target_options()
+            .map_err(|e| fail(e.to_string(), None))?
+        {
             Some(options) => (None, options, None),
             None => {
                 let mut spec = sandbox_spec(&self.loaded.spec.name, &sc.name, &sc.setup)
-                    .map_err(|e| fail(e, None))?;
+                    .map_err(|e| fail(e.to_string(), None))?;
                 held = Some(SandboxUse::exclusive(self.home, &spec.name).map_err(start_error)?);
                 mounted = self.mount_storage(idx, &spec.name, obs)?;
                 spec.datadir_root = mounted.as_ref().map(|m| m.dir.clone());
@@ -87,8 +93,8 @@ impl Runner<'_> {
                 (Some(sb), s, Some(t))
             }
         };
-        let (replica, monitor) =
-            crate::replica::for_setup(self.home, &sc.setup, &sandbox).map_err(|e| fail(e, None))?;
+        let (replica, monitor) = crate::replica::for_setup(self.home, &sc.setup, &sandbox)
+            .map_err(|e| fail(e.to_string(), None))?;
         let server_opts = ConnectOptions {
             database: None,
             ..socket.clone()
@@ -105,8 +111,12 @@ impl Runner<'_> {
         self.record_server(&sc.name, &server, sandbox.as_ref(), &sc.setup)
             .map_err(CellError::Store)?;
         let pid = sandbox.as_ref().map(|s| s.pid());
-        let pin = sc.setup.pin_policy().map_err(|e| fail(e, None))?;
-        let placement = placement::keep(&pin, pid, &server_opts).map_err(|e| fail(e, None))?;
+        let pin = sc
+            .setup
+            .pin_policy()
+            .map_err(|e| fail(e.to_string(), None))?;
+        let placement =
+            placement::keep(&pin, pid, &server_opts).map_err(|e| fail(e.to_string(), None))?;
         Ok(Active {
             setup: idx,
             placement,
@@ -135,8 +145,8 @@ impl Runner<'_> {
             return Ok(None);
         };
         use crate::sandboxes::{describe_storage, mount_storage, storage_record};
-        let failed = |error| CellError::Failed {
-            error,
+        let failed = |e: crate::SetupError| CellError::Failed {
+            error: e.to_string(),
             log_tail: None,
         };
         let m = mount_storage(&mut self.storage, self.home, sandbox, st).map_err(failed)?;
