@@ -88,8 +88,8 @@ fn a_rate_above_capacity_finishes_on_time_and_reports_lag() {
 /// Issue 26: on an idle server a fixed rate measures the server, not the client's timer. The
 /// loop used to sleep in `epoll_wait`'s whole milliseconds, so each arrival went out up to a
 /// millisecond late and intended-start latency charged that to the server (p50 0.6-0.9 ms
-/// against 0.02-0.05 ms unpaced). Medians of three short phases each, interleaved, so a noisy
-/// neighbour hits all modes alike; the absolute floor keeps tiny values from flaking.
+/// against 0.02-0.05 ms unpaced). Three short phases of each mode, interleaved; the client's
+/// own lateness, stored apart from latency, must be a wake-up, not a tick.
 #[test]
 fn paced_latency_on_an_idle_server_is_not_the_clients_timer() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -111,10 +111,6 @@ fn paced_latency_on_an_idle_server_is_not_the_clients_timer() {
         );
         (pct(&r.latency, 50.0), r.rate)
     };
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
     let (mut unpaced, mut r200, mut r2000) = (Vec::new(), Vec::new(), Vec::new());
     let mut rates = Vec::new();
     for _ in 0..3 {
@@ -126,15 +122,11 @@ fn paced_latency_on_an_idle_server_is_not_the_clients_timer() {
         }
     }
     eprintln!("p50 ms: unpaced {unpaced:?}, 200/s {r200:?}, 2000/s {r2000:?}\n{rates:?}");
-    // Within 2x of unpaced, or 0.4 ms above it: an idle 2-core VM takes tens of µs to wake
-    // each side from an idle wait that a busy one never enters (bench/RESULTS.md); the
-    // millisecond timer it replaces put the p50 0.6-0.8 ms above.
-    let base = median(unpaced);
-    let bound = (2.0 * base).max(base + 0.4);
-    for (name, p50s) in [("200/s", r200), ("2000/s", r2000)] {
-        let p50 = median(p50s);
-        assert!(p50 <= bound, "{name}: p50 {p50} ms, unpaced {base} ms");
-    }
+    // The paced p50 itself is not bounded here: on an idle VM it is mostly the server waking
+    // from an idle wait (0.18-0.46 ms at 200/s on the 2-core VM of bench/RESULTS.md, against
+    // 0.02-0.03 unpaced, the same for sysbench), which no client removes. The comparison with
+    // the reference tool at the same rate is crates/cli/tests/pacing.rs; what tells a wake-up
+    // from a millisecond tick is the loop's own lateness, below.
     // The client's own lateness is stored, and small: a wake-up, not a millisecond tick
     // (uniform over 0-1 ms before, so a median near 0.5 ms).
     for r in &rates {
