@@ -68,22 +68,15 @@ impl Runner<'_> {
         obs: &mut O,
     ) -> Result<Active, CellError> {
         let sc = &self.loaded.expanded.setups[idx];
-        let fail = |error: String, log_tail: Option<String>| CellError::Failed { error, log_tail };
         if let Some(thp) = &sc.setup.os.thp {
-            self.os
-                .set_thp(thp)
-                .map_err(|e| fail(e.to_string(), None))?;
+            self.os.set_thp(thp).map_err(setup_failed)?;
         }
         let (mut mounted, mut held) = (None, None);
-        let (sandbox, socket, tcp) = match sc
-            .setup
-            .target_options()
-            .map_err(|e| fail(e.to_string(), None))?
-        {
+        let (sandbox, socket, tcp) = match sc.setup.target_options().map_err(setup_failed)? {
             Some(options) => (None, options, None),
             None => {
                 let mut spec = sandbox_spec(&self.loaded.spec.name, &sc.name, &sc.setup)
-                    .map_err(|e| fail(e.to_string(), None))?;
+                    .map_err(setup_failed)?;
                 held = Some(SandboxUse::exclusive(self.home, &spec.name).map_err(start_error)?);
                 mounted = self.mount_storage(idx, &spec.name, obs)?;
                 spec.datadir_root = mounted.as_ref().map(|m| m.dir.clone());
@@ -93,30 +86,22 @@ impl Runner<'_> {
                 (Some(sb), s, Some(t))
             }
         };
-        let (replica, monitor) = crate::replica::for_setup(self.home, &sc.setup, &sandbox)
-            .map_err(|e| fail(e.to_string(), None))?;
+        let (replica, monitor) =
+            crate::replica::for_setup(self.home, &sc.setup, &sandbox).map_err(setup_failed)?;
         let server_opts = ConnectOptions {
             database: None,
             ..socket.clone()
         };
-        let mut conn = Conn::connect(&server_opts).map_err(|e| {
-            fail(
-                format!("connecting to {}: {e}", server_opts.describe()),
-                None,
-            )
-        })?;
+        let mut conn = Conn::connect(&server_opts)
+            .map_err(|e| setup_failed(format!("connecting to {}: {e}", server_opts.describe())))?;
         let server = qpslab_probe::server_info(&mut conn)
-            .map_err(|e| fail(format!("reading server variables: {e}"), None))?;
+            .map_err(|e| setup_failed(format!("reading server variables: {e}")))?;
         obs.server_started(&sc.name, &server.version);
         self.record_server(&sc.name, &server, sandbox.as_ref(), &sc.setup)
             .map_err(CellError::Store)?;
         let pid = sandbox.as_ref().map(|s| s.pid());
-        let pin = sc
-            .setup
-            .pin_policy()
-            .map_err(|e| fail(e.to_string(), None))?;
-        let placement =
-            placement::keep(&pin, pid, &server_opts).map_err(|e| fail(e.to_string(), None))?;
+        let pin = sc.setup.pin_policy().map_err(setup_failed)?;
+        let placement = placement::keep(&pin, pid, &server_opts).map_err(setup_failed)?;
         Ok(Active {
             setup: idx,
             placement,
@@ -145,11 +130,7 @@ impl Runner<'_> {
             return Ok(None);
         };
         use crate::sandboxes::{describe_storage, mount_storage, storage_record};
-        let failed = |e: crate::SetupError| CellError::Failed {
-            error: e.to_string(),
-            log_tail: None,
-        };
-        let m = mount_storage(&mut self.storage, self.home, sandbox, st).map_err(failed)?;
+        let m = mount_storage(&mut self.storage, self.home, sandbox, st).map_err(setup_failed)?;
         obs.message(&describe_storage(&sc.name, &m, &self.storage));
         let (setup, record) = (sc.name.clone(), storage_record(&m, &self.storage));
         self.update_env(|env| env["storage"][&setup] = record)
@@ -182,5 +163,13 @@ impl Runner<'_> {
         let mut study = self.store.study_by_name(&self.loaded.spec.name)?;
         f(&mut study.env);
         self.store.set_study_env(self.study, &study.env)
+    }
+}
+
+/// A setup that could not become a server: the failure of its cells, with `e` as their error.
+fn setup_failed(e: impl std::fmt::Display) -> CellError {
+    CellError::Failed {
+        error: e.to_string(),
+        log_tail: None,
     }
 }

@@ -50,14 +50,10 @@ impl SideConn {
 
     /// Switches to `s`'s logged database when the side names none and it differs.
     pub fn use_database(&mut self, s: &Sampled) -> Result<(), qpslab_wire::Error> {
-        if self.pinned || s.db.is_none() || s.db == self.db {
+        if self.pinned {
             return Ok(());
         }
-        let db = s.db.as_deref().unwrap_or_default();
-        self.conn
-            .execute(&format!("USE `{}`", db.replace('`', "``")))?;
-        self.db.clone_from(&s.db);
-        Ok(())
+        crate::replay::exec::switch_database(&mut self.conn, &mut self.db, &s.db)
     }
 
     /// Runs `s` (a write inside `BEGIN ... ROLLBACK`), returning its result and its latency in

@@ -347,14 +347,10 @@ impl<'a> Session<'a> {
 
     /// Switches to the statement's logged database when it differs (without `--database`).
     fn use_database(&mut self, s: &Stmt) -> Result<(), qpslab_wire::Error> {
-        if self.shared.opts.database.is_some() || s.db.is_none() || s.db == self.db {
+        if self.shared.opts.database.is_some() {
             return Ok(());
         }
-        let db = s.db.as_deref().unwrap_or_default();
-        self.conn
-            .execute(&format!("USE `{}`", db.replace('`', "``")))?;
-        self.db.clone_from(&s.db);
-        Ok(())
+        switch_database(&mut self.conn, &mut self.db, &s.db)
     }
 
     /// Counts a failed statement; re-establishes a lost connection.
@@ -409,6 +405,21 @@ fn is_use(sql: &str) -> bool {
     sql.trim_start()
         .get(..4)
         .is_some_and(|w| w.eq_ignore_ascii_case("use "))
+}
+
+/// Makes `wanted` (a logged statement's database) the connection's current one (`current`),
+/// when it names one that differs; replay's and diff's sessions both follow the log this way.
+pub(crate) fn switch_database(
+    conn: &mut Conn,
+    current: &mut Option<String>,
+    wanted: &Option<String>,
+) -> Result<(), qpslab_wire::Error> {
+    let Some(db) = wanted.as_deref().filter(|_| wanted != current) else {
+        return Ok(());
+    };
+    conn.execute(&format!("USE `{}`", db.replace('`', "``")))?;
+    current.clone_from(wanted);
+    Ok(())
 }
 
 #[cfg(test)]
