@@ -67,6 +67,30 @@ use std::time::Duration;
 /// The default store file, relative to the working directory.
 pub const DEFAULT_PATH: &str = "qpslab.db";
 
+/// How long opening a store waits for other processes (as `busy_timeout`).
+const BUSY_WAIT: Duration = Duration::from_secs(10);
+
+/// Switches the store to WAL. The switch needs the file to itself for a moment, and SQLite
+/// answers "database is locked" at once, without its busy handler, while another process
+/// opening the same new store holds it: retried, with short sleeps, for [`BUSY_WAIT`]. Once
+/// one process has switched, the mode is in the file and the pragma only reads it.
+fn use_wal(conn: &Connection) -> Result<(), Error> {
+    let deadline = std::time::Instant::now() + BUSY_WAIT;
+    let mut pause = Duration::from_millis(2);
+    loop {
+        match conn.pragma_update_and_check(None, "journal_mode", "wal", |r| r.get::<_, String>(0)) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            other => return other.map(|_| ()).map_err(Error::from),
+        }
+    }
+}
+
 /// An open results store.
 pub struct Store {
     conn: Connection,
@@ -99,12 +123,11 @@ impl Store {
         }
         // Studies may run several qpslab processes on one store: wait for a writer rather
         // than fail at once.
-        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.busy_timeout(BUSY_WAIT)?;
         schema::check_and_migrate(&mut conn, path)?;
         // WAL only after the file is known to be ours: it changes the file format on disk.
         // On file systems without shared memory SQLite keeps its rollback journal: still correct.
-        let _mode: String =
-            conn.pragma_update_and_check(None, "journal_mode", "wal", |r| r.get(0))?;
+        use_wal(&conn)?;
         conn.pragma_update(None, "foreign_keys", true)?;
         conn.pragma_update(None, "synchronous", "normal")?;
         durable::close_dead_runs(&mut conn)?;
@@ -162,7 +185,7 @@ impl Store {
                 path: path.to_path_buf(),
                 source,
             })?;
-        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.busy_timeout(BUSY_WAIT)?;
         if schema::version(&conn, path)? < schema::SCHEMA_VERSION {
             drop(conn);
             return Store::open(path);
