@@ -1,5 +1,5 @@
-//! sysbench fileio's options as a fio job: the one place where the mapping lives (README,
-//! "sysbench fileio through fio", documents it).
+//! sysbench fileio's options as a fio job: the one place where the mapping lives (docs/io.md
+//! documents it).
 
 use qpslab_core::fileio::{ExtraFlag, FileIoMode, FileIoOptions, FileTestMode, FsyncMode};
 use std::path::Path;
