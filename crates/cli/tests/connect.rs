@@ -64,16 +64,18 @@ fn assert_hidden(s: &Scratch, secret: &str, texts: &[&str]) {
 }
 
 /// What a command run with a terminal on its standard input did: its exit status, standard
-/// output and error, and what the terminal showed (its echo).
+/// output and error, what the terminal showed (its echo), and whether the terminal echoes
+/// again afterwards.
 struct OnTerminal {
     status: std::process::ExitStatus,
     stdout: String,
     stderr: String,
     echoed: String,
+    echo_after: bool,
 }
 
-/// Runs `c` with a pseudo-terminal as its standard input, types `typed` and Enter once its
-/// standard error shows `prompt`, and waits (at most a minute) for it to end.
+/// Runs `c` with a pseudo-terminal as its standard input and controlling terminal, types
+/// `typed` once its standard error shows `prompt`, and waits (at most a minute) for it to end.
 fn on_terminal(mut c: Command, prompt: &str, typed: &str) -> OnTerminal {
     let (mut master, mut slave) = (0, 0);
     // SAFETY: both out-pointers are valid; the name, settings and size may be null.
@@ -92,6 +94,17 @@ fn on_terminal(mut c: Command, prompt: &str, typed: &str) -> OnTerminal {
     c.stdin(Stdio::from(slave))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut c, || {
+            // A session of its own with the terminal as its controlling one: Ctrl-C typed
+            // there sends it SIGINT, as in a shell.
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
     let mut child = c.spawn().expect("start qpslab");
     drop(c); // the parent's copy of the terminal's end
     let reader = |mut r: Box<dyn Read + Send>, tx: mpsc::Sender<Vec<u8>>| {
@@ -119,7 +132,7 @@ fn on_terminal(mut c: Command, prompt: &str, typed: &str) -> OnTerminal {
         }
     }
     let mut terminal = std::fs::File::from(master.try_clone().unwrap());
-    terminal.write_all(format!("{typed}\n").as_bytes()).unwrap();
+    terminal.write_all(typed.as_bytes()).unwrap();
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
@@ -137,11 +150,16 @@ fn on_terminal(mut c: Command, prompt: &str, typed: &str) -> OnTerminal {
     unsafe { libc::fcntl(master.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
     let mut echoed = Vec::new();
     let _ = terminal.read_to_end(&mut echoed);
+    // SAFETY: a zeroed termios is a valid buffer for tcgetattr to fill.
+    let mut term: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: the descriptor is open and `term` is a valid termios.
+    assert_eq!(unsafe { libc::tcgetattr(master.as_raw_fd(), &mut term) }, 0);
     OnTerminal {
         status,
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
         echoed: String::from_utf8_lossy(&echoed).into_owned(),
+        echo_after: term.c_lflag & libc::ECHO != 0,
     }
 }
 
@@ -150,7 +168,7 @@ fn mysql_style_options_connect_with_the_password_typed_at_a_prompt() {
     let s = Scratch::new();
     let (port, root) = server(&s);
     let args = run_args(&["--host", "127.0.0.1", "-P", &port, "-u", "root", "-p"]);
-    let t = on_terminal(cmd(&s, &args), "Enter password: ", &root);
+    let t = on_terminal(cmd(&s, &args), "Enter password: ", &format!("{root}\n"));
     assert!(t.status.success(), "{}", t.stderr);
     assert!(
         t.stdout.contains(&format!("root@127.0.0.1:{port}/{DB}")),
@@ -163,9 +181,19 @@ fn mysql_style_options_connect_with_the_password_typed_at_a_prompt() {
     assert_hidden(&s, &root, &[&t.stdout, &t.stderr, &t.echoed]);
 
     // A wrong password typed: refused by the server, in one line.
-    let t = on_terminal(cmd(&s, &args), "Enter password: ", "not-it");
+    let t = on_terminal(cmd(&s, &args), "Enter password: ", "not-it\n");
     assert!(!t.status.success(), "{}", t.stdout);
     assert!(t.stderr.contains("Access denied"), "{}", t.stderr);
+    assert!(t.echo_after);
+
+    // Ctrl-C at the prompt ends the command as a signal does, and the terminal echoes again.
+    let tcp = ["-D", DB, "--host", "127.0.0.1", "-P", &port, "-p"];
+    for command in ["run", "prepare"] {
+        let args = [&[command, "oltp_point_select"][..], &tcp].concat();
+        let t = on_terminal(cmd(&s, &args), "Enter password: ", "\x03");
+        assert_eq!(t.status.code(), Some(130), "{command}: {}", t.stderr);
+        assert!(t.echo_after, "{command} left the terminal without echo");
+    }
 }
 
 #[test]

@@ -3,13 +3,15 @@
 //! standard input there is nobody to ask: a user error, never a wait.
 //!
 //! The prompt runs at most once per process (a command that connects twice asks once), and
-//! the terminal's echo is put back however the process ends: on return, and, for a signal that
-//! ends it from the watcher thread (`signals.rs`), at exit.
+//! the terminal's echo is put back however the process ends: on return (Ctrl-C included), and,
+//! for a signal that ends it from the watcher thread (`signals.rs`), at exit.
 
 use crate::error::user;
+use crate::signals::INTERRUPTED;
 use anyhow::Result;
 use qpslab_core::Secret;
 use std::io::{BufRead, Write};
+use std::sync::atomic::Ordering;
 use std::sync::{Mutex, OnceLock};
 
 /// The password typed at the prompt, once asked.
@@ -69,10 +71,34 @@ fn ask(prompt: &str) -> Result<String> {
     let mut err = std::io::stderr();
     let _ = write!(err, "{prompt}");
     let _ = err.flush();
-    let mut line = String::new();
-    let read = std::io::stdin().lock().read_line(&mut line);
+    let typed = read_line(fd);
     restore();
-    read.map_err(|e| anyhow::anyhow!("reading the password from the terminal: {e}"))?;
+    typed
+}
+
+/// One line from the terminal `fd`, waiting in short polls so that Ctrl-C (which a command
+/// that polls [`INTERRUPTED`] only records) ends the wait. In canonical mode the terminal
+/// reads as ready only once a whole line is typed.
+fn read_line(fd: libc::c_int) -> Result<String> {
+    loop {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return Err(anyhow::anyhow!("interrupted at the password prompt"));
+        }
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        if unsafe { libc::poll(&mut p, 1, 200) } > 0 {
+            break;
+        }
+    }
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| anyhow::anyhow!("reading the password from the terminal: {e}"))?;
     Ok(line.trim_end_matches(['\n', '\r']).to_string())
 }
 
