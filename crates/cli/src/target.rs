@@ -466,4 +466,54 @@ mod tests {
             "qpslab run --password --password -p -p --target mysql://u@h/db"
         );
     }
+
+    /// Where the flags, with `cnf` as the only option file, connect.
+    fn endpoint(cnf: &str, t: TargetArgs) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("my.cnf");
+        std::fs::write(&path, cnf).unwrap();
+        let t = TargetArgs {
+            defaults_file: Some(path),
+            ..t
+        };
+        let o = explicit_options(&t).unwrap();
+        format!("{}@{}", o.user, o.endpoint)
+    }
+
+    #[test]
+    fn flags_layer_over_the_dsn_and_the_option_file() {
+        let cnf = "[client]\nsocket=/s.sock\nport=3307\nuser=f\n";
+        let host = |h: &str| Some(h.to_string());
+        let at = |t| endpoint(cnf, t);
+        assert_eq!(at(TargetArgs::default()), "f@/s.sock");
+        // localhost alone keeps the file's socket; a port, or another host, means TCP.
+        let t = TargetArgs {
+            host: host("localhost"),
+            ..Default::default()
+        };
+        assert_eq!(at(t), "f@/s.sock");
+        let t = TargetArgs {
+            port: Some(4000),
+            ..Default::default()
+        };
+        assert_eq!(at(t), "f@localhost:4000");
+        let t = TargetArgs {
+            host: host("10.0.0.9"),
+            ..Default::default()
+        };
+        assert_eq!(at(t), "f@10.0.0.9:3307");
+        // The DSN over the file, the flags over the DSN.
+        let dsn = Some("mysql://d@db1:5000/x".to_string());
+        let t = TargetArgs {
+            target: dsn.clone(),
+            ..Default::default()
+        };
+        assert_eq!(at(t), "d@db1:5000");
+        let t = TargetArgs {
+            target: dsn,
+            port: Some(6000),
+            ..Default::default()
+        };
+        assert_eq!(at(t), "d@db1:6000");
+    }
 }
