@@ -5,6 +5,7 @@
 
 mod advise;
 mod capture;
+mod connect;
 mod diff;
 mod digest;
 mod flags;
@@ -18,6 +19,7 @@ mod tune;
 
 pub use advise::*;
 pub use capture::*;
+pub use connect::*;
 pub use diff::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
@@ -30,7 +32,6 @@ pub use threads::*;
 pub use tune::*;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use qpslab_core::Secret;
 use std::path::PathBuf;
 
 /// A performance lab for MySQL-family servers.
@@ -47,27 +48,6 @@ impl Cli {
     pub fn parse_args() -> Cli {
         Cli::parse_from(attached_password(std::env::args_os()))
     }
-}
-
-/// The arguments with each `-pVALUE` before any `--` rewritten as `--password=VALUE`. clap
-/// reads an optional value only after `=` (so that `-p WORKLOAD` prompts rather than taking
-/// the workload for the password, as `mysql -p DB` does), and would read `-pVALUE` as a run
-/// of short flags.
-pub fn attached_password(
-    args: impl IntoIterator<Item = std::ffi::OsString>,
-) -> Vec<std::ffi::OsString> {
-    let mut escaped = false;
-    args.into_iter()
-        .map(|a| {
-            escaped |= a == "--";
-            match a.to_str().and_then(|s| s.strip_prefix("-p")) {
-                Some(v) if !escaped && !v.is_empty() && !v.starts_with('=') => {
-                    format!("--password={v}").into()
-                }
-                _ => a,
-            }
-        })
-        .collect()
 }
 
 #[derive(Subcommand, Debug)]
@@ -130,110 +110,6 @@ pub struct SandboxHomeArgs {
     /// Lab directory holding sandbox servers (default: $QPSLAB_LAB or ~/.qpslab).
     #[arg(long = "lab", value_name = "DIR")]
     pub home: Option<PathBuf>,
-}
-
-/// Which server to talk to. With none of these, an embedded sandbox is started for the command.
-///
-/// The mysql client's options, with its short forms where `qpslab` has no other use for them:
-/// `-P` port, `-p` password, `-u` user, `-S` socket, `-D` database. `-h` stays help, as in every
-/// clap program: the host is `--host` only. The option files a mysql client reads by default
-/// (/etc/my.cnf, /etc/mysql/my.cnf, ~/.my.cnf) are read only once a server is named here
-/// (--target, --host, --port, --socket, -p, --password-file or an option file flag): with none,
-/// the command uses its embedded sandbox, whatever those files say.
-#[derive(Args, Debug, Clone, Default)]
-pub struct TargetArgs {
-    /// Server URL: mysql://user[:pass]@host[:port]/db[?socket=PATH&ssl-mode=..&ssl-ca=..].
-    /// A password in the URL is visible to other local users (ps, /proc): prefer
-    /// --password-file, MYSQL_PWD or an option file. `run` never changes an external server
-    /// (a script's `--init-sql` runs what it says); `prepare`, `cleanup` and `replay` (unless
-    /// --read-only) write there, and `capture` changes its slow-log settings for the window.
-    /// --host, --port, -u, -p, -S and -D given too override its parts.
-    #[arg(long, help_heading = CONNECTION, value_name = "DSN")]
-    pub target: Option<String>,
-    /// Host name or IP of the server, over TCP (long form only: -h is help). `localhost`
-    /// without --port uses the option files' socket when they name one, as the mysql client.
-    #[arg(long, help_heading = CONNECTION, value_name = "NAME")]
-    pub host: Option<String>,
-    /// TCP port of the server (default 3306): connects over TCP, to --host or localhost.
-    #[arg(help_heading = CONNECTION, short = 'P', long, value_name = "PORT")]
-    pub port: Option<u16>,
-    /// Unix socket of the server.
-    #[arg(help_heading = CONNECTION, short = 'S', long, value_name = "PATH")]
-    pub socket: Option<PathBuf>,
-    /// A running sandbox started with `qpslab server start NAME`.
-    #[arg(
-        long,
-        help_heading = CONNECTION,
-        value_name = "NAME",
-        conflicts_with_all = ["target", "socket", "host", "port"]
-    )]
-    pub sandbox: Option<String>,
-    /// Account name (overrides the DSN's and the option files').
-    #[arg(help_heading = CONNECTION, short = 'u', long)]
-    pub user: Option<String>,
-    /// Password, as the mysql client takes it: -p or --password alone asks for it on the
-    /// terminal (not echoed); -pVALUE or --password=VALUE gives it, visible to other local
-    /// users (ps, /proc): prefer the prompt, --password-file, MYSQL_PWD or an option file.
-    #[arg(
-        help_heading = CONNECTION,
-        short = 'p',
-        long,
-        value_name = "PASSWORD",
-        num_args = 0..=1,
-        require_equals = true,
-        value_parser = secret,
-        conflicts_with_all = ["sandbox", "password_file"]
-    )]
-    pub password: Option<Option<Secret>>,
-    /// Schema holding the sbtest tables or a script's tables (default: the DSN's, else
-    /// `sbtest`); for `replay`, the schema every logged statement runs in.
-    #[arg(help_heading = CONNECTION, short = 'D', long, value_name = "NAME")]
-    pub database: Option<String>,
-    /// Read [client] options (user, password, host, port, socket, database, ssl-*) from this
-    /// file only, not from the default option files.
-    #[arg(long, help_heading = CONNECTION, value_name = "FILE")]
-    pub defaults_file: Option<PathBuf>,
-    /// Read this option file after the default ones (/etc/my.cnf, /etc/mysql/my.cnf) and
-    /// before ~/.my.cnf, as the mysql client.
-    #[arg(long, help_heading = CONNECTION, value_name = "FILE", conflicts_with = "defaults_file")]
-    pub defaults_extra_file: Option<PathBuf>,
-    /// Read no option file (neither the default ones nor ~/.my.cnf).
-    #[arg(long, help_heading = CONNECTION, conflicts_with_all = ["defaults_file", "defaults_extra_file"])]
-    pub no_defaults: bool,
-    /// Read the password from the first line of this file (instead of the URL, where `ps`
-    /// shows it).
-    #[arg(long, help_heading = CONNECTION, value_name = "FILE", conflicts_with = "sandbox")]
-    pub password_file: Option<PathBuf>,
-    /// TLS: DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY (as the mysql client).
-    #[arg(long, help_heading = CONNECTION, value_name = "MODE")]
-    pub ssl_mode: Option<String>,
-    /// CA certificate (PEM) for VERIFY_CA / VERIFY_IDENTITY.
-    #[arg(long, help_heading = CONNECTION, value_name = "FILE")]
-    pub ssl_ca: Option<PathBuf>,
-    #[command(flatten)]
-    pub wait: WaitArgs,
-}
-
-/// The help heading of the options that say how to reach a server.
-const CONNECTION: &str = "Connection options";
-
-/// A password typed on the command line, kept as a [`Secret`] so that no Debug print shows it.
-fn secret(s: &str) -> Result<Secret, std::convert::Infallible> {
-    Ok(Secret::new(s))
-}
-
-/// How long to wait for a server before giving up on it.
-#[derive(Args, Debug, Clone, Default)]
-pub struct WaitArgs {
-    /// Seconds to wait for the server to accept a connection and for each step of its
-    /// handshake, as the mysql client's (default 10); a server silent that long, or not
-    /// speaking MySQL, is unreachable (exit 2).
-    #[arg(long, help_heading = CONNECTION, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub connect_timeout: Option<f64>,
-    /// Seconds one read or write of a control connection (queries, prepare, replay) may wait
-    /// for the server (default 3600; 0: no limit); the measured sessions are not affected.
-    #[arg(long, help_heading = CONNECTION, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub read_timeout: Option<f64>,
 }
 
 /// How an embedded sandbox (no target given) is started.
@@ -456,132 +332,4 @@ pub struct ServerLogsArgs {
     /// Number of lines.
     #[arg(short = 'n', long, default_value_t = 40)]
     pub lines: usize,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The run command's target and options as parsed from `args` (after `qpslab run`).
-    fn run(args: &[&str]) -> Result<RunArgs, clap::Error> {
-        let argv = ["qpslab", "run"].iter().chain(args).map(|a| a.into());
-        match Cli::try_parse_from(attached_password(argv))?.command {
-            Command::Run(r) => Ok(*r),
-            other => panic!("not run: {other:?}"),
-        }
-    }
-
-    fn password(args: &[&str]) -> Option<Option<String>> {
-        let t = run(args).unwrap().target;
-        t.password.map(|p| p.map(|s| s.expose().to_string()))
-    }
-
-    #[test]
-    fn takes_the_mysql_clients_password_forms() {
-        let w = "oltp_point_select";
-        assert_eq!(password(&[w, "-pse cret"]), Some(Some("se cret".into())));
-        assert_eq!(password(&[w, "--password=x"]), Some(Some("x".into())));
-        assert_eq!(password(&[w, "--password="]), Some(Some(String::new())));
-        // Alone it prompts, and the next word stays what it is (mysql -p DB).
-        assert_eq!(password(&["-p", w]), Some(None));
-        assert_eq!(password(&["--password", w]), Some(None));
-        assert_eq!(run(&["-p", w]).unwrap().options.0 .0[0].1, w);
-        assert_eq!(password(&[w]), None);
-        // After `--`, nothing is rewritten.
-        let argv = ["qpslab", "--", "-pxyz"].map(std::ffi::OsString::from);
-        assert_eq!(attached_password(argv.clone()), argv);
-    }
-
-    #[test]
-    fn takes_the_mysql_clients_short_options() {
-        let r = run(&[
-            "oltp_point_select",
-            "--host",
-            "db1",
-            "-P",
-            "3307",
-            "-u",
-            "bench",
-            "-D",
-            "shop",
-            "--defaults-extra-file",
-            "/x.cnf",
-        ])
-        .unwrap();
-        let t = r.target;
-        assert_eq!(t.host.as_deref(), Some("db1"));
-        assert_eq!(t.port, Some(3307));
-        assert_eq!(t.user.as_deref(), Some("bench"));
-        assert_eq!(t.database.as_deref(), Some("shop"));
-        let t = run(&["oltp_point_select", "-S", "/s.sock"]).unwrap().target;
-        assert_eq!(t.socket.as_deref(), Some(std::path::Path::new("/s.sock")));
-        // -h stays help.
-        let e = run(&["-h"]).unwrap_err();
-        assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp);
-        for clash in [
-            &["oltp_point_select", "--sandbox", "a", "--port", "1"][..],
-            &["oltp_point_select", "--sandbox", "a", "-px"],
-            &["oltp_point_select", "--no-defaults", "--defaults-file", "f"],
-            &[
-                "oltp_point_select",
-                "--defaults-extra-file",
-                "e",
-                "--defaults-file",
-                "f",
-            ],
-        ] {
-            let e = run(clash).unwrap_err();
-            assert_eq!(
-                e.kind(),
-                clap::error::ErrorKind::ArgumentConflict,
-                "{clash:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn takes_sysbenchs_underscore_spellings() {
-        let r = run(&[
-            "oltp_read_only",
-            "--table_size",
-            "10",
-            "--rand_type=uniform",
-        ])
-        .unwrap();
-        let given: Vec<(&str, &str)> = r
-            .options
-            .0
-             .0
-            .iter()
-            .map(|(n, v)| (*n, v.as_str()))
-            .collect();
-        assert!(given.contains(&("table_size", "10")), "{given:?}");
-        assert!(given.contains(&("rand_type", "uniform")), "{given:?}");
-        let r = run(&[
-            "oltp_read_only",
-            "--report_interval",
-            "2",
-            "--warmup_max",
-            "5",
-        ])
-        .unwrap();
-        assert!(r.options.0 .0.contains(&("report_interval", "2".into())));
-        // Every run option whose name has an underscore takes that spelling.
-        let cmd = <Cli as clap::CommandFactory>::command();
-        let run_cmd = cmd.find_subcommand("run").unwrap();
-        for a in run_cmd.get_arguments() {
-            let id = a.get_id().as_str();
-            if a.get_long().is_some_and(|l| l.contains('-'))
-                && qpslab_lab::options::OPTIONS.iter().any(|d| d.name == id)
-            {
-                let aliases = a.get_all_aliases().unwrap_or_default();
-                assert!(aliases.contains(&id), "--{id} has no alias");
-            }
-        }
-    }
-
-    #[test]
-    fn the_definitions_hold_together() {
-        <Cli as clap::CommandFactory>::command().debug_assert();
-    }
 }
