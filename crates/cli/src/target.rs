@@ -166,12 +166,12 @@ fn shown_command(args: impl IntoIterator<Item = std::ffi::OsString>) -> String {
         .iter()
         .map(|a| {
             let a = a.to_string_lossy();
-            if a.starts_with("--password=") {
-                "--password".to_string()
-            } else if a.starts_with("-p=") {
-                "-p".to_string()
-            } else {
-                qpslab_store::redact_url_passwords(&a)
+            match a.split_once('=') {
+                Some((
+                    flag @ ("-p" | "--password" | "--mysql-password" | "--mysql_password"),
+                    _,
+                )) => flag.to_string(),
+                _ => qpslab_store::redact_url_passwords(&a),
             }
         })
         .collect();
@@ -458,12 +458,13 @@ mod tests {
             "--password=s2",
             "-p=s3",
             "-p",
+            "--mysql_password=s5",
             "--target",
             "mysql://u:s4@h/db",
         ];
         assert_eq!(
             shown_command(args.map(Into::into)),
-            "qpslab run --password --password -p -p --target mysql://u@h/db"
+            "qpslab run --password --password -p -p --mysql_password --target mysql://u@h/db"
         );
     }
 

@@ -14,7 +14,9 @@ use std::path::PathBuf;
 /// clap program: the host is `--host` only. The option files a mysql client reads by default
 /// (/etc/my.cnf, /etc/mysql/my.cnf, ~/.my.cnf) are read only once a server is named here
 /// (--target, --host, --port, --socket, -p, --password-file or an option file flag): with none,
-/// the command uses its embedded sandbox, whatever those files say.
+/// the command uses its embedded sandbox, whatever those files say. sysbench's names
+/// (`--mysql-host`, `--mysql-port`, `--mysql-socket`, `--mysql-user`, `--mysql-password=`,
+/// `--mysql-db`, with dashes or underscores) are hidden aliases.
 #[derive(Args, Debug, Clone, Default)]
 pub struct TargetArgs {
     /// Server URL: mysql://user[:pass]@host[:port]/db[?socket=PATH&ssl-mode=..&ssl-ca=..].
@@ -27,13 +29,13 @@ pub struct TargetArgs {
     pub target: Option<String>,
     /// Host name or IP of the server, over TCP (long form only: -h is help). `localhost`
     /// without --port uses the option files' socket when they name one, as the mysql client.
-    #[arg(long, help_heading = CONNECTION, value_name = "NAME")]
+    #[arg(long, help_heading = CONNECTION, value_name = "NAME", aliases = ["mysql-host", "mysql_host"])]
     pub host: Option<String>,
     /// TCP port of the server (default 3306): connects over TCP, to --host or localhost.
-    #[arg(help_heading = CONNECTION, short = 'P', long, value_name = "PORT")]
+    #[arg(help_heading = CONNECTION, short = 'P', long, value_name = "PORT", aliases = ["mysql-port", "mysql_port"])]
     pub port: Option<u16>,
     /// Unix socket of the server.
-    #[arg(help_heading = CONNECTION, short = 'S', long, value_name = "PATH")]
+    #[arg(help_heading = CONNECTION, short = 'S', long, value_name = "PATH", aliases = ["mysql-socket", "mysql_socket"])]
     pub socket: Option<PathBuf>,
     /// A running sandbox started with `qpslab server start NAME`.
     #[arg(
@@ -44,7 +46,7 @@ pub struct TargetArgs {
     )]
     pub sandbox: Option<String>,
     /// Account name (overrides the DSN's and the option files').
-    #[arg(help_heading = CONNECTION, short = 'u', long)]
+    #[arg(help_heading = CONNECTION, short = 'u', long, aliases = ["mysql-user", "mysql_user"])]
     pub user: Option<String>,
     /// Password, as the mysql client takes it: -p or --password alone asks for it on the
     /// terminal (not echoed); -pVALUE or --password=VALUE gives it, visible to other local
@@ -57,12 +59,13 @@ pub struct TargetArgs {
         num_args = 0..=1,
         require_equals = true,
         value_parser = secret,
+        aliases = ["mysql-password", "mysql_password"],
         conflicts_with_all = ["sandbox", "password_file"]
     )]
     pub password: Option<Option<Secret>>,
     /// Schema holding the sbtest tables or a script's tables (default: the DSN's, else
     /// `sbtest`); for `replay`, the schema every logged statement runs in.
-    #[arg(help_heading = CONNECTION, short = 'D', long, value_name = "NAME")]
+    #[arg(help_heading = CONNECTION, short = 'D', long, value_name = "NAME", aliases = ["mysql-db", "mysql_db"])]
     pub database: Option<String>,
     /// Read [client] options (user, password, host, port, socket, database, ssl-*) from this
     /// file only, not from the default option files.

@@ -119,6 +119,36 @@ fn takes_sysbenchs_underscore_spellings() {
 }
 
 #[test]
+fn takes_sysbenchs_connection_options() {
+    let t = run(&[
+        "oltp_point_select",
+        "--mysql-host=db1",
+        "--mysql_port",
+        "3307",
+        "--mysql-user",
+        "sb",
+        "--mysql-password=pw",
+        "--mysql-db",
+        "shop",
+    ])
+    .unwrap()
+    .target;
+    assert_eq!(
+        (t.host.as_deref(), t.port, t.user.as_deref()),
+        (Some("db1"), Some(3307), Some("sb"))
+    );
+    assert_eq!(t.database.as_deref(), Some("shop"));
+    assert_eq!(
+        t.password.flatten().map(|p| p.expose().to_string()),
+        Some("pw".into())
+    );
+    let t = run(&["oltp_point_select", "--mysql-socket", "/s"])
+        .unwrap()
+        .target;
+    assert!(t.socket.is_some());
+}
+
+#[test]
 fn the_definitions_hold_together() {
     <Cli as clap::CommandFactory>::command().debug_assert();
 }
