@@ -275,11 +275,23 @@ fn option_files(t: &TargetArgs) -> Result<BTreeMap<String, String>> {
     let mysql_home = env("MARIADB_HOME")
         .or_else(|| env("MYSQL_HOME"))
         .map(PathBuf::from);
-    let files = default_client_files(
+    let mut files = default_client_files(
         home.as_deref(),
         mysql_home.as_deref(),
         t.defaults_extra_file.as_deref(),
     );
+    // Anyone could write a server or an account into such a file: the clients skip it too.
+    files.retain(|(path, _)| {
+        use std::os::unix::fs::PermissionsExt;
+        let writable = std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o002 != 0);
+        if writable {
+            eprintln!(
+                "warning: option file {} is world-writable: ignored, as the mysql client ignores it",
+                path.display()
+            );
+        }
+        !writable
+    });
     read_client_files(&files).map_err(|e| user(format!("option file {e}")))
 }
 

@@ -262,6 +262,16 @@ fn the_users_option_files_supply_the_account_unless_no_defaults() {
     assert!(stderr(&o).contains("root@127.0.0.1"), "{}", stderr(&o));
     assert!(stderr(&o).contains("Access denied"), "{}", stderr(&o));
 
+    // A world-writable ~/.my.cnf is ignored, as the mysql client ignores it.
+    use std::os::unix::fs::PermissionsExt;
+    let cnf = s.path().join(".my.cnf");
+    std::fs::set_permissions(&cnf, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let o = cmd(&s, &run_args(&tcp)).output().unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("world-writable"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("Access denied"), "{}", stderr(&o));
+    std::fs::set_permissions(&cnf, std::fs::Permissions::from_mode(0o600)).unwrap();
+
     // --defaults-extra-file is read before ~/.my.cnf: it names the server, ~/.my.cnf the account.
     let extra = s.path().join("extra.cnf");
     let text = format!("[client]\nhost=127.0.0.1\nport={port}\nuser=overridden\n");
