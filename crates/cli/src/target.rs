@@ -184,6 +184,13 @@ pub fn connect(
     embedded: Option<&EmbeddedArgs>,
     home: &SandboxHome,
 ) -> Result<Connected> {
+    if t.socket.is_some()
+        && (t.port.is_some() || t.host.as_deref().is_some_and(|h| h != "localhost"))
+    {
+        return Err(user(
+            "--socket and --host/--port name two ways to the server: give one",
+        ));
+    }
     if let Some(e) = embedded {
         if explicit(t)
             && (e.keep
@@ -414,13 +421,6 @@ pub fn timeouts(w: &WaitArgs) -> Result<Timeouts> {
 }
 
 fn apply_overrides(t: &TargetArgs, o: &mut ConnectOptions) -> Result<()> {
-    if t.socket.is_some()
-        && (t.port.is_some() || t.host.as_deref().is_some_and(|h| h != "localhost"))
-    {
-        return Err(user(
-            "--socket and --host/--port name two ways to the server: give one",
-        ));
-    }
     if let Some(s) = &t.socket {
         o.endpoint = Endpoint::Unix { path: s.clone() };
     }

@@ -231,9 +231,9 @@ fn flags_win_over_the_dsn_and_a_password_on_the_command_line_is_hidden() {
     assert!(stderr(&o).contains("visible to other local users"));
     assert_hidden(&s, &root, &[&stdout(&o), &stderr(&o)]);
 
-    // --socket with --port names two ways: refused in one line.
+    // --socket with --port names two ways: refused in one line, before any prompt.
     let sock = socket();
-    let o = cmd(&s, &run_args(&["-S", &sock, "-P", &port]))
+    let o = cmd(&s, &run_args(&["-S", &sock, "-P", &port, "-p"]))
         .output()
         .unwrap();
     assert_user_error(&o, "two ways");
