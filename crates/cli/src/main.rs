@@ -27,12 +27,11 @@ mod render_tune;
 mod signals;
 mod target;
 
-use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
+    let cli = args::Cli::parse_args();
     if let Err(e) = signals::install() {
         let _ = writeln!(
             std::io::stderr(),

@@ -1,6 +1,12 @@
-//! Which server a command talks to: a DSN, a socket, a named sandbox, or the embedded default (a
-//! sandbox started for this command). Passwords come from the DSN, `--password-file`, the option
-//! file or `MYSQL_PWD`, in that order, and never appear in anything we print.
+//! Which server a command talks to: a DSN, a host and port, a socket, a named sandbox, or the
+//! embedded default (a sandbox started for this command). Options layer as the mysql client
+//! layers them: the option files, then the DSN, then the flags (`--host`, `-P`, `-u`, `-p`,
+//! `-S`, `-D`), a later one winning. The option files a client reads by default are read only
+//! once a server is named ([`explicit`]), so they never turn the embedded default into another
+//! server. Passwords come from `-p`/`--password`, the DSN, `--password-file`, the option files
+//! or `MYSQL_PWD`, in that order, and never appear in anything we print.
+
+mod prompt;
 
 use crate::args::{EmbeddedArgs, SandboxHomeArgs, TargetArgs, WaitArgs};
 use crate::error::user;
@@ -8,6 +14,7 @@ use crate::plan::sandbox_spec;
 use anyhow::{Context, Result};
 use qpslab_core::{ConnectOptions, Dsn, Endpoint, Secret, SslMode, Timeouts};
 use qpslab_sandbox::{Sandbox, SandboxHome, SandboxSpec};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -74,11 +81,17 @@ pub fn sandbox_home(l: &SandboxHomeArgs) -> SandboxHome {
     }
 }
 
+/// Whether the flags name a server (or how to reach one) rather than leave the command to its
+/// embedded sandbox: `-u` and `-D` alone do not, as they apply to either.
 pub fn explicit(t: &TargetArgs) -> bool {
     t.target.is_some()
+        || t.host.is_some()
+        || t.port.is_some()
         || t.socket.is_some()
         || t.sandbox.is_some()
+        || t.password.is_some()
         || t.defaults_file.is_some()
+        || t.defaults_extra_file.is_some()
         || t.password_file.is_some()
 }
 
@@ -93,6 +106,12 @@ pub fn command_args(t: &TargetArgs) -> Vec<String> {
         push("--target", qpslab_store::redact_url_passwords(url));
     }
     let path = |p: &PathBuf| p.display().to_string();
+    if let Some(h) = &t.host {
+        push("--host", h.clone());
+    }
+    if let Some(p) = t.port {
+        push("--port", p.to_string());
+    }
     if let Some(s) = &t.socket {
         push("--socket", path(s));
     }
@@ -107,6 +126,9 @@ pub fn command_args(t: &TargetArgs) -> Vec<String> {
     }
     if let Some(f) = &t.defaults_file {
         push("--defaults-file", path(f));
+    }
+    if let Some(f) = &t.defaults_extra_file {
+        push("--defaults-extra-file", path(f));
     }
     if let Some(f) = &t.password_file {
         push("--password-file", path(f));
@@ -123,7 +145,37 @@ pub fn command_args(t: &TargetArgs) -> Vec<String> {
     if let Some(s) = t.wait.read_timeout {
         push("--read-timeout", s.to_string());
     }
+    // Never the password itself: the command asks for it again.
+    if t.password.is_some() {
+        args.push("--password".into());
+    }
+    if t.no_defaults {
+        args.push("--no-defaults".into());
+    }
     args
+}
+
+/// The command line as typed, for a stored run: without the value of `-p`/`--password` or the
+/// password of a URL.
+pub fn command_line() -> String {
+    shown_command(std::env::args_os())
+}
+
+fn shown_command(args: impl IntoIterator<Item = std::ffi::OsString>) -> String {
+    let words: Vec<String> = crate::args::attached_password(args)
+        .iter()
+        .map(|a| {
+            let a = a.to_string_lossy();
+            match a.split_once('=') {
+                Some((
+                    flag @ ("-p" | "--password" | "--mysql-password" | "--mysql_password"),
+                    _,
+                )) => flag.to_string(),
+                _ => qpslab_store::redact_url_passwords(&a),
+            }
+        })
+        .collect();
+    words.join(" ")
 }
 
 /// Resolves the target and, for the embedded default, starts its sandbox.
@@ -132,6 +184,13 @@ pub fn connect(
     embedded: Option<&EmbeddedArgs>,
     home: &SandboxHome,
 ) -> Result<Connected> {
+    if t.socket.is_some()
+        && (t.port.is_some() || t.host.as_deref().is_some_and(|h| h != "localhost"))
+    {
+        return Err(user(
+            "--socket and --host/--port name two ways to the server: give one",
+        ));
+    }
     if let Some(e) = embedded {
         if explicit(t)
             && (e.keep
@@ -140,7 +199,7 @@ pub fn connect(
                 || e.malloc.is_some()
                 || e.basedir.is_some())
         {
-            return Err(user("--set, --server-cpus, --malloc, --basedir and --keep configure the embedded sandbox; they cannot be combined with --target, --socket, --sandbox, --defaults-file or --password-file"));
+            return Err(user("--set, --server-cpus, --malloc, --basedir and --keep configure the embedded sandbox; they cannot be combined with a server named by --target, --host, --port, --socket, --sandbox, -p, --password-file or an option file"));
         }
     }
     let ours = t.sandbox.is_some() || !explicit(t);
@@ -208,24 +267,58 @@ pub fn embedded_spec(e: &EmbeddedArgs) -> Result<SandboxSpec> {
     )
 }
 
+/// The client options of the option files the flags call for: only `--defaults-file`, none
+/// with `--no-defaults`, else the files a mysql client reads by default.
+fn option_files(t: &TargetArgs) -> Result<BTreeMap<String, String>> {
+    use qpslab_core::optfile::{default_client_files, read_client_files, read_client_options};
+    if t.no_defaults {
+        return Ok(BTreeMap::new());
+    }
+    if let Some(path) = &t.defaults_file {
+        return read_client_options(path).map_err(|e| user(format!("--defaults-file: {e}")));
+    }
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let home = env("HOME").map(PathBuf::from);
+    let mysql_home = env("MARIADB_HOME")
+        .or_else(|| env("MYSQL_HOME"))
+        .map(PathBuf::from);
+    let mut files = default_client_files(
+        home.as_deref(),
+        mysql_home.as_deref(),
+        t.defaults_extra_file.as_deref(),
+    );
+    // Anyone could write a server or an account into such a file: the clients skip it too.
+    files.retain(|(path, _)| {
+        use std::os::unix::fs::PermissionsExt;
+        let writable = std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o002 != 0);
+        if writable {
+            eprintln!(
+                "warning: option file {} is world-writable: ignored, as the mysql client ignores it",
+                path.display()
+            );
+        }
+        !writable
+    });
+    read_client_files(&files).map_err(|e| user(format!("option file {e}")))
+}
+
 fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
-    let file = match &t.defaults_file {
-        Some(path) => qpslab_core::optfile::read_client_options(path)
-            .map_err(|e| user(format!("--defaults-file: {e}")))?,
-        None => Default::default(),
+    let file = option_files(t)?;
+    let file_port = match file.get("port") {
+        Some(p) => p
+            .parse()
+            .map_err(|_| user(format!("option file: bad port '{p}'")))?,
+        None => 3306,
+    };
+    let file_host = || {
+        file.get("host")
+            .cloned()
+            .unwrap_or_else(|| "localhost".into())
     };
     let mut o = ConnectOptions {
         endpoint: Endpoint::Tcp {
-            host: file
-                .get("host")
-                .cloned()
-                .unwrap_or_else(|| "localhost".into()),
-            port: match file.get("port") {
-                Some(p) => p
-                    .parse()
-                    .map_err(|_| user(format!("--defaults-file: bad port '{p}'")))?,
-                None => 3306,
-            },
+            host: file_host(),
+            port: file_port,
         },
         user: file.get("user").cloned().unwrap_or_else(|| "root".into()),
         password: Secret::new(file.get("password").cloned().unwrap_or_default()),
@@ -256,7 +349,7 @@ fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
         if url_password {
             eprintln!(
                 "warning: a password in --target is visible to other local users (ps); \
-                 prefer --password-file, MYSQL_PWD or --defaults-file"
+                 prefer -p (a prompt), --password-file, MYSQL_PWD or an option file"
             );
         }
         let password = if d.password.is_empty() {
@@ -266,16 +359,38 @@ fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
         };
         o = ConnectOptions { password, ..d };
     }
-    // The URL's password, then --password-file, then the option file's, then MYSQL_PWD (the
-    // mysql client's order, with the file in place of its --password).
-    if let Some(path) = &t.password_file {
-        if !url_password {
-            let pw =
-                qpslab_lab::password::read_password_file(path).map_err(|e| user(e.to_string()))?;
-            o.password = Secret::new(pw);
+    // --host and --port win over the DSN and the files; `localhost` alone keeps a socket, as
+    // the mysql client's does.
+    if t.host.is_some() || t.port.is_some() {
+        let keeps_socket = t.port.is_none()
+            && t.host.as_deref() == Some("localhost")
+            && matches!(o.endpoint, Endpoint::Unix { .. });
+        if !keeps_socket {
+            let (host, port) = match &o.endpoint {
+                Endpoint::Tcp { host, port } => (host.clone(), *port),
+                Endpoint::Unix { .. } => (file_host(), file_port),
+            };
+            o.endpoint = Endpoint::Tcp {
+                host: t.host.clone().unwrap_or(host),
+                port: t.port.unwrap_or(port),
+            };
         }
     }
-    if o.password.is_empty() {
+    // -p/--password, then the URL's password, then --password-file, then the option files',
+    // then MYSQL_PWD (the mysql client's order, with the file in place of its --password).
+    match &t.password {
+        Some(given) => o.password = prompt::password(given.as_ref())?,
+        None => {
+            if let Some(path) = &t.password_file {
+                if !url_password {
+                    let pw = qpslab_lab::password::read_password_file(path)
+                        .map_err(|e| user(e.to_string()))?;
+                    o.password = Secret::new(pw);
+                }
+            }
+        }
+    }
+    if o.password.is_empty() && t.password.is_none() {
         if let Ok(pw) = std::env::var("MYSQL_PWD") {
             o.password = Secret::new(pw);
         }
@@ -340,4 +455,78 @@ fn apply_overrides(t: &TargetArgs, o: &mut ConnectOptions) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shown_command_holds_no_password() {
+        let args = [
+            "qpslab",
+            "run",
+            "-pse cret",
+            "--password=s2",
+            "-p=s3",
+            "-p",
+            "--mysql_password=s5",
+            "--target",
+            "mysql://u:s4@h/db",
+        ];
+        assert_eq!(
+            shown_command(args.map(Into::into)),
+            "qpslab run --password --password -p -p --mysql_password --target mysql://u@h/db"
+        );
+    }
+
+    /// Where the flags, with `cnf` as the only option file, connect.
+    fn endpoint(cnf: &str, t: TargetArgs) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("my.cnf");
+        std::fs::write(&path, cnf).unwrap();
+        let t = TargetArgs {
+            defaults_file: Some(path),
+            ..t
+        };
+        let o = explicit_options(&t).unwrap();
+        format!("{}@{}", o.user, o.endpoint)
+    }
+
+    #[test]
+    fn flags_layer_over_the_dsn_and_the_option_file() {
+        let cnf = "[client]\nsocket=/s.sock\nport=3307\nuser=f\n";
+        let host = |h: &str| Some(h.to_string());
+        let at = |t| endpoint(cnf, t);
+        assert_eq!(at(TargetArgs::default()), "f@/s.sock");
+        // localhost alone keeps the file's socket; a port, or another host, means TCP.
+        let t = TargetArgs {
+            host: host("localhost"),
+            ..Default::default()
+        };
+        assert_eq!(at(t), "f@/s.sock");
+        let t = TargetArgs {
+            port: Some(4000),
+            ..Default::default()
+        };
+        assert_eq!(at(t), "f@localhost:4000");
+        let t = TargetArgs {
+            host: host("10.0.0.9"),
+            ..Default::default()
+        };
+        assert_eq!(at(t), "f@10.0.0.9:3307");
+        // The DSN over the file, the flags over the DSN.
+        let dsn = Some("mysql://d@db1:5000/x".to_string());
+        let t = TargetArgs {
+            target: dsn.clone(),
+            ..Default::default()
+        };
+        assert_eq!(at(t), "d@db1:5000");
+        let t = TargetArgs {
+            target: dsn,
+            port: Some(6000),
+            ..Default::default()
+        };
+        assert_eq!(at(t), "d@db1:6000");
+    }
 }

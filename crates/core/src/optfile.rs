@@ -1,5 +1,6 @@
 //! The option-file format of MySQL and MariaDB (my.cnf), read the way their servers and clients
-//! read it, for every option file qpslab takes: a client's `--defaults-file` (the client groups)
+//! read it, for every option file qpslab takes: a client's option files (the client groups:
+//! `--defaults-file`, or the files a mysql client reads by default, [`default_client_files`])
 //! and a sandbox profile (the server groups).
 //!
 //! - `[group]` headers (case-insensitive; text after the `]` is ignored); `#` and `;` start a
@@ -26,8 +27,17 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Groups whose options a client honours, in increasing precedence.
-pub const CLIENT_GROUPS: [&str; 4] = ["client", "client-mariadb", "mysql", "qpslab"];
+/// Groups whose options a client honours, in increasing precedence: every client's
+/// (`client`, and MariaDB's `client-server` that its servers read too), MariaDB clients'
+/// (`client-mariadb`), the mysql command-line client's (`mysql`, `mariadb-client`), ours.
+pub const CLIENT_GROUPS: [&str; 6] = [
+    "client",
+    "client-server",
+    "client-mariadb",
+    "mysql",
+    "mariadb-client",
+    "qpslab",
+];
 /// Groups a MariaDB or MySQL server reads.
 pub const SERVER_GROUPS: [&str; 4] = ["mysqld", "server", "mariadb", "mariadbd"];
 /// How deep `!include` and `!includedir` may nest: the servers' own limit.
@@ -114,6 +124,40 @@ pub fn read_client_options(path: &Path) -> Result<BTreeMap<String, String>, OptF
 /// Like [`read_client_options`] for text already read.
 pub fn parse_client_options(text: &str) -> Result<BTreeMap<String, String>, OptFileError> {
     parse(text, Path::new("<option file>"), Groups::CLIENT).map(client_options)
+}
+
+/// The option files a mysql or MariaDB client reads when given none, in its order (a later
+/// file wins): `/etc/my.cnf`, `/etc/mysql/my.cnf`, `$MARIADB_HOME/my.cnf` (else
+/// `$MYSQL_HOME/my.cnf`), the `--defaults-extra-file`, then `~/.my.cnf`. Each is `(path,
+/// required)`: only the extra file must exist, as the clients demand; the others are skipped
+/// when absent.
+pub fn default_client_files(
+    home: Option<&Path>,
+    mysql_home: Option<&Path>,
+    extra: Option<&Path>,
+) -> Vec<(PathBuf, bool)> {
+    let mut files = vec![
+        (PathBuf::from("/etc/my.cnf"), false),
+        (PathBuf::from("/etc/mysql/my.cnf"), false),
+    ];
+    files.extend(mysql_home.map(|d| (d.join("my.cnf"), false)));
+    files.extend(extra.map(|f| (f.to_path_buf(), true)));
+    files.extend(home.map(|d| (d.join(".my.cnf"), false)));
+    files
+}
+
+/// Reads the client options of several files (as [`read_client_options`] reads one), a later
+/// file's value winning over an earlier one's; a file not required and absent is skipped.
+pub fn read_client_files(
+    files: &[(PathBuf, bool)],
+) -> Result<BTreeMap<String, String>, OptFileError> {
+    let mut out = BTreeMap::new();
+    for (path, required) in files {
+        if *required || path.exists() {
+            out.extend(read_client_options(path)?);
+        }
+    }
+    Ok(out)
 }
 
 fn client_options(lines: Vec<OptionLine>) -> BTreeMap<String, String> {

@@ -208,3 +208,44 @@ fn a_diamond_is_not_a_cycle() {
     );
     assert_eq!(read(&top, Groups::CLIENT).unwrap().len(), 2);
 }
+
+#[test]
+fn default_files_in_the_clients_order_a_later_one_winning() {
+    let d = Dir::new();
+    let files = default_client_files(
+        Some(&d.path("home")),
+        Some(&d.path("mh")),
+        Some(&d.path("extra.cnf")),
+    );
+    let names: Vec<(String, bool)> = files
+        .iter()
+        .map(|(p, r)| (p.display().to_string(), *r))
+        .collect();
+    let at = |n: &str| d.path(n).display().to_string();
+    assert_eq!(
+        names,
+        [
+            ("/etc/my.cnf".into(), false),
+            ("/etc/mysql/my.cnf".into(), false),
+            (at("mh/my.cnf"), false),
+            (at("extra.cnf"), true),
+            (at("home/.my.cnf"), false),
+        ]
+    );
+
+    // An absent optional file is skipped, an absent required one is an error; later files win,
+    // and MariaDB's client groups count.
+    let sys = d.write(
+        "sys.cnf",
+        "[client-server]\nsocket=/s\n[client]\nuser=a\nport=1\n",
+    );
+    let user = d.write("user.cnf", "[mariadb-client]\nuser=b\n");
+    let o =
+        read_client_files(&[(sys, false), (d.path("absent.cnf"), false), (user, true)]).unwrap();
+    assert_eq!(
+        (o["user"].as_str(), o["port"].as_str(), o["socket"].as_str()),
+        ("b", "1", "/s")
+    );
+    let e = read_client_files(&[(d.path("absent.cnf"), true)]).unwrap_err();
+    assert!(e.to_string().contains("absent.cnf"), "{e}");
+}

@@ -1,5 +1,6 @@
 //! The run options' flags, made from the one option table (`qpslab_lab::options::OPTIONS`), so
 //! that every flag of `run` and `prepare` is also a study key and is checked by the same code.
+//! Each flag also takes sysbench's underscore spelling (`--table_size`) as a hidden alias.
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use qpslab_lab::options::{resolve::default_text, OptionDef, Scope, OPTIONS};
@@ -58,9 +59,16 @@ fn arg(def: &OptionDef) -> Arg {
             Scope::FileIo => "fileio options",
             _ => "Run options",
         };
-        a.long(def.flag().trim_start_matches('-').to_string())
+        let a = a
+            .long(def.flag().trim_start_matches('-').to_string())
             .allow_negative_numbers(true)
-            .help_heading(heading)
+            .help_heading(heading);
+        // sysbench's own spelling (`--table_size`), accepted but not listed twice in the help.
+        if def.name.contains('_') {
+            a.alias(def.name)
+        } else {
+            a
+        }
     }
 }
 

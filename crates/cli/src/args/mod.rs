@@ -5,6 +5,7 @@
 
 mod advise;
 mod capture;
+mod connect;
 mod diff;
 mod digest;
 mod flags;
@@ -18,6 +19,7 @@ mod tune;
 
 pub use advise::*;
 pub use capture::*;
+pub use connect::*;
 pub use diff::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
@@ -38,6 +40,14 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Parses the process's arguments (exiting with clap's message on a mistake), reading the
+    /// mysql client's `-pVALUE` as `--password=VALUE` ([`attached_password`]).
+    pub fn parse_args() -> Cli {
+        Cli::parse_from(attached_password(std::env::args_os()))
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -100,60 +110,6 @@ pub struct SandboxHomeArgs {
     /// Lab directory holding sandbox servers (default: $QPSLAB_LAB or ~/.qpslab).
     #[arg(long = "lab", value_name = "DIR")]
     pub home: Option<PathBuf>,
-}
-
-/// Which server to talk to. With none of these, an embedded sandbox is started for the command.
-#[derive(Args, Debug, Clone, Default)]
-pub struct TargetArgs {
-    /// Server URL: mysql://user[:pass]@host[:port]/db[?socket=PATH&ssl-mode=..&ssl-ca=..].
-    /// A password in the URL is visible to other local users (ps, /proc): prefer
-    /// --password-file, MYSQL_PWD or --defaults-file. `run` never changes an external server
-    /// (a script's `--init-sql` runs what it says); `prepare`, `cleanup` and `replay` (unless
-    /// --read-only) write there, and `capture` changes its slow-log settings for the window.
-    #[arg(long, value_name = "DSN")]
-    pub target: Option<String>,
-    /// Unix socket of the server.
-    #[arg(long, value_name = "PATH")]
-    pub socket: Option<PathBuf>,
-    /// A running sandbox started with `qpslab server start NAME`.
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["target", "socket"])]
-    pub sandbox: Option<String>,
-    /// Account name (overrides the DSN's and the option file's).
-    #[arg(long)]
-    pub user: Option<String>,
-    /// Schema holding the sbtest tables or a script's tables (default: the DSN's, else
-    /// `sbtest`); for `replay`, the schema every logged statement runs in.
-    #[arg(long, value_name = "NAME")]
-    pub database: Option<String>,
-    /// Read [client] options (user, password, host, port, socket, database, ssl-*) from this file.
-    #[arg(long, value_name = "FILE")]
-    pub defaults_file: Option<PathBuf>,
-    /// Read the password from the first line of this file (instead of the URL, where `ps`
-    /// shows it).
-    #[arg(long, value_name = "FILE", conflicts_with = "sandbox")]
-    pub password_file: Option<PathBuf>,
-    /// TLS: DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY (as the mysql client).
-    #[arg(long, value_name = "MODE")]
-    pub ssl_mode: Option<String>,
-    /// CA certificate (PEM) for VERIFY_CA / VERIFY_IDENTITY.
-    #[arg(long, value_name = "FILE")]
-    pub ssl_ca: Option<PathBuf>,
-    #[command(flatten)]
-    pub wait: WaitArgs,
-}
-
-/// How long to wait for a server before giving up on it.
-#[derive(Args, Debug, Clone, Default)]
-pub struct WaitArgs {
-    /// Seconds to wait for the server to accept a connection and for each step of its
-    /// handshake, as the mysql client's (default 10); a server silent that long, or not
-    /// speaking MySQL, is unreachable (exit 2).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub connect_timeout: Option<f64>,
-    /// Seconds one read or write of a control connection (queries, prepare, replay) may wait
-    /// for the server (default 3600; 0: no limit); the measured sessions are not affected.
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub read_timeout: Option<f64>,
 }
 
 /// How an embedded sandbox (no target given) is started.

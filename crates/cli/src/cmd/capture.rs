@@ -45,10 +45,9 @@ pub fn capture(a: CaptureArgs) -> Result<()> {
         crate::outfile::check("--json", j, true)?;
     }
     let t = &a.target;
-    if t.target.is_none() && t.socket.is_none() && t.sandbox.is_none() && t.defaults_file.is_none()
-    {
+    if !crate::target::explicit(t) {
         return Err(user(
-            "capture needs a server to capture: --target, --socket or --sandbox NAME",
+            "capture needs a server to capture: --target, --host/--port, --socket or --sandbox NAME",
         ));
     }
     let home = sandbox_home(&a.home);

@@ -139,7 +139,7 @@ fn measure(
         target.options.describe(),
         server,
         qpslab_probe::host_facts(),
-        std::env::args().collect::<Vec<_>>().join(" "),
+        crate::target::command_line(),
     );
     let mut printer = crate::render_replay::LivePrinter;
     let outcome = qpslab_sql::replay::measure(

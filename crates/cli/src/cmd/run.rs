@@ -128,7 +128,7 @@ fn sweep(
             None => ServerKind::External,
         },
         server,
-        command: command_line(),
+        command: crate::target::command_line(),
         workload,
         lab: home.path(),
         rate_search: a.replica.rate_search.then_some(a.replica.max_lag),
@@ -190,11 +190,6 @@ fn finish(store: &Store, swept: &Swept, json: Option<&std::path::Path>) -> Resul
         }
     }
     Ok(())
-}
-
-/// The command line as typed, for the stored run; the store strips URL passwords again.
-fn command_line() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
 }
 
 /// Refuses a rate search that cannot run (`--rate-search`), before anything starts.

@@ -231,7 +231,7 @@ fn check(a: &TuneArgs) -> Result<Request> {
             SearchArg::Halving => Search::Halving,
             SearchArg::Random => Search::Random,
         },
-        command: std::env::args().collect::<Vec<_>>().join(" "),
+        command: crate::target::command_line(),
     })
 }
 
