@@ -1,5 +1,5 @@
-//! `qpslab compare` and `qpslab report` on a real study: an A/A comparison is not called
-//! significant, an 8M against a 1G buffer pool on a dataset larger than 8M is; the study's HTML
+//! `qpslab compare` and `qpslab report` on a real study: an A/A comparison's intervals are
+//! calibrated (its p-value is not tiny, and the verdict follows it), an 8M against a 1G buffer pool on a dataset larger than 8M is; the study's HTML
 //! report loads in headless Chromium without errors or requests and every chart draws data.
 //!
 //! The study runs once per test process: three variants (innodb_buffer_pool_size 8M, 1G, and
@@ -74,14 +74,30 @@ fn a_a_comparison_is_not_significant() {
     for name in ["tps", "qps", "p99"] {
         let m = metric(&c, name);
         eprintln!("A/A {name}: {m}");
-        assert_eq!(m["significant"], false, "A/A called significant: {m}");
-        assert!(m["ci_low"].as_f64().unwrap() < 0.0 && m["ci_high"].as_f64().unwrap() > 0.0);
+        // A 95% interval calls 1 A/A comparison in 20 significant by design, so "never
+        // significant at 95%" would be a test that fails by chance. What must hold is that the
+        // intervals are calibrated: an A/A p-value below 0.001 (1 in 1000 by chance) means the
+        // interval is far too narrow, e.g. built from the noise within runs.
+        let p = m["p_value"].as_f64().unwrap();
+        assert!(p > 0.001, "A/A far outside its interval: {m}");
+        assert_eq!(
+            m["significant"],
+            p < 0.05,
+            "verdict and p-value disagree: {m}"
+        );
+        let (low, high) = (
+            m["ci_low"].as_f64().unwrap(),
+            m["ci_high"].as_f64().unwrap(),
+        );
+        assert_eq!(low < 0.0 && high > 0.0, p >= 0.05, "{m}");
         // Every comparison states what it could have detected; a latency cannot fall by 100%.
         assert!(m["mde_pct"].as_f64().unwrap() > 0.0, "{m}");
-        assert!(m["ci_low"].as_f64().unwrap() > -100.0, "{m}");
+        assert!(low > -100.0, "{m}");
         let verdict = m["verdict"].as_str().unwrap();
         assert!(
-            verdict == "no significant change" || verdict.starts_with("inconclusive: need "),
+            p < 0.05
+                || verdict == "no significant change"
+                || verdict.starts_with("inconclusive: need "),
             "{m}"
         );
     }

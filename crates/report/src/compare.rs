@@ -16,7 +16,8 @@ pub use crate::setup::Difference;
 use crate::setup::{self, check_same_workload};
 use qpslab_core::Stability;
 use qpslab_stats::{
-    estimate, estimate_independent, log_of_mean, mde_pct, ratio_of_logs, repeats_needed, Estimate,
+    estimate, estimate_independent, log_of_mean, mde_pct, ratio_of_logs, repeats_needed, t_p_value,
+    Estimate,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -63,6 +64,9 @@ pub struct MetricComparison {
     /// Minimum detectable effect, in percent: the smallest change this many runs with this
     /// spread call significant at the 5% level with 80% power.
     pub mde_pct: Option<f64>,
+    /// Two-sided p-value of "no change" (Welch's t on the log of the ratio, the test the
+    /// interval inverts): below 0.05 exactly when `significant`. `None` without an interval.
+    pub p_value: Option<f64>,
     /// Whether the interval excludes zero.
     pub significant: bool,
     /// `improvement`, `regression`, `no significant change`, `inconclusive: need ~N repeats`
@@ -341,6 +345,7 @@ fn compare_metric(m: Metric, a: &[Point<'_>], b: &[Point<'_>]) -> Option<MetricC
         ci_low: r.map(|r| pct(r.low)),
         ci_high: r.map(|r| pct(r.high)),
         mde_pct: mde,
+        p_value: r.map(|r| t_p_value(r.ratio.ln(), r.se_log, r.df)),
         significant,
         verdict,
     })

@@ -131,6 +131,39 @@ fn tight_repeats_tell_improvement_regression_and_no_change_apart() {
 }
 
 #[test]
+fn the_p_value_is_below_five_percent_exactly_when_the_interval_excludes_no_change() {
+    let base = side(
+        "a",
+        vec![run(1, RO, 1000.0, 0.01), run(2, RO, 1010.0, 0.01)],
+    );
+    for (b, significant) in [
+        (
+            vec![run(3, RO, 1200.0, 0.01), run(4, RO, 1212.0, 0.01)],
+            true,
+        ),
+        (
+            vec![run(5, RO, 1003.0, 0.01), run(6, RO, 1008.0, 0.01)],
+            false,
+        ),
+        (
+            vec![run(7, RO, 950.0, 0.01), run(8, RO, 1150.0, 0.01)],
+            false,
+        ),
+        (
+            vec![run(9, RO, 880.0, 0.01), run(10, RO, 885.0, 0.01)],
+            true,
+        ),
+    ] {
+        let c = cmp(&base, &side("b", b)).unwrap();
+        let m = tps(&c);
+        let p = m.p_value.unwrap();
+        assert_eq!(m.significant, significant, "{m:?}");
+        assert_eq!(p < 0.05, significant, "{m:?}");
+        assert!((0.0..=1.0).contains(&p), "{m:?}");
+    }
+}
+
+#[test]
 fn single_runs_say_their_interval_covers_within_run_noise_only() {
     let a = side("a", vec![run(1, RO, 1000.0, 0.02)]);
     let b = side("b", vec![run(2, RO, 1001.0, 0.02)]);
