@@ -116,6 +116,9 @@ impl Observer for LabPrinter {
     fn sample(&mut self, threads: u32, s: &qpslab_core::Sample) {
         self.inner.sample(threads, s);
     }
+    fn interval(&mut self, i: &qpslab_lab::exec::Interval<'_>) {
+        self.inner.interval(i);
+    }
     fn profiled(&mut self, threads: u32, files: &qpslab_core::telemetry::ProfileFiles) {
         self.inner.profiled(threads, files);
     }
@@ -147,9 +150,10 @@ fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
     crate::db::check(&a.db.db)?;
     let mut store = crate::db::open_to_write(&a.db.db)?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let exporter = crate::metrics::start(a.metrics_addr.as_deref())?;
     let started = std::time::Instant::now();
     let mut printer = LabPrinter {
-        inner: Printer::new(),
+        inner: Printer::with_metrics(exporter.as_ref()),
     };
     let out = study::run_study(
         &mut store,
