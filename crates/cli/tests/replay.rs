@@ -111,6 +111,8 @@ fn replays_are_stored_shown_and_compared() {
         let before = com();
         let o = replay(&s, &log, extra);
         assert!(o.status.success(), "{}", stderr(&o));
+        // Progress: the statements done of the log's, with an ETA.
+        assert!(stderr(&o).contains(" statement(s), ETA "), "{}", stderr(&o));
         let after = com();
         let delta: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
         // Com_insert, Com_select, Com_update (SHOW's order). qpslab's control connection reads
