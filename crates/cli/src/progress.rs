@@ -2,8 +2,8 @@
 //! ([`eta_s`], the pace so far carried to the end), one way of writing a duration
 //! ([`duration_text`]), and one way of showing a line on stderr ([`Line`]): rewritten in place
 //! on a terminal, or a plain line every few seconds in a log. `prepare`'s loading line, `lab
-//! run`'s cells, `tune`'s trials, `replay`'s statements, `io`'s seconds and `diff`'s classes
-//! all go through it.
+//! run`'s cells, `tune`'s trials, `replay`'s statements, `io`'s seconds, `diff`'s classes and
+//! `digest`'s bytes all take their ETA from it.
 
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
