@@ -136,6 +136,8 @@ mod tests {
         "json",
         // A directory for `run`; a study has the switch `perf_profile` (its files go to the lab).
         "profile",
+        // The live endpoint: `lab run --metrics-addr` serves a study's cells.
+        "metrics_addr",
         "help",
     ];
 

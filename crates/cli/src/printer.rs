@@ -3,28 +3,32 @@
 
 use qpslab_core::WorkloadOptions;
 use qpslab_engine::prepare::{PrepareProgress, PrepareReport};
-use std::io::{IsTerminal, Write};
-use std::time::{Duration, Instant};
 
 /// Prints dataset progress as `qpslab prepare` always has, and live lines of a phase.
 pub struct Printer {
-    last: Instant,
-    tty: bool,
-    every: Duration,
+    /// Dataset loading's progress line.
+    loading: crate::progress::Line,
     /// The replica's lag over the interval whose line comes next (`run --replica`).
     lag: Option<qpslab_core::telemetry::ReplicaLag>,
+    /// The live metrics endpoint's registry (`--metrics-addr`).
+    metrics: Option<qpslab_metrics::Registry>,
 }
 
 impl Printer {
     /// A printer for this terminal (or log).
     pub fn new() -> Printer {
-        // On a terminal the progress line rewrites itself; in a log, one line every few seconds.
-        let tty = std::io::stderr().is_terminal();
         Printer {
-            last: Instant::now() - Duration::from_secs(10),
-            tty,
-            every: Duration::from_millis(if tty { 500 } else { 5000 }),
+            loading: crate::progress::Line::new(),
             lag: None,
+            metrics: None,
+        }
+    }
+
+    /// The same, also reporting each interval to the metrics endpoint `exporter`.
+    pub fn with_metrics(exporter: Option<&qpslab_metrics::Exporter>) -> Printer {
+        Printer {
+            metrics: exporter.map(|e| e.registry().clone()),
+            ..Printer::new()
         }
     }
 }
@@ -35,21 +39,11 @@ impl qpslab_lab::exec::Observer for Printer {
     }
 
     fn prepare_progress(&mut self, p: &PrepareProgress) {
-        if self.last.elapsed() >= self.every {
-            self.last = Instant::now();
-            if self.tty {
-                eprint!("\r{}", progress_line(p));
-                let _ = std::io::stderr().flush();
-            } else {
-                eprintln!("{}", progress_line(p));
-            }
-        }
+        self.loading.show(|| progress_line(p));
     }
 
     fn prepared(&mut self, w: &WorkloadOptions, report: &PrepareReport, loaders: u32) {
-        if self.tty {
-            eprintln!();
-        }
+        self.loading.end();
         if w.kind == qpslab_core::WorkloadKind::Tpcc {
             return tpcc_prepared(w, report, loaders);
         }
@@ -82,6 +76,10 @@ impl qpslab_lab::exec::Observer for Printer {
             Some(lag) => println!("{line} {}", crate::render_lag::lag_text(&lag)),
             None => println!("{line}"),
         }
+    }
+
+    fn interval(&mut self, i: &qpslab_lab::exec::Interval<'_>) {
+        crate::metrics::report(self.metrics.as_ref(), i);
     }
 
     fn profiled(&mut self, threads: u32, files: &qpslab_core::telemetry::ProfileFiles) {
@@ -169,16 +167,12 @@ fn tpcc_prepared(w: &WorkloadOptions, report: &PrepareReport, loaders: u32) {
 }
 
 fn progress_line(p: &PrepareProgress) -> String {
-    let secs = p.elapsed.as_secs_f64().max(1e-9);
-    let rate = p.rows_done as f64 / secs;
+    let rate = p.rows_done as f64 / p.elapsed.as_secs_f64().max(1e-9);
     let pct = (100 * p.rows_done).checked_div(p.rows_total).unwrap_or(100);
-    let eta = if rate > 0.0 {
-        p.rows_total.saturating_sub(p.rows_done) as f64 / rate
-    } else {
-        0.0
-    };
+    let (done, total) = (p.rows_done as f64, p.rows_total as f64);
+    let eta = crate::progress::eta_text(done, total, p.elapsed);
     format!(
-        "loading {}/{} rows ({pct}%) {rate:.0} rows/s, ETA {eta:.0}s   ",
+        "loading {}/{} rows ({pct}%) {rate:.0} rows/s{eta}",
         p.rows_done, p.rows_total
     )
 }

@@ -8,8 +8,29 @@ use qpslab_core::result::PhaseResult;
 use qpslab_core::Sample;
 use std::fmt::Write;
 
-/// Prints replay progress.
-pub struct LivePrinter;
+/// Prints replay progress: a live line per interval on stdout, the statements done of the
+/// log's with an ETA on stderr every 10 s, and each interval to the metrics endpoint.
+pub struct LivePrinter {
+    /// The log's statements.
+    total: u64,
+    done: u64,
+    started: std::time::Instant,
+    progress: crate::progress::Line,
+    metrics: Option<qpslab_metrics::Registry>,
+}
+
+impl LivePrinter {
+    /// A printer for a log of `total` statements, reporting to `exporter` when there is one.
+    pub fn new(total: u64, exporter: Option<&qpslab_metrics::Exporter>) -> LivePrinter {
+        LivePrinter {
+            total,
+            done: 0,
+            started: std::time::Instant::now(),
+            progress: crate::progress::Line::plain(std::time::Duration::from_secs(10)),
+            metrics: exporter.map(|e| e.registry().clone()),
+        }
+    }
+}
 
 impl qpslab_lab::exec::Observer for LivePrinter {
     fn message(&mut self, line: &str) {
@@ -18,6 +39,18 @@ impl qpslab_lab::exec::Observer for LivePrinter {
 
     fn sample(&mut self, sessions: u32, s: &Sample) {
         println!("{}", live_line(sessions, s));
+        // Errors and skipped statements are statements of the log done too.
+        self.done += s.queries.total() + s.errors;
+        let (done, total) = (self.done.min(self.total), self.total);
+        let elapsed = self.started.elapsed();
+        self.progress.show(|| {
+            let eta = crate::progress::eta_text(done as f64, total as f64, elapsed);
+            format!("replay: {done}/{total} statement(s){eta}")
+        });
+    }
+
+    fn interval(&mut self, i: &qpslab_lab::exec::Interval<'_>) {
+        crate::metrics::report(self.metrics.as_ref(), i);
     }
 }
 

@@ -104,6 +104,7 @@ fn diff_json(s: &Scratch, log: &Path, a: &str, b: &str, extra: &[&str]) -> Value
     let o = s.run(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("class 1/"), "{}", stderr(&o));
+    assert!(stderr(&o).contains(", ETA "), "{}", stderr(&o));
     serde_json::from_str(&stdout(&o)).unwrap()
 }
 

@@ -47,6 +47,12 @@ fn io(s: &Scratch, name: &str, mode: &str, extra: &[&str]) -> (std::path::PathBu
     let o = s.run(&args);
     assert!(o.status.success(), "{mode}: {}", stderr(&o));
     assert!(stdout(&o).contains("[ 1s ] iops:"), "{}", stdout(&o));
+    // Progress with an ETA on stderr, from the first interval on.
+    assert!(
+        stderr(&o).contains("io: 1s of 2s, ETA 1s"),
+        "{}",
+        stderr(&o)
+    );
     let fio_report = read_json(&fio);
     std::fs::copy(
         &fio,

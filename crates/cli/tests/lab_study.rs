@@ -145,8 +145,15 @@ fn telemetry_agrees_with_the_client() {
         "t.toml",
         "name = \"t\"\n[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\ntable_size = 500\nevents = 3000\nreport_interval = 0.2\nwarmup = 0\nretries = 0\n[sweep]\nthreads = [2]\n",
     );
-    let o = s.run(&["lab", "run", &p]);
+    let o = s.run(&["lab", "run", &p, "--metrics-addr", "127.0.0.1:0"]);
     assert!(o.status.success(), "{}", common::stderr(&o));
+    // The cell's progress line with the plan's ETA, and the live endpoint served meanwhile.
+    let err = common::stderr(&o);
+    assert!(
+        err.contains("progress: cell 1/1, 0s elapsed, ETA "),
+        "{err}"
+    );
+    assert!(err.contains("metrics: http://127.0.0.1:"), "{err}");
     let store = Store::open(&s.db()).unwrap();
     let study = store.study_by_name("t").unwrap();
     let cells = store.study_cells(study.id).unwrap();

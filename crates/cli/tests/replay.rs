@@ -105,12 +105,21 @@ fn replays_are_stored_shown_and_compared() {
     let mut ids = Vec::new();
     for extra in [
         &["--mode", "max", "--threads", "3"][..],
-        &["--speed", "0"][..],
+        &["--speed", "0", "--metrics-addr", "127.0.0.1:0"][..],
     ] {
         fresh_table();
         let before = com();
         let o = replay(&s, &log, extra);
         assert!(o.status.success(), "{}", stderr(&o));
+        // Progress: the statements done of the log's, with an ETA.
+        assert!(stderr(&o).contains(" statement(s), ETA "), "{}", stderr(&o));
+        if extra.contains(&"--metrics-addr") {
+            assert!(
+                stderr(&o).contains("metrics: http://127.0.0.1:"),
+                "{}",
+                stderr(&o)
+            );
+        }
         let after = com();
         let delta: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
         // Com_insert, Com_select, Com_update (SHOW's order). qpslab's control connection reads

@@ -50,6 +50,8 @@ fn tune(s: &Scratch, name: &str, budget: &str) -> (std::process::Output, Value, 
         "3",
         "--knobs",
         "innodb_buffer_pool_size",
+        "--metrics-addr",
+        "127.0.0.1:0",
         "--out",
         cnf.to_str().unwrap(),
         "--json",
@@ -98,6 +100,12 @@ fn a_small_pool_is_tuned_with_a_confirmed_gain_and_put_back() {
     assert!(trials.len() >= 8, "search and six confirmation runs: {doc}");
     assert!(trials.iter().filter(|t| t["run_id"].is_number()).count() == 6);
     assert!(stderr(&o).contains("trial 1 · rung 0"), "{}", stderr(&o));
+    // Each trial says how much of the budget is spent and what it leaves.
+    assert!(
+        stderr(&o).contains("of the 1m20s budget, ETA "),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(pool_of(&s, "small"), "8388608", "the setting is put back");
     // The proof study is a study like any other.
     let study = doc["study"].as_str().unwrap();

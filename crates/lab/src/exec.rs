@@ -4,9 +4,10 @@
 use crate::error::ExecError;
 use crate::live::Live;
 pub use crate::measured::Measured;
+pub use crate::observer::{Interval, Observer, Quiet};
 use qpslab_core::result::PhaseResult;
 use qpslab_core::stability::{self, Stability};
-use qpslab_core::telemetry::{ProfileFiles, Reading, ReplicaLag};
+use qpslab_core::telemetry::{Reading, ReplicaLag};
 use qpslab_core::{ConnectOptions, RunPlan, Sample, WorkloadOptions};
 use qpslab_engine::prepare::{self, DatasetStatus, PrepareProgress, PrepareReport};
 use qpslab_engine::run_phase;
@@ -21,35 +22,6 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 pub use crate::commands::{cleanup_command, prepare_command, shell_quote};
-
-/// Where progress goes: the CLI prints it, tests ignore it. Every method has a silent default.
-pub trait Observer {
-    /// A line worth showing (dataset prepared or rebuilt...).
-    fn message(&mut self, _line: &str) {}
-    /// Loading progress, a few times per second.
-    fn prepare_progress(&mut self, _p: &PrepareProgress) {}
-    /// Loading finished.
-    fn prepared(&mut self, _w: &WorkloadOptions, _r: &PrepareReport, _loaders: u32) {}
-    /// A replica's lag over the report tick that [`Observer::sample`] reports next
-    /// (`run --replica`).
-    fn replica_lag(&mut self, _threads: u32, _lag: &ReplicaLag) {}
-    /// One report tick of the measured phase.
-    fn sample(&mut self, _threads: u32, _s: &Sample) {}
-    /// The server's profile of the phase of `threads` sessions was folded (the sampler was
-    /// asked for profiles); the flame graph at `files.svg` is the observer's to draw.
-    fn profiled(&mut self, _threads: u32, _files: &ProfileFiles) {}
-    /// A live action (`--at`) finished.
-    fn action(&mut self, _threads: u32, _r: &qpslab_core::live::ActionRecord) {}
-    /// Where the client's event loops will run the phase of `threads` sessions
-    /// (`4 event loops on CPUs 12-15 (not the server's)`).
-    fn placed(&mut self, _threads: u32, _placement: &str) {}
-    /// The auto warm-up before the phase of `threads` sessions ended after `took_s` seconds.
-    fn warmed_up(&mut self, _threads: u32, _took_s: f64) {}
-}
-
-/// An observer that shows nothing.
-pub struct Quiet;
-impl Observer for Quiet {}
 
 /// What [`ensure_dataset`] found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -443,6 +415,9 @@ impl Observer for LiveObserver<'_> {
     fn message(&mut self, line: &str) {
         self.obs.message(line);
     }
+    fn interval(&mut self, i: &Interval<'_>) {
+        self.obs.interval(i);
+    }
     fn replica_lag(&mut self, threads: u32, lag: &ReplicaLag) {
         self.obs.replica_lag(threads, lag);
     }
@@ -482,6 +457,7 @@ pub fn measure_with(
         return Err(e.into());
     }
     let mut write_error = None;
+    let run = handle.run_id.to_string();
     let result = {
         let mut on_sample = |s: &Sample| {
             sampler.tick(s.elapsed_s);
@@ -491,6 +467,13 @@ pub fn measure_with(
                 }
             }
             obs.sample(threads, s);
+            obs.interval(&Interval {
+                run: &run,
+                cell: meta.cell_label.as_deref(),
+                threads,
+                sample: s,
+                telemetry: sampler.last_tick(),
+            });
             if write_error.is_some() {
                 return;
             }

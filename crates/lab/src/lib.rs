@@ -59,6 +59,7 @@ pub mod exec;
 pub mod expand;
 pub mod live;
 mod measured;
+mod observer;
 pub mod options;
 pub mod password;
 pub mod phase;

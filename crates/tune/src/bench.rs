@@ -6,10 +6,11 @@
 use crate::apply::Applier;
 use crate::confirm::{self, ProofVariant};
 use crate::search::Config;
-use crate::{Target, TuneError};
+use crate::{Observer, Target, TuneError};
 use qpslab_core::cell::Cell;
 use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
+use qpslab_lab::exec::Interval;
 use qpslab_lab::ExecError;
 use qpslab_sandbox::SandboxHome;
 use qpslab_store::{RunId, RunMeta, Store, StudyStatus, TuneTrial};
@@ -59,18 +60,28 @@ impl Bench<'_> {
         config: &Config,
         secs: f64,
         phase: &str,
+        obs: &mut dyn Observer,
     ) -> Result<TrialResult, TuneError> {
         let started = Instant::now();
         self.applier.apply(config)?;
         let mut plan =
             qpslab_lab::sizing::placed(&self.plan, self.target.options, self.target.server_pid);
         plan.stop.time_s = Some(secs);
+        let cell = format!("trial {} ({phase})", self.seq + 1);
         let result = qpslab_engine::run_phase(
             self.target.options,
             &plan,
             self.workload,
             self.threads,
-            &mut |_| {},
+            &mut |s| {
+                obs.interval(&Interval {
+                    run: &self.session,
+                    cell: Some(&cell),
+                    threads: self.threads,
+                    sample: s,
+                    telemetry: &[],
+                });
+            },
             self.stop,
         );
         let result = result.map_err(ExecError::from)?;
@@ -110,6 +121,7 @@ impl Bench<'_> {
         config: &Config,
         repeats: u32,
         (spec, home): (&str, &SandboxHome),
+        obs: &mut dyn Observer,
     ) -> Result<[Vec<f64>; 2], TuneError> {
         let order = confirm::order(repeats);
         let cells = study_cells(&order);
@@ -123,7 +135,7 @@ impl Bench<'_> {
                 ProofVariant::Baseline => Config::new(),
                 ProofVariant::Tuned => config.clone(),
             };
-            let (tps, run) = self.measure_cell(&chosen, &rec.cell.label)?;
+            let (tps, run) = self.measure_cell(&chosen, &rec.cell.label, obs)?;
             self.store.cell_done(rec.id, run)?;
             let phase = format!("confirm {}", side.name());
             let secs = self.plan.stop.time_s.unwrap_or(0.0);
@@ -134,7 +146,12 @@ impl Bench<'_> {
         Ok(sides)
     }
 
-    fn measure_cell(&mut self, config: &Config, label: &str) -> Result<(f64, RunId), TuneError> {
+    fn measure_cell(
+        &mut self,
+        config: &Config,
+        label: &str,
+        obs: &mut dyn Observer,
+    ) -> Result<(f64, RunId), TuneError> {
         self.applier.apply(config)?;
         let server_options = self.target.server_options();
         let mut control = qpslab_wire::Conn::connect(&server_options)?;
@@ -160,7 +177,7 @@ impl Bench<'_> {
             self.workload,
             self.threads,
             &mut sampler,
-            &mut qpslab_lab::exec::Quiet,
+            &mut Intervals(obs),
             self.stop,
         )
         .map_err(|source| TuneError::Measure {
@@ -180,6 +197,16 @@ impl Bench<'_> {
             return Err(ExecError::Run(qpslab_engine::RunError::Interrupted).into());
         }
         Ok(())
+    }
+}
+
+/// Passes a confirmation measurement's intervals to the session's observer; nothing else of
+/// it is shown.
+struct Intervals<'a>(&'a mut dyn Observer);
+
+impl qpslab_lab::exec::Observer for Intervals<'_> {
+    fn interval(&mut self, i: &Interval<'_>) {
+        self.0.interval(i);
     }
 }
 

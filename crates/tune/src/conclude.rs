@@ -64,7 +64,7 @@ pub(crate) fn conclude(
             describe(&best)
         );
         let home = b.target.home;
-        let [base, tuned] = b.confirm(&best, req.repeats, (&spec, home))?;
+        let [base, tuned] = b.confirm(&best, req.repeats, (&spec, home), obs)?;
         confirm::judge(&base, &tuned).map(|verdict| Confirmed {
             verdict,
             baseline_tps: mean(&base),

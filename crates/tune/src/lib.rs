@@ -149,6 +149,9 @@ pub trait Observer {
     fn search(&mut self, _search: Search, _n: usize) {}
     /// A trial of the search was measured.
     fn trial(&mut self, _trial: &Trial<'_>) {}
+    /// One report interval of a trial (the session's name as its run, `trial N (PHASE)` as
+    /// its cell) or of a confirmation's measurement (its run and cell).
+    fn interval(&mut self, _i: &qpslab_lab::exec::Interval<'_>) {}
     /// The confirmation begins for `best`; `None`: the baseline won, nothing to confirm.
     fn confirming(&mut self, _best: Option<&Config>) {}
     /// The search and the confirmation took `elapsed_s` of the budget.

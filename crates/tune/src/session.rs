@@ -170,7 +170,7 @@ fn halving(
             if !scored.is_empty() && left(clock) < secs + b.overhead_s {
                 break;
             }
-            let m = b.trial(config, secs, &format!("rung {rung}"))?;
+            let m = b.trial(config, secs, &format!("rung {rung}"), obs)?;
             // A longer rung's first trial outranks the shorter trials before it.
             let new_rung = rung > 0 && scored.is_empty();
             if new_rung || best.as_ref().is_none_or(|(_, x)| m.tps >= x.tps) {
@@ -212,7 +212,7 @@ fn random(
         if scored.len() >= 2 && left(clock) < trial_s + b.overhead_s {
             break;
         }
-        let m = b.trial(config, trial_s, "random")?;
+        let m = b.trial(config, trial_s, "random", obs)?;
         if best.as_ref().is_none_or(|(_, x)| m.tps >= x.tps) {
             best = Some((config.clone(), m.clone()));
         }

@@ -157,6 +157,10 @@ pub struct RunArgs {
     pub profile: Option<PathBuf>,
     #[command(flatten)]
     pub replica: ReplicaRunArgs,
+    /// Serve the live interval figures for Prometheus at HOST:PORT (GET /metrics) while it
+    /// runs (docs/metrics.md).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -59,4 +59,8 @@ pub struct ReplayArgs {
     /// Also write the run as JSON to this file.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Serve the live interval figures for Prometheus at HOST:PORT (GET /metrics) while it
+    /// runs (docs/metrics.md).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
 }

@@ -36,6 +36,10 @@ pub struct LabRunArgs {
     pub db: DbArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
+    /// Serve the live interval figures for Prometheus at HOST:PORT (GET /metrics) while it
+    /// runs (docs/metrics.md).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
 }
 
 /// `lab show`.

@@ -66,4 +66,8 @@ pub struct TuneArgs {
     /// --target).
     #[arg(long)]
     pub apply_dynamic_only: bool,
+    /// Serve the live interval figures for Prometheus at HOST:PORT (GET /metrics) while it
+    /// runs (docs/metrics.md).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
 }

@@ -56,7 +56,10 @@ pub fn diff(a: DiffArgs) -> Result<()> {
         sides[0].label,
         sides[1].label
     );
-    let m = rounds::measure(&sides, &work, skipped, &o, &mut Progress, &INTERRUPTED)
+    let mut progress = Progress {
+        started: std::time::Instant::now(),
+    };
+    let m = rounds::measure(&sides, &work, skipped, &o, &mut progress, &INTERRUPTED)
         .map_err(exec_error)?;
     let mut report = analyze(&m, a.threshold);
     if let (Some(dir), Some(pids)) = (&a.profile, pids) {
@@ -171,8 +174,11 @@ fn side_error(e: SideError, dir: &std::path::Path) -> anyhow::Error {
     }
 }
 
-/// Progress on stderr, and the precision rule of the rounds.
-struct Progress;
+/// Progress on stderr (each class measured, with the ETA of the classes left), and the
+/// precision rule of the rounds.
+struct Progress {
+    started: std::time::Instant,
+}
 
 impl DiffObserver for Progress {
     fn precise_enough(&self, rounds: &[Pair<u64>]) -> bool {
@@ -183,8 +189,9 @@ impl DiffObserver for Progress {
         let ratio = paired(&c.rounds)
             .map(|p| format!("B/A {:.3} [{:.3}, {:.3}]", p.ratio, p.low, p.high))
             .unwrap_or_else(|| c.error.clone().unwrap_or_default());
+        let eta = crate::progress::eta_text((i + 1) as f64, n as f64, self.started.elapsed());
         eprintln!(
-            "diff: class {}/{n} {}: {} round(s), {ratio}",
+            "diff: class {}/{n} {}: {} round(s), {ratio}{eta}",
             i + 1,
             qpslab_report::diff::shorten(&c.fingerprint, 60),
             c.rounds.len()

@@ -141,7 +141,7 @@ impl Progress {
     }
 }
 
-/// `qpslab: digest: 120.0 MB of 1000.0 MB (12%), 240 MB/s`.
+/// `qpslab: digest: 120.0 MB of 1000.0 MB (12%), 240 MB/s, ETA 4s` (no size, no ETA).
 fn progress_line(bytes: u64, size: Option<u64>, elapsed: Duration) -> String {
     let mb = bytes as f64 / 1e6;
     let rate = mb / elapsed.as_secs_f64().max(1e-3);
@@ -149,7 +149,10 @@ fn progress_line(bytes: u64, size: Option<u64>, elapsed: Duration) -> String {
         let pct = bytes as f64 * 100.0 / s.max(1) as f64;
         format!(" of {:.1} MB ({pct:.0}%)", s as f64 / 1e6)
     });
-    format!("qpslab: digest: {mb:.1} MB{of}, {rate:.0} MB/s")
+    let eta = size.map_or(String::new(), |s| {
+        crate::progress::eta_text(bytes as f64, s as f64, elapsed)
+    });
+    format!("qpslab: digest: {mb:.1} MB{of}, {rate:.0} MB/s{eta}")
 }
 
 #[cfg(test)]
@@ -161,7 +164,7 @@ mod tests {
         let half_s = Duration::from_millis(500);
         assert_eq!(
             progress_line(120_000_000, Some(1_000_000_000), half_s),
-            "qpslab: digest: 120.0 MB of 1000.0 MB (12%), 240 MB/s"
+            "qpslab: digest: 120.0 MB of 1000.0 MB (12%), 240 MB/s, ETA 4s"
         );
         assert_eq!(
             progress_line(5_000_000, None, half_s),

@@ -13,6 +13,7 @@ use qpslab_core::env::ServerInfo;
 use qpslab_core::fileio::FileIoOptions;
 use qpslab_host::io::{job::Timing, IoError, IoRun};
 use qpslab_store::RunMeta;
+use std::time::Duration;
 
 /// An I/O error as the exit code wants it: the user's mistakes exit 2.
 fn io_error(e: IoError) -> anyhow::Error {
@@ -79,9 +80,15 @@ pub fn io(a: IoArgs) -> Result<()> {
         qpslab_core::units::size_text(options.total_size),
         dir.display()
     );
+    let mut progress = crate::progress::Line::plain(std::time::Duration::from_secs(10));
     let stored =
         qpslab_host::io::stored::measure_stored(&mut store, &meta, &run, &INTERRUPTED, |s| {
             println!("{}", live_line(s, options.block_size));
+            progress.show(|| {
+                let (at, of) = (s.elapsed_s, timing.time_s);
+                let eta = crate::progress::eta_text(at, of, Duration::from_secs_f64(at));
+                format!("io: {at:.0}s of {of:.0}s{eta}")
+            });
         });
     let (id, m) = match stored {
         Ok(s) => (s.run_id, s.measured),

@@ -93,6 +93,49 @@ fn plan(a: &LabSpecArgs) -> Result<()> {
 
 struct LabPrinter {
     inner: Printer,
+    eta: CellsEta,
+}
+
+/// The study's ETA: the plan's warm-up and measured seconds of the cells left, at the pace
+/// of the cells run so far (before the first, the plan's own seconds).
+struct CellsEta {
+    /// Each cell's planned seconds, by sequence number.
+    planned: std::collections::BTreeMap<u32, f64>,
+    /// Planned seconds of the cells this process has run.
+    done: f64,
+    started: std::time::Instant,
+}
+
+impl CellsEta {
+    fn new(l: &Loaded) -> CellsEta {
+        CellsEta {
+            planned: l
+                .plan()
+                .cells
+                .iter()
+                .map(|c| (c.cell.seq, c.seconds))
+                .collect(),
+            done: 0.0,
+            started: std::time::Instant::now(),
+        }
+    }
+
+    /// `progress: cell 3/12, 2m05s elapsed, ETA 10m30s`, as cell `seq` begins.
+    fn line(&self, seq: u32, total: usize) -> String {
+        use crate::progress::{duration_text, eta_s};
+        let left: f64 = self.planned.range(seq..).map(|(_, s)| s).sum();
+        let elapsed = self.started.elapsed();
+        let eta = eta_s(self.done, self.done + left, elapsed).unwrap_or(left);
+        format!(
+            "progress: cell {seq}/{total}, {} elapsed, ETA {}",
+            duration_text(elapsed.as_secs_f64()),
+            duration_text(eta)
+        )
+    }
+
+    fn finished(&mut self, seq: u32) {
+        self.done += self.planned.get(&seq).copied().unwrap_or(0.0);
+    }
 }
 
 impl Observer for LabPrinter {
@@ -116,6 +159,9 @@ impl Observer for LabPrinter {
     fn sample(&mut self, threads: u32, s: &qpslab_core::Sample) {
         self.inner.sample(threads, s);
     }
+    fn interval(&mut self, i: &qpslab_lab::exec::Interval<'_>) {
+        self.inner.interval(i);
+    }
     fn profiled(&mut self, threads: u32, files: &qpslab_core::telemetry::ProfileFiles) {
         self.inner.profiled(threads, files);
     }
@@ -124,8 +170,10 @@ impl Observer for LabPrinter {
 impl StudyObserver for LabPrinter {
     fn cell_started(&mut self, cell: &CellRecord, total: usize) {
         println!("\n== [{}/{total}] {} ==", cell.cell.seq, cell.cell.label);
+        eprintln!("{}", self.eta.line(cell.cell.seq, total));
     }
     fn cell_finished(&mut self, cell: &CellRecord, outcome: Result<&PhaseResult, &str>) {
+        self.eta.finished(cell.cell.seq);
         match outcome {
             Ok(p) => println!(
                 "-- {}: done, {:.1} tps, {:.1} qps, avg {:.2} ms",
@@ -147,9 +195,11 @@ fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
     crate::db::check(&a.db.db)?;
     let mut store = crate::db::open_to_write(&a.db.db)?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let exporter = crate::metrics::start(a.metrics_addr.as_deref())?;
     let started = std::time::Instant::now();
     let mut printer = LabPrinter {
-        inner: Printer::new(),
+        inner: Printer::with_metrics(exporter.as_ref()),
+        eta: CellsEta::new(&l),
     };
     let out = study::run_study(
         &mut store,

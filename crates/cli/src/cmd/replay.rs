@@ -6,6 +6,7 @@
 use crate::args::{ReplayArgs, ReplayModeArg};
 use crate::error::{exec_error, user};
 use crate::outfile::write_json;
+use crate::render_replay::LivePrinter;
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, explicit, sandbox_home, Connected};
 use anyhow::Result;
@@ -25,6 +26,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
              --sandbox or --defaults-file",
         ));
     }
+    let exporter = crate::metrics::start(a.metrics_addr.as_deref())?;
     let kind = crate::cmd::digest::log_type(a.log_type);
     let loaded = load(&a.log, kind).map_err(exec_error)?;
     eprintln!(
@@ -57,8 +59,10 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
     let mut connected = connect(&a.target, None, &sandbox_home(&a.home))?;
     // Statements run in their logged databases unless --database names one.
     connected.options.database.clone_from(&a.target.database);
-    let outcome = crate::db::open_to_write(&a.db.db)
-        .and_then(|mut store| measure(&a, &opts, &loaded, &mut store, &connected));
+    let outcome = crate::db::open_to_write(&a.db.db).and_then(|mut store| {
+        let printer = LivePrinter::new(loaded.log.stmts.len() as u64, exporter.as_ref());
+        measure(&a, &opts, &loaded, &mut store, &connected, printer)
+    });
     let stopped = connected.finish();
     outcome?;
     stopped
@@ -125,6 +129,7 @@ fn measure(
     l: &Loaded,
     store: &mut Store,
     target: &Connected,
+    mut printer: LivePrinter,
 ) -> Result<()> {
     let (mut sampler, server) = qpslab_sql::replay::ready(
         &target.options,
@@ -141,7 +146,6 @@ fn measure(
         qpslab_probe::host_facts(),
         crate::target::command_line(),
     );
-    let mut printer = crate::render_replay::LivePrinter;
     let outcome = qpslab_sql::replay::measure(
         store,
         &meta,

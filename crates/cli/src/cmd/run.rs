@@ -33,6 +33,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     }
     let workload = Workload::new(&plan.workload).map_err(|e| user(e.to_string()))?;
     check_rate_search(&a.replica, &plan)?;
+    let exporter = crate::metrics::start(a.metrics_addr.as_deref())?;
     let mut embedded = a.embedded.clone();
     super::threads::prepare_run(&a.pin, &a.target, &mut embedded.settings)?;
     let mut connected = connect(&a.target, Some(&embedded), &sandbox_home(&a.home))?;
@@ -46,7 +47,10 @@ pub fn run(a: RunArgs) -> Result<()> {
     // The store is opened once the target is known to be valid, so rejected input writes nothing.
     let outcome = crate::db::open_to_write(&a.db.db).and_then(|mut store| {
         let loaders = resolved.prepare_threads;
-        sweep(&a, plan, loaders, &workload, &mut store, &connected)
+        let printer = Printer::with_metrics(exporter.as_ref());
+        sweep(
+            &a, plan, loaders, &workload, &mut store, &connected, printer,
+        )
     });
     let stopped = connected.finish();
     outcome?;
@@ -107,6 +111,7 @@ fn sweep(
     workload: &Workload,
     store: &mut Store,
     target: &Connected,
+    mut printer: Printer,
 ) -> Result<()> {
     let (
         Ready {
@@ -133,13 +138,7 @@ fn sweep(
         lab: home.path(),
         rate_search: a.replica.rate_search.then_some(a.replica.max_lag),
     };
-    let swept = qpslab_lab::sweep::run(
-        store,
-        sweep,
-        &mut sampler,
-        &mut Printer::new(),
-        &INTERRUPTED,
-    );
+    let swept = qpslab_lab::sweep::run(store, sweep, &mut sampler, &mut printer, &INTERRUPTED);
     if let Ok(Swept {
         searched: Some(s), ..
     }) = &swept

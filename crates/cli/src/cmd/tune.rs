@@ -24,13 +24,16 @@ use qpslab_tune::{confirm, Observer, Request, Search, Target, Trial, TuneError};
 /// Runs `qpslab tune`.
 pub fn tune(a: TuneArgs) -> Result<()> {
     let req = check(&a)?;
+    let exporter = crate::metrics::start(a.metrics_addr.as_deref())?;
     let home = sandbox_home(&a.home);
     let connected = connect(&a.target, Some(&a.embedded), &home)?;
     if !connected.ours {
         eprintln!("{}: only settings SET GLOBAL can change are tuned (--apply-dynamic-only), and each is put back at the end", connected.options.describe());
     }
-    let outcome = crate::db::open_to_write(&a.db.db)
-        .and_then(|mut store| session(&a, &req, &mut store, &connected, &home));
+    let outcome = crate::db::open_to_write(&a.db.db).and_then(|mut store| {
+        let metrics = exporter.as_ref().map(|e| e.registry().clone());
+        session(&a, &req, &mut store, &connected, (&home, metrics))
+    });
     let stopped = connected.finish();
     outcome?;
     stopped
@@ -42,7 +45,7 @@ fn session(
     req: &Request,
     store: &mut Store,
     connected: &Connected,
-    home: &SandboxHome,
+    (home, metrics): (&SandboxHome, Option<qpslab_metrics::Registry>),
 ) -> Result<()> {
     let target = Target {
         options: &connected.options,
@@ -55,6 +58,8 @@ fn session(
         connected,
         held: None,
         failure: None,
+        started: std::time::Instant::now(),
+        metrics,
     };
     let outcome = qpslab_tune::tune(req, &target, store, &mut printer, &INTERRUPTED)
         .map_err(|e| error(e, &mut printer.failure, &a.target))?;
@@ -107,6 +112,10 @@ struct TunePrinter<'a> {
     held: Option<SandboxUse>,
     /// The dataset check's own error, returned in place of the tuner's.
     failure: Option<anyhow::Error>,
+    /// When the session began, for the budget's ETA.
+    started: std::time::Instant,
+    /// The live metrics endpoint's registry (`--metrics-addr`).
+    metrics: Option<qpslab_metrics::Registry>,
 }
 
 impl Observer for TunePrinter<'_> {
@@ -156,7 +165,19 @@ impl Observer for TunePrinter<'_> {
     }
 
     fn trial(&mut self, trial: &Trial<'_>) {
-        eprintln!("{}", render_tune::trial_line(trial));
+        // The budget bounds the session: what is left of it is the ETA.
+        let (elapsed, budget) = (self.started.elapsed(), self.req.budget_s);
+        eprintln!(
+            "{} · {} of the {} budget{}",
+            render_tune::trial_line(trial),
+            crate::progress::duration_text(elapsed.as_secs_f64()),
+            crate::progress::duration_text(budget),
+            crate::progress::eta_text(elapsed.as_secs_f64(), budget, elapsed)
+        );
+    }
+
+    fn interval(&mut self, i: &qpslab_lab::exec::Interval<'_>) {
+        crate::metrics::report(self.metrics.as_ref(), i);
     }
 
     fn confirming(&mut self, best: Option<&Config>) {
