@@ -207,6 +207,9 @@ mod tests {
         a.errors.insert(1213, 1);
         b.errors.insert(1213, 2);
         b.errors.insert(1205, 1);
+        a.type_retries.insert((1, 1213), 1);
+        b.type_retries.insert((1, 1213), 2);
+        b.type_retries.insert((0, 1205), 1);
         a.record_start(500, 500);
         b.record_start(5_000, 1_200);
         a.merge(&b);
@@ -216,6 +219,8 @@ mod tests {
         assert_eq!(a.queries.total(), 8);
         assert_eq!(a.errors[&1213], 3);
         assert_eq!(a.error_total(), 4);
+        assert_eq!(a.type_retries[&(1, 1213)], 3);
+        assert_eq!(a.type_retries[&(0, 1205)], 1);
         assert_eq!(a.late_events, 1);
         assert_eq!(a.lag_max_us, 5_000);
         assert_eq!(a.lag_sum_us, 5_500);
