@@ -492,15 +492,31 @@ fn a_spec_mode_run_paces_ten_terminals_and_judges_the_limits() {
     assert!(tx > 100.0 && tx < 1.5 * 10.0 * 60.0 / 0.2099, "{tx}");
     let eff = value(&out, "efficiency:");
     assert!(eff.ends_with("% of 12.86 x 1 NewOrder/min"), "{eff}");
-    for t in ["new_order:", "payment:", "order_status:"] {
-        let v = out
-            .lines()
+    // The limits judged per type: New-Order and Payment (88% of the mix) always ran; the
+    // rarer types are judged when they ran.
+    let judged = |t: &str| {
+        out.lines()
             .rfind(|l| l.trim_start().starts_with(t))
-            .unwrap();
-        assert!(v.ends_with("(limit 5 s): pass"), "{v}");
+            .unwrap()
+            .to_string()
+    };
+    for t in ["new_order:", "payment:"] {
+        assert!(judged(t).ends_with("(limit 5 s): pass"), "{out}");
     }
-    assert!(out.contains("(limit 20 s): pass"), "{out}");
-    assert!(out.contains("not judged"), "{out}");
+    assert!(
+        judged("order_status:").ends_with("(limit 5 s): pass")
+            || judged("order_status:").ends_with("nothing measured")
+    );
+    assert!(!out.contains("): FAIL"), "{out}");
+    assert!(judged("delivery:").contains("not judged"), "{out}");
+    // Keying time is not response time: counted in, every New-Order would take at least its
+    // 18 s x 0.01.
+    let avg_ms: f64 = value(&out, "new_order:")
+        .split('/')
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    assert!(avg_ms < 180.0, "{out}");
     sql(&format!("DROP DATABASE {db}"));
 }
 
