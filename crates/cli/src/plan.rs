@@ -208,12 +208,18 @@ mod tests {
             } else {
                 "0"
             };
-            let pinned = [
+            // TPC-C's run options act on tpcc only, a think-time scale in spec mode only.
+            let tpcc = ["mode", "think_scale", "check"].contains(&def.name);
+            let workload = if tpcc { "tpcc" } else { "oltp_read_only" };
+            let mut pinned = vec![
                 ("warmup", warmup),
                 ("rate", rate),
                 ("rand_seed", "7"),
-                ("workload", "oltp_read_only"),
+                ("workload", workload),
             ];
+            if def.name == "think_scale" {
+                pinned.push(("mode", "spec"));
+            }
             for (name, v) in pinned {
                 if name != def.name {
                     if name != "workload" {
@@ -234,11 +240,7 @@ mod tests {
                 f.extend([def.flag(), def.example.to_string()]);
                 // `--script` is given instead of the workload (the spec may name both: the
                 // script runs, the default workload stays in the plan on both sides).
-                let workload = if def.name == "script" {
-                    ""
-                } else {
-                    "oltp_read_only"
-                };
+                let workload = if def.name == "script" { "" } else { workload };
                 cli_plan(workload, &f)
             };
             let defaults = spec_plans(&format!(
@@ -259,7 +261,7 @@ mod tests {
             }
             assert_ne!(
                 want,
-                cli_plan("oltp_read_only", &flags),
+                cli_plan(workload, &flags),
                 "{}: the example changes nothing",
                 def.name
             );

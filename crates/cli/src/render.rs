@@ -74,17 +74,11 @@ pub fn phase_summary(p: &PhaseResult) -> String {
     let _ = writeln!(o, "General statistics:");
     row(&mut o, 4, "total time:", format!("{:.4}s", p.duration_s));
     row(&mut o, 4, "total number of events:", p.events);
-    let tpcc = crate::render_tpcc::lines(p);
+    let tpcc = tpcc_section(p);
     if !tpcc.is_empty() {
         let _ = writeln!(o);
     }
-    for (indent, label, value) in tpcc {
-        if value.is_empty() {
-            let _ = writeln!(o, "{:indent$}{label}", "");
-        } else {
-            row(&mut o, indent, &label, value);
-        }
-    }
+    o.push_str(&tpcc);
     let _ = writeln!(o);
     latency(&mut o, p);
     if let Some(r) = &p.rate {
@@ -121,6 +115,20 @@ pub fn phase_summary(p: &PhaseResult) -> String {
     }
     let _ = writeln!(o);
     client(&mut o, p);
+    o
+}
+
+/// A phase's TPC-C section in the summary's columns (empty when it did not run TPC-C): the
+/// same text in `run`'s summary and `show`.
+pub fn tpcc_section(p: &PhaseResult) -> String {
+    let mut o = String::new();
+    for (indent, label, value) in crate::render_tpcc::lines(p) {
+        if value.is_empty() {
+            let _ = writeln!(o, "{:indent$}{label}", "");
+        } else {
+            row(&mut o, indent, &label, value);
+        }
+    }
     o
 }
 

@@ -275,70 +275,275 @@ fn bad_warehouses_are_refused_in_one_line() {
     assert_eq!(missing.trim(), "0");
 }
 
+/// A value of `out`'s line labelled `label` (the text after the label).
+fn value(out: &str, label: &str) -> String {
+    let l = out
+        .lines()
+        .find(|l| l.trim_start().starts_with(label))
+        .unwrap_or_else(|| panic!("no {label} in {out}"));
+    l[l.find(label).unwrap() + label.len()..].trim().to_string()
+}
+
+fn per_min(out: &str, label: &str) -> f64 {
+    value(out, label)
+        .parse()
+        .unwrap_or_else(|_| panic!("{label} in {out}"))
+}
+
+/// Holds DISTRICT's rows of warehouse 1, then asks for warehouse 1's row, which a Payment
+/// waiting on a district holds: a deadlock, whose victim InnoDB picks as the transaction that
+/// changed fewer rows (the Payment: this one inserted 1000 first). The Payment is retried.
+fn deadlock_a_payment(db: &str) {
+    sql(&format!(
+        "USE {db}; CREATE TABLE IF NOT EXISTS scratch (id INT); DO SLEEP(0.5); BEGIN; \
+         INSERT INTO scratch SELECT i_id FROM item LIMIT 1000; \
+         SELECT COUNT(*) FROM (SELECT d_id FROM district WHERE d_w_id = 1 FOR UPDATE) d; \
+         DO SLEEP(1); SELECT w_id FROM warehouse WHERE w_id = 1 FOR UPDATE; COMMIT; \
+         DROP TABLE scratch"
+    ));
+}
+
 #[test]
-fn a_short_stress_run_reports_new_orders_and_keeps_the_conditions() {
+fn a_short_stress_run_reports_new_orders_retries_and_keeps_the_conditions() {
     let (s, db) = (Scratch::new(), fresh("tpcc_run"));
     let o = prepare(&s, db, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let sock = socket();
     let target = ["--socket", &sock, "--database", db];
-    let run = s.run(
-        &[
-            &[
-                "run",
-                "tpcc",
-                "--threads",
-                "4",
-                "--time",
-                "3",
-                "--warmup",
-                "0",
-            ][..],
-            &target,
-        ]
-        .concat(),
-    );
-    assert!(run.status.success(), "{}", stderr(&run));
-    let out = stdout(&run);
-    assert!(out.contains("not tpmC") && !out.contains("tpmC:"), "{out}");
-    let per_min = |label: &str| -> f64 {
-        out.lines()
-            .find(|l| l.trim_start().starts_with(label))
-            .and_then(|l| l.split_whitespace().last())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("no {label} in {out}"))
+    let run = |extra: &[&str]| {
+        let args = [&["run", "tpcc", "--warmup", "0"][..], extra, &target].concat();
+        s.run(&args)
     };
-    let (no, tx) = (per_min("NewOrder/min:"), per_min("transactions/min:"));
+    // A Payment deadlocked on purpose while the run goes on.
+    let lock = std::thread::spawn(move || deadlock_a_payment("tpcc_run"));
+    // 16 sessions: each blocks at its first New-Order or Payment on the locked districts, and
+    // the deadlock needs one Payment among them (all 16 on New-Orders: 0.51^16).
+    let r = run(&["--threads", "16", "--time", "4", "--check", "on"]);
+    lock.join().unwrap();
+    assert!(r.status.success(), "{}", stderr(&r));
+    let out = stdout(&r);
+    assert!(out.contains("not tpmC") && !out.contains("tpmC:"), "{out}");
+    let (no, tx) = (
+        per_min(&out, "NewOrder/min:"),
+        per_min(&out, "transactions/min:"),
+    );
     assert!(no > 0.0 && no < tx, "{no} {tx}");
     // About 45% of the transactions are New-Orders.
     assert!((0.30..0.60).contains(&(no / tx)), "{no} {tx}");
+    // The server's count (sum(d_next_o_id)) over the same window: without a warm-up, every
+    // New-Order the client saw commit and no other, so they agree to one New-Order (its
+    // rolled-back ones advance neither).
+    let server = per_min(&out, "server NOPM (sum(d_next_o_id)):");
+    let duration: f64 = value(&out, "total time:")
+        .trim_end_matches('s')
+        .parse()
+        .unwrap();
+    assert!(
+        (server - no).abs() <= 60.0 / duration + 0.1,
+        "{server} {no}"
+    );
     // Each type's latency counts its events: committed and rolled-back New-Orders alike.
-    let value = |label: &str| -> String {
-        let l = out
-            .lines()
-            .find(|l| l.trim_start().starts_with(label))
-            .unwrap_or_else(|| panic!("no {label} in {out}"));
-        l[l.find(label).unwrap() + label.len()..].trim().to_string()
-    };
-    let committed: u64 = value("committed:")
+    let committed: u64 = value(&out, "committed:")
         .split(", ")
         .find_map(|t| t.strip_prefix("new_order "))
         .and_then(|n| n.parse().ok())
         .unwrap();
-    let rolled_back: u64 = value("new_order rolled back:").parse().unwrap();
-    let events = value("new_order:");
+    let rolled_back: u64 = value(&out, "new_order rolled back:").parse().unwrap();
+    let events = value(&out, "new_order:");
     assert!(
         events.ends_with(&format!("({} events)", committed + rolled_back)),
         "{events}: {committed} + {rolled_back}"
     );
     for t in ["payment:", "order_status:", "delivery:", "stock_level:"] {
-        assert!(value(t).ends_with("events)"), "{out}");
+        assert!(value(&out, t).ends_with("events)"), "{out}");
     }
+    // The deadlocked Payment was retried and counted as its type's.
+    let retried = value(&out, "retried (deadlock, lock wait):");
+    let payment = retried
+        .split(", ")
+        .find(|t| t.starts_with("payment "))
+        .unwrap();
+    assert!(payment.contains("1213: "), "{retried}");
+    // Conditions 1-4 held after the phase, checked and stored with it.
+    assert_eq!(out.matches("): pass").count(), 4, "{out}");
     let orders = sql(&format!(
         "SELECT COUNT(*) FROM {db}.orders WHERE o_id > 3000"
     ));
     assert!(orders.trim().parse::<u64>().unwrap() > 0);
-    let check = s.run(&[&["check", "tpcc"][..], &target].concat());
-    assert!(check.status.success(), "{}", stdout(&check));
+    // `show` prints the same figures (one value per fact), the JSON form holds the count.
+    let id = out
+        .lines()
+        .find_map(|l| l.strip_prefix("stored as run "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let db_path = s.db().display().to_string();
+    let shown = stdout(&s.run(&["show", &id, "--db", &db_path]));
+    for label in [
+        "NewOrder/min:",
+        "server NOPM (sum(d_next_o_id)):",
+        "retried (deadlock, lock wait):",
+    ] {
+        assert_eq!(value(&shown, label), value(&out, label), "{shown}");
+    }
+    assert_eq!(shown.matches("): pass").count(), 4, "{shown}");
+    let json = stdout(&s.run(&["show", &id, "--db", &db_path, "--format", "json"]));
+    assert!(json.contains("\"server_new_orders\""), "{json}");
+    // The report shows the figures and the stored check.
+    let report = |id: &str| stdout(&s.run(&["report", id, "--db", &db_path, "--format", "md"]));
+    let md = report(&id);
+    assert!(md.contains("## TPC-C") && md.contains("| stress |"), "{md}");
+    assert!(md.contains("| pass |"), "{md}");
+
+    // Each condition fails alone when a row is damaged on purpose, and holds once repaired;
+    // `run --check` then exits 1 naming it.
+    let check = || s.run(&[&["check", "tpcc"][..], &target].concat());
+    let damage = [
+        (1, "UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1", "UPDATE warehouse SET w_ytd = w_ytd - 1 WHERE w_id = 1"),
+        (2, "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 5", "UPDATE district SET d_next_o_id = d_next_o_id - 1 WHERE d_w_id = 1 AND d_id = 5"),
+        (3, "DELETE FROM new_orders WHERE no_w_id = 1 AND no_d_id = 6 AND no_o_id = 2500", "INSERT INTO new_orders (no_o_id, no_d_id, no_w_id) VALUES (2500, 6, 1)"),
+        (4, "UPDATE orders SET o_ol_cnt = o_ol_cnt + 1 WHERE o_w_id = 1 AND o_d_id = 3 AND o_id = 10", "UPDATE orders SET o_ol_cnt = o_ol_cnt - 1 WHERE o_w_id = 1 AND o_d_id = 3 AND o_id = 10"),
+    ];
+    for (n, harm, repair) in damage {
+        sql(&format!("USE {db}; {harm}"));
+        let bad = check();
+        assert_eq!(
+            bad.status.code(),
+            Some(1),
+            "condition {n}: {}",
+            stdout(&bad)
+        );
+        let text = stdout(&bad);
+        assert!(
+            text.contains(&format!("condition {n} (")) && text.contains("FAIL: warehouse 1"),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches(": pass").count(),
+            3,
+            "only condition {n} fails: {text}"
+        );
+        if n == 1 {
+            // (A run would repair condition 2's damage: its New-Orders go on from d_next_o_id.)
+            let r = run(&["--threads", "2", "--time", "1", "--check", "on"]);
+            assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+            assert!(
+                stderr(&r).contains("TPC-C consistency condition(s) failed: 1 after 2 thread(s)"),
+                "{}",
+                stderr(&r)
+            );
+            assert!(stdout(&r).contains("condition 1 (W_YTD = sum(D_YTD)): FAIL"));
+            let failed_id = stdout(&r)
+                .lines()
+                .find_map(|l| l.strip_prefix("stored as run "))
+                .and_then(|l| l.split_whitespace().next())
+                .unwrap()
+                .to_string();
+            let md = report(&failed_id);
+            assert!(md.contains("| FAIL: 1 |"), "{md}");
+            assert!(
+                md.contains("condition 1 (W_YTD = sum(D_YTD)): FAIL: warehouse 1"),
+                "{md}"
+            );
+        }
+        sql(&format!("USE {db}; {repair}"));
+        assert!(check().status.success(), "condition {n} repaired");
+    }
     sql(&format!("DROP DATABASE {db}"));
+}
+
+#[test]
+fn a_spec_mode_run_paces_ten_terminals_and_judges_the_limits() {
+    let (s, db) = (Scratch::new(), fresh("tpcc_spec"));
+    let o = prepare(&s, db, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sock = socket();
+    let r = s.run(&[
+        "run",
+        "tpcc",
+        "--mode",
+        "spec",
+        "--think-scale",
+        "0.01",
+        "--time",
+        "3",
+        "--warmup",
+        "0",
+        "--socket",
+        &sock,
+        "--database",
+        db,
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let out = stdout(&r);
+    assert!(
+        out.contains("TPC-C, spec mode with keying and think times x0.01 (scaled: not spec-compliant, not tpmC):"),
+        "{out}"
+    );
+    assert!(!out.contains("tpmC:"), "a scaled run gives no tpmC: {out}");
+    // Ten terminals for the one warehouse, each paced by its keying and think times: the
+    // mix's mean pause is 20.99 s x 0.01, so at most about 2860 transactions a minute (less
+    // their response times); the bound leaves room for chance, not for running back to back.
+    assert!(
+        format!("{out}{}", stderr(&r)).contains("thds: 10 "),
+        "{out}"
+    );
+    let tx = per_min(&out, "transactions/min:");
+    assert!(tx > 100.0 && tx < 1.5 * 10.0 * 60.0 / 0.2099, "{tx}");
+    let eff = value(&out, "efficiency:");
+    assert!(eff.ends_with("% of 12.86 x 1 NewOrder/min"), "{eff}");
+    // The limits judged per type: New-Order and Payment (88% of the mix) always ran; the
+    // rarer types are judged when they ran.
+    let judged = |t: &str| {
+        out.lines()
+            .rfind(|l| l.trim_start().starts_with(t))
+            .unwrap()
+            .to_string()
+    };
+    for t in ["new_order:", "payment:"] {
+        assert!(judged(t).ends_with("(limit 5 s): pass"), "{out}");
+    }
+    assert!(
+        judged("order_status:").ends_with("(limit 5 s): pass")
+            || judged("order_status:").ends_with("nothing measured")
+    );
+    assert!(!out.contains("): FAIL"), "{out}");
+    assert!(judged("delivery:").contains("not judged"), "{out}");
+    // Keying time is not response time: counted in, every New-Order would take at least its
+    // 18 s x 0.01.
+    let avg_ms: f64 = value(&out, "new_order:")
+        .split('/')
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    assert!(avg_ms < 180.0, "{out}");
+    sql(&format!("DROP DATABASE {db}"));
+}
+
+#[test]
+fn tpcc_run_options_are_refused_where_they_do_not_apply() {
+    let s = Scratch::new();
+    let sock = socket();
+    for (args, needle) in [
+        (&["run", "tpcc", "--mode", "fast"][..], "stress or spec"),
+        (
+            &["run", "tpcc", "--think-scale", "0.5"][..],
+            "mode spec only",
+        ),
+        (
+            &["run", "tpcc", "--mode", "spec", "--think-scale", "0"][..],
+            "more than 0",
+        ),
+        (
+            &["run", "tpcc", "--mode", "spec", "--rate", "10"][..],
+            "give no rate",
+        ),
+        (
+            &["run", "oltp_point_select", "--check", "on"][..],
+            "tpcc only",
+        ),
+    ] {
+        let o = s.run(&[args, &["--socket", &sock, "--database", "tpcc_never"]].concat());
+        assert_user_error(&o, needle);
+    }
 }

@@ -178,6 +178,10 @@ pub struct PhaseResult {
     /// or stored before loops were measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<crate::client::ClientLoops>,
+    /// What a TPC-C phase measured besides its events: the server's New-Orders, retries per
+    /// transaction type, the consistency check after it (none: not a TPC-C phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpcc: Option<crate::tpcc::TpccFigures>,
 }
 
 impl PhaseResult {

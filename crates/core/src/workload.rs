@@ -3,6 +3,7 @@
 //!
 //! This is plain data: statement generation lives in `qpslab-engine`'s `workload` module.
 
+pub use crate::tpcc::ConsistencyCondition;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -229,24 +230,9 @@ pub struct WorkloadOptions {
     /// `--foreign-keys` of TPC-C (off): create the spec's foreign keys.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub foreign_keys: bool,
-}
-
-/// One of TPC-C's consistency conditions (spec clause 3.3.2) as checked on a server.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ConsistencyCondition {
-    /// The spec's number (1 to 4).
-    pub number: u32,
-    /// The rule, e.g. `W_YTD = sum(D_YTD)`.
-    pub rule: String,
-    /// The warehouses or districts that break it, with the figures (`warehouse 1: ...`).
-    pub offenders: Vec<String>,
-}
-
-impl ConsistencyCondition {
-    /// True when nothing breaks the rule.
-    pub fn passed(&self) -> bool {
-        self.offenders.is_empty()
-    }
+    /// `run tpcc`'s mode, think-time scale and consistency check.
+    #[serde(default, skip_serializing_if = "crate::tpcc::TpccRun::is_default")]
+    pub tpcc: crate::tpcc::TpccRun,
 }
 
 /// TPC-C warehouses `first..=last`: `N` is `1..=N`; `A-B` is a slice that one machine loads
@@ -358,6 +344,7 @@ impl WorkloadOptions {
             init_sql: None,
             warehouses: Warehouses::default(),
             foreign_keys: false,
+            tpcc: crate::tpcc::TpccRun::default(),
         }
     }
 

@@ -377,9 +377,11 @@ pub fn measure(
     let plan = crate::sizing::placed(&meta.plan, target, sampler.server_pid());
     obs.placed(threads, &qpslab_engine::place(&plan, threads).describe());
     let phase = |on_sample: &mut dyn FnMut(&Sample)| {
-        let result = run_phase(target, &plan, workload, threads, on_sample, stop);
+        let result = run_phase(target, &plan, workload, threads, on_sample, stop)
+            .map_err(ExecError::from)
+            .and_then(|p| crate::tpcc_check::checked(target, &plan, p));
         let Some(live) = &live else {
-            return result.map_err(ExecError::from);
+            return result;
         };
         let records = live.borrow_mut().finish();
         let mut phase = result?;

@@ -76,6 +76,7 @@ pub mod sizing;
 pub mod spec;
 pub mod study;
 pub mod sweep;
+mod tpcc_check;
 pub mod unstored;
 pub mod warmup;
 

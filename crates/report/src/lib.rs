@@ -40,6 +40,7 @@ mod report;
 pub mod setup;
 pub mod subjects;
 pub mod svg;
+pub mod tpcc;
 
 pub use charts::{verdict_word, Chart, Section};
 pub use compare::{compare, Comparison, MetricComparison, PointComparison};

@@ -89,6 +89,9 @@ pub struct Report {
     /// The live actions (`run --at`) of the points, with their judgments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<crate::live::ActionRow>,
+    /// TPC-C's figures and consistency check of the points that ran it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tpcc: Vec<crate::tpcc::TpccRow>,
     /// Charts (SVG; not part of the JSON form).
     pub charts: Vec<Chart>,
 }
@@ -126,6 +129,7 @@ pub fn build(input: &ReportInput) -> Result<Report, Error> {
         effects: effects::effects(&input.factors, &points),
         results: points.iter().map(result_row).collect(),
         actions: crate::live::action_rows(&points),
+        tpcc: crate::tpcc::tpcc_rows(&points),
         charts: charts::charts(&variants, &points),
         comparisons,
         variants,

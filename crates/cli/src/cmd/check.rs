@@ -5,7 +5,7 @@ use crate::dataset::server;
 use crate::error::user;
 use crate::target::{command_args, connect, sandbox_home};
 use anyhow::Result;
-use qpslab_core::{ConsistencyCondition, WorkloadKind};
+use qpslab_core::WorkloadKind;
 use qpslab_lab::ready::ReadyError;
 
 /// Runs `qpslab check`.
@@ -30,7 +30,7 @@ pub fn check(a: CheckArgs) -> Result<()> {
     let stopped = target.finish();
     let conditions = outcome?;
     for c in &conditions {
-        println!("{}", condition_line(c));
+        println!("{c}");
     }
     stopped?;
     let failed: Vec<String> = conditions
@@ -48,19 +48,9 @@ pub fn check(a: CheckArgs) -> Result<()> {
     }
 }
 
-/// `condition 1 (W_YTD = sum(D_YTD)): pass`, or `FAIL: ` and the offenders.
-fn condition_line(c: &ConsistencyCondition) -> String {
-    let verdict = if c.passed() {
-        "pass".to_string()
-    } else {
-        format!("FAIL: {}", c.offenders.join("; "))
-    };
-    format!("condition {} ({}): {verdict}", c.number, c.rule)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use qpslab_core::ConsistencyCondition;
 
     #[test]
     fn a_line_per_condition_names_the_offenders() {
@@ -69,10 +59,10 @@ mod tests {
             rule: "W_YTD = sum(D_YTD)".into(),
             offenders: vec![],
         };
-        assert_eq!(condition_line(&c), "condition 1 (W_YTD = sum(D_YTD)): pass");
+        assert_eq!(c.to_string(), "condition 1 (W_YTD = sum(D_YTD)): pass");
         c.offenders = vec!["warehouse 2: w_ytd 1, sum(d_ytd) 2".into()];
         assert_eq!(
-            condition_line(&c),
+            c.to_string(),
             "condition 1 (W_YTD = sum(D_YTD)): FAIL: warehouse 2: w_ytd 1, sum(d_ytd) 2"
         );
     }

@@ -188,7 +188,27 @@ fn finish(store: &Store, swept: &Swept, json: Option<&std::path::Path>) -> Resul
             crate::outfile::write_json(path, &store.run_doc(id)?)?;
         }
     }
-    Ok(())
+    tpcc_check(&swept.phases)
+}
+
+/// A runtime failure naming TPC-C's consistency conditions that failed after a phase
+/// (`run tpcc --check`; each phase's check is printed in its summary and stored with it).
+fn tpcc_check(phases: &[qpslab_core::PhaseResult]) -> Result<()> {
+    let failed: Vec<String> = phases
+        .iter()
+        .filter_map(|p| {
+            let f = p.tpcc.as_ref()?.failed_conditions();
+            let numbers: Vec<String> = f.iter().map(u32::to_string).collect();
+            (!f.is_empty()).then(|| format!("{} after {} thread(s)", numbers.join(", "), p.threads))
+        })
+        .collect();
+    if failed.is_empty() {
+        return Ok(());
+    }
+    Err(anyhow::anyhow!(
+        "TPC-C consistency condition(s) failed: {}",
+        failed.join("; ")
+    ))
 }
 
 /// Refuses a rate search that cannot run (`--rate-search`), before anything starts.

@@ -175,6 +175,11 @@ fn one(store: &Store, id: RunId, format: ShowFormat) -> Result<()> {
         if p.io.is_some() {
             print!("\n{}", crate::render_io::io_summary(p));
         }
+        let tpcc = crate::render::tpcc_section(p);
+        if !tpcc.is_empty() {
+            println!("\n  phase of {} thread(s):", p.threads);
+            print!("{tpcc}");
+        }
         if !p.actions.is_empty() {
             println!("\n  phase of {} thread(s):", p.threads);
             print!("{}", crate::render_live::actions_table(&p.actions));

@@ -268,7 +268,21 @@ impl Collector {
             actions: Vec::new(),
             io: None,
             client: Some(placement.record(busy, waited)),
+            tpcc: None,
         }
+    }
+
+    /// Retried errors by event type and server code (empty when events have no types).
+    pub fn type_retries(&self) -> BTreeMap<String, BTreeMap<u16, u64>> {
+        let mut out: BTreeMap<String, BTreeMap<u16, u64>> = BTreeMap::new();
+        for (&(k, code), &n) in &self.total.type_retries {
+            let name = self.kinds.get(k).map_or("?", |k| k.as_ref());
+            *out.entry(name.to_string())
+                .or_default()
+                .entry(code)
+                .or_insert(0) += n;
+        }
+        out
     }
 }
 

@@ -19,6 +19,7 @@ mod collect;
 mod cpu;
 mod error;
 mod event_loop;
+mod new_orders;
 mod placement;
 mod schedule;
 mod session;
@@ -36,8 +37,10 @@ pub use stats::{blob, new_histogram, record_us, summarize};
 use crate::workload::Workload;
 use collect::Collector;
 use event_loop::{keep_first_cause, open_sessions, Clock, EventLoop, LoopMsg, Shared};
+use new_orders::NewOrderCounter;
 use qpslab_core::plan::{RunPlan, StopCondition};
 use qpslab_core::result::{PhaseResult, Sample};
+use qpslab_core::tpcc::TpccFigures;
 use qpslab_core::ConnectOptions;
 use schedule::Boundaries;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -245,22 +248,72 @@ fn coordinate(
         return Err(e);
     }
     let plan = shared.plan;
+    // TPC-C's New-Orders as the server counts them, read when measurement begins (here when
+    // there is no warm-up) and after the last event.
+    let mut counter = match new_order_counter(shared) {
+        Ok(c) => c,
+        Err(e) => {
+            for s in starts.iter() {
+                let _ = s.send(None);
+            }
+            return Err(e);
+        }
+    };
     let clock = timeline(plan);
     for s in starts {
         let _ = s.send(Some(clock));
     }
     let mut col = Collector::new(clock.bounds, loops, kinds, plan.percentiles.clone());
-    let mut failure = merge_until_done(shared, rx, &mut col, &clock.bounds, loops, on_sample);
+    let mut failure = merge_until_done(
+        shared,
+        rx,
+        &mut col,
+        &clock.bounds,
+        loops,
+        on_sample,
+        &mut counter,
+    );
     if shared.stop.load(Ordering::Relaxed) && failure.is_none() {
         failure = Some(RunError::Interrupted);
     }
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(col.result(
-            shared.sessions,
-            plan.rate.as_ref().map(|r| r.per_second),
-            placement,
-        )),
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let tpcc = match counter.as_mut() {
+        Some(c) => Some(tpcc_figures(shared, c.since_begin()?, &col)),
+        None => None,
+    };
+    let mut result = col.result(
+        shared.sessions,
+        plan.rate.as_ref().map(|r| r.per_second),
+        placement,
+    );
+    result.tpcc = tpcc;
+    Ok(result)
+}
+
+/// The counter of a TPC-C phase, its first reading taken when the phase has no warm-up.
+fn new_order_counter(shared: &Shared<'_>) -> Result<Option<NewOrderCounter>, RunError> {
+    if !shared.workload.is_tpcc() {
+        return Ok(None);
+    }
+    let mut c = NewOrderCounter::open(shared.target)?;
+    if shared.plan.warmup_s == 0.0 {
+        c.begin()?;
+    }
+    Ok(Some(c))
+}
+
+/// What a TPC-C phase measured besides its events.
+fn tpcc_figures(shared: &Shared<'_>, server_new_orders: u64, col: &Collector) -> TpccFigures {
+    let o = shared.workload.options();
+    TpccFigures {
+        mode: o.tpcc.mode,
+        think_scale: o.tpcc.think_scale,
+        warehouses: o.warehouses.last,
+        server_new_orders,
+        retries: col.type_retries(),
+        check: None,
     }
 }
 
@@ -307,8 +360,9 @@ fn timeline(plan: &RunPlan) -> Clock {
     Clock { t0, bounds }
 }
 
-/// Merges the loops' reports into `col`, snapshotting the process CPU at each boundary, until
-/// all `loops` have finished. Returns the first failure.
+/// Merges the loops' reports into `col`, snapshotting the process CPU at each boundary (and
+/// taking `counter`'s first reading at the first), until all `loops` have finished. Returns the
+/// first failure.
 fn merge_until_done(
     shared: &Shared<'_>,
     rx: &Receiver<LoopMsg>,
@@ -316,11 +370,20 @@ fn merge_until_done(
     bounds: &Boundaries,
     loops: usize,
     on_sample: &mut dyn FnMut(&Sample),
+    counter: &mut Option<NewOrderCounter>,
 ) -> Option<RunError> {
     let mut failure: Option<RunError> = None;
     let mut running = loops;
     while running > 0 {
         snapshot_passed(col, bounds, on_sample);
+        if let Some(c) = counter.as_mut().filter(|c| !c.begun()) {
+            if Instant::now() >= bounds.measure_start {
+                if let Err(e) = c.begin() {
+                    shared.abort.store(true, Ordering::Relaxed);
+                    keep_first_cause(&mut failure, e);
+                }
+            }
+        }
         let next = bounds.get(col.next_cpu_boundary());
         let wait = next.map_or(Duration::from_millis(100), |b| {
             b.saturating_duration_since(Instant::now())

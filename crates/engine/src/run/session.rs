@@ -39,6 +39,12 @@ pub(crate) enum State {
         /// When the event goes on.
         until: Instant,
     },
+    /// Waiting until `until` before its event's first call (TPC-C spec mode's think and
+    /// keying times); nothing is on the wire and the wait is in no latency.
+    Pause {
+        /// When the event's first call is sent.
+        until: Instant,
+    },
     /// No more events for this session.
     Done,
 }

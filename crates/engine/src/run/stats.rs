@@ -30,6 +30,9 @@ pub(crate) struct IntervalStats {
     pub queries: QueryCounts,
     /// Retried errors by server code.
     pub errors: BTreeMap<u16, u64>,
+    /// Retried errors by (event type's kind index, server code), for workloads whose events
+    /// have types (TPC-C).
+    pub type_retries: BTreeMap<(usize, u16), u64>,
     /// Connections re-established.
     pub reconnects: u64,
     /// Events that started more than 1 ms after their intended start (fixed rate).
@@ -59,6 +62,7 @@ impl IntervalStats {
             kinds: (0..kinds).map(|_| new_histogram()).collect(),
             queries: QueryCounts::default(),
             errors: BTreeMap::new(),
+            type_retries: BTreeMap::new(),
             reconnects: 0,
             late_events: 0,
             rate_started: 0,
@@ -82,6 +86,9 @@ impl IntervalStats {
         self.queries.other += other.queries.other;
         for (code, n) in &other.errors {
             *self.errors.entry(*code).or_insert(0) += n;
+        }
+        for (key, n) in &other.type_retries {
+            *self.type_retries.entry(*key).or_insert(0) += n;
         }
         self.reconnects += other.reconnects;
         self.late_events += other.late_events;
@@ -200,6 +207,9 @@ mod tests {
         a.errors.insert(1213, 1);
         b.errors.insert(1213, 2);
         b.errors.insert(1205, 1);
+        a.type_retries.insert((1, 1213), 1);
+        b.type_retries.insert((1, 1213), 2);
+        b.type_retries.insert((0, 1205), 1);
         a.record_start(500, 500);
         b.record_start(5_000, 1_200);
         a.merge(&b);
@@ -209,6 +219,8 @@ mod tests {
         assert_eq!(a.queries.total(), 8);
         assert_eq!(a.errors[&1213], 3);
         assert_eq!(a.error_total(), 4);
+        assert_eq!(a.type_retries[&(1, 1213)], 3);
+        assert_eq!(a.type_retries[&(0, 1205)], 1);
         assert_eq!(a.late_events, 1);
         assert_eq!(a.lag_max_us, 5_000);
         assert_eq!(a.lag_sum_us, 5_500);

@@ -120,6 +120,9 @@ pub struct EventBuf {
     pub args: Vec<Arg>,
     /// Storage of every byte-string argument.
     pub bytes: Vec<u8>,
+    /// Microseconds the session waits before the event's first call, counted in no latency:
+    /// TPC-C spec mode's think time after the last transaction and keying time of this one.
+    pub pause_us: u64,
 }
 
 impl EventBuf {
@@ -128,6 +131,7 @@ impl EventBuf {
         self.calls.clear();
         self.args.clear();
         self.bytes.clear();
+        self.pause_us = 0;
     }
 
     /// The bytes of a [`Arg::Bytes`] argument; `None` for an integer.
@@ -219,7 +223,7 @@ impl Workload {
     pub fn new(opts: &WorkloadOptions) -> Result<Workload, WorkloadError> {
         validate(opts)?;
         let tpcc = (opts.kind == WorkloadKind::Tpcc && opts.scripts.is_empty())
-            .then(|| tpcc::TpccGen::new(opts.warehouses.last));
+            .then(|| tpcc::TpccGen::new(opts.warehouses.last).with_run(&opts.tpcc));
         let (statements, base, scripts) = if tpcc.is_some() {
             (tpcc::statements(), [None; Kind::COUNT], None)
         } else if opts.scripts.is_empty() {
@@ -283,6 +287,11 @@ impl Workload {
     /// Like [`Workload::session`] with an explicit session count.
     pub fn session_in(&self, session: u32, sessions: u32, seed: u64) -> SessionGen {
         SessionGen::new(Arc::clone(&self.shared), session, sessions.max(1), seed)
+    }
+
+    /// Whether the events are TPC-C's transactions.
+    pub fn is_tpcc(&self) -> bool {
+        self.shared.tpcc.is_some()
     }
 
     /// The type of the events that statement `stmt` ends (`new_order` for TPC-C's

@@ -5,6 +5,7 @@
 
 use super::defs::Kind;
 use super::script::ScriptGen;
+use super::tpcc;
 use super::{Arg, Call, EventBuf, Shared, C_TEMPLATE, PAD_TEMPLATE};
 use crate::rand::{unique_permute, Distribution, Rng};
 use qpslab_core::workload::WorkloadKind;
@@ -20,6 +21,8 @@ pub struct SessionGen {
     slice: Distribution,
     /// A script workload's per-session state.
     script: Option<ScriptGen>,
+    /// TPC-C's terminal this session is (its home warehouse and pending think time).
+    terminal: tpcc::Terminal,
 }
 
 impl SessionGen {
@@ -32,11 +35,17 @@ impl SessionGen {
         let rmin = rlen * f64::from(session % sessions);
         let slice = Distribution::with_range(&shared.opts.rand, rmin as u64, (rmin + rlen) as u64);
         let script = shared.scripts.as_ref().map(ScriptGen::new);
+        let terminal = shared
+            .tpcc
+            .as_ref()
+            .map(|t| t.terminal(session))
+            .unwrap_or_default();
         SessionGen {
             shared,
             rng,
             slice,
             script,
+            terminal,
         }
     }
 
@@ -51,7 +60,7 @@ impl SessionGen {
             return;
         }
         if let Some(t) = &self.shared.tpcc {
-            t.fill(&mut self.rng, out);
+            t.fill(&mut self.rng, out, &mut self.terminal);
             return;
         }
         let o = &self.shared.opts;

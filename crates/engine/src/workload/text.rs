@@ -85,6 +85,7 @@ mod tests {
             calls: vec![],
             args: vec![],
             bytes: b"a'b\\c".to_vec(),
+            pause_us: 0,
         };
         let args = [
             Arg::Int(-42),

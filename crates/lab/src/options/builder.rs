@@ -5,6 +5,7 @@ use super::Transport;
 use qpslab_core::live::{LiveAction, DEFAULT_SETTLE_AFTER_S};
 use qpslab_core::plan::LiveSpec;
 use qpslab_core::plan::{Arrival, AutoWarmup, RateSpec, RunPlan, SettleSpec, StopCondition};
+use qpslab_core::tpcc::{TpccMode, TERMINALS_PER_WAREHOUSE};
 use qpslab_core::{WorkloadKind, WorkloadOptions};
 
 /// The longest auto warm-up unless `warmup_max` says otherwise.
@@ -45,6 +46,8 @@ pub(crate) enum Warmup {
 #[derive(Clone, Debug)]
 pub(crate) struct Builder {
     pub plan: RunPlan,
+    /// Whether `threads` was given (TPC-C's spec mode otherwise runs 10 per warehouse).
+    pub threads_given: bool,
     pub time_s: Option<f64>,
     pub events: Option<u64>,
     pub warmup: Warmup,
@@ -71,6 +74,7 @@ impl Builder {
     pub fn new(origin: Origin) -> Builder {
         Builder {
             plan: RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpReadOnly)),
+            threads_given: false,
             time_s: None,
             events: None,
             warmup: match origin {
@@ -118,6 +122,7 @@ impl Builder {
             per_second: self.rate,
             arrival: self.arrival,
         });
+        tpcc_run(plan, self.threads_given, self.oltp_named)?;
         check_times(&self.actions, plan.stop.time_s)?;
         // A settle window given without actions is kept, so the stored plan says what was asked.
         let live = !self.actions.is_empty() || self.settle_after_s != DEFAULT_SETTLE_AFTER_S;
@@ -160,6 +165,43 @@ impl Builder {
 
 /// Refuses an action at or past the end of a timed measured phase (checked before anything
 /// connects).
+/// TPC-C's run options: refused for another workload when one was `named` (as the fileio
+/// options are); spec mode runs 10 terminals per warehouse unless `threads` was given, and
+/// paces itself (no `rate`); only spec mode has think times to scale.
+fn tpcc_run(plan: &mut RunPlan, threads_given: bool, named: bool) -> Result<(), String> {
+    let t = plan.workload.tpcc;
+    if t.is_default() {
+        return Ok(());
+    }
+    if plan.workload.kind != WorkloadKind::Tpcc || !plan.workload.scripts.is_empty() {
+        if !named {
+            return Ok(());
+        }
+        return Err(format!(
+            "mode, think_scale and check apply to workload tpcc only, not {}",
+            plan.workload.label()
+        ));
+    }
+    if t.mode != TpccMode::Spec {
+        if t.think_scale != 1.0 {
+            return Err(
+                "think_scale: applies to mode spec only (stress mode has no think time)".into(),
+            );
+        }
+        return Ok(());
+    }
+    if plan.rate.is_some() {
+        return Err(
+            "rate: spec mode's terminals pace themselves by keying and think times; give no rate"
+                .into(),
+        );
+    }
+    if !threads_given {
+        plan.threads = vec![TERMINALS_PER_WAREHOUSE * plan.workload.warehouses.last];
+    }
+    Ok(())
+}
+
 fn check_times(actions: &[LiveAction], time_s: Option<f64>) -> Result<(), String> {
     let (Some(last), Some(time_s)) = (actions.last(), time_s) else {
         return Ok(());

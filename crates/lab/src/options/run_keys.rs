@@ -40,6 +40,7 @@ pub(crate) static RUN: &[OptionDef] = &[
                 .iter()
                 .map(|t| int(t, 1, MAX_CONNECTIONS).map(|t| t as u32))
                 .collect::<Result<_, _>>()?;
+            b.threads_given = true;
             Ok(())
         },
         |b| {

@@ -3,6 +3,7 @@
 
 use super::def::{choices, def, on_off, OptionDef, Scope, ON_OFF, U32};
 use super::value::{float, int, switch, text};
+use qpslab_core::tpcc::TpccMode;
 use qpslab_core::{RandType, Warehouses, WorkloadKind};
 use serde_json::Value;
 
@@ -295,6 +296,55 @@ pub(crate) static WORKLOAD: &[OptionDef] = &[
         foreign_keys,
         "on",
         "TPC-C: create the spec's foreign keys"
+    ),
+    choices(
+        def(
+            "mode",
+            Scope::Run,
+            "stress|spec",
+            "TPC-C: stress (no keying or think time: NewOrder/min) or spec (keying and think \
+             times, 10 terminals per warehouse: tpmC)",
+            "spec",
+            |b, v| {
+                b.plan.workload.tpcc.mode = text(v)?.parse::<TpccMode>()?;
+                Ok(())
+            },
+            |b| b.plan.workload.tpcc.mode.to_string(),
+        ),
+        &["stress", "spec"],
+    ),
+    def(
+        "think_scale",
+        Scope::Run,
+        "X",
+        "TPC-C spec mode: multiply keying and think times by X (a scaled run is not \
+         spec-compliant)",
+        "0.01",
+        |b, v| {
+            let x = float(v)?;
+            if !(x > 0.0 && x <= 100.0) {
+                return Err(format!("must be more than 0 and at most 100, not {x}"));
+            }
+            b.plan.workload.tpcc.think_scale = x;
+            Ok(())
+        },
+        |b| b.plan.workload.tpcc.think_scale.to_string(),
+    ),
+    choices(
+        def(
+            "check",
+            Scope::Run,
+            "on|off",
+            "TPC-C: check consistency conditions 1-4 after each phase, store and print them \
+             (exit 1 when one fails)",
+            "on",
+            |b, v| {
+                b.plan.workload.tpcc.check = switch(v)?;
+                Ok(())
+            },
+            |b| on_off(b.plan.workload.tpcc.check),
+        ),
+        ON_OFF,
     ),
     number!(
         "rand_seed",

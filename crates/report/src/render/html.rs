@@ -2,13 +2,14 @@
 //! that forbids every fetch, so the file reads the same offline and cannot leak a request.
 //! Sections, each with an `id`: what changed, verdicts, context (what ran, on what, how the
 //! client was placed, who ran it when), charts against sessions, per-interval small multiples,
-//! latency distributions, the server over time, comparisons, best results, live actions,
+//! latency distributions, the server over time, comparisons, best results, live actions, TPC-C
+//! (NewOrder/min, the server's NOPM, the consistency check),
 //! factor effects and every phase's results with its stability verdict.
 
 use super::context::{parts, stability_line, OwnedTable};
 use super::{
     actions_table, best_of_table, difference_cells, effects_table, metric_cells, metric_header,
-    results_table, Renderer,
+    results_table, tpcc_failures, tpcc_table, Renderer,
 };
 use crate::charts::Section;
 use crate::error::Error;
@@ -185,6 +186,14 @@ impl Renderer for Html {
             o.push_str("<h2>Live actions</h2>");
             let (head, rows) = actions_table(r);
             table(&mut o, head, rows);
+        }
+        if !r.tpcc.is_empty() {
+            o.push_str("<h2 id=\"tpcc\">TPC-C</h2>");
+            let (head, rows) = tpcc_table(r);
+            table(&mut o, head, rows);
+            for l in tpcc_failures(r) {
+                let _ = write!(o, "<p class=\"warning\">{}</p>", esc(&l));
+            }
         }
         if !r.effects.is_empty() {
             o.push_str("<h2>Factor effects</h2>");

@@ -4,7 +4,7 @@
 use super::context::{parts, stability_line, OwnedTable};
 use super::{
     actions_table, best_of_table, difference_cells, effects_table, metric_cells, metric_header,
-    results_table, Renderer,
+    results_table, tpcc_failures, tpcc_table, Renderer,
 };
 use crate::compare::Comparison;
 use crate::error::Error;
@@ -108,6 +108,14 @@ impl Renderer for Markdown {
             o.push_str("## Live actions\n\n");
             let (head, rows) = actions_table(r);
             table(&mut o, head, rows);
+        }
+        if !r.tpcc.is_empty() {
+            o.push_str("## TPC-C\n\n");
+            let (head, rows) = tpcc_table(r);
+            table(&mut o, head, rows);
+            for l in tpcc_failures(r) {
+                let _ = writeln!(o, "- {}", l);
+            }
         }
         if !r.effects.is_empty() {
             o.push_str("## Factor effects\n\n");

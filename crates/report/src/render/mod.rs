@@ -181,6 +181,51 @@ pub(crate) fn actions_table(r: &Report) -> Table {
     (HEAD, rows)
 }
 
+/// TPC-C's figures per point, with the consistency check stored with it.
+pub(crate) fn tpcc_table(r: &Report) -> Table {
+    const HEAD: &[&str] = &[
+        "run",
+        "point",
+        "mode",
+        "NewOrder/min",
+        "server NOPM",
+        "tpmC",
+        "retries",
+        "consistency 1-4",
+    ];
+    let rows = r
+        .tpcc
+        .iter()
+        .map(|t| {
+            vec![
+                t.run_id.to_string(),
+                t.point.clone(),
+                t.mode.clone(),
+                num(t.new_orders_per_min),
+                opt(t.server_nopm),
+                opt(t.tpmc),
+                t.retries.to_string(),
+                t.verdict(),
+            ]
+        })
+        .collect();
+    (HEAD, rows)
+}
+
+/// The failed consistency conditions' lines, `run N point: condition ...: FAIL: ...`.
+pub(crate) fn tpcc_failures(r: &Report) -> Vec<String> {
+    r.tpcc
+        .iter()
+        .flat_map(|t| {
+            t.conditions
+                .iter()
+                .flatten()
+                .filter(|l| !l.ends_with(": pass"))
+                .map(move |l| format!("run {} {}: {l}", t.run_id, t.point))
+        })
+        .collect()
+}
+
 pub(crate) fn results_table(r: &Report) -> Table {
     let judged = r.results.iter().any(|x| x.stability.is_some());
     let rows = r

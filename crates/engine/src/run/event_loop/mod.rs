@@ -463,6 +463,12 @@ impl<'a> EventLoop<'a> {
         s.warm = warm;
         s.event_start = intended.unwrap_or(now);
         s.call = 0;
+        // A fixed rate paces events itself; otherwise the event may ask for a pause first.
+        if s.ev.pause_us > 0 && intended.is_none() {
+            let us = s.ev.pause_us;
+            self.pause(i, now, us);
+            return Ok(());
+        }
         s.state = State::Call;
         self.send(i, now)
     }

@@ -74,7 +74,7 @@ impl EventLoop<'_> {
                 State::Reconnect { .. } | State::Done => return Ok(bytes.len()),
                 // Unsolicited bytes on an idle session: the server's farewell (an idle timeout
                 // or a kill) before it closes.
-                State::Idle | State::Sleep { .. } => {
+                State::Idle | State::Sleep { .. } | State::Pause { .. } => {
                     let e = io::Error::new(io::ErrorKind::ConnectionAborted, "unsolicited reply");
                     self.lost(i, now, e.into())?;
                     return Ok(bytes.len());
@@ -170,8 +170,14 @@ impl EventLoop<'_> {
         raw: &[u8],
     ) -> Result<(), RunError> {
         if RETRY_CODES.contains(&code) {
-            if !self.sessions[i].warm {
+            let s = &self.sessions[i];
+            if !s.warm {
                 *self.stats.errors.entry(code).or_insert(0) += 1;
+                // The type of the event retried, when events have types (TPC-C's).
+                let last = s.ev.calls.last().map(|c| c.stmt as usize);
+                if let Some(k) = last.and_then(|st| self.shared.event_kind_of[st]) {
+                    *self.stats.type_retries.entry((k, code)).or_insert(0) += 1;
+                }
             }
             self.sessions[i].state = State::Rollback;
             return self.send(i, now);

@@ -1,5 +1,6 @@
 //! TPC-C's five transactions (spec clause 2) as events of the engine, in stress mode (no keying
-//! or think time).
+//! or think time, each on a random warehouse) or spec mode (each session a terminal with a home
+//! warehouse and district, keying and think times as [`EventBuf::pause_us`]).
 //!
 //! An event is a list of statements built before it runs and the engine never reads a
 //! result, so the data a transaction carries from one statement to the next stays on the
@@ -18,6 +19,7 @@ pub mod spec;
 
 use super::{Arg, Call, EventBuf, ParamKind, StatementDef, StmtClass};
 use crate::rand::Rng;
+use qpslab_core::tpcc::{TpccMode, TpccRun, KEYING_S, TERMINALS_PER_WAREHOUSE, THINK_MEAN_S};
 use spec::{nurand, Constants};
 use std::sync::Arc;
 
@@ -141,24 +143,59 @@ pub enum Transaction {
     StockLevel,
 }
 
-/// One session's transaction generator.
+/// The transactions' generator, shared by a run's sessions.
 #[derive(Debug)]
 pub struct TpccGen {
     warehouses: u64,
     c: Constants,
+    mode: TpccMode,
+    /// Keying and think times' scale.
+    scale: f64,
+}
+
+/// One session as a terminal: in spec mode it has a home warehouse and district (clause
+/// 2.4.1.1, 2.8.1.1) and owes the think time of its last transaction.
+#[derive(Debug, Default)]
+pub struct Terminal {
+    /// Home warehouse and district (none: stress mode, a random warehouse per transaction).
+    home: Option<(i64, i64)>,
+    /// Think time still owed after the last transaction, µs.
+    think_us: u64,
 }
 
 impl TpccGen {
-    /// The generator of a run over warehouses 1..=`warehouses`.
+    /// The generator of a stress-mode run over warehouses 1..=`warehouses`.
     pub fn new(warehouses: u32) -> TpccGen {
         TpccGen {
             warehouses: u64::from(warehouses.max(1)),
             c: Constants::RUN,
+            mode: TpccMode::Stress,
+            scale: 1.0,
         }
     }
 
-    /// Draws the next transaction of the standard mix and fills `out` with it.
-    pub fn fill(&self, rng: &mut Rng, out: &mut EventBuf) -> Transaction {
+    /// The same generator with `run`'s mode and think-time scale.
+    pub fn with_run(mut self, run: &TpccRun) -> TpccGen {
+        self.mode = run.mode;
+        self.scale = run.think_scale;
+        self
+    }
+
+    /// Session `session` as a terminal: in spec mode, terminals 0-9 are warehouse 1's
+    /// districts 1-10, 10-19 warehouse 2's, and so on around the warehouses.
+    pub fn terminal(&self, session: u32) -> Terminal {
+        let home = (self.mode == TpccMode::Spec).then(|| {
+            let per = u64::from(TERMINALS_PER_WAREHOUSE);
+            let s = u64::from(session);
+            ((s / per % self.warehouses + 1) as i64, (s % per + 1) as i64)
+        });
+        Terminal { home, think_us: 0 }
+    }
+
+    /// Draws the next transaction of the standard mix and fills `out` with it for `terminal`;
+    /// in spec mode `out.pause_us` is the think time owed plus this transaction's keying time,
+    /// and the terminal then owes this transaction's think time.
+    pub fn fill(&self, rng: &mut Rng, out: &mut EventBuf, terminal: &mut Terminal) -> Transaction {
         let t = match rng.uniform(1, 100) {
             1..=45 => Transaction::NewOrder,
             46..=88 => Transaction::Payment,
@@ -166,13 +203,33 @@ impl TpccGen {
             93..=96 => Transaction::Delivery,
             _ => Transaction::StockLevel,
         };
-        self.transaction(t, rng, out);
+        self.transaction_at(t, rng, out, terminal.home);
+        if self.mode == TpccMode::Spec {
+            let keying = seconds_us(KEYING_S[t as usize] * self.scale);
+            out.pause_us = terminal.think_us + keying;
+            terminal.think_us = think_us(rng, THINK_MEAN_S[t as usize] * self.scale);
+        }
         t
     }
 
-    /// Fills `out` with transaction `t`.
+    /// Fills `out` with transaction `t` on a random warehouse.
     pub fn transaction(&self, t: Transaction, rng: &mut Rng, out: &mut EventBuf) {
-        let w = rng.uniform(1, self.warehouses) as i64;
+        self.transaction_at(t, rng, out, None);
+    }
+
+    /// Fills `out` with transaction `t` for a terminal at `home` (warehouse, district), or on
+    /// a random warehouse.
+    fn transaction_at(
+        &self,
+        t: Transaction,
+        rng: &mut Rng,
+        out: &mut EventBuf,
+        home: Option<(i64, i64)>,
+    ) {
+        let w = match home {
+            Some((w, _)) => w,
+            None => rng.uniform(1, self.warehouses) as i64,
+        };
         let mut e = Event { out };
         match t {
             Transaction::NewOrder => self.new_order(rng, &mut e, w),
@@ -193,7 +250,11 @@ impl TpccGen {
                 e.push(S::DlCommit, &[]);
             }
             Transaction::StockLevel => {
-                let d = rng.uniform(1, 10) as i64;
+                // A terminal's Stock-Level is for its own district (clause 2.8.1.1).
+                let d = match home {
+                    Some((_, d)) => d,
+                    None => rng.uniform(1, 10) as i64,
+                };
                 let threshold = rng.uniform(10, 20) as i64;
                 e.push(S::SlBegin, &[]);
                 e.push(S::SlDistrict, &[w, d]);
@@ -305,6 +366,19 @@ impl TpccGen {
     }
 }
 
+/// `s` seconds in µs.
+fn seconds_us(s: f64) -> u64 {
+    (s * 1e6).round() as u64
+}
+
+/// A think time with mean `mean_s` seconds, µs: negative exponential, truncated at 10 times
+/// the mean (clause 5.2.5.4).
+fn think_us(rng: &mut Rng, mean_s: f64) -> u64 {
+    // 1 - u lies in (0, 1], so the logarithm is finite.
+    let t = -(1.0 - rng.next_f64()).ln() * mean_s;
+    seconds_us(t.min(10.0 * mean_s))
+}
+
 /// Appends calls to an event.
 struct Event<'a> {
     out: &'a mut EventBuf,
@@ -336,7 +410,8 @@ mod tests {
         let mut rollbacks = 0;
         for _ in 0..20_000 {
             ev.clear();
-            let t = g.fill(&mut rng, &mut ev);
+            let t = g.fill(&mut rng, &mut ev, &mut Terminal::default());
+            assert_eq!(ev.pause_us, 0, "stress mode has no pause");
             seen[t as usize] += 1;
             for c in &ev.calls {
                 assert_eq!(
@@ -367,5 +442,46 @@ mod tests {
         assert_eq!(transaction_ended_by("payment.commit"), Some("payment"));
         assert_eq!(transaction_ended_by("payment.begin"), None);
         assert_eq!(class("SET @c_id = ?"), StmtClass::Other);
+    }
+
+    #[test]
+    fn spec_mode_terminals_have_a_home_and_pause_for_keying_and_think_time() {
+        let run = TpccRun {
+            mode: TpccMode::Spec,
+            think_scale: 0.5,
+            check: false,
+        };
+        let g = TpccGen::new(3).with_run(&run);
+        assert_eq!(g.terminal(0).home, Some((1, 1)));
+        assert_eq!(g.terminal(19).home, Some((2, 10)));
+        assert_eq!(g.terminal(30).home, Some((1, 1)), "around the warehouses");
+        let defs = statements();
+        let mut term = g.terminal(13);
+        let (mut rng, mut ev) = (Rng::new(3), EventBuf::default());
+        let mut owed = 0;
+        let (mut thinks, mut n) = (0.0, 0.0);
+        for _ in 0..20_000 {
+            ev.clear();
+            let t = g.fill(&mut rng, &mut ev, &mut term);
+            let keying = seconds_us(KEYING_S[t as usize] * 0.5);
+            assert_eq!(ev.pause_us, owed + keying, "{t:?}");
+            owed = term.think_us;
+            let mean = THINK_MEAN_S[t as usize] * 0.5;
+            assert!(owed as f64 <= 10.0 * mean * 1e6 + 1.0, "truncated at 10x");
+            if t == Transaction::Payment {
+                thinks += owed as f64 / 1e6;
+                n += 1.0;
+            }
+            // Every transaction is on the terminal's warehouse 2 (Payment's customer and a
+            // New-Order's supply warehouse may be remote); Stock-Level on its district 4.
+            let first = &ev.calls[1];
+            let args = ev.call_args(first);
+            if defs[first.stmt as usize].kind.starts_with("stock_level") {
+                assert_eq!((&args[0], &args[1]), (&Arg::Int(2), &Arg::Int(4)));
+            }
+        }
+        // Payment's think time: mean 12 s x 0.5 (a little less, truncated at 10x).
+        let mean = thinks / n;
+        assert!((5.5..6.3).contains(&mean), "{mean}");
     }
 }

@@ -1,0 +1,18 @@
+//! TPC-C's consistency conditions 1-4 checked after a measured phase (`run tpcc --check`), so
+//! the check is stored with the phase it followed.
+
+use crate::error::ExecError;
+use qpslab_core::{ConnectOptions, PhaseResult, RunPlan};
+
+/// `phase` with conditions 1-4 checked on `target` after it, when the plan asks for it and
+/// the phase ran TPC-C's transactions.
+pub(crate) fn checked(
+    target: &ConnectOptions,
+    plan: &RunPlan,
+    mut phase: PhaseResult,
+) -> Result<PhaseResult, ExecError> {
+    if let Some(t) = phase.tpcc.as_mut().filter(|_| plan.workload.tpcc.check) {
+        t.check = Some(qpslab_engine::prepare::check_tpcc(target)?);
+    }
+    Ok(phase)
+}
