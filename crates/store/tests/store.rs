@@ -125,6 +125,19 @@ fn phase(threads: u32, events: u64) -> PhaseResult {
         replay: None,
         actions: Vec::new(),
         io: None,
+        // A TPC-C phase's own figures travel with the phase (round-trip checked below).
+        tpcc: Some(qpslab_core::tpcc::TpccFigures {
+            warehouses: 2,
+            think_scale: 1.0,
+            server_new_orders: 1234,
+            retries: [(
+                "payment".to_string(),
+                [(1213u16, 2u64)].into_iter().collect(),
+            )]
+            .into_iter()
+            .collect(),
+            ..Default::default()
+        }),
         client: Some(qpslab_core::client::ClientLoops {
             cpus: vec![1],
             pinned: true,
