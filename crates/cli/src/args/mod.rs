@@ -9,6 +9,7 @@ mod diff;
 mod digest;
 mod flags;
 mod io;
+mod output;
 mod replay;
 mod replica;
 mod restore;
@@ -22,6 +23,7 @@ pub use diff::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use io::IoArgs;
+pub use output::*;
 pub use replay::*;
 pub use replica::*;
 pub use restore::*;
@@ -29,7 +31,7 @@ pub use study::*;
 pub use threads::*;
 pub use tune::*;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// A performance lab for MySQL-family servers.
@@ -193,9 +195,9 @@ pub struct RunArgs {
     pub db: DbArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
-    /// Also write the run as JSON to this file.
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
+    /// Output: table (the live lines), json or csv (the stored run, printed at its end).
+    #[command(flatten)]
+    pub output: OutputArgs<JsonPath>,
     /// Record the server (a sandbox) with perf during each phase: DIR/RUN-tN.folded and .svg.
     #[arg(long, value_name = "DIR")]
     pub profile: Option<PathBuf>,
@@ -250,13 +252,11 @@ pub struct ShowArgs {
     pub run: Option<i64>,
     #[command(flatten)]
     pub db: DbArgs,
-    /// Print JSON instead of a table (the same as --format json).
-    #[arg(long, conflicts_with = "format")]
-    pub json: bool,
-    /// Output format; csv gives one row per phase, the same columns for every run (with no
-    /// RUN: every phase of the listed runs).
-    #[arg(long, value_enum)]
-    pub format: Option<ShowFormat>,
+    /// Output: table, json (the run's one JSON form; a list of runs with no RUN) or csv (one
+    /// row per phase, the same columns for every run; with no RUN, every phase of the listed
+    /// runs).
+    #[command(flatten)]
+    pub output: OutputArgs<JsonSwitch>,
     /// Write RUN's latency histograms (each phase's events, then each statement kind) to FILE
     /// in HdrHistogram's interval log format ('-': standard output).
     #[arg(long, value_name = "FILE", requires = "run")]
@@ -264,27 +264,6 @@ pub struct ShowArgs {
     /// With no RUN: how many runs to list.
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
-}
-
-/// Output formats of `qpslab show`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ShowFormat {
-    /// Aligned terminal tables.
-    Table,
-    /// The run's one JSON form (a list of runs with no RUN).
-    Json,
-    /// CSV, one row per phase.
-    Csv,
-}
-
-impl ShowArgs {
-    /// The format asked for, `--json` included.
-    pub fn format(&self) -> ShowFormat {
-        match (self.json, self.format) {
-            (true, _) => ShowFormat::Json,
-            (false, f) => f.unwrap_or(ShowFormat::Table),
-        }
-    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -334,9 +313,8 @@ pub struct ServerStartArgs {
     pub pin: PinArgs,
     #[command(flatten)]
     pub replication: ReplicationArgs,
-    /// Print the started sandbox as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: OutputArgs<JsonSwitch>,
 }
 
 #[derive(Args, Debug)]
@@ -362,9 +340,8 @@ pub struct ServerRmArgs {
 pub struct ServerListArgs {
     #[command(flatten)]
     pub home: SandboxHomeArgs,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: OutputArgs<JsonSwitch>,
 }
 
 #[derive(Args, Debug)]

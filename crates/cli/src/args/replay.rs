@@ -1,7 +1,7 @@
 //! `qpslab replay`: its own flags; the target, the results store and the lab directory are the
 //! shared argument groups.
 
-use super::{DbArgs, LogTypeArg, SandboxHomeArgs, TargetArgs};
+use super::{DbArgs, JsonPath, LogTypeArg, OutputArgs, SandboxHomeArgs, TargetArgs};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -56,7 +56,7 @@ pub struct ReplayArgs {
     pub db: DbArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
-    /// Also write the run as JSON to this file.
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
+    /// Output: table (the live lines), json or csv (the stored run, printed at its end).
+    #[command(flatten)]
+    pub output: OutputArgs<JsonPath>,
 }

@@ -2,8 +2,10 @@
 //! file (see `qpslab_lab::spec`). This module only parses, prints and maps errors; the lab crate
 //! expands, orders, executes and resumes.
 
+use crate::args::Format::{Csv, Json, Table};
 use crate::args::{LabCommand, LabRunArgs, LabShowArgs, LabSpecArgs};
 use crate::error::user;
+use crate::out::Output;
 use crate::printer::Printer;
 use crate::render::table;
 use crate::signals::INTERRUPTED;
@@ -44,31 +46,20 @@ fn study_error(e: StudyError) -> anyhow::Error {
     }
 }
 
+/// The columns of `lab plan`.
+const PLAN_HEADER: [&str; 6] = [
+    "seq",
+    "cell",
+    "variant",
+    "workload",
+    "threads",
+    "warm-up+time",
+];
+
 fn plan(a: &LabSpecArgs) -> Result<()> {
+    let out = Output::new(&a.output, "lab plan", &[Table, Json, Csv])?;
     let l = load(&a.spec)?;
-    if a.json {
-        // Through a Value: its keys are in order.
-        let v = serde_json::to_value(l.plan_doc())?;
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
-    }
     let plan = l.plan();
-    println!(
-        "study '{}': {} setup(s), {} cell(s)",
-        plan.name,
-        plan.setups,
-        plan.cells.len()
-    );
-    let header: Vec<String> = [
-        "seq",
-        "cell",
-        "variant",
-        "workload",
-        "threads",
-        "warm-up+time",
-    ]
-    .map(String::from)
-    .to_vec();
     let rows: Vec<Vec<String>> = plan
         .cells
         .iter()
@@ -83,12 +74,21 @@ fn plan(a: &LabSpecArgs) -> Result<()> {
             ]
         })
         .collect();
-    print!("{}", table(&header, &rows));
-    println!(
-        "{} server start(s); at least {:.0}s of warm-up and measurement",
-        plan.restarts, plan.seconds
-    );
-    Ok(())
+    out.emit(|f| match f {
+        // Through a Value: its keys are in order.
+        Json => crate::out::json(&serde_json::to_value(l.plan_doc())?),
+        Csv => crate::out::csv(&PLAN_HEADER, rows.clone()),
+        _ => Ok(format!(
+            "study '{}': {} setup(s), {} cell(s)\n{}{} server start(s); at least {:.0}s of \
+             warm-up and measurement\n",
+            plan.name,
+            plan.setups,
+            plan.cells.len(),
+            table(&PLAN_HEADER.map(String::from), &rows),
+            plan.restarts,
+            plan.seconds
+        )),
+    })
 }
 
 struct LabPrinter {
@@ -241,61 +241,77 @@ fn study_name(arg: &str) -> Result<String> {
 }
 
 fn show(a: &LabShowArgs) -> Result<()> {
+    let mut out = a.output.clone();
+    if a.csv {
+        out.format = Some(Csv);
+    }
+    let out = Output::new(&out, "lab show", &[Table, Json, Csv])?;
     let store = crate::db::open_to_read(&a.db.db)?;
     let Some(arg) = &a.study else {
-        return list(&store, a);
+        return list(&store, &out);
     };
     let name = study_name(arg)?;
     let s = store
         .study_by_name(&name)
         .map_err(|e| user(e.to_string()))?;
     let cells = store.study_cells(s.id)?;
-    if a.json {
-        // Through a Value: its keys are in order.
-        let v = serde_json::to_value(store.study_doc(&s)?)?;
-        // Studies stored by an older qpslab may hold a target's password: never print it.
-        let text = serde_json::to_string_pretty(&v)?;
-        println!("{}", qpslab_store::redact_url_passwords(&text));
-    } else if a.csv {
-        let rows = store
-            .cell_figures(s.id)?
-            .iter()
-            .map(CellFigures::csv_row)
-            .collect::<Result<Vec<_>, _>>()?;
-        qpslab_store::write_csv(std::io::stdout().lock(), STUDY_CSV_HEADER, rows)?;
-    } else {
-        println!(
-            "study '{}': {} ({} cells){}",
-            s.name,
-            s.status,
-            cells.len(),
-            if s.factors.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ", factors: {}",
-                    s.factors
-                        .iter()
-                        .map(|f| format!("{} ({})", f.name, f.levels.join("/")))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
-        );
-        print_cells(&store, &s.name)?;
-    }
-    Ok(())
+    out.emit(|f| match f {
+        Json => {
+            // Through a Value: its keys are in order.
+            let text = crate::out::json(&serde_json::to_value(store.study_doc(&s)?)?)?;
+            // Studies stored by an older qpslab may hold a target's password: never print it.
+            Ok(qpslab_store::redact_url_passwords(&text))
+        }
+        Csv => {
+            let rows = store
+                .cell_figures(s.id)?
+                .iter()
+                .map(CellFigures::csv_row)
+                .collect::<Result<Vec<_>, _>>()?;
+            crate::out::csv(STUDY_CSV_HEADER, rows)
+        }
+        _ => {
+            println!(
+                "study '{}': {} ({} cells){}",
+                s.name,
+                s.status,
+                cells.len(),
+                if s.factors.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", factors: {}",
+                        s.factors
+                            .iter()
+                            .map(|f| format!("{} ({})", f.name, f.levels.join("/")))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+            );
+            // The cells' table is printed as it is for `lab run` (no document to keep).
+            print_cells(&store, &s.name)?;
+            Ok(String::new())
+        }
+    })
 }
 
-fn list(store: &Store, a: &LabShowArgs) -> Result<()> {
+fn list(store: &Store, out: &Output) -> Result<()> {
     let studies = store.study_summaries()?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&studies)?);
-    } else if a.csv {
-        let rows = studies.iter().map(StudySummary::csv_row);
-        qpslab_store::write_csv(std::io::stdout().lock(), STUDY_LIST_CSV_HEADER, rows)?;
-    } else if studies.is_empty() {
-        println!("no studies stored in {}", store.path().display());
+    out.emit(|f| match f {
+        Json => crate::out::json(&studies),
+        Csv => crate::out::csv(
+            STUDY_LIST_CSV_HEADER,
+            studies.iter().map(StudySummary::csv_row),
+        ),
+        _ => Ok(list_table(store, &studies)),
+    })
+}
+
+/// `lab show`'s table of studies.
+fn list_table(store: &Store, studies: &[StudySummary]) -> String {
+    if studies.is_empty() {
+        format!("no studies stored in {}\n", store.path().display())
     } else {
         let header: Vec<String> = ["study", "status", "done", "failed"]
             .map(String::from)
@@ -311,7 +327,6 @@ fn list(store: &Store, a: &LabShowArgs) -> Result<()> {
                 ]
             })
             .collect();
-        print!("{}", table(&header, &rows));
+        table(&header, &rows)
     }
-    Ok(())
 }

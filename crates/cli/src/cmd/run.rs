@@ -5,7 +5,7 @@
 //! the printer shows its progress; then the sweep table and `--json`.
 
 use super::threads::RunPlacement;
-use crate::args::{ReplicaRunArgs, RunArgs, TargetArgs};
+use crate::args::{JsonPath, OutputArgs, ReplicaRunArgs, RunArgs, TargetArgs};
 use crate::dataset::server;
 use crate::error::exec_error;
 use crate::error::user;
@@ -151,7 +151,7 @@ fn sweep(
         p.stop();
     }
     let swept = swept.map_err(|e| sweep_error(e, a, &label))?;
-    finish(store, &swept, a.json.as_deref())
+    finish(store, &swept, &a.output)
 }
 
 /// The library's error as the CLI reports it.
@@ -168,8 +168,8 @@ fn sweep_error(e: SweepError, a: &RunArgs, label: &str) -> anyhow::Error {
     }
 }
 
-/// Prints the run's sweep table and where it is stored, and writes `--json`.
-fn finish(store: &Store, swept: &Swept, json: Option<&std::path::Path>) -> Result<()> {
+/// Prints the run's sweep table and where it is stored, then the stored run as `out` asks.
+fn finish(store: &Store, swept: &Swept, out: &OutputArgs<JsonPath>) -> Result<()> {
     let plan = &swept.meta.plan;
     println!(
         "\n{} on {} ({} per phase)",
@@ -185,9 +185,7 @@ fn finish(store: &Store, swept: &Swept, json: Option<&std::path::Path>) -> Resul
             store.path().display(),
             id.0
         );
-        if let Some(path) = json {
-            crate::outfile::write_json(path, &store.run_doc(id)?)?;
-        }
+        super::show::emit_run(out, "run", store, id)?;
     }
     Ok(())
 }
