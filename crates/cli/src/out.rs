@@ -124,22 +124,22 @@ impl Output {
     where
         L: clap::Args + clap::FromArgMatches + Legacy,
     {
-        let refuse = |flag: &str, f: Format| {
+        // `--format md` or `--export-md FILE`, and what the command writes instead.
+        let refuse = |asked: String| {
             let names: Vec<_> = can.iter().map(|f| f.name()).collect();
             user(format!(
-                "{flag} {}: `qpslab {command}` writes {}",
-                f.name(),
+                "{asked}: `qpslab {command}` writes {}",
                 names.join(", ")
             ))
         };
         let format = a.format().or(default).unwrap_or(can[0]);
         if !can.contains(&format) {
-            return Err(refuse("--format", format));
+            return Err(refuse(format!("--format {}", format.name())));
         }
         let mut exports = Vec::new();
         for (flag, f, path) in a.exports() {
             if !can.contains(&f) {
-                return Err(refuse(flag, f));
+                return Err(refuse(format!("{flag} {}", path.display())));
             }
             crate::outfile::check(flag, path, true)?;
             exports.push((flag, f, path.to_path_buf()));
