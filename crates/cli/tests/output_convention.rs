@@ -24,6 +24,8 @@ struct Fixture {
     spec: String,
     /// What `run --format json --json PATH --export-csv PATH` printed and wrote.
     run: (String, String, String),
+    /// What `lab run --format json` printed.
+    study: String,
 }
 
 fn fixture() -> &'static Fixture {
@@ -93,13 +95,14 @@ fn fixture() -> &'static Fixture {
         )
         .unwrap();
         let spec = spec.display().to_string();
-        ok(s, &["lab", "run", &spec]);
+        let study = ok(s, &["lab", "run", &spec, "--format", "json"]);
         Fixture {
             s,
             sock,
             log,
             spec,
             run,
+            study,
         }
     })
 }
@@ -265,6 +268,15 @@ fn lab_plan_and_show_in_every_format() {
 
     let study = exported(&["lab", "show", "oc"], "study.json");
     assert_eq!(study["cells"].as_array().unwrap().len(), 1, "{study}");
+    // `lab run` ends with the study's document, as `lab show` writes it.
+    let shown = ok(f.s, &["lab", "show", "oc", "--format", "json"]);
+    assert!(f.study == shown, "lab run and lab show differ");
+    refused(
+        &["lab", "run", &f.spec],
+        "md",
+        "lab run",
+        "table, json, csv",
+    );
     assert_eq!(json(&["lab", "show"]).as_array().unwrap().len(), 1);
     let (header, rows) = csv(&["lab", "show", "oc"]);
     assert_eq!(rows, 1);
@@ -372,7 +384,14 @@ fn server_commands() {
     let status = ok(f.s, &["server", "status", "oc", "--json"]);
     let status: Value = serde_json::from_str(&status).unwrap();
     assert_eq!(status["sandbox"]["pid"], started["pid"], "{status}");
-    ok(f.s, &["server", "stop", "oc", "--rm"]);
+    let stopped = json(&["server", "stop", "oc", "--rm"]);
+    assert_eq!(stopped["removed"], true, "{stopped}");
+    refused(
+        &["server", "stop", "oc"],
+        "csv",
+        "server stop",
+        "table, json",
+    );
 
     let t = exported(&["server", "threads", "--socket", &f.sock], "threads.json");
     assert!(
@@ -388,7 +407,7 @@ fn server_commands() {
 }
 
 #[test]
-fn advise_capture_io_and_tune() {
+fn advise_capture_io_tune_check_and_cleanup() {
     let f = fixture();
     let a = exported(&["advise", "--socket", &f.sock], "advise.json");
     assert!(a["findings"].is_array(), "{a}");
@@ -421,6 +440,18 @@ fn advise_capture_io_and_tune() {
     ]);
     assert!(doc["entries"].is_u64(), "{doc}");
     refused(&["io", "seqrd"], "md", "io", "table, json, csv");
+    refused(&["check", "tpcc"], "csv", "check", "table, json");
+    // A database with no table of ours: nothing dropped.
+    sql("CREATE DATABASE IF NOT EXISTS output_convention_empty");
+    let empty = [
+        "cleanup",
+        "--socket",
+        &f.sock,
+        "--database",
+        "output_convention_empty",
+    ];
+    assert_eq!(json(&empty)["dropped"], Value::Array(vec![]));
+    refused(&empty, "md", "cleanup", "table, json");
     // Its own store: the other tests count the runs of the shared one.
     let (dir, db) = (f.s.path().join("io"), f.s.path().join("io.db"));
     std::fs::create_dir(&dir).unwrap();

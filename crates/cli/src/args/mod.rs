@@ -234,6 +234,9 @@ pub struct CleanupArgs {
     pub target: TargetArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
+    /// Output: table (a line) or json (the tables dropped).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -244,6 +247,9 @@ pub struct CheckArgs {
     pub target: TargetArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
+    /// Output: table (a line per condition) or json (each condition with its offenders).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -326,6 +332,9 @@ pub struct ServerStopArgs {
     /// Also delete its directory (datadir, logs).
     #[arg(long)]
     pub rm: bool,
+    /// Output: table (a line) or json (name, removed, the replicas left running).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]

@@ -36,6 +36,9 @@ pub struct LabRunArgs {
     pub db: DbArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
+    /// Output: table (the cells as they run), json or csv (the study, as `lab show` writes it).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// `lab show`.

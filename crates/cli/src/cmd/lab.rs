@@ -16,7 +16,8 @@ use qpslab_lab::exec::Observer;
 use qpslab_lab::study::{self, Loaded, Mode, StudyObserver};
 use qpslab_lab::{SpecError, StudyError};
 use qpslab_store::{
-    CellFigures, CellRecord, Store, StudySummary, STUDY_CSV_HEADER, STUDY_LIST_CSV_HEADER,
+    CellFigures, CellRecord, Store, StudyRecord, StudySummary, STUDY_CSV_HEADER,
+    STUDY_LIST_CSV_HEADER,
 };
 use std::path::Path;
 
@@ -143,6 +144,7 @@ impl StudyObserver for LabPrinter {
 }
 
 fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
+    let output = Output::new(&a.output, "lab run", &[Table, Json, Csv])?;
     let l = load(&a.spec)?;
     crate::db::check(&a.db.db)?;
     let mut store = crate::db::open_to_write(&a.db.db)?;
@@ -170,7 +172,10 @@ fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
         out.skipped,
         started.elapsed().as_secs_f64()
     );
-    print_cells(&store, &out.study.name)?;
+    // The table was printed cell by cell; its cells again, or the study's document.
+    emit_study(&output, &store, &out.study, || {
+        print_cells(&store, &out.study.name)
+    })?;
     println!(
         "stored in {}  (qpslab lab show {})",
         store.path().display(),
@@ -255,10 +260,41 @@ fn show(a: &LabShowArgs) -> Result<()> {
         .study_by_name(&name)
         .map_err(|e| user(e.to_string()))?;
     let cells = store.study_cells(s.id)?;
+    emit_study(&out, &store, &s, || {
+        println!(
+            "study '{}': {} ({} cells){}",
+            s.name,
+            s.status,
+            cells.len(),
+            if s.factors.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", factors: {}",
+                    s.factors
+                        .iter()
+                        .map(|f| format!("{} ({})", f.name, f.levels.join("/")))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        );
+        print_cells(&store, &s.name)
+    })
+}
+
+/// Writes study `s` as `out` asks: its JSON form, its cells as CSV, or `table` (which prints
+/// the table form as `lab run` prints it, cell by cell).
+fn emit_study(
+    out: &Output,
+    store: &Store,
+    s: &StudyRecord,
+    table: impl Fn() -> Result<()>,
+) -> Result<()> {
     out.emit(|f| match f {
         Json => {
             // Through a Value: its keys are in order.
-            let text = crate::out::json(&serde_json::to_value(store.study_doc(&s)?)?)?;
+            let text = crate::out::json(&serde_json::to_value(store.study_doc(s)?)?)?;
             // Studies stored by an older qpslab may hold a target's password: never print it.
             Ok(qpslab_store::redact_url_passwords(&text))
         }
@@ -270,29 +306,7 @@ fn show(a: &LabShowArgs) -> Result<()> {
                 .collect::<Result<Vec<_>, _>>()?;
             crate::out::csv(STUDY_CSV_HEADER, rows)
         }
-        _ => {
-            println!(
-                "study '{}': {} ({} cells){}",
-                s.name,
-                s.status,
-                cells.len(),
-                if s.factors.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        ", factors: {}",
-                        s.factors
-                            .iter()
-                            .map(|f| format!("{} ({})", f.name, f.levels.join("/")))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                }
-            );
-            // The cells' table is printed as it is for `lab run` (no document to keep).
-            print_cells(&store, &s.name)?;
-            Ok(String::new())
-        }
+        _ => table().map(|()| String::new()),
     })
 }
 

@@ -1,9 +1,10 @@
 //! `qpslab prepare` and `qpslab cleanup`: the arguments checked, the target connected, then one
 //! call each to `qpslab_lab::ready::{prepare, cleanup}`; their errors said as the user needs them.
 
-use crate::args::{CleanupArgs, PrepareArgs};
+use crate::args::{CleanupArgs, Format, PrepareArgs};
 use crate::dataset::server;
 use crate::error::{exec_error, user};
+use crate::out::Output;
 use crate::plan::workload_options;
 use crate::printer::Printer;
 use crate::target::{command_args, connect, sandbox_home};
@@ -34,6 +35,7 @@ pub fn prepare(a: PrepareArgs) -> Result<()> {
 
 /// Runs `qpslab cleanup`.
 pub fn cleanup(a: CleanupArgs) -> Result<()> {
+    let out = Output::new(&a.output, "cleanup", &[Format::Table, Format::Json])?;
     let kind = a
         .workload
         .as_ref()
@@ -54,15 +56,17 @@ pub fn cleanup(a: CleanupArgs) -> Result<()> {
     });
     let stopped = target.finish();
     let report = outcome?;
-    if report.dropped.is_empty() {
-        println!("nothing to drop: no tables created by qpslab in this database");
-    } else {
-        println!(
-            "dropped {} table(s): {}",
+    out.emit(|f| match f {
+        Format::Json => crate::out::json(&serde_json::json!({ "dropped": report.dropped })),
+        _ if report.dropped.is_empty() => {
+            Ok("nothing to drop: no tables created by qpslab in this database\n".into())
+        }
+        _ => Ok(format!(
+            "dropped {} table(s): {}\n",
             report.dropped.len(),
             report.dropped.join(", ")
-        );
-    }
+        )),
+    })?;
     stopped
 }
 

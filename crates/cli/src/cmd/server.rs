@@ -1,7 +1,7 @@
 //! `qpslab server start|stop|rm|list|logs`.
 
 use crate::args::Format::{Csv, Json, Table};
-use crate::args::{ServerCommand, ServerListArgs, ServerRmArgs, ServerStartArgs};
+use crate::args::{ServerCommand, ServerListArgs, ServerRmArgs, ServerStartArgs, ServerStopArgs};
 use crate::out::Output;
 use crate::plan::sandbox_spec;
 use crate::render::table;
@@ -16,19 +16,7 @@ use qpslab_sandbox::MyCnf;
 pub fn server(c: ServerCommand) -> Result<()> {
     match c {
         ServerCommand::Start(a) => start(a),
-        ServerCommand::Stop(a) => {
-            let home = sandbox_home(&a.home);
-            let stopped = qpslab_lab::server::stop_server(&home, &a.name, a.rm)?;
-            if stopped.removed {
-                println!("sandbox '{}' stopped and removed", a.name);
-            } else {
-                println!("sandbox '{}' stopped", a.name);
-            }
-            if let Some(note) = super::replica::stop_note(&a.name, &stopped.replicas) {
-                println!("{note}");
-            }
-            Ok(())
-        }
+        ServerCommand::Stop(a) => stop(a),
         ServerCommand::Rm(a) => rm(a),
         ServerCommand::List(a) => list(a),
         ServerCommand::Threads(a) => super::threads::server_threads(a),
@@ -105,6 +93,30 @@ fn start_text(info: &qpslab_sandbox::SandboxInfo, replication: Option<&ReplicaSt
         info.name
     ));
     t
+}
+
+fn stop(a: ServerStopArgs) -> Result<()> {
+    let out = Output::new(&a.output, "server stop", &[Table, Json])?;
+    let home = sandbox_home(&a.home);
+    let stopped = qpslab_lab::server::stop_server(&home, &a.name, a.rm)?;
+    out.emit(|f| match f {
+        Json => crate::out::json(&serde_json::json!({
+            "name": a.name,
+            "removed": stopped.removed,
+            "replicas": stopped.replicas,
+        })),
+        _ => {
+            let mut t = format!("sandbox '{}' stopped", a.name);
+            if stopped.removed {
+                t += " and removed";
+            }
+            t.push('\n');
+            if let Some(note) = super::replica::stop_note(&a.name, &stopped.replicas) {
+                t += &format!("{note}\n");
+            }
+            Ok(t)
+        }
+    })
 }
 
 fn rm(a: ServerRmArgs) -> Result<()> {
