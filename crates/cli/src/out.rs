@@ -13,7 +13,7 @@
 //! on standard output and the `--export-*` files, each rendered once, the files written whole.
 //! While standard output carries such a document, `print!`/`println!` go to standard error.
 
-use crate::args::{Format, Legacy, OutputArgs};
+use crate::args::{Asked, Format};
 use crate::error::user;
 use anyhow::Result;
 use std::io::Write;
@@ -107,23 +107,17 @@ impl Output {
     /// `can` (the first is its default): a format it cannot write is the user's error, one
     /// line naming the ones it can; each export's directory must exist. From here on, a
     /// standard output that carries a document gets no human line.
-    pub fn new<L>(a: &OutputArgs<L>, command: &'static str, can: &[Format]) -> Result<Output>
-    where
-        L: clap::Args + clap::FromArgMatches + Legacy,
-    {
+    pub fn new(a: &impl Asked, command: &'static str, can: &[Format]) -> Result<Output> {
         Output::with_default(a, command, can, None)
     }
 
     /// As [`Output::new`], with `default` instead of `can[0]` when no format is given.
-    pub fn with_default<L>(
-        a: &OutputArgs<L>,
+    pub fn with_default(
+        a: &impl Asked,
         command: &'static str,
         can: &[Format],
         default: Option<Format>,
-    ) -> Result<Output>
-    where
-        L: clap::Args + clap::FromArgMatches + Legacy,
-    {
+    ) -> Result<Output> {
         // `--format md` or `--export-md FILE`, and what the command writes instead.
         let refuse = |asked: String| {
             let names: Vec<_> = can.iter().map(|f| f.name()).collect();

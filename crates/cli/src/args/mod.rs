@@ -265,7 +265,12 @@ pub struct ShowArgs {
     pub output: OutputArgs<JsonSwitch>,
     /// Write RUN's latency histograms (each phase's events, then each statement kind) to FILE
     /// in HdrHistogram's interval log format ('-': standard output).
-    #[arg(long, value_name = "FILE", requires = "run")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "run",
+        conflicts_with_all = ["format", "json", "export_json", "export_csv", "export_md"]
+    )]
     pub hlog: Option<PathBuf>,
     /// With no RUN: how many runs to list.
     #[arg(long, default_value_t = 20)]

@@ -114,14 +114,21 @@ impl Legacy for JsonPath {
     }
 }
 
-impl<L: Args + FromArgMatches + Legacy> OutputArgs<L> {
-    /// The format asked for (the older spelling included), if any.
-    pub fn format(&self) -> Option<Format> {
+/// What the user asked for, older spellings resolved: all `crate::out::Output` needs to know
+/// of the flags (so that clap stays in `args`).
+pub trait Asked {
+    /// The format asked for, if any.
+    fn format(&self) -> Option<Format>;
+    /// Each file asked for, with the flag that named it and its format.
+    fn exports(&self) -> Vec<(&'static str, Format, &Path)>;
+}
+
+impl<L: Args + FromArgMatches + Legacy> Asked for OutputArgs<L> {
+    fn format(&self) -> Option<Format> {
         self.format.or(self.legacy.format())
     }
 
-    /// Each file asked for, with the flag that named it and its format.
-    pub fn exports(&self) -> Vec<(&'static str, Format, &Path)> {
+    fn exports(&self) -> Vec<(&'static str, Format, &Path)> {
         let json = self.export_json.as_deref().map(|p| ("--export-json", p));
         let legacy = self.legacy.export_json().map(|p| ("--json", p));
         [
