@@ -384,14 +384,33 @@ fn server_commands() {
     let status = ok(f.s, &["server", "status", "oc", "--json"]);
     let status: Value = serde_json::from_str(&status).unwrap();
     assert_eq!(status["sandbox"]["pid"], started["pid"], "{status}");
-    let stopped = json(&["server", "stop", "oc", "--rm"]);
-    assert_eq!(stopped["removed"], true, "{stopped}");
+    let logs = json(&["server", "logs", "oc", "-n", "3"]);
+    assert!(
+        logs["lines"].as_array().is_some_and(|l| !l.is_empty()),
+        "{logs}"
+    );
+    refused(
+        &["server", "logs", "oc"],
+        "csv",
+        "server logs",
+        "table, json",
+    );
+    let stopped = json(&["server", "stop", "oc"]);
+    assert_eq!(stopped["removed"], false, "{stopped}");
     refused(
         &["server", "stop", "oc"],
         "csv",
         "server stop",
         "table, json",
     );
+    refused(&["server", "rm", "oc"], "md", "server rm", "table, json");
+    assert_eq!(json(&["server", "rm", "oc"])["removed"], true);
+    // Nothing left changed in a lab of its own (the capture of another test records its
+    // settings in this one while it runs).
+    let lab = f.s.path().join("restore-lab");
+    let restore = ["restore", "--lab", lab.to_str().unwrap()];
+    assert_eq!(json(&restore)["restored"], Value::Null);
+    refused(&restore, "csv", "restore", "table, json");
 
     let t = exported(&["server", "threads", "--socket", &f.sock], "threads.json");
     assert!(

@@ -348,6 +348,9 @@ pub struct ServerRmArgs {
     pub name: String,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
+    /// Output: table (a line) or json (the name of the sandbox removed).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -367,4 +370,7 @@ pub struct ServerLogsArgs {
     /// Number of lines.
     #[arg(short = 'n', long, default_value_t = 40)]
     pub lines: usize,
+    /// Output: table (the lines as the server wrote them) or json (name, log file, lines).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }

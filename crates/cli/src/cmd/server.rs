@@ -22,11 +22,15 @@ pub fn server(c: ServerCommand) -> Result<()> {
         ServerCommand::Threads(a) => super::threads::server_threads(a),
         ServerCommand::Status(a) => super::replica::status(a),
         ServerCommand::Logs(a) => {
-            print!(
-                "{}",
-                qpslab_sandbox::log_tail(&sandbox_home(&a.home), &a.name, a.lines)?
-            );
-            Ok(())
+            let out = Output::new(&a.output, "server logs", &[Table, Json])?;
+            let tail = qpslab_sandbox::log_tail(&sandbox_home(&a.home), &a.name, a.lines)?;
+            out.emit(|f| match f {
+                Json => crate::out::json(&serde_json::json!({
+                    "name": a.name,
+                    "lines": tail.lines().collect::<Vec<_>>(),
+                })),
+                _ => Ok(tail.clone()),
+            })
         }
     }
 }
@@ -120,6 +124,7 @@ fn stop(a: ServerStopArgs) -> Result<()> {
 }
 
 fn rm(a: ServerRmArgs) -> Result<()> {
+    let out = Output::new(&a.output, "server rm", &[Table, Json])?;
     let home = sandbox_home(&a.home);
     if let Ok(info) = qpslab_sandbox::find(&home, &a.name) {
         return Err(qpslab_sandbox::Error::Running {
@@ -129,8 +134,10 @@ fn rm(a: ServerRmArgs) -> Result<()> {
         .into());
     }
     qpslab_sandbox::remove(&home, &a.name)?;
-    println!("sandbox '{}' removed", a.name);
-    Ok(())
+    out.emit(|f| match f {
+        Json => crate::out::json(&serde_json::json!({ "name": a.name, "removed": true })),
+        _ => Ok(format!("sandbox '{}' removed\n", a.name)),
+    })
 }
 
 /// The columns of `server list` (the CSV's `size` in bytes).
