@@ -426,7 +426,7 @@ fn server_commands() {
 }
 
 #[test]
-fn advise_capture_io_tune_check_and_cleanup() {
+fn advise_capture_io_tune_check_prepare_and_cleanup() {
     let f = fixture();
     let a = exported(&["advise", "--socket", &f.sock], "advise.json");
     assert!(a["findings"].is_array(), "{a}");
@@ -460,6 +460,26 @@ fn advise_capture_io_tune_check_and_cleanup() {
     assert!(doc["entries"].is_u64(), "{doc}");
     refused(&["io", "seqrd"], "md", "io", "table, json, csv");
     refused(&["check", "tpcc"], "csv", "check", "table, json");
+    // The fixture's dataset, found in place.
+    let prepare = [
+        "prepare",
+        "oltp_point_select",
+        "--socket",
+        &f.sock,
+        "--database",
+        DB,
+        "--tables",
+        "1",
+        "--table-size",
+        "500",
+    ];
+    let p = json(&prepare);
+    assert_eq!(
+        (&p["already_present"], &p["rows"]),
+        (&Value::Bool(true), &Value::from(0)),
+        "{p}"
+    );
+    refused(&prepare, "md", "prepare", "table, json");
     // A database with no table of ours: nothing dropped.
     sql("CREATE DATABASE IF NOT EXISTS output_convention_empty");
     let empty = [

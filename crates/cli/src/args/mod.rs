@@ -223,6 +223,9 @@ pub struct PrepareArgs {
     /// error; sandboxes get theirs created anyway).
     #[arg(long)]
     pub create_db: bool,
+    /// Output: table (progress, then a line) or json (database, tables, rows, seconds, method).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
