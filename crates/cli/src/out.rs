@@ -200,3 +200,66 @@ where
     qpslab_store::write_csv(&mut bytes, header, rows)?;
     Ok(String::from_utf8(bytes)?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::{JsonPath, JsonSwitch, OutputArgs};
+
+    #[test]
+    fn refuses_what_a_command_cannot_write_and_renders_each_format_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let can = [Format::Table, Format::Json];
+        let mut a = OutputArgs::<JsonPath> {
+            export_md: Some(dir.path().join("x.md")),
+            ..Default::default()
+        };
+        let e = Output::new(&a, "show", &can).unwrap_err();
+        let md = dir.path().join("x.md");
+        let want = format!(
+            "--export-md {}: `qpslab show` writes table, json",
+            md.display()
+        );
+        assert_eq!(e.to_string(), want);
+        a.export_md = None;
+        a.format = Some(Format::Csv);
+        let e = Output::new(&a, "show", &can).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--format csv: `qpslab show` writes table, json"
+        );
+        assert_eq!(crate::error::exit_code(&e), 2);
+
+        // `--json PATH` is `--export-json PATH`; the default is the first format.
+        a.format = None;
+        let old = dir.path().join("old.json");
+        a.legacy.json = Some(old.clone());
+        let out = Output::new(&a, "show", &can).unwrap();
+        assert_eq!(out.format(), Format::Table);
+        let calls = std::cell::Cell::new(0);
+        let table = dir.path().join("t.txt");
+        out.emit_to(Some(&table), |f| {
+            calls.set(calls.get() + 1);
+            Ok(f.name().to_string())
+        })
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(&old).unwrap(), "json");
+        assert_eq!(std::fs::read_to_string(&table).unwrap(), "table");
+        assert_eq!(calls.get(), 2);
+        // An export into a missing directory is refused before any work.
+        a.legacy.json = Some(dir.path().join("no/x.json"));
+        assert!(Output::new(&a, "show", &can).is_err());
+
+        // The `--json` switch is `--format json`.
+        let switch = OutputArgs::<JsonSwitch> {
+            legacy: JsonSwitch { json: true },
+            ..Default::default()
+        };
+        assert_eq!(Asked::format(&switch), Some(Format::Json));
+        assert_eq!(json(&[1]).unwrap(), "[\n  1\n]\n");
+        assert_eq!(
+            csv(&["a", "b"], [vec!["1", "x,y"]]).unwrap(),
+            "a,b\n1,\"x,y\"\n"
+        );
+    }
+}
