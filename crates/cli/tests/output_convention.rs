@@ -14,6 +14,9 @@ use std::sync::OnceLock;
 /// The database of the shared server these tests use.
 const DB: &str = "output_convention";
 
+/// Its dataset.
+const DATASET: [&str; 4] = ["--tables", "1", "--table-size", "500"];
+
 /// What every test reads: a store with run 1 (`run`), run 2 (`replay`) and study `oc` (run 3).
 struct Fixture {
     s: &'static Scratch,
@@ -34,40 +37,38 @@ fn fixture() -> &'static Fixture {
         let s = Scratch::new().for_process();
         let sock = socket();
         sql(&format!("DROP DATABASE IF EXISTS {DB}"));
-        prepare_shared(
-            s,
-            "oltp_point_select",
-            DB,
-            &["--tables", "1", "--table-size", "500"],
-        );
+        prepare_shared(s, "oltp_point_select", DB, &DATASET);
         let (json, csv) = (s.path().join("run.json"), s.path().join("run.csv"));
         // The older `--json PATH` is `--export-json PATH`.
+        let run = [
+            "run",
+            "oltp_point_select",
+            "--socket",
+            &sock,
+            "--database",
+            DB,
+        ];
         let printed = ok(
             s,
             &[
-                "run",
-                "oltp_point_select",
-                "--socket",
-                &sock,
-                "--database",
-                DB,
-                "--tables",
-                "1",
-                "--table-size",
-                "500",
-                "--threads",
-                "1",
-                "--time",
-                "1",
-                "--warmup",
-                "0",
-                "--format",
-                "json",
-                "--json",
-                json.to_str().unwrap(),
-                "--export-csv",
-                csv.to_str().unwrap(),
-            ],
+                &run[..],
+                &DATASET,
+                &[
+                    "--threads",
+                    "1",
+                    "--time",
+                    "1",
+                    "--warmup",
+                    "0",
+                    "--format",
+                    "json",
+                    "--json",
+                    json.to_str().unwrap(),
+                    "--export-csv",
+                    csv.to_str().unwrap(),
+                ],
+            ]
+            .concat(),
         );
         let run = (printed, read(&json), read(&csv));
         let log = s.path().join("slow.log");
@@ -462,17 +463,17 @@ fn advise_capture_io_tune_check_prepare_and_cleanup() {
     refused(&["check", "tpcc"], "csv", "check", "table, json");
     // The fixture's dataset, found in place.
     let prepare = [
-        "prepare",
-        "oltp_point_select",
-        "--socket",
-        &f.sock,
-        "--database",
-        DB,
-        "--tables",
-        "1",
-        "--table-size",
-        "500",
-    ];
+        &[
+            "prepare",
+            "oltp_point_select",
+            "--socket",
+            &f.sock,
+            "--database",
+            DB,
+        ][..],
+        &DATASET,
+    ]
+    .concat();
     let p = json(&prepare);
     assert_eq!(
         (&p["already_present"], &p["rows"]),
