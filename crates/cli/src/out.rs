@@ -90,10 +90,6 @@ pub fn human() -> Stream {
     }
 }
 
-/// The formats of a command that measures and stores a run (`run`, `replay`, `io`): its live
-/// lines are the table; the stored run is its JSON or CSV.
-pub const RUN_FORMATS: [Format; 3] = [Format::Table, Format::Json, Format::Csv];
-
 /// What a command writes, and where: its `--format` on standard output and its `--export-*`
 /// files, checked before any work starts. Built by [`Output::new`]; written by [`Output::emit`].
 #[derive(Debug)]
@@ -103,21 +99,21 @@ pub struct Output {
 }
 
 impl Output {
-    /// The output `a` asks of `command` (as the user types it: `server list`), which can write
-    /// `can` (the first is its default): a format it cannot write is the user's error, one
+    /// The output `a` asks of `command` (as the user types it: `server list`), which writes
+    /// `a.can()` (the first is its default): a format it cannot write is the user's error, one
     /// line naming the ones it can; each export's directory must exist. From here on, a
     /// standard output that carries a document gets no human line.
-    pub fn new(a: &impl Asked, command: &'static str, can: &[Format]) -> Result<Output> {
-        Output::with_default(a, command, can, None)
+    pub fn new(a: &impl Asked, command: &'static str) -> Result<Output> {
+        Output::with_default(a, command, None)
     }
 
-    /// As [`Output::new`], with `default` instead of `can[0]` when no format is given.
+    /// As [`Output::new`], with `default` instead of the first format when none is given.
     pub fn with_default(
         a: &impl Asked,
         command: &'static str,
-        can: &[Format],
         default: Option<Format>,
     ) -> Result<Output> {
+        let can = a.can();
         // `--format md` or `--export-md FILE`, and what the command writes instead.
         let refuse = |asked: String| {
             let names: Vec<_> = can.iter().map(|f| f.name()).collect();
@@ -204,26 +200,25 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::{JsonPath, JsonSwitch, OutputArgs};
+    use crate::args::{JsonPath, JsonSwitch, OutputArgs, OutputFlags, TableJson};
 
     #[test]
     fn refuses_what_a_command_cannot_write_and_renders_each_format_once() {
         let dir = tempfile::tempdir().unwrap();
-        let can = [Format::Table, Format::Json];
-        let mut a = OutputArgs::<JsonPath> {
+        let mut a = OutputArgs::<TableJson, JsonPath>::new(OutputFlags {
             export_md: Some(dir.path().join("x.md")),
             ..Default::default()
-        };
-        let e = Output::new(&a, "show", &can).unwrap_err();
+        });
+        let e = Output::new(&a, "show").unwrap_err();
         let md = dir.path().join("x.md");
         let want = format!(
             "--export-md {}: `qpslab show` writes table, json",
             md.display()
         );
         assert_eq!(e.to_string(), want);
-        a.export_md = None;
-        a.format = Some(Format::Csv);
-        let e = Output::new(&a, "show", &can).unwrap_err();
+        a.flags.export_md = None;
+        a.flags.format = Some(Format::Csv);
+        let e = Output::new(&a, "show").unwrap_err();
         assert_eq!(
             e.to_string(),
             "--format csv: `qpslab show` writes table, json"
@@ -231,10 +226,10 @@ mod tests {
         assert_eq!(crate::error::exit_code(&e), 2);
 
         // `--json PATH` is `--export-json PATH`; the default is the first format.
-        a.format = None;
+        a.flags.format = None;
         let old = dir.path().join("old.json");
-        a.legacy.json = Some(old.clone());
-        let out = Output::new(&a, "show", &can).unwrap();
+        a.flags.legacy.json = Some(old.clone());
+        let out = Output::new(&a, "show").unwrap();
         assert_eq!(out.format(), Format::Table);
         let calls = std::cell::Cell::new(0);
         let table = dir.path().join("t.txt");
@@ -247,14 +242,14 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&table).unwrap(), "table");
         assert_eq!(calls.get(), 2);
         // An export into a missing directory is refused before any work.
-        a.legacy.json = Some(dir.path().join("no/x.json"));
-        assert!(Output::new(&a, "show", &can).is_err());
+        a.flags.legacy.json = Some(dir.path().join("no/x.json"));
+        assert!(Output::new(&a, "show").is_err());
 
         // The `--json` switch is `--format json`.
-        let switch = OutputArgs::<JsonSwitch> {
+        let switch = OutputArgs::<TableJson, JsonSwitch>::new(OutputFlags {
             legacy: JsonSwitch { json: true },
             ..Default::default()
-        };
+        });
         assert_eq!(Asked::format(&switch), Some(Format::Json));
         assert_eq!(json(&[1]).unwrap(), "[\n  1\n]\n");
         assert_eq!(

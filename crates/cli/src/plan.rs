@@ -68,7 +68,7 @@ pub fn workload_options(w: &WorkloadFlags) -> Result<WorkloadOptions> {
 /// plan holds the seed actually used and the run can be repeated exactly.
 pub fn run_plan(a: &RunArgs) -> Result<Resolved> {
     crate::db::check(&a.db.db)?;
-    crate::out::Output::new(&a.output, "run", &crate::out::RUN_FORMATS)?;
+    crate::out::Output::new(&a.output, "run")?;
     let mut r = resolve_flags(&a.options.0)?;
     qpslab_lab::exec::resolve_seed(&mut r.plan);
     Ok(r)

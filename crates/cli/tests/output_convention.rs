@@ -520,3 +520,51 @@ fn advise_capture_io_tune_check_prepare_and_cleanup() {
         "table, json",
     );
 }
+
+#[test]
+fn help_lists_each_commands_formats_and_hides_the_older_spellings() {
+    let s = Scratch::new();
+    let (rows, doc, md) = ("table, json, csv", "table, json", "table, json, md");
+    for (cmd, can) in [
+        (&["run"][..], rows),
+        (&["prepare"], doc),
+        (&["cleanup"], doc),
+        (&["check"], doc),
+        (&["show"], rows),
+        (&["server", "start"], doc),
+        (&["server", "stop"], doc),
+        (&["server", "rm"], doc),
+        (&["server", "list"], rows),
+        (&["server", "logs"], doc),
+        (&["server", "threads"], doc),
+        (&["server", "status"], doc),
+        (&["lab", "plan"], rows),
+        (&["lab", "run"], rows),
+        (&["lab", "resume"], rows),
+        (&["lab", "show"], rows),
+        (&["report"], "html, md, json"),
+        (&["compare"], md),
+        (&["capture"], doc),
+        (&["digest"], md),
+        (&["replay"], rows),
+        (&["advise"], md),
+        (&["diff"], "table, json, md, html"),
+        (&["io"], rows),
+        (&["tune"], doc),
+        (&["restore"], doc),
+    ] {
+        let help = ok(&s, &with(cmd, &["--help"]));
+        let line = format!("What to print on standard output: {can} (default: ");
+        assert!(help.contains(&line), "{cmd:?}: {help}");
+        assert!(
+            !help.contains("--json ") && !help.contains("--csv"),
+            "{cmd:?}: {help}"
+        );
+        assert_eq!(
+            help.contains("--export-csv"),
+            can.contains("csv"),
+            "{cmd:?}"
+        );
+        assert_eq!(help.contains("--export-md"), can.contains("md"), "{cmd:?}");
+    }
+}

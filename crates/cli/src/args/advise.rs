@@ -1,6 +1,6 @@
 //! `qpslab advise`'s arguments.
 
-use super::{OutputArgs, SandboxHomeArgs, TargetArgs};
+use super::{OutputArgs, SandboxHomeArgs, TableJsonMd, TargetArgs};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -31,7 +31,7 @@ pub struct AdviseArgs {
     /// Output: table (then each finding's reason), json (the facts' summary and every
     /// finding) or md.
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<TableJsonMd>,
     /// strict: durability settings are only described; relaxed: recommended.
     #[arg(long, value_enum, default_value = "strict")]
     pub durability: DurabilityArg,

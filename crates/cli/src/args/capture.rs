@@ -1,6 +1,6 @@
 //! `qpslab capture`: what the user typed.
 
-use super::{JsonPath, OutputArgs, SandboxHomeArgs, TargetArgs};
+use super::{JsonPath, OutputArgs, SandboxHomeArgs, TableJson, TargetArgs};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -34,7 +34,7 @@ pub struct CaptureArgs {
     pub force: bool,
     /// Output: table or json (what the capture saw and cost).
     #[command(flatten)]
-    pub output: OutputArgs<JsonPath>,
+    pub output: OutputArgs<TableJson, JsonPath>,
 }
 
 /// A positive duration: a number of seconds or a duration with units.

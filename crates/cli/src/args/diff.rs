@@ -1,6 +1,6 @@
 //! `qpslab diff`: the same logged SQL on two servers, per class, with the evidence.
 
-use super::{JsonPath, LogTypeArg, OutputArgs, SandboxHomeArgs, WaitArgs};
+use super::{JsonPath, LogTypeArg, OutputArgs, SandboxHomeArgs, TableJsonMdHtml, WaitArgs};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -26,7 +26,7 @@ pub struct DiffArgs {
     /// Output: table (one line per class, then the regressions' evidence), json (the whole
     /// analysis), md or html (a report opening with the regressions).
     #[command(flatten)]
-    pub output: OutputArgs<JsonPath>,
+    pub output: OutputArgs<TableJsonMdHtml, JsonPath>,
     /// Write the --format report to FILE (atomically) instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

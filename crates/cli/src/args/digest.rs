@@ -1,6 +1,6 @@
 //! `qpslab digest`'s arguments.
 
-use super::{JsonPath, OutputArgs};
+use super::{JsonPath, OutputArgs, TableJsonMd};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -28,5 +28,5 @@ pub struct DigestArgs {
     /// Output: table (then each class's example), json (every class unless --limit is
     /// given) or md.
     #[command(flatten)]
-    pub output: OutputArgs<JsonPath>,
+    pub output: OutputArgs<TableJsonMd, JsonPath>,
 }

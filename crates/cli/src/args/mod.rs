@@ -197,7 +197,7 @@ pub struct RunArgs {
     pub home: SandboxHomeArgs,
     /// Output: table (the live lines), json or csv (the stored run, printed at its end).
     #[command(flatten)]
-    pub output: OutputArgs<JsonPath>,
+    pub output: OutputArgs<TableJsonCsv, JsonPath>,
     /// Record the server (a sandbox) with perf during each phase: DIR/RUN-tN.folded and .svg.
     #[arg(long, value_name = "DIR")]
     pub profile: Option<PathBuf>,
@@ -225,7 +225,7 @@ pub struct PrepareArgs {
     pub create_db: bool,
     /// Output: table (progress, then a line) or json (database, tables, rows, seconds, method).
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<TableJson>,
 }
 
 #[derive(Args, Debug)]
@@ -239,7 +239,7 @@ pub struct CleanupArgs {
     pub home: SandboxHomeArgs,
     /// Output: table (a line) or json (the tables dropped).
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<TableJson>,
 }
 
 #[derive(Args, Debug)]
@@ -252,7 +252,7 @@ pub struct CheckArgs {
     pub home: SandboxHomeArgs,
     /// Output: table (a line per condition) or json (each condition with its offenders).
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<TableJson>,
 }
 
 #[derive(Args, Debug)]
@@ -265,7 +265,7 @@ pub struct ShowArgs {
     /// row per phase, the same columns for every run; with no RUN, every phase of the listed
     /// runs).
     #[command(flatten)]
-    pub output: OutputArgs<JsonSwitch>,
+    pub output: OutputArgs<TableJsonCsv, JsonSwitch>,
     /// Write RUN's latency histograms (each phase's events, then each statement kind) to FILE
     /// in HdrHistogram's interval log format ('-': standard output).
     #[arg(
@@ -328,7 +328,7 @@ pub struct ServerStartArgs {
     #[command(flatten)]
     pub replication: ReplicationArgs,
     #[command(flatten)]
-    pub output: OutputArgs<JsonSwitch>,
+    pub output: OutputArgs<TableJson, JsonSwitch>,
 }
 
 #[derive(Args, Debug)]
@@ -342,7 +342,7 @@ pub struct ServerStopArgs {
     pub rm: bool,
     /// Output: table (a line) or json (name, removed, the replicas left running).
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<TableJson>,
 }
 
 #[derive(Args, Debug)]
@@ -353,7 +353,7 @@ pub struct ServerRmArgs {
     pub home: SandboxHomeArgs,
     /// Output: table (a line) or json (the name of the sandbox removed).
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<TableJson>,
 }
 
 #[derive(Args, Debug)]
@@ -361,7 +361,7 @@ pub struct ServerListArgs {
     #[command(flatten)]
     pub home: SandboxHomeArgs,
     #[command(flatten)]
-    pub output: OutputArgs<JsonSwitch>,
+    pub output: OutputArgs<TableJsonCsv, JsonSwitch>,
 }
 
 #[derive(Args, Debug)]
@@ -375,5 +375,5 @@ pub struct ServerLogsArgs {
     pub lines: usize,
     /// Output: table (the lines as the server wrote them) or json (name, log file, lines).
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<TableJson>,
 }

@@ -1,12 +1,14 @@
 //! The one output convention of every command, declared once: `--format` for what goes to
-//! standard output, `--export-json/-csv/-md PATH` for files (as hyperfine does). Which formats a
-//! command can write is its own business (`crate::out::Output::new` refuses the others).
+//! standard output, `--export-json/-csv/-md PATH` for files (as hyperfine does).
 //!
-//! The spellings of older versions stay as hidden aliases, through the `L` parameter of
-//! [`OutputArgs`]: a `--json` switch ([`JsonSwitch`]: `--format json`), a `--json PATH`
-//! ([`JsonPath`]: `--export-json PATH`), or neither ([`NoLegacy`]).
+//! A command's [`OutputArgs`] names in its `F` parameter the formats it writes ([`Formats`]):
+//! its `--help` lists them (and hides `--export-csv`/`--export-md` where it has no such form),
+//! and `crate::out::Output::new` refuses the others. The spellings of older versions stay as
+//! hidden aliases, through the `L` parameter: a `--json` switch ([`JsonSwitch`]: `--format
+//! json`), a `--json PATH` ([`JsonPath`]: `--export-json PATH`), or neither ([`NoLegacy`]).
 
-use clap::{Args, FromArgMatches, ValueEnum};
+use clap::{Args, Command, FromArgMatches, ValueEnum};
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 /// Every output format; each command writes some of them.
@@ -37,11 +39,59 @@ impl Format {
     }
 }
 
-/// `--format` and the `--export-*` files.
+/// The formats a command writes, the first its default.
+pub trait Formats {
+    /// The formats, the default first.
+    const CAN: &'static [Format];
+    /// The default, as `--help` says it.
+    const DEFAULT: &'static str;
+}
+
+macro_rules! formats {
+    ($(#[$doc:meta])* $name:ident = [$($f:ident),+], $default:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $name;
+        impl Formats for $name {
+            const CAN: &'static [Format] = &[$(Format::$f),+];
+            const DEFAULT: &'static str = $default;
+        }
+    };
+}
+
+formats!(
+    /// A result that is one document.
+    TableJson = [Table, Json], "table"
+);
+formats!(
+    /// A result that is rows.
+    TableJsonCsv = [Table, Json, Csv], "table"
+);
+formats!(
+    /// A result with a Markdown form.
+    TableJsonMd = [Table, Json, Md], "table"
+);
+formats!(
+    /// A result with a Markdown and an HTML form (`diff`).
+    TableJsonMdHtml = [Table, Json, Md, Html], "table"
+);
+formats!(
+    /// A report (`report`): html unless `--out`'s extension says md or json.
+    HtmlMdJson = [Html, Md, Json], "html, or from --out's extension"
+);
+
+/// `--format` and the `--export-*` files of a command that writes the formats `F`.
+#[derive(Debug, Clone, Default)]
+pub struct OutputArgs<F: Formats, L: Args + FromArgMatches + Legacy = NoLegacy> {
+    /// The flags as typed.
+    pub flags: OutputFlags<L>,
+    formats: PhantomData<F>,
+}
+
+/// The flags of [`OutputArgs`], the same for every command.
 #[derive(Args, Debug, Clone, Default)]
-pub struct OutputArgs<L: Args + FromArgMatches + Legacy = NoLegacy> {
-    /// What to print on standard output: table, json, csv, md or html; each command writes
-    /// some of them and names those when asked for another (docs/output.md).
+pub struct OutputFlags<L: Args + FromArgMatches + Legacy = NoLegacy> {
+    /// What to print on standard output (each command says which formats it writes).
     #[arg(
         long,
         value_enum,
@@ -53,10 +103,10 @@ pub struct OutputArgs<L: Args + FromArgMatches + Legacy = NoLegacy> {
     /// Also write the JSON document (the one --format json prints) to PATH, atomically.
     #[arg(long, value_name = "PATH", help_heading = "Output")]
     pub export_json: Option<PathBuf>,
-    /// Also write the CSV table to PATH, atomically (commands whose output is rows).
+    /// Also write the CSV table to PATH, atomically.
     #[arg(long, value_name = "PATH", help_heading = "Output")]
     pub export_csv: Option<PathBuf>,
-    /// Also write the Markdown form to PATH, atomically (commands that have one).
+    /// Also write the Markdown form to PATH, atomically.
     #[arg(long, value_name = "PATH", help_heading = "Output")]
     pub export_md: Option<PathBuf>,
     #[command(flatten)]
@@ -114,29 +164,78 @@ impl Legacy for JsonPath {
     }
 }
 
-/// What the user asked for, older spellings resolved: all `crate::out::Output` needs to know
-/// of the flags (so that clap stays in `args`).
+impl<F: Formats, L: Args + FromArgMatches + Legacy> OutputArgs<F, L> {
+    /// The output `flags` ask of a command that writes `F`.
+    pub fn new(flags: OutputFlags<L>) -> Self {
+        OutputArgs {
+            flags,
+            formats: PhantomData,
+        }
+    }
+}
+
+/// `--format`'s help from the formats `F`, and the exports `F` has no form for hidden.
+fn tailor<F: Formats>(cmd: Command) -> Command {
+    let names: Vec<_> = F::CAN.iter().map(|f| f.name()).collect();
+    let help = format!(
+        "What to print on standard output: {} (default: {})",
+        names.join(", "),
+        F::DEFAULT
+    );
+    cmd.mut_arg("format", |a| a.help(help))
+        .mut_arg("export_csv", |a| a.hide(!F::CAN.contains(&Format::Csv)))
+        .mut_arg("export_md", |a| a.hide(!F::CAN.contains(&Format::Md)))
+}
+
+impl<F: Formats, L: Args + FromArgMatches + Legacy> Args for OutputArgs<F, L> {
+    fn augment_args(cmd: Command) -> Command {
+        tailor::<F>(OutputFlags::<L>::augment_args(cmd))
+    }
+    fn augment_args_for_update(cmd: Command) -> Command {
+        tailor::<F>(OutputFlags::<L>::augment_args_for_update(cmd))
+    }
+}
+
+impl<F: Formats, L: Args + FromArgMatches + Legacy> FromArgMatches for OutputArgs<F, L> {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(OutputArgs::new(OutputFlags::from_arg_matches(m)?))
+    }
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.flags.update_from_arg_matches(m)
+    }
+}
+
+/// What the user asked for, older spellings resolved, and what the command can write: all
+/// `crate::out::Output` needs to know of the flags (so that clap stays in `args`).
 pub trait Asked {
+    /// The formats the command writes, the default first.
+    fn can(&self) -> &'static [Format];
     /// The format asked for, if any.
     fn format(&self) -> Option<Format>;
     /// Each file asked for, with the flag that named it and its format.
     fn exports(&self) -> Vec<(&'static str, Format, &Path)>;
 }
 
-impl<L: Args + FromArgMatches + Legacy> Asked for OutputArgs<L> {
+impl<F: Formats, L: Args + FromArgMatches + Legacy> Asked for OutputArgs<F, L> {
+    fn can(&self) -> &'static [Format] {
+        F::CAN
+    }
+
     fn format(&self) -> Option<Format> {
-        self.format.or(self.legacy.format())
+        let f = &self.flags;
+        f.format.or(f.legacy.format())
     }
 
     fn exports(&self) -> Vec<(&'static str, Format, &Path)> {
-        let json = self.export_json.as_deref().map(|p| ("--export-json", p));
-        let legacy = self.legacy.export_json().map(|p| ("--json", p));
+        let f = &self.flags;
+        let json = f.export_json.as_deref().map(|p| ("--export-json", p));
+        let legacy = f.legacy.export_json().map(|p| ("--json", p));
         [
             json.or(legacy).map(|(flag, p)| (flag, Format::Json, p)),
-            self.export_csv
+            f.export_csv
                 .as_deref()
                 .map(|p| ("--export-csv", Format::Csv, p)),
-            self.export_md
+            f.export_md
                 .as_deref()
                 .map(|p| ("--export-md", Format::Md, p)),
         ]

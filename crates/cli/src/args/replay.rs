@@ -1,7 +1,7 @@
 //! `qpslab replay`: its own flags; the target, the results store and the lab directory are the
 //! shared argument groups.
 
-use super::{DbArgs, JsonPath, LogTypeArg, OutputArgs, SandboxHomeArgs, TargetArgs};
+use super::{DbArgs, JsonPath, LogTypeArg, OutputArgs, SandboxHomeArgs, TableJsonCsv, TargetArgs};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -58,5 +58,5 @@ pub struct ReplayArgs {
     pub home: SandboxHomeArgs,
     /// Output: table (the live lines), json or csv (the stored run, printed at its end).
     #[command(flatten)]
-    pub output: OutputArgs<JsonPath>,
+    pub output: OutputArgs<TableJsonCsv, JsonPath>,
 }

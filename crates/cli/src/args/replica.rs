@@ -1,6 +1,6 @@
 //! Replication: `server start --primary / --replica-of`, `server status`, `run --replica`.
 
-use super::{JsonSwitch, OutputArgs, SandboxHomeArgs};
+use super::{JsonSwitch, OutputArgs, SandboxHomeArgs, TableJson};
 use clap::Args;
 
 /// How a sandbox takes part in replication (`server start`).
@@ -46,5 +46,5 @@ pub struct ServerStatusArgs {
     #[command(flatten)]
     pub home: SandboxHomeArgs,
     #[command(flatten)]
-    pub output: OutputArgs<JsonSwitch>,
+    pub output: OutputArgs<TableJson, JsonSwitch>,
 }

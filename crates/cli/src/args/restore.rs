@@ -1,6 +1,6 @@
 //! `qpslab restore`: what the user typed.
 
-use super::{OutputArgs, SandboxHomeArgs, TargetArgs};
+use super::{OutputArgs, SandboxHomeArgs, TableJson, TargetArgs};
 use clap::Args;
 
 /// `qpslab restore`.
@@ -18,5 +18,5 @@ pub struct RestoreArgs {
     pub home: SandboxHomeArgs,
     /// Output: table (a line) or json (the server and the record restored, or null).
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<TableJson>,
 }

@@ -1,6 +1,8 @@
 //! The flags of `lab`, `report` and `compare`.
 
-use super::{DbArgs, JsonSwitch, OutputArgs, SandboxHomeArgs};
+use super::{
+    DbArgs, HtmlMdJson, JsonSwitch, OutputArgs, SandboxHomeArgs, TableJsonCsv, TableJsonMd,
+};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -24,7 +26,7 @@ pub struct LabSpecArgs {
     pub spec: PathBuf,
     /// Output: table, json or csv (one row per cell).
     #[command(flatten)]
-    pub output: OutputArgs<JsonSwitch>,
+    pub output: OutputArgs<TableJsonCsv, JsonSwitch>,
 }
 
 /// `lab run` / `lab resume`.
@@ -38,7 +40,7 @@ pub struct LabRunArgs {
     pub home: SandboxHomeArgs,
     /// Output: table (the cells as they run), json or csv (the study, as `lab show` writes it).
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<TableJsonCsv>,
 }
 
 /// `lab show`.
@@ -50,7 +52,7 @@ pub struct LabShowArgs {
     pub db: DbArgs,
     /// Output: table, json or csv (one row per cell; with no STUDY, per study).
     #[command(flatten)]
-    pub output: OutputArgs<JsonSwitch>,
+    pub output: OutputArgs<TableJsonCsv, JsonSwitch>,
     /// Same as --format csv (older spelling).
     #[arg(long, hide = true, conflicts_with_all = ["format", "json"])]
     pub csv: bool,
@@ -67,7 +69,7 @@ pub struct ReportArgs {
     pub out: Option<PathBuf>,
     /// Output: html, md or json (default: from the --out extension, else html).
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<HtmlMdJson>,
     /// Also write every chart as DIR/<chart>.png.
     #[arg(long, value_name = "DIR")]
     pub png: Option<PathBuf>,
@@ -85,7 +87,7 @@ pub struct CompareArgs {
     /// Output: table, json (per setting, per metric a, b, change_pct, ci_low, ci_high,
     /// significant) or md.
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<TableJsonMd>,
     #[command(flatten)]
     pub db: DbArgs,
 }

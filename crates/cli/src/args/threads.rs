@@ -1,6 +1,6 @@
 //! `qpslab server threads` and the `--pin` placement flag.
 
-use super::{OutputArgs, SandboxHomeArgs, TargetArgs};
+use super::{OutputArgs, SandboxHomeArgs, TableJson, TargetArgs};
 use clap::Args;
 
 /// `--pin`, on `server start` and on runs with a sandbox of ours.
@@ -27,7 +27,7 @@ pub struct ServerThreadsArgs {
     pub home: SandboxHomeArgs,
     /// Output: table (per class, then per thread) or json.
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<TableJson>,
     /// Show CPU% over this many seconds (who is busy now) instead of CPU seconds since each
     /// thread started.
     #[arg(long, value_name = "S")]

@@ -2,7 +2,7 @@
 
 use super::{
     DbArgs, DurabilityArg, EmbeddedArgs, JsonPath, OutputArgs, RunFlags, SandboxHomeArgs,
-    TargetArgs,
+    TableJson, TargetArgs,
 };
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -65,7 +65,7 @@ pub struct TuneArgs {
     /// Output: table or json (the outcome: baseline, best, ratio, interval, significant,
     /// trials).
     #[command(flatten)]
-    pub output: OutputArgs<JsonPath>,
+    pub output: OutputArgs<TableJson, JsonPath>,
     /// Change only what SET GLOBAL can change (always so in this version, and implied with
     /// --target).
     #[arg(long)]

@@ -56,11 +56,7 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
             "advise needs a server to look at: --target DSN, --socket PATH or --sandbox NAME",
         ));
     }
-    let out = crate::out::Output::new(
-        &a.output,
-        "advise",
-        &[Format::Table, Format::Json, Format::Md],
-    )?;
+    let out = crate::out::Output::new(&a.output, "advise")?;
     if let Some(cnf) = &a.cnf {
         crate::outfile::check("--cnf", cnf, true)?;
     }

@@ -42,7 +42,7 @@ struct CaptureDoc<'a> {
 /// Runs `qpslab capture`.
 pub fn capture(a: CaptureArgs) -> Result<()> {
     check_out(&a.out, a.force)?;
-    let output = Output::new(&a.output, "capture", &[Format::Table, Format::Json])?;
+    let output = Output::new(&a.output, "capture")?;
     if output.format() != Format::Table && a.out == Path::new("-") {
         return Err(user(
             "--out - writes the log to standard output: write the --format document with \

@@ -11,7 +11,7 @@ use qpslab_lab::ready::ReadyError;
 
 /// Runs `qpslab check`.
 pub fn check(a: CheckArgs) -> Result<()> {
-    let out = Output::new(&a.output, "check", &[Format::Table, Format::Json])?;
+    let out = Output::new(&a.output, "check")?;
     let kind: WorkloadKind = a.workload.parse().map_err(|e| user(format!("{e}")))?;
     if kind != WorkloadKind::Tpcc {
         return Err(user(format!(

@@ -22,7 +22,7 @@ const PRECISION_PCT: f64 = 3.0;
 /// Runs `qpslab diff`.
 pub fn diff(a: DiffArgs) -> Result<()> {
     let o = options(&a)?;
-    let out = Output::new(&a.output, "diff", &FORMATS)?;
+    let out = Output::new(&a.output, "diff")?;
     if let Some(path) = &a.out {
         crate::outfile::check("--out", path, true)?;
     }
@@ -189,9 +189,6 @@ impl DiffObserver for Progress {
         );
     }
 }
-
-/// The formats `diff` writes.
-const FORMATS: [Format; 4] = [Format::Table, Format::Json, Format::Md, Format::Html];
 
 /// The report in format `f`.
 fn render(r: &DiffReport, f: Format) -> String {

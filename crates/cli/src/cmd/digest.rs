@@ -38,11 +38,7 @@ pub fn digest(a: DigestArgs) -> Result<()> {
     let shown = a.limit.unwrap_or(DEFAULT_SHOWN);
     let name = a.log.display().to_string();
     // Checked before the log is read, so a wrong path fails at once, not after a 10 GB log.
-    let out = Output::new(
-        &a.output,
-        "digest",
-        &[Format::Table, Format::Json, Format::Md],
-    )?;
+    let out = Output::new(&a.output, "digest")?;
     let (input, size) = open(&a.log, &name)?;
     let mut reader = LogReader::new(input, kind).map_err(|e| log_error(&name, e))?;
     let report = read(&mut reader, &name, size, limit)?;

@@ -26,7 +26,7 @@ fn io_error(e: IoError) -> anyhow::Error {
 /// The fileio options and timing of `a`, every value checked.
 fn plan(a: &IoArgs) -> Result<(qpslab_core::RunPlan, FileIoOptions, Timing)> {
     crate::db::check(&a.db.db)?;
-    crate::out::Output::new(&a.output, "io", &crate::out::RUN_FORMATS)?;
+    crate::out::Output::new(&a.output, "io")?;
     if let Some(path) = &a.fio_json {
         crate::outfile::check("--fio-json", path, true)?;
     }

@@ -2,7 +2,7 @@
 //! file (see `qpslab_lab::spec`). This module only parses, prints and maps errors; the lab crate
 //! expands, orders, executes and resumes.
 
-use crate::args::Format::{Csv, Json, Table};
+use crate::args::Format::{Csv, Json};
 use crate::args::{LabCommand, LabRunArgs, LabShowArgs, LabSpecArgs};
 use crate::error::user;
 use crate::out::Output;
@@ -58,7 +58,7 @@ const PLAN_HEADER: [&str; 6] = [
 ];
 
 fn plan(a: &LabSpecArgs) -> Result<()> {
-    let out = Output::new(&a.output, "lab plan", &[Table, Json, Csv])?;
+    let out = Output::new(&a.output, "lab plan")?;
     let l = load(&a.spec)?;
     let plan = l.plan();
     let rows: Vec<Vec<String>> = plan
@@ -144,7 +144,7 @@ impl StudyObserver for LabPrinter {
 }
 
 fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
-    let output = Output::new(&a.output, "lab run", &[Table, Json, Csv])?;
+    let output = Output::new(&a.output, "lab run")?;
     let l = load(&a.spec)?;
     crate::db::check(&a.db.db)?;
     let mut store = crate::db::open_to_write(&a.db.db)?;
@@ -248,9 +248,9 @@ fn study_name(arg: &str) -> Result<String> {
 fn show(a: &LabShowArgs) -> Result<()> {
     let mut out = a.output.clone();
     if a.csv {
-        out.format = Some(Csv);
+        out.flags.format = Some(Csv);
     }
-    let out = Output::new(&out, "lab show", &[Table, Json, Csv])?;
+    let out = Output::new(&out, "lab show")?;
     let store = crate::db::open_to_read(&a.db.db)?;
     let Some(arg) = &a.study else {
         return list(&store, &out);

@@ -16,7 +16,7 @@ use qpslab_lab::ready::ReadyError;
 
 /// Runs `qpslab prepare`.
 pub fn prepare(a: PrepareArgs) -> Result<()> {
-    let out = Output::new(&a.output, "prepare", &[Format::Table, Format::Json])?;
+    let out = Output::new(&a.output, "prepare")?;
     let w = workload_options(&a.workload)?;
     let threads = a
         .threads
@@ -75,7 +75,7 @@ impl Observer for Prepared {
 
 /// Runs `qpslab cleanup`.
 pub fn cleanup(a: CleanupArgs) -> Result<()> {
-    let out = Output::new(&a.output, "cleanup", &[Format::Table, Format::Json])?;
+    let out = Output::new(&a.output, "cleanup")?;
     let kind = a
         .workload
         .as_ref()

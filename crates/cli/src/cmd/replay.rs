@@ -18,7 +18,7 @@ use qpslab_store::{RunMeta, Store};
 /// Runs `qpslab replay`.
 pub fn replay(a: ReplayArgs) -> Result<()> {
     let opts = options(&a)?;
-    crate::out::Output::new(&a.output, "replay", &crate::out::RUN_FORMATS)?;
+    crate::out::Output::new(&a.output, "replay")?;
     if !explicit(&a.target) {
         return Err(user(
             "replay needs the server that holds the log's tables: give --target, --socket, \

@@ -41,7 +41,7 @@ fn replica_error(e: qpslab_lab::replica::ReplicaError) -> anyhow::Error {
 
 /// `qpslab server status NAME`.
 pub fn status(a: ServerStatusArgs) -> Result<()> {
-    let out = Output::new(&a.output, "server status", &[Format::Table, Format::Json])?;
+    let out = Output::new(&a.output, "server status")?;
     let home = sandbox_home(&a.home);
     let info = qpslab_sandbox::find(&home, &a.name)?;
     let replication = replication_of(&info);

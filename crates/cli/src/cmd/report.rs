@@ -23,7 +23,7 @@ pub fn report(a: ReportArgs) -> Result<()> {
         Some(e) if e == "json" => Json,
         _ => Html,
     };
-    let out = Output::with_default(&a.output, "report", &[Html, Md, Json], Some(by_extension))?;
+    let out = Output::with_default(&a.output, "report", Some(by_extension))?;
     let store = open_store(&a.db)?;
     let input = qpslab_report::report_input(&store, &a.items).map_err(report_error)?;
     let report = build(&input).map_err(report_error)?;
@@ -66,7 +66,7 @@ fn report_error(e: qpslab_report::Error) -> anyhow::Error {
 
 /// Runs `qpslab compare`.
 pub fn compare(a: CompareArgs) -> Result<()> {
-    let out = Output::new(&a.output, "compare", &[Table, Json, Md])?;
+    let out = Output::new(&a.output, "compare")?;
     let store = open_store(&a.db)?;
     let sa = qpslab_report::side(&store, &a.a).map_err(report_error)?;
     let sb = qpslab_report::side(&store, &a.b).map_err(report_error)?;

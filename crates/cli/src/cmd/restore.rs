@@ -14,7 +14,7 @@ use qpslab_sandbox::SandboxHome;
 
 /// Runs `qpslab restore`.
 pub fn restore(a: RestoreArgs) -> Result<()> {
-    let out = Output::new(&a.output, "restore", &[Format::Table, Format::Json])?;
+    let out = Output::new(&a.output, "restore")?;
     let home = sandbox_home(&a.home);
     let ledger = Ledger::in_lab(home.path());
     if !explicit(&a.target) {

@@ -5,7 +5,7 @@
 //! the printer shows its progress; then the sweep table and `--json`.
 
 use super::threads::RunPlacement;
-use crate::args::{JsonPath, OutputArgs, ReplicaRunArgs, RunArgs, TargetArgs};
+use crate::args::{JsonPath, OutputArgs, ReplicaRunArgs, RunArgs, TableJsonCsv, TargetArgs};
 use crate::dataset::server;
 use crate::error::exec_error;
 use crate::error::user;
@@ -169,7 +169,7 @@ fn sweep_error(e: SweepError, a: &RunArgs, label: &str) -> anyhow::Error {
 }
 
 /// Prints the run's sweep table and where it is stored, then the stored run as `out` asks.
-fn finish(store: &Store, swept: &Swept, out: &OutputArgs<JsonPath>) -> Result<()> {
+fn finish(store: &Store, swept: &Swept, out: &OutputArgs<TableJsonCsv, JsonPath>) -> Result<()> {
     let plan = &swept.meta.plan;
     println!(
         "\n{} on {} ({} per phase)",

@@ -1,6 +1,6 @@
 //! `qpslab server start|stop|rm|list|logs`.
 
-use crate::args::Format::{Csv, Json, Table};
+use crate::args::Format::{Csv, Json};
 use crate::args::{ServerCommand, ServerListArgs, ServerRmArgs, ServerStartArgs, ServerStopArgs};
 use crate::out::Output;
 use crate::plan::sandbox_spec;
@@ -22,7 +22,7 @@ pub fn server(c: ServerCommand) -> Result<()> {
         ServerCommand::Threads(a) => super::threads::server_threads(a),
         ServerCommand::Status(a) => super::replica::status(a),
         ServerCommand::Logs(a) => {
-            let out = Output::new(&a.output, "server logs", &[Table, Json])?;
+            let out = Output::new(&a.output, "server logs")?;
             let tail = qpslab_sandbox::log_tail(&sandbox_home(&a.home), &a.name, a.lines)?;
             out.emit(|f| match f {
                 Json => crate::out::json(&serde_json::json!({
@@ -36,7 +36,7 @@ pub fn server(c: ServerCommand) -> Result<()> {
 }
 
 fn start(a: ServerStartArgs) -> Result<()> {
-    let out = Output::new(&a.output, "server start", &[Table, Json])?;
+    let out = Output::new(&a.output, "server start")?;
     let home = sandbox_home(&a.home);
     let mut spec = sandbox_spec(
         &a.name,
@@ -100,7 +100,7 @@ fn start_text(info: &qpslab_sandbox::SandboxInfo, replication: Option<&ReplicaSt
 }
 
 fn stop(a: ServerStopArgs) -> Result<()> {
-    let out = Output::new(&a.output, "server stop", &[Table, Json])?;
+    let out = Output::new(&a.output, "server stop")?;
     let home = sandbox_home(&a.home);
     let stopped = qpslab_lab::server::stop_server(&home, &a.name, a.rm)?;
     out.emit(|f| match f {
@@ -124,7 +124,7 @@ fn stop(a: ServerStopArgs) -> Result<()> {
 }
 
 fn rm(a: ServerRmArgs) -> Result<()> {
-    let out = Output::new(&a.output, "server rm", &[Table, Json])?;
+    let out = Output::new(&a.output, "server rm")?;
     let home = sandbox_home(&a.home);
     if let Ok(info) = qpslab_sandbox::find(&home, &a.name) {
         return Err(qpslab_sandbox::Error::Running {
@@ -146,7 +146,7 @@ const LIST_HEADER: [&str; 8] = [
 ];
 
 fn list(a: ServerListArgs) -> Result<()> {
-    let out = Output::new(&a.output, "server list", &[Table, Json, Csv])?;
+    let out = Output::new(&a.output, "server list")?;
     let infos = qpslab_sandbox::list(&sandbox_home(&a.home))?;
     out.emit(|f| match f {
         Json => crate::out::json(&infos),

@@ -1,7 +1,7 @@
 //! `qpslab show [RUN]`: the stored runs, or one run's phases, as tables, JSON or CSV; `--hlog`
 //! writes a run's histograms as an HdrHistogram interval log.
 
-use crate::args::{Format, JsonPath, OutputArgs, ShowArgs};
+use crate::args::{Format, JsonPath, OutputArgs, ShowArgs, TableJsonCsv};
 use crate::error::user;
 use crate::out::Output;
 use crate::render::{sweep_table, table};
@@ -15,11 +15,7 @@ pub fn show(a: ShowArgs) -> Result<()> {
     if let Some(path) = a.hlog.as_deref().filter(|p| *p != Path::new("-")) {
         crate::outfile::check("--hlog", path, true)?;
     }
-    let out = Output::new(
-        &a.output,
-        "show",
-        &[Format::Table, Format::Json, Format::Csv],
-    )?;
+    let out = Output::new(&a.output, "show")?;
     let store = crate::db::open_to_read(&a.db.db)?;
     match (a.run, &a.hlog) {
         (Some(id), Some(path)) => hlog(&store, RunId(id), path),
@@ -48,12 +44,12 @@ pub fn show(a: ShowArgs) -> Result<()> {
 /// Writes the stored run `id` as `command`'s output flags `a` ask (the table was printed while
 /// it ran).
 pub fn emit_run(
-    a: &OutputArgs<JsonPath>,
+    a: &OutputArgs<TableJsonCsv, JsonPath>,
     command: &'static str,
     store: &Store,
     id: RunId,
 ) -> Result<()> {
-    let out = Output::new(a, command, &crate::out::RUN_FORMATS)?;
+    let out = Output::new(a, command)?;
     out.emit(|f| match f {
         Format::Json => crate::out::json(&store.run_doc(id)?),
         Format::Csv => csv(store, &[id]),

@@ -12,7 +12,7 @@ use qpslab_lab::placement::{self, PlacementError, RunKeeper};
 
 /// Runs `qpslab server threads`.
 pub fn server_threads(a: ServerThreadsArgs) -> Result<()> {
-    let out = crate::out::Output::new(&a.output, "server threads", &[Format::Table, Format::Json])?;
+    let out = crate::out::Output::new(&a.output, "server threads")?;
     let mut target = a.target.clone();
     if let Some(name) = &a.name {
         target.sandbox = Some(name.clone());

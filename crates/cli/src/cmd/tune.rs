@@ -22,9 +22,6 @@ use qpslab_tune::knobs::{self, Space};
 use qpslab_tune::search::{describe, Config};
 use qpslab_tune::{confirm, Observer, Request, Search, Target, Trial, TuneError};
 
-/// The formats `tune` writes: its summary, or the outcome as JSON.
-const FORMATS: [Format; 2] = [Format::Table, Format::Json];
-
 /// Runs `qpslab tune`.
 pub fn tune(a: TuneArgs) -> Result<()> {
     let req = check(&a)?;
@@ -74,7 +71,7 @@ fn session(
         crate::outfile::write("--out", out, &text)?;
         eprintln!("written to {}", out.display());
     }
-    Output::new(&a.output, "tune", &FORMATS)?.emit(|f| match f {
+    Output::new(&a.output, "tune")?.emit(|f| match f {
         Format::Json => crate::out::json(&render_tune::json_doc(&outcome)),
         _ => Ok(render_tune::summary(&context, &outcome)
             .iter()
@@ -186,7 +183,7 @@ fn check(a: &TuneArgs) -> Result<Request> {
     if let Some(p) = &a.out {
         crate::outfile::check("--out", p, true)?;
     }
-    Output::new(&a.output, "tune", &FORMATS)?;
+    Output::new(&a.output, "tune")?;
     let budget_s = parse_budget(&a.budget).map_err(user)?;
     knobs::check_known(&a.knobs).map_err(|e| user(e.to_string()))?;
     if a.repeats < confirm::MIN_REPEATS {
