@@ -8,8 +8,16 @@
 //! output is dropped and the command ends the normal way, stopping what it started and storing
 //! what it measured. The macros below shadow std's for every module declared after them in
 //! `main.rs`, so no call site needs to know.
+//!
+//! It is also the one path of a command's machine-readable output ([`Output`]): the format
+//! on standard output and the `--export-*` files, each rendered once, the files written whole.
+//! While standard output carries such a document, `print!`/`println!` go to standard error.
 
+use crate::args::{Asked, Format};
+use crate::error::user;
+use anyhow::Result;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
@@ -46,13 +54,13 @@ pub fn write_out(stream: Stream, args: std::fmt::Arguments<'_>) {
 }
 
 macro_rules! print {
-    ($($arg:tt)*) => { $crate::out::write_out($crate::out::Stream::Out, format_args!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::out::write_out($crate::out::human(), format_args!($($arg)*)) };
 }
 
 macro_rules! println {
-    () => { $crate::out::write_out($crate::out::Stream::Out, format_args!("\n")) };
+    () => { $crate::out::write_out($crate::out::human(), format_args!("\n")) };
     ($($arg:tt)*) => {
-        $crate::out::write_out($crate::out::Stream::Out, format_args!("{}\n", format_args!($($arg)*)))
+        $crate::out::write_out($crate::out::human(), format_args!("{}\n", format_args!($($arg)*)))
     };
 }
 
@@ -65,4 +73,188 @@ macro_rules! eprintln {
     ($($arg:tt)*) => {
         $crate::out::write_out($crate::out::Stream::Err, format_args!("{}\n", format_args!($($arg)*)))
     };
+}
+
+/// Set once a command's standard output carries a document (any `--format` but table): from
+/// then on the human lines (`print!`, `println!`: progress, live figures) go to standard error,
+/// so that `qpslab run --format json | jq` reads one JSON document.
+static STDOUT_IS_DOCUMENT: AtomicBool = AtomicBool::new(false);
+
+/// Where `print!`/`println!` write: standard output, or standard error while standard output
+/// carries a document.
+pub fn human() -> Stream {
+    if STDOUT_IS_DOCUMENT.load(Ordering::Relaxed) {
+        Stream::Err
+    } else {
+        Stream::Out
+    }
+}
+
+/// What a command writes, and where: its `--format` on standard output and its `--export-*`
+/// files, checked before any work starts. Built by [`Output::new`]; written by [`Output::emit`].
+#[derive(Debug)]
+pub struct Output {
+    format: Format,
+    exports: Vec<(&'static str, Format, PathBuf)>,
+}
+
+impl Output {
+    /// The output `a` asks of `command` (as the user types it: `server list`), which writes
+    /// `a.can()` (the first is its default): a format it cannot write is the user's error, one
+    /// line naming the ones it can; each export's directory must exist. From here on, a
+    /// standard output that carries a document gets no human line.
+    pub fn new(a: &impl Asked, command: &'static str) -> Result<Output> {
+        Output::with_default(a, command, None)
+    }
+
+    /// As [`Output::new`], with `default` instead of the first format when none is given.
+    pub fn with_default(
+        a: &impl Asked,
+        command: &'static str,
+        default: Option<Format>,
+    ) -> Result<Output> {
+        let can = a.can();
+        // `--format md` or `--export-md FILE`, and what the command writes instead.
+        let refuse = |asked: String| {
+            let names: Vec<_> = can.iter().map(|f| f.name()).collect();
+            user(format!(
+                "{asked}: `qpslab {command}` writes {}",
+                names.join(", ")
+            ))
+        };
+        let format = a.format().or(default).unwrap_or(can[0]);
+        if !can.contains(&format) {
+            return Err(refuse(format!("--format {}", format.name())));
+        }
+        let mut exports = Vec::new();
+        for (flag, f, path) in a.exports() {
+            if !can.contains(&f) {
+                return Err(refuse(format!("{flag} {}", path.display())));
+            }
+            crate::outfile::check(flag, path, true)?;
+            exports.push((flag, f, path.to_path_buf()));
+        }
+        if format != Format::Table {
+            STDOUT_IS_DOCUMENT.store(true, Ordering::Relaxed);
+        }
+        Ok(Output { format, exports })
+    }
+
+    /// The format of standard output.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Writes each export, then standard output, each format rendered once by `render` (so
+    /// `--format json` prints the very document `--export-json` holds).
+    pub fn emit(&self, render: impl Fn(Format) -> Result<String>) -> Result<()> {
+        self.emit_to(None, render)
+    }
+
+    /// As [`Output::emit`], the `--format` document written to `out` (the command's `--out
+    /// FILE`, whole) instead of standard output when given.
+    pub fn emit_to(
+        &self,
+        out: Option<&Path>,
+        render: impl Fn(Format) -> Result<String>,
+    ) -> Result<()> {
+        let mut done: Vec<(Format, String)> = Vec::new();
+        let mut text = |f: Format| -> Result<String> {
+            if let Some((_, t)) = done.iter().find(|(d, _)| *d == f) {
+                return Ok(t.clone());
+            }
+            let t = render(f)?;
+            done.push((f, t.clone()));
+            Ok(t)
+        };
+        for (flag, f, path) in &self.exports {
+            crate::outfile::write(flag, path, &text(*f)?)?;
+        }
+        let main = text(self.format)?;
+        match out {
+            Some(path) => crate::outfile::write("--out", path, &main)?,
+            None => write_out(Stream::Out, format_args!("{main}")),
+        }
+        Ok(())
+    }
+}
+
+/// `value` as pretty JSON with a final newline: every JSON document qpslab writes.
+pub fn json(value: &impl serde::Serialize) -> Result<String> {
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// `rows` under `header` as CSV (RFC 4180).
+pub fn csv<R, F>(header: &[&str], rows: R) -> Result<String>
+where
+    R: IntoIterator<Item = Vec<F>>,
+    F: AsRef<[u8]>,
+{
+    let mut bytes = Vec::new();
+    qpslab_store::write_csv(&mut bytes, header, rows)?;
+    Ok(String::from_utf8(bytes)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::{JsonPath, JsonSwitch, OutputArgs, OutputFlags, TableJson};
+
+    #[test]
+    fn refuses_what_a_command_cannot_write_and_renders_each_format_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = OutputArgs::<TableJson, JsonPath>::new(OutputFlags {
+            export_md: Some(dir.path().join("x.md")),
+            ..Default::default()
+        });
+        let e = Output::new(&a, "show").unwrap_err();
+        let md = dir.path().join("x.md");
+        let want = format!(
+            "--export-md {}: `qpslab show` writes table, json",
+            md.display()
+        );
+        assert_eq!(e.to_string(), want);
+        a.flags.export_md = None;
+        a.flags.format = Some(Format::Csv);
+        let e = Output::new(&a, "show").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--format csv: `qpslab show` writes table, json"
+        );
+        assert_eq!(crate::error::exit_code(&e), 2);
+
+        // `--json PATH` is `--export-json PATH`; the default is the first format.
+        a.flags.format = None;
+        let old = dir.path().join("old.json");
+        a.flags.legacy.json = Some(old.clone());
+        let out = Output::new(&a, "show").unwrap();
+        assert_eq!(out.format(), Format::Table);
+        let calls = std::cell::Cell::new(0);
+        let table = dir.path().join("t.txt");
+        out.emit_to(Some(&table), |f| {
+            calls.set(calls.get() + 1);
+            Ok(f.name().to_string())
+        })
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(&old).unwrap(), "json");
+        assert_eq!(std::fs::read_to_string(&table).unwrap(), "table");
+        assert_eq!(calls.get(), 2);
+        // An export into a missing directory is refused before any work.
+        a.flags.legacy.json = Some(dir.path().join("no/x.json"));
+        assert!(Output::new(&a, "show").is_err());
+
+        // The `--json` switch is `--format json`.
+        let switch = OutputArgs::<TableJson, JsonSwitch>::new(OutputFlags {
+            legacy: JsonSwitch { json: true },
+            ..Default::default()
+        });
+        assert_eq!(Asked::format(&switch), Some(Format::Json));
+        assert_eq!(json(&[1]).unwrap(), "[\n  1\n]\n");
+        assert_eq!(
+            csv(&["a", "b"], [vec!["1", "x,y"]]).unwrap(),
+            "a,b\n1,\"x,y\"\n"
+        );
+    }
 }

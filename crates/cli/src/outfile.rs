@@ -39,13 +39,6 @@ pub fn write(flag: &str, path: &Path, text: &str) -> Result<()> {
         .map_err(|e| user(format!("{flag} {}: {e}", path.display())))
 }
 
-/// Writes `value` as pretty JSON (with a final newline) to the `--json` file, whole.
-pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(value)?;
-    text.push('\n');
-    write("--json", path, &text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -68,9 +68,7 @@ pub fn workload_options(w: &WorkloadFlags) -> Result<WorkloadOptions> {
 /// plan holds the seed actually used and the run can be repeated exactly.
 pub fn run_plan(a: &RunArgs) -> Result<Resolved> {
     crate::db::check(&a.db.db)?;
-    if let Some(json) = &a.json {
-        crate::outfile::check("--json", json, true)?;
-    }
+    crate::out::Output::new(&a.output, "run")?;
     let mut r = resolve_flags(&a.options.0)?;
     qpslab_lab::exec::resolve_seed(&mut r.plan);
     Ok(r)
@@ -133,6 +131,11 @@ mod tests {
         "pin",
         "db",
         "home",
+        // Output (`--format`, `--export-*`, the older `--json PATH`): not a measurement option.
+        "format",
+        "export_json",
+        "export_csv",
+        "export_md",
         "json",
         // A directory for `run`; a study has the switch `perf_profile` (its files go to the lab).
         "profile",

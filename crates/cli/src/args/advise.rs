@@ -1,19 +1,8 @@
 //! `qpslab advise`'s arguments.
 
-use super::{SandboxHomeArgs, TargetArgs};
+use super::{OutputArgs, SandboxHomeArgs, TableJsonMd, TargetArgs};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
-
-/// How the findings are printed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum AdviseFormat {
-    /// An aligned table, then each finding's reason.
-    Table,
-    /// Markdown.
-    Md,
-    /// JSON (the facts' summary and every finding).
-    Json,
-}
 
 /// Whether durability may be traded for speed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -39,9 +28,10 @@ pub struct AdviseArgs {
     pub target: TargetArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: AdviseFormat,
+    /// Output: table (then each finding's reason), json (the facts' summary and every
+    /// finding) or md.
+    #[command(flatten)]
+    pub output: OutputArgs<TableJsonMd>,
     /// strict: durability settings are only described; relaxed: recommended.
     #[arg(long, value_enum, default_value = "strict")]
     pub durability: DurabilityArg,

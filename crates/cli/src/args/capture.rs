@@ -1,6 +1,6 @@
 //! `qpslab capture`: what the user typed.
 
-use super::{SandboxHomeArgs, TargetArgs};
+use super::{JsonPath, OutputArgs, SandboxHomeArgs, TableJson, TargetArgs};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -32,9 +32,9 @@ pub struct CaptureArgs {
     /// Replace FILE if it exists.
     #[arg(long)]
     pub force: bool,
-    /// Also write what the capture saw and cost as JSON to this file.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    /// Output: table or json (what the capture saw and cost).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJson, JsonPath>,
 }
 
 /// A positive duration: a number of seconds or a duration with units.

@@ -1,21 +1,8 @@
 //! `qpslab diff`: the same logged SQL on two servers, per class, with the evidence.
 
-use super::{LogTypeArg, SandboxHomeArgs, WaitArgs};
-use clap::{Args, ValueEnum};
+use super::{JsonPath, LogTypeArg, OutputArgs, SandboxHomeArgs, TableJsonMdHtml, WaitArgs};
+use clap::Args;
 use std::path::PathBuf;
-
-/// `--format` of `diff`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum DiffFormat {
-    /// One line per class, then the regressions' evidence.
-    Table,
-    /// The whole analysis.
-    Json,
-    /// A Markdown report opening with the regressions.
-    Md,
-    /// An HTML report opening with the regressions.
-    Html,
-}
 
 /// `qpslab diff`.
 #[derive(Args, Debug)]
@@ -36,15 +23,13 @@ pub struct DiffArgs {
     /// What kind of log it is.
     #[arg(long, value_enum, default_value = "slow")]
     pub log_type: LogTypeArg,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: DiffFormat,
-    /// Write the report to FILE (atomically) instead of standard output.
+    /// Output: table (one line per class, then the regressions' evidence), json (the whole
+    /// analysis), md or html (a report opening with the regressions).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJsonMdHtml, JsonPath>,
+    /// Write the --format report to FILE (atomically) instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Also write the JSON analysis to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
     /// Measured rounds per class (default: until the ratio's 95% interval is within ±3%, or
     /// --max-time-per-class, at least 5).
     #[arg(long, value_name = "N")]

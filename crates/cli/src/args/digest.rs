@@ -1,5 +1,6 @@
 //! `qpslab digest`'s arguments.
 
+use super::{JsonPath, OutputArgs, TableJsonMd};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -12,17 +13,6 @@ pub enum LogTypeArg {
     General,
 }
 
-/// How the digest is printed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum DigestFormat {
-    /// An aligned table, then each class's example.
-    Table,
-    /// Markdown.
-    Md,
-    /// JSON (every class unless --limit is given).
-    Json,
-}
-
 /// `qpslab digest LOG`: group a slow or general log's statements into classes.
 #[derive(Args, Debug)]
 pub struct DigestArgs {
@@ -32,13 +22,11 @@ pub struct DigestArgs {
     /// Which log it is.
     #[arg(long, value_enum, default_value = "slow")]
     pub log_type: LogTypeArg,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: DigestFormat,
     /// Classes shown, heaviest first (default: 20 for table and md, all for json).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
-    /// Also write the JSON digest (every class unless --limit is given) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    /// Output: table (then each class's example), json (every class unless --limit is
+    /// given) or md.
+    #[command(flatten)]
+    pub output: OutputArgs<TableJsonMd, JsonPath>,
 }

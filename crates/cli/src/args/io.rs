@@ -2,7 +2,7 @@
 //! table (`flags.rs`, [`IoFlags`]); only what is not a run option is declared here.
 
 use super::flags::IoFlags;
-use super::DbArgs;
+use super::{DbArgs, JsonPath, OutputArgs, TableJsonCsv};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -14,10 +14,10 @@ pub struct IoArgs {
     /// Directory of the test files (test_file.N).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,
-    /// Write the run as JSON (iops, MiB/s, latency percentiles, samples, fio's version and
-    /// command) to this file.
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
+    /// Output: table (the live lines), json (the stored run: iops, MiB/s, latency
+    /// percentiles, samples, fio's version and command) or csv, printed at its end.
+    #[command(flatten)]
+    pub output: OutputArgs<TableJsonCsv, JsonPath>,
     /// Also write fio's own last json+ report, as fio wrote it, to this file.
     #[arg(long, value_name = "PATH")]
     pub fio_json: Option<PathBuf>,

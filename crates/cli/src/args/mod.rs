@@ -10,6 +10,7 @@ mod diff;
 mod digest;
 mod flags;
 mod io;
+mod output;
 mod replay;
 mod replica;
 mod restore;
@@ -24,6 +25,7 @@ pub use diff::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use io::IoArgs;
+pub use output::*;
 pub use replay::*;
 pub use replica::*;
 pub use restore::*;
@@ -31,7 +33,7 @@ pub use study::*;
 pub use threads::*;
 pub use tune::*;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// A performance lab for MySQL-family servers.
@@ -149,9 +151,9 @@ pub struct RunArgs {
     pub db: DbArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
-    /// Also write the run as JSON to this file.
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
+    /// Output: table (the live lines), json or csv (the stored run, printed at its end).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJsonCsv, JsonPath>,
     /// Record the server (a sandbox) with perf during each phase: DIR/RUN-tN.folded and .svg.
     #[arg(long, value_name = "DIR")]
     pub profile: Option<PathBuf>,
@@ -181,6 +183,9 @@ pub struct PrepareArgs {
     /// error; sandboxes get theirs created anyway).
     #[arg(long)]
     pub create_db: bool,
+    /// Output: table (progress, then a line) or json (database, tables, rows, seconds, method).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJson>,
 }
 
 #[derive(Args, Debug)]
@@ -192,6 +197,9 @@ pub struct CleanupArgs {
     pub target: TargetArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
+    /// Output: table (a line) or json (the tables dropped).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJson>,
 }
 
 #[derive(Args, Debug)]
@@ -202,6 +210,9 @@ pub struct CheckArgs {
     pub target: TargetArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
+    /// Output: table (a line per condition) or json (each condition with its offenders).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJson>,
 }
 
 #[derive(Args, Debug)]
@@ -210,41 +221,23 @@ pub struct ShowArgs {
     pub run: Option<i64>,
     #[command(flatten)]
     pub db: DbArgs,
-    /// Print JSON instead of a table (the same as --format json).
-    #[arg(long, conflicts_with = "format")]
-    pub json: bool,
-    /// Output format; csv gives one row per phase, the same columns for every run (with no
-    /// RUN: every phase of the listed runs).
-    #[arg(long, value_enum)]
-    pub format: Option<ShowFormat>,
+    /// Output: table, json (the run's one JSON form; a list of runs with no RUN) or csv (one
+    /// row per phase, the same columns for every run; with no RUN, every phase of the listed
+    /// runs).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJsonCsv, JsonSwitch>,
     /// Write RUN's latency histograms (each phase's events, then each statement kind) to FILE
     /// in HdrHistogram's interval log format ('-': standard output).
-    #[arg(long, value_name = "FILE", requires = "run")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "run",
+        conflicts_with_all = ["format", "json", "export_json", "export_csv", "export_md"]
+    )]
     pub hlog: Option<PathBuf>,
     /// With no RUN: how many runs to list.
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
-}
-
-/// Output formats of `qpslab show`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ShowFormat {
-    /// Aligned terminal tables.
-    Table,
-    /// The run's one JSON form (a list of runs with no RUN).
-    Json,
-    /// CSV, one row per phase.
-    Csv,
-}
-
-impl ShowArgs {
-    /// The format asked for, `--json` included.
-    pub fn format(&self) -> ShowFormat {
-        match (self.json, self.format) {
-            (true, _) => ShowFormat::Json,
-            (false, f) => f.unwrap_or(ShowFormat::Table),
-        }
-    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -294,9 +287,8 @@ pub struct ServerStartArgs {
     pub pin: PinArgs,
     #[command(flatten)]
     pub replication: ReplicationArgs,
-    /// Print the started sandbox as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: OutputArgs<TableJson, JsonSwitch>,
 }
 
 #[derive(Args, Debug)]
@@ -308,6 +300,9 @@ pub struct ServerStopArgs {
     /// Also delete its directory (datadir, logs).
     #[arg(long)]
     pub rm: bool,
+    /// Output: table (a line) or json (name, removed, the replicas left running).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJson>,
 }
 
 #[derive(Args, Debug)]
@@ -316,15 +311,17 @@ pub struct ServerRmArgs {
     pub name: String,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
+    /// Output: table (a line) or json (the name of the sandbox removed).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJson>,
 }
 
 #[derive(Args, Debug)]
 pub struct ServerListArgs {
     #[command(flatten)]
     pub home: SandboxHomeArgs,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: OutputArgs<TableJsonCsv, JsonSwitch>,
 }
 
 #[derive(Args, Debug)]
@@ -336,4 +333,7 @@ pub struct ServerLogsArgs {
     /// Number of lines.
     #[arg(short = 'n', long, default_value_t = 40)]
     pub lines: usize,
+    /// Output: table (the lines as the server wrote them) or json (name, log file, lines).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJson>,
 }

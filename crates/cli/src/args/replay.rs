@@ -1,7 +1,7 @@
 //! `qpslab replay`: its own flags; the target, the results store and the lab directory are the
 //! shared argument groups.
 
-use super::{DbArgs, LogTypeArg, SandboxHomeArgs, TargetArgs};
+use super::{DbArgs, JsonPath, LogTypeArg, OutputArgs, SandboxHomeArgs, TableJsonCsv, TargetArgs};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -56,11 +56,11 @@ pub struct ReplayArgs {
     pub db: DbArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
-    /// Also write the run as JSON to this file.
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
     /// Serve the live interval figures for Prometheus at HOST:PORT (GET /metrics) while it
     /// runs (docs/metrics.md).
     #[arg(long, value_name = "HOST:PORT")]
     pub metrics_addr: Option<String>,
+    /// Output: table (the live lines), json or csv (the stored run, printed at its end).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJsonCsv, JsonPath>,
 }

@@ -1,6 +1,6 @@
 //! Replication: `server start --primary / --replica-of`, `server status`, `run --replica`.
 
-use super::SandboxHomeArgs;
+use super::{JsonSwitch, OutputArgs, SandboxHomeArgs, TableJson};
 use clap::Args;
 
 /// How a sandbox takes part in replication (`server start`).
@@ -45,7 +45,6 @@ pub struct ServerStatusArgs {
     pub name: String,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: OutputArgs<TableJson, JsonSwitch>,
 }

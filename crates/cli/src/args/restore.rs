@@ -1,6 +1,6 @@
 //! `qpslab restore`: what the user typed.
 
-use super::{SandboxHomeArgs, TargetArgs};
+use super::{OutputArgs, SandboxHomeArgs, TableJson, TargetArgs};
 use clap::Args;
 
 /// `qpslab restore`.
@@ -16,4 +16,7 @@ pub struct RestoreArgs {
     pub target: TargetArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
+    /// Output: table (a line) or json (the server and the record restored, or null).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJson>,
 }

@@ -1,7 +1,9 @@
 //! The flags of `lab`, `report` and `compare`.
 
-use super::{DbArgs, SandboxHomeArgs};
-use clap::{Args, Subcommand, ValueEnum};
+use super::{
+    DbArgs, HtmlMdJson, JsonSwitch, OutputArgs, SandboxHomeArgs, TableJsonCsv, TableJsonMd,
+};
+use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
 /// `qpslab lab` subcommands.
@@ -22,9 +24,9 @@ pub enum LabCommand {
 pub struct LabSpecArgs {
     /// The study spec (TOML).
     pub spec: PathBuf,
-    /// Print the cells as JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// Output: table, json or csv (one row per cell).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJsonCsv, JsonSwitch>,
 }
 
 /// `lab run` / `lab resume`.
@@ -40,6 +42,9 @@ pub struct LabRunArgs {
     /// runs (docs/metrics.md).
     #[arg(long, value_name = "HOST:PORT")]
     pub metrics_addr: Option<String>,
+    /// Output: table (the cells as they run), json or csv (the study, as `lab show` writes it).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJsonCsv>,
 }
 
 /// `lab show`.
@@ -49,23 +54,12 @@ pub struct LabShowArgs {
     pub study: Option<String>,
     #[command(flatten)]
     pub db: DbArgs,
-    /// Print JSON.
-    #[arg(long, conflicts_with = "csv")]
-    pub json: bool,
-    /// Print CSV (one line per cell).
-    #[arg(long)]
+    /// Output: table, json or csv (one row per cell; with no STUDY, per study).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJsonCsv, JsonSwitch>,
+    /// Same as --format csv (older spelling).
+    #[arg(long, hide = true, conflicts_with_all = ["format", "json"])]
     pub csv: bool,
-}
-
-/// Report formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
-    /// One self-contained HTML file with inline SVG charts.
-    Html,
-    /// Markdown, for pasting into a ticket.
-    Md,
-    /// The report's data as JSON.
-    Json,
 }
 
 /// `qpslab report RUN|STUDY ... --out FILE`.
@@ -77,25 +71,14 @@ pub struct ReportArgs {
     /// Where to write the report (default: standard output).
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Format (default: from the --out extension, else html).
-    #[arg(long, value_enum)]
-    pub format: Option<ReportFormat>,
+    /// Output: html, md or json (default: from the --out extension, else html).
+    #[command(flatten)]
+    pub output: OutputArgs<HtmlMdJson>,
     /// Also write every chart as DIR/<chart>.png.
     #[arg(long, value_name = "DIR")]
     pub png: Option<PathBuf>,
     #[command(flatten)]
     pub db: DbArgs,
-}
-
-/// Comparison output formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum CompareFormat {
-    /// An aligned terminal table.
-    Table,
-    /// JSON: per setting, per metric a, b, change_pct, ci_low, ci_high, significant.
-    Json,
-    /// Markdown tables.
-    Md,
 }
 
 /// `qpslab compare A B`.
@@ -105,9 +88,10 @@ pub struct CompareArgs {
     pub a: String,
     /// Candidate: a run id, repeats as ids joined by commas, or STUDY/VARIANT.
     pub b: String,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: CompareFormat,
+    /// Output: table, json (per setting, per metric a, b, change_pct, ci_low, ci_high,
+    /// significant) or md.
+    #[command(flatten)]
+    pub output: OutputArgs<TableJsonMd>,
     #[command(flatten)]
     pub db: DbArgs,
 }

@@ -1,7 +1,7 @@
 //! `qpslab server threads` and the `--pin` placement flag.
 
-use super::{SandboxHomeArgs, TargetArgs};
-use clap::{Args, ValueEnum};
+use super::{OutputArgs, SandboxHomeArgs, TableJson, TargetArgs};
+use clap::Args;
 
 /// `--pin`, on `server start` and on runs with a sandbox of ours.
 #[derive(Args, Debug, Clone, Default)]
@@ -15,16 +15,6 @@ pub struct PinArgs {
     pub pin: Vec<String>,
 }
 
-/// How `server threads` prints.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ThreadsFormat {
-    /// Two tables: per class, then per thread.
-    #[default]
-    Table,
-    /// One JSON document.
-    Json,
-}
-
 /// `qpslab server threads`.
 #[derive(Args, Debug)]
 pub struct ServerThreadsArgs {
@@ -35,9 +25,9 @@ pub struct ServerThreadsArgs {
     pub target: TargetArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t)]
-    pub format: ThreadsFormat,
+    /// Output: table (per class, then per thread) or json.
+    #[command(flatten)]
+    pub output: OutputArgs<TableJson>,
     /// Show CPU% over this many seconds (who is busy now) instead of CPU seconds since each
     /// thread started.
     #[arg(long, value_name = "S")]

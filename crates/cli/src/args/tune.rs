@@ -1,6 +1,9 @@
 //! `qpslab tune`'s arguments.
 
-use super::{DbArgs, DurabilityArg, EmbeddedArgs, RunFlags, SandboxHomeArgs, TargetArgs};
+use super::{
+    DbArgs, DurabilityArg, EmbeddedArgs, JsonPath, OutputArgs, RunFlags, SandboxHomeArgs,
+    TableJson, TargetArgs,
+};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -59,9 +62,10 @@ pub struct TuneArgs {
     /// Write the confirmed settings as a my.cnf [mysqld] section.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Write the outcome (baseline, best, ratio, interval, significant, trials) as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    /// Output: table or json (the outcome: baseline, best, ratio, interval, significant,
+    /// trials).
+    #[command(flatten)]
+    pub output: OutputArgs<TableJson, JsonPath>,
     /// Change only what SET GLOBAL can change (always so in this version, and implied with
     /// --target).
     #[arg(long)]

@@ -5,7 +5,7 @@
 
 mod render;
 
-use crate::args::{AdviseArgs, AdviseFormat, DurabilityArg};
+use crate::args::{AdviseArgs, DurabilityArg, Format};
 use crate::error::user;
 use crate::target::{connect, explicit, sandbox_home};
 use anyhow::Result;
@@ -56,6 +56,7 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
             "advise needs a server to look at: --target DSN, --socket PATH or --sandbox NAME",
         ));
     }
+    let out = crate::out::Output::new(&a.output, "advise")?;
     if let Some(cnf) = &a.cnf {
         crate::outfile::check("--cnf", cnf, true)?;
     }
@@ -78,11 +79,11 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
         DurabilityArg::Relaxed => Durability::Relaxed,
     };
     let doc = AdviseDoc::new(target, &facts, durability);
-    match a.format {
-        AdviseFormat::Table => print!("{}", render::table(&doc)),
-        AdviseFormat::Md => print!("{}", render::markdown(&doc)),
-        AdviseFormat::Json => println!("{}", serde_json::to_string_pretty(&doc)?),
-    }
+    out.emit(|f| match f {
+        Format::Json => crate::out::json(&doc),
+        Format::Md => Ok(render::markdown(&doc)),
+        _ => Ok(render::table(&doc)),
+    })?;
     if let Some(cnf) = &a.cnf {
         crate::outfile::write("--cnf", cnf, &render::cnf(&doc))?;
         eprintln!("recommended server settings written to {}", cnf.display());

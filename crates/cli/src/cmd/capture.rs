@@ -8,8 +8,9 @@
 //! signal (whole entries: the log is switched off before it is copied); interrupted before the
 //! log went on, it writes nothing.
 
-use crate::args::{CaptureArgs, TargetArgs};
+use crate::args::{CaptureArgs, Format, TargetArgs};
 use crate::error::user;
+use crate::out::Output;
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, sandbox_home};
 use anyhow::Result;
@@ -19,7 +20,7 @@ use serde::Serialize;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
-/// What `--json` holds.
+/// What `--format json` prints and `--export-json` holds.
 #[derive(Serialize)]
 struct CaptureDoc<'a> {
     target: String,
@@ -41,8 +42,12 @@ struct CaptureDoc<'a> {
 /// Runs `qpslab capture`.
 pub fn capture(a: CaptureArgs) -> Result<()> {
     check_out(&a.out, a.force)?;
-    if let Some(j) = &a.json {
-        crate::outfile::check("--json", j, true)?;
+    let output = Output::new(&a.output, "capture")?;
+    if output.format() != Format::Table && a.out == Path::new("-") {
+        return Err(user(
+            "--out - writes the log to standard output: write the --format document with \
+             --export-json PATH instead",
+        ));
     }
     let t = &a.target;
     if !crate::target::explicit(t) {
@@ -103,10 +108,11 @@ pub fn capture(a: CaptureArgs) -> Result<()> {
         restore_sql: taken.restore_sql,
     };
     eprint!("{}", summary(&doc));
-    if let Some(j) = &a.json {
-        crate::outfile::write_json(j, &doc)?;
-    }
-    Ok(())
+    output.emit(|f| match f {
+        Format::Json => crate::out::json(&doc),
+        // The summary above is the table: standard error, as the log may be on standard output.
+        _ => Ok(String::new()),
+    })
 }
 
 /// What the user sees at the end: the log's size, the server's rate before and during, and

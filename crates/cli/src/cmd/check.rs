@@ -1,8 +1,9 @@
 //! `qpslab check tpcc`: TPC-C's consistency conditions 1-4, a line each, exit 1 when one fails.
 
-use crate::args::CheckArgs;
+use crate::args::{CheckArgs, Format};
 use crate::dataset::server;
 use crate::error::user;
+use crate::out::Output;
 use crate::target::{command_args, connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::WorkloadKind;
@@ -10,6 +11,7 @@ use qpslab_lab::ready::ReadyError;
 
 /// Runs `qpslab check`.
 pub fn check(a: CheckArgs) -> Result<()> {
+    let out = Output::new(&a.output, "check")?;
     let kind: WorkloadKind = a.workload.parse().map_err(|e| user(format!("{e}")))?;
     if kind != WorkloadKind::Tpcc {
         return Err(user(format!(
@@ -29,9 +31,13 @@ pub fn check(a: CheckArgs) -> Result<()> {
     });
     let stopped = target.finish();
     let conditions = outcome?;
-    for c in &conditions {
-        println!("{c}");
-    }
+    out.emit(|f| match f {
+        Format::Json => crate::out::json(&conditions),
+        _ => Ok(conditions
+            .iter()
+            .map(|c| format!("{c}\n"))
+            .collect()),
+    })?;
     stopped?;
     let failed: Vec<String> = conditions
         .iter()

@@ -2,9 +2,9 @@
 //! (`lab::diff`), analyzed by the report crate (`report::diff`), printed or written as a table,
 //! JSON, Markdown or HTML.
 
-use crate::args::{DiffArgs, DiffFormat, SandboxHomeArgs, TargetArgs, WaitArgs};
+use crate::args::{DiffArgs, Format, SandboxHomeArgs, TargetArgs, WaitArgs};
 use crate::error::{exec_error, user};
-use crate::outfile::write_json;
+use crate::out::Output;
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, sandbox_home};
 use anyhow::Result;
@@ -22,11 +22,9 @@ const PRECISION_PCT: f64 = 3.0;
 /// Runs `qpslab diff`.
 pub fn diff(a: DiffArgs) -> Result<()> {
     let o = options(&a)?;
+    let out = Output::new(&a.output, "diff")?;
     if let Some(path) = &a.out {
         crate::outfile::check("--out", path, true)?;
-    }
-    if let Some(path) = &a.json {
-        crate::outfile::check("--json", path, true)?;
     }
     let described = [side(&a.a, &a.wait, &a.home)?, side(&a.b, &a.wait, &a.home)?];
     let timeout = Some(Duration::from_secs_f64(a.statement_timeout));
@@ -76,7 +74,7 @@ pub fn diff(a: DiffArgs) -> Result<()> {
         }
         report.figures = crate::profile::draw_sides(&report.profiles, a.out.as_deref());
     }
-    output(&a, &report)
+    output(&a, &out, &report)
 }
 
 /// The measurement's options from the flags; bad values are the user's mistake.
@@ -199,23 +197,21 @@ impl DiffObserver for Progress {
     }
 }
 
-/// Prints or writes the report, and the JSON analysis when asked.
-fn output(a: &DiffArgs, r: &DiffReport) -> Result<()> {
-    let text = match a.format {
-        DiffFormat::Table => crate::render_diff::table(r),
-        DiffFormat::Json => crate::render_diff::json(r),
-        DiffFormat::Md => qpslab_report::diff::md::markdown(r),
-        DiffFormat::Html => qpslab_report::diff::html::html(r),
-    };
-    match &a.out {
-        Some(path) => {
-            crate::outfile::write("--out", path, &text)?;
-            eprintln!("diff: report written to {}", path.display());
-        }
-        None => print!("{text}"),
+/// The report in format `f`.
+fn render(r: &DiffReport, f: Format) -> String {
+    match f {
+        Format::Json => crate::render_diff::json(r),
+        Format::Md => qpslab_report::diff::md::markdown(r),
+        Format::Html => qpslab_report::diff::html::html(r),
+        _ => crate::render_diff::table(r),
     }
-    if let Some(path) = &a.json {
-        write_json(path, r)?;
+}
+
+/// Prints the report (or writes it to --out), and the exports asked for.
+fn output(a: &DiffArgs, out: &Output, r: &DiffReport) -> Result<()> {
+    out.emit_to(a.out.as_deref(), |f| Ok(render(r, f)))?;
+    if let Some(path) = &a.out {
+        eprintln!("diff: report written to {}", path.display());
     }
     Ok(())
 }

@@ -3,13 +3,14 @@
 
 mod render;
 
-use crate::args::{DigestArgs, DigestFormat, LogTypeArg};
+use crate::args::{DigestArgs, Format, LogTypeArg};
 use crate::error::user;
-use anyhow::{Context, Result};
+use crate::out::Output;
+use anyhow::Result;
 use qpslab_sqllog::digest::{digest_log, Report};
 use qpslab_sqllog::{LogError, LogReader, LogType};
 use std::fs::File;
-use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -36,33 +37,16 @@ pub fn digest(a: DigestArgs) -> Result<()> {
     let limit = a.limit;
     let shown = a.limit.unwrap_or(DEFAULT_SHOWN);
     let name = a.log.display().to_string();
+    // Checked before the log is read, so a wrong path fails at once, not after a 10 GB log.
+    let out = Output::new(&a.output, "digest")?;
     let (input, size) = open(&a.log, &name)?;
     let mut reader = LogReader::new(input, kind).map_err(|e| log_error(&name, e))?;
-    // Created once the log is known to be one and before it is read, so a wrong path fails
-    // at once, not after a 10 GB log.
-    let json_file = match &a.json {
-        Some(path) => Some(
-            File::create(path)
-                .map_err(|e| user(format!("cannot write {}: {e}", path.display())))?,
-        ),
-        None => None,
-    };
-    let report = read(&mut reader, &name, size, limit).inspect_err(|_| {
-        if let Some(path) = &a.json {
-            let _ = std::fs::remove_file(path);
-        }
-    })?;
-    if let (Some(mut file), Some(path)) = (json_file, &a.json) {
-        let text = serde_json::to_string_pretty(&report)? + "\n";
-        file.write_all(text.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    match a.format {
-        DigestFormat::Table => print!("{}", render::table(&report, shown)),
-        DigestFormat::Md => print!("{}", render::markdown(&report, shown)),
-        DigestFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-    }
-    Ok(())
+    let report = read(&mut reader, &name, size, limit)?;
+    out.emit(|f| match f {
+        Format::Json => crate::out::json(&report),
+        Format::Md => Ok(render::markdown(&report, shown)),
+        _ => Ok(render::table(&report, shown)),
+    })
 }
 
 /// The log to read (`-`: standard input) and its size when it is a file.

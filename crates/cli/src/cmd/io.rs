@@ -27,10 +27,9 @@ fn io_error(e: IoError) -> anyhow::Error {
 /// The fileio options and timing of `a`, every value checked.
 fn plan(a: &IoArgs) -> Result<(qpslab_core::RunPlan, FileIoOptions, Timing)> {
     crate::db::check(&a.db.db)?;
-    for (flag, path) in [("--json", &a.json), ("--fio-json", &a.fio_json)] {
-        if let Some(path) = path {
-            crate::outfile::check(flag, path, true)?;
-        }
+    crate::out::Output::new(&a.output, "io")?;
+    if let Some(path) = &a.fio_json {
+        crate::outfile::check("--fio-json", path, true)?;
     }
     let mut plan = resolve_flags(&a.options.0)?.plan;
     plan.report_interval_s = qpslab_host::io::job::status_interval(plan.report_interval_s);
@@ -103,11 +102,9 @@ pub fn io(a: IoArgs) -> Result<()> {
         store.path().display(),
         id.0
     );
-    if let Some(path) = &a.json {
-        crate::outfile::write_json(path, &store.run_doc(id)?)?;
-    }
     if let Some(path) = &a.fio_json {
-        crate::outfile::write_json(path, &m.fio_report)?;
+        crate::outfile::write("--fio-json", path, &crate::out::json(&m.fio_report)?)?;
     }
+    super::show::emit_run(&a.output, "io", &store, id)?;
     Ok(())
 }

@@ -2,8 +2,10 @@
 //! file (see `qpslab_lab::spec`). This module only parses, prints and maps errors; the lab crate
 //! expands, orders, executes and resumes.
 
+use crate::args::Format::{Csv, Json};
 use crate::args::{LabCommand, LabRunArgs, LabShowArgs, LabSpecArgs};
 use crate::error::user;
+use crate::out::Output;
 use crate::printer::Printer;
 use crate::render::table;
 use crate::signals::INTERRUPTED;
@@ -14,7 +16,8 @@ use qpslab_lab::exec::Observer;
 use qpslab_lab::study::{self, Loaded, Mode, StudyObserver};
 use qpslab_lab::{SpecError, StudyError};
 use qpslab_store::{
-    CellFigures, CellRecord, Store, StudySummary, STUDY_CSV_HEADER, STUDY_LIST_CSV_HEADER,
+    CellFigures, CellRecord, Store, StudyRecord, StudySummary, STUDY_CSV_HEADER,
+    STUDY_LIST_CSV_HEADER,
 };
 use std::path::Path;
 
@@ -44,31 +47,20 @@ fn study_error(e: StudyError) -> anyhow::Error {
     }
 }
 
+/// The columns of `lab plan`.
+const PLAN_HEADER: [&str; 6] = [
+    "seq",
+    "cell",
+    "variant",
+    "workload",
+    "threads",
+    "warm-up+time",
+];
+
 fn plan(a: &LabSpecArgs) -> Result<()> {
+    let out = Output::new(&a.output, "lab plan")?;
     let l = load(&a.spec)?;
-    if a.json {
-        // Through a Value: its keys are in order.
-        let v = serde_json::to_value(l.plan_doc())?;
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
-    }
     let plan = l.plan();
-    println!(
-        "study '{}': {} setup(s), {} cell(s)",
-        plan.name,
-        plan.setups,
-        plan.cells.len()
-    );
-    let header: Vec<String> = [
-        "seq",
-        "cell",
-        "variant",
-        "workload",
-        "threads",
-        "warm-up+time",
-    ]
-    .map(String::from)
-    .to_vec();
     let rows: Vec<Vec<String>> = plan
         .cells
         .iter()
@@ -83,12 +75,21 @@ fn plan(a: &LabSpecArgs) -> Result<()> {
             ]
         })
         .collect();
-    print!("{}", table(&header, &rows));
-    println!(
-        "{} server start(s); at least {:.0}s of warm-up and measurement",
-        plan.restarts, plan.seconds
-    );
-    Ok(())
+    out.emit(|f| match f {
+        // Through a Value: its keys are in order.
+        Json => crate::out::json(&serde_json::to_value(l.plan_doc())?),
+        Csv => crate::out::csv(&PLAN_HEADER, rows.clone()),
+        _ => Ok(format!(
+            "study '{}': {} setup(s), {} cell(s)\n{}{} server start(s); at least {:.0}s of \
+             warm-up and measurement\n",
+            plan.name,
+            plan.setups,
+            plan.cells.len(),
+            table(&PLAN_HEADER.map(String::from), &rows),
+            plan.restarts,
+            plan.seconds
+        )),
+    })
 }
 
 struct LabPrinter {
@@ -191,6 +192,7 @@ impl StudyObserver for LabPrinter {
 }
 
 fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
+    let output = Output::new(&a.output, "lab run")?;
     let l = load(&a.spec)?;
     crate::db::check(&a.db.db)?;
     let mut store = crate::db::open_to_write(&a.db.db)?;
@@ -220,7 +222,10 @@ fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
         out.skipped,
         started.elapsed().as_secs_f64()
     );
-    print_cells(&store, &out.study.name)?;
+    // The table was printed cell by cell; its cells again, or the study's document.
+    emit_study(&output, &store, &out.study, || {
+        print_cells(&store, &out.study.name)
+    })?;
     println!(
         "stored in {}  (qpslab lab show {})",
         store.path().display(),
@@ -291,29 +296,21 @@ fn study_name(arg: &str) -> Result<String> {
 }
 
 fn show(a: &LabShowArgs) -> Result<()> {
+    let mut out = a.output.clone();
+    if a.csv {
+        out.flags.format = Some(Csv);
+    }
+    let out = Output::new(&out, "lab show")?;
     let store = crate::db::open_to_read(&a.db.db)?;
     let Some(arg) = &a.study else {
-        return list(&store, a);
+        return list(&store, &out);
     };
     let name = study_name(arg)?;
     let s = store
         .study_by_name(&name)
         .map_err(|e| user(e.to_string()))?;
     let cells = store.study_cells(s.id)?;
-    if a.json {
-        // Through a Value: its keys are in order.
-        let v = serde_json::to_value(store.study_doc(&s)?)?;
-        // Studies stored by an older qpslab may hold a target's password: never print it.
-        let text = serde_json::to_string_pretty(&v)?;
-        println!("{}", qpslab_store::redact_url_passwords(&text));
-    } else if a.csv {
-        let rows = store
-            .cell_figures(s.id)?
-            .iter()
-            .map(CellFigures::csv_row)
-            .collect::<Result<Vec<_>, _>>()?;
-        qpslab_store::write_csv(std::io::stdout().lock(), STUDY_CSV_HEADER, rows)?;
-    } else {
+    emit_study(&out, &store, &s, || {
         println!(
             "study '{}': {} ({} cells){}",
             s.name,
@@ -332,20 +329,53 @@ fn show(a: &LabShowArgs) -> Result<()> {
                 )
             }
         );
-        print_cells(&store, &s.name)?;
-    }
-    Ok(())
+        print_cells(&store, &s.name)
+    })
 }
 
-fn list(store: &Store, a: &LabShowArgs) -> Result<()> {
+/// Writes study `s` as `out` asks: its JSON form, its cells as CSV, or `table` (which prints
+/// the table form as `lab run` prints it, cell by cell).
+fn emit_study(
+    out: &Output,
+    store: &Store,
+    s: &StudyRecord,
+    table: impl Fn() -> Result<()>,
+) -> Result<()> {
+    out.emit(|f| match f {
+        Json => {
+            // Through a Value: its keys are in order.
+            let text = crate::out::json(&serde_json::to_value(store.study_doc(s)?)?)?;
+            // Studies stored by an older qpslab may hold a target's password: never print it.
+            Ok(qpslab_store::redact_url_passwords(&text))
+        }
+        Csv => {
+            let rows = store
+                .cell_figures(s.id)?
+                .iter()
+                .map(CellFigures::csv_row)
+                .collect::<Result<Vec<_>, _>>()?;
+            crate::out::csv(STUDY_CSV_HEADER, rows)
+        }
+        _ => table().map(|()| String::new()),
+    })
+}
+
+fn list(store: &Store, out: &Output) -> Result<()> {
     let studies = store.study_summaries()?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&studies)?);
-    } else if a.csv {
-        let rows = studies.iter().map(StudySummary::csv_row);
-        qpslab_store::write_csv(std::io::stdout().lock(), STUDY_LIST_CSV_HEADER, rows)?;
-    } else if studies.is_empty() {
-        println!("no studies stored in {}", store.path().display());
+    out.emit(|f| match f {
+        Json => crate::out::json(&studies),
+        Csv => crate::out::csv(
+            STUDY_LIST_CSV_HEADER,
+            studies.iter().map(StudySummary::csv_row),
+        ),
+        _ => Ok(list_table(store, &studies)),
+    })
+}
+
+/// `lab show`'s table of studies.
+fn list_table(store: &Store, studies: &[StudySummary]) -> String {
+    if studies.is_empty() {
+        format!("no studies stored in {}\n", store.path().display())
     } else {
         let header: Vec<String> = ["study", "status", "done", "failed"]
             .map(String::from)
@@ -361,7 +391,6 @@ fn list(store: &Store, a: &LabShowArgs) -> Result<()> {
                 ]
             })
             .collect();
-        print!("{}", table(&header, &rows));
+        table(&header, &rows)
     }
-    Ok(())
 }

@@ -1,19 +1,22 @@
 //! `qpslab prepare` and `qpslab cleanup`: the arguments checked, the target connected, then one
 //! call each to `qpslab_lab::ready::{prepare, cleanup}`; their errors said as the user needs them.
 
-use crate::args::{CleanupArgs, PrepareArgs};
+use crate::args::{CleanupArgs, Format, PrepareArgs};
 use crate::dataset::server;
 use crate::error::{exec_error, user};
+use crate::out::Output;
 use crate::plan::workload_options;
 use crate::printer::Printer;
 use crate::target::{command_args, connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::{ConnectOptions, WorkloadOptions};
 use qpslab_engine::prepare;
+use qpslab_lab::exec::Observer;
 use qpslab_lab::ready::ReadyError;
 
 /// Runs `qpslab prepare`.
 pub fn prepare(a: PrepareArgs) -> Result<()> {
+    let out = Output::new(&a.output, "prepare")?;
     let w = workload_options(&a.workload)?;
     let threads = a
         .threads
@@ -24,16 +27,55 @@ pub fn prepare(a: PrepareArgs) -> Result<()> {
     let target_args = command_args(&a.target);
     let server = server(&target, &a.target, &home, &target_args);
     // A sandbox is ours: its database is created as needed. On the user's server only when asked.
-    let outcome =
-        qpslab_lab::ready::prepare(&server, &w, threads, a.create_db, &mut Printer::new())
-            .map_err(|e| prepare_error(e, &w, &target.options));
+    let mut observer = Prepared {
+        inner: Printer::new(),
+        doc: None,
+    };
+    let outcome = qpslab_lab::ready::prepare(&server, &w, threads, a.create_db, &mut observer)
+        .map_err(|e| prepare_error(e, &w, &target.options));
     let stopped = target.finish();
     outcome?;
-    stopped
+    stopped?;
+    out.emit(|f| match (f, &observer.doc) {
+        (Format::Json, Some(doc)) => crate::out::json(doc),
+        // The printer said it as it happened.
+        _ => Ok(String::new()),
+    })
+}
+
+/// `prepare`'s observer: the printer's progress and line, and what was built for --format json.
+struct Prepared {
+    inner: Printer,
+    doc: Option<serde_json::Value>,
+}
+
+impl Observer for Prepared {
+    fn message(&mut self, line: &str) {
+        self.inner.message(line);
+    }
+
+    fn prepare_progress(&mut self, p: &prepare::PrepareProgress) {
+        self.inner.prepare_progress(p);
+    }
+
+    fn prepared(&mut self, w: &WorkloadOptions, r: &prepare::PrepareReport, loaders: u32) {
+        self.inner.prepared(w, r, loaders);
+        self.doc = Some(serde_json::json!({
+            "workload": w.kind,
+            "database": r.database,
+            "already_present": r.already_present,
+            "tables": r.tables,
+            "rows": r.rows,
+            "seconds": r.elapsed.as_secs_f64(),
+            "loaders": loaders,
+            "method": r.method.describe(),
+        }));
+    }
 }
 
 /// Runs `qpslab cleanup`.
 pub fn cleanup(a: CleanupArgs) -> Result<()> {
+    let out = Output::new(&a.output, "cleanup")?;
     let kind = a
         .workload
         .as_ref()
@@ -54,15 +96,17 @@ pub fn cleanup(a: CleanupArgs) -> Result<()> {
     });
     let stopped = target.finish();
     let report = outcome?;
-    if report.dropped.is_empty() {
-        println!("nothing to drop: no tables created by qpslab in this database");
-    } else {
-        println!(
-            "dropped {} table(s): {}",
+    out.emit(|f| match f {
+        Format::Json => crate::out::json(&serde_json::json!({ "dropped": report.dropped })),
+        _ if report.dropped.is_empty() => {
+            Ok("nothing to drop: no tables created by qpslab in this database\n".into())
+        }
+        _ => Ok(format!(
+            "dropped {} table(s): {}\n",
             report.dropped.len(),
             report.dropped.join(", ")
-        );
-    }
+        )),
+    })?;
     stopped
 }
 

@@ -5,7 +5,6 @@
 
 use crate::args::{ReplayArgs, ReplayModeArg};
 use crate::error::{exec_error, user};
-use crate::outfile::write_json;
 use crate::render_replay::LivePrinter;
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, explicit, sandbox_home, Connected};
@@ -20,6 +19,7 @@ use qpslab_store::{RunMeta, Store};
 /// Runs `qpslab replay`.
 pub fn replay(a: ReplayArgs) -> Result<()> {
     let opts = options(&a)?;
+    crate::out::Output::new(&a.output, "replay")?;
     if !explicit(&a.target) {
         return Err(user(
             "replay needs the server that holds the log's tables: give --target, --socket, \
@@ -178,8 +178,6 @@ fn measure(
         store.path().display(),
         m.run_id.0
     );
-    if let Some(path) = &a.json {
-        write_json(path, &store.run_doc(m.run_id)?)?;
-    }
+    super::show::emit_run(&a.output, "replay", store, m.run_id)?;
     Ok(())
 }

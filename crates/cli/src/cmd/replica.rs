@@ -2,8 +2,9 @@
 //! `--pin`), `server status`, what stopping a primary leaves behind, and the errors of
 //! `run --replica`'s lag monitor.
 
-use crate::args::ServerStatusArgs;
+use crate::args::{Format, ServerStatusArgs};
 use crate::error::user;
+use crate::out::Output;
 use crate::target::sandbox_home;
 use anyhow::Result;
 use qpslab_lab::placement::PlacementError;
@@ -40,33 +41,37 @@ fn replica_error(e: qpslab_lab::replica::ReplicaError) -> anyhow::Error {
 
 /// `qpslab server status NAME`.
 pub fn status(a: ServerStatusArgs) -> Result<()> {
+    let out = Output::new(&a.output, "server status")?;
     let home = sandbox_home(&a.home);
     let info = qpslab_sandbox::find(&home, &a.name)?;
     let replication = replication_of(&info);
     let replicas = replicas_of(&home, &a.name);
-    if a.json {
-        let doc = serde_json::json!({
+    out.emit(|f| match f {
+        Format::Json => crate::out::json(&serde_json::json!({
             "sandbox": info,
             "replication": replication.as_ref().map_err(ToString::to_string),
             "replicas": replicas,
-        });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-        return Ok(());
-    }
-    println!(
-        "sandbox '{}' running: {} pid {} port {}",
-        info.name, info.version, info.pid, info.port
-    );
-    println!("  role     {}", info.role.describe());
-    if !replicas.is_empty() {
-        println!("  replicas {}", replicas.join(", "));
-    }
-    match replication {
-        Ok(Some(s)) => println!("  {}", describe(&s)),
-        Ok(None) => {}
-        Err(e) => println!("  replication: unknown ({e})"),
-    }
-    Ok(())
+        })),
+        _ => {
+            let mut t = format!(
+                "sandbox '{}' running: {} pid {} port {}\n  role     {}\n",
+                info.name,
+                info.version,
+                info.pid,
+                info.port,
+                info.role.describe()
+            );
+            if !replicas.is_empty() {
+                t += &format!("  replicas {}\n", replicas.join(", "));
+            }
+            match &replication {
+                Ok(Some(s)) => t += &format!("  {}\n", describe(s)),
+                Ok(None) => {}
+                Err(e) => t += &format!("  replication: unknown ({e})\n"),
+            }
+            Ok(t)
+        }
+    })
 }
 
 /// `IO Yes, SQL Yes, behind 0 s, gtid_io_pos 0-3306-42, last error -`.

@@ -3,11 +3,13 @@
 //! Both take runs (by id) or studies; `qpslab_report::subjects` resolves those names against
 //! the store into a [`ReportInput`], and this module writes what `qpslab-report` produces.
 
-use crate::args::{CompareArgs, CompareFormat, DbArgs, ReportArgs, ReportFormat};
+use crate::args::Format::{Html, Json, Md, Table};
+use crate::args::{CompareArgs, DbArgs, ReportArgs};
 use crate::error::user;
+use crate::out::Output;
 use crate::render::table;
 use anyhow::Result;
-use qpslab_report::{build, model::points, Comparison, Format, ReportInput};
+use qpslab_report::{build, model::points, Comparison, ReportInput};
 use qpslab_store::Store;
 
 fn open_store(db: &DbArgs) -> Result<Store> {
@@ -16,34 +18,25 @@ fn open_store(db: &DbArgs) -> Result<Store> {
 
 /// Runs `qpslab report`.
 pub fn report(a: ReportArgs) -> Result<()> {
+    let by_extension = match a.out.as_ref().and_then(|p| p.extension()) {
+        Some(e) if e == "md" => Md,
+        Some(e) if e == "json" => Json,
+        _ => Html,
+    };
+    let out = Output::with_default(&a.output, "report", Some(by_extension))?;
     let store = open_store(&a.db)?;
     let input = qpslab_report::report_input(&store, &a.items).map_err(report_error)?;
-    let format = a.format.unwrap_or_else(|| {
-        match a
-            .out
-            .as_ref()
-            .and_then(|p| p.extension())
-            .and_then(|e| e.to_str())
-        {
-            Some("md") => ReportFormat::Md,
-            Some("json") => ReportFormat::Json,
-            _ => ReportFormat::Html,
-        }
-    });
     let report = build(&input).map_err(report_error)?;
-    let text = match format {
-        ReportFormat::Html => Format::Html,
-        ReportFormat::Md => Format::Markdown,
-        ReportFormat::Json => Format::Json,
-    }
-    .renderer()
-    .render(&report)?;
-    match &a.out {
-        Some(path) => {
-            crate::outfile::write("--out", path, &text)?;
-            eprintln!("report written to {}", path.display());
-        }
-        None => print!("{text}"),
+    out.emit_to(a.out.as_deref(), |f| {
+        let format = match f {
+            Md => qpslab_report::Format::Markdown,
+            Json => qpslab_report::Format::Json,
+            _ => qpslab_report::Format::Html,
+        };
+        Ok(format.renderer().render(&report)?)
+    })?;
+    if let Some(path) = &a.out {
+        eprintln!("report written to {}", path.display());
     }
     if let Some(dir) = &a.png {
         let written =
@@ -73,6 +66,7 @@ fn report_error(e: qpslab_report::Error) -> anyhow::Error {
 
 /// Runs `qpslab compare`.
 pub fn compare(a: CompareArgs) -> Result<()> {
+    let out = Output::new(&a.output, "compare")?;
     let store = open_store(&a.db)?;
     let sa = qpslab_report::side(&store, &a.a).map_err(report_error)?;
     let sb = qpslab_report::side(&store, &a.b).map_err(report_error)?;
@@ -94,17 +88,16 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     }
     // The table shows its warnings itself; JSON and Markdown carry them, and stderr says them
     // too so a piped output does not hide them.
-    if a.format != CompareFormat::Table {
+    if out.format() != Table {
         for w in &c.warnings {
             eprintln!("warning: {w}");
         }
     }
-    match a.format {
-        CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
-        CompareFormat::Md => print!("{}", qpslab_report::comparison_markdown(&c)),
-        CompareFormat::Table => print!("{}", terminal(&c)),
-    }
-    Ok(())
+    out.emit(|f| match f {
+        Json => crate::out::json(&c),
+        Md => Ok(qpslab_report::comparison_markdown(&c)),
+        _ => Ok(terminal(&c)),
+    })
 }
 
 fn terminal(c: &Comparison) -> String {

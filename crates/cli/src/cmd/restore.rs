@@ -3,8 +3,9 @@
 //! back. The records and the restoring are `qpslab_lab::restore`; this module maps them to
 //! messages and exit codes.
 
-use crate::args::{RestoreArgs, TargetArgs};
+use crate::args::{Format, RestoreArgs, TargetArgs};
 use crate::error::user;
+use crate::out::Output;
 use crate::target::{command_args, connect, explicit, sandbox_home};
 use anyhow::Result;
 use qpslab_core::ConnectOptions;
@@ -13,13 +14,16 @@ use qpslab_sandbox::SandboxHome;
 
 /// Runs `qpslab restore`.
 pub fn restore(a: RestoreArgs) -> Result<()> {
+    let out = Output::new(&a.output, "restore")?;
     let home = sandbox_home(&a.home);
     let ledger = Ledger::in_lab(home.path());
     if !explicit(&a.target) {
         let records = ledger.records();
         if records.is_empty() {
-            println!("nothing to restore");
-            return Ok(());
+            return out.emit(|f| match f {
+                Format::Json => crate::out::json(&serde_json::json!({ "restored": null })),
+                _ => Ok("nothing to restore\n".into()),
+            });
         }
         for r in &records {
             eprintln!(
@@ -36,16 +40,22 @@ pub fn restore(a: RestoreArgs) -> Result<()> {
     }
     let connected = connect(&a.target, None, &home)?;
     let options = connected.server_options();
-    match ledger.restore(&options).map_err(|e| error(e, &a.target))? {
-        None => println!("nothing to restore on {}", options.describe()),
-        Some(r) => println!(
-            "restored {} (left by `{}`, pid {}): {}",
+    let restored = ledger.restore(&options).map_err(|e| error(e, &a.target))?;
+    out.emit(|f| match (f, &restored) {
+        (Format::Json, r) => crate::out::json(&serde_json::json!({
+            "server": options.describe(),
+            "restored": r,
+            "sql": r.as_ref().map(|r| r.restore_line()),
+        })),
+        (_, None) => Ok(format!("nothing to restore on {}\n", options.describe())),
+        (_, Some(r)) => Ok(format!(
+            "restored {} (left by `{}`, pid {}): {}\n",
             r.target,
             r.command,
             r.pid,
             r.restore_line()
-        ),
-    }
+        )),
+    })?;
     connected.finish()
 }
 

@@ -5,7 +5,7 @@
 //! the printer shows its progress; then the sweep table and `--json`.
 
 use super::threads::RunPlacement;
-use crate::args::{ReplicaRunArgs, RunArgs, TargetArgs};
+use crate::args::{JsonPath, OutputArgs, ReplicaRunArgs, RunArgs, TableJsonCsv, TargetArgs};
 use crate::dataset::server;
 use crate::error::exec_error;
 use crate::error::user;
@@ -150,7 +150,7 @@ fn sweep(
         p.stop();
     }
     let swept = swept.map_err(|e| sweep_error(e, a, &label))?;
-    finish(store, &swept, a.json.as_deref())
+    finish(store, &swept, &a.output)
 }
 
 /// The library's error as the CLI reports it.
@@ -167,8 +167,8 @@ fn sweep_error(e: SweepError, a: &RunArgs, label: &str) -> anyhow::Error {
     }
 }
 
-/// Prints the run's sweep table and where it is stored, and writes `--json`.
-fn finish(store: &Store, swept: &Swept, json: Option<&std::path::Path>) -> Result<()> {
+/// Prints the run's sweep table and where it is stored, then the stored run as `out` asks.
+fn finish(store: &Store, swept: &Swept, out: &OutputArgs<TableJsonCsv, JsonPath>) -> Result<()> {
     let plan = &swept.meta.plan;
     println!(
         "\n{} on {} ({} per phase)",
@@ -184,9 +184,7 @@ fn finish(store: &Store, swept: &Swept, json: Option<&std::path::Path>) -> Resul
             store.path().display(),
             id.0
         );
-        if let Some(path) = json {
-            crate::outfile::write_json(path, &store.run_doc(id)?)?;
-        }
+        super::show::emit_run(out, "run", store, id)?;
     }
     tpcc_check(&swept.phases)
 }

@@ -1,46 +1,42 @@
 //! `qpslab server start|stop|rm|list|logs`.
 
-use crate::args::{ServerCommand, ServerListArgs, ServerRmArgs, ServerStartArgs};
+use crate::args::Format::{Csv, Json};
+use crate::args::{ServerCommand, ServerListArgs, ServerRmArgs, ServerStartArgs, ServerStopArgs};
+use crate::out::Output;
 use crate::plan::sandbox_spec;
 use crate::render::table;
 use crate::target::sandbox_home;
 use anyhow::Result;
 use qpslab_core::units::binary_size;
 use qpslab_lab::server::{StartRequest, Started};
+use qpslab_probe::replica::ReplicaStatus;
 use qpslab_sandbox::MyCnf;
 
 /// Runs a `server` subcommand.
 pub fn server(c: ServerCommand) -> Result<()> {
     match c {
         ServerCommand::Start(a) => start(a),
-        ServerCommand::Stop(a) => {
-            let home = sandbox_home(&a.home);
-            let stopped = qpslab_lab::server::stop_server(&home, &a.name, a.rm)?;
-            if stopped.removed {
-                println!("sandbox '{}' stopped and removed", a.name);
-            } else {
-                println!("sandbox '{}' stopped", a.name);
-            }
-            if let Some(note) = super::replica::stop_note(&a.name, &stopped.replicas) {
-                println!("{note}");
-            }
-            Ok(())
-        }
+        ServerCommand::Stop(a) => stop(a),
         ServerCommand::Rm(a) => rm(a),
         ServerCommand::List(a) => list(a),
         ServerCommand::Threads(a) => super::threads::server_threads(a),
         ServerCommand::Status(a) => super::replica::status(a),
         ServerCommand::Logs(a) => {
-            print!(
-                "{}",
-                qpslab_sandbox::log_tail(&sandbox_home(&a.home), &a.name, a.lines)?
-            );
-            Ok(())
+            let out = Output::new(&a.output, "server logs")?;
+            let tail = qpslab_sandbox::log_tail(&sandbox_home(&a.home), &a.name, a.lines)?;
+            out.emit(|f| match f {
+                Json => crate::out::json(&serde_json::json!({
+                    "name": a.name,
+                    "lines": tail.lines().collect::<Vec<_>>(),
+                })),
+                _ => Ok(tail.clone()),
+            })
         }
     }
 }
 
 fn start(a: ServerStartArgs) -> Result<()> {
+    let out = Output::new(&a.output, "server start")?;
     let home = sandbox_home(&a.home);
     let mut spec = sandbox_spec(
         &a.name,
@@ -62,40 +58,73 @@ fn start(a: ServerStartArgs) -> Result<()> {
     let Started { info, replication } =
         qpslab_lab::server::start_server(&home, request, &mut super::threads::placed_at_start)
             .map_err(super::replica::server_error)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
-    } else {
-        println!(
-            "sandbox '{}' running: {} pid {}",
-            info.name, info.version, info.pid
-        );
-        println!("  socket   {}", info.socket.display());
-        println!("  tcp      127.0.0.1:{}", info.port);
-        println!("  datadir  {}", info.datadir.display());
-        println!("  log      {}", info.error_log.display());
-        if !info.role.is_standalone() {
-            println!("  role     {}", info.role.describe());
-        }
-        if let Some(r) = &replication {
-            println!("  {}", super::replica::describe(r));
-        }
-        println!(
-            "  login    user root, password in {} (0600)",
-            info.dir().join("password").display()
-        );
-        println!(
-            "connect with: mariadb --defaults-file={}",
-            info.client_file().display()
-        );
-        println!(
-            "use it with:  qpslab run oltp_point_select --sandbox {}",
-            info.name
-        );
+    out.emit(|f| match f {
+        Json => crate::out::json(&info),
+        _ => Ok(start_text(&info, replication.as_ref())),
+    })
+}
+
+/// What `server start` says of the started sandbox.
+fn start_text(info: &qpslab_sandbox::SandboxInfo, replication: Option<&ReplicaStatus>) -> String {
+    let mut t = format!(
+        "sandbox '{}' running: {} pid {}\n",
+        info.name, info.version, info.pid
+    );
+    let mut line = |s: String| {
+        t.push_str(&s);
+        t.push('\n');
+    };
+    line(format!("  socket   {}", info.socket.display()));
+    line(format!("  tcp      127.0.0.1:{}", info.port));
+    line(format!("  datadir  {}", info.datadir.display()));
+    line(format!("  log      {}", info.error_log.display()));
+    if !info.role.is_standalone() {
+        line(format!("  role     {}", info.role.describe()));
     }
-    Ok(())
+    if let Some(r) = replication {
+        line(format!("  {}", super::replica::describe(r)));
+    }
+    line(format!(
+        "  login    user root, password in {} (0600)",
+        info.dir().join("password").display()
+    ));
+    line(format!(
+        "connect with: mariadb --defaults-file={}",
+        info.client_file().display()
+    ));
+    line(format!(
+        "use it with:  qpslab run oltp_point_select --sandbox {}",
+        info.name
+    ));
+    t
+}
+
+fn stop(a: ServerStopArgs) -> Result<()> {
+    let out = Output::new(&a.output, "server stop")?;
+    let home = sandbox_home(&a.home);
+    let stopped = qpslab_lab::server::stop_server(&home, &a.name, a.rm)?;
+    out.emit(|f| match f {
+        Json => crate::out::json(&serde_json::json!({
+            "name": a.name,
+            "removed": stopped.removed,
+            "replicas": stopped.replicas,
+        })),
+        _ => {
+            let mut t = format!("sandbox '{}' stopped", a.name);
+            if stopped.removed {
+                t += " and removed";
+            }
+            t.push('\n');
+            if let Some(note) = super::replica::stop_note(&a.name, &stopped.replicas) {
+                t += &format!("{note}\n");
+            }
+            Ok(t)
+        }
+    })
 }
 
 fn rm(a: ServerRmArgs) -> Result<()> {
+    let out = Output::new(&a.output, "server rm")?;
     let home = sandbox_home(&a.home);
     if let Ok(info) = qpslab_sandbox::find(&home, &a.name) {
         return Err(qpslab_sandbox::Error::Running {
@@ -105,26 +134,51 @@ fn rm(a: ServerRmArgs) -> Result<()> {
         .into());
     }
     qpslab_sandbox::remove(&home, &a.name)?;
-    println!("sandbox '{}' removed", a.name);
-    Ok(())
+    out.emit(|f| match f {
+        Json => crate::out::json(&serde_json::json!({ "name": a.name, "removed": true })),
+        _ => Ok(format!("sandbox '{}' removed\n", a.name)),
+    })
 }
 
+/// The columns of `server list` (the CSV's `size` in bytes).
+const LIST_HEADER: [&str; 8] = [
+    "name", "status", "pid", "port", "size", "version", "role", "socket",
+];
+
 fn list(a: ServerListArgs) -> Result<()> {
+    let out = Output::new(&a.output, "server list")?;
     let infos = qpslab_sandbox::list(&sandbox_home(&a.home))?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&infos)?);
-        return Ok(());
-    }
+    out.emit(|f| match f {
+        Json => crate::out::json(&infos),
+        Csv => crate::out::csv(&LIST_HEADER, list_rows(&infos, |b| b.to_string())),
+        _ => Ok(list_table(&infos)),
+    })
+}
+
+/// `server list`'s table, and what the stopped sandboxes hold.
+fn list_table(infos: &[qpslab_sandbox::SandboxInfo]) -> String {
     if infos.is_empty() {
-        println!("no sandboxes");
-        return Ok(());
+        return "no sandboxes\n".into();
     }
-    let header: Vec<String> = [
-        "name", "status", "pid", "port", "size", "version", "role", "socket",
-    ]
-    .map(String::from)
-    .to_vec();
-    let rows: Vec<Vec<String>> = infos
+    let header = LIST_HEADER.map(String::from).to_vec();
+    let mut text = table(&header, &list_rows(infos, binary_size));
+    let stopped: u64 = infos
+        .iter()
+        .filter(|i| !i.alive)
+        .filter_map(|i| i.disk_bytes)
+        .sum();
+    if stopped > 0 {
+        text += &format!(
+            "stopped sandboxes hold {}; delete one with: qpslab server rm NAME\n",
+            binary_size(stopped)
+        );
+    }
+    text
+}
+
+/// One row per sandbox, its size on disk written by `size`.
+fn list_rows(infos: &[qpslab_sandbox::SandboxInfo], size: fn(u64) -> String) -> Vec<Vec<String>> {
+    infos
         .iter()
         .map(|i| {
             vec![
@@ -136,26 +190,13 @@ fn list(a: ServerListArgs) -> Result<()> {
                     "-".into()
                 },
                 i.port.to_string(),
-                i.disk_bytes.map_or_else(|| "-".into(), binary_size),
+                i.disk_bytes.map_or_else(|| "-".into(), size),
                 i.version.clone(),
                 role_cell(i),
                 i.socket.display().to_string(),
             ]
         })
-        .collect();
-    print!("{}", table(&header, &rows));
-    let stopped: u64 = infos
-        .iter()
-        .filter(|i| !i.alive)
-        .filter_map(|i| i.disk_bytes)
-        .sum();
-    if stopped > 0 {
-        println!(
-            "stopped sandboxes hold {}; delete one with: qpslab server rm NAME",
-            binary_size(stopped)
-        );
-    }
-    Ok(())
+        .collect()
 }
 
 /// The role, and for a running replica whether its threads run and how far behind it is.

@@ -1,8 +1,9 @@
 //! `qpslab show [RUN]`: the stored runs, or one run's phases, as tables, JSON or CSV; `--hlog`
 //! writes a run's histograms as an HdrHistogram interval log.
 
-use crate::args::{ShowArgs, ShowFormat};
+use crate::args::{Format, JsonPath, OutputArgs, ShowArgs, TableJsonCsv};
 use crate::error::user;
+use crate::out::Output;
 use crate::render::{sweep_table, table};
 use anyhow::Result;
 use qpslab_store::{RunId, Store};
@@ -14,12 +15,46 @@ pub fn show(a: ShowArgs) -> Result<()> {
     if let Some(path) = a.hlog.as_deref().filter(|p| *p != Path::new("-")) {
         crate::outfile::check("--hlog", path, true)?;
     }
+    let out = Output::new(&a.output, "show")?;
     let store = crate::db::open_to_read(&a.db.db)?;
     match (a.run, &a.hlog) {
         (Some(id), Some(path)) => hlog(&store, RunId(id), path),
-        (Some(id), None) => one(&store, RunId(id), a.format()),
-        (None, _) => list(&store, &a),
+        (Some(id), None) => out.emit(|f| match f {
+            Format::Json => {
+                let statuses = store.phase_statuses(RunId(id))?;
+                crate::out::json(&qpslab_store::RunDoc::new(
+                    load(&store, RunId(id))?,
+                    statuses,
+                ))
+            }
+            Format::Csv => csv(&store, &[RunId(id)]),
+            _ => one(&store, RunId(id)).map(|()| String::new()),
+        }),
+        (None, _) => {
+            let runs = store.list_runs(a.limit)?;
+            out.emit(|f| match f {
+                Format::Json => crate::out::json(&runs),
+                Format::Csv => csv(&store, &runs.iter().map(|r| r.id).collect::<Vec<_>>()),
+                _ => Ok(list(&store, &runs)),
+            })
+        }
     }
+}
+
+/// Writes the stored run `id` as `command`'s output flags `a` ask (the table was printed while
+/// it ran).
+pub fn emit_run(
+    a: &OutputArgs<TableJsonCsv, JsonPath>,
+    command: &'static str,
+    store: &Store,
+    id: RunId,
+) -> Result<()> {
+    let out = Output::new(a, command)?;
+    out.emit(|f| match f {
+        Format::Json => crate::out::json(&store.run_doc(id)?),
+        Format::Csv => csv(store, &[id]),
+        _ => Ok(String::new()),
+    })
 }
 
 /// Run `id`, or the user's error naming the runs there are.
@@ -59,34 +94,20 @@ fn hlog(store: &Store, id: RunId, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Every phase of `runs` as CSV on standard output.
-fn csv(store: &Store, runs: &[RunId]) -> Result<()> {
+/// Every phase of `runs` as CSV.
+fn csv(store: &Store, runs: &[RunId]) -> Result<String> {
     let mut rows = Vec::new();
     for id in runs {
         let run = load(store, *id)?;
         rows.extend(qpslab_store::phase_rows(&run, &store.phase_statuses(*id)?));
     }
-    qpslab_store::write_csv(
-        std::io::stdout().lock(),
-        qpslab_store::PHASE_CSV_HEADER,
-        rows,
-    )?;
-    Ok(())
+    crate::out::csv(qpslab_store::PHASE_CSV_HEADER, rows)
 }
 
-fn list(store: &Store, a: &ShowArgs) -> Result<()> {
-    let runs = store.list_runs(a.limit)?;
-    match a.format() {
-        ShowFormat::Json => {
-            println!("{}", serde_json::to_string_pretty(&runs)?);
-            return Ok(());
-        }
-        ShowFormat::Csv => return csv(store, &runs.iter().map(|r| r.id).collect::<Vec<_>>()),
-        ShowFormat::Table => {}
-    }
+/// The table of `runs`.
+fn list(store: &Store, runs: &[qpslab_store::RunSummary]) -> String {
     if runs.is_empty() {
-        println!("no runs stored in {}", store.path().display());
-        return Ok(());
+        return format!("no runs stored in {}\n", store.path().display());
     }
     let header: Vec<String> = [
         "run", "started", "status", "workload", "phases", "best tps", "best qps", "server",
@@ -110,20 +131,12 @@ fn list(store: &Store, a: &ShowArgs) -> Result<()> {
             ]
         })
         .collect();
-    print!("{}", table(&header, &rows));
-    Ok(())
+    table(&header, &rows)
 }
 
-fn one(store: &Store, id: RunId, format: ShowFormat) -> Result<()> {
+/// Prints run `id` as text.
+fn one(store: &Store, id: RunId) -> Result<()> {
     let run = load(store, id)?;
-    match format {
-        ShowFormat::Json => {
-            println!("{}", serde_json::to_string_pretty(&store.run_doc(id)?)?);
-            return Ok(());
-        }
-        ShowFormat::Csv => return csv(store, &[id]),
-        ShowFormat::Table => {}
-    }
     let m = &run.meta;
     println!(
         "run {} · {} · {}",

@@ -2,7 +2,7 @@
 //! flags, performance_schema turned on for a sandbox started with one, the policy applied (and
 //! kept applied during a run), and what each thread took reported.
 
-use crate::args::{PinArgs, ServerThreadsArgs, TargetArgs, ThreadsFormat};
+use crate::args::{Format, PinArgs, ServerThreadsArgs, TargetArgs};
 use crate::error::user;
 use crate::render_threads::threads_text;
 use crate::target::{connect, sandbox_home};
@@ -12,6 +12,7 @@ use qpslab_lab::placement::{self, PlacementError, RunKeeper};
 
 /// Runs `qpslab server threads`.
 pub fn server_threads(a: ServerThreadsArgs) -> Result<()> {
+    let out = crate::out::Output::new(&a.output, "server threads")?;
     let mut target = a.target.clone();
     if let Some(name) = &a.name {
         target.sandbox = Some(name.clone());
@@ -25,21 +26,17 @@ pub fn server_threads(a: ServerThreadsArgs) -> Result<()> {
     let listed =
         placement::list_threads(&connected.server_options(), connected.server_pid, interval)
             .map_err(placement_error)?;
-    match a.format {
-        ThreadsFormat::Table => print!("{}", threads_text(&listed, interval)),
-        ThreadsFormat::Json => {
-            let doc = serde_json::json!({
-                "pid": listed.pid,
-                "performance_schema": listed.classes_known,
-                "cpu": if interval.is_some() { "percent" } else { "seconds" },
-                "interval_s": interval,
-                "classes": listed.classes(),
-                "threads": listed.threads,
-            });
-            println!("{}", serde_json::to_string_pretty(&doc)?);
-        }
-    }
-    Ok(())
+    out.emit(|f| match f {
+        Format::Json => crate::out::json(&serde_json::json!({
+            "pid": listed.pid,
+            "performance_schema": listed.classes_known,
+            "cpu": if interval.is_some() { "percent" } else { "seconds" },
+            "interval_s": interval,
+            "classes": listed.classes(),
+            "threads": listed.threads,
+        })),
+        _ => Ok(threads_text(&listed, interval)),
+    })
 }
 
 fn checked_interval(s: f64) -> Result<f64> {

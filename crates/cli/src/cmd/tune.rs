@@ -6,8 +6,9 @@
 //! calls `qpslab_tune::tune` once, prints its progress and writes its outcome
 //! (`crate::render_tune`).
 
-use crate::args::{DurabilityArg, SearchArg, TargetArgs, TuneArgs};
+use crate::args::{DurabilityArg, Format, SearchArg, TargetArgs, TuneArgs};
 use crate::error::{exec_error, exit_code, user};
+use crate::out::Output;
 use crate::render_tune::{self, Context};
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, sandbox_home, Connected};
@@ -75,13 +76,13 @@ fn session(
         crate::outfile::write("--out", out, &text)?;
         eprintln!("written to {}", out.display());
     }
-    if let Some(path) = &a.json {
-        crate::outfile::write_json(path, &render_tune::json_doc(&outcome))?;
-    }
-    for line in render_tune::summary(&context, &outcome) {
-        println!("{line}");
-    }
-    Ok(())
+    Output::new(&a.output, "tune")?.emit(|f| match f {
+        Format::Json => crate::out::json(&render_tune::json_doc(&outcome)),
+        _ => Ok(render_tune::summary(&context, &outcome)
+            .iter()
+            .map(|line| format!("{line}\n"))
+            .collect()),
+    })
 }
 
 /// The tuner's error as an error chain for the exit-code mapping: the lab's errors as their
@@ -200,11 +201,10 @@ impl Observer for TunePrinter<'_> {
 /// The arguments, checked before anything starts, as the tuner's request.
 fn check(a: &TuneArgs) -> Result<Request> {
     crate::db::check(&a.db.db)?;
-    for (flag, path) in [("--out", &a.out), ("--json", &a.json)] {
-        if let Some(p) = path {
-            crate::outfile::check(flag, p, true)?;
-        }
+    if let Some(p) = &a.out {
+        crate::outfile::check("--out", p, true)?;
     }
+    Output::new(&a.output, "tune")?;
     let budget_s = parse_budget(&a.budget).map_err(user)?;
     knobs::check_known(&a.knobs).map_err(|e| user(e.to_string()))?;
     if a.repeats < confirm::MIN_REPEATS {
