@@ -8,7 +8,7 @@ QPSLAB := target/release/qpslab
 # sysbench and percona-toolkit (pt-query-digest) to compare against, openssl for TLS certificates, perf, Chromium and a font for reports,
 # fio (the engine of `qpslab io`) and xfsprogs (xfs on loop devices in storage studies).
 DEMO_PACKAGES := mariadb-server mariadb-client libjemalloc2
-TEST_PACKAGES := $(DEMO_PACKAGES) sysbench openssl linux-perf chromium fonts-dejavu-core percona-toolkit fio xfsprogs
+TEST_PACKAGES := $(DEMO_PACKAGES) sysbench openssl linux-perf chromium fonts-dejavu-core percona-toolkit fio xfsprogs bash-completion man-db groff-base
 
 .PHONY: demo test deps deps-test install-packages build lint bench
 

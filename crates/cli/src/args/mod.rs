@@ -9,6 +9,7 @@ mod diff;
 mod digest;
 mod flags;
 mod io;
+mod meta;
 mod replay;
 mod replica;
 mod restore;
@@ -22,6 +23,7 @@ pub use diff::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use io::IoArgs;
+pub use meta::*;
 pub use replay::*;
 pub use replica::*;
 pub use restore::*;
@@ -79,6 +81,10 @@ pub enum Command {
     Tune(Box<TuneArgs>),
     /// Put back the settings a killed tune, run --at or capture left changed on a server.
     Restore(RestoreArgs),
+    /// Write a shell completion script (bash, zsh, fish, elvish, powershell) to standard output.
+    Completions(CompletionsArgs),
+    /// Print a man page (qpslab's or one subcommand's), or write them all with --dir.
+    Man(ManArgs),
 }
 
 /// Where the results store lives.

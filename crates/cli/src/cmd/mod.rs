@@ -7,6 +7,7 @@ mod diff;
 mod digest;
 mod io;
 mod lab;
+mod meta;
 mod prepare;
 mod replay;
 mod replica;
@@ -49,5 +50,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Io(a) => io::io(*a),
         Command::Tune(a) => tune::tune(*a),
         Command::Restore(a) => restore::restore(a),
+        Command::Completions(a) => meta::completions(a),
+        Command::Man(a) => meta::man(a),
     }
 }
