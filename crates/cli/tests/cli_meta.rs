@@ -129,3 +129,121 @@ fn man_prints_one_page_and_rejects_an_unknown_one() {
     );
     assert!(out.stdout.is_empty());
 }
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn help_cmd_is_the_commands_own_help() {
+    let s = Scratch::new();
+    for cmd in [
+        &["run"][..],
+        &["server", "start"],
+        &["lab", "run"],
+        &["man"],
+    ] {
+        let mut help = vec!["help"];
+        help.extend_from_slice(cmd);
+        let via_help = s.run(&help);
+        let mut flag = cmd.to_vec();
+        flag.push("--help");
+        let via_flag = s.run(&flag);
+        assert!(via_help.status.success(), "{cmd:?}: {via_help:?}");
+        assert!(text(&via_help.stdout).contains("Usage: qpslab"), "{cmd:?}");
+        assert_eq!(text(&via_help.stdout), text(&via_flag.stdout), "{cmd:?}");
+    }
+    let out = s.run(&["help", "frobnicate"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(text(&out.stderr).contains("frobnicate"));
+}
+
+#[test]
+fn version_names_the_commit_and_the_build_date() {
+    let out = Scratch::new().run(&["--version"]);
+    assert!(out.status.success(), "{out:?}");
+    let line = text(&out.stdout);
+    let rest = line
+        .trim_end()
+        .strip_prefix(&format!("qpslab {} (", env!("CARGO_PKG_VERSION")))
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{line}"));
+    let (commit, date) = rest.split_once(' ').unwrap_or_else(|| panic!("{line}"));
+    // Built from a git checkout (CI's clone too): the commit the binary was built from.
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    match head {
+        Some(h) => assert_eq!(commit, text(&h.stdout).trim(), "{line}"),
+        None => assert_eq!(commit, "unknown", "{line}"),
+    }
+    let d: Vec<&str> = date.split('-').collect();
+    assert!(
+        d.len() == 3
+            && [4, 2, 2] == [d[0].len(), d[1].len(), d[2].len()]
+            && d.iter().all(|p| p.bytes().all(|b| b.is_ascii_digit())),
+        "{line}"
+    );
+}
+
+#[test]
+fn quiet_keeps_errors_and_drops_notes_verbose_adds_detail() {
+    let s = Scratch::new();
+    // A password in --target is warned about (a note), then the connection fails (an error).
+    let args = [
+        "run",
+        "oltp_point_select",
+        "--target",
+        "mysql://root:pw@127.0.0.1:1/db",
+        "--connect-timeout",
+        "1",
+    ];
+    let normal = s.run(&args);
+    assert_eq!(normal.status.code(), Some(2), "{normal:?}");
+    assert!(text(&normal.stderr).contains("warning: a password in --target"));
+    assert!(!text(&normal.stderr).contains(env!("CARGO_PKG_VERSION")));
+    let quiet = s.run(&[&args[..], &["-q"]].concat());
+    assert_eq!(quiet.status.code(), Some(2), "{quiet:?}");
+    let err = text(&quiet.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("qpslab: error: "), "{err}");
+    let verbose = s.run(&[&["--verbose"][..], &args].concat());
+    assert_eq!(verbose.status.code(), Some(2), "{verbose:?}");
+    let version = format!("qpslab {} (", env!("CARGO_PKG_VERSION"));
+    assert!(text(&verbose.stderr).starts_with(&version), "{verbose:?}");
+    let both = s.run(&[&args[..], &["-q", "-v"]].concat());
+    assert_eq!(both.status.code(), Some(2), "{both:?}");
+    assert!(text(&both.stderr).contains("cannot be used with"));
+}
+
+#[test]
+fn quiet_run_prints_its_results_without_live_lines() {
+    let s = Scratch::new();
+    let out = s.run(&[
+        "run",
+        "oltp_point_select",
+        "--tables",
+        "1",
+        "--table-size",
+        "100",
+        "--time",
+        "1",
+        "--threads",
+        "1",
+        "--quiet",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("transactions:") && stdout.contains("stored as run 1"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("thds:") && !stdout.contains("== oltp_point_select"),
+        "{stdout}"
+    );
+}

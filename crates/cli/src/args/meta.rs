@@ -5,6 +5,17 @@ use super::Cli;
 use clap::{Args, CommandFactory, ValueEnum};
 use std::path::{Path, PathBuf};
 
+/// `--quiet` and `--verbose`, accepted by every subcommand.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct Verbosity {
+    /// Print only results and errors: no progress, live lines, notes or warnings.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Print more detail on standard error (the version, the resolved plan, the target).
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+}
+
 /// `qpslab completions SHELL`.
 #[derive(Args, Debug)]
 pub struct CompletionsArgs {
@@ -60,7 +71,8 @@ fn pages() -> Vec<(String, clap::Command)> {
     fn walk(prefix: &str, cmd: clap::Command, into: &mut Vec<(String, clap::Command)>) {
         let subs: Vec<clap::Command> = cmd.get_subcommands().cloned().collect();
         into.push((prefix.to_string(), cmd));
-        for sub in subs {
+        // clap's own `help` subcommand has no options of its own to document.
+        for sub in subs.into_iter().filter(|s| s.get_name() != "help") {
             let name = format!("{prefix}-{}", sub.get_name());
             // The page's title line names the full command, `qpslab-server-start`.
             let sub = sub.name(name.clone());

@@ -36,8 +36,10 @@ use std::path::PathBuf;
 
 /// A performance lab for MySQL-family servers.
 #[derive(Parser, Debug)]
-#[command(name = "qpslab", version, about, disable_help_subcommand = true)]
+#[command(name = "qpslab", version = env!("QPSLAB_LONG_VERSION"), about)]
 pub struct Cli {
+    #[command(flatten)]
+    pub verbosity: Verbosity,
     #[command(subcommand)]
     pub command: Command,
 }
