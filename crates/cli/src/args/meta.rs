@@ -51,6 +51,26 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
+/// `qpslab doctor`.
+#[derive(Args, Debug)]
+pub struct DoctorArgs {
+    /// Check this server installation (unpacked tarball) instead of the installed server.
+    #[arg(long, value_name = "DIR")]
+    pub basedir: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DoctorFormat::Table)]
+    pub format: DoctorFormat,
+}
+
+/// Output formats of `qpslab doctor`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DoctorFormat {
+    /// One line per part.
+    Table,
+    /// `{"ready": .., "parts": [..]}`.
+    Json,
+}
+
 /// Writes the completion script for `shell` to `out`.
 pub fn write_completions(shell: Shell, out: &mut dyn std::io::Write) {
     use clap_complete::Shell as S;

@@ -87,6 +87,9 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print a man page (qpslab's or one subcommand's), or write them all with --dir.
     Man(ManArgs),
+    /// Check the machine: every external part qpslab can use, found or not, with the fix for
+    /// each (exit 1 when the server binary is missing).
+    Doctor(DoctorArgs),
 }
 
 /// Where the results store lives.

@@ -5,6 +5,7 @@ mod capture;
 mod check;
 mod diff;
 mod digest;
+mod doctor;
 mod io;
 mod lab;
 mod meta;
@@ -52,5 +53,6 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Restore(a) => restore::restore(a),
         Command::Completions(a) => meta::completions(a),
         Command::Man(a) => meta::man(a),
+        Command::Doctor(a) => doctor::doctor(a),
     }
 }
