@@ -107,15 +107,19 @@ pub fn examine(basedir: Option<&Path>) -> Vec<Finding> {
     for (part, used_for, package) in [
         (
             "sysbench",
-            "comparing qpslab's figures with sysbench's",
+            "bench/ and tests: qpslab's figures against sysbench's",
             "sysbench",
         ),
         (
             "pt-query-digest",
-            "cross-checking qpslab digest",
+            "tests: qpslab digest against pt-query-digest",
             "percona-toolkit",
         ),
-        ("chromium", "viewing HTML reports headless", "chromium"),
+        (
+            "chromium",
+            "rendering HTML reports headless (tests)",
+            "chromium",
+        ),
         ("prometheus", "scraping live metrics", "prometheus"),
     ] {
         out.push(Finding::of(
