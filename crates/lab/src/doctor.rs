@@ -117,7 +117,7 @@ pub fn examine(basedir: Option<&Path>) -> Vec<Finding> {
         ),
         (
             "chromium",
-            "rendering HTML reports headless (tests)",
+            "tests: HTML reports rendered headless",
             "chromium",
         ),
         ("prometheus", "scraping live metrics", "prometheus"),
