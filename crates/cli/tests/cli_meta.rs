@@ -130,10 +130,6 @@ fn man_prints_one_page_and_rejects_an_unknown_one() {
     assert!(out.stdout.is_empty());
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 #[test]
 fn help_cmd_is_the_commands_own_help() {
     let s = Scratch::new();
@@ -150,19 +146,19 @@ fn help_cmd_is_the_commands_own_help() {
         flag.push("--help");
         let via_flag = s.run(&flag);
         assert!(via_help.status.success(), "{cmd:?}: {via_help:?}");
-        assert!(text(&via_help.stdout).contains("Usage: qpslab"), "{cmd:?}");
-        assert_eq!(text(&via_help.stdout), text(&via_flag.stdout), "{cmd:?}");
+        assert!(stdout(&via_help).contains("Usage: qpslab"), "{cmd:?}");
+        assert_eq!(stdout(&via_help), stdout(&via_flag), "{cmd:?}");
     }
     let out = s.run(&["help", "frobnicate"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    assert!(text(&out.stderr).contains("frobnicate"));
+    assert!(stderr(&out).contains("frobnicate"));
 }
 
 #[test]
 fn version_names_the_commit_and_the_build_date() {
     let out = Scratch::new().run(&["--version"]);
     assert!(out.status.success(), "{out:?}");
-    let line = text(&out.stdout);
+    let line = stdout(&out);
     let rest = line
         .trim_end()
         .strip_prefix(&format!("qpslab {} (", env!("CARGO_PKG_VERSION")))
@@ -177,7 +173,7 @@ fn version_names_the_commit_and_the_build_date() {
         .ok()
         .filter(|o| o.status.success());
     match head {
-        Some(h) => assert_eq!(commit, text(&h.stdout).trim(), "{line}"),
+        Some(h) => assert_eq!(commit, stdout(&h).trim(), "{line}"),
         None => assert_eq!(commit, "unknown", "{line}"),
     }
     let d: Vec<&str> = date.split('-').collect();
@@ -203,20 +199,20 @@ fn quiet_keeps_errors_and_drops_notes_verbose_adds_detail() {
     ];
     let normal = s.run(&args);
     assert_eq!(normal.status.code(), Some(2), "{normal:?}");
-    assert!(text(&normal.stderr).contains("warning: a password in --target"));
-    assert!(!text(&normal.stderr).contains(env!("CARGO_PKG_VERSION")));
+    assert!(stderr(&normal).contains("warning: a password in --target"));
+    assert!(!stderr(&normal).contains(env!("CARGO_PKG_VERSION")));
     let quiet = s.run(&[&args[..], &["-q"]].concat());
     assert_eq!(quiet.status.code(), Some(2), "{quiet:?}");
-    let err = text(&quiet.stderr);
+    let err = stderr(&quiet);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("qpslab: error: "), "{err}");
     let verbose = s.run(&[&["--verbose"][..], &args].concat());
     assert_eq!(verbose.status.code(), Some(2), "{verbose:?}");
     let version = format!("qpslab {} (", env!("CARGO_PKG_VERSION"));
-    assert!(text(&verbose.stderr).starts_with(&version), "{verbose:?}");
+    assert!(stderr(&verbose).starts_with(&version), "{verbose:?}");
     let both = s.run(&[&args[..], &["-q", "-v"]].concat());
     assert_eq!(both.status.code(), Some(2), "{both:?}");
-    assert!(text(&both.stderr).contains("cannot be used with"));
+    assert!(stderr(&both).contains("cannot be used with"));
 }
 
 #[test]
@@ -236,8 +232,8 @@ fn quiet_run_prints_its_results_without_live_lines() {
         "--quiet",
     ]);
     assert!(out.status.success(), "{out:?}");
-    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
-    let stdout = text(&out.stdout);
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    let stdout = stdout(&out);
     assert!(
         stdout.contains("transactions:") && stdout.contains("stored as run 1"),
         "{stdout}"

@@ -3,10 +3,6 @@
 mod common;
 use common::*;
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 /// The table line of `part`.
 fn line<'a>(table: &'a str, part: &str) -> &'a str {
     table
@@ -23,7 +19,7 @@ fn without_fio_and_perf_on_path_doctor_names_both_with_their_fix() {
         .env("PATH", "/nonexistent")
         .output()
         .unwrap();
-    let table = text(&out.stdout);
+    let table = stdout(&out);
     let fio = line(&table, "fio");
     assert!(
         fio.starts_with("missing") && fio.contains("apt-get install fio"),
@@ -72,12 +68,12 @@ fn json_lists_every_part_and_whether_the_machine_is_ready() {
 fn a_missing_server_fails_doctor_with_the_fix() {
     let out = Scratch::new().run(&["doctor", "--basedir", "/nonexistent/server"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
-    let server = line(&text(&out.stdout), "server").to_string();
+    let server = line(&stdout(&out), "server").to_string();
     assert!(
         server.starts_with("MISSING") && server.contains("--basedir"),
         "{server}"
     );
-    let err = text(&out.stderr);
+    let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("server missing"), "{err}");
 }
