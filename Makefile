@@ -6,10 +6,11 @@ CARGO ?= cargo
 QPSLAB := target/release/qpslab
 # What the demo needs (a server to sandbox, jemalloc for --malloc), and what the tests add:
 # sysbench and percona-toolkit (pt-query-digest) to compare against, openssl for TLS certificates, perf, Chromium and a font for reports,
-# fio (the engine of `qpslab io`), xfsprogs (xfs on loop devices in storage studies) and prometheus
-# (a real Prometheus and promtool scrape and check `--metrics-addr`).
+# fio (the engine of `qpslab io`), xfsprogs (xfs on loop devices in storage studies), prometheus
+# (a real Prometheus and promtool scrape and check `--metrics-addr`), and bash-completion, man-db
+# and groff-base (the completion and man page tests).
 DEMO_PACKAGES := mariadb-server mariadb-client libjemalloc2
-TEST_PACKAGES := $(DEMO_PACKAGES) sysbench openssl linux-perf chromium fonts-dejavu-core percona-toolkit fio xfsprogs prometheus
+TEST_PACKAGES := $(DEMO_PACKAGES) sysbench openssl linux-perf chromium fonts-dejavu-core percona-toolkit fio xfsprogs prometheus bash-completion man-db groff-base
 
 .PHONY: demo test deps deps-test install-packages build lint bench
 

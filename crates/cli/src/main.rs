@@ -34,6 +34,12 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = args::Cli::parse_args();
+    out::set_verbosity(match (cli.verbosity.quiet, cli.verbosity.verbose) {
+        (true, _) => out::Verbosity::Quiet,
+        (false, true) => out::Verbosity::Verbose,
+        (false, false) => out::Verbosity::Normal,
+    });
+    detail!("qpslab {}", env!("QPSLAB_LONG_VERSION"));
     if let Err(e) = signals::install() {
         let _ = writeln!(
             std::io::stderr(),

@@ -12,13 +12,50 @@
 //! It is also the one path of a command's machine-readable output ([`Output`]): the format
 //! on standard output and the `--export-*` files, each rendered once, the files written whole.
 //! While standard output carries such a document, `print!`/`println!` go to standard error.
+//! The same macros carry the one verbosity switch (`--quiet`, `--verbose`): everything written
+//! to standard error through them is a note (progress, information, warnings) that `--quiet`
+//! drops; [`detail!`] lines appear only with `--verbose`. Errors are printed by `main`, and
+//! results go to standard output, so `--quiet` leaves both.
 
 use crate::args::{Asked, Format};
 use crate::error::user;
 use anyhow::Result;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+
+/// How much qpslab says besides its results and errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    /// Results and errors only (`--quiet`).
+    Quiet = 0,
+    /// Results, errors, progress and notes.
+    Normal = 1,
+    /// Also the detail lines (`--verbose`).
+    Verbose = 2,
+}
+
+static VERBOSITY: AtomicU8 = AtomicU8::new(Verbosity::Normal as u8);
+
+/// Sets the verbosity for the rest of the process (once, from the parsed flags).
+pub fn set_verbosity(v: Verbosity) {
+    VERBOSITY.store(v as u8, Ordering::Relaxed);
+}
+
+/// The verbosity in force.
+pub fn verbosity() -> Verbosity {
+    match VERBOSITY.load(Ordering::Relaxed) {
+        0 => Verbosity::Quiet,
+        1 => Verbosity::Normal,
+        _ => Verbosity::Verbose,
+    }
+}
+
+/// True under `--quiet`: progress and live lines, which go to standard output during a run,
+/// are left out too.
+pub fn quiet() -> bool {
+    verbosity() == Verbosity::Quiet
+}
 
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 static STDERR_CLOSED: AtomicBool = AtomicBool::new(false);
@@ -39,7 +76,7 @@ pub fn write_out(stream: Stream, args: std::fmt::Arguments<'_>) {
         Stream::Out => &STDOUT_CLOSED,
         Stream::Err => &STDERR_CLOSED,
     };
-    if closed.load(Ordering::Relaxed) {
+    if closed.load(Ordering::Relaxed) || matches!(stream, Stream::Err) && quiet() {
         return;
     }
     let result = match stream {
@@ -72,6 +109,15 @@ macro_rules! eprintln {
     () => { $crate::out::write_out($crate::out::Stream::Err, format_args!("\n")) };
     ($($arg:tt)*) => {
         $crate::out::write_out($crate::out::Stream::Err, format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// A detail line on standard error, printed only with `--verbose`.
+macro_rules! detail {
+    ($($arg:tt)*) => {
+        if $crate::out::verbosity() == $crate::out::Verbosity::Verbose {
+            eprintln!($($arg)*)
+        }
     };
 }
 

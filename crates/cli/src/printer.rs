@@ -71,8 +71,13 @@ impl qpslab_lab::exec::Observer for Printer {
     }
 
     fn sample(&mut self, threads: u32, s: &qpslab_core::Sample) {
+        let lag = self.lag.take();
+        // Live lines are progress, not results: `--quiet` leaves them out.
+        if crate::out::quiet() {
+            return;
+        }
         let line = crate::render::live_line(threads, s);
-        match self.lag.take() {
+        match lag {
             Some(lag) => println!("{line} {}", crate::render_lag::lag_text(&lag)),
             None => println!("{line}"),
         }
@@ -87,6 +92,9 @@ impl qpslab_lab::exec::Observer for Printer {
     }
 
     fn placed(&mut self, _threads: u32, placement: &str) {
+        if crate::out::quiet() {
+            return;
+        }
         println!("client: {placement}");
     }
 
@@ -106,6 +114,9 @@ impl qpslab_lab::sweep::SweepObserver for Printer {
     }
 
     fn phase_begins(&mut self, plan: &qpslab_core::RunPlan, threads: u32) {
+        if crate::out::quiet() {
+            return;
+        }
         println!("{}", crate::render_run::phase_header(plan, threads));
     }
 

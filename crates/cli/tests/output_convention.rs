@@ -552,6 +552,7 @@ fn help_lists_each_commands_formats_and_hides_the_older_spellings() {
         (&["io"], rows),
         (&["tune"], doc),
         (&["restore"], doc),
+        (&["doctor"], doc),
     ] {
         let help = ok(&s, &with(cmd, &["--help"]));
         let line = format!("What to print on standard output: {can} (default: ");

@@ -33,6 +33,8 @@
 //!   that change settings; [`placement`] pins a server's threads to CPUs; [`replica`] sets up
 //!   replication between two sandboxes; [`server`] starts (placed, attached as a replica) and
 //!   stops a lone sandbox for `qpslab server start|stop`.
+//! - **The machine.** [`doctor`] finds every external part qpslab can use, with the fix for
+//!   each missing one.
 //! - **Errors.** [`error`]: the lab's typed errors, each saying whether it is the user's.
 //!
 //! ```no_run
@@ -54,6 +56,7 @@ pub mod client_bound;
 mod commands;
 pub mod contention;
 pub mod control;
+pub mod doctor;
 pub mod error;
 pub mod exec;
 pub mod expand;

@@ -103,6 +103,28 @@ fn flavor_of(version_text: &str) -> Flavor {
     }
 }
 
+/// A server binary as a sandbox start would find it: its path and version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerBinary {
+    /// `mariadbd` or `mysqld`.
+    pub path: PathBuf,
+    /// The version as the server prints it, e.g. `10.11.19-MariaDB-0+deb12u1`.
+    pub version: String,
+}
+
+/// Finds the server a sandbox would start ([`locate`]) and, for MariaDB, the datadir
+/// installer it needs; the error says what is missing and how to get it.
+pub fn find_server(basedir: Option<&Path>) -> Result<ServerBinary> {
+    let server = locate(basedir)?;
+    if server.flavor == Flavor::MariaDb {
+        mariadb_installer(&server)?;
+    }
+    Ok(ServerBinary {
+        path: server.mysqld,
+        version: server.version,
+    })
+}
+
 /// The MariaDB datadir installer for this server.
 pub(crate) fn mariadb_installer(server: &Server) -> Result<PathBuf> {
     let names = ["mariadb-install-db", "mysql_install_db"];
@@ -123,8 +145,8 @@ pub(crate) fn mariadb_installer(server: &Server) -> Result<PathBuf> {
     })
 }
 
-/// The shared library to preload for `malloc`.
-pub(crate) fn malloc_library(malloc: &Malloc) -> Result<PathBuf> {
+/// The shared library to preload for `malloc`; the error names the package to install.
+pub fn malloc_library(malloc: &Malloc) -> Result<PathBuf> {
     let (lib, package) = match malloc {
         Malloc::Library(p) => {
             return if p.is_file() {

@@ -35,6 +35,7 @@ mod template;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use binary::{find_server, malloc_library, ServerBinary};
 pub use error::Error;
 pub use lock::{Hold, SandboxUse};
 pub use process::log_tail_of;

@@ -11,6 +11,7 @@ use qpslab_core::SslMode;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
@@ -116,7 +117,8 @@ fn load_roots(path: &Path) -> Result<RootCertStore, Error> {
     let pem = std::fs::read(path)
         .map_err(|e| Error::Tls(format!("cannot read ssl-ca {}: {e}", path.display())))?;
     let mut roots = RootCertStore::empty();
-    for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
+    // Sections other than CERTIFICATE (a key bundled in the file) are skipped.
+    for cert in CertificateDer::pem_slice_iter(&pem) {
         let cert =
             cert.map_err(|e| Error::Tls(format!("bad PEM in ssl-ca {}: {e}", path.display())))?;
         roots

@@ -167,6 +167,43 @@ fn tls_modes_and_nonblocking_stream() {
     assert!(matches!(e, Error::Tls(_)), "{e:?}");
     let e = Conn::connect(&opts(&server, "127.0.0.1", SslMode::VerifyCa, None)).unwrap_err();
     assert!(e.to_string().contains("ssl-ca"), "{e}");
+    // The CA file's PEM: other sections (a key bundled with the certificate) are skipped, a
+    // file without a certificate or with a damaged one is refused with its path.
+    let read = |f: &str| std::fs::read_to_string(tmp.path().join(f)).unwrap();
+    let pem = |name: &str, body: String| {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        path
+    };
+    let bundle = pem("bundle.pem", read("ca.key") + &read("ca.pem"));
+    Conn::connect(&opts(
+        &server,
+        "127.0.0.1",
+        SslMode::VerifyCa,
+        Some(&bundle),
+    ))
+    .unwrap();
+    let key_only = pem("key-only.pem", read("ca.key"));
+    let e = Conn::connect(&opts(
+        &server,
+        "127.0.0.1",
+        SslMode::VerifyCa,
+        Some(&key_only),
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("holds no certificate"), "{e}");
+    let damaged = pem(
+        "damaged.pem",
+        "-----BEGIN CERTIFICATE-----\n!!!not base64!!!\n-----END CERTIFICATE-----\n".into(),
+    );
+    let e = Conn::connect(&opts(
+        &server,
+        "127.0.0.1",
+        SslMode::VerifyCa,
+        Some(&damaged),
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("bad PEM in ssl-ca"), "{e}");
 
     // Hand the TLS session to a non-blocking loop: a 300 kB reply arrives in many records and
     // must come through complete by draining reads until WouldBlock after each poll wake-up.

@@ -13,9 +13,8 @@ is read from the server's own file in its datadir, then removed. At the start, t
 statement that restores every changed variable is printed, for the case qpslab is killed with \
 kill -9; Ctrl-C, SIGTERM and SIGHUP restore them and keep what was captured.
 
-Logging every statement costs throughput: on this 2-core machine the slow log at \
-long_query_time=0 cut oltp_point_select by 26% at 4 sessions and 38% at 16 (medians of 4 \
-interleaved A/B runs, bench/RESULTS.md). Connections opened before the capture keep their own \
+Logging every statement costs throughput, and the more statements per second the server runs, \
+the more it costs: figures measured during a capture are lower than without one. Connections opened before the capture keep their own \
 long_query_time and log nothing (pools): the server's statement count is compared with the \
 entries captured, with a warning when the log misses some.")]
 pub struct CaptureArgs {

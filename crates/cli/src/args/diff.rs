@@ -30,13 +30,20 @@ pub struct DiffArgs {
     /// Write the --format report to FILE (atomically) instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Measured rounds per class (default: until the ratio's 95% interval is within ±3%, or
-    /// --max-time-per-class, at least 5).
-    #[arg(long, value_name = "N")]
+    // The numbers in these two help texts come from the constants the rounds obey.
+    #[arg(long, value_name = "N", help = format!(
+        "Measured rounds per class (default: until the ratio's 95% interval is within ±{}%, \
+         or --max-time-per-class, at least {})",
+        qpslab_sql::diff::PRECISION_PCT,
+        qpslab_sql::diff::MIN_ROUNDS
+    ))]
     pub repeats: Option<usize>,
-    /// Seconds of rounds per class, at most (after the first 5 rounds).
     #[arg(
         long,
+        help = format!(
+            "Seconds of rounds per class, at most (after the first {} rounds)",
+            qpslab_sql::diff::MIN_ROUNDS
+        ),
         value_name = "S",
         default_value_t = 5.0,
         allow_negative_numbers = true

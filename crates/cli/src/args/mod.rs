@@ -10,6 +10,7 @@ mod diff;
 mod digest;
 mod flags;
 mod io;
+mod meta;
 mod output;
 mod replay;
 mod replica;
@@ -25,6 +26,7 @@ pub use diff::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use io::IoArgs;
+pub use meta::*;
 pub use output::*;
 pub use replay::*;
 pub use replica::*;
@@ -38,8 +40,10 @@ use std::path::PathBuf;
 
 /// A performance lab for MySQL-family servers.
 #[derive(Parser, Debug)]
-#[command(name = "qpslab", version, about, disable_help_subcommand = true)]
+#[command(name = "qpslab", version = env!("QPSLAB_LONG_VERSION"), about)]
 pub struct Cli {
+    #[command(flatten)]
+    pub verbosity: Verbosity,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -91,6 +95,13 @@ pub enum Command {
     Tune(Box<TuneArgs>),
     /// Put back the settings a killed tune, run --at or capture left changed on a server.
     Restore(RestoreArgs),
+    /// Write a shell completion script (bash, zsh, fish, elvish, powershell) to standard output.
+    Completions(CompletionsArgs),
+    /// Print a man page (qpslab's or one subcommand's), or write them all with --dir.
+    Man(ManArgs),
+    /// Check the machine: every external part qpslab can use, found or not, with the fix for
+    /// each (exit 1 when the server binary is missing).
+    Doctor(DoctorArgs),
 }
 
 /// Where the results store lives.

@@ -5,6 +5,7 @@ use super::{
     TableJson, TargetArgs,
 };
 use clap::{Args, ValueEnum};
+use qpslab_tune::confirm;
 use std::path::PathBuf;
 
 /// How the tuner searches the knob space within its budget.
@@ -19,15 +20,7 @@ pub enum SearchArg {
 /// `qpslab tune`: search server settings for the workload within a time budget, and keep only
 /// a gain that a confirmation against the baseline shows with its interval.
 #[derive(Args, Debug)]
-#[command(after_help = "\
-The knobs are a curated list of OLTP-relevant InnoDB and server variables, kept when the \
-server has them and can change them at run time (SET GLOBAL), with ranges from the host's \
-memory and the data size. The search is seeded by `qpslab advise`'s findings. The best \
-configuration is confirmed against the baseline in interleaved repeats (AB BA AB ...) stored \
-as a study (`qpslab report NAME`); it is written to --out only when the 95% interval \
-of its throughput ratio excludes 1. The budget counts every trial, setting change and warm-up \
-(not the dataset's preparation). Every setting is put back at the end, on error and on \
-Ctrl-C.")]
+#[command(after_help = after_help())]
 pub struct TuneArgs {
     /// The workload and run options (`--threads` takes one value here).
     #[command(flatten)]
@@ -53,8 +46,10 @@ pub struct TuneArgs {
     /// Seconds measured by the shortest trial (the confirmation's measurements too).
     #[arg(long, value_name = "S", default_value_t = 10)]
     pub trial_time: u32,
-    /// Measurements of each side in the confirmation (at least 3).
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    #[arg(long, value_name = "N", default_value_t = confirm::MIN_REPEATS, help = format!(
+        "Measurements of each side in the confirmation (at least {})",
+        confirm::MIN_REPEATS
+    ))]
     pub repeats: u32,
     /// Search strategy.
     #[arg(long, value_enum, default_value = "halving")]
@@ -66,12 +61,25 @@ pub struct TuneArgs {
     /// trials).
     #[command(flatten)]
     pub output: OutputArgs<TableJson, JsonPath>,
-    /// Change only what SET GLOBAL can change (always so in this version, and implied with
-    /// --target).
-    #[arg(long)]
-    pub apply_dynamic_only: bool,
     /// Serve the live interval figures for Prometheus at HOST:PORT (GET /metrics) while it
     /// runs (docs/metrics.md).
     #[arg(long, value_name = "HOST:PORT")]
     pub metrics_addr: Option<String>,
+}
+
+/// The text after `tune --help`'s options; its numbers come from the confirmation's constants.
+fn after_help() -> String {
+    format!(
+        "The knobs are a curated list of OLTP-relevant InnoDB and server variables, kept when \
+         the server has them and can change them at run time (SET GLOBAL: only such settings \
+         are tuned), with ranges from the host's memory and the data size. The search is \
+         seeded by `qpslab advise`'s findings. The best configuration is confirmed against the \
+         baseline in interleaved repeats (AB BA AB ...) stored as a study (`qpslab report \
+         NAME`); it is written to --out only when the {:.0}% interval of its throughput ratio \
+         lies above 1 and the ratio is at least {:.0}% above the baseline. The budget counts \
+         every trial, setting change and warm-up (not the dataset's preparation). Every setting \
+         is put back at the end, on error and on Ctrl-C.",
+        confirm::LEVEL * 100.0,
+        (confirm::MIN_GAIN - 1.0) * 100.0
+    )
 }

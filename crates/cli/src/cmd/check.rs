@@ -33,10 +33,7 @@ pub fn check(a: CheckArgs) -> Result<()> {
     let conditions = outcome?;
     out.emit(|f| match f {
         Format::Json => crate::out::json(&conditions),
-        _ => Ok(conditions
-            .iter()
-            .map(|c| format!("{c}\n"))
-            .collect()),
+        _ => Ok(conditions.iter().map(|c| format!("{c}\n")).collect()),
     })?;
     stopped?;
     let failed: Vec<String> = conditions

@@ -13,11 +13,8 @@ use qpslab_core::Dsn;
 use qpslab_report::diff::{analyze, paired, precise, DiffReport};
 use qpslab_sql::diff::profile::profile_side;
 use qpslab_sql::diff::side::{Described, SideError};
-use qpslab_sql::diff::{rounds, sample, DiffObserver, DiffOptions};
+use qpslab_sql::diff::{rounds, sample, DiffObserver, DiffOptions, PRECISION_PCT};
 use std::time::Duration;
-
-/// The ratio's 95% interval half-width, percent, at which a class's rounds stop.
-const PRECISION_PCT: f64 = 3.0;
 
 /// Runs `qpslab diff`.
 pub fn diff(a: DiffArgs) -> Result<()> {

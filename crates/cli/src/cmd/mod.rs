@@ -5,8 +5,10 @@ mod capture;
 mod check;
 mod diff;
 mod digest;
+mod doctor;
 mod io;
 mod lab;
+mod meta;
 mod prepare;
 mod replay;
 mod replica;
@@ -49,5 +51,8 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Io(a) => io::io(*a),
         Command::Tune(a) => tune::tune(*a),
         Command::Restore(a) => restore::restore(a),
+        Command::Completions(a) => meta::completions(a),
+        Command::Man(a) => meta::man(a),
+        Command::Doctor(a) => doctor::doctor(a),
     }
 }

@@ -37,6 +37,11 @@ pub fn run(a: RunArgs) -> Result<()> {
     let mut embedded = a.embedded.clone();
     super::threads::prepare_run(&a.pin, &a.target, &mut embedded.settings)?;
     let mut connected = connect(&a.target, Some(&embedded), &sandbox_home(&a.home))?;
+    detail!(
+        "target: {}",
+        qpslab_core::dsn::Dsn(connected.options.clone())
+    );
+    detail!("plan: {}", serde_json::to_string(&plan).unwrap_or_default());
     if let Some(dir) = &a.profile {
         crate::profile::find_server(&mut connected);
         if let Err(e) = crate::profile::check(dir, &connected) {

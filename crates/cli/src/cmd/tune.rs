@@ -29,7 +29,10 @@ pub fn tune(a: TuneArgs) -> Result<()> {
     let home = sandbox_home(&a.home);
     let connected = connect(&a.target, Some(&a.embedded), &home)?;
     if !connected.ours {
-        eprintln!("{}: only settings SET GLOBAL can change are tuned (--apply-dynamic-only), and each is put back at the end", connected.options.describe());
+        eprintln!(
+            "{}: only settings SET GLOBAL can change are tuned, and each is put back at the end",
+            connected.options.describe()
+        );
     }
     let outcome = crate::db::open_to_write(&a.db.db).and_then(|mut store| {
         let metrics = exporter.as_ref().map(|e| e.registry().clone());

@@ -30,9 +30,10 @@ pub use cpu::CpuSnapshot;
 pub use error::RunError;
 pub use event_loop::recovery::{connect_error_code, FIRST_BACKOFF, MAX_BACKOFF, RECONNECT_FOR};
 pub use placement::{place, Placement};
+pub use stats::{blob, new_histogram, record_us, summarize};
 /// The latency histograms every phase uses (µs, 3 significant digits), for other loops that
 /// store phases (`qpslab replay`).
-pub use stats::{blob, new_histogram, record_us, summarize};
+pub use uring::available as io_uring_available;
 
 use crate::workload::Workload;
 use collect::Collector;

@@ -334,6 +334,13 @@ impl Ring {
     }
 }
 
+/// Whether this kernel lets qpslab set up an io_uring (the OS's reason when not: an old kernel,
+/// or io_uring disabled by `kernel.io_uring_disabled` or a seccomp policy); without it the
+/// event loops send with plain syscalls.
+pub fn available() -> io::Result<()> {
+    Ring::new(1).map(drop)
+}
+
 impl Drop for Ring {
     fn drop(&mut self) {
         // SAFETY: unmapping and closing what Ring::new created; nothing is in flight.

@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-/// Whether `tool` is on PATH or in the sbin directories (root's tools, missing from some PATHs).
+/// Whether `tool` is on PATH or in the directories [`run`] runs tools from (root's sbin
+/// directories are missing from some PATHs).
 pub fn on_path(tool: &str) -> bool {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
-        .chain(["/usr/sbin", "/sbin"].map(PathBuf::from))
+        .chain(["/usr/sbin", "/usr/bin", "/sbin", "/bin"].map(PathBuf::from))
         .any(|d| d.join(tool).is_file())
 }
 

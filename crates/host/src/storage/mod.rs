@@ -201,6 +201,25 @@ pub fn support(s: &Storage, root: bool, have: impl Fn(&str) -> bool) -> Result<(
     Ok(())
 }
 
+/// Whether a storage factor on a loop image (ext4, the default) can be set up here: root,
+/// losetup, mkfs.ext4, mount and umount ([`support`] on this host).
+pub fn loop_support() -> Result<(), StorageError> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let ext4 = Storage {
+        fs: "ext4".into(),
+        size: None,
+        mkfs_options: None,
+        mount_options: None,
+        scheduler: None,
+        read_ahead_kb: None,
+        device: None,
+        format: false,
+        image_dir: None,
+    };
+    support(&ext4, root, host::on_path)
+}
+
 /// [`support`] on this host, then the block device's safety checks.
 pub fn check_host(s: &Storage) -> Result<(), StorageError> {
     // SAFETY: geteuid has no preconditions and cannot fail.

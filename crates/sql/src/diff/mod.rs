@@ -39,6 +39,10 @@ use std::time::Duration;
 /// interval.
 pub const MIN_ROUNDS: usize = 8;
 
+/// The ratio's 95% interval half-width, percent, at which the CLI's precision rule stops a
+/// class's rounds (`qpslab diff` without `--repeats`).
+pub const PRECISION_PCT: f64 = 3.0;
+
 /// One of the two servers compared.
 #[derive(Clone, Debug)]
 pub struct DiffSide {
