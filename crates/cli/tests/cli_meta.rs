@@ -107,11 +107,13 @@ fn man_renders_the_run_page_written_by_man_dir() {
         .lines()
         .position(|l| l.trim() == "--threads <LIST>")
         .unwrap_or_else(|| panic!("no --threads entry in:\n{text}"));
-    assert!(text
-        .lines()
-        .nth(entry + 1)
-        .unwrap()
-        .contains("Client sessions"));
+    // Justified: the words, not the spaces between them.
+    let next = text.lines().nth(entry + 1).unwrap_or_default();
+    let next = next.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        next.contains("Client sessions"),
+        "after --threads: {next:?}\n{text}"
+    );
 }
 
 #[test]
