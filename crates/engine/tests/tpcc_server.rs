@@ -10,7 +10,7 @@ use qpslab_engine::prepare::{check_tpcc, prepare};
 use qpslab_engine::rand::Rng;
 use qpslab_engine::workload::tpcc::{TpccGen, Transaction};
 use qpslab_engine::workload::{Arg, EventBuf, StatementDef, Workload};
-use qpslab_wire::{Conn, Value};
+use qpslab_wire::{Conn, Statement, Value};
 use std::collections::BTreeMap;
 
 fn opts(db: &str) -> qpslab_core::ConnectOptions {
@@ -48,9 +48,9 @@ fn com(sql: &str) -> &'static str {
     }
 }
 
-#[test]
-fn each_transaction_moves_the_counters_by_what_the_generator_emitted() {
-    let db = "qp_tpcc_txn";
+/// Two warehouses loaded by qpslab's prepare into a fresh `db`, and a connection to it with
+/// every TPC-C statement prepared (indexed as the workload's statements).
+fn loaded(db: &str) -> (Workload, Conn, Vec<Statement>) {
     let mut admin = Conn::connect(&opts("mysql")).unwrap();
     admin
         .execute(&format!("DROP DATABASE IF EXISTS {db}"))
@@ -59,15 +59,39 @@ fn each_transaction_moves_the_counters_by_what_the_generator_emitted() {
     w.warehouses = "2".parse().unwrap();
     prepare(&opts(db), &w, 2, &mut |_| {}).unwrap();
     let workload = Workload::new(&w).unwrap();
-    let defs = workload.statements();
     let mut conn = Conn::connect(&opts(db)).unwrap();
-    let stmts: Vec<_> = defs
+    let stmts = workload
+        .statements()
         .iter()
         .map(|d| {
             conn.prepare(&d.sql)
                 .unwrap_or_else(|e| panic!("{}: {e}", d.sql))
         })
         .collect();
+    (workload, conn, stmts)
+}
+
+/// Executes the event in `ev` as the engine sends it.
+fn execute(conn: &mut Conn, stmts: &[Statement], defs: &[StatementDef], ev: &EventBuf) {
+    for call in &ev.calls {
+        let params: Vec<Value> = ev
+            .call_args(call)
+            .iter()
+            .map(|a| match a {
+                Arg::Int(v) => Value::Int(*v),
+                other => panic!("TPC-C binds integers only: {other:?}"),
+            })
+            .collect();
+        conn.exec(&stmts[call.stmt as usize], &params)
+            .unwrap_or_else(|e| panic!("{}: {e}", defs[call.stmt as usize].kind));
+    }
+}
+
+#[test]
+fn each_transaction_moves_the_counters_by_what_the_generator_emitted() {
+    let db = "qp_tpcc_txn";
+    let (workload, mut conn, stmts) = loaded(db);
+    let defs = workload.statements();
     let gen = TpccGen::new(2);
     let mut rng = Rng::new(5);
     let mut ev = EventBuf::default();
@@ -83,19 +107,9 @@ fn each_transaction_moves_the_counters_by_what_the_generator_emitted() {
         for _ in 0..30 {
             ev.clear();
             gen.transaction(t, &mut rng, &mut ev);
+            execute(&mut conn, &stmts, defs, &ev);
             for call in &ev.calls {
-                let def = &defs[call.stmt as usize];
-                let params: Vec<Value> = ev
-                    .call_args(call)
-                    .iter()
-                    .map(|a| match a {
-                        Arg::Int(v) => Value::Int(*v),
-                        other => panic!("TPC-C binds integers only: {other:?}"),
-                    })
-                    .collect();
-                conn.exec(&stmts[call.stmt as usize], &params)
-                    .unwrap_or_else(|e| panic!("{}: {e}", def.kind));
-                *want.entry(com(&def.sql)).or_default() += 1;
+                *want.entry(com(&defs[call.stmt as usize].sql)).or_default() += 1;
             }
         }
         let after = counters(&mut conn);
@@ -129,7 +143,7 @@ fn each_transaction_moves_the_counters_by_what_the_generator_emitted() {
     for c in conditions {
         assert!(c.passed(), "condition {}: {:?}", c.number, c.offenders);
     }
-    admin.execute(&format!("DROP DATABASE {db}")).unwrap();
+    conn.execute(&format!("DROP DATABASE {db}")).unwrap();
 }
 
 /// A transaction's terminal inputs that shape its profile (clauses 2.4.1-2.8.1), read from the
@@ -323,17 +337,8 @@ fn oldest_new_orders(conn: &mut Conn, w: i64) -> Vec<Option<u64>> {
 #[test]
 fn each_transaction_has_the_statements_and_row_counts_of_the_spec_profile() {
     let db = "qp_tpcc_profile";
-    let mut admin = Conn::connect(&opts("mysql")).unwrap();
-    admin
-        .execute(&format!("DROP DATABASE IF EXISTS {db}"))
-        .unwrap();
-    let mut w = WorkloadOptions::new(WorkloadKind::Tpcc);
-    w.warehouses = "2".parse().unwrap();
-    prepare(&opts(db), &w, 2, &mut |_| {}).unwrap();
-    let workload = Workload::new(&w).unwrap();
+    let (workload, mut conn, stmts) = loaded(db);
     let defs = workload.statements();
-    let mut conn = Conn::connect(&opts(db)).unwrap();
-    let stmts: Vec<_> = defs.iter().map(|d| conn.prepare(&d.sql).unwrap()).collect();
     // District 10 of warehouse 2 has no new order left: Delivery must skip it.
     conn.execute("DELETE FROM new_orders WHERE no_w_id = 2 AND no_d_id = 10")
         .unwrap();
@@ -366,21 +371,11 @@ fn each_transaction_has_the_statements_and_row_counts_of_the_spec_profile() {
             };
             let want = spec_profile(t, i, &delivered);
             let before = counters(&mut conn);
-            for call in &ev.calls {
-                let params: Vec<Value> = ev
-                    .call_args(call)
-                    .iter()
-                    .map(|a| match a {
-                        Arg::Int(v) => Value::Int(*v),
-                        other => panic!("TPC-C binds integers only: {other:?}"),
-                    })
-                    .collect();
-                conn.exec(&stmts[call.stmt as usize], &params).unwrap();
-            }
+            execute(&mut conn, &stmts, defs, &ev);
             let after = counters(&mut conn);
             assert_eq!(counted(&before, &after, &want), want, "{t:?} with {i:?}");
         }
         assert_eq!(shapes.len(), shapes_wanted, "{t:?}: {shapes:?}");
     }
-    admin.execute(&format!("DROP DATABASE {db}")).unwrap();
+    conn.execute(&format!("DROP DATABASE {db}")).unwrap();
 }
