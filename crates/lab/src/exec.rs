@@ -116,10 +116,9 @@ fn ensure_sbtest(
         }
         (DatasetStatus::Missing, DatasetPolicy::CheckOnly { prepare, .. }) => {
             Err(ExecError::Unprepared(format!(
-                "the dataset ({} × {} rows) is missing on {}; `run` never changes an external \
-                 server: prepare it with: {prepare}",
-                w.tables,
-                w.table_size,
+                "the dataset ({}) is missing on {}; `run` never changes an external server: \
+                 prepare it with: {prepare}",
+                dataset(w),
                 target.describe()
             )))
         }
@@ -131,19 +130,34 @@ fn ensure_sbtest(
             )))
         }
         (DatasetStatus::Missing, DatasetPolicy::Prepare { space }) => {
-            obs.message(&format!(
-                "dataset missing: preparing {} × {} rows",
-                w.tables, w.table_size
-            ));
+            obs.message(&format!("dataset missing: preparing {}", dataset(w)));
             load_dataset(target, w, loaders, true, space.as_deref(), obs)?;
             Ok(DatasetOutcome::Prepared)
         }
         (DatasetStatus::Different(why), DatasetPolicy::Prepare { space }) => {
-            obs.message(&format!("dataset differs ({why}): rebuilding it"));
-            prepare::cleanup(target, None)?;
+            if w.kind == qpslab_core::WorkloadKind::Tpcc {
+                // A TPC-C load resumes: only the warehouses not recorded are loaded.
+                obs.message(&format!("dataset differs ({why}): loading what is missing"));
+            } else {
+                obs.message(&format!("dataset differs ({why}): rebuilding it"));
+                prepare::cleanup(target, None)?;
+            }
             load_dataset(target, w, loaders, true, space.as_deref(), obs)?;
             Ok(DatasetOutcome::Prepared)
         }
+    }
+}
+
+/// The dataset `w` asks for, in words: `4 × 10000 rows`, `TPC-C warehouses 1-2`.
+fn dataset(w: &WorkloadOptions) -> String {
+    if w.kind == qpslab_core::WorkloadKind::Tpcc {
+        let ws = w.warehouses;
+        match ws.count() {
+            1 => format!("TPC-C warehouse {}", ws.first),
+            _ => format!("TPC-C warehouses {}-{}", ws.first, ws.last),
+        }
+    } else {
+        format!("{} × {} rows", w.tables, w.table_size)
     }
 }
 

@@ -226,6 +226,12 @@ fn check(a: &TuneArgs) -> Result<Request> {
             "tune measures one thread count: give --threads a single value",
         ));
     };
+    if plan.workload.tpcc.mode == qpslab_core::tpcc::TpccMode::Spec {
+        return Err(user(
+            "tune tpcc measures stress mode only: in --mode spec the keying and think times \
+             set the throughput (at most 12.86 New-Orders/min per warehouse), not the server",
+        ));
+    }
     plan.stop.time_s = Some(f64::from(a.trial_time));
     plan.stop.events = None;
     let confirm_s = qpslab_tune::confirmation_cost(&plan, a.repeats);
