@@ -76,7 +76,8 @@ pub struct SettleReport {
 
 /// The nap of [`EngineKnobs::linger_us`] by default. Measured on 2 cores at 64 to 1024 sessions
 /// (point selects): 200–500 µs cut the client's CPU per query from ~20 to ~8–10 µs and raised
-/// QPS by 30–40% against no nap.
+/// QPS by 30–40% against no nap. TPC-C runs without it unless asked (its transactions hold
+/// locks across round trips, and a nap lengthens every hold: see `lab::options`).
 pub const DEFAULT_LINGER_US: u64 = 300;
 
 /// How the engine's event loops send and wait: levers that change what is measured, so a

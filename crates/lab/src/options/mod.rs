@@ -311,4 +311,26 @@ mod tests {
         assert_eq!(spec.plan.settle, flags.plan.settle);
         assert_eq!(spec.retries, DEFAULT_RETRIES);
     }
+
+    #[test]
+    fn tpcc_runs_without_the_linger_nap_unless_asked() {
+        let linger = |spec: &str| {
+            let d: Doc = toml::from_str(spec).unwrap();
+            d.defaults.resolve().unwrap().plan.engine.linger_us
+        };
+        let default = qpslab_core::plan::DEFAULT_LINGER_US;
+        assert_eq!(linger("[defaults]\nworkload = \"tpcc\"\n"), 0);
+        assert_eq!(
+            linger("[defaults]\nworkload = \"tpcc\"\nlinger_us = 200\n"),
+            200
+        );
+        assert_eq!(
+            linger("[defaults]\nworkload = \"oltp_read_write\"\n"),
+            default
+        );
+        assert_eq!(
+            linger("[defaults]\nworkload = \"oltp_read_write\"\nlinger_us = 0\n"),
+            0
+        );
+    }
 }

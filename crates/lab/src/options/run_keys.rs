@@ -284,10 +284,12 @@ pub(crate) static RUN: &[OptionDef] = &[
         Scope::Run,
         "US",
         "Microseconds an event loop naps before waiting when many requests are in flight, so \
-         one wake-up serves many replies (0: never)",
+         one wake-up serves many replies (0: never; tpcc's default, its transactions hold locks \
+         across round trips)",
         "0",
         |b, v| {
             b.plan.engine.linger_us = int(v, 0, 1_000_000)?;
+            b.linger_given = true;
             Ok(())
         },
         |b| b.plan.engine.linger_us.to_string(),
