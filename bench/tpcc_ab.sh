@@ -6,8 +6,10 @@
 #   cargo build --release -p qpslab && target/release/qpslab server start tpccab
 #   SB_TPCC=/tmp/sysbench-tpcc SANDBOX=tpccab bench/tpcc_ab.sh
 #
-# Prints one line per load (seconds) and per run (qpslab's NewOrder/min, transactions/min and
-# client CPU; sysbench-tpcc's transactions and queries and client CPU from /usr/bin/time).
+# Prints one line per load (seconds) and per run: the server's New-Order count per minute of the
+# command's wall time for both tools (change of sum(d_next_o_id)), qpslab's NewOrder/min,
+# transactions/min and client CPU; sysbench-tpcc's transactions and queries; client CPU of both
+# from /usr/bin/time.
 set -u
 Q=${Q:-$(cd "$(dirname "$0")/.." && pwd)/target/release/qpslab}
 LAB=${QPSLAB_LAB:-$HOME/.qpslab}
@@ -37,13 +39,20 @@ for round in $(seq "$ROUNDS"); do
   done
   for tool in qpslab sysbench; do
     db=ab_${tool}_$round
+    # The server's own New-Order count, the same for both tools: the change of sum(d_next_o_id)
+    # over the whole command (warm-up included), per minute of its wall time.
+    district=district; [ $tool = sysbench ] && district=district1
+    n0=$($M "SELECT SUM(d_next_o_id) FROM $db.$district"); t0=$(date +%s.%N)
     if [ $tool = qpslab ]; then
       out=$( { /usr/bin/time -f "client_cpu %U %S" "$Q" run tpcc --warehouses "$W" --sandbox "$SANDBOX" \
         --database $db --threads "$T" --time "$TIME" --warmup 5 --settle off; } 2>&1 )
-      echo "run qpslab round $round: $(echo "$out" | grep -E 'NewOrder/min|transactions/min|cpu per query|client_cpu' | tr -s ' ' | tr '\n' ';')"
+      summary=$(echo "$out" | grep -E 'NewOrder/min|transactions/min|cpu per query|client_cpu' | tr -s ' ' | tr '\n' ';')
     else
       out=$( { /usr/bin/time -f "client_cpu %U %S" $SB --mysql-db=$db --threads="$T" --time=$((TIME + 5)) run; } 2>&1 )
-      echo "run sysbench round $round: $(echo "$out" | grep -E 'transactions:|queries:|client_cpu' | tr -s ' ' | tr '\n' ';')"
+      summary=$(echo "$out" | grep -E 'transactions:|queries:|client_cpu' | tr -s ' ' | tr '\n' ';')
     fi
+    n1=$($M "SELECT SUM(d_next_o_id) FROM $db.$district"); t1=$(date +%s.%N)
+    server_nopm=$(echo "($n1 - $n0) * 60 / ($t1 - $t0)" | bc)
+    echo "run $tool round $round: server NewOrder/min $server_nopm (wall $(echo "$t1 - $t0" | bc) s, $((n1 - n0)) new orders);$summary"
   done
 done
