@@ -121,6 +121,14 @@ pub struct RunPlan {
     pub rate: Option<RateSpec>,
     /// `--ps on|off`: server-side prepared statements (on) or the text protocol (off).
     pub prepared_statements: bool,
+    /// `--pipeline on|off`: a transaction's statements are written back to back and their
+    /// replies read together, its COMMIT once every reply is in (off: one statement per round
+    /// trip, as an application and sysbench send them). Changes what is measured: the server
+    /// runs the transaction without waiting for the network between statements.
+    /// Always written, so a comparison of a pipelined run with another says `false → true`
+    /// (runs stored before it existed read as off, which they were).
+    #[serde(default)]
+    pub pipeline: bool,
     /// `--client-cpus`: CPUs for the client's event loops (none: not pinned).
     pub client_cpus: Option<Vec<usize>>,
     /// Number of event-loop threads (none: one per `client_cpus` entry, else derived from the
@@ -186,6 +194,7 @@ impl RunPlan {
             percentiles: vec![95.0, 99.0],
             rate: None,
             prepared_statements: true,
+            pipeline: false,
             client_cpus: None,
             event_loops: None,
             server_cpus: None,

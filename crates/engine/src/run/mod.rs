@@ -116,6 +116,7 @@ pub fn run_phase(
     let mut kinds: Vec<Arc<str>> = Vec::new();
     let mut kind_of = Vec::new();
     let mut class_of = Vec::new();
+    let mut commit_of = Vec::new();
     for def in workload.statements() {
         let k = kinds
             .iter()
@@ -126,6 +127,7 @@ pub fn run_phase(
             });
         kind_of.push(k);
         class_of.push(def.class);
+        commit_of.push(def.sql.trim().eq_ignore_ascii_case("COMMIT"));
     }
     // Events of several types (TPC-C's transactions) also get a latency per type, kept as a
     // kind named after the type and recorded when the statement that ends such an event
@@ -148,6 +150,7 @@ pub fn run_phase(
         event_kind_of,
         kinds: kinds.len(),
         class_of,
+        commit_of,
         tickets: AtomicU64::new(0),
         loops,
         stop,

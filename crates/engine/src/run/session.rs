@@ -5,11 +5,13 @@
 //! loop. Per call it patches the statement's COM_STMT_EXECUTE packet in place (or renders a
 //! COM_QUERY with the text protocol) and stages it; the loop writes the staged bytes of all its
 //! sessions at once (one io_uring submission) or one `write` each. A partial write is the only
-//! case that copies bytes.
+//! case that copies bytes, but for a pipeline: with `--pipeline on` the calls of a transaction
+//! up to its COMMIT are staged back to back in one buffer, their replies parsed in order as
+//! they come, and the COMMIT staged alone once every reply is in.
 
 use super::error::RunError;
 use crate::workload::script::SLEEP_CALL;
-use crate::workload::{Arg, EventBuf, ParamKind, SessionGen, Workload};
+use crate::workload::{Arg, Call, EventBuf, ParamKind, SessionGen, Workload};
 use qpslab_core::ConnectOptions;
 use qpslab_wire::codec::{write_com_query, ExecPacket, ParamType, ReplyReader};
 use qpslab_wire::{Capabilities, Conn, Stream};
@@ -70,8 +72,13 @@ pub(crate) struct Session {
     /// Bytes read but not yet consumed by the reply parser (a parser that wants more first).
     pub inbuf: Vec<u8>,
     pub state: State,
-    /// Index of the call on the wire within `ev.calls`.
+    /// Index of the call whose reply comes next within `ev.calls`.
     pub call: usize,
+    /// The calls before this index are on the wire (`call + 1`, but in a pipeline).
+    pub batch_end: usize,
+    /// The first error of a pipeline whose later replies are still to come: its statement
+    /// index, code and message. The rest are read and dropped, then the error is acted on.
+    pub failure: Option<(usize, u16, String)>,
     /// Start of the current event (its intended start under a fixed rate).
     pub event_start: Instant,
     /// When the current call was written.
@@ -93,10 +100,17 @@ pub(crate) struct Opened {
 }
 
 /// Connects, prepares every statement (when `ps`), and switches the socket to non-blocking.
+///
+/// A `pipeline` session runs with `autocommit = 0`: when a statement of a pipeline fails with
+/// a deadlock, the server has rolled its transaction back and runs the statements already
+/// sent after it; with autocommit off they open a new transaction, which the ROLLBACK sent
+/// once the pipeline's replies are read undoes (with autocommit on, each would be committed on
+/// its own, half a transaction in the database).
 pub(crate) fn open(
     target: &ConnectOptions,
     workload: &Workload,
     ps: bool,
+    pipeline: bool,
 ) -> Result<Opened, RunError> {
     // Every wait is bounded by the target's timeouts and ends at a first Ctrl-C or SIGTERM.
     let mut conn = Conn::connect(target).map_err(|source| match source {
@@ -106,6 +120,16 @@ pub(crate) fn open(
             source,
         },
     })?;
+    if pipeline {
+        conn.query("SET autocommit = 0")
+            .map_err(|source| match source {
+                qpslab_wire::Error::Interrupted => RunError::Interrupted,
+                source => RunError::Prepare {
+                    sql: "SET autocommit = 0".into(),
+                    source,
+                },
+            })?;
+    }
     let mut execs = Vec::new();
     if ps {
         for def in workload.statements() {
@@ -165,6 +189,8 @@ impl Session {
             inbuf: Vec::new(),
             state: State::Idle,
             call: 0,
+            batch_end: 0,
+            failure: None,
             event_start: now,
             call_start: now,
             warm: false,
@@ -183,6 +209,7 @@ impl Session {
         self.staged_exec = None;
         self.inbuf.clear();
         self.want_write = false;
+        self.failure = None;
     }
 
     /// The parser for the command on the wire.
@@ -195,32 +222,58 @@ impl Session {
         }
     }
 
-    /// Encodes call `self.call` of the current event: patches its execute packet in place, or
-    /// renders its COM_QUERY into the output buffer. [`Session::staged`] then holds the bytes.
-    /// A script's `\\sleep` stages nothing: its pause in microseconds is returned instead.
-    pub fn stage_call(&mut self, workload: &Workload, scratch: &mut Vec<u8>) -> Option<u64> {
+    /// Encodes the calls `self.call..end` of the current event: one call patches its execute
+    /// packet in place, or renders its COM_QUERY into the output buffer; several (a pipeline)
+    /// are encoded back to back into the output buffer. [`Session::staged`] then holds the
+    /// bytes. A script's `\\sleep` stages nothing: its pause in microseconds is returned instead.
+    pub fn stage_call(
+        &mut self,
+        workload: &Workload,
+        scratch: &mut Vec<u8>,
+        end: usize,
+    ) -> Option<u64> {
         let call = &self.ev.calls[self.call];
-        let stmt = call.stmt as usize;
-        if let Some(Some(packet)) = self.execs.get_mut(stmt) {
-            for (i, arg) in self.ev.call_args(call).iter().enumerate() {
-                match *arg {
-                    Arg::Int(v) => packet.set_int(i, v),
-                    Arg::Bytes { .. } => packet.set_bytes(i, self.ev.arg_bytes(arg).unwrap_or(&[])),
-                }
-            }
-            self.binary = true;
-            self.bin.reset();
-            self.staged_exec = Some(stmt);
-        } else if call.stmt == SLEEP_CALL {
+        if call.stmt == SLEEP_CALL {
             return match self.ev.call_args(call) {
                 [Arg::Int(us)] => Some(u64::try_from(*us).unwrap_or(0)),
                 _ => Some(0),
             };
-        } else {
-            workload.render_text(&self.ev, call, scratch);
-            self.stage_text(scratch);
         }
+        self.batch_end = end.max(self.call + 1);
+        if self.batch_end == self.call + 1 {
+            if let Some(Some(packet)) = self.execs.get_mut(call.stmt as usize) {
+                patch(packet, &self.ev, call);
+                self.binary = true;
+                self.bin.reset();
+                self.staged_exec = Some(call.stmt as usize);
+            } else {
+                workload.render_text(&self.ev, call, scratch);
+                self.stage_text(scratch);
+            }
+            return None;
+        }
+        self.out.clear();
+        self.out_pos = 0;
+        self.staged_exec = None;
+        for call in &self.ev.calls[self.call..self.batch_end] {
+            debug_assert_ne!(call.stmt, SLEEP_CALL, "a pipeline holds no sleep");
+            if let Some(Some(packet)) = self.execs.get_mut(call.stmt as usize) {
+                patch(packet, &self.ev, call);
+                self.out.extend_from_slice(packet.packet());
+            } else {
+                workload.render_text(&self.ev, call, scratch);
+                write_com_query(&mut self.out, scratch);
+            }
+        }
+        self.expect(self.call);
         None
+    }
+
+    /// Readies the parser for the reply of call `k`: binary for an execute, text for a query.
+    pub fn expect(&mut self, k: usize) {
+        let stmt = self.ev.calls[k].stmt as usize;
+        self.binary = matches!(self.execs.get(stmt), Some(Some(_)));
+        self.reader().reset();
     }
 
     /// Renders a COM_QUERY for `sql` (text reply) as the staged bytes.
@@ -309,6 +362,16 @@ impl Drop for Session {
     fn drop(&mut self) {
         if !self.want_write && !matches!(self.state, State::Reconnect { .. }) {
             self.stream.quit();
+        }
+    }
+}
+
+/// Binds `call`'s arguments into its statement's execute packet.
+fn patch(packet: &mut ExecPacket, ev: &EventBuf, call: &Call) {
+    for (i, arg) in ev.call_args(call).iter().enumerate() {
+        match *arg {
+            Arg::Int(v) => packet.set_int(i, v),
+            Arg::Bytes { .. } => packet.set_bytes(i, ev.arg_bytes(arg).unwrap_or(&[])),
         }
     }
 }

@@ -136,6 +136,7 @@ impl Builder {
             // nap cut NewOrder/min by 42% (21292 → 12424); bench/RESULTS.md.
             plan.engine.linger_us = 0;
         }
+        check_pipeline(plan)?;
         check_times(&self.actions, plan.stop.time_s)?;
         // A settle window given without actions is kept, so the stored plan says what was asked.
         let live = !self.actions.is_empty() || self.settle_after_s != DEFAULT_SETTLE_AFTER_S;
@@ -245,4 +246,38 @@ pub struct Resolved {
     /// Record an on-CPU profile of the server during each measured phase (study key
     /// `perf_profile`; `run` has `--profile DIR`).
     pub profile: bool,
+}
+
+/// `pipeline = on` needs events that are transactions: a COMMIT sent only once every reply is
+/// in is what keeps a failed statement's followers out of the database (see the engine's
+/// `session::open`). Events of one statement have nothing to pipeline; scripts may branch on
+/// results, and a replay keeps the log's own order.
+fn check_pipeline(plan: &RunPlan) -> Result<(), String> {
+    if !plan.pipeline {
+        return Ok(());
+    }
+    let w = &plan.workload;
+    let transactional = matches!(
+        w.kind,
+        WorkloadKind::Tpcc
+            | WorkloadKind::OltpReadOnly
+            | WorkloadKind::OltpReadWrite
+            | WorkloadKind::OltpWriteOnly
+    ) && !(w.skip_trx && w.kind != WorkloadKind::Tpcc);
+    if !transactional || !w.scripts.is_empty() || plan.replay.is_some() {
+        return Err(format!(
+            "pipeline: applies to workloads whose events are transactions (tpcc, \
+             oltp_read_only, oltp_read_write, oltp_write_only without skip_trx), not {}",
+            if w.scripts.is_empty() {
+                format!(
+                    "{}{}",
+                    w.kind.name(),
+                    if w.skip_trx { " with skip_trx" } else { "" }
+                )
+            } else {
+                "a script".to_string()
+            }
+        ));
+    }
+    Ok(())
 }

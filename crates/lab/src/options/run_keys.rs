@@ -218,6 +218,25 @@ pub(crate) static RUN: &[OptionDef] = &[
         ),
         ON_OFF,
     ),
+    choices(
+        def(
+            "pipeline",
+            Scope::Run,
+            "on|off",
+            "Write a transaction's statements back to back and read their replies together, \
+             its COMMIT once all are in (off: one statement per round trip, as sysbench sends \
+             them). The server then runs each transaction without network waits between its \
+             statements: a different measurement, for transactional workloads (tpcc, \
+             oltp_read_only/read_write/write_only)",
+            "on",
+            |b, v| {
+                b.plan.pipeline = switch(v)?;
+                Ok(())
+            },
+            |b| on_off(b.plan.pipeline),
+        ),
+        ON_OFF,
+    ),
     def(
         "client_cpus",
         Scope::Run,

@@ -90,6 +90,8 @@ pub(crate) struct Shared<'a> {
     pub kinds: usize,
     /// Statement index → read/write/other.
     pub class_of: Vec<StmtClass>,
+    /// Statement index → it is a COMMIT (a pipeline's last call waits for the others).
+    pub commit_of: Vec<bool>,
     /// Tickets handed out of the plan's `--events`.
     pub tickets: AtomicU64,
     pub loops: usize,
@@ -103,6 +105,27 @@ impl Shared<'_> {
     /// Server-side prepared statements (true) or the text protocol.
     pub fn ps(&self) -> bool {
         self.plan.prepared_statements
+    }
+
+    /// A transaction's statements are pipelined (see [`Shared::batch_end`]).
+    pub fn pipeline(&self) -> bool {
+        self.plan.pipeline
+    }
+
+    /// The end of the calls written together from call `k` of `calls`: the next one alone
+    /// without a pipeline; with one, every call up to the event's final COMMIT, which is sent
+    /// once their replies are in (a ROLLBACK ending an event goes with the others: nothing
+    /// is kept either way).
+    pub fn batch_end(&self, calls: &[crate::workload::Call], k: usize) -> usize {
+        if !self.plan.pipeline {
+            return k + 1;
+        }
+        match calls.last() {
+            Some(last) if self.commit_of[last.stmt as usize] && k + 1 < calls.len() => {
+                calls.len() - 1
+            }
+            _ => calls.len(),
+        }
     }
 
     /// Seed of the sessions' statement generators and of the arrivals.

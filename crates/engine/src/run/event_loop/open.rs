@@ -48,7 +48,13 @@ fn open_some(shared: &Shared<'_>, ids: &[u32]) -> Result<Vec<Session>, RunError>
         if shared.stopping() {
             return Err(RunError::Interrupted);
         }
-        let opened = open(shared.target, shared.workload, shared.ps()).inspect_err(|_| {
+        let opened = open(
+            shared.target,
+            shared.workload,
+            shared.ps(),
+            shared.pipeline(),
+        )
+        .inspect_err(|_| {
             // No point opening the rest: the phase cannot start.
             shared.abort.store(true, Ordering::Relaxed);
         })?;

@@ -78,7 +78,12 @@ impl EventLoop<'_> {
                 n += 1;
                 continue;
             }
-            match open(self.shared.target, self.shared.workload, self.shared.ps()) {
+            match open(
+                self.shared.target,
+                self.shared.workload,
+                self.shared.ps(),
+                self.shared.pipeline(),
+            ) {
                 Ok(opened) => {
                     self.reconnecting.swap_remove(n);
                     let s = &mut self.sessions[i];

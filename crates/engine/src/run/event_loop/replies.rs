@@ -119,9 +119,34 @@ impl EventLoop<'_> {
             return self.send(i, now);
         }
         let stmt = s.ev.calls[s.call].stmt as usize;
-        if let Reply::Err { code } = reply {
-            return self.on_server_error(i, stmt, code, now, raw);
+        if s.call + 1 < s.batch_end {
+            // A pipeline's reply with more to come: record it (or its error, whose followers
+            // are then read and dropped) and wait for the next. A statement's latency is the
+            // time since the reply before it, the server's time for it.
+            match reply {
+                _ if s.failure.is_some() => {}
+                Reply::Err { code } => s.failure = Some((stmt, code, err_message(raw, code))),
+                _ => self.record(i, stmt, now),
+            }
+            let s = &mut self.sessions[i];
+            s.call += 1;
+            s.call_start = now;
+            s.expect(s.call);
+            return Ok(());
         }
+        if let Some((stmt, code, message)) = s.failure.take() {
+            return self.on_server_error(i, stmt, code, now, message);
+        }
+        if let Reply::Err { code } = reply {
+            return self.on_server_error(i, stmt, code, now, err_message(raw, code));
+        }
+        self.record(i, stmt, now);
+        self.next_call(i, now)
+    }
+
+    /// Records the reply to statement `stmt` of session `i`: its latency and class.
+    fn record(&mut self, i: usize, stmt: usize, now: Instant) {
+        let s = &self.sessions[i];
         if !s.warm {
             let us = now.saturating_duration_since(s.call_start).as_micros();
             record_us(&mut self.stats.kinds[self.shared.kind_of[stmt]], us as u64);
@@ -131,7 +156,6 @@ impl EventLoop<'_> {
                 StmtClass::Other => self.stats.queries.other += 1,
             }
         }
-        self.next_call(i, now)
     }
 
     /// Moves session `i` to its event's next call, or ends the event and starts the next.
@@ -167,7 +191,7 @@ impl EventLoop<'_> {
         stmt: usize,
         code: u16,
         now: Instant,
-        raw: &[u8],
+        message: String,
     ) -> Result<(), RunError> {
         if RETRY_CODES.contains(&code) {
             let s = &self.sessions[i];
@@ -186,13 +210,13 @@ impl EventLoop<'_> {
             let e = qpslab_wire::Error::Server {
                 code,
                 sqlstate: String::new(),
-                message: err_message(raw, code),
+                message,
             };
             return self.lost(i, now, e);
         }
         Err(RunError::Server {
             code,
-            message: err_message(raw, code),
+            message,
             statement: self.shared.workload.statements()[stmt].sql.clone(),
         })
     }

@@ -23,7 +23,10 @@ impl EventLoop<'_> {
                 s.stage_text(b"ROLLBACK");
                 None
             }
-            _ => s.stage_call(self.shared.workload, &mut self.scratch),
+            _ => {
+                let end = self.shared.batch_end(&s.ev.calls, s.call);
+                s.stage_call(self.shared.workload, &mut self.scratch, end)
+            }
         };
         if let Some(us) = sleep {
             return self.park(i, now, us);

@@ -1,0 +1,193 @@
+//! `--pipeline on` against the shared real server: a transaction's statements written back to
+//! back, its COMMIT once their replies are in. What it must keep: a statement that fails in
+//! the middle (a deadlock, which ends the server's transaction) leaves nothing of its
+//! transaction behind, though the statements after it were already sent and ran; the run's
+//! figures agree with the server's; workloads whose events are not transactions refuse it.
+
+mod common;
+use common::*;
+
+/// The figure after `label` on `out`'s line that starts with it.
+fn value(out: &str, label: &str) -> String {
+    let l = out
+        .lines()
+        .find(|l| l.trim_start().starts_with(label))
+        .unwrap_or_else(|| panic!("no {label} in {out}"));
+    l[l.find(label).unwrap() + label.len()..].trim().to_string()
+}
+
+/// `N` of `name N` in a list like `new_order 12, payment 10`.
+fn of_type(list: &str, name: &str) -> u64 {
+    list.split(", ")
+        .find_map(|t| t.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|n| n.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {list}"))
+}
+
+fn count(db: &str, query: &str) -> u64 {
+    sql(&format!("USE {db}; {query}")).trim().parse().unwrap()
+}
+
+#[test]
+fn a_deadlock_mid_pipeline_leaves_nothing_of_its_transaction() {
+    let db = "tpcc_pipe";
+    sql(&format!("DROP DATABASE IF EXISTS {db}"));
+    let s = Scratch::new();
+    prepare_shared(&s, "tpcc", db, &[]);
+    let loaded_history = count(db, "SELECT COUNT(*) FROM history");
+    let sock = socket();
+    // A Payment deadlocked on purpose: its warehouse row is taken by a Payment that then
+    // waits for a district this session holds, and this session asks for the warehouse row.
+    // InnoDB rolls the Payment back (it changed fewer rows); the customer update and history
+    // insert pipelined after the statement that failed still run on the server. With
+    // autocommit on they would each commit: a history row without its payment.
+    let lock = std::thread::spawn(move || {
+        sql(&format!(
+            "USE {db}; CREATE TABLE IF NOT EXISTS scratch (id INT); DO SLEEP(0.5); BEGIN; \
+             INSERT INTO scratch SELECT i_id FROM item LIMIT 1000; \
+             SELECT COUNT(*) FROM (SELECT d_id FROM district WHERE d_w_id = 1 FOR UPDATE) d; \
+             DO SLEEP(1); SELECT w_id FROM warehouse WHERE w_id = 1 FOR UPDATE; COMMIT; \
+             DROP TABLE scratch"
+        ))
+    });
+    let r = s.run(&[
+        "run",
+        "tpcc",
+        "--pipeline",
+        "on",
+        "--threads",
+        "16",
+        "--time",
+        "5",
+        "--warmup",
+        "0",
+        "--check",
+        "on",
+        "--socket",
+        &sock,
+        "--database",
+        db,
+    ]);
+    lock.join().unwrap();
+    assert!(r.status.success(), "{}", stderr(&r));
+    let out = stdout(&r);
+    let retried = value(&out, "retried (deadlock, lock wait):");
+    assert!(
+        retried
+            .split(", ")
+            .any(|t| t.starts_with("payment ") && t.contains("1213: ")),
+        "{out}"
+    );
+    // Every history row is a loaded one or a committed Payment's (without a warm-up every
+    // event is counted): none from the rolled-back one.
+    let payments = of_type(&value(&out, "committed:"), "payment");
+    assert!(payments > 0, "{out}");
+    assert_eq!(
+        count(db, "SELECT COUNT(*) FROM history"),
+        loaded_history + payments,
+        "{out}"
+    );
+    // The client's New-Orders are the server's, and the conditions hold.
+    assert_eq!(
+        value(&out, "NewOrder/min:"),
+        value(&out, "server NOPM (sum(d_next_o_id)):")
+    );
+    assert!(out.matches("): pass").count() >= 4, "{out}");
+    assert!(!out.contains("FAIL"), "{out}");
+    // The stored plan says the run was pipelined.
+    let id = out
+        .lines()
+        .find_map(|l| l.strip_prefix("stored as run "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let db_path = s.db().display().to_string();
+    let json = stdout(&s.run(&["show", &id, "--db", &db_path, "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["meta"]["plan"]["pipeline"], true, "{json}");
+    sql(&format!("DROP DATABASE {db}"));
+}
+
+#[test]
+fn oltp_read_write_pipelined_runs_sysbenchs_transaction() {
+    let db = "pipe_rw";
+    sql(&format!("DROP DATABASE IF EXISTS {db}"));
+    let s = Scratch::new();
+    prepare_shared(&s, "oltp_read_write", db, &["--table-size", "1000"]);
+    let sock = socket();
+    for ps in ["on", "off"] {
+        let r = s.run(&[
+            "run",
+            "oltp_read_write",
+            "--pipeline",
+            "on",
+            "--ps",
+            ps,
+            "--table-size",
+            "1000",
+            "--threads",
+            "4",
+            "--time",
+            "2",
+            "--format",
+            "json",
+            "--socket",
+            &sock,
+            "--database",
+            db,
+        ]);
+        assert!(r.status.success(), "{}", stderr(&r));
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&r)).unwrap();
+        let phase = &doc["phases"][0];
+        let events = phase["events"].as_u64().unwrap();
+        assert!(events > 10, "{doc}");
+        // BEGIN, 10 point selects, 4 ranges, 4 writes, COMMIT per event, as without a
+        // pipeline; an attempt rolled back after a deadlock adds its BEGIN and ROLLBACK, and
+        // the statements it had answered before the failing one (not those after it).
+        let q = &phase["queries"];
+        let retried: u64 = phase["errors"].as_object().map_or(0, |e| {
+            e.values().filter_map(serde_json::Value::as_u64).sum()
+        });
+        let (read, write) = (q["read"].as_u64().unwrap(), q["write"].as_u64().unwrap());
+        assert!(
+            (14 * events..=14 * (events + retried)).contains(&read),
+            "{doc}"
+        );
+        assert!(
+            (4 * events..=4 * (events + retried)).contains(&write),
+            "{doc}"
+        );
+        assert_eq!(
+            q["other"].as_u64().unwrap(),
+            2 * (events + retried),
+            "{doc}"
+        );
+        assert_eq!(doc["meta"]["plan"]["pipeline"], true, "{doc}");
+    }
+    sql(&format!("DROP DATABASE {db}"));
+}
+
+#[test]
+fn workloads_whose_events_are_not_transactions_refuse_a_pipeline() {
+    let s = Scratch::new();
+    let sock = socket();
+    for (args, needle) in [
+        (&["run", "oltp_point_select"][..], "not oltp_point_select"),
+        (
+            &["run", "oltp_read_write", "--skip-trx", "on"][..],
+            "with skip_trx",
+        ),
+        (&["run", "oltp_insert"][..], "events are transactions"),
+    ] {
+        let o = s.run(
+            &[
+                args,
+                &["--pipeline", "on", "--socket", &sock, "--database", "never"],
+            ]
+            .concat(),
+        );
+        assert_user_error(&o, needle);
+    }
+    let o = s.run(&["run", "tpcc", "--pipeline", "maybe"]);
+    assert_user_error(&o, "on");
+}
