@@ -1,7 +1,8 @@
 //! TPC-C in a study (issue 28): `workload = "tpcc"` with the warehouses swept prepares each
 //! count on the study's sandbox (the second cell loads only the warehouse it lacks), runs and
 //! stores each cell with its TPC-C figures, and `lab show`, `report` and `compare` work on
-//! them; a bad warehouse count is refused with a line, and `tune` refuses spec mode.
+//! them, the one-warehouse cell saying warehouses 1 (also when stored by an older version);
+//! a bad warehouse count is refused with a line, and `tune` refuses spec mode.
 
 mod common;
 
@@ -14,6 +15,24 @@ fn tpcc_of(s: &Scratch, id: &str) -> serde_json::Value {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     v["phases"][0]["result"]["tpcc"].clone()
+}
+
+/// `compare`'s warning and table name the warehouses, 1 against 2: none is missing ("–").
+fn assert_warehouses_differ(out: &str) {
+    assert!(
+        out.contains("run options differ (warehouses.last 1 → 2)"),
+        "{out}"
+    );
+    let row = line_of(out, "plan.workload.warehouses");
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cols, ["plan.workload.warehouses.last", "1", "2"], "{out}");
+}
+
+/// The line of `text` that starts with `start`.
+fn line_of<'a>(text: &'a str, start: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.starts_with(start))
+        .unwrap_or_else(|| panic!("no line starts with {start}: {text}"))
 }
 
 #[test]
@@ -76,15 +95,39 @@ fn a_study_sweeps_warehouses_and_its_cells_compare() {
         assert!(md.contains(w), "{w}: {md}");
     }
 
+    // Issue 28: the one-warehouse cell's context says so, with TPC-C's options only.
+    assert!(
+        md.contains("| workload | dataset | 1 warehouse(s) |"),
+        "{md}"
+    );
+    let options = line_of(&md, "| workload | options |");
+    assert!(options.contains("tpcc.mode=stress"), "{options}");
+    assert!(!options.contains("point_selects"), "{options}");
+
     let o = s.run(&["compare", &ids[0], &ids[1], "--db", &db]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("tps (/s)"), "{out}");
-    // The two cells differ by their warehouses, and compare says so.
-    assert!(
-        out.contains("run options differ") && out.contains("plan.workload.warehouses.last"),
-        "{out}"
-    );
+    assert_warehouses_differ(&out);
+    // The stored plan says warehouses 1, as the other says 2.
+    let o = s.run(&["show", &ids[0], "--db", &db, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let w = &v["meta"]["plan"]["workload"]["warehouses"];
+    assert_eq!(*w, serde_json::json!({"first": 1, "last": 1}), "{v}");
+
+    // A run stored by a version that left the TPC-C options out at their defaults reads
+    // them as the defaults it ran with.
+    rusqlite::Connection::open(s.db())
+        .unwrap()
+        .execute(
+            "UPDATE runs SET plan_json = json_remove(plan_json, '$.workload.warehouses',
+             '$.workload.foreign_keys', '$.workload.tpcc') WHERE id = ?1",
+            [ids[0].parse::<i64>().unwrap()],
+        )
+        .unwrap();
+    let o = s.run(&["compare", &ids[0], &ids[1], "--db", &db]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_warehouses_differ(&stdout(&o));
 
     let bad = s.path().join("bad.toml");
     std::fs::write(

@@ -130,7 +130,7 @@ impl Default for TpccRun {
 }
 
 impl TpccRun {
-    /// True for the defaults (stored plans leave it out).
+    /// True for the defaults (stress mode, no think-time scale, no check).
     pub fn is_default(&self) -> bool {
         *self == TpccRun::default()
     }

@@ -225,13 +225,18 @@ pub struct WorkloadOptions {
     pub init_sql: Option<ScriptSource>,
     /// `--warehouses` of TPC-C (1): the warehouses to load (a slice `A-B` loads only those)
     /// or to run on.
-    #[serde(default, skip_serializing_if = "Warehouses::is_default")]
+    ///
+    /// This and the two TPC-C options below are always written, at their defaults too, so a
+    /// stored plan says `warehouses` 1 wherever another says 2. A plan stored without them
+    /// (before TPC-C, or by a version that left defaults out) ran with the defaults, and
+    /// reads so.
+    #[serde(default)]
     pub warehouses: Warehouses,
     /// `--foreign-keys` of TPC-C (off): create the spec's foreign keys.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default)]
     pub foreign_keys: bool,
     /// `run tpcc`'s mode, think-time scale and consistency check.
-    #[serde(default, skip_serializing_if = "crate::tpcc::TpccRun::is_default")]
+    #[serde(default)]
     pub tpcc: crate::tpcc::TpccRun,
 }
 
@@ -252,11 +257,6 @@ impl Default for Warehouses {
 }
 
 impl Warehouses {
-    /// True for the default, one warehouse.
-    pub fn is_default(&self) -> bool {
-        *self == Warehouses::default()
-    }
-
     /// How many warehouses the range holds.
     pub fn count(&self) -> u32 {
         self.last - self.first + 1
@@ -348,6 +348,28 @@ impl WorkloadOptions {
         }
     }
 
+    /// Whether this workload reads the option `key`, by its stored name (the study key:
+    /// `table_size`, `warehouses`, `tpcc.mode`, `rand.seed`): TPC-C's own options apply to
+    /// TPC-C only, and TPC-C reads of sysbench's only the storage engine, the table options and
+    /// the seed. Listings of a run's options show those that apply.
+    pub fn applies(&self, key: &str) -> bool {
+        /// The options only TPC-C reads.
+        const TPCC_ONLY: &[&str] = &["warehouses", "foreign_keys", "tpcc"];
+        /// The keys every workload reads.
+        const SHARED: &[&str] = &[
+            "kind",
+            "scripts",
+            "init_sql",
+            "storage_engine",
+            "create_table_options",
+        ];
+        let top = key.split('.').next().unwrap_or(key);
+        if self.kind != WorkloadKind::Tpcc {
+            return !TPCC_ONLY.contains(&top);
+        }
+        TPCC_ONLY.contains(&top) || SHARED.contains(&top) || key == "rand.seed"
+    }
+
     /// What runs, for headers and listings: the sysbench workload's name, or the scripts
     /// with their weights (`script a.sql@3 b.sql@1`).
     pub fn label(&self) -> String {
@@ -393,7 +415,42 @@ mod tests {
         for bad in ["0", "5-3", "x", "1-", "-2", "0-2"] {
             assert!(bad.parse::<Warehouses>().is_err(), "{bad}");
         }
-        assert!(Warehouses::default().is_default());
+    }
+
+    /// Issue 28: one warehouse is written as such, so it shows as 1 beside another plan's 2;
+    /// a plan stored without the TPC-C options (by an older version) reads their defaults.
+    #[test]
+    fn tpcc_options_are_written_at_their_defaults_and_read_when_missing() {
+        let o = WorkloadOptions::new(WorkloadKind::Tpcc);
+        let mut v = serde_json::to_value(&o).unwrap();
+        assert_eq!(v["warehouses"], serde_json::json!({"first": 1, "last": 1}));
+        assert_eq!(v["foreign_keys"], false);
+        assert_eq!(v["tpcc"]["mode"], "stress");
+        for k in ["warehouses", "foreign_keys", "tpcc"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        let old: WorkloadOptions = serde_json::from_value(v).unwrap();
+        assert_eq!(old, o);
+    }
+
+    #[test]
+    fn tpcc_options_apply_to_tpcc_only_and_sysbench_shapes_not_to_it() {
+        let t = WorkloadOptions::new(WorkloadKind::Tpcc);
+        let o = WorkloadOptions::new(WorkloadKind::OltpReadWrite);
+        for k in ["warehouses.last", "foreign_keys", "tpcc.mode"] {
+            assert!(t.applies(k) && !o.applies(k), "{k}");
+        }
+        for k in ["tables", "table_size", "point_selects", "rand.rand_type"] {
+            assert!(!t.applies(k) && o.applies(k), "{k}");
+        }
+        for k in [
+            "kind",
+            "storage_engine",
+            "create_table_options",
+            "rand.seed",
+        ] {
+            assert!(t.applies(k) && o.applies(k), "{k}");
+        }
     }
 
     #[test]

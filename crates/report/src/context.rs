@@ -7,6 +7,7 @@
 
 use crate::model::{self, Point, ReportInput, Subject};
 use crate::setup;
+use qpslab_core::WorkloadKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -143,24 +144,30 @@ fn setup_facts(s: &Subject, points: &[Point<'_>]) -> Vec<(String, String, String
     }
     if plan.replay.is_none() && plan.fileio.is_none() {
         let w = &plan.workload;
-        push(
-            "workload",
-            "dataset",
+        let dataset = if w.kind == WorkloadKind::Tpcc {
+            format!("{} warehouse(s)", w.warehouses)
+        } else {
             format!(
                 "{} table(s) × {} rows = {} rows",
                 w.tables,
                 w.table_size,
                 u64::from(w.tables).saturating_mul(w.table_size)
-            ),
-        );
+            )
+        };
+        push("workload", "dataset", dataset);
+        // The dataset's shape is on the line above; of the rest, what this workload reads.
+        let shape = [
+            "kind",
+            "tables",
+            "table_size",
+            "warehouses",
+            "scripts",
+            "rand.seed",
+        ];
         push(
             "workload",
             "options",
-            options(
-                &plan.workload,
-                "",
-                &["kind", "tables", "table_size", "scripts", "rand.seed"],
-            ),
+            options(w, "", |k| w.applies(k) && !under(k, &shape)),
         );
     }
     let mut threads: Vec<u32> = points
@@ -175,23 +182,24 @@ fn setup_facts(s: &Subject, points: &[Point<'_>]) -> Vec<(String, String, String
     push(
         "run",
         "options",
-        options(
-            plan,
-            "",
-            &[
-                "workload",
-                "threads",
-                "replay",
-                "fileio",
-                "storage",
-                "server_cpus",
-                "placement",
-                "live",
-                "settle.report",
-                "warmup_auto.took_s",
-                "percentiles",
-            ],
-        ),
+        options(plan, "", |k| {
+            !under(
+                k,
+                &[
+                    "workload",
+                    "threads",
+                    "replay",
+                    "fileio",
+                    "storage",
+                    "server_cpus",
+                    "placement",
+                    "live",
+                    "settle.report",
+                    "warmup_auto.took_s",
+                    "percentiles",
+                ],
+            )
+        }),
     );
     push("run", "target", setup::in_server_dir(m, &m.target));
     let srv = &m.server;
@@ -248,21 +256,26 @@ fn setup_facts(s: &Subject, points: &[Point<'_>]) -> Vec<(String, String, String
     out
 }
 
-/// `name=value` pairs of a serialized value's leaves, leaving out those under `skip`.
-fn options(v: &impl Serialize, prefix: &str, skip: &[&str]) -> String {
+/// `name=value` pairs of a serialized value's leaves, those whose name `keep` keeps.
+fn options(v: &impl Serialize, prefix: &str, keep: impl Fn(&str) -> bool) -> String {
     let v = serde_json::to_value(v).unwrap_or(Value::Null);
     let mut flat = BTreeMap::new();
     setup::flatten(prefix, &v, &mut flat);
     flat.into_iter()
         .filter_map(|(k, v)| {
-            let k = k.trim_start_matches('.').to_string();
-            let skipped = skip
-                .iter()
-                .any(|s| k == *s || k.starts_with(&format!("{s}.")));
-            (!skipped).then(|| format!("{k}={v}"))
+            let k = k.trim_start_matches('.');
+            keep(k).then(|| format!("{k}={v}"))
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Whether the leaf `key` is one of `names` or lies under one.
+fn under(key: &str, names: &[&str]) -> bool {
+    names.iter().any(|s| {
+        key.strip_prefix(s)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+    })
 }
 
 /// Server variables (beyond [`KEY_SETTINGS`]) and factor levels that differ between the first
