@@ -55,6 +55,20 @@ pub enum RunError {
         #[source]
         source: qpslab_wire::Error,
     },
+    /// A reading the phase takes from the server on a connection of its own (TPC-C's
+    /// New-Order count) failed: the server went away or refused it.
+    #[error("cannot read {what} (`{sql}`) from {target}: {source}")]
+    Reading {
+        /// What was being read.
+        what: &'static str,
+        /// The statement.
+        sql: &'static str,
+        /// The redacted target.
+        target: String,
+        /// What the wire client reported.
+        #[source]
+        source: qpslab_wire::Error,
+    },
     /// A script's expression failed at run time (`FILE:LINE: division by zero`...); the phase
     /// stops, as it does on a server error it does not retry.
     #[error("script error: {0}")]
@@ -97,6 +111,7 @@ impl RunError {
             RunError::Server { code, .. } => Some(*code),
             RunError::Connect { source, .. }
             | RunError::Prepare { source, .. }
+            | RunError::Reading { source, .. }
             | RunError::Reconnect { source, .. } => source.server_code(),
             _ => None,
         }

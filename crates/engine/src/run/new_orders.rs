@@ -18,6 +18,8 @@ const SQL: &str = "SELECT SUM(d_next_o_id) FROM district";
 pub(crate) struct NewOrderCounter {
     conn: Conn,
     start: Option<u64>,
+    /// The redacted target, for errors.
+    target: String,
 }
 
 impl NewOrderCounter {
@@ -27,15 +29,23 @@ impl NewOrderCounter {
             target: target.describe(),
             source,
         })?;
-        Ok(NewOrderCounter { conn, start: None })
+        Ok(NewOrderCounter {
+            conn,
+            start: None,
+            target: target.describe(),
+        })
     }
 
     /// The sum now.
     fn read(&mut self) -> Result<u64, RunError> {
-        let r = self.conn.query(SQL).map_err(|e| RunError::Server {
-            code: e.server_code().unwrap_or(0),
-            message: e.to_string(),
-            statement: SQL.to_string(),
+        let r = self.conn.query(SQL).map_err(|source| match source {
+            qpslab_wire::Error::Interrupted => RunError::Interrupted,
+            source => RunError::Reading {
+                what: "the server's New-Order count",
+                sql: SQL,
+                target: self.target.clone(),
+                source,
+            },
         })?;
         Ok(r.first_value().and_then(|v| v.parse().ok()).unwrap_or(0))
     }
