@@ -333,4 +333,29 @@ mod tests {
             0
         );
     }
+
+    #[test]
+    fn a_pipeline_needs_events_that_are_transactions() {
+        let resolve = |body: &str| {
+            let d: Doc = toml::from_str(&format!("[defaults]\npipeline = \"on\"\n{body}")).unwrap();
+            d.defaults
+                .resolve()
+                .map(|r| r.plan.pipeline)
+                .map_err(|e| e.0)
+        };
+        for ok in [
+            "tpcc",
+            "oltp_read_only",
+            "oltp_read_write",
+            "oltp_write_only",
+        ] {
+            assert_eq!(resolve(&format!("workload = \"{ok}\"")), Ok(true), "{ok}");
+        }
+        for refused in ["oltp_point_select", "oltp_insert", "oltp_update_index"] {
+            let e = resolve(&format!("workload = \"{refused}\"")).unwrap_err();
+            assert!(e.contains(&format!("not {refused}")), "{e}");
+        }
+        let e = resolve("workload = \"oltp_read_write\"\nskip_trx = true").unwrap_err();
+        assert!(e.contains("oltp_read_write with skip_trx"), "{e}");
+    }
 }
