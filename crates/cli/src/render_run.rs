@@ -16,12 +16,14 @@ pub fn stop_text(plan: &RunPlan) -> String {
     }
 }
 
-/// `\n== oltp_read_only · 4 thread(s) · 10 s ==`, before a phase.
+/// `\n== oltp_read_only · 4 thread(s) · 10 s ==`, before a phase (`· pipelined` when its
+/// transactions are: a different measurement, said where the figures start).
 pub fn phase_header(plan: &RunPlan, threads: u32) -> String {
     format!(
-        "\n== {} · {threads} thread(s) · {} ==",
+        "\n== {} · {threads} thread(s) · {}{} ==",
         plan.workload.label(),
-        stop_text(plan)
+        stop_text(plan),
+        if plan.pipeline { " · pipelined" } else { "" }
     )
 }
 

@@ -71,6 +71,7 @@ fn a_deadlock_mid_pipeline_leaves_nothing_of_its_transaction() {
     lock.join().unwrap();
     assert!(r.status.success(), "{}", stderr(&r));
     let out = stdout(&r);
+    assert!(out.contains("· 5 s · pipelined =="), "{out}");
     let retried = value(&out, "retried (deadlock, lock wait):");
     assert!(
         retried
