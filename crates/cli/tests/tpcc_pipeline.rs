@@ -1,8 +1,9 @@
 //! `--pipeline on` against the shared real server: a transaction's statements written back to
 //! back, its COMMIT once their replies are in. What it must keep: a statement that fails in
 //! the middle (a deadlock, which ends the server's transaction) leaves nothing of its
-//! transaction behind, though the statements after it were already sent and ran; the run's
-//! figures agree with the server's; workloads whose events are not transactions refuse it.
+//! transaction behind, though the statements after it were already sent and ran; the
+//! consistency conditions hold during and after the run; the run's figures agree with the
+//! server's; workloads whose events are not transactions refuse it.
 
 mod common;
 use common::*;
@@ -50,25 +51,41 @@ fn a_deadlock_mid_pipeline_leaves_nothing_of_its_transaction() {
              DROP TABLE scratch"
         ))
     });
-    let r = s.run(&[
-        "run",
-        "tpcc",
-        "--pipeline",
-        "on",
-        "--threads",
-        "16",
-        "--time",
-        "5",
-        "--warmup",
-        "0",
-        "--check",
-        "on",
-        "--socket",
-        &sock,
-        "--database",
-        db,
-    ]);
+    let (r, during) = std::thread::scope(|scope| {
+        // The conditions also hold while the run goes on (each is one consistent read), here
+        // 3 s in, after the deadlock.
+        let during = scope.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_secs(3));
+            s.run(&["check", "tpcc", "--socket", &sock, "--database", db])
+        });
+        let r = s.run(&[
+            "run",
+            "tpcc",
+            "--pipeline",
+            "on",
+            "--threads",
+            "16",
+            "--time",
+            "5",
+            "--warmup",
+            "0",
+            "--check",
+            "on",
+            "--socket",
+            &sock,
+            "--database",
+            db,
+        ]);
+        (r, during.join().unwrap())
+    });
     lock.join().unwrap();
+    assert!(
+        during.status.success(),
+        "{}{}",
+        stdout(&during),
+        stderr(&during)
+    );
+    assert!(!stdout(&during).contains("FAIL"), "{}", stdout(&during));
     assert!(r.status.success(), "{}", stderr(&r));
     let out = stdout(&r);
     assert!(out.contains("· 5 s · pipelined =="), "{out}");
