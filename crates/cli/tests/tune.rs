@@ -167,4 +167,11 @@ fn bad_arguments_are_user_errors() {
         "--durability relaxed",
     );
     assert_user_error(&with(&["--budget", "5m", "--repeats", "2"]), "--repeats");
+    // --trial-time takes a duration as --budget does.
+    let trial = |t: &str, budget: &str| {
+        s.run(&[&base[..4], &["--trial-time", t, "--budget", budget]].concat())
+    };
+    assert_user_error(&trial("3s", "20s"), "of 3 s");
+    assert_user_error(&trial("500ms", "5m"), "at least 1 second");
+    assert_user_error(&trial("soon", "5m"), "soon");
 }

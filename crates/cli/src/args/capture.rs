@@ -37,7 +37,7 @@ pub struct CaptureArgs {
 }
 
 /// A positive duration: a number of seconds or a duration with units.
-fn duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn duration(s: &str) -> Result<Duration, String> {
     let v = serde_json::Value::String(s.to_string());
     let secs = qpslab_lab::options::value::seconds(&v)?;
     if secs <= 0.0 || secs > 86_400.0 * 7.0 {

@@ -43,9 +43,10 @@ pub struct TuneArgs {
     /// Only these knobs (comma-separated variable names).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub knobs: Vec<String>,
-    /// Seconds measured by the shortest trial (the confirmation's measurements too).
-    #[arg(long, value_name = "S", default_value_t = 10)]
-    pub trial_time: u32,
+    /// Time measured by the shortest trial (the confirmation's measurements too): seconds or a
+    /// duration (10, 10s, 1m).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = super::capture::duration)]
+    pub trial_time: std::time::Duration,
     #[arg(long, value_name = "N", default_value_t = confirm::MIN_REPEATS, help = format!(
         "Measurements of each side in the confirmation (at least {})",
         confirm::MIN_REPEATS

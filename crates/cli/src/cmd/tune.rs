@@ -191,7 +191,7 @@ impl Observer for TunePrinter<'_> {
                 "confirming {} against the baseline: {} measurements of {} s each, interleaved",
                 describe(best),
                 2 * self.a.repeats,
-                self.a.trial_time
+                self.a.trial_time.as_secs_f64()
             ),
         }
     }
@@ -217,7 +217,8 @@ fn check(a: &TuneArgs) -> Result<Request> {
             a.repeats
         )));
     }
-    if a.trial_time == 0 {
+    let trial_s = a.trial_time.as_secs_f64();
+    if trial_s < 1.0 {
         return Err(user("--trial-time must be at least 1 second"));
     }
     let mut plan = crate::plan::options_plan(&a.options.0)?.plan;
@@ -232,17 +233,17 @@ fn check(a: &TuneArgs) -> Result<Request> {
              set the throughput (at most 12.86 New-Orders/min per warehouse), not the server",
         ));
     }
-    plan.stop.time_s = Some(f64::from(a.trial_time));
+    plan.stop.time_s = Some(trial_s);
     plan.stop.events = None;
     let confirm_s = qpslab_tune::confirmation_cost(&plan, a.repeats);
-    if budget_s < confirm_s + f64::from(a.trial_time) * 2.0 {
+    if budget_s < confirm_s + trial_s * 2.0 {
         return Err(user(format!(
             "--budget {}: too small; the confirmation alone takes about {confirm_s:.0} s \
              (2 × {} measurements of {} s): give at least {:.0} s or a shorter --trial-time",
             a.budget,
             a.repeats,
-            a.trial_time,
-            confirm_s + f64::from(a.trial_time) * 2.0
+            trial_s,
+            confirm_s + trial_s * 2.0
         )));
     }
     let workload = Workload::new(&plan.workload).map_err(|e| user(e.to_string()))?;
