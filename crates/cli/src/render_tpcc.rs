@@ -210,6 +210,7 @@ mod tests {
             number: 2,
             rule: "D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)".into(),
             offenders: vec!["warehouse 1 district 3: ...".into()],
+            not_applicable: None,
         }]);
         p.tpcc = Some(t.clone());
         let got = lines(&p);

@@ -31,6 +31,14 @@ fn fresh(db: &str) -> &str {
     db
 }
 
+/// The numbers of the conditions `check tpcc`'s output (or `run --check`'s) says FAIL.
+fn failed(out: &str) -> Vec<u32> {
+    let lines = out.lines().filter(|l| l.contains("): FAIL: "));
+    lines
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .collect()
+}
+
 fn count(db: &str, query: &str) -> u64 {
     sql(&format!("USE {db}; {query}")).trim().parse().unwrap()
 }
@@ -111,13 +119,20 @@ fn two_warehouses_load_with_verified_counts_and_clean_up() {
         stdout(&again)
     );
 
-    // The consistency conditions hold after a load, and fail, naming the district's
-    // warehouse, once a row is damaged on purpose.
+    // All twelve consistency conditions hold after a load (11 too: no Delivery has run), and
+    // fail, naming the district's warehouse, once a row is damaged on purpose.
     let sock = socket();
-    let check = || s.run(&["check", "tpcc", "--socket", &sock, "--database", db]);
+    let target = ["check", "tpcc", "--socket", &sock, "--database", db];
+    let check = || s.run(&target);
     let ok = check();
     assert!(ok.status.success(), "{}", stderr(&ok));
-    assert_eq!(stdout(&ok).matches(": pass").count(), 4, "{}", stdout(&ok));
+    assert_eq!(stdout(&ok).matches(": pass").count(), 12, "{}", stdout(&ok));
+    let json = stdout(&s.run(&[&target[..], &["--format", "json"]].concat()));
+    assert_eq!(json.matches("\"number\"").count(), 12, "{json}");
+    assert!(!json.contains("not_applicable"), "{json}");
+    // (d_ytd breaks conditions 1 and 9, o_ol_cnt 4 and 6; order 1 of warehouse 1 district 1
+    // moved with its lines to a warehouse that has no district leaves district 1 an order
+    // short of 2100 delivered ones, condition 11, and nothing else: its lines are worth 0.)
     sql(&format!(
         "UPDATE {db}.district SET d_ytd = d_ytd + 1 WHERE d_w_id = 2 AND d_id = 7"
     ));
@@ -125,6 +140,13 @@ fn two_warehouses_load_with_verified_counts_and_clean_up() {
     sql(&format!(
         "UPDATE {db}.orders SET o_ol_cnt = o_ol_cnt + 1 {one_order}"
     ));
+    let move_order = |from: u32, to: u32| {
+        sql(&format!(
+            "USE {db}; UPDATE orders SET o_w_id = {to} WHERE o_w_id = {from} AND o_d_id = 1 AND o_id = 1; \
+             UPDATE order_line SET ol_w_id = {to} WHERE ol_w_id = {from} AND ol_d_id = 1 AND ol_o_id = 1"
+        ))
+    };
+    move_order(1, 9);
     let bad = check();
     assert_eq!(bad.status.code(), Some(1), "{}", stderr(&bad));
     let out = stdout(&bad);
@@ -138,9 +160,14 @@ fn two_warehouses_load_with_verified_counts_and_clean_up() {
         ),
         "{out}"
     );
-    assert_eq!(out.matches(": pass").count(), 2, "{out}");
     assert!(
-        stderr(&bad).contains("condition(s) 1, 4 failed"),
+        out.contains("condition 11 (rows in ORDER - rows in NEW-ORDER = 2100): FAIL: warehouse 1 district 1: 2999 orders, 900 new orders, difference 2099"),
+        "{out}"
+    );
+    assert_eq!(failed(&out), [1, 4, 6, 9, 11], "{out}");
+    assert_eq!(out.matches(": pass").count(), 7, "{out}");
+    assert!(
+        stderr(&bad).contains("condition(s) 1, 4, 6, 9, 11 failed"),
         "{}",
         stderr(&bad)
     );
@@ -150,6 +177,7 @@ fn two_warehouses_load_with_verified_counts_and_clean_up() {
     sql(&format!(
         "UPDATE {db}.orders SET o_ol_cnt = o_ol_cnt - 1 {one_order}"
     ));
+    move_order(9, 1);
     assert!(check().status.success());
 
     // A damaged table fails the verification (exit 1, one line naming the table); the
@@ -366,8 +394,13 @@ fn a_60s_stress_run_reports_new_orders_retries_and_keeps_the_conditions() {
         .find(|t| t.starts_with("payment "))
         .unwrap();
     assert!(payment.contains("1213: "), "{retried}");
-    // Conditions 1-4 held after the phase, checked and stored with it.
-    assert_eq!(out.matches("): pass").count(), 4, "{out}");
+    // The transactions kept conditions 1-10 and 12, checked after the phase and stored with
+    // it; 11 holds only until the first Delivery, which the line says.
+    assert_eq!(out.matches("): pass").count(), 11, "{out}");
+    assert!(
+        out.contains("condition 11 (rows in ORDER - rows in NEW-ORDER = 2100): not applicable: holds only until the first Delivery after the load, and order 2101 (the load's oldest undelivered) has a carrier in 10 district(s), the first warehouse 1 district 1"),
+        "{out}"
+    );
     let orders = sql(&format!(
         "SELECT COUNT(*) FROM {db}.orders WHERE o_id > 3000"
     ));
@@ -388,26 +421,37 @@ fn a_60s_stress_run_reports_new_orders_retries_and_keeps_the_conditions() {
     ] {
         assert_eq!(value(&shown, label), value(&out, label), "{shown}");
     }
-    assert_eq!(shown.matches("): pass").count(), 4, "{shown}");
+    assert_eq!(shown.matches("): pass").count(), 11, "{shown}");
     let json = stdout(&s.run(&["show", &id, "--db", &db_path, "--format", "json"]));
     assert!(json.contains("\"server_new_orders\""), "{json}");
     // The report shows the figures and the stored check.
     let report = |id: &str| stdout(&s.run(&["report", id, "--db", &db_path, "--format", "md"]));
     let md = report(&id);
     assert!(md.contains("## TPC-C") && md.contains("| stress |"), "{md}");
-    assert!(md.contains("| pass |"), "{md}");
+    assert!(md.contains("| pass (11 not applicable) |"), "{md}");
 
-    // Each condition fails alone when a row is damaged on purpose, and holds once repaired;
-    // `run --check` then exits 1 naming it.
+    // Each condition fails (with any the damage breaks too; 8 follows from 1 and 9) when a row
+    // is damaged on purpose, holds once repaired; `run --check` exits 1 naming them. Loaded
+    // delivered lines are worth 0: moving or undelivering one leaves balances (10, 12) alone.
     let check = || s.run(&[&["check", "tpcc"][..], &target].concat());
-    let damage = [
-        (1, "UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1", "UPDATE warehouse SET w_ytd = w_ytd - 1 WHERE w_id = 1"),
-        (2, "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 5", "UPDATE district SET d_next_o_id = d_next_o_id - 1 WHERE d_w_id = 1 AND d_id = 5"),
+    let damage: [(u32, &[u32], &str, &str); 10] = [
+        (1, &[1, 8], "UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1", "UPDATE warehouse SET w_ytd = w_ytd - 1 WHERE w_id = 1"),
+        (2, &[2], "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 5", "UPDATE district SET d_next_o_id = d_next_o_id - 1 WHERE d_w_id = 1 AND d_id = 5"),
         // (The second oldest new order: a minute of Deliveries has taken the load's first ones.)
-        (3, "DELETE FROM new_orders WHERE no_w_id = 1 AND no_d_id = 6 AND no_o_id = (SELECT MIN(no_o_id) + 1 FROM new_orders WHERE no_w_id = 1 AND no_d_id = 6)", "INSERT INTO new_orders (no_o_id, no_d_id, no_w_id) SELECT MIN(no_o_id) + 1, 6, 1 FROM new_orders WHERE no_w_id = 1 AND no_d_id = 6"),
-        (4, "UPDATE orders SET o_ol_cnt = o_ol_cnt + 1 WHERE o_w_id = 1 AND o_d_id = 3 AND o_id = 10", "UPDATE orders SET o_ol_cnt = o_ol_cnt - 1 WHERE o_w_id = 1 AND o_d_id = 3 AND o_id = 10"),
+        (3, &[3, 5], "DELETE FROM new_orders WHERE no_w_id = 1 AND no_d_id = 6 AND no_o_id = (SELECT MIN(no_o_id) + 1 FROM new_orders WHERE no_w_id = 1 AND no_d_id = 6)", "INSERT INTO new_orders (no_o_id, no_d_id, no_w_id) SELECT MIN(no_o_id) + 1, 6, 1 FROM new_orders WHERE no_w_id = 1 AND no_d_id = 6"),
+        (4, &[4, 6], "UPDATE orders SET o_ol_cnt = o_ol_cnt + 1 WHERE o_w_id = 1 AND o_d_id = 3 AND o_id = 10", "UPDATE orders SET o_ol_cnt = o_ol_cnt - 1 WHERE o_w_id = 1 AND o_d_id = 3 AND o_id = 10"),
+        // A delivered order back in NEW-ORDER, just before the oldest (3 still holds).
+        (5, &[5], "INSERT INTO new_orders (no_o_id, no_d_id, no_w_id) SELECT MIN(no_o_id) - 1, 2, 1 FROM new_orders WHERE no_w_id = 1 AND no_d_id = 2", "DELETE FROM new_orders WHERE no_w_id = 1 AND no_d_id = 2 ORDER BY no_o_id LIMIT 1"),
+        // A line moved to another order of the district (4 still holds).
+        (6, &[6], "UPDATE order_line SET ol_o_id = 2, ol_number = 16 WHERE ol_w_id = 1 AND ol_d_id = 4 AND ol_o_id = 1 AND ol_number = 1", "UPDATE order_line SET ol_o_id = 1, ol_number = 1 WHERE ol_w_id = 1 AND ol_d_id = 4 AND ol_o_id = 2 AND ol_number = 16"),
+        (7, &[7], "UPDATE order_line SET ol_delivery_d = NULL WHERE ol_w_id = 1 AND ol_d_id = 7 AND ol_o_id = 1 AND ol_number = 1", "UPDATE order_line SET ol_delivery_d = NOW() WHERE ol_w_id = 1 AND ol_d_id = 7 AND ol_o_id = 1 AND ol_number = 1"),
+        // A payment moved to another district of the warehouse (8 still holds).
+        (9, &[9], "UPDATE history SET h_d_id = 9, h_data = 'moved' WHERE h_w_id = 1 AND h_d_id = 8 LIMIT 1", "UPDATE history SET h_d_id = 8 WHERE h_data = 'moved'"),
+        // A payment moved to another customer of the district.
+        (10, &[10], "UPDATE history SET h_c_id = 2, h_data = 'moved' WHERE h_c_w_id = 1 AND h_c_d_id = 10 AND h_c_id = 1 LIMIT 1", "UPDATE history SET h_c_id = 1 WHERE h_data = 'moved'"),
+        (12, &[12], "UPDATE customer SET c_ytd_payment = c_ytd_payment + 1 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 7", "UPDATE customer SET c_ytd_payment = c_ytd_payment - 1 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 7"),
     ];
-    for (n, harm, repair) in damage {
+    for (n, breaks, harm, repair) in damage {
         sql(&format!("USE {db}; {harm}"));
         let bad = check();
         assert_eq!(
@@ -418,20 +462,24 @@ fn a_60s_stress_run_reports_new_orders_retries_and_keeps_the_conditions() {
         );
         let text = stdout(&bad);
         assert!(
-            text.contains(&format!("condition {n} (")) && text.contains("FAIL: warehouse 1"),
+            text.lines()
+                .any(|l| l.starts_with(&format!("condition {n} ("))
+                    && l.contains("): FAIL: warehouse 1")),
             "{text}"
         );
+        assert_eq!(failed(&text), breaks, "{text}");
         assert_eq!(
             text.matches(": pass").count(),
-            3,
-            "only condition {n} fails: {text}"
+            11 - breaks.len(),
+            "only {breaks:?} fail, 11 is not applicable: {text}"
         );
         if n == 1 {
             // (A run would repair condition 2's damage: its New-Orders go on from d_next_o_id.)
             let r = run(&["--threads", "2", "--time", "1", "--check", "on"]);
             assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
             assert!(
-                stderr(&r).contains("TPC-C consistency condition(s) failed: 1 after 2 thread(s)"),
+                stderr(&r)
+                    .contains("TPC-C consistency condition(s) failed: 1, 8 after 2 thread(s)"),
                 "{}",
                 stderr(&r)
             );
@@ -443,7 +491,7 @@ fn a_60s_stress_run_reports_new_orders_retries_and_keeps_the_conditions() {
                 .unwrap()
                 .to_string();
             let md = report(&failed_id);
-            assert!(md.contains("| FAIL: 1 |"), "{md}");
+            assert!(md.contains("| FAIL: 1, 8 |"), "{md}");
             assert!(
                 md.contains("condition 1 (W_YTD = sum(D_YTD)): FAIL: warehouse 1"),
                 "{md}"

@@ -13,33 +13,43 @@ use std::str::FromStr;
 /// One of TPC-C's consistency conditions (spec clause 3.3.2) as checked on a server.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConsistencyCondition {
-    /// The spec's number (1 to 4).
+    /// The spec's number (1 to 12).
     pub number: u32,
     /// The rule, e.g. `W_YTD = sum(D_YTD)`.
     pub rule: String,
-    /// The warehouses or districts that break it, with the figures (`warehouse 1: ...`).
+    /// The warehouses, districts or customers that break it, with the figures
+    /// (`warehouse 1: ...`).
     pub offenders: Vec<String>,
+    /// Why the condition was not judged, and how that was seen (condition 11 holds only until
+    /// the first Delivery after the load); none: judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_applicable: Option<String>,
 }
 
 impl ConsistencyCondition {
-    /// True when nothing breaks the rule.
+    /// True when nothing breaks the rule (a condition not judged breaks nothing).
     pub fn passed(&self) -> bool {
         self.offenders.is_empty()
     }
 }
 
-/// `condition 1 (W_YTD = sum(D_YTD)): pass`, or `FAIL: ` and the offenders: the one line
-/// `check tpcc`, `run tpcc --check` and reports print.
+/// `condition 1 (W_YTD = sum(D_YTD)): pass`, `FAIL: ` and the offenders, or `not applicable: `
+/// and why: the one line `check tpcc`, `run tpcc --check` and reports print.
 impl fmt::Display for ConsistencyCondition {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "condition {} ({}): ", self.number, self.rule)?;
-        if self.passed() {
+        if let Some(why) = &self.not_applicable {
+            write!(f, "{NOT_APPLICABLE}: {why}")
+        } else if self.passed() {
             f.write_str("pass")
         } else {
             write!(f, "FAIL: {}", self.offenders.join("; "))
         }
     }
 }
+
+/// The word a condition's line gives instead of `pass` or `FAIL` when it was not judged.
+pub const NOT_APPLICABLE: &str = "not applicable";
 
 /// The five transaction types, in the spec's order, as the engine names their events.
 pub const TYPES: [&str; 5] = [
@@ -115,7 +125,8 @@ pub struct TpccRun {
     /// `--think-scale` (1): keying and think times are multiplied by it in spec mode; a
     /// scaled run is not spec-compliant and says so.
     pub think_scale: f64,
-    /// `--check` (off): check consistency conditions 1-4 after each phase.
+    /// `--check` (off): check the consistency conditions after each phase (all twelve;
+    /// condition 11 is judged only while no Delivery has run since the load).
     pub check: bool,
 }
 
@@ -154,7 +165,7 @@ pub struct TpccFigures {
     /// server code; each retried transaction rolled back and ran again.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub retries: BTreeMap<String, BTreeMap<u16, u64>>,
-    /// Consistency conditions 1-4 checked after the phase (`run tpcc --check`).
+    /// The consistency conditions checked after the phase (`run tpcc --check`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<Vec<ConsistencyCondition>>,
 }
@@ -221,13 +232,35 @@ mod tests {
                 number: 1,
                 rule: "r".into(),
                 offenders: vec![],
+                not_applicable: None,
             },
             ConsistencyCondition {
                 number: 2,
                 rule: "r".into(),
                 offenders: vec!["w 1".into()],
+                not_applicable: None,
+            },
+            ConsistencyCondition {
+                number: 11,
+                rule: "r".into(),
+                offenders: vec![],
+                not_applicable: Some("a Delivery ran".into()),
             },
         ]);
-        assert_eq!(t.failed_conditions(), vec![2]);
+        assert_eq!(
+            t.failed_conditions(),
+            vec![2],
+            "not applicable is no failure"
+        );
+        let lines: Vec<String> = t.check.iter().flatten().map(|c| c.to_string()).collect();
+        assert_eq!(lines[0], "condition 1 (r): pass");
+        assert_eq!(lines[1], "condition 2 (r): FAIL: w 1");
+        assert_eq!(lines[2], "condition 11 (r): not applicable: a Delivery ran");
+        // A check stored before conditions could be not applicable reads back as judged.
+        let old: ConsistencyCondition =
+            serde_json::from_str(r#"{"number":1,"rule":"r","offenders":[]}"#).unwrap();
+        assert_eq!(old, t.check.as_ref().unwrap()[0]);
+        let json = serde_json::to_string(&old).unwrap();
+        assert!(!json.contains("not_applicable"), "{json}");
     }
 }

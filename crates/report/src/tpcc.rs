@@ -1,9 +1,10 @@
 //! TPC-C's figures of a report's points: NewOrder/min as the client counted it beside the
 //! server's NOPM, tpmC where the phase was spec-compliant, retries, and the consistency check
-//! stored with the phase (`run tpcc --check`), each condition's pass or FAIL. Every rate is
+//! stored with the phase (`run tpcc --check`), each condition's pass, FAIL or not applicable. Every rate is
 //! the one `qpslab_core::tpcc` defines, as `run` and `show` print it.
 
 use crate::model::Point;
+use qpslab_core::tpcc::NOT_APPLICABLE;
 use serde::{Deserialize, Serialize};
 
 /// One TPC-C point, as a report lists it.
@@ -28,21 +29,52 @@ pub struct TpccRow {
 }
 
 impl TpccRow {
-    /// `pass`, `FAIL: 1, 4`, or `not checked`.
+    /// `pass`, `pass (11 not applicable)`, `FAIL: 1, 4`, or `not checked`.
     pub fn verdict(&self) -> String {
         let Some(lines) = &self.conditions else {
             return "not checked".into();
         };
-        let failed: Vec<&str> = lines
-            .iter()
-            .filter(|l| !l.ends_with(": pass"))
-            .filter_map(|l| l.strip_prefix("condition ")?.split(' ').next())
-            .collect();
-        if failed.is_empty() {
-            "pass".into()
-        } else {
+        let numbers = |which: Outcome| -> Vec<&str> {
+            lines
+                .iter()
+                .filter(|l| outcome(l) == which)
+                .filter_map(|l| l.strip_prefix("condition ")?.split(' ').next())
+                .collect()
+        };
+        let (failed, unjudged) = (numbers(Outcome::Fail), numbers(Outcome::NotApplicable));
+        if !failed.is_empty() {
             format!("FAIL: {}", failed.join(", "))
+        } else if !unjudged.is_empty() {
+            format!("pass ({} {NOT_APPLICABLE})", unjudged.join(", "))
+        } else {
+            "pass".into()
         }
+    }
+
+    /// The lines of the conditions that failed.
+    pub fn failures(&self) -> impl Iterator<Item = &String> {
+        let lines = self.conditions.iter().flatten();
+        lines.filter(|l| outcome(l) == Outcome::Fail)
+    }
+}
+
+/// What a condition's line says of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Pass,
+    Fail,
+    NotApplicable,
+}
+
+/// The outcome a line of `qpslab_core::ConsistencyCondition`'s form states after its rule
+/// (`condition 1 (W_YTD = sum(D_YTD)): pass`); a line of no known form counts as failed.
+fn outcome(line: &str) -> Outcome {
+    if line.ends_with("): pass") {
+        Outcome::Pass
+    } else if line.contains(&format!("): {NOT_APPLICABLE}: ")) {
+        Outcome::NotApplicable
+    } else {
+        Outcome::Fail
     }
 }
 
@@ -98,7 +130,20 @@ mod tests {
             "condition 4 (y): FAIL: warehouse 1 district 3: ...".into(),
         ]);
         assert_eq!(row.verdict(), "FAIL: 2, 4");
+        assert_eq!(row.failures().count(), 2);
         row.conditions = Some(vec!["condition 1 (W_YTD = sum(D_YTD)): pass".into()]);
         assert_eq!(row.verdict(), "pass");
+        // Condition 11 after a Delivery is neither a pass nor a failure.
+        let c11 = qpslab_core::ConsistencyCondition {
+            number: 11,
+            rule: "rows in ORDER - rows in NEW-ORDER = 2100".into(),
+            offenders: vec![],
+            not_applicable: Some("holds only until the first Delivery".into()),
+        };
+        row.conditions.as_mut().unwrap().push(c11.to_string());
+        assert_eq!(row.verdict(), "pass (11 not applicable)");
+        assert_eq!(row.failures().count(), 0);
+        row.conditions.as_mut().unwrap()[0] = "condition 1 (W_YTD = sum(D_YTD)): FAIL: w 1".into();
+        assert_eq!(row.verdict(), "FAIL: 1");
     }
 }

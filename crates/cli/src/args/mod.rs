@@ -65,7 +65,8 @@ pub enum Command {
     Prepare(Box<PrepareArgs>),
     /// Drop the tables qpslab created (never anything else).
     Cleanup(CleanupArgs),
-    /// Check a dataset's consistency: TPC-C's conditions 1-4 (exit 1 when one fails).
+    /// Check a dataset's consistency: TPC-C's conditions 1-12 (exit 1 when one fails; 11 is
+    /// not applicable once a Delivery has run since the load).
     Check(CheckArgs),
     /// List stored runs, or show one run's phases.
     Show(ShowArgs),

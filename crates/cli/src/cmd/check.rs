@@ -1,4 +1,5 @@
-//! `qpslab check tpcc`: TPC-C's consistency conditions 1-4, a line each, exit 1 when one fails.
+//! `qpslab check tpcc`: TPC-C's consistency conditions 1-12, a line each (pass, FAIL with the
+//! offenders, or not applicable with why), exit 1 when one fails.
 
 use crate::args::{CheckArgs, Format};
 use crate::dataset::server;
@@ -61,6 +62,7 @@ mod tests {
             number: 1,
             rule: "W_YTD = sum(D_YTD)".into(),
             offenders: vec![],
+            not_applicable: None,
         };
         assert_eq!(c.to_string(), "condition 1 (W_YTD = sum(D_YTD)): pass");
         c.offenders = vec!["warehouse 2: w_ytd 1, sum(d_ytd) 2".into()];

@@ -335,8 +335,9 @@ pub(crate) static WORKLOAD: &[OptionDef] = &[
             "check",
             Scope::Run,
             "on|off",
-            "TPC-C: check consistency conditions 1-4 after each phase, store and print them \
-             (exit 1 when one fails)",
+            "TPC-C: check consistency conditions 1-12 after each phase (11 is not applicable \
+             once a Delivery has run since the load), store and print them (exit 1 when one \
+             fails)",
             "on",
             |b, v| {
                 b.plan.workload.tpcc.check = switch(v)?;

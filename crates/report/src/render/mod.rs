@@ -191,7 +191,7 @@ pub(crate) fn tpcc_table(r: &Report) -> Table {
         "server NOPM",
         "tpmC",
         "retries",
-        "consistency 1-4",
+        "consistency",
     ];
     let rows = r
         .tpcc
@@ -217,10 +217,7 @@ pub(crate) fn tpcc_failures(r: &Report) -> Vec<String> {
     r.tpcc
         .iter()
         .flat_map(|t| {
-            t.conditions
-                .iter()
-                .flatten()
-                .filter(|l| !l.ends_with(": pass"))
+            t.failures()
                 .map(move |l| format!("run {} {}: {l}", t.run_id, t.point))
         })
         .collect()
