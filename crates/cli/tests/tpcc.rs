@@ -3,6 +3,7 @@
 //! (`--warehouses A-B`), and `cleanup tpcc` drops what it created.
 
 mod common;
+use common::tpcc::{deadlock_a_payment, value};
 use common::*;
 use std::time::{Duration, Instant};
 
@@ -304,31 +305,10 @@ fn bad_warehouses_are_refused_in_one_line() {
 }
 
 /// A value of `out`'s line labelled `label` (the text after the label).
-fn value(out: &str, label: &str) -> String {
-    let l = out
-        .lines()
-        .find(|l| l.trim_start().starts_with(label))
-        .unwrap_or_else(|| panic!("no {label} in {out}"));
-    l[l.find(label).unwrap() + label.len()..].trim().to_string()
-}
-
 fn per_min(out: &str, label: &str) -> f64 {
     value(out, label)
         .parse()
         .unwrap_or_else(|_| panic!("{label} in {out}"))
-}
-
-/// Holds DISTRICT's rows of warehouse 1, then asks for warehouse 1's row, which a Payment
-/// waiting on a district holds: a deadlock, whose victim InnoDB picks as the transaction that
-/// changed fewer rows (the Payment: this one inserted 1000 first). The Payment is retried.
-fn deadlock_a_payment(db: &str) {
-    sql(&format!(
-        "USE {db}; CREATE TABLE IF NOT EXISTS scratch (id INT); DO SLEEP(0.5); BEGIN; \
-         INSERT INTO scratch SELECT i_id FROM item LIMIT 1000; \
-         SELECT COUNT(*) FROM (SELECT d_id FROM district WHERE d_w_id = 1 FOR UPDATE) d; \
-         DO SLEEP(1); SELECT w_id FROM warehouse WHERE w_id = 1 FOR UPDATE; COMMIT; \
-         DROP TABLE scratch"
-    ));
 }
 
 #[test]

@@ -6,16 +6,8 @@
 //! server's; workloads whose events are not transactions refuse it.
 
 mod common;
+use common::tpcc::{deadlock_a_payment, value};
 use common::*;
-
-/// The figure after `label` on `out`'s line that starts with it.
-fn value(out: &str, label: &str) -> String {
-    let l = out
-        .lines()
-        .find(|l| l.trim_start().starts_with(label))
-        .unwrap_or_else(|| panic!("no {label} in {out}"));
-    l[l.find(label).unwrap() + label.len()..].trim().to_string()
-}
 
 /// `N` of `name N` in a list like `new_order 12, payment 10`.
 fn of_type(list: &str, name: &str) -> u64 {
@@ -37,20 +29,12 @@ fn a_deadlock_mid_pipeline_leaves_nothing_of_its_transaction() {
     prepare_shared(&s, "tpcc", db, &[]);
     let loaded_history = count(db, "SELECT COUNT(*) FROM history");
     let sock = socket();
-    // A Payment deadlocked on purpose: its warehouse row is taken by a Payment that then
-    // waits for a district this session holds, and this session asks for the warehouse row.
-    // InnoDB rolls the Payment back (it changed fewer rows); the customer update and history
-    // insert pipelined after the statement that failed still run on the server. With
-    // autocommit on they would each commit: a history row without its payment.
-    let lock = std::thread::spawn(move || {
-        sql(&format!(
-            "USE {db}; CREATE TABLE IF NOT EXISTS scratch (id INT); DO SLEEP(0.5); BEGIN; \
-             INSERT INTO scratch SELECT i_id FROM item LIMIT 1000; \
-             SELECT COUNT(*) FROM (SELECT d_id FROM district WHERE d_w_id = 1 FOR UPDATE) d; \
-             DO SLEEP(1); SELECT w_id FROM warehouse WHERE w_id = 1 FOR UPDATE; COMMIT; \
-             DROP TABLE scratch"
-        ))
-    });
+    // A Payment deadlocked on purpose (its warehouse row taken, it waits for a district the
+    // other session holds, which then asks for the warehouse row): InnoDB rolls the Payment
+    // back, and the customer update and history insert pipelined after the statement that
+    // failed still run on the server. With autocommit on they would each commit: a history
+    // row without its payment.
+    let lock = std::thread::spawn(move || deadlock_a_payment(db));
     let (r, during) = std::thread::scope(|scope| {
         // The conditions also hold while the run goes on (each is one consistent read), here
         // 3 s in, after the deadlock.

@@ -1,6 +1,8 @@
 //! Helpers for running the real `qpslab` binary in tests.
 #![allow(dead_code)]
 
+pub mod tpcc;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
