@@ -219,12 +219,7 @@ fn prometheus_scrapes_a_run_and_its_query_api_returns_the_throughput() {
     let o = child.wait_with_output().unwrap();
     let out = stdout(&o);
     assert!(o.status.success(), "{out}\n{}", stderr(&o));
-    let run = out
-        .lines()
-        .find_map(|l| l.strip_prefix("stored as run "))
-        .and_then(|l| l.split_whitespace().next())
-        .expect("the run's id")
-        .to_string();
+    let run = stored_run_id(&out);
     // The endpoint is gone with the command.
     assert!(get(target, "/metrics", None).is_none());
     let v = prometheus.range(

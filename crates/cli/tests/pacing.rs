@@ -50,11 +50,7 @@ fn ours(s: &Scratch, rate: Option<u32>) -> (f64, Option<f64>) {
     }
     let o = s.run(&args);
     assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-    let id = stdout(&o)
-        .lines()
-        .find_map(|l| l.strip_prefix("stored as run ")?.split_whitespace().next())
-        .expect("run id")
-        .to_string();
+    let id = stored_run_id(&stdout(&o));
     let o = s.run(&["show", &id, "--format", "json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();

@@ -386,12 +386,7 @@ fn a_60s_stress_run_reports_new_orders_retries_and_keeps_the_conditions() {
     ));
     assert!(orders.trim().parse::<u64>().unwrap() > 0);
     // `show` prints the same figures (one value per fact), the JSON form holds the count.
-    let id = out
-        .lines()
-        .find_map(|l| l.strip_prefix("stored as run "))
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap()
-        .to_string();
+    let id = stored_run_id(&out);
     let db_path = s.db().display().to_string();
     let shown = stdout(&s.run(&["show", &id, "--db", &db_path]));
     for label in [
@@ -464,12 +459,7 @@ fn a_60s_stress_run_reports_new_orders_retries_and_keeps_the_conditions() {
                 stderr(&r)
             );
             assert!(stdout(&r).contains("condition 1 (W_YTD = sum(D_YTD)): FAIL"));
-            let failed_id = stdout(&r)
-                .lines()
-                .find_map(|l| l.strip_prefix("stored as run "))
-                .and_then(|l| l.split_whitespace().next())
-                .unwrap()
-                .to_string();
+            let failed_id = stored_run_id(&stdout(&r));
             let md = report(&failed_id);
             assert!(md.contains("| FAIL: 1, 8 |"), "{md}");
             assert!(

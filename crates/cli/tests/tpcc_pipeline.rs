@@ -97,12 +97,7 @@ fn a_deadlock_mid_pipeline_leaves_nothing_of_its_transaction() {
     assert!(out.matches("): pass").count() >= 4, "{out}");
     assert!(!out.contains("FAIL"), "{out}");
     // The stored plan says the run was pipelined.
-    let id = out
-        .lines()
-        .find_map(|l| l.strip_prefix("stored as run "))
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap()
-        .to_string();
+    let id = stored_run_id(&out);
     let db_path = s.db().display().to_string();
     let json = stdout(&s.run(&["show", &id, "--db", &db_path, "--format", "json"]));
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();

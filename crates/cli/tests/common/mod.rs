@@ -192,6 +192,14 @@ pub fn prepare_shared(s: &Scratch, workload: &str, db: &str, options: &[&str]) {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// The id of the run a command stored: `N` of its `stored as run N ...` line.
+pub fn stored_run_id(out: &str) -> String {
+    out.lines()
+        .find_map(|l| l.strip_prefix("stored as run ")?.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no stored run in {out}"))
+        .to_string()
+}
+
 /// Runs SQL through the mariadb client on the shared server.
 pub fn sql(query: &str) -> String {
     let o = Command::new("mariadb")

@@ -257,27 +257,20 @@ fn check_pipeline(plan: &RunPlan) -> Result<(), String> {
         return Ok(());
     }
     let w = &plan.workload;
-    let transactional = matches!(
-        w.kind,
-        WorkloadKind::Tpcc
-            | WorkloadKind::OltpReadOnly
-            | WorkloadKind::OltpReadWrite
-            | WorkloadKind::OltpWriteOnly
-    ) && !(w.skip_trx && w.kind != WorkloadKind::Tpcc);
-    if !transactional || !w.scripts.is_empty() || plan.replay.is_some() {
-        return Err(format!(
-            "pipeline: applies to workloads whose events are transactions (tpcc, \
-             oltp_read_only, oltp_read_write, oltp_write_only without skip_trx), not {}",
-            if w.scripts.is_empty() {
-                format!(
-                    "{}{}",
-                    w.kind.name(),
-                    if w.skip_trx { " with skip_trx" } else { "" }
-                )
-            } else {
-                "a script".to_string()
-            }
-        ));
-    }
-    Ok(())
+    let not = match w.kind {
+        _ if plan.replay.is_some() => "a replay".to_string(),
+        _ if !w.scripts.is_empty() => "a script".to_string(),
+        WorkloadKind::Tpcc => return Ok(()),
+        WorkloadKind::OltpReadOnly | WorkloadKind::OltpReadWrite | WorkloadKind::OltpWriteOnly
+            if !w.skip_trx =>
+        {
+            return Ok(())
+        }
+        k if w.skip_trx => format!("{} with skip_trx", k.name()),
+        k => k.name().to_string(),
+    };
+    Err(format!(
+        "pipeline: applies to workloads whose events are transactions (tpcc, oltp_read_only, \
+         oltp_read_write, oltp_write_only without skip_trx), not {not}"
+    ))
 }
