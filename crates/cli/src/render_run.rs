@@ -92,27 +92,27 @@ pub fn steps_table(s: &Searched) -> String {
     table(&header, &rows)
 }
 
-/// The search's answer in one line.
+/// The search's answer in one line. A last phase whose primary could not deliver its rate,
+/// with the lag flat, is an answer too: the replica kept up with all the primary delivered.
 pub fn verdict(s: &Searched) -> String {
     let max_lag_ms = s.max_lag_ms;
-    let saturated = s
-        .steps
-        .last()
-        .is_some_and(|l| l.outcome == Outcome::Saturated);
-    match (s.search.best, s.search.failed) {
-        (Some(b), _) if saturated => format!(
-            "the replica kept up with everything the primary delivered: at least {b:.0}/s \
-             with lag flat and under {max_lag_ms:.0} ms (the primary saturated above)"
+    let saturated = s.steps.last().filter(|l| l.outcome == Outcome::Saturated);
+    match (s.search.best, s.search.failed, saturated) {
+        (best, _, Some(last)) => format!(
+            "the replica kept up with everything the primary delivered: at least {:.0}/s \
+             with lag flat and under {max_lag_ms:.0} ms (the primary could not deliver {:.0}/s)",
+            best.map_or(last.tps, |b| b.max(last.tps)),
+            last.rate
         ),
-        (Some(b), Some(f)) => format!(
+        (Some(b), Some(f), None) => format!(
             "highest rate with replica lag flat and under {max_lag_ms:.0} ms: {b:.0}/s \
              ({f:.0}/s fell behind)"
         ),
-        (Some(b), None) => format!(
+        (Some(b), None, None) => format!(
             "replica lag stayed flat and under {max_lag_ms:.0} ms up to {b:.0}/s (the search \
              stopped after its last step)"
         ),
-        (None, _) => {
+        (None, _, None) => {
             format!("no rate tried kept the replica's lag flat and under {max_lag_ms:.0} ms")
         }
     }
@@ -185,6 +185,28 @@ mod tests {
         assert!(
             table.contains("falls behind") && table.contains("rate/s"),
             "{table}"
+        );
+    }
+
+    #[test]
+    fn a_primary_that_saturates_first_still_gets_a_verdict() {
+        // The first phase asked 200/s and got 171.6/s with the lag flat.
+        let mut search = RateSearch::new(200.0);
+        search.record(200.0, Outcome::Saturated);
+        let s = Searched {
+            steps: vec![Step {
+                rate: 200.0,
+                tps: 171.6,
+                lag: None,
+                outcome: Outcome::Saturated,
+            }],
+            search,
+            max_lag_ms: 5000.0,
+        };
+        assert_eq!(
+            verdict(&s),
+            "the replica kept up with everything the primary delivered: at least 172/s with lag \
+             flat and under 5000 ms (the primary could not deliver 200/s)"
         );
     }
 }
