@@ -1,8 +1,8 @@
 //! Plain types shared by every qpslab crate.
 //!
-//! Nothing here performs I/O, with two exceptions that every caller needs the same way:
-//! [`optfile`] reads option files and the files they include, and [`cpus`] asks how many CPUs
-//! the machine has. Results cross crate boundaries as these serde types: the engine
+//! Nothing here performs I/O, with three exceptions that every caller needs the same way:
+//! [`input`] reads the files a user names (regular files only, bounded), [`optfile`] reads
+//! option files and the files they include, and [`cpus`] asks how many CPUs the machine has. Results cross crate boundaries as these serde types: the engine
 //! produces [`result::PhaseResult`]s, the store persists them, the CLI prints them.
 //!
 //! ```
@@ -20,6 +20,7 @@ pub mod dsn;
 pub mod env;
 pub mod fileio;
 pub mod files;
+pub mod input;
 pub mod latency;
 pub mod live;
 pub mod optfile;
