@@ -114,6 +114,24 @@ pub struct Sample {
     /// The client's largest own lateness in this interval, ms (fixed-rate mode).
     #[serde(default)]
     pub client_max_late_ms: f64,
+    /// Sessions stuck at the end of this interval: their request had been waiting for its
+    /// reply longer than the stuck bound (the larger of 1 s and 100× the phase's p99 so far).
+    /// Absent (0) in runs stored before it was kept.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub stuck_sessions: u32,
+    /// The longest any request had been waiting for its reply at the end of this interval, s,
+    /// when that was at least 1 s (0: none waited that long; the floor keeps the field out of
+    /// ordinary runs).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub longest_in_flight_s: f64,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// A serialized HDR histogram (V2 format, microsecond values, 3 significant digits).

@@ -1,7 +1,7 @@
 //! Whether a measured phase is fit to compare: judging its stability.
 //!
-//! The lab judges every phase from its per-interval samples (stalls, trend, latency spikes,
-//! client saturation, errors); the verdict ([`Stability`], whose types live with the results
+//! The lab judges every phase from its per-interval samples (stuck sessions, stalls, trend,
+//! latency spikes, client saturation, errors); the verdict ([`Stability`], whose types live with the results
 //! so a [`PhaseResult`] can carry it) is stored with the phase and shown wherever the phase's
 //! numbers are (run summary, `lab show`, reports, `compare`). A study measures an unstable
 //! cell again.
@@ -47,8 +47,8 @@ pub const OTHERS_SHARE: f64 = 0.2;
 /// Retried errors above this share of the events make the number a measure of retries.
 const ERROR_SHARE: f64 = 0.1;
 
-/// Judges `phase` from its samples and totals: stalls, trend, p99 spikes, client saturation,
-/// errors. Thresholds are set so that ordinary noise of a shared 2-core VM stays stable.
+/// Judges `phase` from its samples and totals: stuck sessions, stalls, trend, p99 spikes,
+/// client saturation, errors. Thresholds are set so that ordinary noise of a shared 2-core VM stays stable.
 pub fn judge(phase: &PhaseResult, facts: &Facts) -> Stability {
     let samples: Vec<&Sample> = phase
         .samples
@@ -56,6 +56,10 @@ pub fn judge(phase: &PhaseResult, facts: &Facts) -> Stability {
         .filter(|s| s.interval_s > 0.0)
         .collect();
     let mut reasons = Vec::new();
+    // First: a stuck session is the gravest, and the throughput checks cannot see it.
+    if let Some(s) = stuck(phase) {
+        reasons.push(s);
+    }
     if !facts.paced_by_input {
         let stalled = stalls(&samples, &mut reasons);
         if let Some(t) = trend(&samples, &stalled) {
@@ -90,6 +94,21 @@ pub fn judge(phase: &PhaseResult, facts: &Facts) -> Stability {
         });
     }
     Stability { reasons }
+}
+
+/// Sessions stuck at some report tick (the engine counts them, [`Sample::stuck_sessions`]):
+/// the most at one tick, and the longest any waited then. A stuck session completes nothing,
+/// so neither the rates nor the latencies of the intervals show it.
+fn stuck(phase: &PhaseResult) -> Option<Instability> {
+    let ticks = phase.samples.iter().filter(|s| s.stuck_sessions > 0);
+    let (sessions, for_s) = ticks.fold((0, 0.0_f64), |(n, t), s| {
+        (n.max(s.stuck_sessions), t.max(s.longest_in_flight_s))
+    });
+    (sessions > 0).then_some(Instability::Stuck {
+        sessions,
+        of: phase.threads.max(sessions),
+        for_s,
+    })
 }
 
 fn rate(s: &Sample) -> f64 {
@@ -361,6 +380,34 @@ mod tests {
         // Busy loops below the limit are a client with room to spare.
         p.client.as_mut().unwrap().busy = vec![0.85, 0.6, 0.7, 0.8];
         assert!(judge(&p, &four).is_stable());
+    }
+
+    #[test]
+    fn a_stuck_session_is_stalled_whatever_the_throughput() {
+        // One of 2 sessions stuck from the start: the other's steady rate looks stable.
+        let mut p = phase(&[1000; 5], &[2.0; 5]);
+        p.threads = 2;
+        assert!(judge(&p, &FACTS).is_stable());
+        for (i, s) in p.samples.iter_mut().enumerate() {
+            s.stuck_sessions = 1;
+            s.longest_in_flight_s = i as f64 + 1.0;
+        }
+        let v = judge(&p, &FACTS);
+        assert_eq!(
+            v.to_string(),
+            "unstable: stalled (1 of 2 sessions stuck for 5.0 s)"
+        );
+        // The only session stuck: nothing completed, too few events to judge a stall by rate.
+        let mut p = phase(&[0; 3], &[0.0; 3]);
+        p.threads = 1;
+        p.samples[2].stuck_sessions = 1;
+        p.samples[2].longest_in_flight_s = 3.2;
+        assert_eq!(
+            judge(&p, &FACTS).to_string(),
+            "unstable: stalled (1 of 1 session stuck for 3.2 s)"
+        );
+        let json = serde_json::to_string(&judge(&p, &FACTS)).unwrap();
+        assert!(json.contains("\"kind\":\"stuck\""), "{json}");
     }
 
     #[test]

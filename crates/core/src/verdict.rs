@@ -11,6 +11,11 @@ pub enum Instability {
     /// Throughput fell far below the phase's usual level for `duration_s`, starting `at_s` into the
     /// measured phase (a server that answered nothing, or a neighbour that took the CPU).
     Stall { at_s: f64, duration_s: f64 },
+    /// `sessions` of the phase's `of` sessions were stuck at a report tick: a request of
+    /// theirs had waited for its reply longer than the stuck bound (the larger of 1 s and 100×
+    /// the phase's p99 so far), the longest `for_s` seconds. Throughput alone hides it: the
+    /// other sessions go on, and a stuck event completes nothing.
+    Stuck { sessions: u32, of: u32, for_s: f64 },
     /// Throughput drifted over the measured phase: `change_pct` from its start to its end
     /// (fitted line), significant against the interval-to-interval noise.
     Trend { change_pct: f64 },
@@ -41,6 +46,15 @@ impl fmt::Display for Instability {
             Instability::Stall { at_s, duration_s } => {
                 write!(f, "stall of {duration_s:.1} s at {at_s:.1} s")
             }
+            Instability::Stuck {
+                sessions,
+                of,
+                for_s,
+            } => write!(
+                f,
+                "stalled ({sessions} of {of} session{} stuck for {for_s:.1} s)",
+                if *of == 1 { "" } else { "s" }
+            ),
             Instability::Trend { change_pct } => write!(f, "trend of {change_pct:+.0}%"),
             Instability::Spikes {
                 intervals,

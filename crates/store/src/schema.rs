@@ -158,7 +158,16 @@ CREATE TABLE cells (
     Sql(TUNE_TRIALS),
     Code(keep_every_run),
     Sql(CLIENT_LATENESS),
+    Sql(STUCK_SESSIONS),
 ];
+
+/// Per interval, the sessions stuck at its end (a request waiting longer than the stuck
+/// bound) and the longest any request had waited then, s (when at least 1 s); 0 in samples
+/// stored before they were kept.
+const STUCK_SESSIONS: &str = r#"
+ALTER TABLE samples ADD COLUMN stuck_sessions INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN longest_in_flight_s REAL NOT NULL DEFAULT 0;
+"#;
 
 /// Per interval of a fixed-rate phase, how many events the client itself sent late (more than
 /// 1 ms after they were due with a session free) and its largest such lateness, ms; 0 in

@@ -218,9 +218,10 @@ pub(crate) const INSERT_SAMPLE: &str =
     "INSERT INTO samples (phase_id, seq, elapsed_s, interval_s, events, reads, writes, other,
                           errors, reconnects, lat_count, lat_min_ms, lat_avg_ms, lat_max_ms,
                           p_json, client_cpu_user_s, client_cpu_sys_s, client_max_rss_kib,
-                          late_events, max_lag_ms, client_late_events, client_max_late_ms)
+                          late_events, max_lag_ms, client_late_events, client_max_late_ms,
+                          stuck_sessions, longest_in_flight_s)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-             ?19, ?20, ?21, ?22)";
+             ?19, ?20, ?21, ?22, ?23, ?24)";
 
 pub(crate) fn insert_sample(
     st: &mut rusqlite::Statement<'_>,
@@ -251,6 +252,8 @@ pub(crate) fn insert_sample(
         s.max_lag_ms,
         int("sample client_late_events", s.client_late_events)?,
         s.client_max_late_ms,
+        s.stuck_sessions,
+        s.longest_in_flight_s,
     ])?;
     Ok(())
 }

@@ -86,6 +86,8 @@ fn phase(threads: u32, events: u64) -> PhaseResult {
             max_lag_ms: 2.0 * i as f64,
             client_late_events: i - 1,
             client_max_late_ms: 0.5 * i as f64,
+            stuck_sessions: (i - 1) as u32,
+            longest_in_flight_s: 1.5 * (i - 1) as f64,
         })
         .collect();
     PhaseResult {
