@@ -8,7 +8,8 @@
 use super::cpu::CpuSnapshot;
 use super::placement::Placement;
 use super::schedule::Boundaries;
-use super::stats::{blob, client_lateness, summarize, IntervalStats};
+use super::stats::{blob, client_lateness, summarize, IntervalStats, IN_FLIGHT_FLOOR_US};
+use hdrhistogram::Histogram;
 use qpslab_core::result::{PhaseResult, RateStats, Sample, StatementLatency};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -145,16 +146,21 @@ impl Collector {
                 // Wait for the CPU snapshot at this boundary.
                 return;
             }
-            let stats = self
+            let mut stats = self
                 .pending
                 .remove(&k)
                 .unwrap_or_else(|| IntervalStats::new(self.kinds.len()));
             self.next_k += 1;
             if k > 0 {
-                let sample = self.sample(k, &stats, is_last);
+                // The interval's ages are judged here and not kept in the totals, which
+                // would otherwise grow by one entry per stuck session and tick.
+                let in_flight = std::mem::take(&mut stats.in_flight_us);
+                self.total.merge(&stats);
+                let mut sample = self.sample(k, &stats, is_last);
+                (sample.stuck_sessions, sample.longest_in_flight_s) =
+                    stuck(&in_flight, &self.total.events);
                 on_sample(&sample);
                 self.samples.push(sample);
-                self.total.merge(&stats);
             }
             if is_last {
                 return;
@@ -192,6 +198,8 @@ impl Collector {
             max_lag_ms: s.lag_max_us as f64 / 1e3,
             client_late_events: own.client_late_events,
             client_max_late_ms: own.client_max_late_ms,
+            stuck_sessions: 0,
+            longest_in_flight_s: 0.0,
         }
     }
 
@@ -206,6 +214,10 @@ impl Collector {
             (Some(a), Some(b)) => b.since(a),
             _ => Default::default(),
         };
+        let mut latency = summarize(&t.events, &self.percentiles);
+        // Events still waiting when the phase ended count in its max with their age so far: a
+        // session stuck for the whole phase must not leave a max below that.
+        latency.max_ms = latency.max_ms.max(t.unfinished_max_us as f64 / 1e3);
         let mut histograms = vec![blob("event", &t.events)];
         let mut statements = Vec::new();
         for (name, h) in self.kinds.iter().zip(&t.kinds) {
@@ -257,7 +269,7 @@ impl Collector {
             queries: t.queries,
             errors: t.errors.clone(),
             reconnects: t.reconnects,
-            latency: summarize(&t.events, &self.percentiles),
+            latency,
             statements,
             samples: self.samples,
             client_cpu: cpu,
@@ -284,6 +296,33 @@ impl Collector {
         }
         out
     }
+}
+
+/// A request waiting longer than this many times the phase's p99 so far is stuck (when that is
+/// above the floor, [`IN_FLIGHT_FLOOR_US`]): a slow query of a workload of slow queries is
+/// not, one that waits a hundred times longer than nearly all others is.
+const STUCK_P99_FACTOR: u64 = 100;
+
+/// The stuck bound, µs: the larger of 1 s and [`STUCK_P99_FACTOR`]× the p99 of `events`.
+fn stuck_bound_us(events: &Histogram<u64>) -> u64 {
+    let p99 = if events.is_empty() {
+        0
+    } else {
+        events.value_at_quantile(0.99)
+    };
+    IN_FLIGHT_FLOOR_US.max(p99.saturating_mul(STUCK_P99_FACTOR))
+}
+
+/// Of the requests that had waited `in_flight_us` at a tick (each at least the floor), how
+/// many are stuck against the phase's `events` so far, and the longest wait, s.
+fn stuck(in_flight_us: &[u64], events: &Histogram<u64>) -> (u32, f64) {
+    let bound = stuck_bound_us(events);
+    let stuck = in_flight_us.iter().filter(|us| **us > bound).count();
+    let longest = in_flight_us.iter().copied().max().unwrap_or(0);
+    (
+        u32::try_from(stuck).unwrap_or(u32::MAX),
+        longest as f64 / 1e6,
+    )
 }
 
 #[cfg(test)]
@@ -382,5 +421,64 @@ mod tests {
         assert_eq!(r.latency.max_ms, 0.3);
         assert_eq!(r.histograms[0].name, "event");
         assert!(r.rate.is_none());
+    }
+
+    #[test]
+    fn stuck_requests_are_judged_against_the_phase_p99_and_unfinished_events_count_in_the_max() {
+        let t0 = Instant::now();
+        let bounds = Boundaries {
+            measure_start: t0,
+            interval: Duration::from_secs(1),
+            end: None,
+        };
+        let mut c = Collector::new(bounds, 1, vec!["q".into()], vec![99.0]);
+        let seen: std::cell::RefCell<Vec<Sample>> = Default::default();
+        let mut on = |s: &Sample| seen.borrow_mut().push(s.clone());
+        for k in 0..=2 {
+            c.cpu_at_boundary(k, CpuSnapshot::now(), &mut on);
+        }
+        c.interval(0, 0, &stats_with(&[]), &mut on);
+        // Interval 1: fast events (p99 ~2 ms, bound 1 s); one request waited 1.5 s.
+        let mut s1 = stats_with(&[2_000; 100]);
+        s1.in_flight_us = vec![1_500_000];
+        c.interval(0, 1, &s1, &mut on);
+        // Interval 2: events of 50 ms lift the bound to 5 s: 2.5 s is slow, not stuck; 6 s is.
+        let mut s2 = stats_with(&[50_000; 100]);
+        s2.in_flight_us = vec![2_500_000, 6_000_000];
+        c.interval(0, 2, &s2, &mut on);
+        // The loop ends with an event 7 s old still waiting.
+        let mut last = stats_with(&[]);
+        last.unfinished_max_us = 7_000_000;
+        let end = t0 + Duration::from_millis(2500);
+        c.finished(0, 3, end, &last, CpuSnapshot::now(), &mut on);
+        let seen = seen.borrow();
+        let stuck: Vec<(u32, f64)> = seen
+            .iter()
+            .map(|s| (s.stuck_sessions, s.longest_in_flight_s))
+            .collect();
+        assert_eq!(stuck, vec![(1, 1.5), (1, 6.0), (0, 0.0)]);
+        let placement = Placement {
+            loops: 1,
+            cpus: vec![0],
+            pinned: false,
+            shares_server: None,
+            chosen_by: "test".into(),
+        };
+        let r = c.result(2, None, &placement);
+        assert_eq!(r.events, 200);
+        assert_eq!(r.latency.max_ms, 7000.0);
+    }
+
+    #[test]
+    fn the_stuck_bound_is_one_second_or_a_hundred_p99s() {
+        let mut h = crate::run::stats::new_histogram();
+        assert_eq!(stuck_bound_us(&h), 1_000_000);
+        record_us(&mut h, 2_000);
+        assert_eq!(stuck_bound_us(&h), 1_000_000);
+        let mut slow = crate::run::stats::new_histogram();
+        record_us(&mut slow, 40_000);
+        let b = stuck_bound_us(&slow);
+        assert!((3_990_000..=4_010_000).contains(&b), "{b}");
+        assert_eq!(stuck(&[900_000, 1_200_000], &h), (1, 1.2));
     }
 }

@@ -52,7 +52,20 @@ pub(crate) struct IntervalStats {
     /// Seconds the loop's thread was runnable but waiting for a CPU in this interval (kept per
     /// loop like `loop_cpu_s`).
     pub loop_wait_s: f64,
+    /// How long each request still waiting for its reply at the interval's end had waited,
+    /// µs, for those that waited at least [`IN_FLIGHT_FLOOR_US`] (the coordinator decides
+    /// which are stuck). Filled at the report tick, not per query; empty in the common case,
+    /// so it allocates nothing then.
+    pub in_flight_us: Vec<u64>,
+    /// The age of the oldest event still in flight when the loop ended, µs (from its start,
+    /// as an event's latency counts): the phase's max latency includes it, so an event that
+    /// never completed is not missing from it. Set in a loop's last interval only.
+    pub unfinished_max_us: u64,
 }
+
+/// Requests waiting at least this long at a report tick are reported to the coordinator
+/// (µs): the floor of the stuck bound, below which no session counts as stuck.
+pub(crate) const IN_FLIGHT_FLOOR_US: u64 = 1_000_000;
 
 impl IntervalStats {
     /// Empty statistics for `kinds` statement kinds.
@@ -71,6 +84,8 @@ impl IntervalStats {
             client_late: None,
             loop_cpu_s: 0.0,
             loop_wait_s: 0.0,
+            in_flight_us: Vec::new(),
+            unfinished_max_us: 0,
         }
     }
 
@@ -98,6 +113,8 @@ impl IntervalStats {
         if let Some(b) = &other.client_late {
             let _ = self.client_late.get_or_insert_with(new_histogram).add(b);
         }
+        self.in_flight_us.extend_from_slice(&other.in_flight_us);
+        self.unfinished_max_us = self.unfinished_max_us.max(other.unfinished_max_us);
     }
 
     /// Records the start of an event under a fixed rate: `lag_us` after its intended start,

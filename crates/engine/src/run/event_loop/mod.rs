@@ -18,7 +18,7 @@ use super::cpu::thread_sched_s;
 use super::error::RunError;
 use super::schedule::{Arrivals, Boundaries};
 use super::session::{Session, State};
-use super::stats::IntervalStats;
+use super::stats::{IntervalStats, IN_FLIGHT_FLOOR_US};
 use super::uring::Ring;
 use crate::workload::{StmtClass, Workload};
 use alarm::{Alarm, ALARM};
@@ -181,6 +181,11 @@ pub(crate) struct EventLoop<'a> {
     sched_mark: (f64, f64),
 }
 
+/// A duration in whole microseconds, saturating.
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
 mod alarm;
 mod open;
 pub(super) mod recovery;
@@ -255,6 +260,8 @@ impl<'a> EventLoop<'a> {
         let at = Instant::now();
         self.cut(at, tx);
         self.stamp_cpu();
+        self.note_in_flight(at);
+        self.stats.unfinished_max_us = self.oldest_event_us(at);
         let stats = std::mem::replace(&mut self.stats, Box::new(IntervalStats::new(0)));
         let _ = tx.send(LoopMsg::Finished {
             index: self.index,
@@ -398,8 +405,9 @@ impl<'a> EventLoop<'a> {
 
     /// Hands the coordinator every interval whose boundary has passed.
     fn cut(&mut self, now: Instant, tx: &Sender<LoopMsg>) {
-        while self.next_boundary.is_some_and(|b| now >= b) {
+        while let Some(b) = self.next_boundary.filter(|b| now >= *b) {
             self.stamp_cpu();
+            self.note_in_flight(b);
             let fresh = Box::new(IntervalStats::new(self.shared.kinds));
             let stats = std::mem::replace(&mut self.stats, fresh);
             let _ = tx.send(LoopMsg::Interval {
@@ -410,6 +418,31 @@ impl<'a> EventLoop<'a> {
             self.k += 1;
             self.next_boundary = self.clock.bounds.get(self.k);
         }
+    }
+
+    /// Notes the requests that, at the report tick `at`, had waited for their reply at least
+    /// the floor of the stuck bound (the coordinator, which knows the phase's p99, decides
+    /// which are stuck). One pass over the loop's sessions per tick, nothing per query.
+    fn note_in_flight(&mut self, at: Instant) {
+        for s in &self.sessions {
+            if matches!(s.state, State::Call | State::Rollback) {
+                let us = micros(at.saturating_duration_since(s.call_start));
+                if us >= IN_FLIGHT_FLOOR_US {
+                    self.stats.in_flight_us.push(us);
+                }
+            }
+        }
+    }
+
+    /// The age at `at` of the oldest event still waiting for a reply, µs (0: none), counted
+    /// from its start as its latency would have been.
+    fn oldest_event_us(&self, at: Instant) -> u64 {
+        self.sessions
+            .iter()
+            .filter(|s| matches!(s.state, State::Call | State::Rollback))
+            .map(|s| micros(at.saturating_duration_since(s.event_start)))
+            .max()
+            .unwrap_or(0)
     }
 
     /// Charges the thread's time on a CPU and waiting for one since the last stamp to the
@@ -466,10 +499,9 @@ impl<'a> EventLoop<'a> {
                 // Sendable from when it was due and a session was free; the rest is the
                 // loop's own lateness.
                 let ready = at.max(self.idle_since);
-                let us = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
                 self.stats.record_start(
-                    us(now.saturating_duration_since(at)),
-                    us(now.saturating_duration_since(ready)),
+                    micros(now.saturating_duration_since(at)),
+                    micros(now.saturating_duration_since(ready)),
                 );
             }
         }
