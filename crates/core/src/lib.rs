@@ -2,8 +2,9 @@
 //!
 //! Nothing here performs I/O, with three exceptions that every caller needs the same way:
 //! [`input`] reads the files a user names (regular files only, bounded), [`optfile`] reads
-//! option files and the files they include, and [`cpus`] asks how many CPUs the machine has. Results cross crate boundaries as these serde types: the engine
-//! produces [`result::PhaseResult`]s, the store persists them, the CLI prints them.
+//! option files and the files they include, and [`cpus`] asks how many CPUs the machine has.
+//! Results cross crate boundaries as these serde types: the engine produces
+//! [`result::PhaseResult`]s, the store persists them, the CLI prints them.
 //!
 //! ```
 //! use qpslab_core::dsn::Dsn;

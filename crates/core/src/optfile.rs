@@ -18,12 +18,18 @@
 //! errors here, naming the file and line of the directive: a profile that silently loses half
 //! its settings measures something else.
 //!
+//! Every file is read through [`crate::input`]: a regular file only (a FIFO as `~/.my.cnf` is
+//! refused, never waited on), of at most [`OPTION_FILE_LIMIT`] bytes, and the files one read
+//! takes in, includes and all, of at most [`OPTION_FILES_TOTAL`] bytes together.
+//!
 //! ```
 //! use qpslab_core::optfile::parse_client_options;
 //! let o = parse_client_options("[client]\nuser = bench # who\nssl_ca='/ca.pem'\n").unwrap();
 //! assert_eq!((o["user"].as_str(), o["ssl-ca"].as_str()), ("bench", "/ca.pem"));
 //! ```
 
+use crate::input::{self, InputError};
+pub use crate::input::{OPTION_FILES_TOTAL, OPTION_FILE_LIMIT};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -173,11 +179,12 @@ fn client_options(lines: Vec<OptionLine>) -> BTreeMap<String, String> {
     out
 }
 
-/// The state of one read: the chain of files being read (for the cycle check) and the options
-/// found so far.
+/// The state of one read: the chain of files being read (for the cycle check), the bytes read
+/// so far (for [`OPTION_FILES_TOTAL`]) and the options found so far.
 struct Reader<'g> {
     groups: Groups<'g>,
     stack: Vec<PathBuf>,
+    bytes: u64,
     out: Vec<OptionLine>,
 }
 
@@ -189,6 +196,7 @@ impl<'g> Reader<'g> {
         Reader {
             groups,
             stack: Vec::new(),
+            bytes: 0,
             out: Vec::new(),
         }
     }
@@ -218,7 +226,16 @@ impl<'g> Reader<'g> {
                 path.display()
             )));
         }
-        let text = std::fs::read_to_string(path).map_err(|e| fail(what(e)))?;
+        let text = input::read_text(path, "an option file", OPTION_FILE_LIMIT)
+            .map_err(|e| fail(read_error(&e, from.is_some())))?;
+        self.bytes += text.len() as u64;
+        if self.bytes > OPTION_FILES_TOTAL {
+            return Err(fail(format!(
+                "{} brings the option files read to more than {}, the limit in total",
+                path.display(),
+                input::size_text(OPTION_FILES_TOTAL)
+            )));
+        }
         self.stack.push(canonical);
         self.text(&text, path, from.is_none())?;
         self.stack.pop();
@@ -301,6 +318,21 @@ impl<'g> Reader<'g> {
             };
         }
         Ok(())
+    }
+}
+
+/// Why a file could not be read; `included` says whether the reason must name the file (it
+/// is not the file the error is about, but the one with the directive).
+fn read_error(e: &InputError, included: bool) -> String {
+    match e {
+        _ if included => e.to_string(),
+        InputError::Io { source, .. } => format!("cannot read: {source}"),
+        InputError::NotFile { kind, .. } => format!("is {kind}, not a regular file"),
+        InputError::TooLarge { what, limit, .. } => format!(
+            "is larger than {}, the limit for {what}",
+            input::size_text(*limit)
+        ),
+        InputError::NotText { .. } => "is not UTF-8 text".into(),
     }
 }
 

@@ -249,3 +249,65 @@ fn default_files_in_the_clients_order_a_later_one_winning() {
     let e = read_client_files(&[(d.path("absent.cnf"), true)]).unwrap_err();
     assert!(e.to_string().contains("absent.cnf"), "{e}");
 }
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn fifos_and_devices_are_refused_without_waiting() {
+    let d = Dir::new();
+    let fifo = d.path(".my.cnf");
+    mkfifo(&fifo);
+    let started = std::time::Instant::now();
+    let e = read_client_files(&[(fifo.clone(), false)]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: is a FIFO (named pipe), not a regular file",
+            fifo.display()
+        )
+    );
+    let top = d.write("top.cnf", "[client]\nuser=a\n!include /dev/zero\n");
+    let e = read_client_options(&top).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}:3: /dev/zero is a character device, not a regular file",
+            top.display()
+        )
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn sizes_are_bounded_per_file_and_in_total() {
+    let d = Dir::new();
+    let line = format!("# {}\n", "x".repeat(1021));
+    let big = d.write("big.cnf", &line.repeat(1025));
+    let e = read_client_options(&big).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: is larger than 1 MiB, the limit for an option file",
+            big.display()
+        )
+    );
+    // 17 files of 1 MiB less a little: each within the limit, together over it.
+    let part = line.repeat(1023);
+    for i in 0..17 {
+        d.write(&format!("conf.d/{i:02}.cnf"), &part);
+    }
+    let dir = d.path("conf.d").display().to_string();
+    let top = d.write("top.cnf", &format!("[client]\n!includedir {dir}\n"));
+    let e = read_client_options(&top).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}:2: {dir}/16.cnf brings the option files read to more than 16 MiB, the limit in total",
+            top.display()
+        )
+    );
+}
