@@ -50,7 +50,7 @@ pub use fingerprint::{
     fingerprint, fingerprint_into, kind_of_fingerprint, statement_kind, StatementKind,
 };
 pub use reader::LogReader;
-pub use safety::{classify, Effect, Policy, Verdict};
+pub use safety::{classify, Classifier, Dialect, Effect, Policy, Verdict};
 
 /// The reader's buffer: large, so a read call brings many entries at once.
 const READ_BUFFER: usize = 1 << 20;

@@ -28,6 +28,14 @@
 //!   one by one: server-level, as are UDFs loaded by `SONAME`;
 //! - `DROP`/`TRUNCATE` of a database, schema or table (not a temporary one) are destructive.
 
+mod judge;
+mod lex;
+
+use std::collections::HashSet;
+
+use judge::ModeValue;
+use lex::{Lexer, Mode, Server};
+
 /// What a statement may do, from the least to the most harmful.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Effect {
@@ -101,439 +109,390 @@ impl Policy {
     }
 }
 
-/// The verdict on `sql`: its most harmful statement's (see the module documentation).
+/// The server a log's statements will run on, as far as it is known.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Dialect {
+    /// The version as executable comments compare it (10.11.19 is 101119); None when unknown.
+    pub version: Option<u32>,
+    /// MariaDB (true) or MySQL (false); None when unknown.
+    pub mariadb: Option<bool>,
+}
+
+impl Dialect {
+    /// Nothing known: every reading is judged.
+    pub const UNKNOWN: Dialect = Dialect {
+        version: None,
+        mariadb: None,
+    };
+
+    /// A server of this version (101119 for 10.11.19) and flavor.
+    pub fn new(version: Option<u32>, mariadb: bool) -> Dialect {
+        Dialect {
+            version,
+            mariadb: Some(mariadb),
+        }
+    }
+
+    /// The dialect of a server by its version string (`10.11.19-MariaDB-log`, `8.0.36`,
+    /// `5.5.5-10.11.19-MariaDB`).
+    ///
+    /// ```
+    /// use qpslab_sqllog::Dialect;
+    /// assert_eq!(Dialect::of_server("10.11.19-MariaDB-log"), Dialect::new(Some(101119), true));
+    /// assert_eq!(Dialect::of_server("8.0.36"), Dialect::new(Some(80036), false));
+    /// ```
+    pub fn of_server(version: &str) -> Dialect {
+        let mariadb = version.to_ascii_lowercase().contains("mariadb");
+        let text = match version.strip_prefix("5.5.5-") {
+            Some(rest) if mariadb => rest,
+            _ => version,
+        };
+        let mut parts = text
+            .split(|c: char| !c.is_ascii_digit())
+            .take(3)
+            .map(|p| p.parse::<u32>().ok().filter(|&n| n < 100));
+        let number = match (parts.next(), parts.next(), parts.next()) {
+            (Some(Some(a)), Some(Some(b)), Some(Some(c))) => Some(a * 10_000 + b * 100 + c),
+            _ => None,
+        };
+        Dialect {
+            version: number,
+            mariadb: Some(mariadb),
+        }
+    }
+
+    /// The server readings of `text` to judge, or None when there are too many.
+    fn servers(&self, text: &str) -> Option<Vec<Server>> {
+        let flavors = self.mariadb.map_or(vec![true, false], |m| vec![m]);
+        let versions = match self.version {
+            Some(v) => vec![v],
+            None => {
+                // A server of version N runs every comment up to N: one reading per version
+                // named, and one below them all.
+                let mut vs = lex::comment_versions(text);
+                if vs.len() > MAX_VERSIONS {
+                    return None;
+                }
+                vs.insert(0, 0);
+                vs
+            }
+        };
+        let unsure = if lex::has_unsure_comment(text) {
+            vec![false, true]
+        } else {
+            vec![false]
+        };
+        let mut out = Vec::new();
+        for &mariadb in &flavors {
+            for &version in &versions {
+                for &unsure_runs in &unsure {
+                    out.push(Server {
+                        mariadb,
+                        version,
+                        unsure_runs,
+                    });
+                }
+            }
+        }
+        Some(out)
+    }
+}
+
+/// Distinct comment versions judged one by one in a text of unknown version; more is refused.
+const MAX_VERSIONS: usize = 16;
+
+/// Every session state: 4 modes, system database or not.
+const ALL_STATES: u8 = 0xff;
+
+/// The bit of a session state in a set of them.
+fn state_bit(mode: Mode, system_db: bool) -> u8 {
+    1 << (mode.index() + 4 * u8::from(system_db))
+}
+
+/// The session states in a set of them.
+fn states_of(set: u8) -> impl Iterator<Item = (Mode, bool)> {
+    (0..8u8)
+        .filter(move |b| set & (1 << b) != 0)
+        .map(|b| (Mode::ALL[usize::from(b % 4)], b >= 4))
+}
+
+/// The `sql_mode` flags of a value (`'ANSI,NO_BACKSLASH_ESCAPES'`), or None when it names a
+/// mode this classifier does not know (the server may refuse it, or read it otherwise).
+pub(crate) fn mode_of(value: &str) -> Option<Mode> {
+    let mut mode = Mode::ALL[0];
+    if value.is_empty() {
+        return Some(mode);
+    }
+    for item in value.split(',') {
+        let item = item.to_ascii_uppercase();
+        if !SQL_MODES.contains(&item.as_str()) {
+            return None;
+        }
+        mode.nbe |= item == "NO_BACKSLASH_ESCAPES";
+        mode.ansi |= ANSI_QUOTES_MODES.contains(&item.as_str());
+    }
+    Some(mode)
+}
+
+/// Modes that include `ANSI_QUOTES`.
+const ANSI_QUOTES_MODES: [&str; 7] = [
+    "ANSI_QUOTES",
+    "ANSI",
+    "ORACLE",
+    "POSTGRESQL",
+    "MSSQL",
+    "DB2",
+    "MAXDB",
+];
+
+/// The `sql_mode` names of MariaDB and MySQL.
+const SQL_MODES: [&str; 38] = [
+    "REAL_AS_FLOAT",
+    "PIPES_AS_CONCAT",
+    "ANSI_QUOTES",
+    "IGNORE_SPACE",
+    "IGNORE_BAD_TABLE_OPTIONS",
+    "ONLY_FULL_GROUP_BY",
+    "NO_UNSIGNED_SUBTRACTION",
+    "NO_DIR_IN_CREATE",
+    "POSTGRESQL",
+    "ORACLE",
+    "MSSQL",
+    "DB2",
+    "MAXDB",
+    "NO_KEY_OPTIONS",
+    "NO_TABLE_OPTIONS",
+    "NO_FIELD_OPTIONS",
+    "MYSQL323",
+    "MYSQL40",
+    "ANSI",
+    "NO_AUTO_VALUE_ON_ZERO",
+    "NO_BACKSLASH_ESCAPES",
+    "STRICT_TRANS_TABLES",
+    "STRICT_ALL_TABLES",
+    "NO_ZERO_IN_DATE",
+    "NO_ZERO_DATE",
+    "ALLOW_INVALID_DATES",
+    "ERROR_FOR_DIVISION_BY_ZERO",
+    "TRADITIONAL",
+    "NO_AUTO_CREATE_USER",
+    "HIGH_NOT_PRECEDENCE",
+    "NO_ENGINE_SUBSTITUTION",
+    "PAD_CHAR_TO_FULL_LENGTH",
+    "EMPTY_STRING_IS_NULL",
+    "SIMULTANEOUS_ASSIGNMENT",
+    "TIME_ROUND_FRACTIONAL",
+    "TIME_TRUNCATE_FRACTIONAL",
+    "NO_ZERO_IN_DATE",
+    "NO_ZERO_DATE",
+];
+
+/// Reads the statements of one logged connection in order, as its server would: the target's
+/// [`Dialect`] settles executable comments, and the session's `sql_mode` and current database
+/// follow what the log sets (see the module documentation).
+///
+/// ```
+/// use qpslab_sqllog::{Classifier, Dialect, Effect};
+/// let mut c = Classifier::new(Dialect::new(Some(101100), true));
+/// assert_eq!(c.classify("/*!999999 EXPLAIN */ DELETE FROM t").effect, Effect::Write);
+/// c.classify("SET sql_mode='NO_BACKSLASH_ESCAPES'");
+/// assert_eq!(c.classify(r"SELECT '\', db.f_del() #'").effect, Effect::Write);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Classifier {
+    dialect: Dialect,
+    /// The modes `SET sql_mode = DEFAULT` may restore (a set of [`Mode::index`] bits).
+    global_modes: u8,
+    /// The states the session may be in (a set of [`state_bit`]s).
+    states: u8,
+}
+
+impl Classifier {
+    /// A classifier for a new session on a server of `dialect`, in the default `sql_mode`
+    /// (neither `ANSI_QUOTES` nor `NO_BACKSLASH_ESCAPES`).
+    pub fn new(dialect: Dialect) -> Classifier {
+        Classifier {
+            dialect,
+            global_modes: 1,
+            states: state_bit(Mode::ALL[0], false),
+        }
+    }
+
+    /// The session starts in the server's `sql_mode` (its `@@sql_mode`); None when it is not
+    /// known (both readings of each flag are then judged).
+    pub fn with_sql_mode(mut self, sql_mode: Option<&str>) -> Classifier {
+        let modes = match sql_mode {
+            Some(text) => {
+                // The server's own value: names this classifier does not know change nothing.
+                let mut m = Mode::ALL[0];
+                for item in text.split(',').map(str::trim) {
+                    let item = item.to_ascii_uppercase();
+                    m.nbe |= item == "NO_BACKSLASH_ESCAPES";
+                    m.ansi |= ANSI_QUOTES_MODES.contains(&item.as_str());
+                }
+                1 << m.index()
+            }
+            None => 0x0f,
+        };
+        self.global_modes = modes;
+        self.states = states_of(self.states)
+            .flat_map(|(_, sys)| Mode::ALL.iter().map(move |&m| (m, sys)))
+            .filter(|(m, _)| modes & (1 << m.index()) != 0)
+            .fold(0, |a, (m, sys)| a | state_bit(m, sys));
+        self
+    }
+
+    /// The session's current database, as the log gives it for an entry (None: unchanged).
+    pub fn set_database(&mut self, db: Option<&str>) {
+        let Some(db) = db else { return };
+        let sys = ["mysql", "performance_schema", "sys"]
+            .iter()
+            .any(|s| db.eq_ignore_ascii_case(s));
+        self.states = states_of(self.states).fold(0, |a, (m, _)| a | state_bit(m, sys));
+    }
+
+    /// The verdict on `sql` run next in this session; the session's state follows what it
+    /// sets (`SET sql_mode`, `USE`).
+    pub fn classify(&mut self, sql: &str) -> Verdict {
+        let (verdict, after) = self.walk(sql);
+        self.states = if after == 0 { ALL_STATES } else { after };
+        verdict
+    }
+
+    /// The verdict on `sql` in the session's current state, which it leaves as it is.
+    pub fn peek(&self, sql: &str) -> Verdict {
+        self.walk(sql).0
+    }
+
+    /// The modes a `sql_mode` value may give.
+    fn modes_of(&self, value: ModeValue) -> u8 {
+        match value {
+            ModeValue::Known(m) => 1 << m.index(),
+            ModeValue::Default => self.global_modes,
+            ModeValue::Unknown => 0x0f,
+        }
+    }
+
+    /// The worst verdict over every reading of `sql` that the session's possible states and
+    /// the dialect leave open, and the states the session may be in after it.
+    fn walk(&self, sql: &str) -> (Verdict, u8) {
+        let too_complex = (
+            v(
+                Effect::Admin,
+                "too many possible readings to judge the statement",
+            ),
+            ALL_STATES,
+        );
+        let Some(servers) = self.dialect.servers(sql) else {
+            return too_complex;
+        };
+        // Every reading is a linear pass; together they may read the text a bounded number of
+        // times.
+        let mut budget = sql.len().saturating_mul(64).saturating_add(1 << 16);
+        let mut worst: Option<Verdict> = None;
+        let mut ends = 0u8;
+        let mut toks = Vec::new();
+        let mut probe = Vec::new();
+        for server in servers {
+            let mut seen = HashSet::new();
+            let mut stack: Vec<Path> = states_of(self.states)
+                .map(|(mode, system_db)| Path {
+                    pos: 0,
+                    mode,
+                    system_db,
+                    open_exec: 0,
+                    first: true,
+                })
+                .collect();
+            while let Some(p) = stack.pop() {
+                if !seen.insert((p.pos, p.mode, p.system_db, p.open_exec, p.first)) {
+                    continue;
+                }
+                let mut lx = Lexer::new(sql, p.pos, server, p.mode, p.open_exec);
+                lx.statement(&mut toks);
+                let Some(left) = budget.checked_sub(lx.pos - p.pos + 1) else {
+                    return too_complex;
+                };
+                budget = left;
+                if toks.is_empty() {
+                    if lx.pos >= sql.len() {
+                        ends |= state_bit(p.mode, p.system_db);
+                    } else {
+                        stack.push(Path { pos: lx.pos, ..p });
+                    }
+                    continue;
+                }
+                let j = judge::statement(&toks, 0, p.system_db);
+                worst = Some(worst.map_or(j.verdict, |w| w.or_worse(j.verdict)));
+                // What this statement sets is known only when it is the whole text and does
+                // nothing else (else it may fail, or not run): else the session may be in
+                // either state.
+                let whole = j.change.pure && p.first && {
+                    let mut rest = Lexer::new(sql, lx.pos, server, p.mode, lx.open_exec);
+                    loop {
+                        rest.statement(&mut probe);
+                        if !probe.is_empty() {
+                            break false;
+                        }
+                        if rest.pos >= sql.len() {
+                            break true;
+                        }
+                    }
+                };
+                let mut modes = j.change.mode.map_or(0, |m| self.modes_of(m));
+                if !whole || modes == 0 {
+                    modes |= 1 << p.mode.index();
+                }
+                let mut systems = j.change.system_db.map_or(0, |s| 1u8 << u8::from(s));
+                if !whole || systems == 0 {
+                    systems |= 1 << u8::from(p.system_db);
+                }
+                // SET STATEMENT sql_mode=... FOR stmt: stmt read under that mode too.
+                if let Some(m) = j.change.statement_mode {
+                    for (mode, _) in states_of(self.modes_of(m)) {
+                        stack.push(Path { mode, ..p });
+                    }
+                }
+                for (mode, _) in states_of(modes) {
+                    for system_db in [false, true] {
+                        if systems & (1 << u8::from(system_db)) != 0 {
+                            stack.push(Path {
+                                pos: lx.pos,
+                                mode,
+                                system_db,
+                                open_exec: lx.open_exec,
+                                first: false,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        (worst.unwrap_or(v(Effect::Session, "no statement")), ends)
+    }
+}
+
+/// Where one reading of a text stands.
+#[derive(Debug, Clone, Copy)]
+struct Path {
+    pos: usize,
+    mode: Mode,
+    system_db: bool,
+    open_exec: u32,
+    first: bool,
+}
+
+/// The verdict on `sql`: its most harmful statement's, for a server of unknown version and
+/// flavor in the default `sql_mode` (see the module documentation and [`Classifier`]).
 ///
 /// ```
 /// use qpslab_sqllog::{classify, Effect};
 /// assert_eq!(classify("/* app */ SELECT c FROM t WHERE id = 1 FOR UPDATE").effect, Effect::Read);
 /// assert_eq!(classify("select 1; SHUTDOWN").effect, Effect::Admin);
+/// assert_eq!(classify("/*!999999 EXPLAIN */ SHUTDOWN").effect, Effect::Admin);
 /// ```
 pub fn classify(sql: &str) -> Verdict {
-    classify_at(sql, 0)
-}
-
-/// [`classify`] of text found inside a statement (`PREPARE ... FROM '...'`), `depth` levels down.
-fn classify_at(sql: &str, depth: u32) -> Verdict {
-    let toks = lex(sql);
-    let mut worst: Option<Verdict> = None;
-    for piece in toks.split(|t| *t == Tok::Punct(b';')) {
-        if piece.is_empty() {
-            continue;
-        }
-        let got = statement(piece, depth);
-        worst = Some(worst.map_or(got, |w| w.or_worse(got)));
-    }
-    worst.unwrap_or(v(Effect::Session, "no statement"))
-}
-
-/// A token of SQL text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tok<'a> {
-    /// A keyword or an unquoted name (or a number).
-    Word(&'a str),
-    /// A backquoted name: never a keyword.
-    Quoted,
-    /// A quoted string's content (escapes left as they are).
-    Str(&'a str),
-    /// `@name`, `@@name`, `@@global.name`.
-    Var(&'a str),
-    /// Any other character.
-    Punct(u8),
-}
-
-fn is_ident(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
-}
-
-/// The tokens of `sql`, comments dropped and executable comments opened.
-fn lex(sql: &str) -> Vec<Tok<'_>> {
-    let s = sql.as_bytes();
-    let at = |i: usize| s.get(i).copied().unwrap_or(0);
-    let mut toks = Vec::new();
-    let mut i = 0;
-    let mut open_exec = 0u32;
-    while i < s.len() {
-        let c = s[i];
-        match c {
-            _ if c.is_ascii_whitespace() => i += 1,
-            b'#' => i = line_end(s, i),
-            b'-' if at(i + 1) == b'-' && matches!(at(i + 2), 0..=b' ') => i = line_end(s, i),
-            b'/' if at(i + 1) == b'*'
-                && (at(i + 2) == b'!'
-                    || matches!(s.get(i + 2..i + 4), Some([b'M' | b'm', b'!']))) =>
-            {
-                i += if at(i + 2) == b'!' { 3 } else { 4 };
-                // The version (`?` in a fingerprint).
-                while at(i).is_ascii_digit() || at(i) == b'?' {
-                    i += 1;
-                }
-                open_exec += 1;
-            }
-            b'/' if at(i + 1) == b'*' => {
-                i = memchr::memmem::find(&s[i + 2..], b"*/").map_or(s.len(), |n| i + 2 + n + 2)
-            }
-            b'*' if at(i + 1) == b'/' && open_exec > 0 => {
-                open_exec -= 1;
-                i += 2;
-            }
-            b'\'' | b'"' => {
-                let (end, closed) = quoted_end(s, i, c);
-                toks.push(Tok::Str(&sql[i + 1..end - usize::from(closed)]));
-                i = end;
-            }
-            b'`' => {
-                i = quoted_end(s, i, b'`').0;
-                toks.push(Tok::Quoted);
-            }
-            b'@' if is_ident(at(i + 1)) || at(i + 1) == b'@' => {
-                let start = i;
-                i += 1 + usize::from(at(i + 1) == b'@');
-                while is_ident(at(i)) || (at(i) == b'.' && is_ident(at(i + 1))) {
-                    i += 1;
-                }
-                toks.push(Tok::Var(&sql[start..i]));
-            }
-            _ if is_ident(c) => {
-                let start = i;
-                while is_ident(at(i)) {
-                    i += 1;
-                }
-                toks.push(Tok::Word(&sql[start..i]));
-            }
-            _ => {
-                toks.push(Tok::Punct(c));
-                i += 1;
-            }
-        }
-    }
-    toks
-}
-
-fn line_end(s: &[u8], i: usize) -> usize {
-    memchr::memchr(b'\n', &s[i..]).map_or(s.len(), |n| i + n)
-}
-
-/// The index after the quoted run opened by `q` at `i` (`\` escapes, doubled quotes), and
-/// whether its closing quote was found.
-fn quoted_end(s: &[u8], i: usize, q: u8) -> (usize, bool) {
-    let mut j = i + 1;
-    while j < s.len() {
-        let c = s[j];
-        j += 1;
-        if c == b'\\' && q != b'`' {
-            j += 1;
-        } else if c == q {
-            if s.get(j) != Some(&q) {
-                return (j, true);
-            }
-            j += 1;
-        }
-    }
-    (s.len(), false)
-}
-
-/// The tokens of one statement, read by keyword.
-struct Stmt<'a, 'b> {
-    t: &'b [Tok<'a>],
-}
-
-impl Stmt<'_, '_> {
-    fn word(&self, i: usize) -> Option<&str> {
-        match self.t.get(i) {
-            Some(Tok::Word(w)) => Some(w),
-            _ => None,
-        }
-    }
-
-    fn is(&self, i: usize, kw: &str) -> bool {
-        self.word(i).is_some_and(|w| w.eq_ignore_ascii_case(kw))
-    }
-
-    fn is_any(&self, i: usize, kws: &[&str]) -> bool {
-        kws.iter().any(|k| self.is(i, k))
-    }
-
-    /// Whether keyword `kw` appears anywhere.
-    fn has(&self, kw: &str) -> bool {
-        (0..self.t.len()).any(|i| self.is(i, kw))
-    }
-
-    /// The first string literal after position `i`.
-    fn string_after(&self, i: usize) -> Option<&str> {
-        self.t.iter().skip(i).find_map(|t| match t {
-            Tok::Str(s) => Some(*s),
-            _ => None,
-        })
-    }
-}
-
-/// One statement's verdict (no `;` inside).
-fn statement(t: &[Tok<'_>], depth: u32) -> Verdict {
-    use Effect::*;
-    let lead = t.iter().take_while(|x| **x == Tok::Punct(b'(')).count();
-    let s = Stmt { t: &t[lead..] };
-    if s.word(0).is_some() && s.t.get(1) == Some(&Tok::Punct(b':')) {
-        return v(Admin, "a labelled compound statement cannot be checked");
-    }
-    let Some(first) = s.word(0).map(str::to_ascii_lowercase) else {
-        return v(Write, "an unknown statement may write");
-    };
-    match first.as_str() {
-        "select" | "values" | "table" | "with" | "do" => read_like(&s),
-        "show" | "help" | "check" | "checksum" => v(Read, "reads"),
-        "handler" => v(Read, "HANDLER reads"),
-        "describe" | "desc" | "explain" if s.is(1, "analyze") => after(&s, 2, depth),
-        "describe" | "desc" | "explain" => v(Read, "EXPLAIN does not run the statement"),
-        "analyze" if s.is_any(1, &["table", "tables", "local", "no_write_to_binlog"]) => {
-            v(Ddl, "ANALYZE TABLE rewrites statistics")
-        }
-        // MariaDB's ANALYZE [FORMAT=JSON] stmt runs stmt.
-        "analyze" => after(&s, 1, depth),
-        "begin" if s.is(1, "not") => v(Admin, "a compound statement cannot be checked"),
-        "use" | "begin" | "commit" | "rollback" | "savepoint" | "release" | "xa" | "deallocate"
-        | "get" | "signal" | "resignal" | "unlock" => v(Session, "changes only this session"),
-        "start" if s.is(1, "transaction") => v(Session, "changes only this session"),
-        "start" | "stop" => v(Admin, "START/STOP controls replication"),
-        "set" => set(&s, depth),
-        "prepare" => match s.string_after(1) {
-            Some(text) if depth < 4 => classify_at(text, depth + 1),
-            _ => v(Admin, "PREPARE of dynamic SQL cannot be checked"),
-        },
-        "execute" if s.is(1, "immediate") => match s.t.get(2) {
-            Some(Tok::Str(text)) if depth < 4 => classify_at(text, depth + 1),
-            _ => v(Admin, "EXECUTE IMMEDIATE of dynamic SQL cannot be checked"),
-        },
-        "execute" => v(Session, "runs a statement whose PREPARE was checked"),
-        "insert" | "update" | "delete" | "replace" => v(Write, "changes rows"),
-        "call" => v(Write, "CALL runs a stored procedure that may write"),
-        "lock" if s.is_any(1, &["table", "tables"]) => v(Ddl, "LOCK TABLES blocks other sessions"),
-        "lock" | "backup" => v(Admin, "a backup lock blocks the server"),
-        "load" => v(
-            Admin,
-            "LOAD reads files on the server's host or fills a key cache",
-        ),
-        "create" | "alter" | "drop" => ddl(&s, &first),
-        "rename" if s.is(1, "user") => v(Admin, "RENAME USER manages accounts"),
-        "rename" => v(Ddl, "RENAME TABLE changes the schema"),
-        "truncate" => v(Destructive, "TRUNCATE empties a table"),
-        "optimize" | "repair" => v(Ddl, "rebuilds a table"),
-        "import" => v(Ddl, "IMPORT TABLE changes the schema"),
-        "grant" | "revoke" => v(Admin, "GRANT/REVOKE change privileges"),
-        "install" | "uninstall" => v(Admin, "INSTALL/UNINSTALL load or unload server code"),
-        "flush" => v(Admin, "FLUSH acts on the whole server"),
-        "reset" => v(
-            Admin,
-            "RESET clears server state (logs, caches, replication)",
-        ),
-        "change" => v(Admin, "CHANGE MASTER/REPLICATION changes replication"),
-        "purge" => v(Admin, "PURGE deletes binary logs"),
-        "kill" => v(Admin, "KILL ends sessions"),
-        "shutdown" | "restart" => v(Admin, "SHUTDOWN/RESTART stops the server"),
-        "binlog" => v(Admin, "BINLOG applies binary log events"),
-        "cache" => v(Admin, "CACHE INDEX changes a key cache"),
-        "clone" => v(Admin, "CLONE replaces the server's data"),
-        "if" | "while" | "loop" | "repeat" | "case" | "declare" | "for" => {
-            v(Admin, "a compound statement cannot be checked")
-        }
-        _ => v(Write, "an unknown statement may write"),
-    }
-}
-
-/// The statement that starts at token `i`, after a `FORMAT=...` (what EXPLAIN ANALYZE or
-/// ANALYZE runs).
-fn after(s: &Stmt<'_, '_>, i: usize, depth: u32) -> Verdict {
-    let i = if s.is(i, "format") { i + 3 } else { i };
-    match s.t.get(i..) {
-        Some(rest) if !rest.is_empty() && depth < 4 => statement(rest, depth + 1),
-        _ => v(Effect::Ddl, "ANALYZE TABLE rewrites statistics"),
-    }
-}
-
-/// SELECT, VALUES, TABLE, WITH, DO: a read unless it writes a file, changes rows (`WITH ...
-/// UPDATE`), advances a sequence or calls a stored function by its schema.
-fn read_like(s: &Stmt<'_, '_>) -> Verdict {
-    use Effect::*;
-    let mut worst = v(Read, "reads");
-    for i in 0..s.t.len() {
-        let found = if s.is(i, "into") && s.is_any(i + 1, &["outfile", "dumpfile"]) {
-            v(
-                Admin,
-                "INTO OUTFILE/DUMPFILE writes a file on the server's host",
-            )
-        } else if s.is_any(i, &["insert", "update", "delete", "replace"])
-            && !(s.is(i, "update") && i > 0 && s.is(i - 1, "for"))
-        {
-            v(Write, "changes rows")
-        } else if (s.is_any(i, &["nextval", "setval"]) && s.t.get(i + 1) == Some(&Tok::Punct(b'(')))
-            || (s.is(i, "next") && s.is(i + 1, "value") && s.is(i + 2, "for"))
-        {
-            v(Write, "advances a sequence")
-        } else if s.is_any(i, &["sys_exec", "sys_eval"]) {
-            v(Admin, "calls a UDF that runs commands on the server's host")
-        } else if matches!(s.t.get(i), Some(Tok::Word(_) | Tok::Quoted))
-            && s.t.get(i + 1) == Some(&Tok::Punct(b'.'))
-            && matches!(s.t.get(i + 2), Some(Tok::Word(_) | Tok::Quoted))
-            && s.t.get(i + 3) == Some(&Tok::Punct(b'('))
-        {
-            v(Write, "calls a stored function that may write")
-        } else {
-            continue;
-        };
-        worst = worst.or_worse(found);
-    }
-    worst
-}
-
-/// Variables whose session value changes what reaches replicas or the binary log.
-const REPLICATION_VARS: [&str; 7] = [
-    "sql_log_bin",
-    "gtid_next",
-    "gtid_seq_no",
-    "gtid_domain_id",
-    "server_id",
-    "skip_replication",
-    "pseudo_slave_mode",
-];
-
-/// SET: session unless it names a global or persisted scope, a password, roles, a resource
-/// group or a replication variable; `SET STATEMENT ... FOR stmt` is also its statement.
-fn set(s: &Stmt<'_, '_>, depth: u32) -> Verdict {
-    use Effect::*;
-    if s.is(1, "password") {
-        return v(Admin, "SET PASSWORD changes an account's password");
-    }
-    if s.is(1, "default") && s.is(2, "role") {
-        return v(Admin, "SET DEFAULT ROLE manages accounts");
-    }
-    if s.is(1, "resource") {
-        return v(Admin, "SET RESOURCE GROUP changes server threads");
-    }
-    // SET STATEMENT var=value[, ...] FOR stmt: the assignments, then the statement.
-    let inner = s
-        .is(1, "statement")
-        .then(|| (2..s.t.len()).find(|&i| s.is(i, "for")))
-        .flatten();
-    let assignments = &s.t[..inner.unwrap_or(s.t.len())];
-    let mut worst = match inner {
-        Some(i) if depth < 4 => statement(&s.t[i + 1..], depth + 1),
-        Some(_) => v(Write, "an unknown statement may write"),
-        None => v(Session, "changes only this session"),
-    };
-    for (i, t) in assignments.iter().enumerate() {
-        // A system variable counts where it is assigned, not where it is read.
-        let assigned = matches!(assignments.get(i + 1), Some(Tok::Punct(b'=' | b':')));
-        let found = match t {
-            Tok::Word(w)
-                if ["global", "persist", "persist_only"]
-                    .iter()
-                    .any(|k| w.eq_ignore_ascii_case(k)) =>
-            {
-                v(Admin, "SET GLOBAL/PERSIST changes server settings")
-            }
-            Tok::Var(name) if assigned => {
-                let lower = name.to_ascii_lowercase();
-                let global = ["@@global.", "@@persist.", "@@persist_only."]
-                    .iter()
-                    .any(|p| lower.starts_with(p));
-                let var = lower.rsplit(['.', '@']).next().unwrap_or_default();
-                if global {
-                    v(Admin, "SET GLOBAL/PERSIST changes server settings")
-                } else if lower.starts_with("@@") && REPLICATION_VARS.contains(&var) {
-                    v(Admin, "changes what reaches the binary log and replicas")
-                } else {
-                    continue;
-                }
-            }
-            Tok::Word(w) if REPLICATION_VARS.iter().any(|k| w.eq_ignore_ascii_case(k)) => {
-                v(Admin, "changes what reaches the binary log and replicas")
-            }
-            _ => continue,
-        };
-        worst = worst.or_worse(found);
-    }
-    worst
-}
-
-/// The kinds of object CREATE, ALTER and DROP name (the first of these words after the verb).
-const OBJECTS: [&str; 21] = [
-    "database",
-    "schema",
-    "table",
-    "view",
-    "index",
-    "procedure",
-    "function",
-    "trigger",
-    "event",
-    "sequence",
-    "user",
-    "role",
-    "server",
-    "tablespace",
-    "logfile",
-    "package",
-    "instance",
-    "resource",
-    "undo",
-    "prepare",
-    "spatial",
-];
-
-/// CREATE, ALTER, DROP by the kind of object they name.
-fn ddl(s: &Stmt<'_, '_>, verb: &str) -> Verdict {
-    use Effect::*;
-    let mut i = 1;
-    let mut temporary = false;
-    let object = loop {
-        match s.t.get(i) {
-            None => break None,
-            Some(Tok::Word(w))
-                if w.eq_ignore_ascii_case("definer")
-                    && s.t.get(i + 1) == Some(&Tok::Punct(b'=')) =>
-            {
-                // DEFINER = user@host: the user is no object keyword.
-                i += 3;
-                while matches!(
-                    s.t.get(i),
-                    Some(Tok::Var(_) | Tok::Punct(b'@') | Tok::Str(_))
-                ) {
-                    i += 1;
-                }
-                continue;
-            }
-            Some(Tok::Word(w)) if w.eq_ignore_ascii_case("temporary") => temporary = true,
-            Some(Tok::Word(w)) if w.eq_ignore_ascii_case("tables") => break Some("table"),
-            Some(Tok::Word(w)) => {
-                if let Some(o) = OBJECTS.iter().find(|o| w.eq_ignore_ascii_case(o)) {
-                    break Some(*o);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-        if i > 16 {
-            break None;
-        }
-    };
-    let drop = verb == "drop";
-    match object {
-        Some("user" | "role") => v(Admin, "manages accounts"),
-        Some("server") => v(
-            Admin,
-            "CREATE/ALTER/DROP SERVER changes federated connections",
-        ),
-        Some("instance" | "resource") => v(Admin, "changes the server instance"),
-        Some("function") if s.has("soname") => v(Admin, "loads a shared library (UDF)"),
-        Some("procedure" | "function" | "trigger" | "event" | "package") if !drop => v(
-            Admin,
-            "defines stored code whose statements cannot be checked",
-        ),
-        Some("database" | "schema") if drop => v(Destructive, "DROP DATABASE drops its tables"),
-        Some("table") if drop && !temporary => v(Destructive, "DROP TABLE drops a table's rows"),
-        Some("prepare") if drop => v(Session, "changes only this session"),
-        Some(_) => v(Ddl, "changes the schema"),
-        None => v(Write, "an unknown statement may write"),
-    }
+    Classifier::new(Dialect::UNKNOWN).classify(sql)
 }
 
 #[cfg(test)]

@@ -1,0 +1,326 @@
+//! SQL text to tokens, one statement at a time, as one server would read it.
+//!
+//! What the text means depends on the server (`/*!NNNNN ...*/` runs only from version NNNNN,
+//! `/*M!` only on MariaDB) and on the session's `sql_mode` (`NO_BACKSLASH_ESCAPES` changes where
+//! a string ends, `ANSI_QUOTES` makes `"x"` a name): a [`Lexer`] reads under one [`Server`]
+//! hypothesis and one [`Mode`]; the caller tries every reading it cannot rule out. The lexer is
+//! a single forward pass with no recursion: its work is linear in the text.
+
+/// The two `sql_mode` flags that change how text is tokenized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Mode {
+    /// `NO_BACKSLASH_ESCAPES`: `\` is an ordinary character in strings.
+    pub nbe: bool,
+    /// `ANSI_QUOTES`: `"x"` is a quoted name, not a string.
+    pub ansi: bool,
+}
+
+impl Mode {
+    /// Every mode, by [`Mode::index`].
+    pub const ALL: [Mode; 4] = [
+        Mode::of(false, false),
+        Mode::of(true, false),
+        Mode::of(false, true),
+        Mode::of(true, true),
+    ];
+
+    const fn of(nbe: bool, ansi: bool) -> Mode {
+        Mode { nbe, ansi }
+    }
+
+    /// 0..4, the bit of this mode in a set of modes.
+    pub fn index(self) -> u8 {
+        u8::from(self.nbe) | (u8::from(self.ansi) << 1)
+    }
+}
+
+/// One hypothesis about the server that reads the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Server {
+    /// MariaDB (else MySQL).
+    pub mariadb: bool,
+    /// Its version as executable comments compare it (10.11.19 is 101119).
+    pub version: u32,
+    /// Whether executable comments whose fate cannot be told (a version folded to `?` by a
+    /// fingerprint, a lowercase `/*m!`, a 6-digit version on MySQL) run.
+    pub unsure_runs: bool,
+}
+
+/// A token of SQL text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tok<'a> {
+    /// A keyword or an unquoted name (or a number).
+    Word(&'a str),
+    /// A quoted name's raw content (backquotes, or double quotes under `ANSI_QUOTES`): never a
+    /// keyword.
+    Ident(&'a str),
+    /// A string literal, or adjacent ones (`'a' 'b'` is one string): the raw text from the
+    /// first opening quote to the last closing one.
+    Str(&'a str),
+    /// Any other character.
+    Punct(u8),
+}
+
+/// Whether `c` may be part of an unquoted name (bytes of non-ASCII characters are).
+pub(crate) fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
+}
+
+/// How an executable comment's opening is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    /// Its content is SQL; `usize` bytes of marker and version to skip.
+    Run(usize),
+    /// An ordinary comment.
+    Skip,
+}
+
+/// A reader of one text under one reading.
+pub(crate) struct Lexer<'a> {
+    text: &'a str,
+    /// The next byte to read.
+    pub pos: usize,
+    server: Server,
+    /// The `sql_mode` flags the text is read under.
+    pub mode: Mode,
+    /// Executable comments opened and not yet closed.
+    pub open_exec: u32,
+}
+
+impl<'a> Lexer<'a> {
+    /// A lexer at `pos` of `text`.
+    pub fn new(text: &'a str, pos: usize, server: Server, mode: Mode, open_exec: u32) -> Self {
+        Lexer {
+            text,
+            pos,
+            server,
+            mode,
+            open_exec,
+        }
+    }
+
+    fn at(&self, i: usize) -> u8 {
+        self.text.as_bytes().get(i).copied().unwrap_or(0)
+    }
+
+    /// The tokens of the next statement into `out` (cleared), through its `;`.
+    pub fn statement(&mut self, out: &mut Vec<Tok<'a>>) {
+        out.clear();
+        let s = self.text.as_bytes();
+        while self.pos < s.len() {
+            let i = self.pos;
+            let c = s[i];
+            match c {
+                _ if c.is_ascii_whitespace() => self.pos += 1,
+                b'#' => self.pos = line_end(s, i),
+                b'-' if self.at(i + 1) == b'-' && matches!(self.at(i + 2), 0..=b' ') => {
+                    self.pos = line_end(s, i)
+                }
+                b'/' if self.at(i + 1) == b'*' => match self.fate(i) {
+                    Fate::Run(n) => {
+                        self.pos = i + n;
+                        self.open_exec = self.open_exec.saturating_add(1);
+                    }
+                    Fate::Skip => {
+                        self.pos = memchr::memmem::find(&s[i + 2..], b"*/")
+                            .map_or(s.len(), |n| i + 2 + n + 2)
+                    }
+                },
+                b'*' if self.at(i + 1) == b'/' && self.open_exec > 0 => {
+                    self.open_exec -= 1;
+                    self.pos += 2;
+                }
+                b';' => {
+                    self.pos += 1;
+                    return;
+                }
+                b'\'' => self.string(out, c),
+                b'"' if !self.mode.ansi => self.string(out, c),
+                b'"' | b'`' => {
+                    let (end, closed) = quoted_end(s, i, c, false);
+                    out.push(Tok::Ident(&self.text[i + 1..end - usize::from(closed)]));
+                    self.pos = end;
+                }
+                _ if is_ident(c) => {
+                    let mut j = i;
+                    while j < s.len() && is_ident(s[j]) {
+                        j += 1;
+                    }
+                    out.push(Tok::Word(&self.text[i..j]));
+                    self.pos = j;
+                }
+                _ => {
+                    out.push(Tok::Punct(c));
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    /// A string literal at `pos`, joined to the one before it when they are adjacent.
+    fn string(&mut self, out: &mut Vec<Tok<'a>>, q: u8) {
+        let i = self.pos;
+        let (end, _) = quoted_end(self.text.as_bytes(), i, q, !self.mode.nbe);
+        let start = match out.last().copied() {
+            Some(Tok::Str(prev)) => {
+                out.pop();
+                prev.as_ptr() as usize - self.text.as_ptr() as usize
+            }
+            _ => i,
+        };
+        out.push(Tok::Str(&self.text[start..end]));
+        self.pos = end;
+    }
+
+    /// What the server does with the comment opened at `i` (`/*`).
+    fn fate(&self, i: usize) -> Fate {
+        let sv = self.server;
+        let (marker, upper_m) = match (self.at(i + 2), self.at(i + 3)) {
+            (b'!', _) => (3, false),
+            (b'M', b'!') => (4, true),
+            (b'm', b'!') => (4, false),
+            _ => return Fate::Skip,
+        };
+        let unsure = |n: usize| {
+            if sv.unsure_runs {
+                Fate::Run(n)
+            } else {
+                Fate::Skip
+            }
+        };
+        let is_m = marker == 4;
+        // MySQL reads `/*M!` as an ordinary comment; MariaDB reads `/*M!` (a lowercase `m`
+        // cannot be told from a folded fingerprint: both readings).
+        if is_m && !sv.mariadb {
+            return Fate::Skip;
+        }
+        let v = i + marker;
+        if self.at(v) == b'?' {
+            return unsure(marker + 1);
+        }
+        let digits = (0..6)
+            .take_while(|&k| self.at(v + k).is_ascii_digit())
+            .count();
+        if is_m && !upper_m {
+            return unsure(marker + if digits >= 5 { digits } else { 0 });
+        }
+        if digits < 5 {
+            // No version: the content always runs (digits and all).
+            return Fate::Run(marker);
+        }
+        let number = |n: usize| {
+            self.text[v..v + n]
+                .bytes()
+                .fold(0u32, |a, d| a * 10 + u32::from(d - b'0'))
+        };
+        if sv.mariadb {
+            // MariaDB reads 5 or 6 digits and ignores MySQL 5.7+ versions (50700-99999)
+            // unless the comment is `/*M!`.
+            let version = number(digits);
+            let mysql_only = (50700..=99999).contains(&version) && !is_m;
+            if version <= sv.version && !mysql_only {
+                Fate::Run(marker + digits)
+            } else {
+                Fate::Skip
+            }
+        } else if digits == 6 {
+            // MySQL versions differ on whether a sixth digit belongs to the version.
+            unsure(marker + 6)
+        } else if number(5) <= sv.version {
+            Fate::Run(marker + 5)
+        } else {
+            Fate::Skip
+        }
+    }
+}
+
+/// Versions that executable comments in `text` compare against (anywhere: a superset).
+pub(crate) fn comment_versions(text: &str) -> Vec<u32> {
+    let s = text.as_bytes();
+    let mut out = Vec::new();
+    for at in memchr::memmem::find_iter(s, b"/*") {
+        let v = match s.get(at + 2..at + 4) {
+            Some([b'!', _]) => at + 3,
+            Some([b'M' | b'm', b'!']) => at + 4,
+            _ => continue,
+        };
+        let digits = (0..6)
+            .take_while(|&k| s.get(v + k).is_some_and(u8::is_ascii_digit))
+            .count();
+        if digits >= 5 {
+            let n = |k: usize| {
+                s[v..v + k]
+                    .iter()
+                    .fold(0u32, |a, d| a * 10 + u32::from(d - b'0'))
+            };
+            out.push(n(digits));
+            out.push(n(5));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Whether `text` holds an executable comment whose fate no version settles.
+pub(crate) fn has_unsure_comment(text: &str) -> bool {
+    let s = text.as_bytes();
+    memchr::memmem::find_iter(s, b"/*").any(|at| match s.get(at + 2..at + 4) {
+        Some([b'm', b'!']) | Some([b'!', b'?']) => true,
+        Some([b'!', _]) | Some([b'M', b'!']) => {
+            let v = at + if s[at + 2] == b'!' { 3 } else { 4 };
+            s.get(v) == Some(&b'?') || (0..6).all(|k| s.get(v + k).is_some_and(u8::is_ascii_digit))
+        }
+        _ => false,
+    })
+}
+
+fn line_end(s: &[u8], i: usize) -> usize {
+    memchr::memchr(b'\n', &s[i..]).map_or(s.len(), |n| i + n)
+}
+
+/// The index after the quoted run opened by `q` at `i` (doubled quotes, and `\` escapes when
+/// `escapes`), and whether its closing quote was found.
+pub(crate) fn quoted_end(s: &[u8], i: usize, q: u8, escapes: bool) -> (usize, bool) {
+    let mut j = i + 1;
+    while j < s.len() {
+        let c = s[j];
+        j += 1;
+        if c == b'\\' && escapes {
+            j += 1;
+        } else if c == q {
+            if s.get(j) != Some(&q) {
+                return (j, true);
+            }
+            j += 1;
+        }
+    }
+    (s.len(), false)
+}
+
+/// The value of a [`Tok::Str`] read under `mode`, or None when it holds a backslash escape (its
+/// value then depends on more than this reading) or is not only literals and spaces.
+pub(crate) fn string_value(raw: &str, mode: Mode) -> Option<String> {
+    let s = raw.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < s.len() {
+        let q = s[i];
+        if q.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if !(q == b'\'' || (q == b'"' && !mode.ansi)) {
+            return None;
+        }
+        let (end, closed) = quoted_end(s, i, q, !mode.nbe);
+        let body = raw.get(i + 1..end - usize::from(closed))?;
+        if body.contains('\\') && !mode.nbe {
+            return None;
+        }
+        let doubled = [q as char, q as char].iter().collect::<String>();
+        out.push_str(&body.replace(&doubled, &(q as char).to_string()));
+        i = end;
+    }
+    Some(out)
+}
