@@ -145,6 +145,9 @@ pub fn command_args(t: &TargetArgs) -> Vec<String> {
     if let Some(s) = t.wait.read_timeout {
         push("--read-timeout", s.to_string());
     }
+    if let Some(s) = &t.max_allowed_packet {
+        push("--max-allowed-packet", s.clone());
+    }
     // Never the password itself: the command asks for it again.
     if t.password.is_some() {
         args.push("--password".into());
@@ -331,6 +334,10 @@ fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
         },
         ssl_ca: file.get("ssl-ca").map(PathBuf::from),
         timeouts: Timeouts::default(),
+        max_allowed_packet: match file.get("max-allowed-packet") {
+            Some(v) => max_allowed_packet("option file: max_allowed_packet", v)?,
+            None => ConnectOptions::DEFAULT_MAX_ALLOWED_PACKET,
+        },
     };
     if let Some(s) = file.get("socket") {
         if t.target.is_none() && file.get("host").is_none_or(|h| h == "localhost") {
@@ -357,7 +364,13 @@ fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
         } else {
             d.password
         };
-        o = ConnectOptions { password, ..d };
+        // A DSN has no packet limit of its own: the option files' stays.
+        let max_allowed_packet = o.max_allowed_packet;
+        o = ConnectOptions {
+            password,
+            max_allowed_packet,
+            ..d
+        };
     }
     // --host and --port win over the DSN and the files; `localhost` alone keeps a socket, as
     // the mysql client's does.
@@ -396,6 +409,17 @@ fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
         }
     }
     Ok(o)
+}
+
+/// A `--max-allowed-packet` size (`64M`, `1G`, bytes), within the mysql client's bounds.
+fn max_allowed_packet(what: &str, v: &str) -> Result<u64> {
+    const LEAST: u64 = 4 << 10;
+    match qpslab_core::units::parse_size(v) {
+        Ok(n) if (LEAST..=ConnectOptions::DEFAULT_MAX_ALLOWED_PACKET).contains(&n) => Ok(n),
+        _ => Err(user(format!(
+            "{what} '{v}': give a size from 4K to 1G (e.g. 64M)"
+        ))),
+    }
 }
 
 /// The waits `--connect-timeout` and `--read-timeout` ask for (a read timeout of 0: none).
@@ -439,6 +463,9 @@ fn apply_overrides(t: &TargetArgs, o: &mut ConnectOptions) -> Result<()> {
         o.ssl_ca = Some(ca.clone());
     }
     o.timeouts = timeouts(&t.wait)?;
+    if let Some(v) = &t.max_allowed_packet {
+        o.max_allowed_packet = max_allowed_packet("--max-allowed-packet", v)?;
+    }
     if let Some(ca) = &o.ssl_ca {
         std::fs::File::open(ca).map_err(|e| user(format!("--ssl-ca {}: {e}", ca.display())))?;
     }
@@ -491,6 +518,42 @@ mod tests {
         };
         let o = explicit_options(&t).unwrap();
         format!("{}@{}", o.user, o.endpoint)
+    }
+
+    #[test]
+    fn max_allowed_packet_comes_from_the_option_file_then_the_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("my.cnf");
+        std::fs::write(&path, "[client]\nmax_allowed_packet=64M\n").unwrap();
+        let t = TargetArgs {
+            defaults_file: Some(path),
+            target: Some("mysql://u@h/db".into()),
+            ..Default::default()
+        };
+        let mut o = explicit_options(&t).unwrap();
+        assert_eq!(o.max_allowed_packet, 64 << 20);
+        let t = TargetArgs {
+            max_allowed_packet: Some("1G".into()),
+            ..t
+        };
+        apply_overrides(&t, &mut o).unwrap();
+        assert_eq!(o.max_allowed_packet, 1 << 30);
+        let t = TargetArgs {
+            max_allowed_packet: Some("2G".into()),
+            ..t
+        };
+        let e = apply_overrides(&t, &mut o).unwrap_err().to_string();
+        assert!(e.contains("from 4K to 1G"), "{e}");
+        let d = TargetArgs::default();
+        assert_eq!(
+            explicit_options(&TargetArgs {
+                no_defaults: true,
+                ..d
+            })
+            .unwrap()
+            .max_allowed_packet,
+            ConnectOptions::DEFAULT_MAX_ALLOWED_PACKET
+        );
     }
 
     #[test]

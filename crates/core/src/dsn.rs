@@ -95,6 +95,10 @@ pub struct ConnectOptions {
     pub ssl_ca: Option<PathBuf>,
     /// How long each step of opening a session may wait for the server.
     pub timeouts: Timeouts,
+    /// The largest packet the client accepts from the server, in bytes, after reassembly of
+    /// its 16 MiB frames (the mysql client's `--max-allowed-packet`): a rogue server cannot
+    /// make the client allocate more than this for one reply.
+    pub max_allowed_packet: u64,
 }
 
 /// How long a blocking session waits for the server before it gives up.
@@ -125,6 +129,9 @@ impl Default for Timeouts {
 }
 
 impl ConnectOptions {
+    /// The mysql client's default `--max-allowed-packet`: 1 GiB.
+    pub const DEFAULT_MAX_ALLOWED_PACKET: u64 = 1 << 30;
+
     /// A one-line description without the password, in the DSN's own syntax:
     /// `user@host:port/db` or `user@localhost/db?socket=PATH`.
     pub fn describe(&self) -> String {
@@ -269,6 +276,7 @@ impl FromStr for Dsn {
             ssl_mode: SslMode::default(),
             ssl_ca: None,
             timeouts: Timeouts::default(),
+            max_allowed_packet: ConnectOptions::DEFAULT_MAX_ALLOWED_PACKET,
         };
         for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair

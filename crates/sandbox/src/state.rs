@@ -117,6 +117,7 @@ impl SandboxInfo {
             ssl_mode: SslMode::Disabled,
             ssl_ca: None,
             timeouts: Timeouts::default(),
+            max_allowed_packet: ConnectOptions::DEFAULT_MAX_ALLOWED_PACKET,
         }
     }
 

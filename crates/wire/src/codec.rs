@@ -16,7 +16,7 @@ use crate::caps::Capabilities;
 use crate::error::Error;
 use crate::packet::MAX_PAYLOAD;
 use crate::proto::{
-    err_code, is_eof, parse_eof_status, parse_ok, Reader, SERVER_MORE_RESULTS_EXISTS,
+    column_count, err_code, is_eof, parse_eof_status, parse_ok, Reader, SERVER_MORE_RESULTS_EXISTS,
 };
 
 /// Appends a COM_QUERY packet (sequence 0) for `sql` to `buf`, split into 16 MiB - 1 chunks
@@ -314,7 +314,7 @@ impl ReplyReader {
                 )),
                 _ => {
                     let mut r = Reader::new(p);
-                    let n = r.lenenc_int()?;
+                    let n = column_count(r.lenenc_int()?)? as u64;
                     let follows = !self.caps.cache_metadata() || r.u8()? != 0;
                     self.saw_rows = true;
                     self.state = if follows {
@@ -481,6 +481,25 @@ mod tests {
         assert_eq!(
             r.feed(&b).unwrap(),
             (b.len(), Some(Reply::Rows { rows: 1 }))
+        );
+    }
+
+    #[test]
+    fn a_column_count_above_4096_is_a_protocol_error() {
+        // 10^9 columns were skipped one packet at a time, for as long as the server sent them.
+        let mut b = Vec::new();
+        let mut count = vec![0xFE];
+        count.extend_from_slice(&1_000_000_000u64.to_le_bytes());
+        crate::packet::frame(&mut b, &count, 1);
+        let e = ReplyReader::new(Capabilities(0), false)
+            .feed(&b)
+            .unwrap_err();
+        assert!(e.to_string().contains("1000000000 columns"), "{e}");
+        let mut b = Vec::new();
+        crate::packet::frame(&mut b, &[0xFC, 0x00, 0x10], 1); // 4096: allowed
+        assert_eq!(
+            ReplyReader::new(Capabilities(0), false).feed(&b).unwrap(),
+            (7, None)
         );
     }
 

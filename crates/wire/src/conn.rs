@@ -6,8 +6,8 @@ use crate::error::Error;
 use crate::handshake::{establish, SessionInfo};
 use crate::packet::PacketIo;
 use crate::proto::{
-    is_eof, parse_eof_status, parse_err, parse_ok, put_lenenc_bytes, OkPacket, Reader,
-    SERVER_MORE_RESULTS_EXISTS,
+    column_count, is_eof, parse_eof_status, parse_err, parse_ok, put_lenenc_bytes, OkPacket,
+    Reader, SERVER_MORE_RESULTS_EXISTS,
 };
 use crate::rows::{binary_row, parse_column, text_row, Column};
 use crate::stream::Stream;
@@ -160,6 +160,7 @@ impl Conn {
         let id = r.u32()?;
         let columns = r.u16()?;
         let params = r.u16()?;
+        column_count(columns.into())?;
         for _ in 0..params {
             self.io.read()?;
         }
@@ -405,7 +406,7 @@ impl Conn {
         keep: bool,
     ) -> Result<((Vec<String>, Vec<Vec<Option<String>>>), OkPacket), Error> {
         let mut r = Reader::new(first);
-        let n = r.lenenc_int()? as usize;
+        let n = column_count(r.lenenc_int()?)?;
         // MariaDB metadata caching adds a "metadata follows" byte to the column count.
         let follows = !self.info.caps.cache_metadata() || r.u8()? != 0;
         let cols: Vec<Column> = if follows {

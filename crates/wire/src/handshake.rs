@@ -331,15 +331,23 @@ pub(crate) fn establish(
 ) -> Result<(PacketIo, SessionInfo), Error> {
     let endpoint = &opts.endpoint;
     let mut io = PacketIo::new(open(endpoint, connect)?, Some(connect));
+    io.set_max_packet(HANDSHAKE_MAX_PACKET.min(opts.max_allowed_packet));
     let g = io
         .read()
         .and_then(|p| parse_greeting(&p))
         .map_err(|e| in_handshake(e, endpoint, connect, true))?;
     let (io, info) =
         negotiate(opts, io, &g).map_err(|e| in_handshake(e, endpoint, connect, false))?;
+    let mut io = io;
     io.set_limit(read);
+    io.set_max_packet(opts.max_allowed_packet);
     Ok((io, info))
 }
+
+/// The largest packet of the handshake: a greeting, an auth switch or an RSA key is a few
+/// hundred bytes, so a server that is not yet authenticated cannot make the client allocate
+/// a `max_allowed_packet`'s worth.
+const HANDSHAKE_MAX_PACKET: u64 = 64 << 10;
 
 /// The handshake after the greeting `g`: TLS when asked for, then authentication.
 fn negotiate(
@@ -385,6 +393,7 @@ fn negotiate(
             other => other,
         })?;
         io = PacketIo::new(Stream::Tls(Box::new(tls)), limit);
+        io.set_max_packet(HANDSHAKE_MAX_PACKET.min(opts.max_allowed_packet));
         // The response continues the sequence after the SSLRequest (1).
         io.set_seq(2);
     }

@@ -1,6 +1,7 @@
 //! Blocking packet I/O for the control-plane session: framing, sequence numbers, and
 //! reassembly of payloads split at 16 MiB - 1. Every wait for the server is bounded by the
-//! session's limit and ends at an interrupt (see [`crate::wait`]).
+//! session's limit and ends at an interrupt (see [`crate::wait`]); every reassembled packet by
+//! the session's largest packet (`--max-allowed-packet`), checked before its bytes are kept.
 
 use crate::error::Error;
 use crate::stream::Stream;
@@ -12,6 +13,10 @@ use std::time::Duration;
 /// Largest payload of one physical packet; a payload of exactly this size is continued.
 pub(crate) const MAX_PAYLOAD: usize = 0xFF_FFFF;
 
+/// The largest logical packet a new [`PacketIo`] accepts: the mysql client's default
+/// `max_allowed_packet`, 1 GiB.
+const DEFAULT_MAX_PACKET: usize = 1 << 30;
+
 /// A stream with packet framing and a read buffer.
 #[derive(Debug)]
 pub(crate) struct PacketIo {
@@ -22,6 +27,9 @@ pub(crate) struct PacketIo {
     wbuf: Vec<u8>,
     /// How long one read or write may wait for the server (`None`: until interrupted).
     limit: Cell<Option<Duration>>,
+    /// The largest logical packet accepted: a longer one is a protocol error before its bytes
+    /// are kept, so a server streaming continuations cannot grow the client without end.
+    max_packet: usize,
 }
 
 impl PacketIo {
@@ -35,7 +43,14 @@ impl PacketIo {
             seq: 0,
             wbuf: Vec::with_capacity(1024),
             limit: Cell::new(limit),
+            max_packet: DEFAULT_MAX_PACKET,
         }
+    }
+
+    /// Refuses any later logical packet longer than `bytes` (at least one physical packet's
+    /// header is always read, to tell why).
+    pub(crate) fn set_max_packet(&mut self, bytes: u64) {
+        self.max_packet = usize::try_from(bytes).unwrap_or(usize::MAX);
     }
 
     /// Bounds each later read and write by `limit` (`None`: until interrupted).
@@ -123,6 +138,14 @@ impl PacketIo {
                 )));
             }
             self.seq = self.seq.wrapping_add(1);
+            // Checked against the header, before the payload is read or kept.
+            if out.len() + len > self.max_packet {
+                return Err(Error::Protocol(format!(
+                    "the server sent a packet larger than max_allowed_packet ({} bytes); \
+                     raise --max-allowed-packet if such a reply is expected",
+                    self.max_packet
+                )));
+            }
             self.fill(4 + len)?;
             out.extend_from_slice(&self.rbuf[self.rpos + 4..self.rpos + 4 + len]);
             self.rpos += 4 + len;

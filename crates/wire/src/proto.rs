@@ -90,6 +90,20 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The most columns a result set may have: MySQL's limit on a table's and a query's columns.
+pub(crate) const MAX_COLUMNS: u64 = 4096;
+
+/// A result set's column count as the server sent it, refused above [`MAX_COLUMNS`] before
+/// anything is read or allocated for the columns.
+pub(crate) fn column_count(n: u64) -> Result<usize, Error> {
+    if n > MAX_COLUMNS {
+        return Err(Error::Protocol(format!(
+            "the server announced {n} columns, more than the {MAX_COLUMNS} a result set can have"
+        )));
+    }
+    Ok(n as usize)
+}
+
 /// Appends a length-encoded integer.
 pub(crate) fn put_lenenc(buf: &mut Vec<u8>, v: u64) {
     if v < 0xFB {

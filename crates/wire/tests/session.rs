@@ -257,6 +257,7 @@ fn unix_socket_child() {
         ssl_mode: qpslab_core::SslMode::Disabled,
         ssl_ca: None,
         timeouts: Default::default(),
+        max_allowed_packet: ConnectOptions::DEFAULT_MAX_ALLOWED_PACKET,
     };
     let mut c = Conn::connect(&o).unwrap();
     let who = c.query("SELECT CURRENT_USER()").unwrap();

@@ -88,6 +88,11 @@ pub struct TargetArgs {
     /// CA certificate (PEM) for VERIFY_CA / VERIFY_IDENTITY.
     #[arg(long, help_heading = CONNECTION, value_name = "FILE")]
     pub ssl_ca: Option<PathBuf>,
+    /// The largest reply packet accepted from the server (default 1G, as the mysql client's;
+    /// 4K to 1G, e.g. 64M): a longer one is a protocol error, never an allocation. Also read
+    /// from the option files' max_allowed_packet / max-allowed-packet.
+    #[arg(long, help_heading = CONNECTION, value_name = "SIZE", alias = "max_allowed_packet")]
+    pub max_allowed_packet: Option<String>,
     #[command(flatten)]
     pub wait: WaitArgs,
 }

@@ -81,6 +81,7 @@ mod tests {
             ssl_mode: Default::default(),
             ssl_ca: None,
             timeouts: Default::default(),
+            max_allowed_packet: ConnectOptions::DEFAULT_MAX_ALLOWED_PACKET,
         }
     }
 
