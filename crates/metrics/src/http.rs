@@ -1,7 +1,10 @@
-//! The endpoint: one thread accepting on a `TcpListener`, answering `GET /metrics` (and
-//! `HEAD`) with the registry's text, one connection at a time. Every read and write has a
-//! timeout and a request's head is capped, so a slow or silent scraper costs the thread a few
-//! seconds, never the run. Dropping the [`Exporter`] stops the thread and closes the port.
+//! The endpoint: one thread accepting on a `TcpListener` and answering `GET /metrics` (and
+//! `HEAD`) with the registry's text. Connections are served side by side by a small poll loop
+//! over non-blocking sockets: a scraper that connects and sends nothing holds no one else up.
+//! Each connection has [`IO_TIMEOUT`] in all to send its request and read the answer, a
+//! request's head is capped, and at most [`MAX_CONNECTIONS`] are open at once (the oldest is
+//! closed to make room), so idle or slow clients cost the thread a little memory, never the
+//! run or the next scrape. Dropping the [`Exporter`] stops the thread and closes the port.
 
 use crate::{Format, MetricsError, Registry};
 use std::io::{Read, Write};
@@ -11,10 +14,13 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long a scraper may take to send its request or read the answer.
+/// How long a scraper may take to send its request and read the answer.
 const IO_TIMEOUT: Duration = Duration::from_secs(2);
-/// How often the accepting thread looks at its stop flag when nobody connects.
-const POLL: Duration = Duration::from_millis(50);
+/// How long the thread sleeps when no connection moved: how late a new request is seen, and
+/// how often an idle endpoint looks at its stop flag.
+const POLL: Duration = Duration::from_millis(10);
+/// The most connections open at once; a new one closes the oldest (most likely idle).
+const MAX_CONNECTIONS: usize = 64;
 /// The largest request head read; a longer one is answered 431.
 const MAX_HEAD: usize = 16 << 10;
 
@@ -82,31 +88,128 @@ impl Drop for Exporter {
 }
 
 fn serve(listener: &TcpListener, registry: &Registry, stop: &AtomicBool) {
+    let mut clients: Vec<Client> = Vec::new();
     while !stop.load(Ordering::SeqCst) {
-        match listener.accept() {
-            // A failed exchange concerns that scraper only.
-            Ok((stream, _)) => {
-                let _ = answer(stream, registry);
+        let mut moved = false;
+        // Bounded, so a flood of connections cannot keep the loop from serving.
+        for _ in 0..MAX_CONNECTIONS {
+            let Ok((stream, _)) = listener.accept() else {
+                break;
+            };
+            moved = true;
+            // A socket that cannot be made non-blocking could stall the loop: drop it.
+            if stream.set_nonblocking(true).is_err() {
+                continue;
             }
-            Err(_) => std::thread::sleep(POLL),
+            if clients.len() >= MAX_CONNECTIONS {
+                clients.remove(0);
+            }
+            clients.push(Client::new(stream));
+        }
+        // A failed exchange concerns that scraper only: its connection is closed. A scraper
+        // that trickles its bytes still has IO_TIMEOUT in all.
+        clients.retain_mut(|c| match c.step(registry) {
+            Ok(Step::Done) | Err(_) => false,
+            Ok(step) => {
+                moved |= matches!(step, Step::Moved);
+                c.since.elapsed() < IO_TIMEOUT
+            }
+        });
+        if !moved {
+            std::thread::sleep(POLL);
         }
     }
 }
 
-/// Reads one request and answers it, then closes the connection.
-fn answer(mut stream: TcpStream, registry: &Registry) -> std::io::Result<()> {
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(IO_TIMEOUT))?;
-    stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    let Some(head) = read_head(&mut stream)? else {
+/// One scraper's connection: its request as read so far, then the answer as written so far.
+struct Client {
+    stream: TcpStream,
+    since: Instant,
+    head: Vec<u8>,
+    /// The whole answer, once the request is read.
+    out: Option<Vec<u8>>,
+    sent: usize,
+}
+
+/// What one look at a connection found.
+enum Step {
+    /// Bytes were read or written.
+    Moved,
+    /// Nothing to do until the scraper sends or reads.
+    Waiting,
+    /// Answered (or gone): close it.
+    Done,
+}
+
+impl Client {
+    fn new(stream: TcpStream) -> Client {
+        Client {
+            stream,
+            since: Instant::now(),
+            head: Vec::new(),
+            out: None,
+            sent: 0,
+        }
+    }
+
+    /// Reads what has arrived, or writes what the socket takes, without blocking.
+    fn step(&mut self, registry: &Registry) -> std::io::Result<Step> {
+        let Some(out) = &self.out else {
+            let mut buf = [0u8; 2048];
+            let n = match self.stream.read(&mut buf) {
+                Ok(n) => n,
+                Err(e) if would_block(&e) => return Ok(Step::Waiting),
+                Err(e) => return Err(e),
+            };
+            if n == 0 && self.head.is_empty() {
+                return Ok(Step::Done);
+            }
+            self.head.extend_from_slice(&buf[..n]);
+            // The end of the stream ends the head too (as before: answered as it is).
+            if n == 0 || head_complete(&self.head) || self.head.len() > MAX_HEAD {
+                self.out = Some(answer(&self.head, registry));
+            }
+            return Ok(Step::Moved);
+        };
+        match self.stream.write(&out[self.sent..]) {
+            Ok(0) => Ok(Step::Done),
+            Ok(n) => {
+                self.sent += n;
+                Ok(if self.sent == out.len() {
+                    Step::Done
+                } else {
+                    Step::Moved
+                })
+            }
+            Err(e) if would_block(&e) => Ok(Step::Waiting),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+fn would_block(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+    )
+}
+
+/// True once the head ends with its blank line.
+fn head_complete(head: &[u8]) -> bool {
+    head.windows(4).any(|w| w == b"\r\n\r\n") || head.windows(2).any(|w| w == b"\n\n")
+}
+
+/// The answer to a request whose head is `head` (431 when it is longer than [`MAX_HEAD`]).
+fn answer(head: &[u8], registry: &Registry) -> Vec<u8> {
+    if head.len() > MAX_HEAD {
         return respond(
-            &mut stream,
             "431 Request Header Fields Too Large",
             "text/plain",
             "",
             true,
         );
-    };
+    }
+    let head = String::from_utf8_lossy(head);
     let mut lines = head.lines();
     let mut first = lines.next().unwrap_or("").split_whitespace();
     let (method, target) = (first.next().unwrap_or(""), first.next().unwrap_or(""));
@@ -120,60 +223,19 @@ fn answer(mut stream: TcpStream, registry: &Registry) -> std::io::Result<()> {
         ("GET" | "HEAD", "/metrics") => {
             let format = Format::from_accept(accept);
             let body = registry.render(format);
-            respond(
-                &mut stream,
-                "200 OK",
-                format.content_type(),
-                &body,
-                head_only,
-            )
+            respond("200 OK", format.content_type(), &body, head_only)
         }
         ("GET" | "HEAD", _) => respond(
-            &mut stream,
             "404 Not Found",
             "text/plain",
             "qpslab serves GET /metrics only\n",
             head_only,
         ),
-        _ => respond(
-            &mut stream,
-            "405 Method Not Allowed",
-            "text/plain",
-            "",
-            false,
-        ),
+        _ => respond("405 Method Not Allowed", "text/plain", "", false),
     }
 }
 
-/// The request's head up to its blank line; `None` when it is longer than [`MAX_HEAD`]. A
-/// scraper that trickles bytes still has [`IO_TIMEOUT`] in all.
-fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<String>> {
-    let started = Instant::now();
-    let mut head = Vec::new();
-    let mut buf = [0u8; 2048];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && !head.windows(2).any(|w| w == b"\n\n") {
-        if head.len() > MAX_HEAD {
-            return Ok(None);
-        }
-        if started.elapsed() > IO_TIMEOUT {
-            return Err(std::io::ErrorKind::TimedOut.into());
-        }
-        let n = stream.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        head.extend_from_slice(&buf[..n]);
-    }
-    Ok(Some(String::from_utf8_lossy(&head).into_owned()))
-}
-
-fn respond(
-    stream: &mut TcpStream,
-    status: &str,
-    content_type: &str,
-    body: &str,
-    head_only: bool,
-) -> std::io::Result<()> {
+fn respond(status: &str, content_type: &str, body: &str, head_only: bool) -> Vec<u8> {
     let mut out = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
          Connection: close\r\n\r\n",
@@ -182,8 +244,7 @@ fn respond(
     if !head_only {
         out.push_str(body);
     }
-    stream.write_all(out.as_bytes())?;
-    stream.flush()
+    out.into_bytes()
 }
 
 #[cfg(test)]
@@ -235,6 +296,23 @@ mod tests {
         // Served after the silent one's timeout at the latest.
         let out = get(e.local_addr(), "GET /metrics HTTP/1.1\r\n\r\n");
         assert!(out.starts_with("HTTP/1.1 200 OK"), "{out}");
+    }
+
+    #[test]
+    fn idle_connections_do_not_hold_up_a_scrape() {
+        // 200 connections that send nothing: each one held the thread for its timeout.
+        let e = Exporter::start("127.0.0.1:0").unwrap();
+        let idle: Vec<TcpStream> = (0..200)
+            .map(|_| TcpStream::connect(e.local_addr()).unwrap())
+            .collect();
+        std::thread::sleep(Duration::from_millis(100)); // all accepted before the scrape
+        let started = Instant::now();
+        let out = get(e.local_addr(), "GET /metrics HTTP/1.1\r\n\r\n");
+        let took = started.elapsed();
+        assert!(out.starts_with("HTTP/1.1 200 OK"), "{out}");
+        // Well under one idle connection's timeout, with room for a busy machine.
+        assert!(took < IO_TIMEOUT, "{took:?}");
+        drop(idle);
     }
 
     #[test]
