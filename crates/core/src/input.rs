@@ -147,6 +147,18 @@ fn check_regular(path: &Path, meta: &Metadata) -> Result<(), InputError> {
     })
 }
 
+/// The most characters of a statement or a line of input that an error message quotes.
+pub const EXCERPT_CHARS: usize = 200;
+
+/// `text` as an error message quotes it: whole when it has at most [`EXCERPT_CHARS`]
+/// characters, else its first ones and `…`, so a 100 MB statement makes a short message.
+pub fn excerpt(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        None => text.into(),
+        Some((end, _)) => format!("{}…", &text[..end]).into(),
+    }
+}
+
 /// `64 MiB`, `512 KiB`, `100 bytes`.
 pub fn size_text(bytes: u64) -> String {
     match bytes {
@@ -218,6 +230,19 @@ mod tests {
         std::fs::write(&f, [0xff, 0xfe]).unwrap();
         let e = read_text(&f, "a script", 10).unwrap_err().to_string();
         assert!(e.ends_with("bin is not UTF-8 text"), "{e}");
+    }
+
+    #[test]
+    fn excerpts_cut_long_text_on_a_character() {
+        assert_eq!(excerpt("SELECT 1"), "SELECT 1");
+        let long = "é".repeat(EXCERPT_CHARS + 1);
+        let cut = excerpt(&long);
+        assert_eq!(cut.chars().count(), EXCERPT_CHARS + 1);
+        assert!(cut.ends_with("é…"));
+        assert_eq!(
+            excerpt(&long[..EXCERPT_CHARS * 2]),
+            &long[..EXCERPT_CHARS * 2]
+        );
     }
 
     #[test]

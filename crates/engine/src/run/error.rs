@@ -1,5 +1,6 @@
 //! Why a phase stopped early.
 
+use qpslab_core::input::excerpt;
 use std::io;
 
 /// Server error codes sysbench 1.0.20 ignores by default (`--mysql-ignore-errors`): the event is
@@ -28,7 +29,7 @@ pub enum RunError {
         source: qpslab_wire::Error,
     },
     /// A statement could not be prepared right after connecting.
-    #[error("cannot prepare `{sql}`: {source}{hint}", hint = prepare_hint(source))]
+    #[error("cannot prepare `{}`: {source}{hint}", excerpt(sql), hint = prepare_hint(source))]
     Prepare {
         /// The statement.
         sql: String,
@@ -37,7 +38,7 @@ pub enum RunError {
         source: qpslab_wire::Error,
     },
     /// The server answered an error that the run does not retry; the phase stops.
-    #[error("server error {code} on `{statement}`: {message}")]
+    #[error("server error {code} on `{}`: {message}", excerpt(statement))]
     Server {
         /// The server's error number.
         code: u16,

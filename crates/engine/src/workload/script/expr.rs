@@ -4,9 +4,14 @@
 //! Parsing resolves every variable to a slot number and checks each distribution's constant
 //! parameter against pgbench's limits, so evaluation only fails on what depends on values:
 //! division by zero, overflow, an empty random range.
+//!
+//! Parsing, evaluating and dropping an expression recurse on its tree, so its size is bounded
+//! before it is parsed: parentheses nest at most [`MAX_NESTING`] deep, and an expression has
+//! at most [`MAX_TOKENS`] tokens (a chain of operators is a tree as deep as it is long).
 
 use super::dist::{self, draw, Func};
 use crate::rand::Rng;
+use qpslab_core::input::excerpt;
 use qpslab_core::workload::RandOptions;
 
 /// A parsed expression.
@@ -118,12 +123,31 @@ enum Tok {
     Sym(u8),
 }
 
+/// How deep parentheses (a function's included) may nest in an expression.
+pub(crate) const MAX_NESTING: usize = 64;
+/// How many tokens an expression may have.
+pub(crate) const MAX_TOKENS: usize = 1024;
+
 fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
+    let mut depth = 0usize;
     while i < b.len() {
         let c = b[i];
+        // Checked as the tokens come, so neither a deep nesting nor a long expression is
+        // ever held whole.
+        match c {
+            b'(' if depth == MAX_NESTING => {
+                return Err(format!("nesting deeper than {MAX_NESTING}"))
+            }
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if out.len() == MAX_TOKENS {
+            return Err(format!("an expression longer than {MAX_TOKENS} tokens"));
+        }
         if c.is_ascii_whitespace() {
             i += 1;
         } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
@@ -134,11 +158,14 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
             }
             let t = &s[start..i];
             out.push(if t.contains('.') {
-                Tok::Num(t.parse().map_err(|_| format!("bad number '{t}'"))?)
+                Tok::Num(
+                    t.parse()
+                        .map_err(|_| format!("bad number '{}'", excerpt(t)))?,
+                )
             } else {
                 Tok::Int(
                     t.parse()
-                        .map_err(|_| format!("integer '{t}' out of range"))?,
+                        .map_err(|_| format!("integer '{}' out of range", excerpt(t)))?,
                 )
             });
         } else if c == b':' || c.is_ascii_alphabetic() || c == b'_' {
@@ -190,8 +217,8 @@ fn show(t: &Tok) -> String {
     match t {
         Tok::Int(v) => format!("'{v}'"),
         Tok::Num(v) => format!("'{v}'"),
-        Tok::Var(n) => format!("':{n}'"),
-        Tok::Ident(n) => format!("'{n}'"),
+        Tok::Var(n) => format!("':{}'", excerpt(n)),
+        Tok::Ident(n) => format!("'{}'", excerpt(n)),
         Tok::Sym(c) => format!("'{}'", *c as char),
     }
 }
@@ -240,13 +267,19 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Result<Expr, String> {
-        if self.eat(b'-') {
-            return Ok(match self.unary()? {
+        // A loop, not recursion: `- - - 1` nests no parentheses.
+        let mut minuses = 0usize;
+        while self.eat(b'-') {
+            minuses += 1;
+        }
+        let mut e = self.primary()?;
+        for _ in 0..minuses {
+            e = match e {
                 Expr::Int(v) => Expr::Int(-v),
                 e => Expr::Neg(Box::new(e)),
-            });
+            };
         }
-        self.primary()
+        Ok(e)
     }
 
     fn primary(&mut self) -> Result<Expr, String> {
@@ -281,7 +314,7 @@ impl Parser<'_> {
     fn call(&mut self, name: &str) -> Result<Expr, String> {
         let shaped = dist::shaped(name);
         let Some(arity) = dist::arity(name) else {
-            return Err(format!("unknown function '{name}'"));
+            return Err(format!("unknown function '{}'", excerpt(name)));
         };
         if !self.eat(b'(') {
             return Err(format!("'{name}' must be followed by '('"));

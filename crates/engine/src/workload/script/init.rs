@@ -2,7 +2,8 @@
 //! the measured phases (a script workload's schema and its generated rows).
 
 use super::split::{split, Piece};
-use super::ScriptError;
+use super::{check_size, ScriptError};
+use qpslab_core::input::excerpt;
 use qpslab_core::workload::ScriptSource;
 use qpslab_wire::Conn;
 
@@ -14,19 +15,23 @@ pub fn init_statements(src: &ScriptSource) -> Result<Vec<(u32, String)>, ScriptE
         line,
         message,
     };
+    check_size(src)?;
     let pieces = split(&src.text).map_err(|(l, m)| err(l, m))?;
     let mut out = Vec::with_capacity(pieces.len());
     for p in pieces {
         match p {
             Piece::Sql { line, params, .. } if !params.is_empty() => {
-                let m = format!("':{}': an init file takes no variables", params[0]);
+                let m = format!(
+                    "':{}': an init file takes no variables",
+                    excerpt(&params[0])
+                );
                 return Err(err(line, m));
             }
             Piece::Sql { line, sql, .. } => out.push((line, sql)),
             Piece::Meta { line, cmd, .. } => {
                 return Err(err(
                     line,
-                    format!("'\\{cmd}': an init file takes no meta-commands"),
+                    format!("'\\{}': an init file takes no meta-commands", excerpt(&cmd)),
                 ))
             }
         }

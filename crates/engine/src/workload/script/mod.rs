@@ -7,6 +7,11 @@
 //! a [`StatementDef`] named `FILE:LINE`. One run of a script is one event: the session's
 //! [`ScriptGen`] picks a script by weight, evaluates its `\set`s in order and fills the event
 //! with its statements' calls (and sleeps) up front, since nothing depends on a reply.
+//!
+//! Whatever the text, checking it is bounded: a script larger than [`SCRIPT_LIMIT`] is refused,
+//! a `\set` expression nesting deeper than [`expr::MAX_NESTING`] or longer than
+//! [`expr::MAX_TOKENS`] tokens is an error (never a stack overflow), and an error quotes at
+//! most [`qpslab_core::input::EXCERPT_CHARS`] characters of the script.
 
 mod dist;
 mod expr;
@@ -21,6 +26,7 @@ pub use init::{init_statements, run_init};
 
 use super::{ParamKind, StatementDef, StmtClass};
 use expr::Expr;
+use qpslab_core::input::{excerpt, size_text, SCRIPT_LIMIT};
 use qpslab_core::workload::ScriptSource;
 use split::Piece;
 use std::collections::HashMap;
@@ -130,6 +136,7 @@ impl Builder {
             line,
             message,
         };
+        check_size(src)?;
         let pieces = split::split(&src.text).map_err(|(l, m)| err(l, m))?;
         // Variables this script has set so far: a use before any `\set` is an error.
         let mut known: Vec<bool> = vec![false; self.slots.len()];
@@ -163,7 +170,8 @@ impl Builder {
         match self.slots.get(name) {
             Some(&s) if known.get(s as usize) == Some(&true) => Ok(s),
             _ => Err(format!(
-                "unknown variable ':{name}' (no \\set before this line)"
+                "unknown variable ':{}' (no \\set before this line)",
+                excerpt(name)
             )),
         }
     }
@@ -211,7 +219,10 @@ impl Builder {
             "sleep" => self.sleep(line, args, known),
             _ => Err((
                 line,
-                format!("unknown meta-command '\\{cmd}' (known: \\set, \\sleep)"),
+                format!(
+                    "unknown meta-command '\\{}' (known: \\set, \\sleep)",
+                    excerpt(cmd)
+                ),
             )),
         }
     }
@@ -221,7 +232,10 @@ impl Builder {
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return Err((
                 line,
-                format!("\\set needs a variable name and an expression (got '{args}')"),
+                format!(
+                    "\\set needs a variable name and an expression (got '{}')",
+                    excerpt(args)
+                ),
             ));
         }
         let expr = expr::parse(text, &mut |n| self.known_slot(n, known)).map_err(|m| (line, m))?;
@@ -252,7 +266,10 @@ impl Builder {
             "us" => 1,
             "ms" => 1_000,
             "s" => 1_000_000,
-            u => return Err((line, format!("unknown \\sleep unit '{u}' (us, ms or s)"))),
+            u => {
+                let u = excerpt(u);
+                return Err((line, format!("unknown \\sleep unit '{u}' (us, ms or s)")));
+            }
         };
         let amount = match n.strip_prefix(':') {
             Some(var) => Amount::Var(self.known_slot(var, known).map_err(|m| (line, m))?),
@@ -261,7 +278,10 @@ impl Builder {
                 _ => {
                     return Err((
                         line,
-                        format!("\\sleep: '{n}' is not a non-negative integer or :variable"),
+                        format!(
+                            "\\sleep: '{}' is not a non-negative integer or :variable",
+                            excerpt(n)
+                        ),
                     ))
                 }
             },
@@ -272,6 +292,22 @@ impl Builder {
             unit_us,
         })
     }
+}
+
+/// Refuses a script larger than [`SCRIPT_LIMIT`] (read from a file, it was refused before; a
+/// script from a stored run or built in code is checked here).
+fn check_size(src: &ScriptSource) -> Result<(), ScriptError> {
+    if src.text.len() as u64 <= SCRIPT_LIMIT {
+        return Ok(());
+    }
+    Err(ScriptError {
+        file: src.name.clone(),
+        line: 0,
+        message: format!(
+            "is larger than {}, the limit for a script",
+            size_text(SCRIPT_LIMIT)
+        ),
+    })
 }
 
 /// How sysbench would count the statement, from its first keyword.

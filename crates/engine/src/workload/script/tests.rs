@@ -175,3 +175,61 @@ fn text_rendering_leaves_a_quoted_question_mark_alone() {
     w.render_text(&ev, &ev.calls[0], &mut sql);
     assert_eq!(String::from_utf8(sql).unwrap(), "SELECT '?', 5 /* ? */");
 }
+
+#[test]
+fn deep_nesting_is_an_error_naming_the_line_not_a_stack_overflow() {
+    let deep = format!(
+        "SELECT 1;\n\\set a {}1{}\nSELECT :a;\n",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    assert_eq!(err(&deep), "w.sql:2: nesting deeper than 64");
+    let within = format!("{}1{}", "(".repeat(64), ")".repeat(64));
+    ScriptSet::parse(&[src("w.sql", 1, &format!("\\set a {within}\nSELECT :a;\n"))]).unwrap();
+    // A long chain of operators or minus signs is as deep a tree as it is long.
+    let chain = format!("\\set a 1{}\nSELECT :a;\n", "+1".repeat(100_000));
+    assert_eq!(
+        err(&chain),
+        "w.sql:1: an expression longer than 1024 tokens"
+    );
+    let minus = format!("\\set a {}1\nSELECT :a;\n", "-".repeat(100_000));
+    assert_eq!(
+        err(&minus),
+        "w.sql:1: an expression longer than 1024 tokens"
+    );
+    let fine = format!("\\set a {}1\nSELECT :a;\n", "- ".repeat(1000));
+    ScriptSet::parse(&[src("w.sql", 1, &fine)]).unwrap();
+}
+
+#[test]
+fn errors_quote_at_most_a_short_excerpt_of_a_long_line() {
+    let long = "x".repeat(1 << 20);
+    for text in [
+        format!("\\set a {long}\nSELECT 1;\n"),
+        format!("\\set {long}! 1\nSELECT 1;\n"),
+        format!("\\{long}\nSELECT 1;\n"),
+        format!("\\sleep {long}\nSELECT 1;\n"),
+        format!("\\sleep 1 {long}\nSELECT 1;\n"),
+        format!("\\set a 1.{}\nSELECT 1;\n", "1.".repeat(1000)),
+        format!("SELECT :{long};\n"),
+    ] {
+        let e = err(&text);
+        let head: String = e.chars().take(80).collect();
+        assert!(
+            e.len() < 300 && e.contains('…'),
+            "{} bytes: {head}",
+            e.len()
+        );
+    }
+    let init = src("i.sql", 1, &format!("SELECT :{long};\n"));
+    assert!(init_statements(&init).unwrap_err().to_string().len() < 300);
+}
+
+#[test]
+fn a_script_over_the_size_limit_is_refused() {
+    let text = "-".repeat(SCRIPT_LIMIT as usize + 1);
+    assert_eq!(
+        err(&text),
+        "w.sql: is larger than 64 MiB, the limit for a script"
+    );
+}
