@@ -48,6 +48,15 @@ pub fn live_line(threads: u32, s: &Sample) -> String {
         let cpu = (s.client_cpu.user_s + s.client_cpu.sys_s) / dt * 100.0;
         let _ = write!(line, " client cpu: {cpu:.0}%");
     }
+    // Sessions waiting far too long for a reply complete nothing, so no other figure
+    // shows them.
+    if s.stuck_sessions > 0 {
+        let _ = write!(
+            line,
+            " stuck: {} (longest {:.1}s)",
+            s.stuck_sessions, s.longest_in_flight_s
+        );
+    }
     if s.late_events > 0 {
         let _ = write!(
             line,
@@ -391,6 +400,8 @@ pub(crate) mod tests {
             max_lag_ms: 3.25,
             client_late_events: 2,
             client_max_late_ms: 1.5,
+            stuck_sessions: 0,
+            longest_in_flight_s: 0.0,
             client_cpu: CpuUsage {
                 user_s: 0.12,
                 sys_s: 0.33,
@@ -398,6 +409,23 @@ pub(crate) mod tests {
             },
         };
         golden("live_line.txt", &(live_line(16, &s) + "\n"));
+    }
+
+    #[test]
+    fn live_line_names_stuck_sessions() {
+        let mut s = Sample {
+            elapsed_s: 2.0,
+            interval_s: 1.0,
+            ..Default::default()
+        };
+        assert!(!live_line(2, &s).contains("stuck"));
+        s.stuck_sessions = 1;
+        s.longest_in_flight_s = 2.04;
+        assert!(
+            live_line(2, &s).ends_with(" stuck: 1 (longest 2.0s)"),
+            "{}",
+            live_line(2, &s)
+        );
     }
 
     #[test]

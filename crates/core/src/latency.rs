@@ -104,9 +104,11 @@ impl PhaseResult {
         (!h.is_empty()).then(|| quantile_ms(&h, p))
     }
 
-    /// The largest event latency, in ms (none: no event completed).
+    /// The largest event latency, in ms, counting events still waiting when the phase ended
+    /// (none: no event completed and none was waiting).
     pub fn max_ms(&self) -> Option<f64> {
-        (self.events > 0 || self.latency.count > 0).then_some(self.latency.max_ms)
+        (self.events > 0 || self.latency.count > 0 || self.latency.max_ms > 0.0)
+            .then_some(self.latency.max_ms)
     }
 }
 

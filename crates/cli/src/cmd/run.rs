@@ -191,7 +191,36 @@ fn finish(store: &Store, swept: &Swept, out: &OutputArgs<TableJsonCsv, JsonPath>
         );
         super::show::emit_run(out, "run", store, id)?;
     }
-    tpcc_check(&swept.phases)
+    tpcc_check(&swept.phases)?;
+    no_events(&swept.phases)
+}
+
+/// A runtime failure naming the measured phases that completed no event (a server that never
+/// answered, or sessions stuck for the whole phase): their figures measure nothing, though
+/// they are printed and stored like any other.
+fn no_events(phases: &[qpslab_core::PhaseResult]) -> Result<()> {
+    let empty: Vec<String> = phases
+        .iter()
+        .filter(|p| p.events == 0)
+        .map(|p| {
+            let stuck = p
+                .stability
+                .iter()
+                .flat_map(|s| &s.reasons)
+                .find(|r| matches!(r, qpslab_core::Instability::Stuck { .. }));
+            match stuck {
+                Some(r) => format!("{} thread(s), {r}", p.threads),
+                None => format!("{} thread(s)", p.threads),
+            }
+        })
+        .collect();
+    if empty.is_empty() {
+        return Ok(());
+    }
+    Err(anyhow::anyhow!(
+        "no event completed in the measured phase at {}",
+        empty.join("; ")
+    ))
 }
 
 /// A runtime failure naming TPC-C's consistency conditions that failed after a phase
