@@ -13,6 +13,9 @@ pub enum SpecError {
         /// Why.
         source: std::io::Error,
     },
+    /// The file is not a spec to read: not a regular file, too large, not text.
+    #[error("study spec {0}")]
+    Input(qpslab_core::input::InputError),
     /// A key the spec format does not know, with where it is and what was probably meant.
     #[error("{file}: line {line}: unknown key `{key}`{}{}", .section.as_ref().map_or(String::new(), |s| format!(" in {s}")), .suggestion.as_ref().map_or(String::new(), |s| format!("; did you mean `{s}`?")))]
     UnknownKey {

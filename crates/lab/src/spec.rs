@@ -25,6 +25,7 @@ use crate::error::SetupError;
 use crate::error::SpecError;
 use crate::options::{RunOptions, SweepOptions};
 use indexmap::IndexMap;
+use qpslab_core::input::{self, InputError};
 use qpslab_core::{ConnectOptions, Dsn, Secret};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -240,9 +241,9 @@ pub fn parse(file: &str, text: &str) -> Result<Spec, SpecError> {
 /// Reads and parses a spec file; returns its text too, with every target's password removed
 /// (that text is what the study stores).
 pub fn load(path: &std::path::Path) -> Result<(Spec, String), SpecError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
-        path: path.to_path_buf(),
-        source,
+    let text = input::read_text(path, "a study spec", input::SPEC_LIMIT).map_err(|e| match e {
+        InputError::Io { path, source } => SpecError::Read { path, source },
+        e => SpecError::Input(e),
     })?;
     let file = path.display().to_string();
     // Script files named in the spec are found next to it.
@@ -587,5 +588,23 @@ mod tests {
         assert!(differences(&normalized(&a), &normalized(&c)).is_empty());
         assert_eq!(spec_hash(&a), spec_hash(&c));
         assert_ne!(spec_hash(&a), spec_hash(&b));
+    }
+
+    #[test]
+    fn only_a_regular_file_within_the_limit_is_read() {
+        let e = load(std::path::Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "study spec /dev/zero is a character device, not a regular file"
+        );
+        let d = tempfile::tempdir().unwrap();
+        let big = d.path().join("big.toml");
+        let text = format!("name = \"s\"\n{}", "# padding\n".repeat(500_000));
+        std::fs::write(&big, text).unwrap();
+        let e = load(&big).unwrap_err().to_string();
+        assert!(
+            e.ends_with("big.toml is larger than 4 MiB, the limit for a study spec"),
+            "{e}"
+        );
     }
 }

@@ -6,6 +6,7 @@
 use super::builder::Builder;
 use super::def::{def, OptionDef, Scope};
 use super::value::text;
+use qpslab_core::input;
 use qpslab_core::workload::ScriptSource;
 use qpslab_engine::workload::script::{init_statements, ScriptSet};
 use serde_json::Value;
@@ -103,7 +104,8 @@ fn read(path: &str, weight: u32) -> Result<ScriptSource, String> {
     if path.is_empty() {
         return Err("expects a file name".into());
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let text = input::read_text(Path::new(path), "a script", input::SCRIPT_LIMIT)
+        .map_err(|e| e.to_string())?;
     let name = Path::new(path)
         .file_name()
         .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
@@ -207,6 +209,11 @@ mod tests {
         assert!(
             e.starts_with("--script: cannot read /nonexistent/x.sql: "),
             "{e}"
+        );
+        let e = flags(&[("script", "/dev/zero")]).unwrap_err();
+        assert_eq!(
+            e,
+            "--script: /dev/zero is a character device, not a regular file"
         );
         let init = d.file("init.sql", "CREATE TABLE t (id INT);\n\\set a 1\n");
         let e = flags(&[("init_sql", &init)]).unwrap_err();
