@@ -131,15 +131,31 @@ mod tests {
         assert_eq!(parse_vm_rss_kib("Name:\tkthreadd\n"), None);
     }
 
+    /// The CPU time this thread has used (CLOCK_THREAD_CPUTIME_ID: nanoseconds, not ticks).
+    fn thread_cpu() -> std::time::Duration {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+        std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    }
+
     #[test]
     fn own_cpu_grows_with_work() {
         let before = self_cpu().unwrap();
         assert!(before.rss_kib > 0);
-        // Burn at least 50 ms of CPU (5 ticks at 100 Hz) in this thread.
-        let start = std::time::Instant::now();
+        // Burn 100 ms of this thread's CPU time, measured by its own CPU clock: wall time is
+        // no measure of CPU on a busy machine (200 ms of wall time gave 30 ms of CPU beside
+        // other work). /proc counts whole ticks (10 ms), so at least 50 ms must show.
+        let started = thread_cpu();
         let mut x = 0u64;
-        while start.elapsed() < std::time::Duration::from_millis(200) {
-            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        while thread_cpu() - started < std::time::Duration::from_millis(100) {
+            for _ in 0..10_000 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
         }
         let after = self_cpu().unwrap();
         let spent = (after.user_s + after.sys_s) - (before.user_s + before.sys_s);
