@@ -399,13 +399,21 @@ impl Classifier {
                 .map(|(mode, system_db)| Path {
                     pos: 0,
                     mode,
+                    session_mode: mode,
                     system_db,
                     open_exec: 0,
                     first: true,
                 })
                 .collect();
             while let Some(p) = stack.pop() {
-                if !seen.insert((p.pos, p.mode, p.system_db, p.open_exec, p.first)) {
+                if !seen.insert((
+                    p.pos,
+                    p.mode,
+                    p.session_mode,
+                    p.system_db,
+                    p.open_exec,
+                    p.first,
+                )) {
                     continue;
                 }
                 let mut lx = Lexer::new(sql, p.pos, server, p.mode, p.open_exec);
@@ -416,7 +424,12 @@ impl Classifier {
                 budget = left;
                 if toks.is_empty() {
                     if lx.pos >= sql.len() {
-                        ends |= state_bit(p.mode, p.system_db);
+                        ends |= state_bit(p.session_mode, p.system_db);
+                        if p.first {
+                            // A reading with no statement at all (all of it a comment).
+                            let none = v(Effect::Session, "no statement");
+                            worst = Some(worst.map_or(none, |w| w.or_worse(none)));
+                        }
                     } else {
                         stack.push(Path { pos: lx.pos, ..p });
                     }
@@ -441,7 +454,7 @@ impl Classifier {
                 };
                 let mut modes = j.change.mode.map_or(0, |m| self.modes_of(m));
                 if !whole || modes == 0 {
-                    modes |= 1 << p.mode.index();
+                    modes |= 1 << p.session_mode.index();
                 }
                 let mut systems = j.change.system_db.map_or(0, |s| 1u8 << u8::from(s));
                 if !whole || systems == 0 {
@@ -450,7 +463,11 @@ impl Classifier {
                 // SET STATEMENT sql_mode=... FOR stmt: stmt read under that mode too.
                 if let Some(m) = j.change.statement_mode {
                     for (mode, _) in states_of(self.modes_of(m)) {
-                        stack.push(Path { mode, ..p });
+                        stack.push(Path {
+                            mode,
+                            session_mode: p.session_mode,
+                            ..p
+                        });
                     }
                 }
                 for (mode, _) in states_of(modes) {
@@ -459,6 +476,7 @@ impl Classifier {
                             stack.push(Path {
                                 pos: lx.pos,
                                 mode,
+                                session_mode: mode,
                                 system_db,
                                 open_exec: lx.open_exec,
                                 first: false,
@@ -476,7 +494,11 @@ impl Classifier {
 #[derive(Debug, Clone, Copy)]
 struct Path {
     pos: usize,
+    /// The mode the next statement is read under.
     mode: Mode,
+    /// The session's mode (differs from `mode` where `SET STATEMENT sql_mode=... FOR` has its
+    /// statement read under another).
+    session_mode: Mode,
     system_db: bool,
     open_exec: u32,
     first: bool,
