@@ -5,28 +5,63 @@
 //! [`Policy`] (`--read-only`, `--allow-admin`, `--allow-destructive`) then says whether it runs.
 //! Replay, diff and the digest's read/write column all take their answer from here.
 //!
-//! The text is lexed as the server would: comments (`/* */`, `-- `, `#`) and optimizer hints
-//! (`/*+ */`) are dropped, the content of executable comments (`/*! */`, `/*!50001 */`,
-//! MariaDB's `/*M! */`) is read as SQL (the server may run it), literals and quoted names never
-//! count as keywords, leading parentheses are skipped, and every statement of a multi-statement
-//! text is judged. `PREPARE s FROM '...'` and `EXECUTE IMMEDIATE '...'` are judged by the text
-//! they prepare; dynamic SQL (from a variable or an expression) cannot be checked and counts as
-//! server-level.
+//! [`Classifier`] is the same for one logged connection read in order: it knows the target's
+//! [`Dialect`] (version, MariaDB or MySQL) and follows the session's `sql_mode` and current
+//! database as the log sets them. [`classify`] is a fresh classifier for an unknown server in the
+//! default `sql_mode`.
 //!
-//! Decisions a replay against a copy of production needs:
+//! # What is read how
+//! The text is lexed as the server would, one statement (up to a `;`) at a time:
+//! - comments (`/* */`, `-- ` with a space or control character after it, `#`, also under
+//!   `ANSI_QUOTES`) and optimizer hints (`/*+ */`) are dropped; a comment ends at its first `*/`;
+//! - executable comments: `/*! ...*/` always runs; `/*!NNNNN ...*/` runs on a server of version
+//!   NNNNN or later (MariaDB reads 5 or 6 digits and skips MySQL 5.7+ versions 50700-99999),
+//!   `/*M!NNNNNN ...*/` the same on MariaDB only; otherwise they are comments. Where the dialect
+//!   does not settle it (unknown version or flavor, a fingerprint's `/*!?`, a lowercase `/*m!`,
+//!   a six-digit version on MySQL) every reading is judged and the worst kept;
+//! - strings: `\` escapes unless `NO_BACKSLASH_ESCAPES`, doubled quotes always; `"x"` is a name
+//!   under `ANSI_QUOTES`; adjacent literals (`'a' 'b'`) are one string;
+//! - `sql_mode` follows `SET [SESSION|LOCAL|@@|@@session.]sql_mode = ...` (a string, a name,
+//!   DEFAULT). A value from an expression, a number or an unknown name leaves both readings of
+//!   each flag open; so does any SET that may fail or not run (it sets more than `sql_mode`, it
+//!   is not the whole text): the session may then be in either mode, and both are judged.
+//!   `SET STATEMENT sql_mode=... FOR stmt` changes no session state; its stmt is judged in both
+//!   modes;
+//! - literals and quoted names never count as keywords; quoted names count as names (``SET
+//!   @@global.`x` ``, `` `mysql`.t ``); leading parentheses are skipped (no recursion: 100,000
+//!   of them cost what 100,000 letters do); every statement of a multi-statement text is judged.
+//!
+//! Every reading is a linear pass; a text whose readings would cost more than 64 passes (many
+//! distinct comment versions, many `SET sql_mode` to unknown values) is server-level: "too many
+//! possible readings".
+//!
+//! # Decisions
 //! - locking reads (`SELECT ... FOR UPDATE`, `LOCK IN SHARE MODE`) change nothing: reads;
 //! - `SELECT ... INTO @var` sets a session variable: a read; `INTO OUTFILE`/`DUMPFILE` writes a
-//!   file on the server's host: server-level;
-//! - a schema-qualified call (`db.f(...)`) is a stored function that may write: a write. An
-//!   unqualified call cannot be told from a built-in one and is taken as a read (a stored
-//!   function that writes then runs under `--read-only`); `NEXTVAL`/`SETVAL`/`NEXT VALUE FOR`
-//!   advance a sequence: writes; the well-known command-running UDFs (`sys_exec`, `sys_eval`)
-//!   are server-level;
+//!   file on the server's host and `LOAD_FILE` reads one: server-level;
+//! - a schema-qualified call (`db.f(...)`, in any statement: SELECT, SET, SHOW ... WHERE,
+//!   EXPLAIN) is a stored function that may write: a write. An unqualified call cannot be told
+//!   from a built-in one and is taken as a read (a stored function that writes then runs under
+//!   `--read-only`: the server's read-only transaction and account are what stop it);
+//!   `NEXTVAL`/`SETVAL`/`NEXT VALUE FOR` advance a sequence: writes; the well-known
+//!   command-running UDFs (`sys_exec`, `sys_eval`) are server-level;
 //! - `CALL`, and anything not recognised, may write: writes;
-//! - creating stored code (procedures, functions, triggers, events) and compound statements
-//!   (`BEGIN NOT ATOMIC`, `IF`, `WHILE`...) hold statements that run later or cannot be checked
-//!   one by one: server-level, as are UDFs loaded by `SONAME`;
-//! - `DROP`/`TRUNCATE` of a database, schema or table (not a temporary one) are destructive.
+//! - dynamic SQL (PREPARE, EXECUTE, EXECUTE IMMEDIATE, whatever the text) runs text the log does
+//!   not show: server-level;
+//! - creating stored code (procedures, functions, triggers), events (CREATE/ALTER EVENT: they
+//!   schedule work) and compound statements (`BEGIN NOT ATOMIC`, `BEGIN` followed by anything
+//!   but `WORK`, `IF`, `WHILE`...) hold statements that run later or cannot be checked one by
+//!   one: server-level, as are UDFs loaded by `SONAME`;
+//! - writes of any kind to a system schema (`mysql`, `performance_schema`, `sys`, named or the
+//!   current database) change accounts, privileges or server settings: server-level;
+//! - XA START/END: session; XA PREPARE leaves a transaction that outlives the session, and XA
+//!   COMMIT/ROLLBACK may finish one another session prepared: writes (never under
+//!   `--read-only`, run by default like any transaction's commit); XA RECOVER: a read;
+//! - destructive (data lost or rewritten): `DROP`/`TRUNCATE` of a database, schema, table or
+//!   sequence (not a temporary one), `CREATE OR REPLACE` of a database, table, view, sequence
+//!   (it drops what it replaces), any `ALTER` of a table, view, database or sequence (it may drop
+//!   columns or change the engine; `DISCARD TABLESPACE` deletes the data file, `IMPORT
+//!   TABLESPACE` replaces it), `OPTIMIZE` and `REPAIR` (which may drop rows it cannot read).
 
 mod judge;
 mod lex;

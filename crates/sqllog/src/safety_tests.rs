@@ -633,6 +633,18 @@ fn hostile_text_is_read_without_being_fooled() {
         ("é; SHUTDOWN", Admin),
         // Adjacent strings across a comment.
         ("SELECT 'a' /* */ 'b' INTO OUTFILE '/tmp/x'", Admin),
+        // A skipped versioned comment after a `;`, two in a row, a function in EXPLAIN's
+        // subquery (the optimizer may run it), a block after BEGIN.
+        ("SELECT 1; /*!999999 EXPLAIN */ SHUTDOWN", Admin),
+        (
+            "/*M!999999 EXPLAIN */ /*!999999 EXPLAIN */ DELETE FROM t",
+            Write,
+        ),
+        (
+            "EXPLAIN SELECT 1 FROM t WHERE a = (SELECT `db`.`f`())",
+            Write,
+        ),
+        ("BEGIN UPDATE t SET v = 0; END", Admin),
     ]);
 }
 
