@@ -10,6 +10,19 @@ pub enum LogError {
     /// Reading failed (a runtime failure, not the user's).
     #[error("reading the log: {0}")]
     Io(#[from] std::io::Error),
+    /// A line, or an entry's statement or header, longer than the reader's bound
+    /// ([`crate::MAX_STATEMENT`]): not a log, or not one the reader takes. The user's mistake.
+    #[error("{}{line}: {what} longer than {} MiB, the limit of the log reader", .file.as_ref().map_or_else(|| "line ".to_string(), |f| format!("{f}:")), .limit >> 20)]
+    TooLong {
+        /// The log's name, when the reader knows it ([`LogError::in_file`]).
+        file: Option<String>,
+        /// The line (of the entry, for a statement or header), from 1.
+        line: u64,
+        /// What is too long: `a line`, `a statement`, `an entry's header`.
+        what: &'static str,
+        /// The bound, bytes.
+        limit: usize,
+    },
     /// The log file could not be opened (missing, unreadable): the user's mistake.
     #[error("cannot open {path}: {source}")]
     Open {
@@ -25,6 +38,24 @@ impl LogError {
     /// for runtime failures (exit 1).
     pub fn is_user_error(&self) -> bool {
         !matches!(self, LogError::Io(_))
+    }
+
+    /// The error with the log's name, for the errors that name a line of it.
+    pub fn in_file(self, name: &str) -> LogError {
+        match self {
+            LogError::TooLong {
+                file: None,
+                line,
+                what,
+                limit,
+            } => LogError::TooLong {
+                file: Some(name.to_string()),
+                line,
+                what,
+                limit,
+            },
+            e => e,
+        }
     }
 }
 

@@ -2,9 +2,10 @@
 //! written only when it changes (MariaDB) or on every line (MySQL, ISO); a statement's
 //! further lines follow as they are.
 
-use std::io::{self, BufRead};
+use std::io::BufRead;
 
 use crate::entry::Flavor;
+use crate::error::LogError;
 use crate::state::{is_server_header, put, Conn, State};
 use crate::time::{parse_iso, parse_short};
 
@@ -57,7 +58,7 @@ pub(crate) fn parse_line(l: &[u8]) -> Option<Head> {
 }
 
 /// Reads one entry: whole (`Some(true)`), incomplete (`Some(false)`), or none left.
-pub(crate) fn read_one<R: BufRead>(st: &mut State<R>) -> io::Result<Option<bool>> {
+pub(crate) fn read_one<R: BufRead>(st: &mut State<R>) -> Result<Option<bool>, LogError> {
     st.cur.reset();
     let mut started = false;
     let mut orphan = false;
@@ -75,21 +76,22 @@ pub(crate) fn read_one<R: BufRead>(st: &mut State<R>) -> io::Result<Option<bool>
         let Some(h) = head else {
             if started {
                 let l = std::mem::take(&mut st.lines.buf);
-                st.cur.push_body(&l);
+                let pushed = st.cur.push_body(&l);
                 st.lines.buf = l;
+                pushed?;
             } else {
                 orphan |= !l.iter().all(u8::is_ascii_whitespace);
             }
             continue;
         };
         started = true;
-        begin(st, &h);
+        begin(st, &h)?;
     }
     Ok((started || orphan).then(|| started && finish(st)))
 }
 
 /// Starts an entry from its command line.
-fn begin<R>(st: &mut State<R>, h: &Head) {
+fn begin<R>(st: &mut State<R>, h: &Head) -> Result<(), LogError> {
     let l = std::mem::take(&mut st.lines.buf);
     let c = &mut st.cur;
     c.line = st.lines.number;
@@ -101,8 +103,9 @@ fn begin<R>(st: &mut State<R>, h: &Head) {
     c.command.clear();
     c.command
         .push_str(std::str::from_utf8(&l[h.command.0..h.command.1]).unwrap_or("Other"));
-    c.push_body(&l[h.arg..]);
+    let pushed = c.push_body(&l[h.arg..]);
     st.lines.buf = l;
+    pushed
 }
 
 fn text(b: &[u8]) -> &str {

@@ -55,11 +55,19 @@ pub use safety::{classify, Classifier, Dialect, Effect, Policy, Verdict};
 /// The reader's buffer: large, so a read call brings many entries at once.
 const READ_BUFFER: usize = 1 << 20;
 
+/// The longest line, statement or entry header the reader takes: far above any statement a
+/// server logs at its default `max_allowed_packet`, and a bound that ends the read of
+/// something that is no log (`/dev/zero`) at once, with [`LogError::TooLong`].
+pub const MAX_STATEMENT: usize = 64 << 20;
+
 /// Opens a log file and detects its flavor (see [`LogReader::new`]).
 pub fn open(path: &Path, kind: LogType) -> Result<LogReader<BufReader<File>>, LogError> {
     let file = File::open(path).map_err(|source| LogError::Open {
         path: path.display().to_string(),
         source,
     })?;
+    let name = path.display().to_string();
     LogReader::new(BufReader::with_capacity(READ_BUFFER, file), kind)
+        .map(|r| r.named(&name))
+        .map_err(|e| e.in_file(&name))
 }

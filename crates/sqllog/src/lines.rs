@@ -1,11 +1,12 @@
 //! Lines from a reader into one reused buffer, with a cap on a line's length.
 
+use crate::error::LogError;
 use std::io::{self, BufRead};
 
-/// The longest line kept: longer lines are cut here and marked (a statement this long is
-/// far beyond any server's `max_allowed_packet` default; garbage without newlines must not
-/// make the reader's memory grow with the input).
-pub(crate) const MAX_LINE: usize = 64 << 20;
+/// The longest line read: a longer one is an error (a statement this long is far beyond any
+/// server's `max_allowed_packet` default; garbage without newlines, `/dev/zero` say, must end
+/// the read at once, neither growing the reader's memory nor reading on for ever).
+pub(crate) const MAX_LINE: usize = crate::MAX_STATEMENT;
 
 /// A line source that can hand the same line back once (`hold`).
 pub(crate) struct Lines<R> {
@@ -14,8 +15,7 @@ pub(crate) struct Lines<R> {
     pub(crate) buf: Vec<u8>,
     /// The current line's number (1-based).
     pub(crate) number: u64,
-    /// The current line was cut at [`MAX_LINE`], or ended without a newline at the end of
-    /// the input (a cut last entry).
+    /// The current line ended without a newline at the end of the input (a cut last entry).
     pub(crate) cut: bool,
     /// Bytes consumed from the reader.
     pub(crate) bytes: u64,
@@ -34,8 +34,9 @@ impl<R: BufRead> Lines<R> {
         }
     }
 
-    /// The next line into `buf`; false at the end of the input.
-    pub(crate) fn advance(&mut self) -> io::Result<bool> {
+    /// The next line into `buf`; false at the end of the input. A line longer than
+    /// [`MAX_LINE`] is an error naming its number.
+    pub(crate) fn advance(&mut self) -> Result<bool, LogError> {
         if self.held {
             self.held = false;
             return Ok(true);
@@ -47,7 +48,7 @@ impl<R: BufRead> Lines<R> {
             let chunk = match self.r.fill_buf() {
                 Ok(c) => c,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             };
             if chunk.is_empty() {
                 break;
@@ -56,10 +57,16 @@ impl<R: BufRead> Lines<R> {
                 Some(n) => (n + 1, true),
                 None => (chunk.len(), false),
             };
-            let room = MAX_LINE.saturating_sub(self.buf.len());
             let body = if found { take - 1 } else { take };
-            self.buf.extend_from_slice(&chunk[..body.min(room)]);
-            self.cut |= body > room;
+            if self.buf.len() + body > MAX_LINE {
+                return Err(LogError::TooLong {
+                    file: None,
+                    line: self.number + 1,
+                    what: "a line",
+                    limit: MAX_LINE,
+                });
+            }
+            self.buf.extend_from_slice(&chunk[..body]);
             self.r.consume(take);
             self.bytes += take as u64;
             if found {
@@ -67,7 +74,7 @@ impl<R: BufRead> Lines<R> {
                 break;
             }
         }
-        if !newline && self.buf.is_empty() && !self.cut {
+        if !newline && self.buf.is_empty() {
             return Ok(false);
         }
         self.cut |= !newline;
@@ -87,6 +94,7 @@ impl<R: BufRead> Lines<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
 
     fn all(input: &[u8]) -> Vec<(String, bool)> {
         let mut l = Lines::new(input);
@@ -103,6 +111,21 @@ mod tests {
         let want = [("a", false), ("bc", false), ("", false), ("d", true)];
         assert_eq!(got, want.map(|(s, c)| (s.to_string(), c)));
         assert!(all(b"").is_empty());
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_is_an_error_not_a_cut_line() {
+        let within = [vec![b'x'; MAX_LINE], b"\n".to_vec()].concat();
+        let over = std::io::BufReader::new(std::io::repeat(0).take(MAX_LINE as u64 + 1));
+        let mut l = Lines::new(&within[..]);
+        assert!(l.advance().unwrap());
+        assert_eq!(l.buf.len(), MAX_LINE);
+        let e = Lines::new(over).advance().unwrap_err().in_file("/dev/zero");
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero:1: a line longer than 64 MiB, the limit of the log reader"
+        );
+        assert!(e.is_user_error());
     }
 
     #[test]

@@ -11,11 +11,14 @@ use crate::{general, slow};
 
 /// A streaming reader of one slow or general log: an iterator of owned [`Entry`]s, and
 /// [`LogReader::next_ref`] for borrowed ones. Memory stays constant whatever the log's size
-/// (one reused line and entry buffer, and one small record per open connection).
+/// (one reused line and entry buffer, and one small record per open connection). A line or
+/// an entry longer than [`crate::MAX_STATEMENT`] is an error ([`LogError::TooLong`]).
 pub struct LogReader<R: BufRead> {
     st: State<R>,
     kind: LogType,
     flavor: Flavor,
+    /// The log's name for errors that name a line ([`LogReader::named`]).
+    name: Option<String>,
 }
 
 impl<R: BufRead> LogReader<R> {
@@ -57,7 +60,12 @@ impl<R: BufRead> LogReader<R> {
                     st.skipped += u64::from(first.is_some());
                     st.lines.hold();
                     let flavor = header_flavor.unwrap_or(flavor);
-                    return Ok(LogReader { st, kind, flavor });
+                    return Ok(LogReader {
+                        st,
+                        kind,
+                        flavor,
+                        name: None,
+                    });
                 }
                 Fit::OtherKind(e) => return Err(e),
                 Fit::No if first.is_none() && shorten(l).is_none() => return Err(unknown(kind, l)),
@@ -72,12 +80,23 @@ impl<R: BufRead> LogReader<R> {
         }
         match (header_flavor, first) {
             (_, Some(first)) => Err(unknown(kind, &first)),
-            (Some(flavor), None) => Ok(LogReader { st, kind, flavor }),
+            (Some(flavor), None) => Ok(LogReader {
+                st,
+                kind,
+                flavor,
+                name: None,
+            }),
             (None, None) if any => Err(LogError::UnknownFormat(
                 "the log holds only blank lines".into(),
             )),
             (None, None) => Err(LogError::UnknownFormat("the log is empty".into())),
         }
+    }
+
+    /// The reader with the log's name, which errors that name a line give as `NAME:LINE`.
+    pub fn named(mut self, name: &str) -> Self {
+        self.name = Some(name.to_string());
+        self
     }
 
     /// The server that wrote the log.
@@ -110,7 +129,10 @@ impl<R: BufRead> LogReader<R> {
         match next_whole(&mut self.st, read_one) {
             Ok(true) => Some(Ok(self.st.cur.view())),
             Ok(false) => None,
-            Err(e) => Some(Err(LogError::Io(e))),
+            Err(e) => Some(Err(match &self.name {
+                Some(name) => e.in_file(name),
+                None => e,
+            })),
         }
     }
 }
@@ -169,13 +191,62 @@ fn unknown(kind: LogType, first: &[u8]) -> LogError {
 /// incomplete entries are counted in `skipped`.
 fn next_whole<R: BufRead>(
     st: &mut State<R>,
-    read_one: fn(&mut State<R>) -> std::io::Result<Option<bool>>,
-) -> std::io::Result<bool> {
+    read_one: fn(&mut State<R>) -> Result<Option<bool>, LogError>,
+) -> Result<bool, LogError> {
     loop {
         match read_one(st)? {
             Some(true) => return Ok(true),
             Some(false) => st.skipped += 1,
             None => return Ok(false),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MAX_STATEMENT;
+
+    /// A statement of `lines` lines of `width` bytes each, in a `kind` log.
+    fn log_with_statement(kind: LogType, lines: usize, width: usize) -> Vec<u8> {
+        let mut log = match kind {
+            LogType::Slow => b"# Time: 261123  4:11:58\n# User@Host: a[a] @ h []\n# Query_time: 0.1  Lock_time: 0.0  Rows_sent: 0  Rows_examined: 0\nSELECT 1\n".to_vec(),
+            LogType::General => b"261123  4:11:58\t    8 Query\tSELECT 1\n".to_vec(),
+        };
+        let line = [vec![b'1'; width], b"\n".to_vec()].concat();
+        log.extend(line.repeat(lines));
+        log.extend(b";\n");
+        log
+    }
+
+    #[test]
+    fn a_statement_longer_than_the_limit_is_an_error_naming_its_line() {
+        for kind in [LogType::Slow, LogType::General] {
+            let log = log_with_statement(kind, MAX_STATEMENT / (1 << 20), 1 << 20);
+            let mut r = LogReader::new(&log[..], kind).unwrap().named("x.log");
+            let e = r.next().unwrap().unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "x.log:1: a statement longer than 64 MiB, the limit of the log reader"
+            );
+            let log = log_with_statement(kind, 3, 1 << 20);
+            let e = LogReader::new(&log[..], kind).unwrap().next().unwrap();
+            assert!(e.unwrap().sql.len() > 3 << 20);
+        }
+    }
+
+    #[test]
+    fn a_header_longer_than_the_limit_is_an_error() {
+        let line = format!("# Thread_id: 8 {}\n", "x".repeat(1 << 20));
+        let log = format!("# Time: 261123  4:11:58\n{}", line.repeat(64));
+        let e = LogReader::new(log.as_bytes(), LogType::Slow)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 1: an entry's header longer than 64 MiB, the limit of the log reader"
+        );
     }
 }

@@ -1,10 +1,11 @@
 //! The slow query log: `# Name: value` header lines, then `use db;`, `SET timestamp=N;` and
 //! the statement, ending with `;`.
 
-use std::io::{self, BufRead};
+use std::io::BufRead;
 
 use crate::entry::Flavor;
-use crate::state::{find, is_server_header, put, Cur, State};
+use crate::error::LogError;
+use crate::state::{bounded, find, is_server_header, put, Cur, State};
 use crate::time::{parse_iso, parse_short};
 
 /// The flavor a log's first entry line shows, if it starts a slow-log entry.
@@ -75,7 +76,7 @@ struct Seen {
 }
 
 /// One entry: `None` at the end of the input, `Some(whole)` otherwise.
-pub(crate) fn read_one<R: BufRead>(st: &mut State<R>) -> io::Result<Option<bool>> {
+pub(crate) fn read_one<R: BufRead>(st: &mut State<R>) -> Result<Option<bool>, LogError> {
     st.cur.reset();
     let mut seen = Seen::default();
     loop {
@@ -114,6 +115,8 @@ pub(crate) fn read_one<R: BufRead>(st: &mut State<R>) -> io::Result<Option<bool>
             seen.user = true;
             seen.header = true;
         } else if !seen.body && is_pair_line(l) {
+            let len = st.cur.extras.len() + l.len();
+            bounded(st.cur.line, len, "an entry's header")?;
             header_line(&mut st.cur, &l[2..]);
             seen.header = true;
         } else if !seen.body && l.as_slice() == b"#" {
@@ -121,8 +124,9 @@ pub(crate) fn read_one<R: BufRead>(st: &mut State<R>) -> io::Result<Option<bool>
         } else {
             seen.body = true;
             let l = std::mem::take(&mut st.lines.buf);
-            st.cur.push_body(&l);
+            let pushed = st.cur.push_body(&l);
             st.lines.buf = l;
+            pushed?;
         }
     }
 }

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use crate::entry::EntryRef;
+use crate::error::LogError;
 use crate::lines::{Lines, MAX_LINE};
 
 /// What the reader remembers about one connection between its entries.
@@ -83,14 +84,13 @@ impl Cur {
         self.cut = false;
     }
 
-    /// Appends one line to the body (capped, so garbage cannot grow it without bound).
-    pub(crate) fn push_body(&mut self, line: &[u8]) {
-        if self.body.len() + line.len() >= MAX_LINE {
-            self.cut = true;
-            return;
-        }
+    /// Appends one line to the body; a statement longer than [`MAX_LINE`] is an error, so
+    /// garbage cannot grow it without bound.
+    pub(crate) fn push_body(&mut self, line: &[u8]) -> Result<(), LogError> {
+        bounded(self.line, self.body.len() + line.len() + 1, "a statement")?;
         self.body.extend_from_slice(line);
         self.body.push(b'\n');
+        Ok(())
     }
 
     /// The entry as read so far, borrowed.
@@ -115,6 +115,19 @@ impl Cur {
             extras: &self.extras,
         }
     }
+}
+
+/// An error when `len` bytes of the entry at `line` would pass [`MAX_LINE`].
+pub(crate) fn bounded(line: u64, len: usize, what: &'static str) -> Result<(), LogError> {
+    if len <= MAX_LINE {
+        return Ok(());
+    }
+    Err(LogError::TooLong {
+        file: None,
+        line,
+        what,
+        limit: MAX_LINE,
+    })
 }
 
 /// Everything the format readers share.

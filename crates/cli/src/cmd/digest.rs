@@ -79,10 +79,11 @@ fn read<R: BufRead>(
 
 /// The reader's error as the user sees it: format and open errors are theirs (exit 2).
 fn log_error(name: &str, e: LogError) -> anyhow::Error {
-    if e.is_user_error() {
-        user(format!("{name}: {e}"))
-    } else {
-        anyhow::Error::new(e).context(format!("digesting {name}"))
+    match e.in_file(name) {
+        // It names the file and the line itself.
+        e @ LogError::TooLong { .. } => user(e.to_string()),
+        e if e.is_user_error() => user(format!("{name}: {e}")),
+        e => anyhow::Error::new(e).context(format!("digesting {name}")),
     }
 }
 
