@@ -78,6 +78,7 @@ impl Drop for Conn {
 
 const COM_QUERY: u8 = 0x03;
 const COM_PING: u8 = 0x0E;
+const COM_RESET_CONNECTION: u8 = 0x1F;
 const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_STMT_CLOSE: u8 = 0x19;
@@ -308,6 +309,21 @@ impl Conn {
             Some(0x00) => Ok(()),
             Some(0xFF) => Err(parse_err(&p)),
             _ => Err(Error::Protocol("unexpected reply to COM_PING".into())),
+        }
+    }
+
+    /// Resets the session to the state of a new connection (COM_RESET_CONNECTION): rolls back
+    /// its transaction, releases its locks, drops its temporary tables, prepared statements and
+    /// user variables, and resets its session variables; the user and database stay.
+    pub fn reset(&mut self) -> Result<(), Error> {
+        self.command(COM_RESET_CONNECTION, &[])?;
+        let p = self.io.read()?;
+        match p.first() {
+            Some(0x00) => Ok(()),
+            Some(0xFF) => Err(parse_err(&p)),
+            _ => Err(Error::Protocol(
+                "unexpected reply to COM_RESET_CONNECTION".into(),
+            )),
         }
     }
 

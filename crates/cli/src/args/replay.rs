@@ -42,6 +42,15 @@ pub struct ReplayArgs {
     /// BEGIN...); the others are counted as skipped, with their reason.
     #[arg(long)]
     pub read_only: bool,
+    /// With --read-only: replay as the connecting account even though it can write or
+    /// administer (by default qpslab refuses it, or creates a read-only account when the
+    /// connecting one may create users).
+    #[arg(long, requires = "read_only")]
+    pub trust_account: bool,
+    /// With --read-only: also grant EXECUTE to the replay's account (stored functions and
+    /// procedures run; they may write).
+    #[arg(long, requires = "read_only")]
+    pub grant_execute: bool,
     /// Also run server-level statements (SHUTDOWN, KILL, SET GLOBAL, accounts, GRANT, plugins,
     /// FLUSH, RESET, replication, PURGE, LOAD DATA, INTO OUTFILE...): skipped by default.
     #[arg(long)]

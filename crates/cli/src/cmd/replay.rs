@@ -10,7 +10,10 @@ use crate::signals::INTERRUPTED;
 use crate::target::{connect, explicit, sandbox_home, Connected};
 use anyhow::Result;
 use qpslab_core::replay::{ReplayMode, ReplayPlan};
+use qpslab_core::ConnectOptions;
 use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
+use qpslab_lab::restore::Ledger;
+use qpslab_sql::replay::account::{self, AccessOptions};
 use qpslab_sql::replay::source::{load, Loaded};
 use qpslab_sql::replay::{class_id, refused, Outcome, ReplayOptions};
 use qpslab_sqllog::Policy;
@@ -56,15 +59,51 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
              start together, in order per connection"
         );
     }
-    let mut connected = connect(&a.target, None, &sandbox_home(&a.home))?;
+    let home = sandbox_home(&a.home);
+    let mut connected = connect(&a.target, None, &home)?;
     // Statements run in their logged databases unless --database names one.
     connected.options.database.clone_from(&a.target.database);
+    // Read-only: the server refuses writes (an account that only reads), the classifier is
+    // the second line.
+    let access = if opts.policy.read_only {
+        let o = AccessOptions {
+            trust_account: a.trust_account,
+            grant_execute: a.grant_execute,
+        };
+        let ledger = Ledger::in_lab(home.path());
+        let access = account::prepare(
+            &connected.options,
+            &ledger,
+            &loaded.log,
+            opts.database.as_deref(),
+            o,
+        );
+        match access {
+            Ok(access) => {
+                eprintln!("{}", access.note);
+                Some(access)
+            }
+            Err(e) => {
+                let _ = connected.finish();
+                return Err(exec_error(e));
+            }
+        }
+    } else {
+        None
+    };
+    let session = access
+        .as_ref()
+        .map_or_else(|| connected.options.clone(), |x| x.session.clone());
     let outcome = crate::db::open_to_write(&a.db.db).and_then(|mut store| {
         let printer = LivePrinter::new(loaded.log.stmts.len() as u64, exporter.as_ref());
-        measure(&a, &opts, &loaded, &mut store, &connected, printer)
+        measure(
+            &a, &opts, &loaded, &mut store, &connected, &session, printer,
+        )
     });
+    let dropped = access.map_or(Ok(()), |x| x.finish());
     let stopped = connected.finish();
     outcome?;
+    dropped.map_err(exec_error)?;
     stopped
 }
 
@@ -129,6 +168,7 @@ fn measure(
     l: &Loaded,
     store: &mut Store,
     target: &Connected,
+    session: &ConnectOptions,
     mut printer: LivePrinter,
 ) -> Result<()> {
     let (mut sampler, server) = qpslab_sql::replay::ready(
@@ -146,16 +186,36 @@ fn measure(
         qpslab_probe::host_facts(),
         crate::target::command_line(),
     );
+    // Prepared XA transactions the replay leaves are rolled back: `XA RECOVER` as it was.
+    let xa_before = sampler
+        .conn()
+        .and_then(|c| qpslab_sql::replay::xa::prepared(c).ok());
     let outcome = qpslab_sql::replay::measure(
         store,
         &meta,
-        &target.options,
+        session,
         &l.log,
         o,
         &mut sampler,
         &mut printer,
         &INTERRUPTED,
-    )?;
+    );
+    if let (Some(before), Some(conn)) = (&xa_before, sampler.conn()) {
+        match qpslab_sql::replay::xa::roll_back_new(conn, before) {
+            Ok(left) => {
+                for (xid, failed) in left {
+                    match failed {
+                        None => eprintln!("rolled back XA transaction {xid}, left prepared by the replay"),
+                        Some(e) => eprintln!(
+                            "warning: XA transaction {xid} left prepared by the replay: XA ROLLBACK {xid} failed: {e}"
+                        ),
+                    }
+                }
+            }
+            Err(e) => eprintln!("warning: could not list the XA transactions left prepared: {e}"),
+        }
+    }
+    let outcome = outcome?;
     let m = match outcome {
         Outcome::Done(m) => m,
         Outcome::Unfinished(u) => {

@@ -14,6 +14,10 @@
 //! dropped without a word when it no longer matters: the server restarted since (a restart
 //! forgets `SET GLOBAL`), or every setting already holds its original value.
 //!
+//! A command may also create accounts for its own use (a read-only replay's account,
+//! [`Ledger::begin_accounts`]): they are recorded before they are created and dropped by the
+//! command at its end, or by [`Ledger::restore`] after a kill; a restart does not drop them.
+//!
 //! ```no_run
 //! # fn demo(target: &qpslab_core::ConnectOptions) -> Result<(), qpslab_lab::restore::RestoreError> {
 //! use qpslab_lab::restore::Ledger;
@@ -27,7 +31,7 @@
 
 mod record;
 
-pub use record::{restore_line, same, Record, Saved, ServerId};
+pub use record::{restore_line, same, Account, Record, Saved, ServerId};
 
 use crate::control::{self, ControlError};
 use qpslab_core::ConnectOptions;
@@ -195,6 +199,28 @@ impl Ledger {
         self.begin(target, command, &names).map(Some)
     }
 
+    /// Before creating `accounts` on the server at `target` for `command`: as
+    /// [`Ledger::begin`], recording the accounts (no setting) so that [`Ledger::restore`] drops
+    /// them if the command is killed before it drops them itself.
+    pub fn begin_accounts(
+        &self,
+        target: &ConnectOptions,
+        command: &str,
+        accounts: Vec<Account>,
+    ) -> Result<Guard, RestoreError> {
+        self.begin_with(target, command, |_| Ok(Vec::new()))
+            .and_then(|mut g| {
+                g.record.accounts = accounts;
+                g.record
+                    .write(&g.at.record)
+                    .map_err(|source| RestoreError::Io {
+                        path: g.at.record.clone(),
+                        source,
+                    })?;
+                Ok(g)
+            })
+    }
+
     /// As [`Ledger::begin`], with the original values given (read by the caller, who writes
     /// their literals its own way).
     pub fn begin_saved(
@@ -259,12 +285,19 @@ impl Ledger {
             return Ok(None);
         };
         let mut failed = Vec::new();
+        for a in &r.accounts {
+            let Some(account) = a.sql() else { continue };
+            let sql = format!("DROP USER IF EXISTS {account}");
+            if let Err(e) = s.conn.query(&sql) {
+                failed.push(format!("{account} ({e})"));
+            }
+        }
         for saved in r.settings.iter().rev() {
             if let Err(e) = crate::live::put_back(target, &saved.name, &saved.literal) {
                 failed.push(format!("{} ({e})", saved.name));
             }
         }
-        if !failed.is_empty() || !s.differing(&r.settings)?.is_empty() {
+        if !failed.is_empty() || !s.left(&r)?.is_empty() {
             return Err(RestoreError::Failed {
                 failed: failed.join(", "),
                 line: r.restore_line(),
@@ -301,7 +334,7 @@ impl Guard {
     /// What to do if this process is killed: `if qpslab is killed (kill -9), restore the
     /// server with:` and the statement on the next line; `None` when nothing is recorded.
     pub fn killed_hint(&self) -> Option<String> {
-        (!self.record.settings.is_empty()).then(|| {
+        (!self.record.settings.is_empty() || !self.record.accounts.is_empty()).then(|| {
             format!(
                 "if qpslab is killed (kill -9), restore the server with:\n  {}",
                 self.restore_line()
@@ -323,7 +356,7 @@ impl Guard {
 
     fn check(&self) -> Result<(), RestoreError> {
         let mut s = Server::connect(&self.target)?;
-        let left = s.differing(&self.record.settings)?;
+        let left = s.left(&self.record)?;
         if left.is_empty() {
             return self.at.clear();
         }
@@ -403,7 +436,13 @@ impl At {
             return Ok(None);
         };
         let restarted = s.started.abs_diff(r.server_started) > START_SLACK;
-        if restarted || s.differing(&r.settings)?.is_empty() {
+        // A restart forgets settings, never accounts.
+        let settings = if restarted {
+            Vec::new()
+        } else {
+            s.differing(&r.settings)?
+        };
+        if settings.is_empty() && s.existing(&r.accounts)?.is_empty() {
             self.clear()?;
             return Ok(None);
         }
@@ -485,6 +524,29 @@ impl Server {
         }
     }
 
+    /// What `r` says is still to put back: its settings that differ, its accounts that exist.
+    fn left(&mut self, r: &Record) -> Result<Vec<String>, RestoreError> {
+        let mut left = self.existing(&r.accounts)?;
+        left.extend(self.differing(&r.settings)?);
+        Ok(left)
+    }
+
+    /// Those of `accounts` that exist on the server, as `'user'@'host'`.
+    fn existing(&mut self, accounts: &[Account]) -> Result<Vec<String>, RestoreError> {
+        let mut out = Vec::new();
+        for a in accounts {
+            let Some(account) = a.sql() else { continue };
+            let sql = format!(
+                "SELECT count(*) FROM mysql.user WHERE User = '{}' AND Host = '{}'",
+                a.user, a.host
+            );
+            if query(&mut self.conn, &sql)?.first_value() != Some("0") {
+                out.push(account);
+            }
+        }
+        Ok(out)
+    }
+
     /// The names of the settings whose value on the server is not the saved one.
     fn differing(&mut self, settings: &[Saved]) -> Result<Vec<String>, RestoreError> {
         let mut out = Vec::new();
@@ -509,6 +571,7 @@ impl Server {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
             settings,
+            accounts: Vec::new(),
         }
     }
 }

@@ -51,6 +51,30 @@ impl Saved {
     }
 }
 
+/// An account a command created on the server for its own use (a read-only replay's), to be
+/// dropped when the command ends: `'user'@'host'`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    /// The user name (qpslab's own: letters, digits and `_` only).
+    pub user: String,
+    /// The host part.
+    pub host: String,
+}
+
+impl Account {
+    /// `'user'@'host'`, for `DROP USER`; `None` for a name qpslab would never have made (a
+    /// record edited by hand is not turned into SQL).
+    pub fn sql(&self) -> Option<String> {
+        let plain = |s: &str, extra: &[char]| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || extra.contains(&c))
+        };
+        (plain(&self.user, &['_']) && plain(&self.host, &['.', ':', '%', '-', '_']))
+            .then(|| format!("'{}'@'{}'", self.user, self.host))
+    }
+}
+
 /// The record of an unfinished change: written before the first change, removed once every
 /// setting is back. Holds no password (the target is the redacted description).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -69,12 +93,26 @@ pub struct Record {
     pub written: u64,
     /// Every setting the command may change, with its original value, in the order changed.
     pub settings: Vec<Saved>,
+    /// Accounts the command creates for its own use (recorded before they are created), to be
+    /// dropped; a restart of the server does not drop them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accounts: Vec<Account>,
 }
 
 impl Record {
-    /// One statement restoring every setting, last changed first: `SET GLOBAL a=1, b='x';`.
+    /// The statements putting the server back: the accounts dropped, then one statement
+    /// restoring every setting, last changed first: `SET GLOBAL a=1, b='x';`.
     pub fn restore_line(&self) -> String {
-        restore_line(&self.settings)
+        let mut parts: Vec<String> = self
+            .accounts
+            .iter()
+            .filter_map(Account::sql)
+            .map(|a| format!("DROP USER IF EXISTS {a};"))
+            .collect();
+        if !self.settings.is_empty() || parts.is_empty() {
+            parts.push(restore_line(&self.settings));
+        }
+        parts.join(" ")
     }
 
     /// Reads a record; `None` when there is none (or it cannot be parsed: a half-written file
@@ -159,6 +197,45 @@ mod tests {
         assert!(saved("x", "on", "ON").matches(Some("ON")));
         assert!(saved("slow_query_log", "OFF", "'OFF'").matches(Some("0")));
         assert!(!saved("slow_query_log", "OFF", "'OFF'").matches(Some("1")));
+    }
+
+    #[test]
+    fn the_restore_line_drops_recorded_accounts_and_refuses_odd_names() {
+        let mut r = Record {
+            target: "root@localhost".into(),
+            server: ServerId {
+                hostname: "h".into(),
+                datadir: "/d/".into(),
+                port: 3306,
+            },
+            server_started: 0,
+            command: "replay".into(),
+            pid: 1,
+            written: 0,
+            settings: Vec::new(),
+            accounts: vec![Account {
+                user: "qpslab_ro_ab12".into(),
+                host: "localhost".into(),
+            }],
+        };
+        assert_eq!(
+            r.restore_line(),
+            "DROP USER IF EXISTS 'qpslab_ro_ab12'@'localhost';"
+        );
+        r.accounts.push(Account {
+            user: "x'; DROP DATABASE d; --".into(),
+            host: "%".into(),
+        });
+        r.settings.push(saved("long_query_time", "10", "10"));
+        assert_eq!(
+            r.restore_line(),
+            "DROP USER IF EXISTS 'qpslab_ro_ab12'@'localhost'; SET GLOBAL long_query_time=10;"
+        );
+        // An older record, written before accounts were recorded, still reads.
+        let mut json = serde_json::to_value(&r).unwrap();
+        json.as_object_mut().unwrap().remove("accounts");
+        let old: Record = serde_json::from_value(json).unwrap();
+        assert!(old.accounts.is_empty());
     }
 
     #[test]

@@ -10,6 +10,16 @@
 //! attempt under 2002/2003 as `run` counts them); a server still gone after `RECONNECT_FOR` ends
 //! the replay. The stop flag ends every session after its current statement. Either way the
 //! phase is returned with what was measured, its outcome saying why it ended early.
+//!
+//! Under `--read-only` every session runs in a read-only transaction (`SET SESSION
+//! TRANSACTION READ ONLY`: every later transaction of the session is read-only, a logged BEGIN,
+//! COMMIT or autocommit statement included), set again after each reconnection and reset. A
+//! statement the server refuses (read-only transaction, missing privilege) is counted as
+//! skipped, `refused by the server: ...`, not as an error: the server, not the classifier, had
+//! the last word. In sessions mode a session that goes on with another logged connection is
+//! reset first (COM_RESET_CONNECTION), so no transaction, lock, temporary table, prepared
+//! statement or user variable of one logged connection is seen by the next. A replay whose
+//! server is gone at its end (its own SHUTDOWN, say) ended early, whatever it ran.
 
 use super::lanes::{self, Lanes};
 use super::tally::{Tally, LOST_CONNECTION};
@@ -137,7 +147,7 @@ pub fn replay(
         r.ended_early = if stop.load(Ordering::Relaxed) {
             Some(INTERRUPTED.to_string())
         } else {
-            gone
+            gone.or_else(|| gone_at_end(target, opts))
         };
         r.complete = r.ended_early.is_none();
     }
@@ -148,13 +158,51 @@ pub fn replay(
 /// its stop flag.
 pub const INTERRUPTED: &str = "interrupted";
 
-/// A connection for a session: to `--database` when given.
+/// A connection for a session: to `--database` when given; read-only under `--read-only`.
 fn open(target: &ConnectOptions, opts: &ReplayOptions) -> Result<Conn, qpslab_wire::Error> {
     let mut t = target.clone();
     if opts.database.is_some() {
         t.database.clone_from(&opts.database);
     }
-    Conn::connect(&t)
+    let mut conn = Conn::connect(&t)?;
+    read_only(&mut conn, opts)?;
+    Ok(conn)
+}
+
+/// Makes every later transaction of the session read-only, under `--read-only`.
+fn read_only(conn: &mut Conn, opts: &ReplayOptions) -> Result<(), qpslab_wire::Error> {
+    if opts.policy.read_only {
+        conn.execute("SET SESSION TRANSACTION READ ONLY")?;
+    }
+    Ok(())
+}
+
+/// Server errors that refuse a statement rather than fail it: a read-only transaction, the
+/// server's `read_only`, or a privilege the account lacks.
+const REFUSALS: [u16; 8] = [1044, 1142, 1143, 1211, 1227, 1290, 1370, 1792];
+
+/// Why the server refused a statement, when its error is a refusal.
+fn refusal(e: &qpslab_wire::Error) -> Option<String> {
+    match e {
+        qpslab_wire::Error::Server { code, message, .. } if REFUSALS.contains(code) => {
+            let message: String = message.chars().take(200).collect();
+            Some(format!("refused by the server: {code} {message}"))
+        }
+        _ => None,
+    }
+}
+
+/// Why the server is taken as gone after a replay that ran to its end: no new connection can
+/// be opened (a server error, such as too many connections, says it is there).
+fn gone_at_end(target: &ConnectOptions, opts: &ReplayOptions) -> Option<String> {
+    match open(target, opts) {
+        Ok(_) => None,
+        Err(e) if e.server_code().is_some() && !e.is_connection_lost() => None,
+        Err(e) => Some(format!(
+            "the server {} went away during the replay: {e}",
+            target.describe()
+        )),
+    }
 }
 
 /// Cuts a sample per interval until every session is done; returns the phase's total tally
@@ -262,6 +310,8 @@ struct Session<'a> {
     conn: Conn,
     /// The database in effect on `conn` (none: the connection's default).
     db: Option<String>,
+    /// The logged connection whose statement ran last on `conn`.
+    logged: Option<u64>,
 }
 
 impl<'a> Session<'a> {
@@ -271,6 +321,7 @@ impl<'a> Session<'a> {
             index,
             conn,
             db: None,
+            logged: None,
         }
     }
 
@@ -313,6 +364,10 @@ impl<'a> Session<'a> {
             };
             self.tally().lag(lag);
         }
+        if let Err(e) = self.next_connection(s.conn) {
+            self.failed(s, &e);
+            return;
+        }
         if let Err(e) = self.use_database(s) {
             self.failed(s, &e);
             return;
@@ -326,8 +381,22 @@ impl<'a> Session<'a> {
                     self.db.clone_from(&s.db);
                 }
             }
-            Err(e) => self.failed(s, &e),
+            Err(e) => match refusal(&e) {
+                Some(why) => self.tally().skipped(s.class, why),
+                None => self.failed(s, &e),
+            },
         }
+    }
+
+    /// In sessions mode, resets the session when it goes on with another logged connection
+    /// (which must not see the last one's state), read-only again under `--read-only`.
+    fn next_connection(&mut self, logged: u64) -> Result<(), qpslab_wire::Error> {
+        let previous = self.logged.replace(logged);
+        if !matches!(self.shared.work, Work::Lanes(..)) || previous.is_none_or(|p| p == logged) {
+            return Ok(());
+        }
+        self.conn.reset()?;
+        read_only(&mut self.conn, self.shared.opts)
     }
 
     /// Sleeps until `due_us` after the start; returns the lag in µs, or none when stopped.
@@ -375,6 +444,8 @@ impl<'a> Session<'a> {
                 Ok(c) => {
                     self.conn = c;
                     self.db = None;
+                    // A new session holds no state of the last logged connection.
+                    self.logged = None;
                     self.tally().reconnects += 1;
                     return;
                 }

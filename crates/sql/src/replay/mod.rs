@@ -19,10 +19,12 @@
 //! block until its connection's previous statement ended. One blocking thread per session keeps
 //! that plain; a replay's sessions are as many as the log's peak concurrency.
 
+pub mod account;
 pub mod exec;
 pub mod lanes;
 pub mod source;
 pub mod tally;
+pub mod xa;
 
 use qpslab_core::env::ServerInfo;
 use qpslab_core::replay::ReplayMode;

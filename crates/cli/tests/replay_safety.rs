@@ -1,0 +1,269 @@
+//! Issue 34: a replay's safety enforced by the server, on private sandboxes. Under
+//! `--read-only` the log runs as an account that only reads, created for the replay and dropped
+//! after it (by `qpslab restore` after a kill -9), in read-only transactions: hostile statements
+//! leave the rows and the server as they were, and a statement the classifier lets through is
+//! refused by the server and counted as skipped. Logged connections sharing one of our sessions
+//! see none of each other's state, no prepared XA transaction outlives the replay, and a replay
+//! whose server went away (its own SHUTDOWN) exits 1.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A MariaDB 10.11 slow log of `(thread, second, sql)` entries in database `safety`.
+fn slow_log(dir: &Path, name: &str, entries: &[(u64, i64, &str)]) -> PathBuf {
+    let mut text = String::from(
+        "/usr/sbin/mariadbd, Version: 10.11.19-MariaDB-0+deb12u1 (Debian 12). started with:\n\
+         Tcp port: 3306  Unix socket: /run/mysqld/mysqld.sock\n\
+         Time\t\t    Id Command\tArgument\n",
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    for (thread, second, sql) in entries {
+        text.push_str(&format!(
+            "# Time: 261123  4:25:{:02}\n# User@Host: root[root] @ localhost []\n\
+             # Thread_id: {thread}  Schema: safety  QC_hit: No\n\
+             # Query_time: 0.000100  Lock_time: 0.000000  Rows_sent: 0  Rows_examined: 0\n\
+             # Rows_affected: 0  Bytes_sent: 11\n",
+            10 + second
+        ));
+        if seen.insert(*thread) {
+            text.push_str("use `safety`;\n");
+        }
+        text.push_str(&format!(
+            "SET timestamp={};\n{sql};\n",
+            1_795_407_949 + second
+        ));
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A private sandbox of `s`'s lab with table `safety.t` of 3 rows and a function that deletes.
+struct Private {
+    socket: String,
+}
+
+impl Private {
+    fn start(s: &Scratch, name: &str) -> Private {
+        let o = s.run(&["server", "start", name, "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let info: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let p = Private {
+            socket: info["socket"].as_str().unwrap().to_string(),
+        };
+        p.sql(
+            "CREATE DATABASE safety; CREATE TABLE safety.t (id INT PRIMARY KEY, v INT); \
+             INSERT INTO safety.t VALUES (1, 0), (2, 0), (3, 0)",
+        );
+        // A compound body: the client must not split it at its `;`.
+        let o = std::process::Command::new("mariadb")
+            .args(["--socket", &p.socket, "-uroot", "--delimiter=//", "-e"])
+            .arg(
+                "CREATE FUNCTION safety.f_del() RETURNS INT MODIFIES SQL DATA \
+                 BEGIN DELETE FROM safety.t; RETURN 1; END",
+            )
+            .output()
+            .expect("mariadb client");
+        assert!(o.status.success(), "{}", stderr(&o));
+        p
+    }
+
+    fn sql(&self, query: &str) -> String {
+        let o = std::process::Command::new("mariadb")
+            .args(["--socket", &self.socket, "-uroot", "-N", "-B", "-e", query])
+            .output()
+            .expect("mariadb client");
+        assert!(o.status.success(), "{query}: {}", stderr(&o));
+        stdout(&o)
+    }
+
+    /// The replay accounts that exist.
+    fn replay_accounts(&self) -> String {
+        self.sql("SELECT count(*) FROM mysql.user WHERE User LIKE 'qpslab\\_ro\\_%'")
+            .trim()
+            .to_string()
+    }
+}
+
+/// `child`'s output, or a failed test when it still runs after `limit`.
+fn output_within(child: std::process::Child, limit: Duration) -> std::process::Output {
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            // SAFETY: kill(2) takes plain integers; the pid is this test's own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("still running after {limit:?}");
+        }
+    }
+}
+
+fn replay(s: &Scratch, sandbox: &str, log: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["replay", log.to_str().unwrap(), "--sandbox", sandbox];
+    args.extend_from_slice(extra);
+    let child = s
+        .cmd(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    output_within(child, Duration::from_secs(90))
+}
+
+#[test]
+fn read_only_is_enforced_by_the_server_and_no_state_outlives_a_replay() {
+    let s = Scratch::new();
+    let server = Private::start(&s, "safety");
+    // Issue 34 items 1 and 2, and a call the classifier reads as a plain SELECT.
+    let hostile = [
+        "/*!999999 EXPLAIN */ DELETE FROM t",
+        "/*M!999999 EXPLAIN */ UPDATE t SET v=0",
+        "/*!50700 EXPLAIN */\nDELETE\nFROM t",
+        "PREPARE s FROM REPLACE('SELECT 1 FROM t', 'SELECT 1', 'DELETE')",
+        "EXECUTE s",
+        "SET @@global.`max_connections`=13",
+        "SELECT f_del()",
+        "XA START 'ro1'",
+        "XA END 'ro1'",
+        "XA PREPARE 'ro1'",
+        "/*!999999 EXPLAIN */ SHUTDOWN",
+    ];
+    let mut entries = vec![(1, 0, "SELECT v FROM t WHERE id = 1")];
+    entries.extend(hostile.iter().map(|q| (1, 0, *q)));
+    let log = slow_log(s.path(), "hostile.log", &entries);
+    let connections = server.sql("SELECT @@max_connections");
+    let o = replay(&s, "safety", &log, &["--read-only", "--speed", "0"]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("read-only: replaying as qpslab_ro_"), "{err}");
+    assert_eq!(server.sql("SELECT count(*) FROM safety.t").trim(), "3");
+    assert_eq!(server.sql("SELECT @@max_connections"), connections);
+    assert_eq!(server.sql("XA RECOVER").trim(), "", "{err}");
+    assert_eq!(server.replay_accounts(), "0");
+    // The function call ran as far as the server, which refused it: skipped, with why.
+    let class = out
+        .lines()
+        .find(|l| l.ends_with("select f_del()"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{out}"));
+    let call = out
+        .lines()
+        .find(|l| l.starts_with(&format!("skipped {class} ")))
+        .unwrap_or_else(|| panic!("{out}"));
+    // 1792 (read-only transaction) or 1370 (no EXECUTE): the first check the server makes.
+    assert!(
+        call.contains("refused by the server: 1792")
+            || call.contains("refused by the server: 1370"),
+        "{call}"
+    );
+
+    // Logged connections 1 and 2 never overlap: one session, reset between them. Connection
+    // 2 sees no user variable, prepared statement or temporary table of connection 1, and
+    // connection 2's prepared XA transaction is rolled back at the end.
+    let state = [
+        (1, 0, "SET @secret = 42"),
+        (1, 0, "PREPARE ps FROM 'SELECT 1'"),
+        (1, 0, "CREATE TEMPORARY TABLE tmp (a INT)"),
+        (2, 1, "INSERT INTO t VALUES (100, @secret)"),
+        (2, 1, "EXECUTE ps"),
+        (2, 1, "SELECT * FROM tmp"),
+        (2, 1, "XA START 'left1'"),
+        (2, 1, "UPDATE t SET v = 5 WHERE id = 3"),
+        (2, 1, "XA END 'left1'"),
+        (2, 1, "XA PREPARE 'left1'"),
+    ];
+    let log = slow_log(s.path(), "state.log", &state);
+    let o = replay(&s, "safety", &log, &["--allow-admin", "--speed", "0"]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{err}");
+    assert_eq!(
+        server
+            .sql("SELECT v IS NULL FROM safety.t WHERE id = 100")
+            .trim(),
+        "1",
+        "{out}"
+    );
+    for (class, code) in [("execute ps", "1243"), ("from tmp", "1146")] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(class))
+            .unwrap_or_else(|| panic!("{class}: {out}"));
+        assert!(line.contains(&format!("{code}: 1")), "{line}");
+    }
+    assert_eq!(server.sql("XA RECOVER").trim(), "", "{err}");
+    assert!(err.contains("rolled back XA transaction 'left1'"), "{err}");
+    assert_eq!(
+        server.sql("SELECT v FROM safety.t WHERE id = 3").trim(),
+        "0"
+    );
+}
+
+#[test]
+fn a_replay_killed_leaves_its_account_to_restore() {
+    let s = Scratch::new();
+    let server = Private::start(&s, "killed");
+    let entries: Vec<(u64, i64, String)> = (0..30)
+        .map(|i| (1, i, format!("SELECT v FROM t WHERE id = {i}")))
+        .collect();
+    let entries: Vec<(u64, i64, &str)> = entries
+        .iter()
+        .map(|(c, t, q)| (*c, *t, q.as_str()))
+        .collect();
+    let log = slow_log(s.path(), "long.log", &entries);
+    let mut child = s
+        .cmd(&[
+            "replay",
+            log.to_str().unwrap(),
+            "--sandbox",
+            "killed",
+            "--read-only",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let since = Instant::now();
+    while server.replay_accounts() == "0" {
+        assert!(
+            since.elapsed() < Duration::from_secs(30),
+            "no replay account"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_ne!(server.replay_accounts(), "0");
+    let o = s.run(&["restore", "--sandbox", "killed"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("DROP USER IF EXISTS 'qpslab_ro_"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(server.replay_accounts(), "0");
+}
+
+#[test]
+fn a_replay_that_shuts_its_server_down_exits_1() {
+    let s = Scratch::new();
+    let _server = Private::start(&s, "down");
+    let entries = [(1, 0, "SELECT v FROM t WHERE id = 1"), (1, 0, "SHUTDOWN")];
+    let log = slow_log(s.path(), "down.log", &entries);
+    let o = replay(&s, "down", &log, &["--allow-admin", "--speed", "0"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("went away"), "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.contains("error")).count(),
+        1,
+        "{err}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&s.run(&["show", "1", "--json"]).stdout).unwrap();
+    assert_eq!(json["status"], "failed", "{json}");
+}
