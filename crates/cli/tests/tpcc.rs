@@ -209,6 +209,10 @@ fn two_warehouses_load_with_verified_counts_and_clean_up() {
     assert_eq!(left.trim(), "0");
 }
 
+/// How many warehouses have STOCK rows (loaded first) but no record of a finished load.
+const PARTIAL_WAREHOUSES: &str = "SELECT COUNT(DISTINCT s_w_id) FROM stock \
+     WHERE s_w_id NOT IN (SELECT warehouse FROM qpslab_tpcc)";
+
 #[test]
 fn a_load_killed_mid_way_resumes_and_ends_complete() {
     let (s, db) = (Scratch::new(), fresh("tpcc_resume"));
@@ -230,7 +234,11 @@ fn a_load_killed_mid_way_resumes_and_ends_complete() {
         let done = sql(&format!(
             "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{db}' AND TABLE_NAME = 'qpslab_tpcc'"
         ));
-        if done.trim() == "1" && count(db, "SELECT COUNT(*) FROM qpslab_tpcc") >= 1 {
+        // ... and a warehouse has rows but no record yet: the state `check` must see.
+        if done.trim() == "1"
+            && count(db, "SELECT COUNT(*) FROM qpslab_tpcc") >= 1
+            && count(db, PARTIAL_WAREHOUSES) >= 1
+        {
             break;
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -246,6 +254,17 @@ fn a_load_killed_mid_way_resumes_and_ends_complete() {
     // Partial rows of the unrecorded warehouses are there and must not be loaded twice.
     let partial = count(db, "SELECT COUNT(*) FROM stock");
     assert!(partial > 0);
+    // `check tpcc` says first, in one line, that the load is incomplete, and checks no
+    // condition (they passed or failed by chance on a killed load).
+    let early = s.run(&["check", "tpcc", "--socket", &sock, "--database", db]);
+    let err = stderr(&early);
+    assert_eq!(early.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("not completely loaded (run prepare again to finish)"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!stdout(&early).contains("condition"), "{}", stdout(&early));
 
     let o = prepare(&s, db, &["--warehouses", "4"]);
     assert!(o.status.success(), "{}", stderr(&o));

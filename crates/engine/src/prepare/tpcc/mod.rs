@@ -29,7 +29,9 @@ use std::time::Instant;
 use schema::TABLES;
 
 /// Checks TPC-C's consistency conditions 1 to 12 in the database of `opts` (default `sbtest`);
-/// condition 11 is reported not applicable once a Delivery has run since the load.
+/// condition 11 is reported not applicable once a Delivery has run since the load. A load
+/// not finished (a warehouse or ITEM with rows but no record of completion) is
+/// [`PrepareError::Verify`], before any condition is checked.
 pub fn check(
     opts: &ConnectOptions,
 ) -> Result<Vec<qpslab_core::ConsistencyCondition>, PrepareError> {
@@ -51,6 +53,12 @@ pub fn check(
             "{database} has no TPC-C dataset (missing {}): run `qpslab prepare tpcc` first",
             missing.join(", ")
         )));
+    }
+    // A load killed half way breaks conditions for want of rows, or passes them by chance:
+    // either way the conditions say nothing until the load is finished.
+    let units = check::units_with_rows(&mut conn)?;
+    if let Some(why) = incomplete(&mut conn, &database, units)? {
+        return Err(PrepareError::Verify(why));
     }
     check::check(&mut conn)
 }
@@ -245,24 +253,37 @@ pub(super) fn status(conn: &mut Conn, w: &WorkloadOptions) -> Result<DatasetStat
     if !present.iter().any(|t| t == CATALOG) {
         return Ok(DatasetStatus::Foreign);
     }
-    let loaded = catalog::loaded(conn, &db)?;
-    let mut missing: Vec<String> = w
-        .warehouses
-        .iter()
+    let item = (w.warehouses.first == 1).then_some(0);
+    let units = item.into_iter().chain(w.warehouses.iter());
+    Ok(match incomplete(conn, &db, units)? {
+        None => DatasetStatus::Matches,
+        Some(why) => DatasetStatus::Different(why),
+    })
+}
+
+/// Which of `units` (warehouse numbers, 0 for ITEM) the catalog of `db` does not record as
+/// completely loaded, said in one line; `None` when all are. Used by `run` for the warehouses
+/// it needs and by `check tpcc` for those that have rows.
+fn incomplete(
+    conn: &mut Conn,
+    db: &str,
+    units: impl IntoIterator<Item = u32>,
+) -> Result<Option<String>, PrepareError> {
+    let loaded = catalog::loaded(conn, db)?;
+    let missing: Vec<String> = units
+        .into_iter()
         .filter(|n| !loaded.contains_key(n))
-        .map(|n| n.to_string())
+        .map(|n| match n {
+            0 => "item".to_string(),
+            n => n.to_string(),
+        })
         .collect();
-    if w.warehouses.first == 1 && !loaded.contains_key(&0) {
-        missing.insert(0, "item".into());
-    }
-    Ok(if missing.is_empty() {
-        DatasetStatus::Matches
-    } else {
-        DatasetStatus::Different(format!(
+    Ok((!missing.is_empty()).then(|| {
+        format!(
             "TPC-C warehouse(s) {} not completely loaded (run prepare again to finish)",
             missing.join(", ")
-        ))
-    })
+        )
+    }))
 }
 
 /// Drops the TPC-C tables and their catalog from the database of `opts` (default `sbtest`);
