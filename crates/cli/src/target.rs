@@ -467,7 +467,8 @@ fn apply_overrides(t: &TargetArgs, o: &mut ConnectOptions) -> Result<()> {
         o.max_allowed_packet = max_allowed_packet("--max-allowed-packet", v)?;
     }
     if let Some(ca) = &o.ssl_ca {
-        std::fs::File::open(ca).map_err(|e| user(format!("--ssl-ca {}: {e}", ca.display())))?;
+        // Opened without blocking and refused unless a regular file (a FIFO would hang).
+        qpslab_core::input::open_regular(ca).map_err(|e| user(format!("--ssl-ca: {e}")))?;
     }
     if matches!(o.ssl_mode, SslMode::VerifyCa | SslMode::VerifyIdentity) && o.ssl_ca.is_none() {
         return Err(user(

@@ -114,8 +114,9 @@ impl ServerCertVerifier for ChainOnly {
 }
 
 fn load_roots(path: &Path) -> Result<RootCertStore, Error> {
-    let pem = std::fs::read(path)
-        .map_err(|e| Error::Tls(format!("cannot read ssl-ca {}: {e}", path.display())))?;
+    let pem =
+        qpslab_core::input::read_bytes(path, "a certificate file", qpslab_core::input::PEM_LIMIT)
+            .map_err(|e| Error::Tls(format!("ssl-ca: {e}")))?;
     let mut roots = RootCertStore::empty();
     // Sections other than CERTIFICATE (a key bundled in the file) are skipped.
     for cert in CertificateDer::pem_slice_iter(&pem) {
