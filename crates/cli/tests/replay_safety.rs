@@ -246,6 +246,33 @@ fn a_replay_killed_leaves_its_account_to_restore() {
         stdout(&o)
     );
     assert_eq!(server.replay_accounts(), "0");
+
+    // An account that may not create users but can write is refused (exit 2), its writing
+    // grant named, unless the user trusts it.
+    server.sql(
+        "CREATE USER 'w'@'localhost' IDENTIFIED BY 'pw'; \
+         GRANT SELECT, INSERT ON safety.* TO 'w'@'localhost'",
+    );
+    let short = slow_log(s.path(), "short.log", &entries[..1]);
+    for (extra, code) in [(None, 2), (Some("--trust-account"), 0)] {
+        let mut args = vec![
+            "replay",
+            short.to_str().unwrap(),
+            "--socket",
+            &server.socket,
+            "-u",
+            "w",
+            "--read-only",
+        ];
+        args.extend(extra);
+        let o = s.cmd(&args).env("MYSQL_PWD", "pw").output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(code), "{extra:?}: {err}");
+        if code == 2 {
+            assert_user_error(&o, "GRANT SELECT, INSERT ON `safety`.*");
+            assert!(err.contains("--trust-account"), "{err}");
+        }
+    }
 }
 
 #[test]
