@@ -54,6 +54,9 @@
 //!   one: server-level, as are UDFs loaded by `SONAME`;
 //! - writes of any kind to a system schema (`mysql`, `performance_schema`, `sys`, named or the
 //!   current database) change accounts, privileges or server settings: server-level;
+//! - what makes the session's transactions writable again (`SET [SESSION] TRANSACTION ... READ
+//!   WRITE`, `START TRANSACTION READ WRITE`, `tx_read_only`/`transaction_read_only` set to
+//!   anything but 1) would undo the read-only transaction `--read-only` runs in: writes;
 //! - XA START/END: session; XA PREPARE leaves a transaction that outlives the session, and XA
 //!   COMMIT/ROLLBACK may finish one another session prepared: writes (never under
 //!   `--read-only`, run by default like any transaction's commit); XA RECOVER: a read;

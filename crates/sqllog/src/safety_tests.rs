@@ -687,3 +687,39 @@ fn dialects_come_from_version_strings() {
     );
     assert_eq!(Dialect::of_server("garbage").version, None);
 }
+
+#[test]
+fn issue_34_read_write_transactions_are_writes() {
+    check(&[
+        ("SET SESSION TRANSACTION READ WRITE", Write),
+        ("SET TRANSACTION READ WRITE", Write),
+        (
+            "set local transaction isolation level read committed, read write",
+            Write,
+        ),
+        ("START TRANSACTION READ WRITE", Write),
+        (
+            "START TRANSACTION WITH CONSISTENT SNAPSHOT, /* x */ READ WRITE",
+            Write,
+        ),
+        ("SET SESSION tx_read_only=0", Write),
+        ("SET @@session.transaction_read_only = OFF", Write),
+        ("SET transaction_read_only := 0", Write),
+        ("SET STATEMENT tx_read_only=0 FOR SELECT 1", Write),
+        ("SET @a = 1, `tx_read_only` = 0", Write),
+        ("/*!50000 SET SESSION TRANSACTION READ WRITE */", Write),
+        ("SET GLOBAL TRANSACTION READ WRITE", Admin),
+        // What keeps it read-only stays a session statement.
+        ("SET SESSION TRANSACTION READ ONLY", Session),
+        ("START TRANSACTION READ ONLY", Session),
+        ("SET SESSION tx_read_only = 1", Session),
+        ("SET transaction_read_only=ON", Session),
+        ("SELECT 'read write transaction'", Read),
+    ]);
+    let ro = Policy {
+        read_only: true,
+        ..Policy::default()
+    };
+    let why = ro.refusal(&classify("SET TRANSACTION READ WRITE")).unwrap();
+    assert!(why.contains("READ WRITE undoes"), "{why}");
+}

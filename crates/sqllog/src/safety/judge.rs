@@ -154,6 +154,7 @@ fn by_keyword(s: &Stmt<'_, '_>, depth: u32, system_db: bool) -> Judged {
         }
         "commit" | "rollback" | "savepoint" | "release" | "deallocate" | "get" | "signal"
         | "resignal" | "unlock" => v(Session, "changes only this session"),
+        "start" if s.is(1, "transaction") && read_write(&s.t[2..]) => READ_WRITE,
         "start" if s.is(1, "transaction") => v(Session, "changes only this session"),
         "start" | "stop" => v(Admin, "START/STOP controls replication"),
         "set" => return set(s, depth, system_db),
@@ -289,6 +290,23 @@ const REPLICATION_VARS: [&str; 7] = [
     "pseudo_slave_mode",
 ];
 
+/// The verdict on what makes the session's transactions writable again: under `--read-only`
+/// it would undo the read-only transaction the replay runs in.
+const READ_WRITE: Verdict = v(
+    Write,
+    "READ WRITE undoes the session's read-only transaction",
+);
+
+/// The variables that make transactions read-only: setting them to anything but 1 (ON, TRUE)
+/// is [`READ_WRITE`].
+const READ_ONLY_VARS: [&str; 2] = ["tx_read_only", "transaction_read_only"];
+
+/// Whether the words `READ WRITE` follow each other in `t`.
+fn read_write(t: &[Tok<'_>]) -> bool {
+    let s = Stmt { t };
+    (0..t.len()).any(|i| s.is(i, "read") && s.is(i + 1, "write"))
+}
+
 /// SET: session unless it names a global or persisted scope, a password, roles, a resource
 /// group or a replication variable; `SET STATEMENT ... FOR stmt` is also its statement.
 fn set(s: &Stmt<'_, '_>, depth: u32, system_db: bool) -> Judged {
@@ -316,6 +334,12 @@ fn set(s: &Stmt<'_, '_>, depth: u32, system_db: bool) -> Judged {
         },
         change: Change::default(),
     };
+    // `SET [scope] TRANSACTION ... READ WRITE` (its characteristics are comma-separated).
+    if (0..assignments.len()).any(|i| Stmt { t: assignments }.is(i, "transaction"))
+        && read_write(assignments)
+    {
+        out.verdict = out.verdict.or_worse(READ_WRITE);
+    }
     let mut only_mode = true;
     for a in split_top_level(assignments) {
         let a = Stmt { t: a };
@@ -366,6 +390,11 @@ fn assignment(a: &Stmt<'_, '_>) -> (Option<Verdict>, Option<ModeValue>) {
     let Some(name) = a.name(k).map(str::to_ascii_lowercase) else {
         return (None, None);
     };
+    if READ_ONLY_VARS.contains(&name.as_str()) {
+        let on = matches!(&a.t[(k + 1).min(a.t.len())..], [Tok::Punct(b'='), Tok::Word(w)]
+            if ["1", "on", "true"].iter().any(|x| w.eq_ignore_ascii_case(x)));
+        return (if on { None } else { Some(READ_WRITE) }, None);
+    }
     if REPLICATION_VARS.contains(&name.as_str()) {
         let why = "changes what reaches the binary log and replicas";
         return (Some(v(Admin, why)), None);
