@@ -216,11 +216,15 @@ pub fn control(
         ..target.clone()
     };
     let described = target.describe();
+    // Bounded as every control connection of a run (not by --read-timeout, an hour by
+    // default): a server that announces a result and goes silent stops the run in
+    // REPLY_TIMEOUT, not after the phase's --time is long past.
     let mut conn =
-        qpslab_wire::Conn::connect(&server_options).map_err(|source| ReadyError::Connect {
-            target: described.clone(),
-            source,
-        })?;
+        qpslab_wire::Conn::connect_timeout(&server_options, crate::control::REPLY_TIMEOUT)
+            .map_err(|source| ReadyError::Connect {
+                target: described.clone(),
+                source,
+            })?;
     let server = qpslab_probe::server_info(&mut conn).map_err(ReadyError::ServerInfo)?;
     obs.message(&format!(
         "server: {} ({}) at {described}",
