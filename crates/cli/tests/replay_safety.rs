@@ -203,6 +203,78 @@ fn read_only_is_enforced_by_the_server_and_no_state_outlives_a_replay() {
     );
 }
 
+/// Issue 34 item 4 on a shared server: the replay rolls back the XA transactions it started,
+/// never another client's prepared while it ran.
+#[test]
+fn another_clients_prepared_xa_outlives_the_replay() {
+    use std::io::Write;
+    let s = Scratch::new();
+    let server = Private::start(&s, "xa");
+    // Another client holds a lock that the replay's connection 4 waits for, so the replay is
+    // still running when that client prepares its own XA transaction.
+    let mut other = std::process::Command::new("mariadb")
+        .args(["--socket", &server.socket, "-uroot", "-N", "-B"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("mariadb client");
+    let mut input = other.stdin.take().unwrap();
+    input.write_all(b"DO GET_LOCK('xa_gate', 0);\n").unwrap();
+    input.flush().unwrap();
+    let until = |what: &str, query: &str, done: &dyn Fn(&str) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !done(&server.sql(query)) {
+            assert!(Instant::now() < deadline, "waited 60 s for {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    until(
+        "the gate",
+        "SELECT IS_USED_LOCK('xa_gate') IS NOT NULL",
+        &|r| r.trim() == "1",
+    );
+    // Connections 3 and 4 overlap: two sessions.
+    let entries = [
+        (3, 0, "XA START 'mine1'"),
+        (4, 1, "SELECT GET_LOCK('xa_gate', 60)"),
+        (3, 2, "XA END 'mine1'"),
+        (3, 2, "XA PREPARE 'mine1'"),
+    ];
+    let log = slow_log(s.path(), "xa.log", &entries);
+    let child = s
+        .cmd(&[
+            "replay",
+            log.to_str().unwrap(),
+            "--sandbox",
+            "xa",
+            "--speed",
+            "0",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    until("the replay's XA PREPARE", "XA RECOVER", &|r| {
+        r.contains("mine1")
+    });
+    input
+        .write_all(
+            b"XA START 'other1'; UPDATE safety.t SET v = 7 WHERE id = 2; XA END 'other1'; XA PREPARE 'other1'; \
+              DO RELEASE_LOCK('xa_gate');\n",
+        )
+        .unwrap();
+    drop(input);
+    assert!(other.wait().unwrap().success());
+    let o = output_within(child, Duration::from_secs(90));
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("rolled back XA transaction 'mine1'"), "{err}");
+    assert!(!err.contains("other1"), "{err}");
+    let left = server.sql("XA RECOVER");
+    assert!(left.contains("other1") && !left.contains("mine1"), "{left}");
+    server.sql("XA ROLLBACK 'other1'");
+}
+
 #[test]
 fn a_replay_killed_leaves_its_account_to_restore() {
     let s = Scratch::new();

@@ -186,10 +186,12 @@ fn measure(
         qpslab_probe::host_facts(),
         crate::target::command_line(),
     );
-    // Prepared XA transactions the replay leaves are rolled back: `XA RECOVER` as it was.
+    // Prepared XA transactions the replay leaves are rolled back, those it started only: another
+    // client's, prepared meanwhile, are its own.
     let xa_before = sampler
         .conn()
         .and_then(|c| qpslab_sql::replay::xa::prepared(c).ok());
+    let xa_started = qpslab_sql::replay::xa::Started::default();
     let outcome = qpslab_sql::replay::measure(
         store,
         &meta,
@@ -199,9 +201,10 @@ fn measure(
         &mut sampler,
         &mut printer,
         &INTERRUPTED,
+        &xa_started,
     );
     if let (Some(before), Some(conn)) = (&xa_before, sampler.conn()) {
-        match qpslab_sql::replay::xa::roll_back_new(conn, before) {
+        match qpslab_sql::replay::xa::roll_back_new(conn, before, &xa_started.xids()) {
             Ok(left) => {
                 for (xid, failed) in left {
                     match failed {

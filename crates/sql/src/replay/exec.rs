@@ -58,6 +58,8 @@ struct Shared<'a> {
     target: &'a ConnectOptions,
     work: Work,
     stop: &'a AtomicBool,
+    /// The XA transactions the sessions started, for the cleanup at the end.
+    xa: &'a super::xa::Started,
     t0: Instant,
     tallies: Vec<Mutex<Tally>>,
     done: AtomicUsize,
@@ -86,13 +88,15 @@ impl Shared<'_> {
 /// Replays `log` on `target` as `opts` say, calling `on_sample` once per report interval, and
 /// returns the phase (its `replay` field says what happened per class, and why it ended early
 /// when it did: `interrupted` by the stop flag, or the server gone). Every session is opened
-/// before the clock starts; a session that cannot be opened fails the replay.
+/// before the clock starts; a session that cannot be opened fails the replay. Each `XA START`
+/// or `XA BEGIN` a session runs without error is noted in `xa`.
 pub fn replay(
     target: &ConnectOptions,
     log: &ReplayLog,
     opts: &ReplayOptions,
     on_sample: &mut dyn FnMut(&Sample),
     stop: &AtomicBool,
+    xa: &super::xa::Started,
 ) -> Result<PhaseResult, ExecError> {
     if log.stmts.is_empty() {
         return Err(ExecError::Replay(
@@ -123,6 +127,7 @@ pub fn replay(
         target,
         work,
         stop,
+        xa,
         t0: Instant::now(),
         tallies: (0..sessions)
             .map(|_| Mutex::new(Tally::default()))
@@ -377,6 +382,7 @@ impl<'a> Session<'a> {
             Ok(_) => {
                 let us = t.elapsed().as_micros() as u64;
                 self.tally().ok(s.class, s.kind, us);
+                self.shared.xa.note(&s.sql);
                 if is_use(&s.sql) {
                     self.db.clone_from(&s.db);
                 }

@@ -328,8 +328,9 @@ pub struct Unfinished {
 /// Replays `log` on `target` and stores it as the one phase of the run `meta` (whose plan
 /// describes the replay), with telemetry from `sampler` on every interval, as it is measured
 /// (see [`qpslab_lab::exec::measure_with`]), then closes the run: completed, or with what was
-/// stored of it when the replay did not run to its end. The error is the store's failing to
-/// close a completed run.
+/// stored of it when the replay did not run to its end. The XA transactions the replay started
+/// are noted in `xa` (see [`xa::roll_back_new`]). The error is the store's failing to close a
+/// completed run.
 #[allow(clippy::too_many_arguments)]
 pub fn measure(
     store: &mut Store,
@@ -340,10 +341,11 @@ pub fn measure(
     sampler: &mut Sampler,
     obs: &mut dyn Observer,
     stop: &AtomicBool,
+    xa: &xa::Started,
 ) -> Result<Outcome, qpslab_store::Error> {
     let threads = sessions(log, o);
     let measured = measure_with(store, meta, threads, sampler, obs, |on_sample| {
-        exec::replay(target, log, o, on_sample, stop)
+        exec::replay(target, log, o, on_sample, stop, xa)
     });
     let (measured, source) = match measured {
         Err(e) => (None, e),
