@@ -430,3 +430,63 @@ fn a_stalled_side_stops_the_diff_with_one_line() {
         "the diff waited for the lock"
     );
 }
+
+/// Issue 34: a diff runs logged SQL read-only, enforced by the server. `SELECT f_del()` reads
+/// as a plain SELECT to the classifier (an unqualified call), but the function deletes: the
+/// server refuses it (the diff's account lacks EXECUTE, its transactions are read-only), the
+/// class is skipped with the server's reason, the rows stay, and the diff's account is gone.
+#[test]
+fn a_statement_the_classifier_lets_through_is_refused_by_the_server() {
+    let _g = serial();
+    sql("CREATE DATABASE IF NOT EXISTS diff_ro; \
+         CREATE OR REPLACE TABLE diff_ro.t (id INT PRIMARY KEY); \
+         INSERT INTO diff_ro.t VALUES (1), (2), (3)");
+    let o = std::process::Command::new("mariadb")
+        .args(["--socket", &socket(), "-uroot", "--delimiter=//", "-e"])
+        .arg(
+            "CREATE OR REPLACE FUNCTION diff_ro.f_del() RETURNS INT MODIFIES SQL DATA \
+             BEGIN DELETE FROM diff_ro.t; RETURN 1; END",
+        )
+        .output()
+        .expect("mariadb client");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = Scratch::new();
+    let statements = [
+        "SELECT f_del()".to_string(),
+        "SELECT COUNT(*) FROM t".to_string(),
+    ];
+    let log = slow_log(s.path(), "f-del-slow.log", &statements);
+    let (a, b) = (side("diff_ro"), side("diff_ro"));
+    let args = [
+        "diff",
+        log.to_str().unwrap(),
+        "--a",
+        &a,
+        "--b",
+        &b,
+        "--format",
+        "json",
+    ];
+    let o = s.run(&[&args[..], &["--sample", "1", "--repeats", "2"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(sql("SELECT COUNT(*) FROM diff_ro.t").trim(), "3", "{r}");
+    let skipped = r["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["fingerprint"].as_str().unwrap().contains("f_del"))
+        .unwrap_or_else(|| panic!("{r}"));
+    let why = skipped["reason"].as_str().unwrap();
+    // 1370 (no EXECUTE) or 1792 (read-only transaction): the first check the server makes.
+    assert!(
+        why.contains("refused by the server: 1370") || why.contains("refused by the server: 1792"),
+        "{why}"
+    );
+    class(&r, "select count");
+    assert_eq!(
+        sql("SELECT COUNT(*) FROM mysql.user WHERE User LIKE 'qpslab\\_ro\\_%'").trim(),
+        "0"
+    );
+    sql("DROP DATABASE diff_ro");
+}

@@ -57,9 +57,20 @@ pub struct DiffArgs {
         allow_negative_numbers = true
     )]
     pub threshold: f64,
-    /// Run writes, each inside BEGIN ... ROLLBACK (DDL is never run).
+    /// Run writes, each inside BEGIN ... ROLLBACK (DDL is never run). Without it the log runs
+    /// read-only: as an account that only reads (created for the diff where the connecting
+    /// account may create users, else the connecting one, which must hold no write grant), in
+    /// read-only transactions.
     #[arg(long)]
     pub allow_writes: bool,
+    /// Without --allow-writes: run as the connecting account even when it can write or
+    /// administer (you accept the risk).
+    #[arg(long, conflicts_with = "allow_writes")]
+    pub trust_account: bool,
+    /// Without --allow-writes: also grant EXECUTE to the diff's account (stored functions and
+    /// procedures run; they may write).
+    #[arg(long, conflicts_with = "allow_writes")]
+    pub grant_execute: bool,
     /// Compare only the N most frequent classes.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,

@@ -9,11 +9,14 @@ use crate::signals::INTERRUPTED;
 use crate::target::{connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::diff::{ClassMeasure, Pair};
-use qpslab_core::Dsn;
+use qpslab_core::{ConnectOptions, Dsn};
+use qpslab_lab::restore::Ledger;
 use qpslab_report::diff::{analyze, paired, precise, DiffReport};
 use qpslab_sql::diff::profile::profile_side;
 use qpslab_sql::diff::side::{Described, SideError};
-use qpslab_sql::diff::{rounds, sample, DiffObserver, DiffOptions, PRECISION_PCT};
+use qpslab_sql::diff::{rounds, sample, DiffObserver, DiffOptions, DiffSide, PRECISION_PCT};
+use qpslab_sql::replay::account::{self, AccessOptions, ReadOnlyAccess};
+use qpslab_sql::replay::{Reading, ReplayLog};
 use std::time::Duration;
 
 /// Runs `qpslab diff`.
@@ -30,9 +33,27 @@ pub fn diff(a: DiffArgs) -> Result<()> {
         Some(dir) => Some(resolved.profile_pids().map_err(|e| side_error(e, dir))?),
         None => None,
     };
-    let sides = resolved.sides;
+    let mut sides = resolved.sides;
     let kind = crate::cmd::digest::log_type(a.log_type);
-    let loaded = qpslab_sql::replay::source::load(&a.log, kind).map_err(exec_error)?;
+    let mut loaded = qpslab_sql::replay::source::load(&a.log, kind).map_err(exec_error)?;
+    // Statements read as both servers read them (the worse reading of the two).
+    let mut readings = Vec::new();
+    for side in &sides {
+        let fail = |source| {
+            exec_error(qpslab_lab::ExecError::Connect {
+                target: side.label.clone(),
+                source,
+            })
+        };
+        // The server's defaults: the side's database is checked when the rounds connect.
+        let server = ConnectOptions {
+            database: None,
+            ..side.options.clone()
+        };
+        let mut conn = qpslab_wire::Conn::connect(&server).map_err(fail)?;
+        readings.push(Reading::of(&mut conn).map_err(fail)?);
+    }
+    loaded.log.classify_for(&readings);
     let (mut work, skipped) = sample::plan(&loaded.log, &o);
     if let Some(n) = a.limit {
         sample::most_frequent(&mut work, n);
@@ -51,6 +72,11 @@ pub fn diff(a: DiffArgs) -> Result<()> {
         sides[0].label,
         sides[1].label
     );
+    let accesses = if o.allow_writes {
+        Vec::new()
+    } else {
+        read_only(&a, &mut sides, &loaded.log)?
+    };
     let mut progress = Progress {
         started: std::time::Instant::now(),
     };
@@ -71,7 +97,67 @@ pub fn diff(a: DiffArgs) -> Result<()> {
         }
         report.figures = crate::profile::draw_sides(&report.profiles, a.out.as_deref());
     }
+    for access in accesses {
+        access.finish().map_err(exec_error)?;
+    }
     output(&a, &out, &report)
+}
+
+/// Makes both sides read-only, as `replay --read-only` is: each runs as an account that only
+/// reads (created for the diff, dropped by the returned accesses' `finish` or drop, or by
+/// `qpslab restore` after a kill -9), in read-only transactions. Two sides on one server share
+/// one account, granted what both read.
+fn read_only(
+    a: &DiffArgs,
+    sides: &mut [DiffSide; 2],
+    log: &ReplayLog,
+) -> Result<Vec<ReadOnlyAccess>> {
+    let ledger = Ledger::in_lab(sandbox_home(&a.home).path());
+    let o = AccessOptions {
+        trust_account: a.trust_account,
+        grant_execute: a.grant_execute,
+    };
+    // Where each side's statements run: its database, else the log's (none: anywhere).
+    let dbs = |side: &DiffSide| -> Vec<String> {
+        match &side.options.database {
+            Some(d) => vec![d.clone()],
+            None => log.databases().into_iter().map(str::to_string).collect(),
+        }
+    };
+    let same_server = sides[0].options.endpoint == sides[1].options.endpoint
+        && sides[0].options.user == sides[1].options.user;
+    let groups: Vec<(Vec<usize>, Vec<String>)> = if same_server {
+        let (x, y) = (dbs(&sides[0]), dbs(&sides[1]));
+        let both = if x.is_empty() || y.is_empty() {
+            Vec::new()
+        } else {
+            x.into_iter()
+                .chain(y)
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect()
+        };
+        vec![(vec![0, 1], both)]
+    } else {
+        vec![(vec![0], dbs(&sides[0])), (vec![1], dbs(&sides[1]))]
+    };
+    let mut accesses = Vec::new();
+    for (members, dbs) in groups {
+        let access = account::prepare_in(&sides[members[0]].options, &ledger, &dbs, o)
+            .map_err(exec_error)?;
+        for &i in &members {
+            eprintln!("diff: side {}: {}", ["A", "B"][i], access.note);
+            // The account, each side keeping its own database.
+            let database = sides[i].options.database.take();
+            sides[i].options = ConnectOptions {
+                database,
+                ..access.session.clone()
+            };
+            sides[i].read_only = true;
+        }
+        accesses.push(access);
+    }
+    Ok(accesses)
 }
 
 /// The measurement's options from the flags; bad values are the user's mistake.

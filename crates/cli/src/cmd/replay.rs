@@ -31,7 +31,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
     }
     let exporter = crate::metrics::start(a.metrics_addr.as_deref())?;
     let kind = crate::cmd::digest::log_type(a.log_type);
-    let loaded = load(&a.log, kind).map_err(exec_error)?;
+    let mut loaded = load(&a.log, kind).map_err(exec_error)?;
     eprintln!(
         "log: {} ({} log, {} bytes): {} statement(s) of {} class(es) from {} connection(s); \
          {} admin command(s) and {} unreadable entr(ies) skipped",
@@ -44,15 +44,6 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
         loaded.log.skipped_admin,
         loaded.log.skipped_unparsed
     );
-    for r in refused(&loaded.log, &opts.policy) {
-        eprintln!(
-            "skipping {} ({} statement(s), {}): {}",
-            class_id(r.class as usize),
-            r.count,
-            loaded.log.classes[r.class as usize],
-            r.reason
-        );
-    }
     if opts.mode == ReplayMode::Sessions && opts.speed > 0.0 && loaded.flavor == "MariaDB" {
         eprintln!(
             "note: MariaDB logs whole-second times: the statements of one second \
@@ -63,6 +54,21 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
     let mut connected = connect(&a.target, None, &home)?;
     // Statements run in their logged databases unless --database names one.
     connected.options.database.clone_from(&a.target.database);
+    // Each logged connection's statements read as the target reads them: its version for
+    // executable comments, its sql_mode and the log's SET sql_mode for strings.
+    if let Err(e) = qpslab_sql::replay::classify_on(&[&connected.options], &mut loaded.log) {
+        let _ = connected.finish();
+        return Err(exec_error(e));
+    }
+    for r in refused(&loaded.log, &opts.policy) {
+        eprintln!(
+            "skipping {} ({} statement(s), {}): {}",
+            class_id(r.class as usize),
+            r.count,
+            loaded.log.classes[r.class as usize],
+            r.reason
+        );
+    }
     // Read-only: the server refuses writes (an account that only reads), the classifier is
     // the second line.
     let access = if opts.policy.read_only {

@@ -17,6 +17,11 @@
 //! [`side`] resolves the two sides as the caller reached them (database, statement timeout,
 //! the servers' pids for `perf`).
 //!
+//! Without `--allow-writes` a diff runs logged SQL read-only, as `replay --read-only` does: the
+//! server refuses writes (an account that only reads, read-only transactions) and the
+//! classifier is the second line; a class whose statement the server refuses is skipped, with
+//! the server's reason.
+//!
 //! The lab returns raw measurements ([`qpslab_core::diff::DiffMeasurement`]); the statistics
 //! (ratios, intervals, verdicts) are the report crate's. [`session::run_side`] runs a side alone
 //! for a while, through the same per-class function the rounds use; [`profile`] does so for each
@@ -54,6 +59,10 @@ pub struct DiffSide {
     /// The longest a statement may take before the side is called stalled (a locked table, a
     /// hung server); none: unbounded.
     pub statement_timeout: Option<Duration>,
+    /// Every session of the side runs in read-only transactions (`SET SESSION TRANSACTION READ
+    /// ONLY`), as an account that only reads (see [`crate::replay::account`]): a statement the
+    /// server refuses skips its class, with the server's reason.
+    pub read_only: bool,
 }
 
 /// One logged statement of a class's sample.

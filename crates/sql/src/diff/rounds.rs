@@ -31,8 +31,10 @@ impl Conns {
     }
 }
 
-/// Measures `work` on sides `a` and `b`. A statement failing on both sides marks its class
-/// (`error`) and the next class is measured; a lost connection or `stop` ends everything.
+/// Measures `work` on sides `a` and `b`. A statement the server refuses (a read-only
+/// transaction, a privilege the account lacks) skips its class, with the server's reason; one
+/// failing otherwise on both sides marks its class (`error`); either way the next class is
+/// measured; a lost connection or `stop` ends everything.
 pub fn measure(
     sides: &Pair<DiffSide>,
     work: &Work,
@@ -71,12 +73,23 @@ pub fn measure(
                     source: e,
                 }))
             }
-            Err(e) => ClassMeasure {
-                fingerprint: c.fingerprint.clone(),
-                count: c.count,
-                sample: c.sample.len(),
-                error: Some(e.to_string()),
-                ..Default::default()
+            Err(e) => match crate::replay::exec::refusal(&e) {
+                // The server refused it (a read-only side): the class is skipped, with why.
+                Some(reason) => {
+                    out.skipped.push(SkippedClass {
+                        fingerprint: c.fingerprint.clone(),
+                        count: c.count,
+                        reason,
+                    });
+                    continue;
+                }
+                None => ClassMeasure {
+                    fingerprint: c.fingerprint.clone(),
+                    count: c.count,
+                    sample: c.sample.len(),
+                    error: Some(e.to_string()),
+                    ..Default::default()
+                },
             },
         };
         if stop.load(Ordering::Relaxed) {

@@ -93,10 +93,14 @@ impl SideConn {
     }
 }
 
-/// A connection to `side`, its reads and writes bounded by the side's statement timeout.
+/// A connection to `side`, its reads and writes bounded by the side's statement timeout, its
+/// transactions read-only when the side is.
 fn connect(side: &DiffSide) -> Result<Conn, qpslab_wire::Error> {
-    let conn = Conn::connect(&side.options)?;
+    let mut conn = Conn::connect(&side.options)?;
     conn.set_timeout(side.statement_timeout)?;
+    if side.read_only {
+        conn.execute("SET SESSION TRANSACTION READ ONLY")?;
+    }
     Ok(conn)
 }
 

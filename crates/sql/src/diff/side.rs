@@ -61,6 +61,7 @@ pub fn resolve(described: [Described; 2], statement_timeout: Option<Duration>) -
             ..d.options
         },
         statement_timeout,
+        read_only: false,
     });
     Sides { sides, pids }
 }

@@ -104,20 +104,31 @@ pub fn prepare(
     database: Option<&str>,
     o: AccessOptions,
 ) -> Result<ReadOnlyAccess, ExecError> {
+    let dbs: Vec<String> = match database {
+        Some(d) => vec![d.to_string()],
+        None => log.databases().into_iter().map(str::to_string).collect(),
+    };
+    prepare_in(target, ledger, &dbs, o)
+}
+
+/// As [`prepare`], for statements that run in databases `dbs` (none: anywhere), such as a
+/// diff's two sides on one server.
+pub fn prepare_in(
+    target: &ConnectOptions,
+    ledger: &Ledger,
+    dbs: &[String],
+    o: AccessOptions,
+) -> Result<ReadOnlyAccess, ExecError> {
     let connect = |source| ExecError::Connect {
         target: target.describe(),
         source,
     };
     let mut conn = Conn::connect(target).map_err(connect)?;
     let own = grants(&mut conn)?;
-    let dbs: Vec<String> = match database {
-        Some(d) => vec![d.to_string()],
-        None => log.databases().into_iter().map(str::to_string).collect(),
-    };
     if !may_create_users(&own) {
-        let writing = writing_grants(&mut conn, &own, o.grant_execute, &dbs)?;
+        let writing = writing_grants(&mut conn, &own, o.grant_execute, dbs)?;
         if !writing.is_empty() && !o.trust_account {
-            return Err(ExecError::Replay(refusal(target, &writing, log, database)));
+            return Err(ExecError::Replay(refusal(target, &writing, dbs)));
         }
         let note = if writing.is_empty() {
             format!(
@@ -165,7 +176,7 @@ pub fn prepare(
     } else {
         "SELECT, SHOW VIEW"
     };
-    let on = on_what(log, database);
+    let on = on_what(dbs);
     // The password goes to the server only as its hash, so no server log can show it.
     let hash = native_password_hash(&password);
     for a in &accounts {
@@ -188,7 +199,7 @@ pub fn prepare(
         source,
     })?;
     let effective = grants(&mut as_it)?;
-    let writing = writing_grants(&mut conn, &effective, o.grant_execute, &dbs)?;
+    let writing = writing_grants(&mut conn, &effective, o.grant_execute, dbs)?;
     if !writing.is_empty() && !o.trust_account {
         return Err(ExecError::Replay(format!(
             "--read-only: every account of this server inherits grants that write ({}): revoke \
@@ -206,13 +217,8 @@ pub fn prepare(
 
 /// The user's error for an account that can write: the grants to remove, or the account to
 /// create.
-fn refusal(
-    target: &ConnectOptions,
-    writing: &[String],
-    log: &ReplayLog,
-    database: Option<&str>,
-) -> String {
-    let on = on_what(log, database);
+fn refusal(target: &ConnectOptions, writing: &[String], dbs: &[String]) -> String {
+    let on = on_what(dbs);
     format!(
         "--read-only: {} can write or administer ({}); replay as an account that holds only \
          read privileges (CREATE USER 'replay'@'...' IDENTIFIED BY '...'; GRANT SELECT, SHOW \
@@ -234,12 +240,8 @@ fn grants(conn: &mut Conn) -> Result<Vec<String>, ExecError> {
         .collect())
 }
 
-/// The objects the account reads: each database of the log (or `database`), else everything.
-fn on_what(log: &ReplayLog, database: Option<&str>) -> Vec<String> {
-    let dbs: Vec<&str> = match database {
-        Some(d) => vec![d],
-        None => log.databases().into_iter().collect(),
-    };
+/// The objects the account reads: each database of `dbs`, else everything.
+fn on_what(dbs: &[String]) -> Vec<String> {
     if dbs.is_empty() {
         return vec!["*.*".into()];
     }

@@ -186,8 +186,8 @@ fn read_only(conn: &mut Conn, opts: &ReplayOptions) -> Result<(), qpslab_wire::E
 /// server's `read_only`, or a privilege the account lacks.
 const REFUSALS: [u16; 8] = [1044, 1142, 1143, 1211, 1227, 1290, 1370, 1792];
 
-/// Why the server refused a statement, when its error is a refusal.
-fn refusal(e: &qpslab_wire::Error) -> Option<String> {
+/// Why the server refused a statement, when its error is a refusal (replay's and diff's).
+pub(crate) fn refusal(e: &qpslab_wire::Error) -> Option<String> {
     match e {
         qpslab_wire::Error::Server { code, message, .. } if REFUSALS.contains(code) => {
             let message: String = message.chars().take(200).collect();

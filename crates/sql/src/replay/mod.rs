@@ -34,7 +34,7 @@ use qpslab_lab::ready::ReadyError;
 use qpslab_lab::sweep::{close, Closed};
 use qpslab_lab::ExecError;
 use qpslab_probe::Sampler;
-use qpslab_sqllog::{Effect, Policy, Verdict};
+use qpslab_sqllog::{Classifier, Dialect, Effect, Policy, Verdict};
 use qpslab_store::{RunMeta, RunStatus, Store};
 use qpslab_wire::Conn;
 use std::collections::BTreeSet;
@@ -179,10 +179,91 @@ impl ReplayLog {
         i
     }
 
+    /// Judges every statement again as each server of `servers` reads it, keeping the worst
+    /// verdict: one [`Classifier`] per logged connection, fed its statements in log order with
+    /// their logged database, so a versioned comment is read by the server's version and a
+    /// `SET sql_mode` of the log changes how the connection's later statements are read.
+    pub fn classify_for(&mut self, servers: &[Reading]) {
+        let mut worst: Vec<Option<Verdict>> = vec![None; self.stmts.len()];
+        for r in servers {
+            let fresh = Classifier::new(r.dialect).with_sql_mode(r.sql_mode.as_deref());
+            let mut by_conn: std::collections::HashMap<u64, Classifier> = Default::default();
+            for (s, w) in self.stmts.iter().zip(worst.iter_mut()) {
+                let c = by_conn.entry(s.conn).or_insert_with(|| fresh.clone());
+                c.set_database(s.db.as_deref());
+                let v = c.classify(&s.sql);
+                if w.is_none_or(|w| v.effect > w.effect) {
+                    *w = Some(v);
+                }
+            }
+        }
+        for (s, w) in self.stmts.iter_mut().zip(worst) {
+            if let Some(v) = w {
+                s.verdict = v;
+                s.kind = Kind::of(v.effect);
+            }
+        }
+    }
+
     /// The databases the statements ran in, as logged.
     pub fn databases(&self) -> std::collections::BTreeSet<&str> {
         self.stmts.iter().filter_map(|s| s.db.as_deref()).collect()
     }
+}
+
+/// How a server reads SQL: its version and flavor, and the `sql_mode` its new sessions start in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reading {
+    /// The server's dialect.
+    pub dialect: Dialect,
+    /// Its sessions' initial `sql_mode`; none when it is not known (both readings of each flag
+    /// are judged).
+    pub sql_mode: Option<String>,
+}
+
+impl Reading {
+    /// A server of unknown version and flavor in the default `sql_mode`, as a log is read
+    /// before any server is reached.
+    pub fn unknown() -> Reading {
+        Reading {
+            dialect: Dialect::UNKNOWN,
+            sql_mode: Some(String::new()),
+        }
+    }
+
+    /// How the server reached by `conn` reads SQL: its version string, and its global
+    /// `sql_mode` when the connection's own is the same (else an `init_connect` or the account
+    /// may change it: not known).
+    pub fn of(conn: &mut Conn) -> Result<Reading, qpslab_wire::Error> {
+        let dialect = Dialect::of_server(conn.server_version());
+        let r = conn.query("SELECT @@GLOBAL.sql_mode, @@SESSION.sql_mode")?;
+        let sql_mode = match r.rows.first().map(|row| row.as_slice()) {
+            Some([Some(global), Some(session)]) if global == session => Some(global.clone()),
+            _ => None,
+        };
+        Ok(Reading { dialect, sql_mode })
+    }
+}
+
+/// Judges `log`'s statements again as the servers of `targets` read them (the worst of their
+/// readings; see [`ReplayLog::classify_for`]), on a short connection to each.
+pub fn classify_on(targets: &[&ConnectOptions], log: &mut ReplayLog) -> Result<(), ExecError> {
+    let mut readings = Vec::new();
+    for t in targets {
+        // The server's defaults, not those of a database that may not exist yet.
+        let t = ConnectOptions {
+            database: None,
+            ..(*t).clone()
+        };
+        let fail = |source| ExecError::Connect {
+            target: t.describe(),
+            source,
+        };
+        let mut conn = Conn::connect(&t).map_err(fail)?;
+        readings.push(Reading::of(&mut conn).map_err(fail)?);
+    }
+    log.classify_for(&readings);
+    Ok(())
 }
 
 /// The class id shown for class index `i` (`c1`, `c2`...).
@@ -406,6 +487,56 @@ pub(crate) mod tests {
         assert_eq!(log.connections(), 2);
         assert_eq!(log.spans[&7], (10_000_000, 12_000_000));
         assert_eq!(log.databases().into_iter().collect::<Vec<_>>(), ["d"]);
+    }
+
+    #[test]
+    fn each_connection_is_read_in_its_own_sql_mode_by_the_targets_version() {
+        let sneaky = r"SELECT '\', db.f_del() #'";
+        let mut log = ReplayLog::default();
+        log.add_statement(logged(
+            1,
+            Some(1),
+            0.0,
+            "SET sql_mode='NO_BACKSLASH_ESCAPES'",
+        ));
+        log.add_statement(logged(2, Some(1), 0.0, sneaky));
+        log.add_statement(logged(1, Some(2), 0.0, sneaky));
+        log.add_statement(logged(
+            2,
+            Some(2),
+            0.0,
+            "SELECT 1 /*!110000 , db.f_del() */",
+        ));
+        let effects = |l: &ReplayLog| l.stmts.iter().map(|s| s.verdict.effect).collect::<Vec<_>>();
+        // One statement at a time, connection 1's string ends at its backslash unseen.
+        assert_eq!(effects(&log)[2], Effect::Read);
+        log.classify_for(&[Reading::unknown()]);
+        assert_eq!(
+            effects(&log),
+            [Effect::Session, Effect::Read, Effect::Write, Effect::Write]
+        );
+        assert_eq!(log.stmts[2].kind, Kind::Write);
+        // MariaDB 10.11 skips the 11.0 comment; a server in NO_BACKSLASH_ESCAPES reads
+        // connection 2's string as connection 1's does.
+        let mariadb = |sql_mode: &str| Reading {
+            dialect: Dialect::of_server("10.11.19-MariaDB"),
+            sql_mode: Some(sql_mode.into()),
+        };
+        log.classify_for(&[mariadb("STRICT_TRANS_TABLES")]);
+        assert_eq!(
+            effects(&log),
+            [Effect::Session, Effect::Read, Effect::Write, Effect::Read]
+        );
+        log.classify_for(&[mariadb("NO_BACKSLASH_ESCAPES")]);
+        assert_eq!(effects(&log)[1], Effect::Write);
+        // Two servers (diff's sides): the worst of their readings.
+        let mut both = Reading::unknown();
+        both.dialect = Dialect::of_server("11.4.2-MariaDB");
+        log.classify_for(&[mariadb(""), both]);
+        assert_eq!(
+            effects(&log),
+            [Effect::Session, Effect::Read, Effect::Write, Effect::Write]
+        );
     }
 
     #[test]

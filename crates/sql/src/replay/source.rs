@@ -1,6 +1,10 @@
 //! Reading a log file into a [`ReplayLog`] with `qpslab-sqllog`, and identifying it by content.
+//!
+//! Statements are judged for a server of unknown version in the default `sql_mode`, each
+//! logged connection by its own classifier; once the target is reached, its caller judges them
+//! again as that server reads them ([`ReplayLog::classify_for`], [`super::Reading::of`]).
 
-use super::{Logged, ReplayLog};
+use super::{Logged, Reading, ReplayLog};
 use qpslab_lab::ExecError;
 use qpslab_sqllog::{classify, fingerprint, Command, Entry, LogError, LogType};
 use sha2::{Digest, Sha256};
@@ -37,6 +41,8 @@ pub fn load(path: &Path, kind: LogType) -> Result<Loaded, ExecError> {
         add(&mut log, entry);
     }
     log.skipped_unparsed = reader.skipped();
+    // Each connection's statements in order: a `SET sql_mode` changes how later ones are read.
+    log.classify_for(&[Reading::unknown()]);
     let (bytes, sha256) = digest(path).map_err(|e| log_error(LogError::Io(e)))?;
     Ok(Loaded {
         log,
