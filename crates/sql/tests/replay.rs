@@ -109,7 +109,15 @@ fn mix(db: &str) -> ReplayLog {
 fn run(opts: &ConnectOptions, log: &ReplayLog, o: &ReplayOptions) -> PhaseResult {
     let mut c = Conn::connect(opts).unwrap();
     check_databases(&mut c, log, o).expect("databases");
-    replay(opts, log, o, &mut |_| {}, &AtomicBool::new(false)).expect("replay")
+    replay(
+        opts,
+        log,
+        o,
+        &mut |_| {},
+        &AtomicBool::new(false),
+        &Default::default(),
+    )
+    .expect("replay")
 }
 
 #[test]
