@@ -256,7 +256,10 @@ impl<'g> Reader<'g> {
             .map(|e| e.map(|e| e.path()))
             .collect::<Result<_, _>>()
             .map_err(fail)?;
-        files.retain(|p| p.is_file() && p.to_string_lossy().ends_with(".cnf"));
+        // A directory is skipped, as the servers skip it; any other `*.cnf` entry is read, so a
+        // FIFO or device named so is refused by `file` with its name rather than skipped
+        // unseen (a file left out is settings lost).
+        files.retain(|p| !p.is_dir() && p.to_string_lossy().ends_with(".cnf"));
         files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
         for f in files {
             self.file(&f, Some(from))?;

@@ -283,6 +283,23 @@ fn fifos_and_devices_are_refused_without_waiting() {
 }
 
 #[test]
+fn an_includedir_entry_that_is_not_a_file_is_refused_by_name() {
+    let d = Dir::new();
+    std::fs::create_dir(d.path("conf.d")).unwrap();
+    mkfifo(&d.path("conf.d/a.cnf"));
+    let top = d.write(
+        "top.cnf",
+        &format!("[client]\n!includedir {}\n", d.path("conf.d").display()),
+    );
+    let e = read_client_options(&top).unwrap_err();
+    assert!(e.to_string().contains("a.cnf is a FIFO"), "{e}");
+    // Other entries of the directory are still skipped by name, as the servers skip them.
+    std::fs::remove_file(d.path("conf.d/a.cnf")).unwrap();
+    mkfifo(&d.path("conf.d/a.txt"));
+    assert!(read_client_options(&top).is_ok());
+}
+
+#[test]
 fn sizes_are_bounded_per_file_and_in_total() {
     let d = Dir::new();
     let line = format!("# {}\n", "x".repeat(1021));
