@@ -11,6 +11,9 @@
 //!   ([`ratio`], [`ratio_of_logs`], [`log_of_mean`]), paired ratios ([`paired_ratio`],
 //!   [`ratio_of_log_mean`]), the minimum detectable effect ([`mde_pct`]) and the repeats that
 //!   would bring it under a bound ([`repeats_needed`]).
+//! - Anytime-valid intervals (`sequence.rs`): an [`AnytimeDesign`] builds a confidence
+//!   sequence for the mean of round-paired log ratios (Robbins' normal mixture, Howard et al.
+//!   2021), valid at every round at once, so a study may stop when it is precise enough.
 //! - Trends (`trend.rs`): Mann–Kendall's statistic ([`mann_kendall_z`]), the Theil–Sen slope
 //!   ([`theil_sen_slope`]) and a least-squares line with its slope's standard error ([`fit`]).
 //! - Samples (`sample.rs`): [`median`], [`upper_quartile`] and the nearest-rank
@@ -30,6 +33,7 @@ mod holm;
 mod mean;
 mod ratio;
 mod sample;
+mod sequence;
 mod trend;
 
 pub use dist::{normal_quantile, t_p_value, t_quantile};
@@ -43,4 +47,8 @@ pub use ratio::{
     Ratio, POWER,
 };
 pub use sample::{median, nearest_rank, upper_quartile};
+pub use sequence::{
+    fixed_t_multiplier, mixing_r2, normal_mixture_boundary, AnytimeDesign, AnytimeInterval,
+    MIN_ROUNDS,
+};
 pub use trend::{fit, mann_kendall_z, theil_sen_slope};
