@@ -48,7 +48,7 @@ pub use ratio::{
 };
 pub use sample::{median, nearest_rank, upper_quartile};
 pub use sequence::{
-    fixed_t_multiplier, mixing_r2, normal_mixture_boundary, AnytimeDesign, AnytimeInterval,
-    MIN_ROUNDS,
+    anytime_p_value, fixed_t_multiplier, mixing_r2, normal_mixture_boundary, AnytimeDesign,
+    AnytimeInterval, MIN_ROUNDS,
 };
 pub use trend::{fit, mann_kendall_z, theil_sen_slope};

@@ -108,6 +108,41 @@ impl AnytimeDesign {
     }
 }
 
+/// The anytime-valid p-value of "the mean is 0" after the rounds `xs`: the smallest error
+/// rate at which the sequence tuned for `planned_rounds` excludes 0 (found by bisection);
+/// `None` where [`AnytimeDesign::interval`] has no interval.
+pub fn anytime_p_value(xs: &[f64], planned_rounds: usize) -> Option<f64> {
+    let at = |alpha: f64| {
+        AnytimeDesign {
+            alpha,
+            planned_rounds: planned_rounds.max(MIN_ROUNDS),
+        }
+        .interval(xs)
+    };
+    let i = at(0.05)?;
+    if i.mean == 0.0 {
+        return Some(1.0);
+    }
+    if i.sd == 0.0 {
+        return Some(0.0);
+    }
+    let excludes = |alpha: f64| at(alpha).is_some_and(|i| i.low > 0.0 || i.high < 0.0);
+    if !excludes(0.999_999) {
+        return Some(1.0);
+    }
+    // Bisection on ln α between 1e-12 and 1: the sequence narrows as α grows.
+    let (mut lo, mut hi) = ((1e-12f64).ln(), (0.999_999f64).ln());
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if excludes(mid.exp()) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi.exp())
+}
+
 /// `r²` that makes the normal mixture tightest at `m` rounds (Howard et al. 2021, eq. (15);
 /// Waudby-Smith et al. 2021, §3): `(−2 ln α + ln(1 − 2 ln α)) / m`.
 pub fn mixing_r2(alpha: f64, m: usize) -> f64 {

@@ -111,3 +111,21 @@ fn looking_after_every_round_keeps_the_miss_rate_under_alpha() {
     assert!(seq <= 0.05, "sequence missed {seq}");
     assert!(fixed > 0.15, "fixed-n t missed {fixed}");
 }
+
+#[test]
+fn the_anytime_p_value_is_below_alpha_exactly_when_the_interval_excludes_zero() {
+    for xs in [
+        [0.10, 0.12, 0.08, 0.11],
+        [0.01, -0.02, 0.03, 0.00],
+        [0.05, 0.01, 0.09, 0.02],
+    ] {
+        let p = anytime_p_value(&xs, 10).unwrap();
+        let i = AnytimeDesign::new(0.95, 10).interval(&xs).unwrap();
+        assert_eq!(
+            p < 0.05,
+            i.low > 0.0 || i.high < 0.0,
+            "{xs:?}: p {p}, {i:?}"
+        );
+    }
+    assert_eq!(anytime_p_value(&[0.1, 0.2], 10), None);
+}
