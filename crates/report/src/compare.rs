@@ -8,6 +8,12 @@
 //! means ([`qpslab_stats::ratio`]), so it never reaches −100%. With two or more runs a side the
 //! observations are the runs (their spread is the run-to-run variation a decision must survive);
 //! with one run a side, only the noise within each run is known, and the comparison says so.
+//!
+//! Runs of a study are paired by round when three or more rounds have both sides
+//! (`compare_rounds.rs`): the interval is then the anytime-valid one of the round-paired log
+//! ratios, and the verdict one of improvement, regression, equivalent within ±precision or
+//! undecided within budget ([`Decision`]), with the rounds used and dropped and why the rounds
+//! stopped ([`Stopped`]).
 
 use crate::error::Error;
 use crate::metrics::Metric;
@@ -21,6 +27,10 @@ use qpslab_stats::{
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+#[path = "compare_rounds.rs"]
+mod rounds;
+pub use rounds::{Decision, Rounds, Sequential, Stopped};
 
 /// Confidence level of every interval.
 pub const LEVEL: f64 = 0.95;
@@ -70,8 +80,28 @@ pub struct MetricComparison {
     /// Whether the interval excludes zero.
     pub significant: bool,
     /// `improvement`, `regression`, `no significant change`, `inconclusive: need ~N repeats`
-    /// or `no interval`.
+    /// or `no interval`; with rounds paired, `improvement`, `regression`, `equivalent within
+    /// ±P%` or `undecided within budget: ~N rounds would reach ±P%`.
     pub verdict: String,
+    /// The answer of a round-paired comparison (`None`: fewer than three paired rounds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+    /// The anytime-valid 95% interval of the change, in percent, with rounds paired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<[f64; 2]>,
+    /// The precision asked: the target half-width of `interval` in percent, and the margin of
+    /// `equivalent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<f64>,
+    /// Rounds paired and rounds left out for an unstable side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<Rounds>,
+    /// Why no more rounds were run: `precise`, `budget` or `max_repeats`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Stopped>,
+    /// Rounds the spread seen so far says would reach the precision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_to_target: Option<usize>,
 }
 
 /// The stability verdict of one compared phase (`None`: not judged, e.g. an older run).
@@ -152,12 +182,24 @@ pub fn short_verdict(m: &MetricComparison) -> String {
 }
 
 /// Compares the points of variant `b` with those of `a`, matched by their swept settings;
-/// refuses points of one setting that measured different workloads.
+/// refuses points of one setting that measured different workloads. Rounds paired are judged
+/// against the default precision ([`Sequential::default`]).
 pub fn compare(
     a_name: &str,
     a: &[Point<'_>],
     b_name: &str,
     b: &[Point<'_>],
+) -> Result<Comparison, Error> {
+    compare_with(a_name, a, b_name, b, &Sequential::default())
+}
+
+/// [`compare`] with the precision and rounds of a study.
+pub fn compare_with(
+    a_name: &str,
+    a: &[Point<'_>],
+    b_name: &str,
+    b: &[Point<'_>],
+    seq: &Sequential,
 ) -> Result<Comparison, Error> {
     let both: Vec<Point<'_>> = a.iter().chain(b).copied().collect();
     check_same_workload(&both)?;
@@ -180,7 +222,7 @@ pub fn compare(
                 b_stability: stabilities(pb),
                 metrics: Metric::ALL
                     .iter()
-                    .filter_map(|&m| compare_metric(m, pa, pb))
+                    .filter_map(|&m| compare_metric(m, pa, pb, seq))
                     .collect(),
             })
         })
@@ -312,8 +354,18 @@ fn log_sides(m: Metric, a: &[Point<'_>], b: &[Point<'_>]) -> Option<LogSides> {
     Some((logs, ea.mean, eb.mean))
 }
 
-fn compare_metric(m: Metric, a: &[Point<'_>], b: &[Point<'_>]) -> Option<MetricComparison> {
+fn compare_metric(
+    m: Metric,
+    a: &[Point<'_>],
+    b: &[Point<'_>],
+    seq: &Sequential,
+) -> Option<MetricComparison> {
     let (logs, va, vb) = log_sides(m, a, b)?;
+    let paired = rounds::pair_rounds(m, a, b)
+        .and_then(|(logs, dropped)| rounds::conclude(m, &logs, dropped, seq));
+    if let Some(o) = paired {
+        return Some(paired_comparison(m, va, vb, o, seq));
+    }
     let r = logs.and_then(|(la, lb)| ratio_of_logs(&la, &lb, LEVEL));
     let mde = r.map(|r| mde_pct(r.se_log, r.df, LEVEL));
     let significant = r.is_some_and(|r| r.excludes_one());
@@ -348,7 +400,45 @@ fn compare_metric(m: Metric, a: &[Point<'_>], b: &[Point<'_>]) -> Option<MetricC
         p_value: r.map(|r| t_p_value(r.ratio.ln(), r.se_log, r.df)),
         significant,
         verdict,
+        decision: None,
+        interval: None,
+        precision: None,
+        rounds: None,
+        stopped: None,
+        rounds_to_target: None,
     })
+}
+
+/// A metric compared round by round: the change is the mean round-paired ratio, its interval
+/// the anytime-valid one.
+fn paired_comparison(
+    m: Metric,
+    va: f64,
+    vb: f64,
+    o: rounds::Outcome,
+    seq: &Sequential,
+) -> MetricComparison {
+    let pct = |ratio: f64| 100.0 * (ratio - 1.0);
+    let r = o.ratio;
+    MetricComparison {
+        metric: m.name().into(),
+        unit: m.unit().into(),
+        a: va,
+        b: vb,
+        change_pct: pct(r.ratio),
+        ci_low: Some(pct(r.low)),
+        ci_high: Some(pct(r.high)),
+        mde_pct: Some(mde_pct(r.se_log, r.df, LEVEL)),
+        p_value: o.p_value,
+        significant: r.excludes_one(),
+        verdict: o.verdict,
+        decision: Some(o.decision),
+        interval: Some([pct(r.low), pct(r.high)]),
+        precision: Some(seq.precision_pct),
+        rounds: Some(o.rounds),
+        stopped: Some(o.stopped),
+        rounds_to_target: o.rounds_to_target,
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use super::*;
 use crate::model::{points, ReportInput, Subject};
 use qpslab_core::result::{PhaseResult, Sample};
 use qpslab_core::{Instability, RunPlan, Stability, WorkloadKind, WorkloadOptions};
+use qpslab_stats::ratio_of_logs;
 use qpslab_store::{RunId, RunMeta, RunStatus, StoredPhase, StoredRun};
 
 /// A run of `kind` whose single phase (4 threads) ran `tps` per second, with per-interval noise
@@ -297,4 +298,122 @@ fn a_percentile_is_the_phase_value_not_a_mean_of_intervals() {
     assert!(p95.ci_low.is_some() && p95.ci_high.is_some(), "{p95:?}");
     // Throughput is the phase's too: events over the measured time.
     assert_eq!(tps(&c).a, with_latency(1, 5.0).phases[0].result.tps());
+}
+
+/// One side of a study: run `id0 + k` measured `tps[k]` in round `k + 1`.
+fn rounds(name: &str, id0: i64, tps: &[f64]) -> ReportInput {
+    side(
+        name,
+        tps.iter()
+            .enumerate()
+            .map(|(k, &t)| run(id0 + k as i64, RO, t, 0.01))
+            .collect(),
+    )
+}
+
+fn cmp_seq(a: &ReportInput, b: &ReportInput, seq: &Sequential) -> Comparison {
+    compare_with("a", &points(a), "b", &points(b), seq).unwrap()
+}
+
+#[test]
+fn issue_35_rounds_on_a_drifting_machine_are_paired_not_pooled() {
+    // The machine speeds up 25% over three rounds; B is 20% slower than A in every round.
+    // Pooled, the drift swamps the change (Welch on the logs: not significant); paired by
+    // round it cancels.
+    let a = rounds("a", 1, &[2700.0, 3000.0, 3400.0]);
+    let b = rounds("b", 11, &[2700.0 * 0.81, 3000.0 * 0.79, 3400.0 * 0.80]);
+    let c = cmp_seq(&a, &b, &Sequential::default());
+    let m = tps(&c);
+    assert_eq!(m.decision, Some(Decision::Regression), "{m:?}");
+    assert_eq!(m.verdict, "regression");
+    let [low, high] = m.interval.unwrap();
+    assert!(low < -19.0 && high < -10.0 && low > -30.0, "{m:?}");
+    assert_eq!(
+        m.rounds,
+        Some(Rounds {
+            used: 3,
+            dropped: 0
+        })
+    );
+    assert!(m.p_value.unwrap() < 0.05);
+    // The pooled interval of the same runs does not exclude no change.
+    let la = estimate_independent(&[2700f64.ln(), 3000f64.ln(), 3400f64.ln()]).unwrap();
+    let lb = estimate_independent(&[
+        (2700.0f64 * 0.81).ln(),
+        (3000.0f64 * 0.79).ln(),
+        (3400.0f64 * 0.80).ln(),
+    ])
+    .unwrap();
+    assert!(!ratio_of_logs(&la, &lb, LEVEL).unwrap().excludes_one());
+}
+
+#[test]
+fn identical_setups_are_equivalent_within_the_precision_and_stop_as_precise() {
+    let drift = [2655.0, 2763.0, 3000.0, 3219.0, 3400.0, 3503.0];
+    let a = rounds("a", 1, &drift);
+    let noise = [1.01, 0.99, 1.005, 0.995, 1.0, 1.01];
+    let same: Vec<f64> = drift.iter().zip(noise).map(|(d, n)| d * n).collect();
+    let b = rounds("b", 11, &same);
+    let c = cmp_seq(&a, &b, &Sequential::default());
+    let m = tps(&c);
+    assert_eq!(m.decision, Some(Decision::Equivalent), "{m:?}");
+    assert_eq!(m.verdict, "equivalent within ±5%");
+    assert_eq!(m.stopped, Some(Stopped::Precise));
+    assert_eq!(m.precision, Some(5.0));
+    let [low, high] = m.interval.unwrap();
+    assert!(
+        low >= -5.0 && high <= 5.0 && low < 0.0 && high > 0.0,
+        "{m:?}"
+    );
+}
+
+#[test]
+fn a_wide_spread_is_undecided_with_the_rounds_that_would_reach_the_precision() {
+    let a = rounds("a", 1, &[1000.0, 1000.0, 1000.0]);
+    let b = rounds("b", 11, &[1100.0, 920.0, 1050.0]);
+    let m = cmp_seq(&a, &b, &Sequential::default()).points[0].metrics[0].clone();
+    assert_eq!(m.decision, Some(Decision::Undecided), "{m:?}");
+    assert_eq!(m.stopped, Some(Stopped::Budget));
+    let n = m.rounds_to_target.unwrap();
+    assert!(n > 3, "{n}");
+    assert_eq!(
+        m.verdict,
+        format!("undecided within budget: ~{n} rounds would reach ±5%")
+    );
+    // At the study's last round the same spread stopped at max_repeats.
+    let seq = Sequential {
+        precision_pct: 5.0,
+        max_rounds: 3,
+    };
+    let m = cmp_seq(&a, &b, &seq).points[0].metrics[0].clone();
+    assert_eq!(m.stopped, Some(Stopped::MaxRepeats), "{m:?}");
+}
+
+#[test]
+fn a_round_with_an_unstable_side_is_left_out_and_counted() {
+    let a = rounds("a", 1, &[1000.0, 1010.0, 990.0, 1005.0]);
+    let mut b = rounds("b", 11, &[1200.0, 1212.0, 400.0, 1206.0]);
+    b.subjects[2].run.phases[0].result.stability = Some(Stability {
+        reasons: vec![Instability::Stall {
+            at_s: 1.0,
+            duration_s: 5.0,
+        }],
+    });
+    let c = cmp_seq(&a, &b, &Sequential::default());
+    let m = tps(&c);
+    assert_eq!(
+        m.rounds,
+        Some(Rounds {
+            used: 3,
+            dropped: 1
+        })
+    );
+    assert_eq!(m.decision, Some(Decision::Improvement), "{m:?}");
+    assert!((m.change_pct - 20.0).abs() < 0.5, "{m:?}");
+    let json = serde_json::to_value(m).unwrap();
+    assert_eq!(json["decision"], "improvement");
+    assert_eq!(json["stopped"], "precise");
+    assert_eq!(json["rounds"]["dropped"], 1);
+    assert_eq!(json["precision"], 5.0);
+    assert!(json["interval"][0].as_f64().unwrap() > 0.0, "{json}");
 }

@@ -43,7 +43,10 @@ pub mod svg;
 pub mod tpcc;
 
 pub use charts::{verdict_word, Chart, Section};
-pub use compare::{compare, Comparison, MetricComparison, PointComparison};
+pub use compare::{
+    compare, compare_with, Comparison, Decision, MetricComparison, PointComparison, Rounds,
+    Sequential, Stopped,
+};
 pub use error::Error;
 pub use model::{FactorDef, Point, ReportInput, Subject};
 pub use render::{
