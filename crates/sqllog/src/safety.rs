@@ -556,5 +556,7 @@ pub fn classify(sql: &str) -> Verdict {
 }
 
 #[cfg(test)]
+mod hostile_tests;
+#[cfg(test)]
 #[path = "safety_tests.rs"]
 mod tests;

@@ -511,6 +511,15 @@ fn ddl(s: &Stmt<'_, '_>, verb: &str) -> Verdict {
         ),
         Some("prepare") if drop => v(Session, "changes only this session"),
         Some("database" | "schema") if drop => v(Destructive, "DROP DATABASE drops its tables"),
+        // Stored code and views hold no rows, but their definitions are as lost as a table's
+        // rows: nothing in the log can recreate them.
+        Some("procedure" | "function" | "trigger" | "package" | "event" | "view") if drop => v(
+            Destructive,
+            "DROP of stored code or a view loses its definition",
+        ),
+        Some("tablespace" | "logfile") if drop => {
+            v(Destructive, "DROP TABLESPACE drops the tables' space")
+        }
         Some("table" | "sequence") if drop && !temporary => {
             v(Destructive, "DROP TABLE drops a table's rows")
         }
