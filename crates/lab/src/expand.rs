@@ -86,7 +86,7 @@ fn cell_count(spec: &Spec) -> u128 {
     levels
         .chain(points)
         .fold(variants, u128::saturating_mul)
-        .saturating_mul(spec.defaults.repeats() as u128)
+        .saturating_mul(spec.rounds() as u128)
 }
 
 /// Expands `spec`; `file` names it in errors.
@@ -127,7 +127,7 @@ pub fn expand(file: &str, spec: &Spec) -> Result<Expanded, SpecError> {
             })
             .collect();
     }
-    let repeats = spec.defaults.repeats();
+    let repeats = spec.rounds();
     let mut cells = Vec::new();
     for round in 1..=repeats {
         for si in round_order(round as usize - 1, setups.len()) {

@@ -156,3 +156,64 @@ fn only_a_regular_file_within_the_limit_is_read() {
         "{e}"
     );
 }
+
+#[test]
+fn precision_and_budget_make_a_study_run_rounds_until_precise() {
+    let spec = parse(
+        "s.toml",
+        "name = \"s\"\nprecision = \"2.5%\"\nbudget = \"10m\"\nmax_repeats = 8\n",
+    )
+    .unwrap();
+    let r = spec.stop_rule().unwrap();
+    assert!(r.adaptive());
+    assert_eq!(r.precision_pct, Some(2.5));
+    assert_eq!(r.budget_s, Some(600.0));
+    assert_eq!((r.min_rounds, r.max_rounds), (3, 8));
+    assert_eq!(r.metric, "tps");
+    // Every round the study may run is expanded.
+    assert_eq!(spec.rounds(), 8);
+    // A budget alone aims at ±5%.
+    let spec = parse(
+        "s.toml",
+        "name = \"s\"\nbudget = 300\nprecision_metric = \"p99\"\n",
+    )
+    .unwrap();
+    let r = spec.stop_rule().unwrap();
+    assert_eq!((r.precision_pct, r.budget_s), (Some(5.0), Some(300.0)));
+    assert_eq!((r.metric.as_str(), r.max_rounds), ("p99", 20));
+}
+
+#[test]
+fn repeats_keeps_meaning_exactly_n() {
+    let spec = parse("s.toml", "name = \"s\"\n[defaults]\nrepeats = 3\n").unwrap();
+    let r = spec.stop_rule().unwrap();
+    assert!(!r.adaptive());
+    assert_eq!((r.min_rounds, r.max_rounds, spec.rounds()), (3, 3, 3));
+}
+
+#[test]
+fn stopping_keys_that_contradict_are_refused_by_name() {
+    for (text, needle) in [
+        (
+            "precision = \"5%\"\n[defaults]\nrepeats = 3\n",
+            "repeats = N",
+        ),
+        ("precision = \"0%\"\n", "precision"),
+        ("precision = \"five\"\n", "precision"),
+        ("budget = \"soon\"\n", "budget"),
+        ("budget = -1\n", "budget"),
+        (
+            "precision = 5\nprecision_metric = \"p42\"\n",
+            "precision_metric",
+        ),
+        ("precision = 5\nmin_repeats = 2\n", "min_repeats"),
+        (
+            "precision = 5\nmin_repeats = 5\nmax_repeats = 4\n",
+            "max_repeats",
+        ),
+        ("max_repeats = 4\n", "need precision or budget"),
+    ] {
+        let e = parse("s.toml", &format!("name = \"s\"\n{text}")).unwrap_err();
+        assert!(e.to_string().contains(needle), "{text}: {e}");
+    }
+}
