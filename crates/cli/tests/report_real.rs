@@ -162,11 +162,13 @@ fn html_report_loads_in_chromium_and_every_chart_draws() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&html).unwrap();
-    // What changed and the verdict come before any chart.
-    let changed = text.find("What changed").unwrap();
-    let verdict = text.find("Verdicts").unwrap();
+    // The answer comes first: the summary's verdicts, then its forest plot, then what changed.
+    let summary = text.find("<h2 id=\"summary\">").unwrap();
     let first_chart = text.find("<svg").unwrap();
-    assert!(changed < verdict && verdict < first_chart);
+    let changed = text.find("What changed").unwrap();
+    assert!(summary < first_chart && first_chart < changed);
+    assert!(text[summary..first_chart].contains("bp1g vs bp8m, 4 sessions: throughput"));
+    assert!(text[first_chart..].starts_with("<svg") && text.contains("id=\"forest\""));
     assert!(
         text.contains("innodb_buffer_pool_size 8388608 → 1073741824"),
         "{text}"

@@ -139,8 +139,34 @@ fn setup_facts(s: &Subject, points: &[Point<'_>]) -> Vec<(String, String, String
     let plan = &m.plan;
     let mut out: Vec<(String, String, String)> = Vec::new();
     let mut push = |g: &str, n: &str, v: String| out.push((g.into(), n.into(), v));
-    if let Some(p) = points.iter().find(|p| std::ptr::eq(p.subject, s)) {
-        push("workload", "workload", setup::workload(p));
+    // Every value the setup's points took, not its first run's: a study sweeping the workload
+    // names each one.
+    let mine: Vec<&Point<'_>> = points
+        .iter()
+        .filter(|p| p.subject.cell.variant == s.cell.variant)
+        .collect();
+    let mut workloads: Vec<String> = Vec::new();
+    for p in &mine {
+        let w = setup::workload(p);
+        if !workloads.contains(&w) {
+            workloads.push(w);
+        }
+    }
+    if !workloads.is_empty() {
+        push("workload", "workload", workloads.join(", "));
+    }
+    let mut swept: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for p in &mine {
+        for (k, v) in &p.subject.cell.params {
+            let values = swept.entry(k.as_str()).or_default();
+            let v = crate::model::value_text(v);
+            if k != "workload" && k != "threads" && !values.contains(&v) {
+                values.push(v);
+            }
+        }
+    }
+    for (k, values) in swept.into_iter().filter(|(_, v)| !v.is_empty()) {
+        push("run", k, values.join(", "));
     }
     if plan.replay.is_none() && plan.fileio.is_none() {
         let w = &plan.workload;

@@ -59,7 +59,7 @@ mod tests {
                 name: "a".into(),
                 points: vec![(1.0, 1.0), (2.0, 3.0)],
                 color: 0,
-                dashed: false,
+                style: 0,
             }],
             ..Default::default()
         };

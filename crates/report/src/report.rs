@@ -130,7 +130,7 @@ pub fn build(input: &ReportInput) -> Result<Report, Error> {
         results: points.iter().map(result_row).collect(),
         actions: crate::live::action_rows(&points),
         tpcc: crate::tpcc::tpcc_rows(&points),
-        charts: charts::charts(&variants, &points),
+        charts: charts::charts(&variants, &points, &comparisons),
         comparisons,
         variants,
     })

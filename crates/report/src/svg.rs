@@ -1,19 +1,30 @@
 //! Hand-written SVG line charts: axes with round ticks (linear, log2 for sessions, or
-//! HdrHistogram's percentile axis), one path and its markers per series, a legend, and an
-//! optional shaded band (the discarded warm-up). Charts come in two sizes: full, and small for
-//! small multiples (one chart per session count or per server metric, side by side).
+//! HdrHistogram's percentile axis), one path and its markers per series, a legend below the plot
+//! that wraps, and an optional shaded band (the discarded warm-up). Charts come in two sizes:
+//! full, and small for small multiples (one chart per session count or per server metric, side
+//! by side). [`dots`] draws dot plots with intervals (a forest plot of comparisons, values at one
+//! setting); [`text`] measures text so every label stays inside its chart.
+//!
+//! A series has a colour (its variant's, the same in every chart) and a style (dash pattern and
+//! marker shape), so two series of one chart never look alike. Words every series name shares
+//! are dropped from the legend and said once, under the title.
 //!
 //! Plain SVG 1.1 with inline attributes only, so the same text renders in a browser, inside a
 //! Markdown viewer and through resvg to PNG. Every series path carries `class="series"` and
 //! `data-points="N"`, which lets tests check that a chart really drew data.
 
+pub mod dots;
+pub mod text;
+
 use std::fmt::Write;
 
 /// Colour-blind-safe palette (Okabe–Ito).
-const COLORS: [&str; 8] = [
+pub(crate) const COLORS: [&str; 8] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
 ];
-const FONT: &str = "DejaVu Sans, Liberation Sans, Arial, sans-serif";
+/// Dash patterns of the styles, solid first.
+const DASHES: [&str; 6] = ["", "7 4", "2 3", "10 3 2 3", "14 5", "4 2 1 2 1 2"];
+pub(crate) const FONT: &str = "DejaVu Sans, Liberation Sans, Arial, sans-serif";
 
 /// One line of a chart.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,8 +35,9 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Palette index: series of the same variant share a colour.
     pub color: usize,
-    /// Dashed line (e.g. p95 beside a solid p99).
-    pub dashed: bool,
+    /// Style index: its dash pattern (0 solid) and marker shape; series of one colour in a
+    /// chart each take another.
+    pub style: usize,
 }
 
 /// How a chart's x values map onto its axis.
@@ -51,42 +63,59 @@ pub enum Size {
     Small,
 }
 
-/// The picture's dimensions and margins around the plot area.
+/// The picture's dimensions and margins around the plot area. The legend goes below the plot,
+/// so the plot spans the width and the picture grows by the legend's rows.
 struct Geom {
     w: f64,
     h: f64,
     left: f64,
     right: f64,
     top: f64,
-    bottom: f64,
+    /// The plot area's height.
+    ph: f64,
     font: f64,
     title_font: f64,
 }
 
+/// Height of one legend row.
+const LEGEND_ROW: f64 = 18.0;
+/// Width of a legend entry's sample of the line, and the gap before its text.
+const SAMPLE: f64 = 22.0;
+const SAMPLE_GAP: f64 = 6.0;
+/// Space between two legend entries of a row.
+const ENTRY_GAP: f64 = 18.0;
+
 impl Geom {
-    fn of(size: Size) -> Geom {
-        match size {
+    /// The geometry of a chart of `size`, with a line of notes under the title when `note`,
+    /// before the legend's rows are known.
+    fn of(size: Size, note: bool) -> Geom {
+        let mut g = match size {
             Size::Full => Geom {
                 w: 720.0,
-                h: 380.0,
+                h: 0.0,
                 left: 70.0,
-                right: 170.0,
+                right: 20.0,
                 top: 36.0,
-                bottom: 52.0,
+                ph: 292.0,
                 font: 12.0,
                 title_font: 15.0,
             },
             Size::Small => Geom {
                 w: 560.0,
-                h: 280.0,
+                h: 0.0,
                 left: 58.0,
-                right: 150.0,
+                right: 16.0,
                 top: 32.0,
-                bottom: 44.0,
+                ph: 204.0,
                 font: 11.0,
                 title_font: 13.0,
             },
+        };
+        if note {
+            g.top += 16.0;
         }
+        g.h = g.top + g.ph + 48.0;
+        g
     }
 
     /// The plot area's width.
@@ -96,8 +125,32 @@ impl Geom {
 
     /// The plot area's height.
     fn ph(&self) -> f64 {
-        self.h - self.top - self.bottom
+        self.ph
     }
+
+    /// The y of the first legend row's line.
+    fn legend_top(&self) -> f64 {
+        self.top + self.ph + 56.0
+    }
+}
+
+/// Where each legend entry goes: `(x, row)`, rows wrapping within the picture's width, and the
+/// text each shows (cut to the width when a name alone is wider).
+fn legend_layout(g: &Geom, names: &[String]) -> Vec<(f64, usize, String)> {
+    let (x0, x1) = (g.left.min(24.0), g.w - 8.0);
+    let room = x1 - x0 - SAMPLE - SAMPLE_GAP;
+    let (mut x, mut row) = (x0, 0usize);
+    let mut out = Vec::new();
+    for name in names {
+        let label = text::fit(name, g.font, room);
+        let w = SAMPLE + SAMPLE_GAP + text::width(&label, g.font);
+        if x > x0 && x + w > x1 {
+            (x, row) = (x0, row + 1);
+        }
+        out.push((x, row, label));
+        x += w + ENTRY_GAP;
+    }
+    out
 }
 
 /// A chart's description.
@@ -129,9 +182,21 @@ impl LineChart {
 
     /// The chart as one `<svg>` element.
     pub fn to_svg(&self) -> String {
-        let frame = Frame::fit(self);
+        let names: Vec<String> = self.series.iter().map(|se| se.name.clone()).collect();
+        let (short, common) = text::drop_common(&names);
+        let note = if common.is_empty() {
+            String::new()
+        } else {
+            format!("every line: {common}")
+        };
+        let mut frame = Frame::fit(self, !note.is_empty());
+        let legend = legend_layout(&frame.g, &short);
+        let rows = legend.iter().map(|(_, r, _)| r + 1).max().unwrap_or(0);
+        if rows > 0 {
+            frame.g.h = frame.g.legend_top() + LEGEND_ROW * (rows - 1) as f64 + 12.0;
+        }
         let mut s = String::new();
-        self.write_header(&mut s, &frame.g);
+        self.write_header(&mut s, &frame.g, &note);
         if let Some(band) = &self.band {
             frame.write_band(&mut s, band);
         }
@@ -140,27 +205,48 @@ impl LineChart {
             frame.write_marker(&mut s, i, marker);
         }
         self.write_border_and_labels(&mut s, &frame.g);
-        for (i, se) in self.series.iter().enumerate() {
+        for (se, (x, row, label)) in self.series.iter().zip(&legend) {
             frame.write_series(&mut s, se);
-            write_legend_entry(&mut s, &frame.g, i, se);
+            let y = frame.g.legend_top() + LEGEND_ROW * *row as f64;
+            write_legend_entry(&mut s, &frame.g, (*x, y), se, label);
         }
         s.push_str("</svg>");
         s
     }
 
-    /// The opening `<svg>`, its white background and the title.
-    fn write_header(&self, s: &mut String, g: &Geom) {
+    /// The opening `<svg>`, its white background, the title and the note under it, each cut
+    /// to the picture's width.
+    fn write_header(&self, s: &mut String, g: &Geom, note: &str) {
+        let room = g.w - g.left.min(24.0) - 8.0;
+        let x = g.left.min(24.0);
+        let title = if text::bold_width(&self.title, g.title_font) > room {
+            text::fit(&self.title, g.title_font * 1.1, room)
+        } else {
+            self.title.clone()
+        };
         let _ = write!(
             s,
-            r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-family="{FONT}" font-size="{f}" role="img"><title>{t}</title><rect width="{w}" height="{h}" fill="#ffffff"/><text x="{l}" y="{ty}" font-size="{tf}" font-weight="bold" fill="#222">{t}</text>"##,
+            r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-family="{FONT}" font-size="{f}" role="img" data-kind="line"><title>{t}</title><rect width="{w}" height="{h}" fill="#ffffff"/><text x="{x}" y="{ty}" font-size="{tf}" font-weight="bold" fill="#222">{tt}</text>"##,
             w = g.w,
             h = g.h,
             f = g.font,
-            l = g.left,
-            ty = g.top - 14.0,
+            ty = if note.is_empty() {
+                g.top - 14.0
+            } else {
+                g.top - 30.0
+            },
             tf = g.title_font,
-            t = esc(&self.title)
+            t = esc(&self.title),
+            tt = esc(&title)
         );
+        if !note.is_empty() {
+            let _ = write!(
+                s,
+                r##"<text class="note" x="{x}" y="{ny}" fill="#555">{n}</text>"##,
+                ny = g.top - 12.0,
+                n = esc(&text::fit(note, g.font, room))
+            );
+        }
     }
 
     /// The plot's border and the axis labels.
@@ -173,10 +259,10 @@ impl LineChart {
             pw = g.pw(),
             ph = g.ph(),
             cx = g.left + g.pw() / 2.0,
-            by = g.h - 12.0,
+            by = g.top + g.ph() + 36.0,
             cy = g.top + g.ph() / 2.0,
-            xl = esc(&self.x_label),
-            yl = esc(&self.y_label)
+            xl = esc(&text::fit(&self.x_label, g.font, g.w - 16.0)),
+            yl = esc(&text::fit(&self.y_label, g.font, g.ph() + g.top))
         );
     }
 }
@@ -197,9 +283,9 @@ struct Frame {
 
 impl Frame {
     /// The frame that holds every point and the band of `chart`; y starts at 0.
-    fn fit(chart: &LineChart) -> Frame {
+    fn fit(chart: &LineChart, note: bool) -> Frame {
         let mut frame = Frame {
-            g: Geom::of(chart.size),
+            g: Geom::of(chart.size, note),
             x_axis: chart.x_axis,
             x0: f64::MAX,
             x1: f64::MIN,
@@ -256,7 +342,7 @@ impl Frame {
             w = (xb - xa).max(0.0),
             tx = (xa + xb) / 2.0,
             ty = self.g.top + 14.0,
-            l = esc(label)
+            l = esc(&text::fit(label, 11.0, (xb - xa).max(0.0)))
         );
     }
 
@@ -271,7 +357,7 @@ impl Frame {
             b = self.g.top + self.g.ph(),
             tx = sx + 4.0,
             ty = self.g.top + 28.0 + 14.0 * (i % 3) as f64,
-            l = esc(label)
+            l = esc(&text::fit(label, 11.0, (self.g.w - sx - 8.0).max(0.0)))
         );
     }
 
@@ -295,9 +381,18 @@ impl Frame {
                 XAxis::Percentile => percentile_label(v),
                 _ => fmt_num(v),
             };
+            // A label at either end of the axis is anchored so it stays inside the picture.
+            let half = text::width(&label, self.g.font) / 2.0;
+            let anchor = if x + half > self.g.w - 2.0 {
+                "end"
+            } else if x - half < 2.0 {
+                "start"
+            } else {
+                "middle"
+            };
             let _ = write!(
                 s,
-                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{y2}" stroke="#f0f0f0"/><text x="{x:.1}" y="{ty}" text-anchor="middle" fill="#444">{label}</text>"##,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{y2}" stroke="#f0f0f0"/><text x="{x:.1}" y="{ty}" text-anchor="{anchor}" fill="#444">{label}</text>"##,
                 top = self.g.top,
                 y2 = self.g.top + self.g.ph(),
                 ty = self.g.top + self.g.ph() + 16.0,
@@ -355,16 +450,46 @@ impl Frame {
         // Markers only where points are sparse enough to tell apart.
         if se.points.len() <= 24 {
             for &(x, y) in &se.points {
-                let _ = write!(
-                    s,
-                    r#"<circle class="mark" cx="{:.1}" cy="{:.1}" r="3.5" fill="{color}"/>"#,
-                    self.sx(x),
-                    self.sy(y),
-                    color = color(se)
-                );
+                write_mark(s, (self.sx(x), self.sy(y)), se.color, se.style);
             }
         }
     }
+}
+
+/// A marker of style `style` (circle, square, triangle, diamond, triangle down, cross) centred
+/// at `(x, y)`.
+pub(crate) fn write_mark(s: &mut String, (x, y): (f64, f64), color: usize, style: usize) {
+    let c = COLORS[color % COLORS.len()];
+    let r = 3.8;
+    let poly = |pts: &[(f64, f64)]| {
+        let p: Vec<String> = pts
+            .iter()
+            .map(|(dx, dy)| format!("{:.1},{:.1}", x + dx * r, y + dy * r))
+            .collect();
+        format!(
+            r#"<polygon class="mark" points="{}" fill="{c}"/>"#,
+            p.join(" ")
+        )
+    };
+    let m = match style % DASHES.len() {
+        0 => format!(r#"<circle class="mark" cx="{x:.1}" cy="{y:.1}" r="{r}" fill="{c}"/>"#),
+        1 => poly(&[(-0.9, -0.9), (0.9, -0.9), (0.9, 0.9), (-0.9, 0.9)]),
+        2 => poly(&[(0.0, -1.2), (1.1, 0.9), (-1.1, 0.9)]),
+        3 => poly(&[(0.0, -1.2), (1.2, 0.0), (0.0, 1.2), (-1.2, 0.0)]),
+        4 => poly(&[(0.0, 1.2), (1.1, -0.9), (-1.1, -0.9)]),
+        _ => format!(
+            r#"<path class="mark" d="M{:.1},{:.1}L{:.1},{:.1}M{:.1},{:.1}L{:.1},{:.1}" stroke="{c}" stroke-width="2.2"/>"#,
+            x - r,
+            y - r,
+            x + r,
+            y + r,
+            x - r,
+            y + r,
+            x + r,
+            y - r
+        ),
+    };
+    s.push_str(&m);
 }
 
 /// A tick of the percentile axis (`1/(1-p)`, a power of ten) as its percentile: `0%`, `90%`,
@@ -378,19 +503,22 @@ fn percentile_label(x: f64) -> String {
     format!("{p:.*}%", (k - 2).max(0) as usize)
 }
 
-/// The legend's `i`th entry, right of the plot: a short line drawn like the series, and its name.
-fn write_legend_entry(s: &mut String, g: &Geom, i: usize, se: &Series) {
-    let ly = g.top + 8.0 + 18.0 * i as f64;
-    let lx = g.left + g.pw() + 12.0;
+/// One legend entry at `(x, y)`: a short line drawn like the series, its marker, and its label.
+fn write_legend_entry(s: &mut String, g: &Geom, (x, y): (f64, f64), se: &Series, label: &str) {
     let _ = write!(
         s,
-        r##"<line x1="{lx}" x2="{lx2}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"{dash}/><text x="{tx}" y="{ty}" fill="#222">{name}</text>"##,
-        lx2 = lx + 22.0,
-        tx = lx + 28.0,
-        ty = ly + 4.0,
+        r##"<line x1="{x:.1}" x2="{x2:.1}" y1="{y}" y2="{y}" stroke="{color}" stroke-width="2"{dash}/>"##,
+        x2 = x + SAMPLE,
         color = color(se),
         dash = dash(se),
-        name = esc(&se.name)
+    );
+    write_mark(s, (x + SAMPLE / 2.0, y), se.color, se.style);
+    let _ = write!(
+        s,
+        r##"<text x="{tx:.1}" y="{ty:.1}" fill="#222">{name}</text>"##,
+        tx = x + SAMPLE + SAMPLE_GAP,
+        ty = y + g.font / 3.0,
+        name = esc(label)
     );
 }
 
@@ -399,12 +527,11 @@ fn color(se: &Series) -> &'static str {
     COLORS[se.color % COLORS.len()]
 }
 
-/// The stroke attribute of a dashed series; nothing for a solid one.
-fn dash(se: &Series) -> &'static str {
-    if se.dashed {
-        r#" stroke-dasharray="6 4""#
-    } else {
-        ""
+/// The stroke attribute of the series' dash pattern; nothing for a solid one.
+fn dash(se: &Series) -> String {
+    match DASHES[se.style % DASHES.len()] {
+        "" => String::new(),
+        d => format!(r#" stroke-dasharray="{d}""#),
     }
 }
 

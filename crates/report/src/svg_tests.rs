@@ -11,13 +11,14 @@ fn draws_each_series_with_its_points() {
             name: "a".into(),
             points: vec![(1.0, 10.0), (4.0, 35.0), (16.0, 80.0)],
             color: 0,
-            dashed: false,
+            style: 0,
         }],
         ..Default::default()
     };
     let svg = c.to_svg();
     assert!(svg.contains(r#"data-points="3""#), "{svg}");
-    assert_eq!(svg.matches("<circle").count(), 3);
+    // A marker per point, and one in the legend.
+    assert_eq!(svg.matches("<circle").count(), 4);
     assert!(svg.contains("tps &lt;vs&gt; sessions"));
     // Log2 ticks at powers of two.
     for t in [">1<", ">2<", ">4<", ">8<", ">16<"] {
@@ -40,11 +41,11 @@ fn check_golden(name: &str, svg: &str) {
 
 #[test]
 fn charts_match_golden_files() {
-    let series = |name: &str, color, dashed, points: Vec<(f64, f64)>| Series {
+    let series = |name: &str, color, style, points: Vec<(f64, f64)>| Series {
         name: name.into(),
         points,
         color,
-        dashed,
+        style,
     };
     let sessions = LineChart {
         title: "p99 & p95 vs sessions".into(),
@@ -52,14 +53,9 @@ fn charts_match_golden_files() {
         y_label: "ms".into(),
         x_axis: XAxis::Log2,
         series: vec![
-            series(
-                "a p99",
-                0,
-                false,
-                vec![(1.0, 2.5), (8.0, 7.25), (64.0, 31.0)],
-            ),
-            series("a p95", 0, true, vec![(1.0, 1.5), (8.0, 5.0), (64.0, 20.0)]),
-            series("b <x> p99", 9, false, vec![(2.0, 3.0), (128.0, 44.0)]),
+            series("a p99", 0, 0, vec![(1.0, 2.5), (8.0, 7.25), (64.0, 31.0)]),
+            series("a p95", 0, 1, vec![(1.0, 1.5), (8.0, 5.0), (64.0, 20.0)]),
+            series("b <x> p99", 9, 0, vec![(2.0, 3.0), (128.0, 44.0)]),
         ],
         band: None,
         markers: Vec::new(),
@@ -75,7 +71,7 @@ fn charts_match_golden_files() {
         series: vec![series(
             "a @64",
             1,
-            false,
+            0,
             (1..=30)
                 .map(|i| (i as f64 * 0.5, 12_000.0 + 37.0 * i as f64))
                 .collect(),
@@ -94,7 +90,7 @@ fn charts_match_golden_files() {
         series: vec![series(
             "bp8m",
             0,
-            false,
+            0,
             (0..=60)
                 .map(|i| {
                     let x = 10f64.powf(i as f64 / 20.0);
@@ -123,4 +119,49 @@ fn round_ticks_and_labels() {
         .map(percentile_label)
         .collect();
     assert_eq!(labels, ["0%", "90%", "99%", "99.9%", "99.999%"]);
+}
+
+#[test]
+fn the_legend_wraps_below_the_plot_and_common_words_are_said_once() {
+    let c = LineChart {
+        title: "Throughput per interval · 16 sessions".into(),
+        size: Size::Small,
+        series: (0..6)
+            .map(|i| Series {
+                name: format!(
+                    "{} · oltp_{} · (not judged)",
+                    ["baseline", "tuned"][i / 3],
+                    ["read_only", "read_write", "write_only"][i % 3]
+                ),
+                points: vec![(0.5, 10.0), (1.0, 12.0)],
+                color: i / 3,
+                style: i % 3,
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let svg = c.to_svg();
+    assert!(svg.contains("every line: (not judged)"), "{svg}");
+    assert!(svg.contains(">tuned · oltp_write_only<"), "{svg}");
+    // Six entries do not fit one row of a small chart: the picture grows below the plot.
+    let g = Geom::of(Size::Small, true);
+    let h: f64 = svg
+        .split("height=\"")
+        .nth(1)
+        .and_then(|x| x.split('"').next())
+        .and_then(|x| x.parse().ok())
+        .unwrap();
+    assert!(h > g.legend_top() + LEGEND_ROW, "{h}");
+    // Every entry's text ends inside the picture.
+    for (x, _, label) in legend_layout(
+        &g,
+        &c.series.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+    ) {
+        assert!(
+            x + SAMPLE + SAMPLE_GAP + text::width(&label, g.font) <= g.w,
+            "{label}"
+        );
+    }
+    // Same colour, another style: another dash pattern.
+    assert!(svg.contains(r##"stroke="#0072B2" stroke-width="2" stroke-dasharray="7 4""##));
 }

@@ -63,7 +63,7 @@ pub(super) fn distribution(lines: &[Line<'_>], threads: u32) -> LineChart {
                 name: l.name.clone(),
                 points: curve(&h),
                 color: l.color,
-                dashed: false,
+                style: l.style,
             })
         })
         .collect();

@@ -1,15 +1,25 @@
-//! The report's charts: throughput and latency against sessions (log2), server and client CPU
-//! against sessions; per-interval throughput and p99 over time for every session count (small
+//! The report's charts, chosen from the study's shape: first the forest plots of the
+//! comparisons ([`forest`]); then, with three or more session counts, throughput, latency and
+//! CPU against sessions (log2) as lines, and with fewer, a dot plot with intervals per session
+//! count (a line over one or two x values says nothing); per-interval throughput and p99 over
+//! time for every session count whose phases have enough intervals to show a shape (small
 //! multiples, the discarded warm-up shaded, each line labelled with its phase's stability
 //! verdict); the latency distribution of each session count ([`hdr`]); and the server's own
 //! time series from the stored telemetry ([`server`]). A chart with nothing to draw is left out
 //! rather than drawn empty.
+//!
+//! A line is a variant at one setting of the other swept parameters: its colour is the
+//! variant's (the same in every chart), its style (dash and marker) that setting's, so no two
+//! lines of a chart look alike.
 
+pub mod forest;
 mod hdr;
+mod scaling;
 mod server;
 
 use crate::compare::group_estimate;
-use crate::metrics::{self, CpuRate, Metric};
+use crate::compare::Comparison;
+use crate::metrics::Metric;
 use crate::model::Point;
 use crate::svg::{LineChart, Series, Size, XAxis};
 use qpslab_core::{Instability, Stability};
@@ -20,6 +30,8 @@ use std::collections::BTreeMap;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Section {
+    /// The answer: forest plots of the comparisons.
+    Summary,
     /// Against sessions: throughput, latency, CPU (full size).
     Scaling,
     /// Per interval over time, one chart per session count (small multiples).
@@ -48,7 +60,10 @@ pub struct Chart {
 /// keyed by sessions.
 struct Line<'a> {
     name: String,
+    /// The variant's palette index.
     color: usize,
+    /// The style of its setting of the other swept parameters.
+    style: usize,
     by_threads: BTreeMap<u32, Vec<Point<'a>>>,
 }
 
@@ -94,6 +109,7 @@ pub fn verdict_word(s: Option<&Stability>) -> &'static str {
 
 fn lines<'a>(variants: &[String], points: &[Point<'a>]) -> Vec<Line<'a>> {
     let mut out: Vec<Line<'a>> = Vec::new();
+    let mut settings: Vec<Vec<String>> = Vec::new();
     for p in points {
         let color = variants
             .iter()
@@ -103,19 +119,28 @@ fn lines<'a>(variants: &[String], points: &[Point<'a>]) -> Vec<Line<'a>> {
             .key()
             .split(' ')
             .filter(|kv| !kv.starts_with("threads="))
-            .map(str::to_string)
+            // A workload's name says what it is without its key.
+            .map(|kv| kv.strip_prefix("workload=").unwrap_or(kv).to_string())
             .collect();
-        let name = if rest.is_empty() {
-            p.subject.cell.variant.clone()
-        } else {
-            format!("{} {}", p.subject.cell.variant, rest.join(" "))
+        let style = match settings.iter().position(|r| *r == rest) {
+            Some(i) => i,
+            None => {
+                settings.push(rest.clone());
+                settings.len() - 1
+            }
         };
+        // Parts joined by " · ", so a chart can say once what all its lines share.
+        let name = std::iter::once(p.subject.cell.variant.clone())
+            .chain(rest.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" · ");
         let i = match out.iter().position(|l| l.name == name) {
             Some(i) => i,
             None => {
                 out.push(Line {
                     name,
                     color,
+                    style,
                     by_threads: BTreeMap::new(),
                 });
                 out.len() - 1
@@ -143,41 +168,18 @@ fn cpu_points(l: &Line<'_>, f: impl Fn(&Point<'_>) -> Option<f64>) -> Vec<(f64, 
         .collect()
 }
 
-/// Every chart that has data: the scaling charts, then per session count the per-interval
-/// charts, the latency distributions and the server's time series.
-pub fn charts(variants: &[String], points: &[Point<'_>]) -> Vec<Chart> {
+/// The fewest intervals a phase needs for its per-interval chart to show a shape.
+pub const MIN_INTERVALS: usize = 5;
+
+/// Every chart that has data: the forest plots of `comparisons`, the scaling charts, then per
+/// session count the per-interval charts, the latency distributions and the server's time
+/// series.
+pub fn charts(variants: &[String], points: &[Point<'_>], comparisons: &[Comparison]) -> Vec<Chart> {
     let lines = lines(variants, points);
     let threads = thread_counts(&lines);
-    let mut out: Vec<(Section, String, LineChart)> = vec![
-        (
-            Section::Scaling,
-            "throughput-vs-sessions".into(),
-            throughput_vs_sessions(&lines),
-        ),
-        (
-            Section::Scaling,
-            "latency-vs-sessions".into(),
-            latency_vs_sessions(&lines),
-        ),
-        (
-            Section::Scaling,
-            "server-cpu".into(),
-            cpu_vs_sessions(
-                &lines,
-                metrics::server_cpu,
-                "Server CPU usr (solid) / sys (dashed) vs sessions",
-            ),
-        ),
-        (
-            Section::Scaling,
-            "client-cpu".into(),
-            cpu_vs_sessions(
-                &lines,
-                |p| metrics::client_cpu(&p.phase.result),
-                "Client CPU usr (solid) / sys (dashed) vs sessions",
-            ),
-        ),
-    ];
+    let mut out = forest::forest(variants, comparisons);
+    out.extend(scaling::charts(&lines, &threads));
+    let mut drawn: Vec<(Section, String, LineChart)> = Vec::new();
     for &t in &threads {
         let per_interval = [
             (
@@ -201,112 +203,37 @@ pub fn charts(variants: &[String], points: &[Point<'_>]) -> Vec<Chart> {
         ];
         for (id, title, m, unit) in per_interval {
             let chart = over_time_chart(&lines, title, m, unit, t);
-            out.push((Section::Intervals, format!("{id}-{t}"), chart));
+            drawn.push((Section::Intervals, format!("{id}-{t}"), chart));
         }
     }
     for &t in &threads {
-        out.push((
+        drawn.push((
             Section::Latency,
             format!("latency-distribution-{t}"),
             hdr::distribution(&lines, t),
         ));
     }
     for (id, chart) in server::charts(&lines, &threads) {
-        out.push((Section::Server, id, chart));
+        drawn.push((Section::Server, id, chart));
     }
-    out.into_iter()
-        .filter(|(_, _, chart)| chart.has_data())
-        .map(|(section, id, chart)| Chart {
-            id,
-            title: chart.title.clone(),
-            section,
-            svg: chart.to_svg(),
-        })
-        .collect()
-}
-
-/// A chart against sessions on a log2 axis.
-fn vs_sessions(title: &str, y_label: &str, series: Vec<Series>) -> LineChart {
-    LineChart {
-        title: title.into(),
-        x_label: "sessions (log2)".into(),
-        y_label: y_label.into(),
-        x_axis: XAxis::Log2,
-        size: Size::Full,
-        series,
-        band: None,
-        markers: Vec::new(),
-    }
-}
-
-/// Mean throughput of each line against sessions; a line with no estimate keeps its legend.
-fn throughput_vs_sessions(lines: &[Line<'_>]) -> LineChart {
-    let series = lines
-        .iter()
-        .map(|l| Series {
-            name: l.name.clone(),
-            points: metric_points(l, Metric::Tps),
-            color: l.color,
-            dashed: false,
-        })
-        .collect();
-    vs_sessions("Throughput vs sessions", "transactions/s", series)
-}
-
-/// Mean p99 (solid) and p95 (dashed) of each line against sessions.
-fn latency_vs_sessions(lines: &[Line<'_>]) -> LineChart {
-    let series = solid_and_dashed(
-        lines,
-        ("p99", |l| metric_points(l, Metric::P99)),
-        ("p95", |l| metric_points(l, Metric::P95)),
+    out.extend(
+        drawn
+            .into_iter()
+            .filter(|(section, _, chart)| match section {
+                // A series over time needs enough intervals to show a shape.
+                Section::Intervals | Section::Server => {
+                    chart.series.iter().any(|s| s.points.len() >= MIN_INTERVALS)
+                }
+                _ => chart.has_data(),
+            })
+            .map(|(section, id, chart)| Chart {
+                id,
+                title: chart.title.clone(),
+                section,
+                svg: chart.to_svg(),
+            }),
     );
-    vs_sessions(
-        "p99 (solid) and p95 (dashed) latency vs sessions",
-        "ms",
-        series,
-    )
-}
-
-/// User (solid) and system (dashed) CPU of each line against sessions, in % of one core, with
-/// `rate` picking whose CPU (the server's or the client's).
-fn cpu_vs_sessions(
-    lines: &[Line<'_>],
-    rate: fn(&Point<'_>) -> Option<CpuRate>,
-    title: &str,
-) -> LineChart {
-    let series = solid_and_dashed(
-        lines,
-        ("usr", |l| {
-            cpu_points(l, |p| rate(p).map(|c| 100.0 * c.user))
-        }),
-        ("sys", |l| cpu_points(l, |p| rate(p).map(|c| 100.0 * c.sys))),
-    );
-    vs_sessions(title, "% of one core", series)
-}
-
-/// Two series per line in its colour, named by a suffix: a solid one and a dashed one; series
-/// without points are left out.
-fn solid_and_dashed<'a>(
-    lines: &[Line<'a>],
-    solid: (&str, impl Fn(&Line<'a>) -> Vec<(f64, f64)>),
-    dashed: (&str, impl Fn(&Line<'a>) -> Vec<(f64, f64)>),
-) -> Vec<Series> {
-    let one = |l: &Line<'a>, suffix: &str, points: Vec<(f64, f64)>, dashed: bool| Series {
-        name: format!("{} {suffix}", l.name),
-        points,
-        color: l.color,
-        dashed,
-    };
-    lines
-        .iter()
-        .flat_map(|l| {
-            [
-                one(l, solid.0, solid.1(l), false),
-                one(l, dashed.0, dashed.1(l), true),
-            ]
-        })
-        .filter(|s| !s.points.is_empty())
-        .collect()
+    out
 }
 
 /// A metric per interval over time at `threads` sessions (small), with the discarded warm-up
@@ -374,13 +301,13 @@ fn over_time(lines: &[Line<'_>], m: Metric, threads: u32) -> (Vec<Series>, f64) 
         warmup = warmup.max(p.meta().plan.warmup_s);
         out.push(Series {
             name: format!(
-                "{} ({})",
+                "{} · ({})",
                 l.name,
                 verdict_word(p.phase.result.stability.as_ref())
             ),
             points: xs.into_iter().zip(values).collect(),
             color: l.color,
-            dashed: false,
+            style: l.style,
         });
     }
     (out, warmup)

@@ -118,7 +118,7 @@ pub(super) fn charts(lines: &[Line<'_>], threads: &[u32]) -> Vec<(String, LineCh
                         name: l.name.clone(),
                         points: series_of(p.phase, m),
                         color: l.color,
-                        dashed: false,
+                        style: l.style,
                     })
                 })
                 .filter(|s| !s.points.is_empty())

@@ -1,6 +1,7 @@
 //! One self-contained HTML file: inline CSS and SVG, no script, and a Content-Security-Policy
 //! that forbids every fetch, so the file reads the same offline and cannot leak a request.
-//! Sections, each with an `id`: what changed, verdicts, context (what ran, on what, how the
+//! Sections, each with an `id`: the summary (one line per comparison with its verdict, and the
+//! forest plots), what changed, context (what ran, on what, how the
 //! client was placed, who ran it when), charts against sessions, per-interval small multiples,
 //! latency distributions, the server over time, comparisons, best results, live actions, TPC-C
 //! (NewOrder/min, the server's NOPM, the consistency check),
@@ -9,7 +10,7 @@
 use super::context::{parts, stability_line, OwnedTable};
 use super::{
     actions_table, best_of_table, difference_cells, effects_table, metric_cells, metric_header,
-    results_table, tpcc_failures, tpcc_table, Renderer,
+    results_table, summary, tpcc_failures, tpcc_table, Renderer,
 };
 use crate::charts::Section;
 use crate::error::Error;
@@ -25,7 +26,7 @@ h1{font-size:24px;margin-bottom:4px}h2{font-size:18px;margin-top:28px;border-bot
 table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}.verdicts li{font-size:15px;margin:3px 0}\
 .better{color:#0a7a2a;font-weight:bold}.worse{color:#b3261e;font-weight:bold}\
-.chart{border:1px solid #eee;margin:0}.chart svg{width:100%;height:auto}.charts{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:10px}\
+.chart{border:1px solid #eee;margin:0}.forest{max-width:900px;margin:8px 0}.chart svg{width:100%;height:auto}.charts{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:10px}\
 .muted{color:#666;font-size:13px}.warning{color:#8a5300;background:#fff6e0;padding:4px 8px}\
 td.unstable{color:#b3261e;font-weight:bold}td.stable{color:#0a7a2a}.context td,.context th{text-align:left;max-width:760px;overflow-wrap:break-word}";
 
@@ -52,14 +53,6 @@ fn table(out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<Str
     out.push_str("</table>\n");
 }
 
-fn verdict_class(line: &str) -> &'static str {
-    match (line.contains(" improvement"), line.contains(" regression")) {
-        (true, false) => "better",
-        (false, true) => "worse",
-        _ => "",
-    }
-}
-
 fn owned_table(out: &mut String, (head, rows): OwnedTable) {
     let head: Vec<&str> = head.iter().map(String::as_str).collect();
     table(out, &head, rows);
@@ -79,6 +72,36 @@ fn context(o: &mut String, r: &Report) {
         }
     }
     o.push_str("</div>\n");
+}
+
+/// The answer first: one line per comparison, the warnings to read with them, and the forest
+/// plots.
+fn summary(o: &mut String, r: &Report) {
+    let lines = summary::lines(r);
+    let forests: Vec<_> = r
+        .charts
+        .iter()
+        .filter(|c| c.section == Section::Summary)
+        .collect();
+    if lines.is_empty() && forests.is_empty() {
+        return;
+    }
+    o.push_str("<h2 id=\"summary\">Summary (95% confidence)</h2><ul class=\"verdicts\">");
+    for l in lines {
+        let _ = write!(o, "<li class=\"{}\">{}</li>", l.class, esc(&l.text));
+    }
+    o.push_str("</ul>\n");
+    for w in summary::warnings(r) {
+        let _ = write!(o, "<p class=\"warning\">warning: {}</p>", esc(&w));
+    }
+    for c in forests {
+        let _ = writeln!(
+            o,
+            "<figure class=\"chart forest\" id=\"{}\">{}</figure>",
+            esc(&c.id),
+            c.svg
+        );
+    }
 }
 
 /// The charts, each section under its heading (sections without charts left out).
@@ -109,6 +132,12 @@ fn charts(o: &mut String, r: &Report) {
         if charts.is_empty() {
             continue;
         }
+        // With fewer session counts than a line needs, the scaling charts are dot plots.
+        let title = if section == Section::Scaling && charts.iter().any(|c| c.id.contains("-at-")) {
+            "Throughput and latency at each session count"
+        } else {
+            title
+        };
         let _ = write!(o, "<h2 id=\"{id}\">{title}</h2>");
         if !note.is_empty() {
             let _ = write!(o, "<p class=\"muted\">{note}</p>");
@@ -138,18 +167,12 @@ impl Renderer for Html {
             t = esc(&r.title),
             runs = r.runs.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
         );
+        summary(&mut o, r);
         o.push_str("<h2 id=\"what-changed\">What changed</h2><ul>");
         for l in &r.what_changed {
             let _ = write!(o, "<li>{}</li>", esc(l));
         }
         o.push_str("</ul>\n");
-        if !r.verdicts.is_empty() {
-            o.push_str("<h2>Verdicts (95% confidence)</h2><ul class=\"verdicts\">");
-            for l in &r.verdicts {
-                let _ = write!(o, "<li class=\"{}\">{}</li>", verdict_class(l), esc(l));
-            }
-            o.push_str("</ul>\n");
-        }
         context(&mut o, r);
         charts(&mut o, r);
         for c in &r.comparisons {

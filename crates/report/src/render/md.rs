@@ -1,10 +1,11 @@
-//! Markdown for pasting into a ticket: what changed and the verdicts first, then the context
-//! (what ran, on what, how the client was placed), then tables.
+//! Markdown for pasting into a ticket: the summary first (one line per comparison with its
+//! verdict), what changed, then the context (what ran, on what, how the client was placed),
+//! then tables.
 
 use super::context::{parts, stability_line, OwnedTable};
 use super::{
     actions_table, best_of_table, difference_cells, effects_table, metric_cells, metric_header,
-    results_table, tpcc_failures, tpcc_table, Renderer,
+    results_table, summary, tpcc_failures, tpcc_table, Renderer,
 };
 use crate::compare::Comparison;
 use crate::error::Error;
@@ -79,15 +80,20 @@ impl Renderer for Markdown {
     fn render(&self, r: &Report) -> Result<String, Error> {
         let mut o = String::new();
         let _ = writeln!(o, "# {}\n", r.title);
+        let lines = summary::lines(r);
+        if !lines.is_empty() {
+            o.push_str("## Summary (95% confidence)\n\n");
+            for l in lines {
+                let _ = writeln!(o, "- {}", l.text);
+            }
+            for w in summary::warnings(r) {
+                let _ = writeln!(o, "\n> **warning:** {w}");
+            }
+            o.push('\n');
+        }
         o.push_str("## What changed\n\n");
         for l in &r.what_changed {
             let _ = writeln!(o, "- {l}");
-        }
-        if !r.verdicts.is_empty() {
-            o.push_str("\n## Verdicts (95% confidence)\n\n");
-            for l in &r.verdicts {
-                let _ = writeln!(o, "- {l}");
-            }
         }
         o.push('\n');
         context(&mut o, r);

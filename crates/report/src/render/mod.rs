@@ -4,6 +4,7 @@ mod context;
 mod html;
 mod json;
 mod md;
+mod summary;
 
 pub use html::Html;
 pub use json::Json;

@@ -1,0 +1,295 @@
+//! Issue 36: a study's HTML report as a reader sees it, measured in headless Chromium. A script in
+//! the page measures every chart's SVG text against the chart's box (nothing clipped or outside
+//! it) and every chart's series styles (no two series share colour and dash); the summary is the
+//! first section and names every comparison with its verdict; the forest plot is the first chart.
+//!
+//! The studies are stored runs (no server): 2 variants x 3 workloads x 2 session counts, and the
+//! same with a single session count, where no chart may be a line over one x value.
+
+mod common;
+use common::*;
+use qpslab_core::cell::Cell;
+use qpslab_core::result::{LatencySummary, Percentile, PhaseResult, QueryCounts, Sample};
+use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
+use qpslab_store::{NewStudy, RunMeta, RunStatus, Store};
+use std::collections::BTreeMap;
+
+const WORKLOADS: [(&str, WorkloadKind); 3] = [
+    ("oltp_read_only", WorkloadKind::OltpReadOnly),
+    ("oltp_read_write", WorkloadKind::OltpReadWrite),
+    ("oltp_write_only", WorkloadKind::OltpWriteOnly),
+];
+
+/// A deterministic wobble in [-1, 1].
+fn wobble(i: usize, k: usize) -> f64 {
+    (((i * 7919 + k * 104_729) % 1000) as f64 / 500.0) - 1.0
+}
+
+/// A phase of `n` half-second intervals around `tps` and `p99`.
+fn phase(threads: u32, tps: f64, p99: f64, n: usize, k: usize) -> PhaseResult {
+    let latency = |p99: f64| LatencySummary {
+        min_ms: 0.1,
+        avg_ms: p99 / 3.0,
+        max_ms: p99 * 2.0,
+        percentiles: vec![
+            Percentile {
+                p: 95.0,
+                ms: p99 * 0.7,
+            },
+            Percentile { p: 99.0, ms: p99 },
+        ],
+        ..Default::default()
+    };
+    let samples: Vec<Sample> = (0..n)
+        .map(|i| {
+            let events = (tps * 0.5 * (1.0 + 0.05 * wobble(i, k))).round() as u64;
+            Sample {
+                elapsed_s: 0.5 * (i + 1) as f64,
+                interval_s: 0.5,
+                events,
+                queries: QueryCounts {
+                    read: events * 10,
+                    write: events * 4,
+                    other: events * 2,
+                },
+                latency: LatencySummary {
+                    count: events,
+                    ..latency(p99 * (1.0 + 0.05 * wobble(i, k + 1)))
+                },
+                ..Default::default()
+            }
+        })
+        .collect();
+    let events: u64 = samples.iter().map(|s| s.events).sum();
+    PhaseResult {
+        threads,
+        duration_s: 0.5 * n as f64,
+        events,
+        queries: QueryCounts {
+            read: events * 10,
+            write: events * 4,
+            other: events * 2,
+        },
+        latency: LatencySummary {
+            count: events,
+            ..latency(p99)
+        },
+        samples,
+        ..Default::default()
+    }
+}
+
+/// A finished study `name`: baseline and tuned over three workloads at `threads`, two repeats,
+/// each run's phases `intervals` half-seconds long.
+fn store_study(store: &mut Store, name: &str, threads: &[u32], intervals: usize) {
+    let mut cells = Vec::new();
+    for repeat in 1..=2u32 {
+        for variant in ["baseline", "tuned"] {
+            for (w, _) in WORKLOADS {
+                let seq = cells.len() as u32 + 1;
+                cells.push(Cell {
+                    seq,
+                    label: format!("{variant}/workload={w}/r{repeat}"),
+                    variant: variant.into(),
+                    levels: BTreeMap::new(),
+                    params: [("workload".to_string(), serde_json::json!(w))].into(),
+                    repeat,
+                });
+            }
+        }
+    }
+    let new = NewStudy {
+        name: name.into(),
+        spec_toml: String::new(),
+        spec_hash: name.into(),
+        env: serde_json::json!({}),
+        factors: vec![],
+    };
+    let id = store.create_study(&new, &cells).unwrap();
+    for rec in store.study_cells(id).unwrap() {
+        let c = &rec.cell;
+        let (wi, kind) = WORKLOADS
+            .iter()
+            .enumerate()
+            .find(|(_, (w, _))| c.params["workload"] == *w)
+            .map(|(i, (_, k))| (i, *k))
+            .unwrap();
+        let tuned = c.variant == "tuned";
+        let mut plan = RunPlan::new(WorkloadOptions::new(kind));
+        plan.threads = threads.to_vec();
+        plan.warmup_s = 1.0;
+        plan.report_interval_s = 0.5;
+        let uuid = format!("{name}-{}", c.label);
+        let meta = RunMeta {
+            uuid: uuid.clone(),
+            started_at: 1_700_000_000.0,
+            command: "qpslab lab run".into(),
+            plan,
+            target: "root@localhost/sbtest".into(),
+            server: qpslab_core::ServerInfo {
+                version: "10.11.6-MariaDB".into(),
+                flavor: "mariadb".into(),
+                variables: [(
+                    "innodb_buffer_pool_size".to_string(),
+                    if tuned { "268435456" } else { "134217728" }.to_string(),
+                )]
+                .into(),
+                ..Default::default()
+            },
+            host: Default::default(),
+            tool_version: "0.1.0".into(),
+            study_id: None,
+            cell_label: None,
+        }
+        .in_study(name, &c.label);
+        store.cell_running(rec.id).unwrap();
+        let mut run = None;
+        for (ti, &t) in threads.iter().enumerate() {
+            let base = [1000.0, 600.0, 400.0][wi] * f64::from(t).sqrt();
+            let tps = base * if tuned { 1.3 } else { 1.0 } * (1.0 + 0.01 * c.repeat as f64);
+            let p99 = [5.0, 9.0, 12.0][wi] * if tuned { 0.8 } else { 1.0 };
+            let k = c.seq as usize * 10 + ti;
+            let p = phase(t, tps, p99, intervals, k);
+            run = Some(store.record_phase(&meta, &p, &[]).unwrap());
+        }
+        store.finish_run(&uuid, RunStatus::Completed).unwrap();
+        store.cell_done(rec.id, run.unwrap()).unwrap();
+    }
+}
+
+/// Measures, in the page, what the test asserts: one line per problem found.
+const PROBE: &str = r#"<script>
+(function () {
+  const problems = [];
+  const charts = Array.from(document.querySelectorAll('figure.chart'));
+  for (const fig of charts) {
+    const svg = fig.querySelector('svg');
+    const box = svg.getBoundingClientRect();
+    for (const t of svg.querySelectorAll('text')) {
+      const b = t.getBoundingClientRect();
+      if (b.width === 0) continue;
+      if (b.left < box.left - 0.5 || b.right > box.right + 0.5 ||
+          b.top < box.top - 0.5 || b.bottom > box.bottom + 0.5) {
+        problems.push('clipped text in ' + fig.id + ': "' + t.textContent + '" ' +
+          [b.left - box.left, b.right - box.left, b.top - box.top, b.bottom - box.top]
+            .map(Math.round).join(',') + ' of ' + Math.round(box.width) + 'x' + Math.round(box.height));
+      }
+    }
+    const lines = Array.from(svg.querySelectorAll('path.series'));
+    if (lines.length && lines.every(q => Number(q.getAttribute('data-points')) <= 1))
+      problems.push('a line chart of one x value: ' + fig.id);
+    const seen = {};
+    for (const p of svg.querySelectorAll('path.series')) {
+      const style = p.getAttribute('stroke') + ' ' + (p.getAttribute('stroke-dasharray') || 'solid');
+      if (seen[style]) problems.push('two series of ' + fig.id + ' drawn ' + style);
+      seen[style] = true;
+    }
+  }
+  const h2 = document.querySelector('h2');
+  const first = charts.length ? charts[0].id : '';
+  const pre = document.createElement('pre');
+  pre.id = 'layout';
+  pre.textContent = JSON.stringify({ problems: problems, first_section: h2 ? h2.id : '',
+    first_chart: first, charts: charts.length });
+  document.body.appendChild(pre);
+})();
+</script>"#;
+
+/// The report of `study` with the probe in it, as Chromium laid it out at 1400 px: the probe's
+/// findings as JSON, and the report's text.
+fn measure(s: &Scratch, study: &str) -> (serde_json::Value, String) {
+    let html = s.path().join(format!("{study}.html"));
+    let o = s.run(&["report", study, "--out", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&html).unwrap();
+    std::fs::copy(&html, artifacts().join(format!("{study}.html"))).unwrap();
+    // The report forbids scripts (its Content-Security-Policy); the probed copy drops that.
+    let probed = s.path().join(format!("{study}-probed.html"));
+    let page = text
+        .replace(
+            "http-equiv=\"Content-Security-Policy\"",
+            "name=\"csp-dropped\"",
+        )
+        .replace("</body>", &format!("{PROBE}</body>"));
+    std::fs::write(&probed, page).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", probed.display());
+    let dom = chromium(
+        &["--window-size=1400,1000", "--dump-dom", &url],
+        profile.path(),
+    );
+    assert!(dom.status.success(), "{}", stderr(&dom));
+    let dom = stdout(&dom);
+    let start = dom.find("<pre id=\"layout\">").expect("the probe ran") + 17;
+    let end = start + dom[start..].find("</pre>").unwrap();
+    let json = dom[start..end]
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    (serde_json::from_str(&json).unwrap(), text)
+}
+
+fn assert_readable(s: &Scratch, study: &str) -> String {
+    let (v, text) = measure(s, study);
+    let problems = v["problems"].as_array().unwrap();
+    assert!(
+        problems.is_empty(),
+        "{study}: {} problems:\n{}",
+        problems.len(),
+        problems
+            .iter()
+            .map(|p| p.as_str().unwrap())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(v["charts"].as_u64().unwrap() >= 3, "{v}");
+    assert_eq!(v["first_section"], "summary", "{v}");
+    assert_eq!(v["first_chart"], "forest", "{v}");
+    // The summary names every comparison (tuned vs baseline, each workload and session count)
+    // with its verdict.
+    let summary = &text[text.find("id=\"summary\"").unwrap()..];
+    let summary = &summary[..summary.find("<h2").unwrap_or(summary.len())];
+    for (w, _) in WORKLOADS {
+        assert!(summary.contains(w), "summary without {w}:\n{summary}");
+    }
+    assert!(
+        summary.contains("tuned vs baseline") && summary.contains("improvement"),
+        "{summary}"
+    );
+    text
+}
+
+#[test]
+fn study_reports_have_no_clipped_text_and_distinct_series() {
+    let s = Scratch::new();
+    let mut store = Store::open(&s.db()).unwrap();
+    store_study(&mut store, "swept", &[4, 16], 12);
+    store_study(&mut store, "one-count", &[8], 6);
+    drop(store);
+    let text = assert_readable(&s, "swept");
+    assert!(text.contains("4 sessions") && text.contains("16 sessions"));
+    let text = assert_readable(&s, "one-count");
+    // Phases of six intervals or more get per-interval charts; throughput axes start at 0.
+    assert!(
+        text.contains("id=\"throughput-over-time-8\""),
+        "no per-interval chart"
+    );
+}
+
+/// Phases too short to show a shape (three intervals) get no per-interval chart.
+#[test]
+fn short_phases_get_no_per_interval_chart() {
+    let s = Scratch::new();
+    let mut store = Store::open(&s.db()).unwrap();
+    store_study(&mut store, "short", &[8], 3);
+    drop(store);
+    let html = s.path().join("short.html");
+    let o = s.run(&["report", "short", "--out", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        !text.contains("over-time-8\""),
+        "per-interval chart of 3 intervals"
+    );
+}

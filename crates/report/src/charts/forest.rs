@@ -1,0 +1,106 @@
+//! The forest plots that open a report: one row per comparison (a candidate against the
+//! baseline at one setting), the change as a point, its 95% interval as a bar, on a log-ratio
+//! axis with a zero line and, behind each row, its precision band (± the minimum detectable
+//! effect: a change inside it could not have been told from none).
+
+use super::{Chart, Section};
+use crate::compare::{Comparison, MetricComparison};
+use crate::svg::dots::{Dot, DotAxis, DotChart};
+
+/// A setting's key in words: `threads=8 workload=oltp_read_write` → `oltp_read_write, 8
+/// sessions`; other swept settings stay `name=value`.
+pub fn setting_words(key: &str) -> String {
+    setting_parts(key).join(", ")
+}
+
+/// The parts of [`setting_words`]: the workload first, the sessions last.
+fn setting_parts(key: &str) -> Vec<String> {
+    let mut sessions = None;
+    let mut rest = Vec::new();
+    for kv in key.split(' ').filter(|kv| !kv.is_empty()) {
+        match kv.split_once('=') {
+            Some(("threads", n)) => {
+                sessions = Some(format!("{n} session{}", if n == "1" { "" } else { "s" }))
+            }
+            Some(("workload", w)) => rest.insert(0, w.to_string()),
+            _ => rest.push(kv.to_string()),
+        }
+    }
+    rest.extend(sessions);
+    rest
+}
+
+/// A change's row: the comparison's words, the change and its interval, the precision band.
+fn row(c: &Comparison, key: &str, m: &MetricComparison, color: usize) -> Dot {
+    Dot {
+        // Parts joined by " · ", so the parts every row shares are said once above the plot.
+        label: std::iter::once(format!("{} vs {}", c.b, c.a))
+            .chain(setting_parts(key))
+            .collect::<Vec<_>>()
+            .join(" · "),
+        value: m.change_pct,
+        interval: m.ci_low.zip(m.ci_high),
+        // Symmetric on the log scale: a fall of 1/(1+mde) is as far from 0 as a rise of mde.
+        band: m
+            .mde_pct
+            .map(|d| ((1.0 / (1.0 + d / 100.0) - 1.0) * 100.0, d)),
+        color,
+        style: 0,
+    }
+}
+
+/// One forest plot per metric (throughput, then p99) that some comparison has.
+pub(super) fn forest(variants: &[String], comparisons: &[Comparison]) -> Vec<Chart> {
+    let mut out = Vec::new();
+    for (id, metric, title) in [
+        ("forest", "tps", "Throughput change against the baseline"),
+        (
+            "forest-p99",
+            "p99",
+            "p99 latency change against the baseline",
+        ),
+    ] {
+        let rows: Vec<Dot> = comparisons
+            .iter()
+            .flat_map(|c| {
+                let color = variants.iter().position(|v| *v == c.b).unwrap_or(0);
+                c.points.iter().filter_map(move |p| {
+                    let m = p.metrics.iter().find(|m| m.metric == metric)?;
+                    Some(row(c, &p.key, m, color))
+                })
+            })
+            .collect();
+        let chart = DotChart {
+            title: title.into(),
+            x_label: "change, log scale (bars: 95% interval)".into(),
+            axis: DotAxis::LogRatio,
+            rows,
+            note: "grey: the smallest change each comparison could detect (MDE); line: no change"
+                .into(),
+        };
+        if chart.has_data() {
+            out.push(Chart {
+                id: id.into(),
+                title: chart.title.clone(),
+                section: Section::Summary,
+                svg: chart.to_svg(),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_read_as_words() {
+        assert_eq!(
+            setting_words("threads=8 workload=oltp_read_write"),
+            "oltp_read_write, 8 sessions"
+        );
+        assert_eq!(setting_words("threads=1"), "1 session");
+        assert_eq!(setting_words("rate=100 threads=4"), "rate=100, 4 sessions");
+    }
+}

@@ -1,0 +1,79 @@
+//! The answer first: one line per comparison (a candidate against the baseline at one
+//! setting) in words and numbers, e.g. `tuned vs baseline, oltp_read_write, 8 sessions:
+//! throughput +36.0% [+28.0, +44.0] improvement; p99 -24.0% [-31.0, -16.0] improvement`, and the
+//! warnings a reader must see before trusting them.
+
+use crate::charts::forest::setting_words;
+use crate::compare::MetricComparison;
+use crate::report::Report;
+
+/// One line of the summary and how its verdict reads: `improvement`, `regression` or neither.
+pub(crate) struct SummaryLine {
+    /// The line.
+    pub text: String,
+    /// The throughput verdict's class: `better`, `worse` or empty.
+    pub class: &'static str,
+}
+
+/// `+36.0% [+28.0, +44.0] improvement`, or `+3.0% (no interval)` without one.
+fn change(m: &MetricComparison) -> String {
+    match (m.ci_low, m.ci_high) {
+        (Some(l), Some(h)) => format!("{:+.1}% [{l:+.1}, {h:+.1}] {}", m.change_pct, m.verdict),
+        _ => format!("{:+.1}% ({})", m.change_pct, m.verdict),
+    }
+}
+
+/// Every comparison's line, in the comparisons' order.
+pub(crate) fn lines(r: &Report) -> Vec<SummaryLine> {
+    let mut out = Vec::new();
+    for c in &r.comparisons {
+        if c.points.is_empty() {
+            out.push(SummaryLine {
+                text: format!("{} vs {}: no setting measured by both", c.b, c.a),
+                class: "",
+            });
+        }
+        for p in &c.points {
+            let metric = |name: &str| p.metrics.iter().find(|m| m.metric == name);
+            let mut parts = Vec::new();
+            if let Some(m) = metric("tps") {
+                parts.push(format!("throughput {}", change(m)));
+            }
+            if let Some(m) = metric("p99") {
+                parts.push(format!("p99 {}", change(m)));
+            }
+            let class = match metric("tps").map(|m| m.verdict.as_str()) {
+                Some("improvement") => "better",
+                Some("regression") => "worse",
+                _ => "",
+            };
+            out.push(SummaryLine {
+                text: format!(
+                    "{} vs {}, {}: {}",
+                    c.b,
+                    c.a,
+                    setting_words(&p.key),
+                    if parts.is_empty() {
+                        "nothing both measured".to_string()
+                    } else {
+                        parts.join("; ")
+                    }
+                ),
+                class,
+            });
+        }
+    }
+    out
+}
+
+/// The comparisons' warnings, each as `B vs A: warning`.
+pub(crate) fn warnings(r: &Report) -> Vec<String> {
+    r.comparisons
+        .iter()
+        .flat_map(|c| {
+            c.warnings
+                .iter()
+                .map(move |w| format!("{} vs {}: {w}", c.b, c.a))
+        })
+        .collect()
+}
