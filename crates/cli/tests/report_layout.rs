@@ -293,3 +293,35 @@ fn short_phases_get_no_per_interval_chart() {
         "per-interval chart of 3 intervals"
     );
 }
+
+/// The Markdown report with `--png DIR` opens with the summary and shows every chart as an image
+/// written to DIR, linked relative to the Markdown file.
+#[test]
+fn markdown_links_the_charts_written_beside_it() {
+    let s = Scratch::new();
+    let mut store = Store::open(&s.db()).unwrap();
+    store_study(&mut store, "md", &[8], 6);
+    drop(store);
+    let o = s
+        .cmd(&["report", "md", "--out", "r.md", "--png", "charts"])
+        .current_dir(s.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(s.path().join("r.md")).unwrap();
+    assert!(md.starts_with("# Study md\n\n## Summary"), "{md}");
+    assert!(
+        md.contains("- tuned vs baseline, oltp_read_write, 8 sessions: throughput +"),
+        "{md}"
+    );
+    let links: Vec<&str> = md
+        .split("](")
+        .skip(1)
+        .map(|x| &x[..x.find(')').unwrap()])
+        .collect();
+    assert!(links.contains(&"charts/forest.png"), "{links:?}");
+    assert!(links.len() >= 4, "{links:?}");
+    for l in links {
+        assert!(s.path().join(l).is_file(), "{l} not written");
+    }
+}

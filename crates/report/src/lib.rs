@@ -51,7 +51,7 @@ pub use error::Error;
 pub use model::{FactorDef, Point, ReportInput, Subject};
 pub use render::{
     comparison_markdown, difference_cells, metric_cells, metric_header, Format, Html, Json,
-    Markdown, Renderer,
+    Markdown, MarkdownWithCharts, Renderer,
 };
 pub use report::{build, BestRow, Report, ResultRow};
 pub use subjects::{report_input, side};

@@ -7,13 +7,35 @@ use super::{
     actions_table, best_of_table, difference_cells, effects_table, metric_cells, metric_header,
     results_table, summary, tpcc_failures, tpcc_table, Renderer,
 };
+use crate::charts::Section;
 use crate::compare::Comparison;
 use crate::error::Error;
 use crate::report::Report;
 use std::fmt::Write;
 
-/// Markdown renderer.
+/// Markdown renderer: tables only.
 pub struct Markdown;
+
+/// Markdown with the charts as images: the forest plots under the summary, the other charts in
+/// a section of their own, each `![title](DIR/ID.png)` (see [`crate::png::write_pngs`], which
+/// writes them), `dir` relative to the Markdown file.
+pub struct MarkdownWithCharts<'a> {
+    /// Where the PNG charts are, relative to the Markdown file.
+    pub dir: &'a str,
+}
+
+impl Renderer for MarkdownWithCharts<'_> {
+    fn render(&self, r: &Report) -> Result<String, Error> {
+        markdown(r, Some(self.dir))
+    }
+}
+
+/// `![title](dir/id.png)` of each chart of `section`, one per line.
+fn images(o: &mut String, r: &Report, dir: &str, section: Section) {
+    for c in r.charts.iter().filter(|c| c.section == section) {
+        let _ = writeln!(o, "![{}]({dir}/{}.png)\n", c.title, c.id);
+    }
+}
 
 fn row(cells: &[String]) -> String {
     let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
@@ -78,59 +100,80 @@ fn context(o: &mut String, r: &Report) {
 
 impl Renderer for Markdown {
     fn render(&self, r: &Report) -> Result<String, Error> {
-        let mut o = String::new();
-        let _ = writeln!(o, "# {}\n", r.title);
-        let lines = summary::lines(r);
-        if !lines.is_empty() {
-            o.push_str("## Summary (95% confidence)\n\n");
-            for l in lines {
-                let _ = writeln!(o, "- {}", l.text);
-            }
-            for w in summary::warnings(r) {
-                let _ = writeln!(o, "\n> **warning:** {w}");
-            }
-            o.push('\n');
+        markdown(r, None)
+    }
+}
+
+/// The Markdown report, with the charts as images in `charts` when given.
+fn markdown(r: &Report, charts: Option<&str>) -> Result<String, Error> {
+    let mut o = String::new();
+    let _ = writeln!(o, "# {}\n", r.title);
+    let lines = summary::lines(r);
+    if !lines.is_empty() {
+        o.push_str("## Summary (95% confidence)\n\n");
+        for l in lines {
+            let _ = writeln!(o, "- {}", l.text);
         }
-        o.push_str("## What changed\n\n");
-        for l in &r.what_changed {
-            let _ = writeln!(o, "- {l}");
+        for w in summary::warnings(r) {
+            let _ = writeln!(o, "\n> **warning:** {w}");
         }
         o.push('\n');
-        context(&mut o, r);
-        for c in &r.comparisons {
-            o.push_str(&comparison_markdown(c));
-            for p in &c.points {
-                if let Some(line) = stability_line(r, [&c.a, &c.b], &p.key) {
-                    let _ = writeln!(o, "{} {line}\n", p.key);
-                }
-            }
-        }
-        if !r.best_of.is_empty() {
-            o.push_str("## Best result per variant\n\n");
-            let (head, rows) = best_of_table(r);
-            table(&mut o, head, rows);
-        }
-        if !r.actions.is_empty() {
-            o.push_str("## Live actions\n\n");
-            let (head, rows) = actions_table(r);
-            table(&mut o, head, rows);
-        }
-        if !r.tpcc.is_empty() {
-            o.push_str("## TPC-C\n\n");
-            let (head, rows) = tpcc_table(r);
-            table(&mut o, head, rows);
-            for l in tpcc_failures(r) {
-                let _ = writeln!(o, "- {}", l);
-            }
-        }
-        if !r.effects.is_empty() {
-            o.push_str("## Factor effects\n\n");
-            let (head, rows) = effects_table(r);
-            table(&mut o, head, rows);
-        }
-        o.push_str("## Results\n\n");
-        let (head, rows) = results_table(r);
-        table(&mut o, head, rows);
-        Ok(o)
     }
+    if let Some(dir) = charts {
+        images(&mut o, r, dir, Section::Summary);
+    }
+    o.push_str("## What changed\n\n");
+    for l in &r.what_changed {
+        let _ = writeln!(o, "- {l}");
+    }
+    o.push('\n');
+    context(&mut o, r);
+    if let Some(dir) = charts {
+        if r.charts.iter().any(|c| c.section != Section::Summary) {
+            o.push_str("## Charts\n\n");
+        }
+        for section in [
+            Section::Scaling,
+            Section::Intervals,
+            Section::Latency,
+            Section::Server,
+        ] {
+            images(&mut o, r, dir, section);
+        }
+    }
+    for c in &r.comparisons {
+        o.push_str(&comparison_markdown(c));
+        for p in &c.points {
+            if let Some(line) = stability_line(r, [&c.a, &c.b], &p.key) {
+                let _ = writeln!(o, "{} {line}\n", p.key);
+            }
+        }
+    }
+    if !r.best_of.is_empty() {
+        o.push_str("## Best result per variant\n\n");
+        let (head, rows) = best_of_table(r);
+        table(&mut o, head, rows);
+    }
+    if !r.actions.is_empty() {
+        o.push_str("## Live actions\n\n");
+        let (head, rows) = actions_table(r);
+        table(&mut o, head, rows);
+    }
+    if !r.tpcc.is_empty() {
+        o.push_str("## TPC-C\n\n");
+        let (head, rows) = tpcc_table(r);
+        table(&mut o, head, rows);
+        for l in tpcc_failures(r) {
+            let _ = writeln!(o, "- {}", l);
+        }
+    }
+    if !r.effects.is_empty() {
+        o.push_str("## Factor effects\n\n");
+        let (head, rows) = effects_table(r);
+        table(&mut o, head, rows);
+    }
+    o.push_str("## Results\n\n");
+    let (head, rows) = results_table(r);
+    table(&mut o, head, rows);
+    Ok(o)
 }

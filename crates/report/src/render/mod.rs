@@ -8,7 +8,7 @@ mod summary;
 
 pub use html::Html;
 pub use json::Json;
-pub use md::{comparison_markdown, Markdown};
+pub use md::{comparison_markdown, Markdown, MarkdownWithCharts};
 
 use crate::compare::MetricComparison;
 use crate::error::Error;
