@@ -28,6 +28,11 @@ pub fn report(a: ReportArgs) -> Result<()> {
     let input = qpslab_report::report_input(&store, &a.items).map_err(report_error)?;
     let report = build(&input).map_err(report_error)?;
     out.emit_to(a.out.as_deref(), |f| {
+        // With --png DIR the Markdown shows the charts written there, linked as DIR/ID.png.
+        if let (Md, Some(dir)) = (f, a.png.as_ref().and_then(|d| d.to_str())) {
+            let md = qpslab_report::MarkdownWithCharts { dir };
+            return Ok(qpslab_report::Renderer::render(&md, &report)?);
+        }
         let format = match f {
             Md => qpslab_report::Format::Markdown,
             Json => qpslab_report::Format::Json,
