@@ -28,9 +28,8 @@ use qpslab_stats::{
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-#[path = "compare_rounds.rs"]
-mod rounds;
-pub use rounds::{Decision, Rounds, Sequential, Stopped};
+use crate::compare_rounds as rounds;
+pub use crate::compare_rounds::{Decision, Rounds, Sequential, Stopped};
 
 /// Confidence level of every interval.
 pub const LEVEL: f64 = 0.95;
@@ -361,11 +360,13 @@ fn compare_metric(
     seq: &Sequential,
 ) -> Option<MetricComparison> {
     let (logs, va, vb) = log_sides(m, a, b)?;
-    let paired = rounds::pair_rounds(m, a, b)
-        .and_then(|(logs, dropped)| rounds::conclude(m, &logs, dropped, seq));
-    if let Some(o) = paired {
-        return Some(paired_comparison(m, va, vb, o, seq));
+    let pairs = rounds::pair_rounds(m, a, b, run_value);
+    if let Some((logs, dropped)) = &pairs {
+        if let Some(o) = rounds::conclude(m, logs, *dropped, seq) {
+            return Some(paired_comparison(m, va, vb, o, seq));
+        }
     }
+    let too_few = pairs.and_then(|(logs, dropped)| rounds::too_few(&logs, dropped, seq));
     let r = logs.and_then(|(la, lb)| ratio_of_logs(&la, &lb, LEVEL));
     let mde = r.map(|r| mde_pct(r.se_log, r.df, LEVEL));
     let significant = r.is_some_and(|r| r.excludes_one());
@@ -399,12 +400,12 @@ fn compare_metric(
         mde_pct: mde,
         p_value: r.map(|r| t_p_value(r.ratio.ln(), r.se_log, r.df)),
         significant,
-        verdict,
-        decision: None,
+        decision: too_few.as_ref().map(|_| Decision::Undecided),
+        precision: too_few.as_ref().map(|_| seq.precision_pct),
+        rounds: too_few.as_ref().map(|t| t.0),
+        stopped: too_few.as_ref().map(|t| t.1),
+        verdict: too_few.map_or(verdict, |t| t.2),
         interval: None,
-        precision: None,
-        rounds: None,
-        stopped: None,
         rounds_to_target: None,
     })
 }

@@ -84,13 +84,14 @@ pub(crate) struct Outcome {
 
 /// The log ratio `ln(b / a)` of each round both sides ran, stable on both; `None` when a side
 /// has two runs of one round (runs compared by id, not rounds of a study) or a value is not
-/// positive.
+/// positive (`value`: a run's value of the metric).
 pub(crate) fn pair_rounds(
     m: Metric,
     a: &[Point<'_>],
     b: &[Point<'_>],
+    value: impl Fn(Metric, &Point<'_>) -> Option<f64>,
 ) -> Option<(Vec<f64>, usize)> {
-    let (ra, rb) = (by_round(m, a)?, by_round(m, b)?);
+    let (ra, rb) = (by_round(m, a, &value)?, by_round(m, b, &value)?);
     let (mut logs, mut dropped) = (Vec::new(), 0);
     for (round, (va, sa)) in &ra {
         let Some((vb, sb)) = rb.get(round) else {
@@ -106,10 +107,14 @@ pub(crate) fn pair_rounds(
 }
 
 /// Each round's value and whether its phase was stable (unjudged counts as stable).
-fn by_round(m: Metric, ps: &[Point<'_>]) -> Option<BTreeMap<u32, (f64, bool)>> {
+fn by_round(
+    m: Metric,
+    ps: &[Point<'_>],
+    value: impl Fn(Metric, &Point<'_>) -> Option<f64>,
+) -> Option<BTreeMap<u32, (f64, bool)>> {
     let mut out = BTreeMap::new();
     for p in ps {
-        let v = super::run_value(m, p).filter(|v| *v > 0.0)?;
+        let v = value(m, p).filter(|v| *v > 0.0)?;
         let stable = p
             .phase
             .result
@@ -123,7 +128,8 @@ fn by_round(m: Metric, ps: &[Point<'_>]) -> Option<BTreeMap<u32, (f64, bool)>> {
     Some(out)
 }
 
-/// The anytime-valid answer from the rounds' log ratios; `None` below [`MIN_ROUNDS`] rounds.
+/// The anytime-valid answer from the rounds' log ratios; `None` when fewer than
+/// [`MIN_ROUNDS`] rounds ran (see [`too_few`] for rounds that ran but were dropped).
 pub(crate) fn conclude(m: Metric, logs: &[f64], dropped: usize, s: &Sequential) -> Option<Outcome> {
     if logs.len() < MIN_ROUNDS {
         return None;
@@ -182,6 +188,34 @@ pub(crate) fn conclude(m: Metric, logs: &[f64], dropped: usize, s: &Sequential) 
         rounds_to_target,
         p_value: anytime_p_value(logs, s.max_rounds),
     })
+}
+
+/// Rounds enough ran but too many had an unstable side to leave [`MIN_ROUNDS`] paired:
+/// `undecided`, saying so (`None` when fewer rounds ran: a study of two repeats keeps the
+/// pooled comparison).
+pub(crate) fn too_few(
+    logs: &[f64],
+    dropped: usize,
+    s: &Sequential,
+) -> Option<(Rounds, Stopped, String)> {
+    let rounds = Rounds {
+        used: logs.len(),
+        dropped,
+    };
+    if rounds.used >= MIN_ROUNDS || rounds.used + rounds.dropped < MIN_ROUNDS {
+        return None;
+    }
+    let stopped = if rounds.used + rounds.dropped >= s.max_rounds {
+        Stopped::MaxRepeats
+    } else {
+        Stopped::Budget
+    };
+    let verdict = format!(
+        "undecided within budget: {} of {} rounds stable on both sides, an interval needs {MIN_ROUNDS}",
+        rounds.used,
+        rounds.used + rounds.dropped
+    );
+    Some((rounds, stopped, verdict))
 }
 
 /// `5` for 5.0, `2.5` for 2.5.

@@ -417,3 +417,36 @@ fn a_round_with_an_unstable_side_is_left_out_and_counted() {
     assert_eq!(json["precision"], 5.0);
     assert!(json["interval"][0].as_f64().unwrap() > 0.0, "{json}");
 }
+
+#[test]
+fn rounds_enough_but_too_few_stable_are_undecided_and_say_so() {
+    let a = rounds("a", 1, &[1000.0, 1010.0, 990.0]);
+    let mut b = rounds("b", 11, &[1200.0, 1212.0, 1190.0]);
+    b.subjects[1].run.phases[0].result.stability = Some(Stability {
+        reasons: vec![Instability::Stall {
+            at_s: 1.0,
+            duration_s: 5.0,
+        }],
+    });
+    let m = cmp_seq(&a, &b, &Sequential::default()).points[0].metrics[0].clone();
+    assert_eq!(m.decision, Some(Decision::Undecided), "{m:?}");
+    assert_eq!(
+        m.verdict,
+        "undecided within budget: 2 of 3 rounds stable on both sides, an interval needs 3"
+    );
+    assert_eq!(
+        m.rounds,
+        Some(Rounds {
+            used: 2,
+            dropped: 1
+        })
+    );
+    // Two repeats a side keep the pooled comparison.
+    let two = cmp_seq(
+        &rounds("a", 1, &[1000.0, 1010.0]),
+        &rounds("b", 11, &[1200.0, 1212.0]),
+        &Sequential::default(),
+    );
+    assert_eq!(tps(&two).decision, None);
+    assert_eq!(tps(&two).verdict, "improvement");
+}

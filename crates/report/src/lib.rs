@@ -26,6 +26,7 @@
 
 mod charts;
 pub mod compare;
+mod compare_rounds;
 pub mod context;
 pub mod diff;
 pub mod effects;
