@@ -169,6 +169,21 @@ impl Store {
         Ok(())
     }
 
+    /// Removes `cells` that are still pending: rounds a study with a precision target did not
+    /// need. Returns how many went.
+    pub fn drop_pending_cells(&mut self, cells: &[CellId]) -> Result<usize, Error> {
+        let tx = self.conn.transaction()?;
+        let mut n = 0;
+        {
+            let mut st = tx.prepare("DELETE FROM cells WHERE id = ?1 AND status = 'pending'")?;
+            for c in cells {
+                n += st.execute([c.0])?;
+            }
+        }
+        tx.commit()?;
+        Ok(n)
+    }
+
     /// Marks a cell `failed` with why and, when known, the server's error-log tail.
     pub fn cell_failed(
         &mut self,

@@ -1,7 +1,7 @@
 //! One pending cell after another: each one's server made ready, its dataset prepared and
 //! its server settled, then measured until stable and stored as it ends.
 
-use super::{profile_dir, Active, CellError, Runner, StudyObserver};
+use super::{profile_dir, Active, CellError, RoundTracker, Runner, StudyObserver};
 use crate::error::StudyError;
 use crate::exec::{ensure_dataset, DatasetOutcome, Observer};
 use crate::expand::PlannedCell;
@@ -13,6 +13,7 @@ use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_engine::workload::Workload;
 use qpslab_store::{CellRecord, CellStatus, RunMeta};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 impl Active {
     /// Settles the server unless it was settled since it started and since the last prepare;
@@ -40,17 +41,42 @@ impl Active {
 }
 
 impl Runner<'_> {
+    /// Runs the pending cells round by round; a study with a precision target skips the
+    /// cells of comparisons already precise and the rounds its budget cannot pay for, and
+    /// removes them from the study. Returns cells done, failed, done before, not needed.
     pub(super) fn run_cells<O: StudyObserver>(
         &mut self,
         obs: &mut O,
         stop: &AtomicBool,
-    ) -> Result<(usize, usize, usize), StudyError> {
+    ) -> Result<(usize, usize, usize, usize), StudyError> {
         let records = self.store.study_cells(self.study)?;
         let total = records.len();
+        let rule =
+            self.loaded
+                .spec
+                .stop_rule()
+                .map_err(|message| crate::error::SpecError::Value {
+                    file: self.loaded.spec.name.clone(),
+                    message,
+                })?;
+        let mut rounds = RoundTracker::new(&rule, &records);
         let (mut done, mut failed, mut skipped) = (0, 0, 0);
+        let mut not_needed = Vec::new();
+        let mut round = 0;
         for rec in &records {
+            if rec.cell.repeat != round {
+                if round != 0 {
+                    obs.round_finished(&rounds.report());
+                }
+                round = rec.cell.repeat;
+                rounds.start_round(round);
+            }
             if rec.status != CellStatus::Pending {
                 skipped += 1;
+                continue;
+            }
+            if !rounds.needed(rec) {
+                not_needed.push(rec.id);
                 continue;
             }
             if stop.load(Ordering::SeqCst) {
@@ -71,9 +97,11 @@ impl Runner<'_> {
             };
             obs.cell_started(rec, total);
             self.store.cell_running(rec.id)?;
+            let started = Instant::now();
             match self.run_cell(cell, rec, obs, stop) {
                 Ok(phase) => {
                     done += 1;
+                    rounds.record(rec, &phase, started.elapsed().as_secs_f64());
                     obs.cell_finished(rec, Ok(&phase));
                 }
                 Err(CellError::Interrupted) => {
@@ -97,7 +125,11 @@ impl Runner<'_> {
                 }
             }
         }
-        Ok((done, failed, skipped))
+        if round != 0 {
+            obs.round_finished(&rounds.report());
+        }
+        let dropped = self.store.drop_pending_cells(&not_needed)?;
+        Ok((done, failed, skipped, dropped))
     }
 
     fn run_cell<O: StudyObserver>(

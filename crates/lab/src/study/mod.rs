@@ -20,9 +20,11 @@ mod cell;
 mod create;
 mod io_cell;
 mod plan;
+mod rounds;
 mod server;
 pub use create::{create, environment};
 pub use plan::{CellPlan, Plan, PlanDoc};
+pub use rounds::{ComparisonState, RoundReport, RoundTracker};
 
 /// What the runner tells about a study's progress, on top of a cell's [`Observer`] events.
 pub trait StudyObserver: Observer {
@@ -32,6 +34,8 @@ pub trait StudyObserver: Observer {
     fn cell_finished(&mut self, _cell: &CellRecord, _outcome: Result<&PhaseResult, &str>) {}
     /// A setup's server is up.
     fn server_started(&mut self, _setup: &str, _version: &str) {}
+    /// A round ended: each comparison's interval so far and the budget's state.
+    fn round_finished(&mut self, _report: &RoundReport) {}
 }
 
 /// Run a new study, or resume an existing one.
@@ -54,6 +58,9 @@ pub struct StudyOutcome {
     pub failed: usize,
     /// Cells already done before (resume).
     pub skipped: usize,
+    /// Cells of rounds the study did not need (its comparisons were precise, or the budget
+    /// could not pay for them), removed from the study.
+    pub not_needed: usize,
 }
 
 /// A parsed and expanded spec, ready to plan or run.
@@ -75,8 +82,34 @@ pub fn profile_dir(home: &SandboxHome, study: &str) -> std::path::PathBuf {
 
 /// Reads, checks and expands the spec at `path`, checking every cell's options.
 pub fn load(path: &Path) -> Result<Loaded, SpecError> {
+    load_with(path, &[])
+}
+
+/// [`load`] with top-level keys given on the command line (`precision = "5%"`), each a TOML
+/// line put before the spec's own text, so the study stores them with it; a key the spec
+/// sets itself is refused.
+pub fn load_with(path: &Path, top_keys: &[(&str, String)]) -> Result<Loaded, SpecError> {
     let (spec, text) = spec::load(path)?;
     let file = path.display().to_string();
+    let (spec, text) = if top_keys.is_empty() {
+        (spec, text)
+    } else {
+        let given = spec::normalized(&spec);
+        let mut lines = String::new();
+        for (key, toml) in top_keys {
+            if given.get(*key).is_some() {
+                return Err(SpecError::Value {
+                    file,
+                    message: format!("{key} is set in the spec and on the command line; keep one"),
+                });
+            }
+            lines.push_str(&format!("{key} = {toml}\n"));
+        }
+        let text = format!("{lines}{text}");
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let spec = crate::options::with_base_dir(dir, || spec::parse(&file, &text))?;
+        (spec, text)
+    };
     let expanded = expand(&file, &spec)?;
     for s in &expanded.setups {
         // A target's password file is read now, so a missing one is the user's error at once.
@@ -191,12 +224,13 @@ pub fn run_study<O: StudyObserver>(
         Err(_) => StudyStatus::Failed,
     };
     runner.store.set_study_status(id, status)?;
-    let (done, failed, skipped) = result?;
+    let (done, failed, skipped, not_needed) = result?;
     Ok(StudyOutcome {
         study: runner.store.study_by_name(&spec.name)?,
         done,
         failed,
         skipped,
+        not_needed,
     })
 }
 
