@@ -42,6 +42,23 @@ pub struct LabRunArgs {
     /// runs (docs/metrics.md).
     #[arg(long, value_name = "HOST:PORT")]
     pub metrics_addr: Option<String>,
+    /// Run rounds until each comparison's 95% interval is within ±PCT (e.g. 5%); the spec's
+    /// `precision` (docs/studies.md).
+    #[arg(long, value_name = "PCT")]
+    pub precision: Option<String>,
+    /// The metric --precision is about: tps (default), qps, p50, p95 or p99.
+    #[arg(long, value_name = "METRIC")]
+    pub precision_metric: Option<String>,
+    /// Wall time of the whole study, start-ups and loads included (e.g. 10m); the spec's
+    /// `budget`.
+    #[arg(long, value_name = "TIME")]
+    pub budget: Option<String>,
+    /// Rounds every comparison runs before it may stop (default 3).
+    #[arg(long, value_name = "N")]
+    pub min_repeats: Option<u32>,
+    /// The most rounds (default 20).
+    #[arg(long, value_name = "N")]
+    pub max_repeats: Option<u32>,
     /// Output: table (the cells as they run), json or csv (the study, as `lab show` writes it).
     #[command(flatten)]
     pub output: OutputArgs<TableJsonCsv>,

@@ -13,8 +13,9 @@ use crate::target::sandbox_home;
 use anyhow::Result;
 use qpslab_core::PhaseResult;
 use qpslab_lab::exec::Observer;
-use qpslab_lab::study::{self, Loaded, Mode, StudyObserver};
+use qpslab_lab::study::{self, Loaded, Mode, RoundReport, StudyObserver};
 use qpslab_lab::{SpecError, StudyError};
+use qpslab_report::{compare_with, model::points, Comparison, ReportInput};
 use qpslab_store::{
     CellFigures, CellRecord, Store, StudyRecord, StudySummary, STUDY_CSV_HEADER,
     STUDY_LIST_CSV_HEADER,
@@ -189,11 +190,156 @@ impl StudyObserver for LabPrinter {
     fn server_started(&mut self, setup: &str, version: &str) {
         eprintln!("server for {setup}: {version}");
     }
+    fn round_finished(&mut self, r: &RoundReport) {
+        if r.comparisons.is_empty() {
+            return;
+        }
+        print!("{}", round_text(r));
+        if let Some(line) = budget_line(r) {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// The stopping flags of `lab run` as the spec's top-level keys, TOML values.
+fn stop_keys(a: &LabRunArgs) -> Vec<(&'static str, String)> {
+    let text = |v: &Option<String>| {
+        v.as_ref()
+            .map(|t| serde_json::Value::from(t.as_str()).to_string())
+    };
+    let int = |v: Option<u32>| v.map(|n| n.to_string());
+    [
+        ("precision", text(&a.precision)),
+        ("precision_metric", text(&a.precision_metric)),
+        ("budget", text(&a.budget)),
+        ("min_repeats", int(a.min_repeats)),
+        ("max_repeats", int(a.max_repeats)),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| Some((k, v?)))
+    .collect()
+}
+
+/// After a round: each comparison's anytime-valid interval so far, one line each.
+fn round_text(r: &RoundReport) -> String {
+    let mut out = format!(
+        "\n-- round {}/{}: {} intervals (target ±{}%)\n",
+        r.round, r.max_rounds, r.metric, r.precision_pct
+    );
+    for c in &r.comparisons {
+        let state = if c.open { "" } else { ", precise" };
+        let dropped = match c.dropped {
+            0 => String::new(),
+            n => format!(", {n} dropped (unstable)"),
+        };
+        out.push_str(&match (c.change_pct, c.interval) {
+            (Some(x), Some((l, h))) => format!(
+                "   {}: {x:+.1}% [{l:+.1}, {h:+.1}], {} round(s){dropped}{state}\n",
+                c.name, c.used
+            ),
+            _ => format!(
+                "   {}: {} paired round(s){dropped}, an interval from 3\n",
+                c.name, c.used
+            ),
+        });
+    }
+    out
+}
+
+/// `budget: 3m10s of 10m used, next round ~1m05s` (none without a budget).
+fn budget_line(r: &RoundReport) -> Option<String> {
+    use crate::progress::duration_text;
+    let budget = r.budget_s?;
+    let left = (budget - r.elapsed_s).max(0.0);
+    Some(format!(
+        "budget: {} of {} used, {} left (ETA at most {}){}",
+        duration_text(r.elapsed_s),
+        duration_text(budget),
+        duration_text(left),
+        duration_text(left),
+        r.next_round_s
+            .map(|s| format!(", next round ~{}", duration_text(s)))
+            .unwrap_or_default()
+    ))
+}
+
+/// Each setup of study `s` against its first setup, at the study's precision and rounds;
+/// setups without a measured cell are left out.
+fn study_comparisons(store: &Store, s: &StudyRecord) -> Result<Vec<Comparison>> {
+    let mut variants: Vec<String> = Vec::new();
+    for c in store.study_cells(s.id)? {
+        if !variants.contains(&c.cell.variant) {
+            variants.push(c.cell.variant);
+        }
+    }
+    let Some((base, rest)) = variants.split_first() else {
+        return Ok(Vec::new());
+    };
+    let seq = crate::cmd::report::sequential(store, [&s.name, &s.name]);
+    let input = |v: &str| {
+        qpslab_report::side(store, &format!("{}/{v}", s.name))
+            .ok()
+            .map(|subjects| ReportInput {
+                subjects,
+                ..Default::default()
+            })
+    };
+    let Some(ia) = input(base) else {
+        return Ok(Vec::new());
+    };
+    Ok(rest
+        .iter()
+        .filter_map(|v| {
+            let ib = input(v)?;
+            compare_with(base, &points(&ia), v, &points(&ib), &seq).ok()
+        })
+        .collect())
+}
+
+/// One line per comparison and setting: the precision metric's verdict, interval, rounds.
+fn verdict_text(comparisons: &[Comparison], metric: &str) -> String {
+    let mut out = String::new();
+    for c in comparisons {
+        for p in &c.points {
+            let Some(m) = p.metrics.iter().find(|m| m.metric == metric) else {
+                continue;
+            };
+            let interval = match (m.ci_low, m.ci_high) {
+                (Some(l), Some(h)) => format!(" [{l:+.1}, {h:+.1}]"),
+                _ => String::new(),
+            };
+            let rounds = match (m.rounds, m.stopped) {
+                (Some(r), Some(st)) => format!(
+                    " ({} round(s), {} dropped, stopped: {})",
+                    r.used,
+                    r.dropped,
+                    serde_json::to_value(st)
+                        .ok()
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default()
+                ),
+                _ => String::new(),
+            };
+            out.push_str(&format!(
+                "{} vs {} at {}: {metric} {:+.1}%{interval} {}{rounds}\n",
+                c.b, c.a, p.key, m.change_pct, m.verdict
+            ));
+        }
+    }
+    out
+}
+
+/// The precision metric of a stored study (`tps` unless its spec says).
+fn precision_metric(s: &StudyRecord) -> String {
+    qpslab_lab::spec::parse(&s.name, &s.spec_toml)
+        .ok()
+        .and_then(|spec| spec.stop_rule().ok())
+        .map_or_else(|| "tps".into(), |r| r.metric)
 }
 
 fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
     let output = Output::new(&a.output, "lab run")?;
-    let l = load(&a.spec)?;
+    let l = study::load_with(&a.spec, &stop_keys(a)).map_err(spec_error)?;
     crate::db::check(&a.db.db)?;
     let mut store = crate::db::open_to_write(&a.db.db)?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
@@ -214,14 +360,22 @@ fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
     )
     .map_err(study_error)?;
     println!(
-        "\nstudy '{}' {}: {} cell(s) measured, {} failed, {} already done, in {:.0}s",
+        "\nstudy '{}' {}: {} cell(s) measured, {} failed, {} already done, {} not needed, in {:.0}s",
         out.study.name,
         out.study.status,
         out.done,
         out.failed,
         out.skipped,
+        out.not_needed,
         started.elapsed().as_secs_f64()
     );
+    if output.format() == crate::args::Format::Table {
+        let comparisons = study_comparisons(&store, &out.study)?;
+        print!(
+            "{}",
+            verdict_text(&comparisons, &precision_metric(&out.study))
+        );
+    }
     // The table was printed cell by cell; its cells again, or the study's document.
     emit_study(&output, &store, &out.study, || {
         print_cells(&store, &out.study.name)
@@ -329,7 +483,10 @@ fn show(a: &LabShowArgs) -> Result<()> {
                 )
             }
         );
-        print_cells(&store, &s.name)
+        print_cells(&store, &s.name)?;
+        let comparisons = study_comparisons(&store, &s)?;
+        print!("{}", verdict_text(&comparisons, &precision_metric(&s)));
+        Ok(())
     })
 }
 
@@ -344,7 +501,14 @@ fn emit_study(
     out.emit(|f| match f {
         Json => {
             // Through a Value: its keys are in order.
-            let text = crate::out::json(&serde_json::to_value(store.study_doc(s)?)?)?;
+            let mut doc = serde_json::to_value(store.study_doc(s)?)?;
+            if let Some(o) = doc.as_object_mut() {
+                let comparisons = study_comparisons(store, s)?;
+                if !comparisons.is_empty() {
+                    o.insert("comparisons".into(), serde_json::to_value(comparisons)?);
+                }
+            }
+            let text = crate::out::json(&doc)?;
             // Studies stored by an older qpslab may hold a target's password: never print it.
             Ok(qpslab_store::redact_url_passwords(&text))
         }

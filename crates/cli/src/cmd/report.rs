@@ -9,7 +9,7 @@ use crate::error::user;
 use crate::out::Output;
 use crate::render::table;
 use anyhow::Result;
-use qpslab_report::{build, model::points, Comparison, ReportInput};
+use qpslab_report::{build, model::points, Comparison, ReportInput, Sequential};
 use qpslab_store::Store;
 
 fn open_store(db: &DbArgs) -> Result<Store> {
@@ -85,7 +85,8 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     };
     let (pa, pb) = (points(&ia), points(&ib));
     let (na, nb) = (&ia.subjects[0].cell.variant, &ib.subjects[0].cell.variant);
-    let c = qpslab_report::compare(na, &pa, nb, &pb).map_err(report_error)?;
+    let seq = sequential(&store, [&a.a, &a.b]);
+    let c = qpslab_report::compare_with(na, &pa, nb, &pb, &seq).map_err(report_error)?;
     if c.points.is_empty() {
         return Err(user(format!(
             "{na} and {nb} share no measured setting (thread counts or swept settings differ)"
@@ -103,6 +104,29 @@ pub fn compare(a: CompareArgs) -> Result<()> {
         Md => Ok(qpslab_report::comparison_markdown(&c)),
         _ => Ok(terminal(&c)),
     })
+}
+
+/// The precision and rounds of the study an item (`STUDY` or `STUDY/VARIANT`) names, read
+/// from its stored spec; the defaults for runs compared by id.
+pub fn sequential(store: &Store, items: [&str; 2]) -> Sequential {
+    items
+        .iter()
+        .filter_map(|item| {
+            let name = item.split('/').next()?;
+            let s = store.study_by_name(name).ok()?;
+            let rule = qpslab_lab::spec::parse(&s.name, &s.spec_toml)
+                .ok()?
+                .stop_rule()
+                .ok()?;
+            Some(Sequential {
+                precision_pct: rule
+                    .precision_pct
+                    .unwrap_or(qpslab_lab::spec::DEFAULT_PRECISION_PCT),
+                max_rounds: rule.max_rounds as usize,
+            })
+        })
+        .next()
+        .unwrap_or_default()
 }
 
 fn terminal(c: &Comparison) -> String {

@@ -1,0 +1,61 @@
+//! `qpslab lab run` with a precision target (issue 35): rounds stop when the comparison's
+//! anytime-valid interval is precise, the rounds not needed are removed from the study, and
+//! `lab show --format json` carries each comparison's verdict, interval, precision, rounds and
+//! why it stopped.
+
+mod common;
+
+use common::{stderr, stdout, Scratch};
+
+/// Two identical setups, one-second cells: an A/A study. Its precision (±100%) is loose so
+/// that three stable rounds reach it on a busy machine.
+const AA: &str = "name = \"aa\"\nprecision = \"100%\"\nmax_repeats = 4\n[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\ntable_size = 500\ntime = \"1s\"\nprepare_threads = 1\nwarmup = 0\nretries = 0\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n";
+
+#[test]
+fn issue_35_a_study_with_a_precision_stops_when_precise_and_says_why() {
+    let s = Scratch::new();
+    let p = s.path().join("aa.toml");
+    std::fs::write(&p, AA).unwrap();
+    let o = s.run(&["lab", "run", &p.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    // Each round prints the comparison's interval so far.
+    assert!(
+        out.contains("-- round 1/4: tps intervals (target ±100%)"),
+        "{out}"
+    );
+    assert!(out.contains("   b vs a: "), "{out}");
+    let o = s.run(&["lab", "show", "aa", "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // Only measured cells stay: the rounds not needed were removed, none is pending.
+    let cells = v["cells"].as_array().unwrap();
+    assert!(cells.iter().all(|c| c["status"] == "done"), "{v}");
+    assert!((6..=8).contains(&cells.len()), "{}", cells.len());
+    let tps = v["comparisons"][0]["points"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "tps")
+        .unwrap()
+        .clone();
+    assert_eq!(tps["precision"], 100.0, "{tps}");
+    let used = tps["rounds"]["used"].as_u64().unwrap();
+    let dropped = tps["rounds"]["dropped"].as_u64().unwrap();
+    assert_eq!((used + dropped) as usize * 2, cells.len(), "{tps}");
+    if used < 3 {
+        // Rounds with an unstable side (a busy machine) are left out: too few to conclude.
+        assert_eq!(tps["decision"], "undecided", "{tps}");
+        assert_eq!(tps["stopped"], "max_repeats", "{tps}");
+    } else if tps["stopped"] == "precise" {
+        // Precise: an A/A comparison inside ±100%.
+        assert_eq!(tps["decision"], "equivalent", "{tps}");
+        assert_eq!(tps["verdict"], "equivalent within ±100%", "{tps}");
+        assert!(tps["interval"][1].as_f64().unwrap() <= 100.0, "{tps}");
+    } else {
+        assert_eq!(tps["stopped"], "max_repeats", "{tps}");
+        assert_eq!(cells.len(), 8, "{tps}");
+    }
+    let shown = stdout(&s.run(&["lab", "show", "aa"]));
+    assert!(shown.contains("b vs a at threads=1: tps"), "{shown}");
+}
