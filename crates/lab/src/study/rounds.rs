@@ -7,9 +7,10 @@
 //! between rounds cancels); a round with an unstable side is left out. After `min_repeats`
 //! rounds a comparison whose anytime-valid interval ([`AnytimeDesign`]) is within ±precision
 //! stops; the others go on, the baseline running only where some comparison still needs it,
-//! so the budget goes to the comparisons still wide. A round starts only when the time the
-//! cells it needs took so far says it ends within the budget. With `repeats = N` every round
-//! runs.
+//! so the budget goes to the comparisons still wide. From the second round on, a round starts
+//! only when the time the cells it needs took so far says it ends within the budget (the
+//! budget is the study's wall time: it can cut the minimum rounds too, and the comparisons
+//! then say they are undecided). With `repeats = N` every round runs.
 
 use crate::spec::StopRule;
 use qpslab_core::PhaseResult;
@@ -190,19 +191,25 @@ impl RoundTracker {
         open.len() + points.len()
     }
 
-    /// Starts round `round`: decides which comparisons run in it.
+    /// Starts round `round`: decides which comparisons run in it. Before `min_repeats`
+    /// rounds every comparison runs; after, only those not yet precise. From the second round
+    /// on, a round starts only if the time its cells took so far says it ends within the
+    /// budget.
     pub fn start_round(&mut self, round: u32) {
         self.round = round;
-        if !self.rule.adaptive() || round <= self.rule.min_rounds {
+        if !self.rule.adaptive() {
             self.open = self.comparisons.clone();
             return;
         }
-        self.open = self
-            .comparisons
-            .iter()
-            .filter(|k| self.needs_more(k))
-            .cloned()
-            .collect();
+        self.open = if round <= self.rule.min_rounds {
+            self.comparisons.clone()
+        } else {
+            self.comparisons
+                .iter()
+                .filter(|k| self.needs_more(k))
+                .cloned()
+                .collect()
+        };
         if let (Some(budget), Some(per_cell)) = (self.rule.budget_s, self.cell_mean_s()) {
             let next = per_cell * Self::cells_in_round(&self.open) as f64;
             if self.started.elapsed().as_secs_f64() + next > budget {
@@ -227,7 +234,9 @@ impl RoundTracker {
 
     /// Whether any later round may still run.
     pub fn finished(&self) -> bool {
-        self.rule.adaptive() && self.round > self.rule.min_rounds && self.open.is_empty()
+        self.rule.adaptive()
+            && self.open.is_empty()
+            && (self.round > self.rule.min_rounds || self.out_of_budget)
     }
 
     /// The state after the round being run.
