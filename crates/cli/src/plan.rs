@@ -118,9 +118,11 @@ mod tests {
         "password_file",
         "ssl_mode",
         "ssl_ca",
-        // How long to wait for the target: a study's sandboxes are its own.
+        // How long to wait for the target and how large a reply it may send: a study's
+        // sandboxes are its own.
         "connect_timeout",
         "read_timeout",
+        "max_allowed_packet",
         "settings",
         "server_cpus",
         "malloc",
