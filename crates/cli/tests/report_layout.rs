@@ -3,8 +3,9 @@
 //! it) and every chart's series styles (no two series share colour and dash); the summary is the
 //! first section and names every comparison with its verdict; the forest plot is the first chart.
 //!
-//! The studies are stored runs (no server): 2 variants x 3 workloads x 2 session counts, and the
-//! same with a single session count, where no chart may be a line over one x value.
+//! The studies are stored runs (no server): 2 variants x 3 workloads x 2 session counts, the
+//! same with a single session count, where no chart may be a line over one x value, and with
+//! three session counts, drawn as lines.
 
 mod common;
 use common::*;
@@ -266,9 +267,16 @@ fn study_reports_have_no_clipped_text_and_distinct_series() {
     let mut store = Store::open(&s.db()).unwrap();
     store_study(&mut store, "swept", &[4, 16], 12);
     store_study(&mut store, "one-count", &[8], 6);
+    store_study(&mut store, "three-counts", &[1, 4, 16], 6);
     drop(store);
     let text = assert_readable(&s, "swept");
     assert!(text.contains("4 sessions") && text.contains("16 sessions"));
+    // Three session counts: lines against sessions.
+    let text = assert_readable(&s, "three-counts");
+    assert!(
+        text.contains("id=\"throughput-vs-sessions\""),
+        "no line chart"
+    );
     let text = assert_readable(&s, "one-count");
     // Phases of six intervals or more get per-interval charts; throughput axes start at 0.
     assert!(
