@@ -106,6 +106,8 @@ struct CellsEta {
     /// Planned seconds of the cells this process has run.
     done: f64,
     started: std::time::Instant,
+    /// The study's budget: its wall time bounds the ETA (rounds not needed are not run).
+    budget_s: Option<f64>,
 }
 
 impl CellsEta {
@@ -119,6 +121,7 @@ impl CellsEta {
                 .collect(),
             done: 0.0,
             started: std::time::Instant::now(),
+            budget_s: l.spec.stop_rule().ok().and_then(|r| r.budget_s),
         }
     }
 
@@ -127,7 +130,10 @@ impl CellsEta {
         use crate::progress::{duration_text, eta_s};
         let left: f64 = self.planned.range(seq..).map(|(_, s)| s).sum();
         let elapsed = self.started.elapsed();
-        let eta = eta_s(self.done, self.done + left, elapsed).unwrap_or(left);
+        let mut eta = eta_s(self.done, self.done + left, elapsed).unwrap_or(left);
+        if let Some(b) = self.budget_s {
+            eta = eta.min((b - elapsed.as_secs_f64()).max(0.0));
+        }
         format!(
             "progress: cell {seq}/{total}, {} elapsed, ETA {}",
             duration_text(elapsed.as_secs_f64()),
