@@ -1,0 +1,30 @@
+#!/bin/bash
+# Regenerates the screenshots in docs/reports.md: runs the examples' studies on a scratch lab
+# (sandboxed MariaDB servers, nothing outside $WORK is touched), writes each study's HTML
+# report and screenshots its top in headless Chromium at 1400 px, as a reader opens it.
+#
+#   cargo build -p qpslab && docs/report_screenshots.sh
+#   EXAMPLES="baseline-vs-tuned" HEIGHT=3000 docs/report_screenshots.sh
+#
+# Writes docs/report-<example>.png; the HTML reports stay in $KEEP when it is set. The pictures
+# show what a report looks like, not figures to act on: each phase is measured once
+# (retries = 0, RETRIES to change it) and a study in rounds stops after 3 minutes (BUDGET), so
+# a busy machine does not stretch the run.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+Q=${Q:-$ROOT/target/debug/qpslab}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export QPSLAB_LAB=$WORK/lab QPSLAB_DB=$WORK/results.db
+for name in ${EXAMPLES:-baseline-vs-tuned point-select-scaling}; do
+  sed -e "s/^\[defaults\]\$/[defaults]\nretries = ${RETRIES:-0}/" \
+    -e "s/^budget = .*/budget = \"${BUDGET:-3m}\"/" "$ROOT/examples/$name.toml" >"$WORK/$name.toml"
+  "$Q" lab run "$WORK/$name.toml" >"$WORK/$name.log" 2>&1 \
+    || { tail -20 "$WORK/$name.log"; exit 1; }
+  "$Q" report "$name" --out "$WORK/$name.html"
+  timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+    --user-data-dir="$WORK/chromium" --window-size=1400,"${HEIGHT:-2400}" \
+    --screenshot="$ROOT/docs/report-$name.png" "file://$WORK/$name.html" 2>/dev/null
+  if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$WORK/$name.html" "$KEEP/"; fi
+  echo "docs/report-$name.png"
+done
