@@ -91,9 +91,6 @@ fn summary(o: &mut String, r: &Report) {
         let _ = write!(o, "<li class=\"{}\">{}</li>", l.class, esc(&l.text));
     }
     o.push_str("</ul>\n");
-    for w in summary::warnings(r) {
-        let _ = write!(o, "<p class=\"warning\">warning: {}</p>", esc(&w));
-    }
     for c in forests {
         let _ = writeln!(
             o,
@@ -102,7 +99,28 @@ fn summary(o: &mut String, r: &Report) {
             c.svg
         );
     }
+    // A few warnings are read as they are; many (a busy machine's unstable phases) are folded,
+    // so they do not push the answer off the screen.
+    let warnings = summary::warnings(r);
+    if warnings.len() > FOLD_WARNINGS {
+        let _ = write!(
+            o,
+            "<details class=\"warning\"><summary>{} warnings to read before trusting these verdicts</summary><ul>",
+            warnings.len()
+        );
+        for w in &warnings {
+            let _ = write!(o, "<li>{}</li>", esc(w));
+        }
+        o.push_str("</ul></details>\n");
+    } else {
+        for w in &warnings {
+            let _ = write!(o, "<p class=\"warning\">warning: {}</p>", esc(w));
+        }
+    }
 }
+
+/// The most warnings the summary shows unfolded.
+const FOLD_WARNINGS: usize = 3;
 
 /// The charts, each section under its heading (sections without charts left out).
 fn charts(o: &mut String, r: &Report) {

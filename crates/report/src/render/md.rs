@@ -114,8 +114,19 @@ fn markdown(r: &Report, charts: Option<&str>) -> Result<String, Error> {
         for l in lines {
             let _ = writeln!(o, "- {}", l.text);
         }
-        for w in summary::warnings(r) {
-            let _ = writeln!(o, "\n> **warning:** {w}");
+        // Many warnings (a busy machine's unstable phases) are counted here and listed with
+        // their comparison below, so they do not bury the answer.
+        let warnings = summary::warnings(r);
+        if warnings.len() > 3 {
+            let _ = writeln!(
+                o,
+                "\n> **{} warnings** to read before trusting these verdicts: see each comparison below.",
+                warnings.len()
+            );
+        } else {
+            for w in warnings {
+                let _ = writeln!(o, "\n> **warning:** {w}");
+            }
         }
         o.push('\n');
     }
