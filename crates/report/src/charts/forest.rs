@@ -30,6 +30,27 @@ fn setting_parts(key: &str) -> Vec<String> {
     rest
 }
 
+/// A setting's key for ordering: its numbers compared as numbers, so `threads=4` comes before
+/// `threads=16`.
+pub fn natural_key(key: &str) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut num: Option<u64> = None;
+    for c in key.chars() {
+        match (c.to_digit(10), num) {
+            (Some(d), n) => num = Some(n.unwrap_or(0).saturating_mul(10).saturating_add(d.into())),
+            (None, Some(n)) => {
+                out.push((std::mem::take(&mut text), n));
+                num = None;
+                text.push(c);
+            }
+            (None, None) => text.push(c),
+        }
+    }
+    out.push((text, num.unwrap_or(0)));
+    out
+}
+
 /// A change's row: the comparison's words, the change and its interval, the precision band.
 fn row(c: &Comparison, key: &str, m: &MetricComparison, color: usize) -> Dot {
     Dot {
@@ -64,7 +85,9 @@ pub(super) fn forest(variants: &[String], comparisons: &[Comparison]) -> Vec<Cha
             .iter()
             .flat_map(|c| {
                 let color = variants.iter().position(|v| *v == c.b).unwrap_or(0);
-                c.points.iter().filter_map(move |p| {
+                let mut points: Vec<_> = c.points.iter().collect();
+                points.sort_by_key(|p| natural_key(&p.key));
+                points.into_iter().filter_map(move |p| {
                     let m = p.metrics.iter().find(|m| m.metric == metric)?;
                     Some(row(c, &p.key, m, color))
                 })
@@ -102,5 +125,8 @@ mod tests {
         );
         assert_eq!(setting_words("threads=1"), "1 session");
         assert_eq!(setting_words("rate=100 threads=4"), "rate=100, 4 sessions");
+        let mut keys = ["threads=16 x=a", "threads=4 x=a", "threads=1 x=b"];
+        keys.sort_by_key(|k| natural_key(k));
+        assert_eq!(keys, ["threads=1 x=b", "threads=4 x=a", "threads=16 x=a"]);
     }
 }

@@ -3,7 +3,7 @@
 //! throughput +36.0% [+28.0, +44.0] improvement; p99 -24.0% [-31.0, -16.0] improvement`, and the
 //! warnings a reader must see before trusting them.
 
-use crate::charts::forest::setting_words;
+use crate::charts::forest::{natural_key, setting_words};
 use crate::compare::MetricComparison;
 use crate::report::Report;
 
@@ -33,7 +33,9 @@ pub(crate) fn lines(r: &Report) -> Vec<SummaryLine> {
                 class: "",
             });
         }
-        for p in &c.points {
+        let mut points: Vec<_> = c.points.iter().collect();
+        points.sort_by_key(|p| natural_key(&p.key));
+        for p in points {
             let metric = |name: &str| p.metrics.iter().find(|m| m.metric == name);
             let mut parts = Vec::new();
             if let Some(m) = metric("tps") {

@@ -169,6 +169,23 @@ impl DotChart {
                 n = esc(&text::fit(n, FONT_PX, room))
             );
         }
+        // Labels that would overlap a neighbour's are left out, from 0 outwards, so the zero
+        // line's label and the ones near it stay.
+        let mut kept: Vec<(f64, f64)> = Vec::new();
+        let mut order: Vec<f64> = ticks.clone();
+        order.sort_by(|a, b| self.t(*a).abs().total_cmp(&self.t(*b).abs()));
+        let ticks: Vec<f64> = order
+            .into_iter()
+            .filter(|&v| {
+                let half = text::width(&self.tick_label(v), FONT_PX) / 2.0 + 4.0;
+                let (a, b) = (sx(v) - half, sx(v) + half);
+                let free = kept.iter().all(|&(ka, kb)| b <= ka || a >= kb);
+                if free {
+                    kept.push((a, b));
+                }
+                free
+            })
+            .collect();
         for &v in &ticks {
             let x = sx(v);
             let half = text::width(&self.tick_label(v), FONT_PX) / 2.0;
