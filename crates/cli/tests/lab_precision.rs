@@ -59,3 +59,31 @@ fn issue_35_a_study_with_a_precision_stops_when_precise_and_says_why() {
     let shown = stdout(&s.run(&["lab", "show", "aa"]));
     assert!(shown.contains("b vs a at threads=1: tps"), "{shown}");
 }
+
+#[test]
+fn stopping_flags_join_the_spec_and_contradictions_are_user_errors() {
+    let s = Scratch::new();
+    let p = s.path().join("aa.toml");
+    std::fs::write(&p, AA).unwrap();
+    let spec = p.display().to_string();
+    // The spec sets precision: the flag may not say it again.
+    common::assert_user_error(
+        &s.run(&["lab", "run", &spec, "--precision", "5%"]),
+        "precision is set in the spec and on the command line",
+    );
+    let fixed = s.path().join("fixed.toml");
+    std::fs::write(&fixed, "name = \"f\"\n[defaults]\nrepeats = 2\n").unwrap();
+    let fixed = fixed.display().to_string();
+    common::assert_user_error(
+        &s.run(&["lab", "run", &fixed, "--max-repeats", "4"]),
+        "need precision or budget",
+    );
+    common::assert_user_error(
+        &s.run(&["lab", "run", &fixed, "--budget", "10m"]),
+        "repeats = N runs exactly N rounds",
+    );
+    common::assert_user_error(
+        &s.run(&["lab", "run", &fixed, "--precision", "nope"]),
+        "precision: expects a percentage",
+    );
+}
