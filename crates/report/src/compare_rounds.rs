@@ -23,6 +23,10 @@ pub struct Sequential {
     pub precision_pct: f64,
     /// The most rounds the study runs (the sequence is tuned to be tightest there).
     pub max_rounds: usize,
+    /// Whether the study ran rounds until precise (`precision` or `budget`): then fewer than
+    /// three paired rounds are `undecided`, never a pooled verdict.
+    #[serde(default)]
+    pub adaptive: bool,
 }
 
 /// What a study asks when its spec does not say: ±5% within 20 rounds.
@@ -31,6 +35,7 @@ impl Default for Sequential {
         Sequential {
             precision_pct: 5.0,
             max_rounds: 20,
+            adaptive: false,
         }
     }
 }
@@ -190,9 +195,9 @@ pub(crate) fn conclude(m: Metric, logs: &[f64], dropped: usize, s: &Sequential) 
     })
 }
 
-/// Rounds enough ran but too many had an unstable side to leave [`MIN_ROUNDS`] paired:
-/// `undecided`, saying so (`None` when fewer rounds ran: a study of two repeats keeps the
-/// pooled comparison).
+/// Fewer than [`MIN_ROUNDS`] rounds paired, in a study that ran rounds until precise or whose
+/// rounds were enough but too many had an unstable side: `undecided`, saying so (`None`
+/// otherwise: a study of two repeats keeps the pooled comparison).
 pub(crate) fn too_few(
     logs: &[f64],
     dropped: usize,
@@ -202,7 +207,8 @@ pub(crate) fn too_few(
         used: logs.len(),
         dropped,
     };
-    if rounds.used >= MIN_ROUNDS || rounds.used + rounds.dropped < MIN_ROUNDS {
+    let ran = rounds.used + rounds.dropped;
+    if rounds.used >= MIN_ROUNDS || ran == 0 || (ran < MIN_ROUNDS && !s.adaptive) {
         return None;
     }
     let stopped = if rounds.used + rounds.dropped >= s.max_rounds {
@@ -211,9 +217,8 @@ pub(crate) fn too_few(
         Stopped::Budget
     };
     let verdict = format!(
-        "undecided within budget: {} of {} rounds stable on both sides, an interval needs {MIN_ROUNDS}",
-        rounds.used,
-        rounds.used + rounds.dropped
+        "undecided within budget: {} of {ran} round(s) stable on both sides, an interval needs {MIN_ROUNDS}",
+        rounds.used
     );
     Some((rounds, stopped, verdict))
 }

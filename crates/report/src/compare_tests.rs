@@ -384,6 +384,7 @@ fn a_wide_spread_is_undecided_with_the_rounds_that_would_reach_the_precision() {
     let seq = Sequential {
         precision_pct: 5.0,
         max_rounds: 3,
+        adaptive: true,
     };
     let m = cmp_seq(&a, &b, &seq).points[0].metrics[0].clone();
     assert_eq!(m.stopped, Some(Stopped::MaxRepeats), "{m:?}");
@@ -432,7 +433,7 @@ fn rounds_enough_but_too_few_stable_are_undecided_and_say_so() {
     assert_eq!(m.decision, Some(Decision::Undecided), "{m:?}");
     assert_eq!(
         m.verdict,
-        "undecided within budget: 2 of 3 rounds stable on both sides, an interval needs 3"
+        "undecided within budget: 2 of 3 round(s) stable on both sides, an interval needs 3"
     );
     assert_eq!(
         m.rounds,
@@ -449,4 +450,21 @@ fn rounds_enough_but_too_few_stable_are_undecided_and_say_so() {
     );
     assert_eq!(tps(&two).decision, None);
     assert_eq!(tps(&two).verdict, "improvement");
+    // A study that ran rounds until precise never answers with repeats to run.
+    let adaptive = Sequential {
+        adaptive: true,
+        ..Sequential::default()
+    };
+    let one = cmp_seq(
+        &rounds("a", 1, &[1000.0]),
+        &rounds("b", 11, &[1010.0]),
+        &adaptive,
+    );
+    let m = tps(&one);
+    assert_eq!(m.decision, Some(Decision::Undecided), "{m:?}");
+    assert_eq!(
+        m.verdict,
+        "undecided within budget: 1 of 1 round(s) stable on both sides, an interval needs 3"
+    );
+    assert_eq!(m.stopped, Some(Stopped::Budget));
 }

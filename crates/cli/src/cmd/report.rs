@@ -123,6 +123,7 @@ pub fn sequential(store: &Store, items: [&str; 2]) -> Sequential {
                     .precision_pct
                     .unwrap_or(qpslab_lab::spec::DEFAULT_PRECISION_PCT),
                 max_rounds: rule.max_rounds as usize,
+                adaptive: rule.adaptive(),
             })
         })
         .next()

@@ -63,9 +63,11 @@ impl Runner<'_> {
         let (mut done, mut failed, mut skipped) = (0, 0, 0);
         let mut not_needed = Vec::new();
         let mut round = 0;
+        // Whether a cell of the current round was measured: only such rounds are reported.
+        let mut measured = false;
         for rec in &records {
             if rec.cell.repeat != round {
-                if round != 0 {
+                if std::mem::take(&mut measured) {
                     obs.round_finished(&rounds.report());
                 }
                 round = rec.cell.repeat;
@@ -101,6 +103,7 @@ impl Runner<'_> {
             match self.run_cell(cell, rec, obs, stop) {
                 Ok(phase) => {
                     done += 1;
+                    measured = true;
                     rounds.record(rec, &phase, started.elapsed().as_secs_f64());
                     obs.cell_finished(rec, Ok(&phase));
                 }
@@ -125,7 +128,7 @@ impl Runner<'_> {
                 }
             }
         }
-        if round != 0 {
+        if measured {
             obs.round_finished(&rounds.report());
         }
         let dropped = self.store.drop_pending_cells(&not_needed)?;
