@@ -366,3 +366,76 @@ fn a_replay_that_shuts_its_server_down_exits_1() {
         serde_json::from_slice(&s.run(&["show", "1", "--json"]).stdout).unwrap();
     assert_eq!(json["status"], "failed", "{json}");
 }
+
+/// A read-only replay's account has a record of its own in the restore trail: while one replay
+/// runs, a second read-only replay and a `capture` (which changes logging settings) on the same
+/// server go on, and neither waits for the other.
+#[test]
+fn a_read_only_replay_blocks_neither_another_nor_a_capture() {
+    use std::io::Write;
+    let s = Scratch::new();
+    let server = Private::start(&s, "side");
+    // The test holds a lock that the first replay waits for, so it is running meanwhile.
+    let mut gate = std::process::Command::new("mariadb")
+        .args(["--socket", &server.socket, "-uroot", "-N", "-B"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("mariadb client");
+    let mut input = gate.stdin.take().unwrap();
+    input.write_all(b"DO GET_LOCK('ro_gate', 0);\n").unwrap();
+    input.flush().unwrap();
+    let until = |what: &str, query: &str| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while server.sql(query).trim() != "1" {
+            assert!(Instant::now() < deadline, "waited 60 s for {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    until("the gate", "SELECT IS_USED_LOCK('ro_gate') IS NOT NULL");
+    let held = slow_log(
+        s.path(),
+        "held.log",
+        &[(5, 0, "SELECT GET_LOCK('ro_gate', 60)")],
+    );
+    let first = s
+        .cmd(&[
+            "replay",
+            held.to_str().unwrap(),
+            "--sandbox",
+            "side",
+            "--read-only",
+            "--speed",
+            "0",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    until(
+        "the first replay to wait at the gate",
+        "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
+         WHERE USER LIKE 'qpslab\\_ro\\_%' AND INFO LIKE '%ro_gate%'",
+    );
+    let plain = slow_log(s.path(), "plain.log", &[(6, 0, "SELECT COUNT(*) FROM t")]);
+    let second = replay(&s, "side", &plain, &["--read-only", "--speed", "0"]);
+    assert!(second.status.success(), "{}", stderr(&second));
+    let out = s.path().join("side.log");
+    let capture = s.run(&[
+        "capture",
+        "--sandbox",
+        "side",
+        "--time",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(capture.status.success(), "{}", stderr(&capture));
+    input.write_all(b"DO RELEASE_LOCK('ro_gate');\n").unwrap();
+    drop(input);
+    assert!(gate.wait().unwrap().success());
+    let first = output_within(first, Duration::from_secs(90));
+    assert!(first.status.success(), "{}", stderr(&first));
+    let left = server.sql("SELECT COUNT(*) FROM mysql.user WHERE User LIKE 'qpslab\\_ro\\_%'");
+    assert_eq!(left.trim(), "0");
+}

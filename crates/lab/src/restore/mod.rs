@@ -29,11 +29,13 @@
 //! # Ok(()) }
 //! ```
 
+mod at;
 mod record;
 
 pub use record::{restore_line, same, Account, Record, Saved, ServerId};
 
 use crate::control::{self, ControlError};
+use at::At;
 use qpslab_core::ConnectOptions;
 use qpslab_wire::Conn;
 use std::fs::File;
@@ -147,11 +149,16 @@ impl Ledger {
                 None => Look::Nothing,
             });
         };
-        let look = match at.leftover(&mut s)? {
+        let mut look = match at.leftover(&mut s)? {
             Some(r) => Look::Leftover(r),
             None => Look::Nothing,
         };
         drop(lock);
+        if matches!(look, Look::Nothing) {
+            if let Some(r) = self.dead_accounts(&mut s)?.into_iter().next() {
+                look = Look::Leftover(r.1);
+            }
+        }
         Ok(look)
     }
 
@@ -199,26 +206,44 @@ impl Ledger {
         self.begin(target, command, &names).map(Some)
     }
 
-    /// Before creating `accounts` on the server at `target` for `command`: as
-    /// [`Ledger::begin`], recording the accounts (no setting) so that [`Ledger::restore`] drops
-    /// them if the command is killed before it drops them itself.
+    /// Before creating `accounts` on the server at `target` for `command`: records them (no
+    /// setting) in a record of their own, named after the first account, so that
+    /// [`Ledger::restore`] drops them if the command is killed before it drops them itself. It
+    /// takes no server-wide lock: settings changes and other commands' accounts go on beside it.
     pub fn begin_accounts(
         &self,
         target: &ConnectOptions,
         command: &str,
         accounts: Vec<Account>,
     ) -> Result<Guard, RestoreError> {
-        self.begin_with(target, command, |_| Ok(Vec::new()))
-            .and_then(|mut g| {
-                g.record.accounts = accounts;
-                g.record
-                    .write(&g.at.record)
-                    .map_err(|source| RestoreError::Io {
-                        path: g.at.record.clone(),
-                        source,
-                    })?;
-                Ok(g)
-            })
+        std::fs::create_dir_all(&self.dir).map_err(|source| RestoreError::Io {
+            path: self.dir.clone(),
+            source,
+        })?;
+        let s = Server::connect(target)?;
+        let user = accounts.first().map_or("", |a| a.user.as_str());
+        let at = at::accounts(&self.dir, &s.id.key(), user);
+        let Some(lock) = at.try_lock()? else {
+            let r = at
+                .read()?
+                .unwrap_or_else(|| s.record(target, command, Vec::new()));
+            return Err(RestoreError::Busy(Box::new(r)));
+        };
+        let mut record = s.record(target, command, Vec::new());
+        record.accounts = accounts;
+        record
+            .write(&at.record)
+            .map_err(|source| RestoreError::Io {
+                path: at.record.clone(),
+                source,
+            })?;
+        Ok(Guard {
+            at,
+            target: target.clone(),
+            record,
+            _lock: lock,
+            done: false,
+        })
     }
 
     /// As [`Ledger::begin`], with the original values given (read by the caller, who writes
@@ -281,8 +306,9 @@ impl Ledger {
                 None => Ok(None),
             };
         };
+        let mut restored = self.restore_accounts(&mut s)?;
         let Some(r) = at.leftover(&mut s)? else {
-            return Ok(None);
+            return Ok(restored);
         };
         let mut failed = Vec::new();
         for a in &r.accounts {
@@ -304,15 +330,59 @@ impl Ledger {
             });
         }
         at.clear()?;
+        if let Some(accounts) = restored.take() {
+            let mut r = r;
+            r.accounts.extend(accounts.accounts);
+            return Ok(Some(r));
+        }
         Ok(Some(r))
     }
 
-    fn at(&self, id: &ServerId) -> At {
-        let key = id.key();
-        At {
-            record: self.dir.join(format!("{key}.json")),
-            lock: self.dir.join(format!("{key}.lock")),
+    /// The account records of `s` whose owner is gone and whose accounts still exist (a record
+    /// whose accounts are gone is removed).
+    fn dead_accounts(&self, s: &mut Server) -> Result<Vec<(At, Record)>, RestoreError> {
+        let mut out = Vec::new();
+        for at in at::all_accounts(&self.dir, &s.id.key()) {
+            let Some(lock) = at.try_lock()? else {
+                continue;
+            };
+            if let Some(r) = at.leftover(s)? {
+                out.push((at, r));
+            }
+            drop(lock);
         }
+        Ok(out)
+    }
+
+    /// Drops the accounts that dead processes left on `s`; one record naming them all, or
+    /// `None` when there were none.
+    fn restore_accounts(&self, s: &mut Server) -> Result<Option<Record>, RestoreError> {
+        let mut merged: Option<Record> = None;
+        for (at, r) in self.dead_accounts(s)? {
+            let mut failed = Vec::new();
+            for a in &r.accounts {
+                let Some(account) = a.sql() else { continue };
+                if let Err(e) = s.conn.query(&format!("DROP USER IF EXISTS {account}")) {
+                    failed.push(format!("{account} ({e})"));
+                }
+            }
+            if !failed.is_empty() || !s.left(&r)?.is_empty() {
+                return Err(RestoreError::Failed {
+                    failed: failed.join(", "),
+                    line: r.restore_line(),
+                });
+            }
+            at.clear()?;
+            match &mut merged {
+                Some(m) => m.accounts.extend(r.accounts),
+                None => merged = Some(r),
+            }
+        }
+        Ok(merged)
+    }
+
+    fn at(&self, id: &ServerId) -> At {
+        at::settings(&self.dir, &id.key())
     }
 }
 
@@ -374,79 +444,6 @@ impl Drop for Guard {
         if !self.done {
             let _ = self.check();
         }
-    }
-}
-
-/// The record and lock files of one server.
-struct At {
-    record: PathBuf,
-    lock: PathBuf,
-}
-
-impl At {
-    /// The server's lock, when no living process holds it. The lock file is never removed
-    /// (removing it would let two processes lock two different files of one name).
-    fn try_lock(&self) -> Result<Option<File>, RestoreError> {
-        use std::os::fd::AsRawFd;
-        let io = |source| RestoreError::Io {
-            path: self.lock.clone(),
-            source,
-        };
-        if let Some(dir) = self.lock.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&self.lock)
-            .map_err(io)?;
-        // SAFETY: flock on a descriptor we own; LOCK_NB never blocks.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-            return Ok(Some(f));
-        }
-        let e = std::io::Error::last_os_error();
-        if e.kind() == std::io::ErrorKind::WouldBlock {
-            return Ok(None);
-        }
-        Err(io(e))
-    }
-
-    fn read(&self) -> Result<Option<Record>, RestoreError> {
-        Record::read(&self.record).map_err(|source| RestoreError::Io {
-            path: self.record.clone(),
-            source,
-        })
-    }
-
-    fn clear(&self) -> Result<(), RestoreError> {
-        match std::fs::remove_file(&self.record) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(RestoreError::Io {
-                path: self.record.clone(),
-                source: e,
-            }),
-            _ => Ok(()),
-        }
-    }
-
-    /// With the lock held: the record of a dead process whose settings are still changed on
-    /// `s`; a record that no longer matters is removed.
-    fn leftover(&self, s: &mut Server) -> Result<Option<Record>, RestoreError> {
-        let Some(r) = self.read()? else {
-            return Ok(None);
-        };
-        let restarted = s.started.abs_diff(r.server_started) > START_SLACK;
-        // A restart forgets settings, never accounts.
-        let settings = if restarted {
-            Vec::new()
-        } else {
-            s.differing(&r.settings)?
-        };
-        if settings.is_empty() && s.existing(&r.accounts)?.is_empty() {
-            self.clear()?;
-            return Ok(None);
-        }
-        Ok(Some(r))
     }
 }
 
