@@ -10,7 +10,8 @@
 //! so the budget goes to the comparisons still wide. From the second round on, a round starts
 //! only when the time the cells it needs took so far says it ends within the budget (the
 //! budget is the study's wall time: it can cut the minimum rounds too, and the comparisons
-//! then say they are undecided). With `repeats = N` every round runs.
+//! then say they are undecided); once it is spent no cell starts, even within a round. With
+//! `repeats = N` every round runs.
 
 use crate::spec::StopRule;
 use qpslab_core::PhaseResult;
@@ -221,12 +222,19 @@ impl RoundTracker {
         }
     }
 
-    /// Whether the cell is needed in the round being run.
-    pub fn needed(&self, rec: &CellRecord) -> bool {
+    /// Whether the cell is needed in the round being run; none is once the budget is spent.
+    pub fn needed(&mut self, rec: &CellRecord) -> bool {
+        if let Some(b) = self.rule.budget_s {
+            if self.started.elapsed().as_secs_f64() >= b {
+                self.out_of_budget = true;
+                self.open.clear();
+            }
+        }
         let (s, p) = (setup(rec), point(rec));
         if s == self.baseline {
-            // A study of one setup has nothing to compare: its rounds all run.
-            self.comparisons.is_empty() || self.open.iter().any(|(_, op)| *op == p)
+            // A study of one setup has nothing to compare: its rounds all run (in its budget).
+            (self.comparisons.is_empty() && !self.out_of_budget)
+                || self.open.iter().any(|(_, op)| *op == p)
         } else {
             self.open.contains(&(s, p))
         }

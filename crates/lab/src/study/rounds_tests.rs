@@ -115,13 +115,16 @@ fn a_noisy_comparison_runs_until_precise_or_max_repeats() {
 #[test]
 fn no_round_starts_that_the_budget_cannot_finish() {
     let recs = records(20);
-    // Each cell took 1 s by the tracker's record: with a budget of a microsecond, the second
-    // round (2 cells, 2 s) cannot end within it, so the study ends after the first, minimum
+    // Each cell took 1 s by the tracker's record: with a budget of 1.5 s the second round
+    // (2 cells, 2 s) cannot end within it, so the study ends after the first, minimum
     // rounds or not.
-    let mut t = RoundTracker::new(&rule(1.0, Some(0.000_001), 20), &recs);
+    let mut t = RoundTracker::new(&rule(1.0, Some(1.5), 20), &recs);
     let ran = drive(&mut t, &recs, |r| 1.0 + 0.05 * f64::from(r % 2));
     assert_eq!(ran, vec![1]);
     assert!(t.finished());
+    // A budget already spent starts no cell at all.
+    let mut t = RoundTracker::new(&rule(1.0, Some(1e-9), 20), &recs);
+    assert_eq!(drive(&mut t, &recs, |_| 1.0), Vec::<u32>::new());
     // A budget the cells' pace fits runs on.
     let mut t = RoundTracker::new(&rule(1.0, Some(3600.0), 6), &recs[..12]);
     let ran = drive(&mut t, &recs[..12], |r| 1.0 + 0.05 * f64::from(r % 2));
