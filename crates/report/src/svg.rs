@@ -14,8 +14,11 @@
 //! `data-points="N"`, which lets tests check that a chart really drew data.
 
 pub mod dots;
+mod legend;
 pub mod text;
 
+pub(crate) use legend::write_mark;
+use legend::{legend_layout, write_legend_entry, LEGEND_ROW};
 use std::fmt::Write;
 
 /// Colour-blind-safe palette (Okabe–Ito).
@@ -77,14 +80,6 @@ struct Geom {
     title_font: f64,
 }
 
-/// Height of one legend row.
-const LEGEND_ROW: f64 = 18.0;
-/// Width of a legend entry's sample of the line, and the gap before its text.
-const SAMPLE: f64 = 22.0;
-const SAMPLE_GAP: f64 = 6.0;
-/// Space between two legend entries of a row.
-const ENTRY_GAP: f64 = 18.0;
-
 impl Geom {
     /// The geometry of a chart of `size`, with a line of notes under the title when `note`,
     /// before the legend's rows are known.
@@ -132,25 +127,6 @@ impl Geom {
     fn legend_top(&self) -> f64 {
         self.top + self.ph + 56.0
     }
-}
-
-/// Where each legend entry goes: `(x, row)`, rows wrapping within the picture's width, and the
-/// text each shows (cut to the width when a name alone is wider).
-fn legend_layout(g: &Geom, names: &[String]) -> Vec<(f64, usize, String)> {
-    let (x0, x1) = (g.left.min(24.0), g.w - 8.0);
-    let room = x1 - x0 - SAMPLE - SAMPLE_GAP;
-    let (mut x, mut row) = (x0, 0usize);
-    let mut out = Vec::new();
-    for name in names {
-        let label = text::fit(name, g.font, room);
-        let w = SAMPLE + SAMPLE_GAP + text::width(&label, g.font);
-        if x > x0 && x + w > x1 {
-            (x, row) = (x0, row + 1);
-        }
-        out.push((x, row, label));
-        x += w + ENTRY_GAP;
-    }
-    out
 }
 
 /// A chart's description.
@@ -456,42 +432,6 @@ impl Frame {
     }
 }
 
-/// A marker of style `style` (circle, square, triangle, diamond, triangle down, cross) centred
-/// at `(x, y)`.
-pub(crate) fn write_mark(s: &mut String, (x, y): (f64, f64), color: usize, style: usize) {
-    let c = COLORS[color % COLORS.len()];
-    let r = 3.8;
-    let poly = |pts: &[(f64, f64)]| {
-        let p: Vec<String> = pts
-            .iter()
-            .map(|(dx, dy)| format!("{:.1},{:.1}", x + dx * r, y + dy * r))
-            .collect();
-        format!(
-            r#"<polygon class="mark" points="{}" fill="{c}"/>"#,
-            p.join(" ")
-        )
-    };
-    let m = match style % DASHES.len() {
-        0 => format!(r#"<circle class="mark" cx="{x:.1}" cy="{y:.1}" r="{r}" fill="{c}"/>"#),
-        1 => poly(&[(-0.9, -0.9), (0.9, -0.9), (0.9, 0.9), (-0.9, 0.9)]),
-        2 => poly(&[(0.0, -1.2), (1.1, 0.9), (-1.1, 0.9)]),
-        3 => poly(&[(0.0, -1.2), (1.2, 0.0), (0.0, 1.2), (-1.2, 0.0)]),
-        4 => poly(&[(0.0, 1.2), (1.1, -0.9), (-1.1, -0.9)]),
-        _ => format!(
-            r#"<path class="mark" d="M{:.1},{:.1}L{:.1},{:.1}M{:.1},{:.1}L{:.1},{:.1}" stroke="{c}" stroke-width="2.2"/>"#,
-            x - r,
-            y - r,
-            x + r,
-            y + r,
-            x - r,
-            y + r,
-            x + r,
-            y - r
-        ),
-    };
-    s.push_str(&m);
-}
-
 /// A tick of the percentile axis (`1/(1-p)`, a power of ten) as its percentile: `0%`, `90%`,
 /// `99.9%`.
 fn percentile_label(x: f64) -> String {
@@ -501,25 +441,6 @@ fn percentile_label(x: f64) -> String {
     }
     let p = 100.0 - 100.0 * 10f64.powi(-k);
     format!("{p:.*}%", (k - 2).max(0) as usize)
-}
-
-/// One legend entry at `(x, y)`: a short line drawn like the series, its marker, and its label.
-fn write_legend_entry(s: &mut String, g: &Geom, (x, y): (f64, f64), se: &Series, label: &str) {
-    let _ = write!(
-        s,
-        r##"<line x1="{x:.1}" x2="{x2:.1}" y1="{y}" y2="{y}" stroke="{color}" stroke-width="2"{dash}/>"##,
-        x2 = x + SAMPLE,
-        color = color(se),
-        dash = dash(se),
-    );
-    write_mark(s, (x + SAMPLE / 2.0, y), se.color, se.style);
-    let _ = write!(
-        s,
-        r##"<text x="{tx:.1}" y="{ty:.1}" fill="#222">{name}</text>"##,
-        tx = x + SAMPLE + SAMPLE_GAP,
-        ty = y + g.font / 3.0,
-        name = esc(label)
-    );
 }
 
 /// The series' stroke colour from the palette.

@@ -1,5 +1,6 @@
 //! Charts drawn from fixed series against golden files, ticks and labels.
 
+use super::legend::{SAMPLE, SAMPLE_GAP};
 use super::*;
 
 #[test]
