@@ -154,6 +154,9 @@ impl DotChart {
         let pw = W - left - right;
         let ((x0, x1), ticks) = self.range();
         let sx = |v: f64| left + (self.t(v) - x0) / (x1 - x0).max(1e-12) * pw;
+        // Bars and bands stop at the plot's edges: an interval of a latency from few repeats can
+        // reach below 0, where a linear axis of throughput or latency does not go.
+        let inside = |v: f64| sx(v).clamp(left, left + pw);
         let mut s = String::new();
         let _ = write!(
             s,
@@ -221,9 +224,9 @@ impl DotChart {
                 let _ = write!(
                     s,
                     r##"<rect class="band" x="{x:.1}" y="{y0:.1}" width="{w:.1}" height="{bh}" fill="#999999" fill-opacity="0.2"/>"##,
-                    x = sx(a),
+                    x = inside(a),
                     y0 = y - ROW / 2.0 + 3.0,
-                    w = (sx(b) - sx(a)).max(0.0),
+                    w = (inside(b) - inside(a)).max(0.0),
                     bh = ROW - 6.0
                 );
             }
@@ -231,8 +234,8 @@ impl DotChart {
                 let _ = write!(
                     s,
                     r##"<line class="interval" x1="{a:.1}" x2="{b:.1}" y1="{y:.1}" y2="{y:.1}" stroke="{c}" stroke-width="2.5"/>"##,
-                    a = sx(a),
-                    b = sx(b)
+                    a = inside(a),
+                    b = inside(b)
                 );
             }
             write_mark(&mut s, (sx(r.value), y), r.color, r.style);
@@ -298,5 +301,30 @@ mod tests {
         let ((x0, x1), ticks) = c.range();
         assert_eq!(x0, 0.0);
         assert!(x1 >= 950.0 && ticks[0] == 0.0);
+        // An interval reaching below 0 stops at the plot's left edge.
+        let below = DotChart {
+            rows: vec![dot("a", 10.0, (-5.0, 25.0))],
+            ..c
+        };
+        let svg = below.to_svg();
+        let left: f64 = svg
+            .split(r#"<rect x=""#)
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let x1: f64 = svg
+            .split(r#"class="interval" x1=""#)
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((x1 - left).abs() < 0.1, "{x1} {left}: {svg}");
     }
 }
