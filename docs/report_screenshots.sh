@@ -6,7 +6,8 @@
 #   cargo build -p qpslab && docs/report_screenshots.sh
 #   EXAMPLES="baseline-vs-tuned" HEIGHT=3000 docs/report_screenshots.sh
 #
-# Writes docs/report-<example>.png; the HTML reports stay in $KEEP when it is set. The pictures
+# Writes docs/report-<example>.png (the top) and docs/report-<example>-charts.png (the charts after
+# the context); the HTML reports stay in $KEEP when it is set. The pictures
 # show what a report looks like, not figures to act on: each phase is measured once
 # (retries = 0, RETRIES to change it) and a study in rounds stops after 3 minutes (BUDGET), so
 # a busy machine does not stretch the run.
@@ -25,6 +26,16 @@ for name in ${EXAMPLES:-baseline-vs-tuned point-select-scaling}; do
   timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
     --user-data-dir="$WORK/chromium" --window-size=1400,"${HEIGHT:-2400}" \
     --screenshot="$ROOT/docs/report-$name.png" "file://$WORK/$name.html" 2>/dev/null
+  # The charts below the summary and context: the same page from its first chart section on.
+  python3 - "$WORK/$name.html" "$WORK/$name-charts.html" <<'PY'
+import sys
+page = open(sys.argv[1]).read()
+cut = min(page.find(s) for s in ('<h2 id="scaling"', '<h2 id="intervals"') if s in page)
+open(sys.argv[2], "w").write(page[: page.index("<h1>")] + page[cut:])
+PY
+  timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+    --user-data-dir="$WORK/chromium" --window-size=1400,"${HEIGHT:-2400}" \
+    --screenshot="$ROOT/docs/report-$name-charts.png" "file://$WORK/$name-charts.html" 2>/dev/null
   if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$WORK/$name.html" "$KEEP/"; fi
-  echo "docs/report-$name.png"
+  echo "docs/report-$name.png docs/report-$name-charts.png"
 done
