@@ -97,6 +97,18 @@ impl Stability {
     pub fn is_stable(&self) -> bool {
         self.reasons.is_empty()
     }
+
+    /// True when nothing but other processes' CPU use speaks against the phase. Its figures
+    /// carry the neighbour's noise, which a comparison of paired rounds measures as spread in
+    /// its interval; a stall, a trend, spikes, errors or a bound client instead bias the one
+    /// round they hit, so such a round is left out of the pairing. On a machine that is busy
+    /// throughout (a shared CI host, a cloud VM), leaving out contended rounds would leave
+    /// nothing to compare.
+    pub fn fit_to_pair(&self) -> bool {
+        self.reasons
+            .iter()
+            .all(|r| matches!(r, Instability::Contended { .. }))
+    }
 }
 
 impl fmt::Display for Stability {

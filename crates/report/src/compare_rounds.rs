@@ -2,7 +2,9 @@
 //! k ran next to each other, so the machine's drift between rounds cancels), one log ratio per
 //! round, and the anytime-valid interval of their mean ([`AnytimeDesign`]), which stays valid
 //! however the study chose when to stop. A round where either side's phase was judged unstable
-//! is left out of the pairing (and counted) instead of widening every interval.
+//! (a stall, a stuck session, a trend, spikes, errors, a bound client) is left out of the pairing
+//! (and counted) instead of widening every interval; a round whose only mark is a neighbour's
+//! CPU use is kept, its noise measured as spread ([`Stability::fit_to_pair`]).
 //!
 //! The answer is one of four: the interval excludes no change (an improvement or a regression),
 //! it lies wholly inside ±precision (equivalent, the question "did it change by more than P?"
@@ -11,6 +13,7 @@
 
 use crate::metrics::Metric;
 use crate::model::Point;
+use qpslab_core::stability::Stability;
 use qpslab_stats::{anytime_p_value, AnytimeDesign, Ratio, MIN_ROUNDS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -111,7 +114,7 @@ pub(crate) fn pair_rounds(
     Some((logs, dropped))
 }
 
-/// Each round's value and whether its phase was stable (unjudged counts as stable).
+/// Each round's value and whether its phase may be paired (unjudged counts as stable).
 fn by_round(
     m: Metric,
     ps: &[Point<'_>],
@@ -125,7 +128,7 @@ fn by_round(
             .result
             .stability
             .as_ref()
-            .is_none_or(|s| s.is_stable());
+            .is_none_or(Stability::fit_to_pair);
         if out.insert(p.subject.cell.repeat, (v, stable)).is_some() {
             return None;
         }

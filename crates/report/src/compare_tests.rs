@@ -420,6 +420,39 @@ fn a_round_with_an_unstable_side_is_left_out_and_counted() {
 }
 
 #[test]
+fn a_round_whose_only_mark_is_a_busy_neighbour_is_paired() {
+    // A machine busy throughout: every phase says "other processes used ..%", and one round
+    // also stalled. The contended rounds are paired; the stalled one is left out.
+    let a = rounds("a", 1, &[1000.0, 1010.0, 990.0, 1005.0]);
+    let mut a = a;
+    let mut b = rounds("b", 11, &[1200.0, 1212.0, 400.0, 1206.0]);
+    for s in a.subjects.iter_mut().chain(b.subjects.iter_mut()) {
+        s.run.phases[0].result.stability = Some(Stability {
+            reasons: vec![Instability::Contended { share: 0.47 }],
+        });
+    }
+    b.subjects[2].run.phases[0]
+        .result
+        .stability
+        .as_mut()
+        .unwrap()
+        .reasons
+        .push(Instability::Stall {
+            at_s: 1.0,
+            duration_s: 5.0,
+        });
+    let m = tps(&cmp_seq(&a, &b, &Sequential::default())).clone();
+    assert_eq!(
+        m.rounds,
+        Some(Rounds {
+            used: 3,
+            dropped: 1
+        })
+    );
+    assert_eq!(m.decision, Some(Decision::Improvement), "{m:?}");
+}
+
+#[test]
 fn rounds_enough_but_too_few_stable_are_undecided_and_say_so() {
     let a = rounds("a", 1, &[1000.0, 1010.0, 990.0]);
     let mut b = rounds("b", 11, &[1200.0, 1212.0, 1190.0]);
