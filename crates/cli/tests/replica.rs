@@ -220,7 +220,8 @@ fn primary_and_replica_data_lag_errors_and_stop() {
 
 /// A study whose variants differ only in their replica's settings runs end to end, each cell
 /// records the replica's lag, and `compare` and `report` show it (which variant lags less is
-/// not asserted: that is the measurement).
+/// not asserted: that is the measurement). Half-second intervals give each 3 s phase the
+/// intervals a chart over time needs.
 #[test]
 fn study_compares_replica_settings_by_lag() {
     let s = Scratch::new();
@@ -229,7 +230,7 @@ fn study_compares_replica_settings_by_lag() {
         &spec,
         "name = \"lag\"\n\
          [defaults]\nworkload = \"oltp_write_only\"\ntables = 2\ntable_size = 2000\n\
-         duration = \"3s\"\nthreads = 4\nwarmup = 0\nretries = 0\n\
+         duration = \"3s\"\nreport_interval = \"0.5s\"\nthreads = 4\nwarmup = 0\nretries = 0\n\
          [[variant]]\nname = \"serial\"\nreplica = { set = { slave_parallel_threads = 0 } }\n\
          [[variant]]\nname = \"parallel\"\n\
          replica = { set = { slave_parallel_threads = 4, slave_parallel_mode = \"optimistic\" } }\n",
