@@ -1,7 +1,8 @@
 //! Comparisons that conclude: the runs of two variants paired by study round (A and B of round
 //! k ran next to each other, so the machine's drift between rounds cancels), one log ratio per
 //! round, and the anytime-valid interval of their mean ([`AnytimeDesign`]), which stays valid
-//! however the study chose when to stop. A round where either side's phase was judged unstable
+//! however the study chose when to stop (a study with a fixed number of rounds, `repeats = N`,
+//! chose nothing on the data: its interval is the paired t interval). A round where either side's phase was judged unstable
 //! (a stall, a stuck session, a trend, spikes, errors, a bound client) is left out of the pairing
 //! (and counted) instead of widening every interval; a round whose only mark is a neighbour's
 //! CPU use is kept, its noise measured as spread ([`Stability::fit_to_pair`]).
@@ -14,7 +15,7 @@
 use crate::metrics::Metric;
 use crate::model::Point;
 use qpslab_core::stability::Stability;
-use qpslab_stats::{anytime_p_value, AnytimeDesign, Ratio, MIN_ROUNDS};
+use qpslab_stats::{anytime_p_value, paired_ratio, t_p_value, AnytimeDesign, Ratio, MIN_ROUNDS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -143,7 +144,14 @@ pub(crate) fn conclude(m: Metric, logs: &[f64], dropped: usize, s: &Sequential) 
         return None;
     }
     let design = AnytimeDesign::new(0.95, s.max_rounds);
-    let ratio = design.paired_ratio(logs)?;
+    // A study that stops when it is precise decides on what it saw, so its interval must hold
+    // at every round (the confidence sequence); one whose rounds were fixed in advance
+    // (`repeats = N`) looks once, and the paired t interval is valid and narrower.
+    let ratio = if s.adaptive {
+        design.paired_ratio(logs)?
+    } else {
+        paired_ratio(logs, 0.95)?
+    };
     let p = s.precision_pct;
     let (low, high) = (pct(ratio.low), pct(ratio.high));
     let half_log = 0.5 * (ratio.high.ln() - ratio.low.ln());
@@ -194,7 +202,12 @@ pub(crate) fn conclude(m: Metric, logs: &[f64], dropped: usize, s: &Sequential) 
         rounds,
         stopped,
         rounds_to_target,
-        p_value: anytime_p_value(logs, s.max_rounds),
+        p_value: if s.adaptive {
+            anytime_p_value(logs, s.max_rounds)
+        } else {
+            let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+            Some(t_p_value(mean, ratio.se_log, ratio.df))
+        },
     })
 }
 

@@ -393,7 +393,7 @@ fn a_wide_spread_is_undecided_with_the_rounds_that_would_reach_the_precision() {
 #[test]
 fn a_round_with_an_unstable_side_is_left_out_and_counted() {
     let a = rounds("a", 1, &[1000.0, 1010.0, 990.0, 1005.0]);
-    let mut b = rounds("b", 11, &[1200.0, 1212.0, 400.0, 1206.0]);
+    let mut b = rounds("b", 11, &[1200.0, 1215.0, 400.0, 1203.0]);
     b.subjects[2].run.phases[0].result.stability = Some(Stability {
         reasons: vec![Instability::Stall {
             at_s: 1.0,
@@ -425,7 +425,7 @@ fn a_round_whose_only_mark_is_a_busy_neighbour_is_paired() {
     // also stalled. The contended rounds are paired; the stalled one is left out.
     let a = rounds("a", 1, &[1000.0, 1010.0, 990.0, 1005.0]);
     let mut a = a;
-    let mut b = rounds("b", 11, &[1200.0, 1212.0, 400.0, 1206.0]);
+    let mut b = rounds("b", 11, &[1200.0, 1215.0, 400.0, 1203.0]);
     for s in a.subjects.iter_mut().chain(b.subjects.iter_mut()) {
         s.run.phases[0].result.stability = Some(Stability {
             reasons: vec![Instability::Contended { share: 0.47 }],
