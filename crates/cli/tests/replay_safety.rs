@@ -80,6 +80,37 @@ impl Private {
         stdout(&o)
     }
 
+    /// A client session kept open (its statements written to the stdin returned), holding the
+    /// user lock `gate` once this returns: a replay statement waiting for `gate` keeps the
+    /// replay running until the test writes `DO RELEASE_LOCK(...)`.
+    fn hold_gate(&self, gate: &str) -> (std::process::Child, std::process::ChildStdin) {
+        use std::io::Write;
+        let mut client = std::process::Command::new("mariadb")
+            .args(["--socket", &self.socket, "-uroot", "-N", "-B"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("mariadb client");
+        let mut input = client.stdin.take().unwrap();
+        writeln!(input, "DO GET_LOCK('{gate}', 0);").unwrap();
+        input.flush().unwrap();
+        self.until(
+            "the gate",
+            &format!("SELECT IS_USED_LOCK('{gate}') IS NOT NULL"),
+            &|r| r.trim() == "1",
+        );
+        (client, input)
+    }
+
+    /// Waits (60 s at most) until `query`'s output satisfies `done`.
+    fn until(&self, what: &str, query: &str, done: &dyn Fn(&str) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !done(&self.sql(query)) {
+            assert!(Instant::now() < deadline, "waited 60 s for {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// The replay accounts that exist.
     fn replay_accounts(&self) -> String {
         self.sql("SELECT count(*) FROM mysql.user WHERE User LIKE 'qpslab\\_ro\\_%'")
@@ -212,27 +243,7 @@ fn another_clients_prepared_xa_outlives_the_replay() {
     let server = Private::start(&s, "xa");
     // Another client holds a lock that the replay's connection 4 waits for, so the replay is
     // still running when that client prepares its own XA transaction.
-    let mut other = std::process::Command::new("mariadb")
-        .args(["--socket", &server.socket, "-uroot", "-N", "-B"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("mariadb client");
-    let mut input = other.stdin.take().unwrap();
-    input.write_all(b"DO GET_LOCK('xa_gate', 0);\n").unwrap();
-    input.flush().unwrap();
-    let until = |what: &str, query: &str, done: &dyn Fn(&str) -> bool| {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !done(&server.sql(query)) {
-            assert!(Instant::now() < deadline, "waited 60 s for {what}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
-    until(
-        "the gate",
-        "SELECT IS_USED_LOCK('xa_gate') IS NOT NULL",
-        &|r| r.trim() == "1",
-    );
+    let (mut other, mut input) = server.hold_gate("xa_gate");
     // Connections 3 and 4 overlap: two sessions.
     let entries = [
         (3, 0, "XA START 'mine1'"),
@@ -254,7 +265,7 @@ fn another_clients_prepared_xa_outlives_the_replay() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    until("the replay's XA PREPARE", "XA RECOVER", &|r| {
+    server.until("the replay's XA PREPARE", "XA RECOVER", &|r| {
         r.contains("mine1")
     });
     input
@@ -376,23 +387,7 @@ fn a_read_only_replay_blocks_neither_another_nor_a_capture() {
     let s = Scratch::new();
     let server = Private::start(&s, "side");
     // The test holds a lock that the first replay waits for, so it is running meanwhile.
-    let mut gate = std::process::Command::new("mariadb")
-        .args(["--socket", &server.socket, "-uroot", "-N", "-B"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("mariadb client");
-    let mut input = gate.stdin.take().unwrap();
-    input.write_all(b"DO GET_LOCK('ro_gate', 0);\n").unwrap();
-    input.flush().unwrap();
-    let until = |what: &str, query: &str| {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while server.sql(query).trim() != "1" {
-            assert!(Instant::now() < deadline, "waited 60 s for {what}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
-    until("the gate", "SELECT IS_USED_LOCK('ro_gate') IS NOT NULL");
+    let (mut gate, mut input) = server.hold_gate("ro_gate");
     let held = slow_log(
         s.path(),
         "held.log",
@@ -412,10 +407,11 @@ fn a_read_only_replay_blocks_neither_another_nor_a_capture() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    until(
+    server.until(
         "the first replay to wait at the gate",
         "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
          WHERE USER LIKE 'qpslab\\_ro\\_%' AND INFO LIKE '%ro_gate%'",
+        &|r| r.trim() == "1",
     );
     let plain = slow_log(s.path(), "plain.log", &[(6, 0, "SELECT COUNT(*) FROM t")]);
     let second = replay(&s, "side", &plain, &["--read-only", "--speed", "0"]);

@@ -182,7 +182,7 @@ impl Ledger {
         command: &str,
         names: &[String],
     ) -> Result<Guard, RestoreError> {
-        self.begin_with(target, command, |s| s.values(names))
+        self.begin_with(target, command, Vec::new(), |s| s.values(names))
     }
 
     /// [`Ledger::begin`] for the variables the `set` actions of a phase change (`run --at`, a
@@ -216,34 +216,7 @@ impl Ledger {
         command: &str,
         accounts: Vec<Account>,
     ) -> Result<Guard, RestoreError> {
-        std::fs::create_dir_all(&self.dir).map_err(|source| RestoreError::Io {
-            path: self.dir.clone(),
-            source,
-        })?;
-        let s = Server::connect(target)?;
-        let user = accounts.first().map_or("", |a| a.user.as_str());
-        let at = at::accounts(&self.dir, &s.id.key(), user);
-        let Some(lock) = at.try_lock()? else {
-            let r = at
-                .read()?
-                .unwrap_or_else(|| s.record(target, command, Vec::new()));
-            return Err(RestoreError::Busy(Box::new(r)));
-        };
-        let mut record = s.record(target, command, Vec::new());
-        record.accounts = accounts;
-        record
-            .write(&at.record)
-            .map_err(|source| RestoreError::Io {
-                path: at.record.clone(),
-                source,
-            })?;
-        Ok(Guard {
-            at,
-            target: target.clone(),
-            record,
-            _lock: lock,
-            done: false,
-        })
+        self.begin_with(target, command, accounts, |_| Ok(Vec::new()))
     }
 
     /// As [`Ledger::begin`], with the original values given (read by the caller, who writes
@@ -254,13 +227,16 @@ impl Ledger {
         command: &str,
         saved: Vec<Saved>,
     ) -> Result<Guard, RestoreError> {
-        self.begin_with(target, command, |_| Ok(saved))
+        self.begin_with(target, command, Vec::new(), |_| Ok(saved))
     }
 
+    /// Records settings (`saved`, under the server's own lock, refusing a dead process's
+    /// leftovers) or a command's `accounts` (under a lock of their own, named after the first).
     fn begin_with(
         &self,
         target: &ConnectOptions,
         command: &str,
+        accounts: Vec<Account>,
         saved: impl FnOnce(&mut Server) -> Result<Vec<Saved>, RestoreError>,
     ) -> Result<Guard, RestoreError> {
         std::fs::create_dir_all(&self.dir).map_err(|source| RestoreError::Io {
@@ -268,18 +244,24 @@ impl Ledger {
             source,
         })?;
         let mut s = Server::connect(target)?;
-        let at = self.at(&s.id);
+        let at = match accounts.first() {
+            Some(a) => at::accounts(&self.dir, &s.id.key(), &a.user),
+            None => self.at(&s.id),
+        };
         let Some(lock) = at.try_lock()? else {
             let r = at
                 .read()?
                 .unwrap_or_else(|| s.record(target, command, Vec::new()));
             return Err(RestoreError::Busy(Box::new(r)));
         };
-        if let Some(r) = at.leftover(&mut s)? {
-            return Err(RestoreError::Leftover(Box::new(r)));
+        if accounts.is_empty() {
+            if let Some(r) = at.leftover(&mut s)? {
+                return Err(RestoreError::Leftover(Box::new(r)));
+            }
         }
         let settings = saved(&mut s)?;
-        let record = s.record(target, command, settings);
+        let mut record = s.record(target, command, settings);
+        record.accounts = accounts;
         record
             .write(&at.record)
             .map_err(|source| RestoreError::Io {
@@ -310,14 +292,7 @@ impl Ledger {
         let Some(r) = at.leftover(&mut s)? else {
             return Ok(restored);
         };
-        let mut failed = Vec::new();
-        for a in &r.accounts {
-            let Some(account) = a.sql() else { continue };
-            let sql = format!("DROP USER IF EXISTS {account}");
-            if let Err(e) = s.conn.query(&sql) {
-                failed.push(format!("{account} ({e})"));
-            }
-        }
+        let mut failed = s.drop_accounts(&r);
         for saved in r.settings.iter().rev() {
             if let Err(e) = crate::live::put_back(target, &saved.name, &saved.literal) {
                 failed.push(format!("{} ({e})", saved.name));
@@ -359,13 +334,7 @@ impl Ledger {
     fn restore_accounts(&self, s: &mut Server) -> Result<Option<Record>, RestoreError> {
         let mut merged: Option<Record> = None;
         for (at, r) in self.dead_accounts(s)? {
-            let mut failed = Vec::new();
-            for a in &r.accounts {
-                let Some(account) = a.sql() else { continue };
-                if let Err(e) = s.conn.query(&format!("DROP USER IF EXISTS {account}")) {
-                    failed.push(format!("{account} ({e})"));
-                }
-            }
+            let failed = s.drop_accounts(&r);
             if !failed.is_empty() || !s.left(&r)?.is_empty() {
                 return Err(RestoreError::Failed {
                     failed: failed.join(", "),
@@ -519,6 +488,18 @@ impl Server {
             Err(e) if matches!(e.server_code(), Some(1193 | 1238)) => Ok(None),
             Err(source) => Err(ControlError::Query { sql, source }.into()),
         }
+    }
+
+    /// Drops `r`'s accounts; each one that could not be dropped, with why.
+    fn drop_accounts(&mut self, r: &Record) -> Vec<String> {
+        let mut failed = Vec::new();
+        for a in &r.accounts {
+            let Some(account) = a.sql() else { continue };
+            if let Err(e) = self.conn.query(&format!("DROP USER IF EXISTS {account}")) {
+                failed.push(format!("{account} ({e})"));
+            }
+        }
+        failed
     }
 
     /// What `r` says is still to put back: its settings that differ, its accounts that exist.
