@@ -6,12 +6,20 @@
 //! rounds are paired (both sides of round k ran next to each other, so the machine's drift
 //! between rounds cancels); a round with an unstable side is left out. After `min_repeats`
 //! rounds a comparison whose anytime-valid interval ([`AnytimeDesign`]) is within ±precision
-//! stops; the others go on, the baseline running only where some comparison still needs it,
-//! so the budget goes to the comparisons still wide. From the second round on, a round starts
-//! only when the time the cells it needs took so far says it ends within the budget (the
-//! budget is the study's wall time: it can cut the minimum rounds too, and the comparisons
-//! then say they are undecided); once it is spent no cell starts, even within a round. With
+//! stops; the others go on, the baseline running only where some comparison still needs it.
+//!
+//! The budget goes where the intervals are widest: before each round the open comparisons are
+//! ranked by half-width over the target (one without an interval yet first), and taken in that
+//! order while the time their cells took so far says the round still ends within the budget
+//! (the budget is the study's wall time: it can cut the minimum rounds too, and the
+//! comparisons then say they are undecided). A comparison nearly precise thus gives way to one
+//! far from it when the budget cannot pay for both; once it is spent no cell starts, even
+//! within a round. The ETA ([`RoundReport::eta_s`]) is the rounds each open comparison still
+//! needs at its spread so far, at the cells' pace, within what is left of the budget. With
 //! `repeats = N` every round runs.
+//!
+//! A resumed study loads the rounds measured before ([`RoundTracker::record_earlier`]): they
+//! count in the pairing and their time in the budget, so the resume decides on the whole study.
 
 use crate::spec::StopRule;
 use qpslab_core::PhaseResult;
@@ -59,6 +67,10 @@ pub struct RoundReport {
     pub budget_s: Option<f64>,
     /// Time the open comparisons' next round would take, from the cells so far.
     pub next_round_s: Option<f64>,
+    /// Time the rounds the open comparisons still need would take (each at its spread so far,
+    /// at most up to `max_repeats`), within what is left of the budget; `None` before a cell
+    /// has been timed.
+    pub eta_s: Option<f64>,
 }
 
 /// The rounds of one study run.
@@ -70,6 +82,8 @@ pub struct RoundTracker {
     /// (setup, point, round) → the precision metric and whether the phase was stable.
     values: BTreeMap<(String, String, u32), (f64, bool)>,
     started: Instant,
+    /// Seconds the cells measured before a resume took: they count in the budget.
+    earlier_s: f64,
     /// Seconds each measured cell took, start-up and load included.
     cell_s: Vec<f64>,
     /// Comparisons that need the round being run (decided when it starts).
@@ -113,6 +127,7 @@ impl RoundTracker {
             comparisons,
             values: BTreeMap::new(),
             started: Instant::now(),
+            earlier_s: 0.0,
             cell_s: Vec::new(),
             open: BTreeSet::new(),
             round: 0,
@@ -136,10 +151,23 @@ impl RoundTracker {
     pub fn record(&mut self, rec: &CellRecord, phase: &PhaseResult, seconds: f64) {
         self.cell_s.push(seconds);
         if let Some(v) = self.value(phase) {
-            let stable = phase.stability.as_ref().is_none_or(|s| s.is_stable());
+            // Paired as the comparison pairs it: a busy neighbour alone leaves it in.
+            let stable = phase.stability.as_ref().is_none_or(|s| s.fit_to_pair());
             self.values
                 .insert((setup(rec), point(rec), rec.cell.repeat), (v, stable));
         }
+    }
+
+    /// Records a cell measured before the study was resumed, and the seconds it took then:
+    /// its round is paired and its time spent from the budget, as if this process had run it.
+    pub fn record_earlier(&mut self, rec: &CellRecord, phase: &PhaseResult, seconds: f64) {
+        self.earlier_s += seconds;
+        self.record(rec, phase, seconds);
+    }
+
+    /// Wall time spent on the study: this process's, and the earlier cells' of a resume.
+    fn elapsed_s(&self) -> f64 {
+        self.earlier_s + self.started.elapsed().as_secs_f64()
     }
 
     /// The round's log ratios of a comparison, and the rounds dropped for an unstable side.
@@ -165,18 +193,56 @@ impl RoundTracker {
         AnytimeDesign::new(0.95, self.rule.max_rounds as usize)
     }
 
+    /// The target half-width on the log scale.
+    fn target_log(&self) -> f64 {
+        (1.0 + self.rule.precision_pct.unwrap_or(5.0) / 100.0).ln()
+    }
+
+    /// How wide a comparison is against its target: half-width over target half-width, both
+    /// on the log scale (1 or less: precise); infinite without an interval yet.
+    fn width(&self, key: &Key) -> f64 {
+        let (logs, _) = self.pairs(key);
+        self.design().interval(&logs).map_or(f64::INFINITY, |i| {
+            0.5 * (i.high - i.low) / self.target_log()
+        })
+    }
+
     /// Whether a comparison needs another round: fewer than `min_repeats` paired rounds, or
     /// an interval wider than ±precision.
     fn needs_more(&self, key: &Key) -> bool {
         let (logs, _) = self.pairs(key);
-        if logs.len() < self.rule.min_rounds as usize {
-            return true;
-        }
-        let target = (1.0 + self.rule.precision_pct.unwrap_or(5.0) / 100.0).ln();
-        match self.design().interval(&logs) {
-            Some(i) => 0.5 * (i.high - i.low) > target,
-            None => true,
-        }
+        logs.len() < self.rule.min_rounds as usize || self.width(key) > 1.0
+    }
+
+    /// The comparisons still needing rounds, widest first (ties in the study's order).
+    fn open_by_width(&self) -> Vec<Key> {
+        let mut open: Vec<(f64, Key)> = self
+            .comparisons
+            .iter()
+            .filter(|k| self.needs_more(k))
+            .map(|k| (self.width(k), k.clone()))
+            .collect();
+        open.sort_by(|a, b| b.0.total_cmp(&a.0));
+        open.into_iter().map(|(_, k)| k).collect()
+    }
+
+    /// Rounds a comparison still needs: those its spread so far says reach the precision, at
+    /// least those to `min_repeats`, at most those to `max_repeats` (all of them without an
+    /// interval yet).
+    fn rounds_left(&self, key: &Key) -> usize {
+        let (logs, dropped) = self.pairs(key);
+        let ran = logs.len() + dropped;
+        let may = (self.rule.max_rounds as usize).saturating_sub(ran);
+        let min = (self.rule.min_rounds as usize).saturating_sub(logs.len());
+        let needed = self
+            .design()
+            .interval(&logs)
+            .and_then(|i| {
+                let limit = self.rule.max_rounds as usize;
+                self.design().rounds_needed(i.sd, self.target_log(), limit)
+            })
+            .map_or(may, |n| n.saturating_sub(logs.len()).max(1));
+        needed.max(min).min(may)
     }
 
     /// Seconds one cell took on average so far.
@@ -202,21 +268,32 @@ impl RoundTracker {
             self.open = self.comparisons.clone();
             return;
         }
-        self.open = if round <= self.rule.min_rounds {
-            self.comparisons.clone()
+        let ranked = if round <= self.rule.min_rounds {
+            let mut all: Vec<Key> = self.comparisons.iter().cloned().collect();
+            all.sort_by(|a, b| self.width(b).total_cmp(&self.width(a)));
+            all
         } else {
-            self.comparisons
-                .iter()
-                .filter(|k| self.needs_more(k))
-                .cloned()
-                .collect()
+            self.open_by_width()
         };
-        if let (Some(budget), Some(per_cell)) = (self.rule.budget_s, self.cell_mean_s()) {
-            let next = per_cell * Self::cells_in_round(&self.open) as f64;
-            if self.started.elapsed().as_secs_f64() + next > budget {
-                self.out_of_budget = true;
+        self.open = match (self.rule.budget_s, self.cell_mean_s()) {
+            (Some(budget), Some(per_cell)) => {
+                // The widest first, each while the round still ends within the budget.
+                let left = budget - self.elapsed_s();
+                let mut open = BTreeSet::new();
+                for key in &ranked {
+                    let mut with = open.clone();
+                    with.insert(key.clone());
+                    if per_cell * Self::cells_in_round(&with) as f64 <= left {
+                        open = with;
+                    }
+                }
+                if open.is_empty() && !ranked.is_empty() {
+                    self.out_of_budget = true;
+                }
+                open
             }
-        }
+            _ => ranked.into_iter().collect(),
+        };
         if self.out_of_budget {
             self.open.clear();
         }
@@ -225,7 +302,7 @@ impl RoundTracker {
     /// Whether the cell is needed in the round being run; none is once the budget is spent.
     pub fn needed(&mut self, rec: &CellRecord) -> bool {
         if let Some(b) = self.rule.budget_s {
-            if self.started.elapsed().as_secs_f64() >= b {
+            if self.elapsed_s() >= b {
                 self.out_of_budget = true;
                 self.open.clear();
             }
@@ -270,24 +347,45 @@ impl RoundTracker {
                 }
             })
             .collect();
-        let open: BTreeSet<Key> = self
-            .comparisons
-            .iter()
-            .filter(|k| self.needs_more(k))
-            .cloned()
-            .collect();
+        let open: BTreeSet<Key> = self.open_by_width().into_iter().collect();
         RoundReport {
             round: self.round,
             max_rounds: self.rule.max_rounds,
             metric: self.rule.metric.clone(),
             precision_pct: self.rule.precision_pct.unwrap_or(5.0),
             comparisons,
-            elapsed_s: self.started.elapsed().as_secs_f64(),
+            elapsed_s: self.elapsed_s(),
             budget_s: self.rule.budget_s,
             next_round_s: self
                 .cell_mean_s()
                 .map(|c| c * Self::cells_in_round(&open) as f64),
+            eta_s: self.eta_s(&open),
         }
+    }
+
+    /// Time the rounds the `open` comparisons still need would take: round by round, the
+    /// cells of those still needing it, at the cells' pace; within what is left of the budget.
+    fn eta_s(&self, open: &BTreeSet<Key>) -> Option<f64> {
+        let per_cell = self.cell_mean_s()?;
+        if !self.rule.adaptive() || self.out_of_budget {
+            return Some(0.0);
+        }
+        let left: Vec<(usize, &Key)> = open.iter().map(|k| (self.rounds_left(k), k)).collect();
+        let most = left.iter().map(|(n, _)| *n).max().unwrap_or(0);
+        let seconds: f64 = (1..=most)
+            .map(|j| {
+                let needing: BTreeSet<Key> = left
+                    .iter()
+                    .filter(|(n, _)| *n >= j)
+                    .map(|(_, k)| (*k).clone())
+                    .collect();
+                per_cell * Self::cells_in_round(&needing) as f64
+            })
+            .sum();
+        Some(match self.rule.budget_s {
+            Some(b) => seconds.min((b - self.elapsed_s()).max(0.0)),
+            None => seconds,
+        })
     }
 }
 

@@ -16,13 +16,17 @@ fn rule(precision: f64, budget_s: Option<f64>, max: u32) -> StopRule {
 
 /// Cells of setups `stock` and `tuned` at threads=4 over `rounds` rounds, A B then B A.
 fn records(rounds: u32) -> Vec<CellRecord> {
+    records_of(&["stock", "tuned"], rounds)
+}
+
+/// Cells of `setups` at threads=4 over `rounds` rounds, in order then reversed.
+fn records_of(setups: &[&str], rounds: u32) -> Vec<CellRecord> {
     let mut out = Vec::new();
     for r in 1..=rounds {
-        let order = if r % 2 == 1 {
-            ["stock", "tuned"]
-        } else {
-            ["tuned", "stock"]
-        };
+        let mut order = setups.to_vec();
+        if r % 2 == 0 {
+            order.reverse();
+        }
         for v in order {
             let seq = out.len() as u32 + 1;
             out.push(CellRecord {
@@ -167,4 +171,120 @@ fn a_round_with_an_unstable_side_is_not_paired() {
     }
     let c = &t.report().comparisons[0];
     assert_eq!((c.used, c.dropped), (3, 1), "{c:?}");
+}
+
+/// Runs the tracker as the study loop does, each cell taking one second of the budget's
+/// clock (recorded as an earlier cell's, so the test does not wait); `tps(setup, round)`.
+/// Returns the (setup, round) of each cell run.
+fn drive_timed(
+    t: &mut RoundTracker,
+    recs: &[CellRecord],
+    tps: impl Fn(&str, u32) -> f64,
+) -> Vec<(String, u32)> {
+    let mut ran = Vec::new();
+    let mut round = 0;
+    for rec in recs {
+        if rec.cell.repeat != round {
+            round = rec.cell.repeat;
+            t.start_round(round);
+        }
+        if t.needed(rec) {
+            let v = rec.cell.variant.clone();
+            t.record_earlier(rec, &phase(tps(&v, round)), 1.0);
+            ran.push((v, round));
+        }
+    }
+    ran
+}
+
+/// `near` is +10% within ±1.5%, `wide` +10% within ±8%: both still open after three rounds,
+/// `wide` the wider.
+fn near_and_wide(setup: &str, round: u32) -> f64 {
+    let sign = [1.0, -1.0, 0.5, -0.5, 1.0, -1.0, 0.5, -0.5][round as usize % 8];
+    match setup {
+        "near" => 1100.0 * (1.0 + 0.015 * sign),
+        "wide" => 1100.0 * (1.0 + 0.08 * sign),
+        _ => 1000.0,
+    }
+}
+
+#[test]
+fn the_budget_left_goes_to_the_widest_comparison_first() {
+    let recs = records_of(&["stock", "near", "wide"], 10);
+    // Three rounds of three cells take 9 s; 2.5 s more pay for one more round of two cells
+    // (the baseline and one candidate), not of three.
+    let mut t = RoundTracker::new(&rule(5.0, Some(11.5), 10), &recs);
+    let ran = drive_timed(&mut t, &recs[..9], near_and_wide);
+    assert_eq!(ran.len(), 9);
+    let rep = t.report();
+    assert!(rep.comparisons.iter().all(|c| c.open), "{rep:?}");
+    let width = |name: &str| {
+        let c = rep.comparisons.iter().find(|c| c.name.starts_with(name));
+        let (l, h) = c.unwrap().interval.unwrap();
+        h - l
+    };
+    assert!(width("wide") > width("near"), "{rep:?}");
+    let ran = drive_timed(&mut t, &recs[9..], near_and_wide);
+    assert_eq!(
+        ran,
+        vec![("wide".to_string(), 4), ("stock".to_string(), 4)],
+        "round 4 goes to the widest comparison"
+    );
+    assert!(t.finished());
+}
+
+#[test]
+fn the_eta_counts_the_rounds_the_open_comparisons_still_need() {
+    let recs = records_of(&["stock", "near", "wide"], 20);
+    let mut t = RoundTracker::new(&rule(5.0, None, 20), &recs);
+    drive_timed(&mut t, &recs[..9], near_and_wide);
+    let rep = t.report();
+    let eta = rep.eta_s.unwrap();
+    // At least the next round of the three cells, at most every round left.
+    assert!(eta >= 3.0 && eta <= 17.0 * 3.0, "{rep:?}");
+    assert_eq!(rep.next_round_s, Some(3.0));
+    // Within a budget, no more than what is left of it.
+    let mut t = RoundTracker::new(&rule(5.0, Some(12.0), 20), &recs);
+    drive_timed(&mut t, &recs[..9], near_and_wide);
+    let eta = t.report().eta_s.unwrap();
+    assert!(eta <= 3.0 && eta > 2.5, "{eta}");
+    // A precise study has nothing left to run.
+    let two = records(20);
+    let mut t = RoundTracker::new(&rule(50.0, None, 20), &two);
+    drive_timed(&mut t, &two[..6], |v, _| {
+        if v == "tuned" {
+            1200.0
+        } else {
+            1000.0
+        }
+    });
+    assert_eq!(t.report().eta_s, Some(0.0));
+}
+
+#[test]
+fn a_resumed_study_pairs_the_rounds_measured_before() {
+    let recs = records(20);
+    let mut t = RoundTracker::new(&rule(5.0, Some(100.0), 20), &recs);
+    // Rounds 1 to 3 were measured before the resume (10 s a cell): precise, and 60 s spent.
+    let tps = |v: &str, r: u32| {
+        if v == "tuned" {
+            1200.0 + f64::from(r)
+        } else {
+            1000.0
+        }
+    };
+    let mut round = 0;
+    for rec in &recs[..6] {
+        if rec.cell.repeat != round {
+            round = rec.cell.repeat;
+            t.start_round(round);
+        }
+        t.record_earlier(rec, &phase(tps(&rec.cell.variant, round)), 10.0);
+    }
+    t.start_round(4);
+    assert!(!t.needed(&recs[6]) && !t.needed(&recs[7]));
+    assert!(t.finished());
+    let rep = t.report();
+    assert_eq!(rep.comparisons[0].used, 3);
+    assert!(rep.elapsed_s >= 60.0, "{rep:?}");
 }
