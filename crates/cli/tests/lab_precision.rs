@@ -87,3 +87,72 @@ fn stopping_flags_join_the_spec_and_contradictions_are_user_errors() {
         "precision: expects a percentage",
     );
 }
+
+/// The comparison's rounds (paired and dropped) in the first round report of `out`, and
+/// that round's number.
+fn first_round_report(out: &str) -> Option<(usize, usize)> {
+    let mut lines = out.lines().skip_while(|l| !l.starts_with("-- round "));
+    let head = lines.next()?;
+    let round = head["-- round ".len()..].split('/').next()?.parse().ok()?;
+    let line = lines.next()?;
+    let count = |needle: &str| -> Option<usize> {
+        let before = &line[..line.find(needle)?];
+        before.rsplit([' ', ',']).next()?.parse().ok()
+    };
+    let used = count(" round(s)").or_else(|| count(" paired round(s)"))?;
+    let dropped = count(" dropped").unwrap_or(0);
+    Some((round, used + dropped))
+}
+
+/// A study resumed after its process died pairs the rounds measured before with the new
+/// ones: its first round report counts every round both sides ran, not only this process's.
+#[test]
+fn issue_35_a_resumed_study_pairs_the_rounds_measured_before() {
+    use qpslab_store::{CellStatus, Store};
+    use std::time::{Duration, Instant};
+    let s = Scratch::new();
+    let p = s.path().join("res.toml");
+    // A precision never reached: every one of the three rounds runs.
+    let body = AA
+        .replace("name = \"aa\"", "name = \"res\"")
+        .replace("precision = \"100%\"", "precision = \"0.01%\"")
+        .replace("max_repeats = 4", "max_repeats = 3");
+    std::fs::write(&p, body).unwrap();
+    let spec = p.display().to_string();
+    let mut child = s
+        .cmd(&["lab", "run", &spec])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once a round is done and a cell of a later one runs.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let going = Store::open(&s.db()).ok().and_then(|store| {
+            let cells = store
+                .study_cells(store.study_by_name("res").ok()?.id)
+                .ok()?;
+            let done = cells.iter().filter(|c| c.status == CellStatus::Done);
+            Some(done.count() >= 2 && cells.iter().any(|c| c.status == CellStatus::Running))
+        });
+        if going == Some(true) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the study never reached its second round"
+        );
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let o = s.run(&["lab", "resume", &spec]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let (round, paired) = first_round_report(&out).unwrap_or_else(|| panic!("{out}"));
+    assert!(round >= 2, "{out}");
+    assert_eq!(
+        paired, round,
+        "rounds before the resume are paired too: {out}"
+    );
+}

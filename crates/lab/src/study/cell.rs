@@ -11,7 +11,8 @@ use crate::sandboxes::dataset_policy;
 use crate::settle::{settle, ServerKind};
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_engine::workload::Workload;
-use qpslab_store::{CellRecord, CellStatus, RunMeta};
+use qpslab_store::{CellId, CellRecord, CellStatus, RunMeta};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -43,7 +44,9 @@ impl Active {
 impl Runner<'_> {
     /// Runs the pending cells round by round; a study with a precision target skips the
     /// cells of comparisons already precise and the rounds its budget cannot pay for, and
-    /// removes them from the study. Returns cells done, failed, done before, not needed.
+    /// removes them from the study. A resumed study's cells done before are paired with the
+    /// new ones (and their time spent from the budget). Returns cells done, failed, done
+    /// before, not needed.
     pub(super) fn run_cells<O: StudyObserver>(
         &mut self,
         obs: &mut O,
@@ -60,6 +63,8 @@ impl Runner<'_> {
                     message,
                 })?;
         let mut rounds = RoundTracker::new(&rule, &records);
+        // A resumed study decides on every round it measured, before the resume too.
+        let mut earlier = self.earlier_phases(&records)?;
         let (mut done, mut failed, mut skipped) = (0, 0, 0);
         let mut not_needed = Vec::new();
         let mut round = 0;
@@ -74,6 +79,9 @@ impl Runner<'_> {
                 rounds.start_round(round);
             }
             if rec.status != CellStatus::Pending {
+                if let Some((phase, seconds)) = earlier.remove(&rec.id) {
+                    rounds.record_earlier(rec, &phase, seconds);
+                }
                 skipped += 1;
                 continue;
             }
@@ -133,6 +141,29 @@ impl Runner<'_> {
         }
         let dropped = self.store.drop_pending_cells(&not_needed)?;
         Ok((done, failed, skipped, dropped))
+    }
+
+    /// The phases of the cells measured before a resume, with the seconds each took then.
+    fn earlier_phases(
+        &self,
+        records: &[CellRecord],
+    ) -> Result<HashMap<CellId, (PhaseResult, f64)>, StudyError> {
+        if records.iter().all(|r| r.status != CellStatus::Done) {
+            return Ok(HashMap::new());
+        }
+        Ok(self
+            .store
+            .cell_figures(self.study)?
+            .into_iter()
+            .filter(|f| f.cell.status == CellStatus::Done)
+            .filter_map(|f| {
+                let seconds = match (f.cell.started_at, f.cell.finished_at) {
+                    (Some(s), Some(e)) if e >= s => e - s,
+                    _ => 0.0,
+                };
+                Some((f.cell.id, (f.phase?, seconds)))
+            })
+            .collect())
     }
 
     fn run_cell<O: StudyObserver>(
