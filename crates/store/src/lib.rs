@@ -26,6 +26,8 @@ mod durable;
 mod error;
 mod export;
 mod hlog;
+mod import;
+pub use import::{ImportError, Imported, ImportedRun, ImportedStudy, Pick};
 mod phase_csv;
 pub use hlog::write_hlog;
 pub use phase_csv::{phase_rows, CSV_PERCENTILES, PHASE_CSV_HEADER};

@@ -159,7 +159,18 @@ CREATE TABLE cells (
     Code(keep_every_run),
     Sql(CLIENT_LATENESS),
     Sql(STUCK_SESSIONS),
+    Sql(IMPORT_ORIGINS),
 ];
+
+/// Where an imported run or study came from (`qpslab import`): its id in the store it was
+/// measured in (the first store, when imported again from a store that imported it) and that
+/// store's file as given; NULL for what was measured into this store.
+const IMPORT_ORIGINS: &str = r#"
+ALTER TABLE runs ADD COLUMN original_id INTEGER;
+ALTER TABLE runs ADD COLUMN imported_from TEXT;
+ALTER TABLE studies ADD COLUMN original_id INTEGER;
+ALTER TABLE studies ADD COLUMN imported_from TEXT;
+"#;
 
 /// Per interval, the sessions stuck at its end (a request waiting longer than the stuck
 /// bound) and the longest any request had waited then, s (when at least 1 s); 0 in samples
@@ -325,6 +336,28 @@ fn rebuild(tx: &Transaction<'_>, table: &str, edits: &[(&str, &str)]) -> Result<
             "rebuilding {table} broke a reference from {t}"
         )));
     }
+    Ok(())
+}
+
+/// Creates, in the empty file behind `conn`, a store as the build before `qpslab import`'s
+/// columns left it (tests of reading older stores).
+#[cfg(test)]
+pub(crate) fn create_before_import(conn: &mut Connection) -> Result<(), Error> {
+    let version = MIGRATIONS
+        .iter()
+        .position(|m| matches!(m, Sql(s) if *s == IMPORT_ORIGINS))
+        .unwrap_or(MIGRATIONS.len());
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let tx = conn.transaction()?;
+    for m in &MIGRATIONS[..version] {
+        match m {
+            Sql(sql) => tx.execute_batch(sql)?,
+            Code(f) => f(&tx)?,
+        }
+    }
+    tx.pragma_update(None, "user_version", version as i64)?;
+    tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+    tx.commit()?;
     Ok(())
 }
 
