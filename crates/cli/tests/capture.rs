@@ -262,3 +262,68 @@ fn bad_arguments_are_refused_before_the_server_is_touched() {
     assert_user_error(&o, "on this host");
     assert!(!Path::new(&fresh).exists());
 }
+
+/// Issue 38, item 5: a capture changes only the logging, so a `run` on the sandbox being
+/// captured proceeds (it was refused as "changing the settings now") and is in the log.
+#[test]
+fn a_run_on_a_sandbox_being_captured_proceeds_and_is_in_the_log() {
+    let s = Scratch::new();
+    let server = start(&s, "capshare");
+    let data = ["--tables", "1", "--table-size", "200"];
+    let o = s.run(
+        &[
+            &["prepare", "oltp_point_select", "--sandbox", "capshare"],
+            &data[..],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = s.path().join("shared.log").display().to_string();
+    let args = [
+        "capture",
+        "--sandbox",
+        "capshare",
+        "--time",
+        "8s",
+        "--out",
+        &out,
+    ];
+    let (child, head, rest) = spawn_capture(&s, &args);
+    let run = s.run(
+        &[
+            &[
+                "run",
+                "oltp_point_select",
+                "--sandbox",
+                "capshare",
+                "--threads",
+                "1",
+                "--time",
+                "1",
+                "--warmup",
+                "0",
+            ],
+            &data[..],
+        ]
+        .concat(),
+    );
+    let status = child.wait_with_output().unwrap().status;
+    let err = format!("{head}{}", rest.join().unwrap());
+    assert!(run.status.success(), "run refused: {}", stderr(&run));
+    assert!(
+        stderr(&run).contains("is logging every statement"),
+        "{}",
+        stderr(&run)
+    );
+    assert_eq!(status.code(), Some(0), "{err}");
+    let log = std::fs::read_to_string(&out).unwrap();
+    let selects = log
+        .lines()
+        .filter(|l| l.contains("FROM sbtest1 WHERE id"))
+        .count();
+    assert!(
+        selects > 0,
+        "the run's statements are not in the log: {err}"
+    );
+    assert_eq!(server.leftovers(), Vec::<String>::new());
+}

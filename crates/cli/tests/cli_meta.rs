@@ -84,11 +84,13 @@ fn man_renders_the_run_page_written_by_man_dir() {
         "qpslab-server-start.1",
         "qpslab-man.1",
     ] {
-        assert!(dir.join(page).is_file(), "{page} not written");
+        assert!(dir.join("man1").join(page).is_file(), "{page} not written");
     }
+    assert!(stderr(&out).contains("MANPATH="), "{}", stderr(&out));
+    // Issue 38, item 3: found by man itself, as a user reads it once installed.
     let rendered = std::process::Command::new("man")
-        .arg("-l")
-        .arg(dir.join("qpslab-run.1"))
+        .arg("qpslab-run")
+        .env("MANPATH", &dir)
         .env("MANWIDTH", "100")
         .env("LC_ALL", "C")
         .env("MANPAGER", "cat")
@@ -113,6 +115,21 @@ fn man_renders_the_run_page_written_by_man_dir() {
     assert!(
         next.contains("Client sessions"),
         "after --threads: {next:?}\n{text}"
+    );
+    // The sections beyond the options, the examples taken from the docs' command lines.
+    for section in ["EXAMPLES", "ENVIRONMENT", "FILES", "EXIT STATUS"] {
+        assert!(
+            text.lines().any(|l| l == section),
+            "no {section} in:\n{text}"
+        );
+    }
+    assert!(
+        words.contains("qpslab run oltp_point_select --tables 8"),
+        "{text}"
+    );
+    assert!(
+        words.contains("QPSLAB_LAB") && words.contains("130"),
+        "{text}"
     );
 }
 

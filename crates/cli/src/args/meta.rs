@@ -1,6 +1,8 @@
 //! The commands about qpslab itself: shell completions and man pages, both generated from the
 //! one clap definition ([`Cli`]) so that they can never disagree with the options they describe.
 
+mod man_sections;
+
 use super::Cli;
 use clap::{Args, CommandFactory, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -46,7 +48,8 @@ pub struct ManArgs {
     /// (default: the page of qpslab itself).
     #[arg(value_name = "CMD")]
     pub command: Option<String>,
-    /// Write every page (qpslab.1, qpslab-run.1, ...) into this directory instead.
+    /// Write every page into DIR/man1/ (qpslab.1, qpslab-run.1, ...) instead, where `man`
+    /// finds them with MANPATH=DIR.
     #[arg(long, value_name = "DIR", conflicts_with = "command")]
     pub dir: Option<PathBuf>,
 }
@@ -117,19 +120,31 @@ pub fn write_man_page(
         Some(c) => format!("qpslab-{}", c.trim().replace(' ', "-")),
     };
     match pages().into_iter().find(|(name, _)| *name == wanted) {
-        Some((_, cmd)) => clap_mangen::Man::new(cmd).render(out).map(|()| true),
+        Some((name, cmd)) => render_page(&name, cmd, out).map(|()| true),
         None => Ok(false),
     }
 }
 
-/// Writes every page into `dir` as NAME.1 and returns the files written.
+/// clap's sections of one page, then EXAMPLES, ENVIRONMENT, FILES and EXIT STATUS.
+fn render_page(
+    name: &str,
+    cmd: clap::Command,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    clap_mangen::Man::new(cmd).render(out)?;
+    out.write_all(man_sections::extra_sections(name).as_bytes())
+}
+
+/// Writes every page into `dir/man1/` as NAME.1 (the layout `man` searches under each MANPATH
+/// entry) and returns the files written.
 pub fn write_man_pages(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)?;
+    let dir = dir.join("man1");
+    std::fs::create_dir_all(&dir)?;
     let mut written = Vec::new();
     for (name, cmd) in pages() {
         let path = dir.join(format!("{name}.1"));
         let mut file = std::io::BufWriter::new(std::fs::File::create(&path)?);
-        clap_mangen::Man::new(cmd).render(&mut file)?;
+        render_page(&name, cmd, &mut file)?;
         std::io::Write::flush(&mut file)?;
         written.push(path);
     }

@@ -18,9 +18,16 @@ pub fn man(a: ManArgs) -> anyhow::Result<()> {
     if let Some(dir) = &a.dir {
         let written = crate::args::write_man_pages(dir)
             .with_context(|| format!("writing man pages into {}", dir.display()))?;
-        for path in written {
+        for path in &written {
             println!("{}", path.display());
         }
+        // man looks for DIR/man1/NAME.1 under each MANPATH entry: say how to read them.
+        eprintln!(
+            "wrote {} man pages into {}; read them with: MANPATH={} man qpslab-run",
+            written.len(),
+            dir.join("man1").display(),
+            dir.display()
+        );
         return Ok(());
     }
     let mut page = Vec::new();

@@ -97,6 +97,23 @@ fn leftover_text(r: &Record) -> String {
     )
 }
 
+/// Who begins a change: the command's name, and whether it changes only how the server logs.
+#[derive(Clone, Copy)]
+struct Owner<'a> {
+    command: &'a str,
+    logging_only: bool,
+}
+
+impl<'a> Owner<'a> {
+    /// A command whose settings change what runs measure (`tune`, `run --at`).
+    fn changing(command: &'a str) -> Owner<'a> {
+        Owner {
+            command,
+            logging_only: false,
+        }
+    }
+}
+
 /// What is recorded for a server.
 #[derive(Debug)]
 pub enum Look {
@@ -173,6 +190,22 @@ impl Ledger {
         }
     }
 
+    /// As [`Ledger::refuse_leftovers`] for a command that only reads the server's settings and
+    /// changes none (`run` without `--at set`): a process changing nothing but how the server
+    /// logs (`capture`) shares the server with it, and is returned so that the caller can say
+    /// its statements are being logged.
+    pub fn refuse_leftovers_sharing_logs(
+        &self,
+        target: &ConnectOptions,
+    ) -> Result<Option<Record>, RestoreError> {
+        match self.look(target)? {
+            Look::Nothing => Ok(None),
+            Look::Busy(r) if r.logging_only => Ok(Some(r)),
+            Look::Busy(r) => Err(RestoreError::Busy(Box::new(r))),
+            Look::Leftover(r) => Err(RestoreError::Leftover(Box::new(r))),
+        }
+    }
+
     /// Before changing the global variables `names` on the server at `target` for `command`:
     /// refuses while another process changes its settings or a dead one's are still there,
     /// then records the original values (variables the server lacks are left out).
@@ -182,7 +215,9 @@ impl Ledger {
         command: &str,
         names: &[String],
     ) -> Result<Guard, RestoreError> {
-        self.begin_with(target, command, Vec::new(), |s| s.values(names))
+        self.begin_with(target, Owner::changing(command), Vec::new(), |s| {
+            s.values(names)
+        })
     }
 
     /// [`Ledger::begin`] for the variables the `set` actions of a phase change (`run --at`, a
@@ -216,7 +251,9 @@ impl Ledger {
         command: &str,
         accounts: Vec<Account>,
     ) -> Result<Guard, RestoreError> {
-        self.begin_with(target, command, accounts, |_| Ok(Vec::new()))
+        self.begin_with(target, Owner::changing(command), accounts, |_| {
+            Ok(Vec::new())
+        })
     }
 
     /// As [`Ledger::begin`], with the original values given (read by the caller, who writes
@@ -227,6 +264,23 @@ impl Ledger {
         command: &str,
         saved: Vec<Saved>,
     ) -> Result<Guard, RestoreError> {
+        self.begin_with(target, Owner::changing(command), Vec::new(), |_| Ok(saved))
+    }
+
+    /// As [`Ledger::begin_saved`] for settings that change only how the server logs
+    /// (`capture`'s): the record says so, and runs that change nothing share the server
+    /// ([`Ledger::refuse_leftovers_sharing_logs`]). The lock is the same exclusive one, so a
+    /// second capture, a tune or a `run --at set` is still refused while it is held.
+    pub fn begin_logging(
+        &self,
+        target: &ConnectOptions,
+        command: &str,
+        saved: Vec<Saved>,
+    ) -> Result<Guard, RestoreError> {
+        let command = Owner {
+            command,
+            logging_only: true,
+        };
         self.begin_with(target, command, Vec::new(), |_| Ok(saved))
     }
 
@@ -235,7 +289,7 @@ impl Ledger {
     fn begin_with(
         &self,
         target: &ConnectOptions,
-        command: &str,
+        owner: Owner<'_>,
         accounts: Vec<Account>,
         saved: impl FnOnce(&mut Server) -> Result<Vec<Saved>, RestoreError>,
     ) -> Result<Guard, RestoreError> {
@@ -251,7 +305,7 @@ impl Ledger {
         let Some(lock) = at.try_lock()? else {
             let r = at
                 .read()?
-                .unwrap_or_else(|| s.record(target, command, Vec::new()));
+                .unwrap_or_else(|| s.record(target, owner.command, Vec::new()));
             return Err(RestoreError::Busy(Box::new(r)));
         };
         if accounts.is_empty() {
@@ -260,7 +314,8 @@ impl Ledger {
             }
         }
         let settings = saved(&mut s)?;
-        let mut record = s.record(target, command, settings);
+        let mut record = s.record(target, owner.command, settings);
+        record.logging_only = owner.logging_only;
         record.accounts = accounts;
         record
             .write(&at.record)
@@ -550,6 +605,7 @@ impl Server {
                 .map_or(0, |d| d.as_secs()),
             settings,
             accounts: Vec::new(),
+            logging_only: false,
         }
     }
 }

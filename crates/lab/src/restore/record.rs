@@ -97,6 +97,10 @@ pub struct Record {
     /// dropped; a restart of the server does not drop them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accounts: Vec<Account>,
+    /// Whether the command changes only how the server logs (`capture`): a run that changes
+    /// no setting may measure the server meanwhile, and is logged with the rest.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub logging_only: bool,
 }
 
 impl Record {
@@ -213,6 +217,7 @@ mod tests {
             pid: 1,
             written: 0,
             settings: Vec::new(),
+            logging_only: false,
             accounts: vec![Account {
                 user: "qpslab_ro_ab12".into(),
                 host: "localhost".into(),

@@ -89,7 +89,7 @@ pub fn take(req: Request, on: &mut dyn FnMut(Step)) -> Result<Taken, CaptureErro
     // A killed capture's (or tune's) settings would be taken as the server's own.
     ledger.refuse_leftovers(req.target)?;
     let cap = Capture::open(req.target)?;
-    let guard = ledger.begin_saved(req.target, "capture", cap.changes().saved())?;
+    let guard = ledger.begin_logging(req.target, "capture", cap.changes().saved())?;
     let (changes, restore_sql) = (cap.changes().clone(), cap.restore_line());
     on(Step::Planned {
         restore_line: &restore_sql,
