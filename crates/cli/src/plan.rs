@@ -143,6 +143,8 @@ mod tests {
         "profile",
         // The live endpoint: `lab run --metrics-addr` serves a study's cells.
         "metrics_addr",
+        // A rendering of the end of each phase (sysbench's --histogram), not a plan option.
+        "histogram",
         "help",
     ];
 

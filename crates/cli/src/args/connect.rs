@@ -10,8 +10,8 @@ use std::path::PathBuf;
 /// Which server to talk to. With none of these, an embedded sandbox is started for the command.
 ///
 /// The mysql client's options, with its short forms where `qpslab` has no other use for them:
-/// `-P` port, `-p` password, `-u` user, `-S` socket, `-D` database. `-h` stays help, as in every
-/// clap program: the host is `--host` only. The option files a mysql client reads by default
+/// `-h` host, `-P` port, `-p` password, `-u` user, `-S` socket, `-D` database. Help is `--help`
+/// or `-?`, as the mysql client's. The option files a mysql client reads by default
 /// (/etc/my.cnf, /etc/mysql/my.cnf, ~/.my.cnf) are read only once a server is named here
 /// (--target, --host, --port, --socket, -p, --password-file or an option file flag): with none,
 /// the command uses its embedded sandbox, whatever those files say. sysbench's names
@@ -27,9 +27,9 @@ pub struct TargetArgs {
     /// --host, --port, -u, -p, -S and -D given too override its parts.
     #[arg(long, help_heading = CONNECTION, value_name = "DSN")]
     pub target: Option<String>,
-    /// Host name or IP of the server, over TCP (long form only: -h is help). `localhost`
-    /// without --port uses the option files' socket when they name one, as the mysql client.
-    #[arg(long, help_heading = CONNECTION, value_name = "NAME", aliases = ["mysql-host", "mysql_host"])]
+    /// Host name or IP of the server, over TCP (help is --help or -?). `localhost` without
+    /// --port uses the option files' socket when they name one, as the mysql client.
+    #[arg(short = 'h', long, help_heading = CONNECTION, value_name = "NAME", aliases = ["mysql-host", "mysql_host"])]
     pub host: Option<String>,
     /// TCP port of the server (default 3306): connects over TCP, to --host or localhost.
     #[arg(help_heading = CONNECTION, short = 'P', long, value_name = "PORT", aliases = ["mysql-port", "mysql_port"])]

@@ -53,9 +53,15 @@ fn takes_the_mysql_clients_short_options() {
     assert_eq!(t.database.as_deref(), Some("shop"));
     let t = run(&["oltp_point_select", "-S", "/s.sock"]).unwrap().target;
     assert_eq!(t.socket.as_deref(), Some(std::path::Path::new("/s.sock")));
-    // -h stays help.
-    let e = run(&["-h"]).unwrap_err();
-    assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp);
+    // -h is the host, as the mysql client's; help is --help or -?.
+    let t = run(&["oltp_point_select", "-h", "db2"]).unwrap().target;
+    assert_eq!(t.host.as_deref(), Some("db2"));
+    let t = run(&["oltp_point_select", "-hdb3"]).unwrap().target;
+    assert_eq!(t.host.as_deref(), Some("db3"));
+    for help in ["-?", "--help"] {
+        let e = run(&[help]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp, "{help}");
+    }
     for clash in [
         &["oltp_point_select", "--sandbox", "a", "--port", "1"][..],
         &["oltp_point_select", "--sandbox", "a", "-px"],
@@ -151,4 +157,37 @@ fn takes_sysbenchs_connection_options() {
 #[test]
 fn the_definitions_hold_together() {
     <Cli as clap::CommandFactory>::command().debug_assert();
+}
+
+/// Every command that takes a server reads `-h` as its host; every command's help is `-?`.
+#[test]
+fn h_is_the_host_of_every_command_with_a_server() {
+    use clap::CommandFactory;
+    fn walk(path: &str, c: &clap::Command, with_host: &mut Vec<String>) {
+        if let Some(host) = c.get_arguments().find(|a| a.get_id() == "host") {
+            assert_eq!(host.get_short(), Some('h'), "{path}");
+            with_host.push(path.to_string());
+        }
+        assert!(
+            c.get_arguments()
+                .any(|a| a.get_id() == "help" && a.get_short() == Some('?')),
+            "{path} has no -?"
+        );
+        // clap's own `help` subcommand takes command names only.
+        for s in c.get_subcommands().filter(|s| s.get_name() != "help") {
+            walk(&format!("{path} {}", s.get_name()), s, with_host);
+        }
+    }
+    let mut cli = Cli::command();
+    cli.build();
+    let mut with_host = Vec::new();
+    walk("qpslab", &cli, &mut with_host);
+    for cmd in [
+        "run", "prepare", "cleanup", "replay", "capture", "tune", "advise",
+    ] {
+        assert!(
+            with_host.contains(&format!("qpslab {cmd}")),
+            "{with_host:?}"
+        );
+    }
 }

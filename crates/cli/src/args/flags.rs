@@ -1,6 +1,7 @@
 //! The run options' flags, made from the one option table (`qpslab_lab::options::OPTIONS`), so
 //! that every flag of `run` and `prepare` is also a study key and is checked by the same code.
-//! Each flag also takes sysbench's underscore spelling (`--table_size`) as a hidden alias.
+//! Each flag also takes sysbench's underscore spelling (`--table_size`) and the table's alias
+//! (`--warmup-time`, `--duration`) as hidden aliases.
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use qpslab_lab::options::{resolve::default_text, OptionDef, Scope, OPTIONS};
@@ -63,11 +64,19 @@ fn arg(def: &OptionDef) -> Arg {
             .long(def.flag().trim_start_matches('-').to_string())
             .allow_negative_numbers(true)
             .help_heading(heading);
-        // sysbench's own spelling (`--table_size`), accepted but not listed twice in the help.
-        if def.name.contains('_') {
+        // sysbench's own spelling (`--table_size`) and an older or sysbench name of the
+        // option (`--warmup-time`), accepted but not listed in the help.
+        let a = if def.name.contains('_') {
             a.alias(def.name)
         } else {
             a
+        };
+        match def.alias {
+            Some(alias) if alias.contains('_') => {
+                a.aliases([alias.to_string(), alias.replace('_', "-")])
+            }
+            Some(alias) => a.alias(alias),
+            None => a,
         }
     }
 }

@@ -16,6 +16,7 @@ mod replay;
 mod replica;
 mod restore;
 mod study;
+mod sysbench;
 mod threads;
 mod tune;
 
@@ -40,8 +41,16 @@ use std::path::PathBuf;
 
 /// A performance lab for MySQL-family servers.
 #[derive(Parser, Debug)]
-#[command(name = "qpslab", version = env!("QPSLAB_LONG_VERSION"), about)]
+#[command(
+    name = "qpslab",
+    version = env!("QPSLAB_LONG_VERSION"),
+    about,
+    disable_help_flag = true
+)]
 pub struct Cli {
+    /// Print help (`-?` as the mysql client's; `-h` is the server's host, as mysql's).
+    #[arg(short = '?', long, global = true, action = clap::ArgAction::Help)]
+    help: Option<bool>,
     #[command(flatten)]
     pub verbosity: Verbosity,
     #[command(subcommand)]
@@ -50,9 +59,24 @@ pub struct Cli {
 
 impl Cli {
     /// Parses the process's arguments (exiting with clap's message on a mistake), reading the
-    /// mysql client's `-pVALUE` as `--password=VALUE` ([`attached_password`]).
+    /// mysql client's `-pVALUE` as `--password=VALUE` ([`attached_password`]) and sysbench's
+    /// and mysql's command lines as typed ([`sysbench::rewrite`]: its notes go to standard
+    /// error, a line it refuses exits 2 with the reason).
     pub fn parse_args() -> Cli {
-        Cli::parse_from(attached_password(std::env::args_os()))
+        let args = attached_password(std::env::args_os());
+        let quiet = args.iter().any(|a| a == "-q" || a == "--quiet");
+        match sysbench::rewrite(args) {
+            Ok(r) => {
+                for note in r.notes.iter().filter(|_| !quiet) {
+                    eprintln!("qpslab: note: {note}");
+                }
+                Cli::parse_from(r.args)
+            }
+            Err(why) => {
+                eprintln!("qpslab: error: {why}");
+                std::process::exit(2)
+            }
+        }
     }
 }
 
@@ -171,6 +195,16 @@ pub struct RunArgs {
     pub profile: Option<PathBuf>,
     #[command(flatten)]
     pub replica: ReplicaRunArgs,
+    /// Print each phase's latency histogram at its end, as sysbench's --histogram (on, off).
+    #[arg(
+        long,
+        value_name = "on|off",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "on",
+        value_parser = ["on", "off"]
+    )]
+    pub histogram: Option<String>,
     /// Serve the live interval figures for Prometheus at HOST:PORT (GET /metrics) while it
     /// runs (docs/metrics.md).
     #[arg(long, value_name = "HOST:PORT")]

@@ -83,27 +83,31 @@ pub(crate) static RUN: &[OptionDef] = &[
         },
         |b| b.events.map_or("none".into(), |e| e.to_string()),
     ),
-    def(
-        "warmup",
-        Scope::Run,
-        "S|auto",
-        "Seconds run before each measured phase and discarded, or auto: until throughput has \
-         no trend, at most --warmup-max (studies' default: auto)",
-        "auto",
-        |b, v| {
-            b.warmup = match text(v)?.as_str() {
-                "auto" => Warmup::Auto,
-                _ => Warmup::Seconds(bounded_seconds(v).map_err(|_| {
-                    format!("must be zero or a positive number of seconds (at most a year), or auto; not {v}")
-                })?),
-            };
-            Ok(())
-        },
-        |b| match b.warmup {
-            Warmup::Auto => "auto".into(),
-            Warmup::Seconds(s) => seconds_text(s),
-        },
-    ),
+    OptionDef {
+        // sysbench's name for a warm-up in seconds (`--warmup-time=N`).
+        alias: Some("warmup_time"),
+        ..def(
+            "warmup",
+            Scope::Run,
+            "S|auto",
+            "Seconds run before each measured phase and discarded, or auto: until throughput has \
+             no trend, at most --warmup-max (studies' default: auto)",
+            "auto",
+            |b, v| {
+                b.warmup = match text(v)?.as_str() {
+                    "auto" => Warmup::Auto,
+                    _ => Warmup::Seconds(bounded_seconds(v).map_err(|_| {
+                        format!("must be zero or a positive number of seconds (at most a year), or auto; not {v}")
+                    })?),
+                };
+                Ok(())
+            },
+            |b| match b.warmup {
+                Warmup::Auto => "auto".into(),
+                Warmup::Seconds(s) => seconds_text(s),
+            },
+        )
+    },
     seconds_bound!(
         "warmup_max",
         warmup_max_s,

@@ -1,0 +1,489 @@
+//! sysbench's and mysql's command lines as typed, rewritten into qpslab's before clap reads
+//! them: sysbench's word order (`qpslab [OPTIONS] TESTNAME COMMAND`, and every argument when
+//! the binary is called as `sysbench`), mysql's first-option habit (`qpslab --defaults-file=F
+//! run ...`), and sysbench's options that qpslab has no flag for: each is given its meaning,
+//! ignored with a note where it has no effect here, or refused with the reason. The options
+//! that do have a meaning here are in the one option table (`db_ps_mode`, `percentile`,
+//! `warmup_time`), not in this module.
+
+use clap::{Command, CommandFactory};
+use std::ffi::OsString;
+
+/// The arguments clap is to read, and the notes to print about options left out.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rewritten {
+    /// The arguments, `argv[0]` first.
+    pub args: Vec<OsString>,
+    /// One line each: an option accepted and ignored, and why.
+    pub notes: Vec<String>,
+}
+
+/// sysbench's commands, in its word order after the test name.
+const SYSBENCH_COMMANDS: [&str; 4] = ["prepare", "run", "cleanup", "help"];
+
+/// Server error codes qpslab rolls back and retries (sysbench's default `--mysql-ignore-errors`).
+const RETRIED: [&str; 3] = ["1213", "1205", "1020"];
+
+/// The one line for a bare `-h`: it is the host here, as in the mysql client.
+pub const BARE_H: &str =
+    "-h is the server's host, as the mysql client's (-h HOST); help is --help or -?";
+
+/// One argument, or an option with the value it was given with.
+#[derive(Clone, Debug)]
+enum Item {
+    /// A word that is not an option.
+    Word(String),
+    /// An option: its words as typed, its name (dashes and underscores as typed, without the
+    /// leading dashes) and its value, if any.
+    Opt {
+        raw: Vec<String>,
+        name: String,
+        value: Option<String>,
+    },
+}
+
+impl Item {
+    /// sysbench's key of an option: underscores for dashes (`table_size`).
+    fn key(&self) -> Option<String> {
+        match self {
+            Item::Opt { name, .. } => Some(name.replace('-', "_")),
+            Item::Word(_) => None,
+        }
+    }
+}
+
+/// The options taking a value as the next word, long names and short letters, of every
+/// command (so that `--tables 4` is not read as the word `4`).
+fn value_options(cmd: &Command) -> (Vec<String>, Vec<char>) {
+    let mut longs = Vec::new();
+    let mut shorts = Vec::new();
+    let mut stack = vec![cmd];
+    while let Some(c) = stack.pop() {
+        for a in c.get_arguments() {
+            if a.is_positional() || a.is_require_equals_set() || !a.get_action().takes_values() {
+                continue;
+            }
+            longs.extend(a.get_long().map(String::from));
+            longs.extend(a.get_all_aliases().into_iter().flatten().map(String::from));
+            shorts.extend(a.get_short());
+        }
+        stack.extend(c.get_subcommands());
+    }
+    // sysbench's deprecated names, rewritten below.
+    for l in ["max-time", "max-requests", "num-threads", "tx-rate"] {
+        longs.extend([l.to_string(), l.replace('-', "_")]);
+    }
+    (longs, shorts)
+}
+
+/// The words split into options (with their values) and other words.
+fn items(words: &[String], cmd: &Command) -> Vec<Item> {
+    let (longs, shorts) = value_options(cmd);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let w = &words[i];
+        i += 1;
+        // A switch typed bare before sysbench's command (`--skip_trx run`) does not take it.
+        let takes_next = |name: &str, i: usize| {
+            i < words.len()
+                && !SYSBENCH_COMMANDS.contains(&words[i].as_str())
+                && longs.iter().any(|l| l == name)
+        };
+        if let Some(long) = w.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                None => (long.to_string(), None),
+            };
+            let mut raw = vec![w.clone()];
+            let value = if value.is_none() && takes_next(&name, i) {
+                raw.push(words[i].clone());
+                i += 1;
+                Some(words[i - 1].clone())
+            } else {
+                value
+            };
+            out.push(Item::Opt { raw, name, value });
+        } else if w.len() > 1 && w.starts_with('-') {
+            let mut raw = vec![w.clone()];
+            let short = w.chars().nth(1).filter(|_| w.chars().count() == 2);
+            if short.is_some_and(|c| shorts.contains(&c)) && i < words.len() {
+                raw.push(words[i].clone());
+                i += 1;
+            }
+            out.push(Item::Opt {
+                raw,
+                name: w.trim_start_matches('-').to_string(),
+                value: None,
+            });
+        } else {
+            out.push(Item::Word(w.clone()));
+        }
+    }
+    out
+}
+
+/// A sysbench test name as qpslab's workload: `/usr/share/sysbench/oltp_read_write.lua` is
+/// `oltp_read_write`.
+fn test_name(word: &str) -> String {
+    match word.strip_suffix(".lua") {
+        Some(path) => path.rsplit('/').next().unwrap_or(path).to_string(),
+        None => word.to_string(),
+    }
+}
+
+/// The arguments rewritten (see the module's documentation), or the one line saying why a
+/// command line cannot be run as typed (exit 2).
+pub fn rewrite(args: Vec<OsString>) -> Result<Rewritten, String> {
+    let unchanged = |args: Vec<OsString>| Rewritten {
+        args,
+        notes: Vec::new(),
+    };
+    // Words that are not text are left to clap, which says so.
+    let Some(mut words) = args
+        .iter()
+        .map(|a| a.to_str().map(String::from))
+        .collect::<Option<Vec<String>>>()
+    else {
+        return Ok(unchanged(args));
+    };
+    if words.is_empty() {
+        return Ok(unchanged(args));
+    }
+    let argv0 = words.remove(0);
+    let tail = match words.iter().position(|w| w == "--") {
+        Some(at) => words.split_off(at),
+        None => Vec::new(),
+    };
+    if let Some(at) = words.iter().position(|w| w == "-h") {
+        if words.get(at + 1).is_none_or(|next| next.starts_with('-')) {
+            return Err(BARE_H.into());
+        }
+    }
+    let sysbench = std::path::Path::new(&argv0)
+        .file_name()
+        .is_some_and(|n| n == "sysbench");
+    let cli = super::Cli::command();
+    let mut items = items(&words, &cli);
+    if sysbench {
+        items = config_file(items, &cli)?;
+    }
+    let is_sub = |w: &str| w == "help" || cli.get_subcommands().any(|c| c.get_name() == w);
+    let first_word = items.iter().position(|i| matches!(i, Item::Word(_)));
+    let word = |at: usize| match &items[at] {
+        Item::Word(w) => w.clone(),
+        Item::Opt { .. } => String::new(),
+    };
+    // (command, its position, the test's position when it comes before the command)
+    let order =
+        match first_word {
+            _ if !sysbench && first_word.is_none() => return Ok(unchanged(args)),
+            Some(at) if !sysbench && is_sub(&word(at)) => (word(at), at, None),
+            _ => {
+                // sysbench's order: TESTNAME then COMMAND, options anywhere (`--test=NAME` as
+                // sysbench 0.5 wrote it).
+                let test = first_word.or_else(|| {
+                    items
+                        .iter()
+                        .position(|i| i.key().as_deref() == Some("test"))
+                });
+                let command = items
+                    .iter()
+                    .enumerate()
+                    .skip(test.map_or(0, |t| t + 1))
+                    .find_map(|(at, i)| match i {
+                        Item::Word(w) if SYSBENCH_COMMANDS.contains(&w.as_str()) => Some(at),
+                        _ => None,
+                    });
+                match (test, command) {
+                    (Some(t), Some(c)) => (word(c), c, Some(t)),
+                    (None, None) if sysbench => return Ok(unchanged(sysbench_meta(&items, argv0))),
+                    _ if sysbench => return Err(
+                        "sysbench's form is `sysbench [OPTIONS] TESTNAME prepare|run|cleanup|help`"
+                            .into(),
+                    ),
+                    // Not sysbench's order either: clap says what is wrong.
+                    _ => return Ok(unchanged(args)),
+                }
+            }
+        };
+    let (command, at, test) = order;
+    // Options of qpslab's own before the command (`-q run`) stay there.
+    let prefix = match test {
+        None if items[..at].iter().all(|i| global(i, &cli)) => at,
+        _ => 0,
+    };
+    let test_item = test.map(|t| match &items[t] {
+        Item::Word(w) => test_name(w),
+        Item::Opt { value, .. } => test_name(value.as_deref().unwrap_or_default()),
+    });
+    let rest: Vec<Item> = items
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i >= prefix && *i != at && Some(*i) != test)
+        .map(|(_, item)| item.clone())
+        .collect();
+    let (command, help) = match command.as_str() {
+        "help" if test_item.is_some() => ("run".to_string(), true),
+        _ => (command, false),
+    };
+    let mut notes = Vec::new();
+    let rest = if SYSBENCH_COMMANDS.contains(&command.as_str()) {
+        options(rest, &command, &mut notes)?
+    } else {
+        rest
+    };
+    let mut out: Vec<OsString> = vec![argv0.into()];
+    for item in &items[..prefix] {
+        if let Item::Opt { raw, .. } = item {
+            out.extend(raw.iter().map(OsString::from));
+        }
+    }
+    out.push(command.into());
+    out.extend(test_item.map(OsString::from));
+    for item in rest {
+        match item {
+            Item::Word(w) => out.push(w.into()),
+            Item::Opt { raw, .. } => out.extend(raw.into_iter().map(OsString::from)),
+        }
+    }
+    if help {
+        out.push("--help".into());
+    }
+    out.extend(tail.into_iter().map(OsString::from));
+    Ok(Rewritten { args: out, notes })
+}
+
+/// Whether `item` is an option of qpslab's own, before any command (`-q`, `--version`).
+fn global(item: &Item, cli: &Command) -> bool {
+    let Item::Opt { raw, .. } = item else {
+        return false;
+    };
+    let typed = raw[0].split('=').next().unwrap_or_default();
+    cli.get_arguments().any(|a| {
+        a.get_long().is_some_and(|l| typed == format!("--{l}"))
+            || a.get_short().is_some_and(|c| typed == format!("-{c}"))
+    })
+}
+
+/// `sysbench --version` and `sysbench --help` (no test named).
+fn sysbench_meta(items: &[Item], argv0: String) -> Vec<OsString> {
+    let version = items.iter().any(|i| i.key().as_deref() == Some("version"));
+    let flag = if version { "--version" } else { "--help" };
+    vec![argv0.into(), flag.into()]
+}
+
+/// sysbench's `--config-file=FILE`: one option a line (`threads=4`, `# comments`), read as
+/// if typed first.
+fn config_file(items: Vec<Item>, cli: &Command) -> Result<Vec<Item>, String> {
+    let mut out = Vec::new();
+    for item in items {
+        match (item.key().as_deref(), &item) {
+            (Some("config_file"), Item::Opt { value: Some(f), .. }) => {
+                let text = std::fs::read_to_string(f)
+                    .map_err(|e| format!("--config-file={f}: cannot read it: {e}"))?;
+                let words: Vec<String> = text
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(|l| format!("--{l}"))
+                    .collect();
+                out.extend(self::items(&words, cli));
+            }
+            _ => out.push(item),
+        }
+    }
+    Ok(out)
+}
+
+/// What sysbench does with the option, under qpslab.
+enum Meaning {
+    /// Kept as typed (qpslab has the flag).
+    Keep,
+    /// Given as this qpslab option instead.
+    As(&'static str, Option<String>),
+    /// Left out, with the note said.
+    Ignore(String),
+    /// Left out with no note: it asks for what qpslab does anyway.
+    Drop,
+}
+
+/// sysbench's options rewritten for `command` (prepare, run, cleanup).
+fn options(items: Vec<Item>, command: &str, notes: &mut Vec<String>) -> Result<Vec<Item>, String> {
+    let has = |key: &str| {
+        items.iter().any(|i| {
+            i.key().as_deref() == Some(key)
+                && matches!(i, Item::Opt { value: Some(v), .. } if v.trim() != "0")
+        })
+    };
+    let events_given = has("events") || has("max_requests");
+    let mut out = Vec::new();
+    let mut left_out = Vec::new();
+    for item in items {
+        let Item::Opt { name, value, .. } = &item else {
+            out.push(item);
+            continue;
+        };
+        let key = name.replace('-', "_");
+        let meaning = meaning(&key, value.as_deref(), events_given)
+            .map_err(|why| format!("--{name}{}: {why}", shown(value)))?;
+        // Renamed first (`--max-time` is `--time`), then left out where the command has no
+        // use for it (sysbench reads every option for every command).
+        let (item, key) = match meaning {
+            Meaning::Keep => (item.clone(), key),
+            Meaning::As(to, v) => (
+                Item::Opt {
+                    raw: vec![match &v {
+                        Some(v) => format!("--{}={v}", to.replace('_', "-")),
+                        None => format!("--{}", to.replace('_', "-")),
+                    }],
+                    name: to.to_string(),
+                    value: v,
+                },
+                to.to_string(),
+            ),
+            Meaning::Ignore(why) => {
+                notes.push(format!("--{name}{} ignored: {why}", shown(value)));
+                continue;
+            }
+            Meaning::Drop => continue,
+        };
+        if unused_by(command, &key) {
+            left_out.push(format!("--{}", key.replace('_', "-")));
+            continue;
+        }
+        out.push(item);
+    }
+    if !left_out.is_empty() {
+        notes.push(format!(
+            "{} ignored: {}",
+            left_out.join(", "),
+            if command == "cleanup" {
+                "cleanup drops every sbtest table qpslab created, whatever their number"
+            } else {
+                "prepare takes the workload's options and --threads, not the run's"
+            }
+        ));
+    }
+    Ok(out)
+}
+
+/// ` =VALUE` as typed, for messages.
+fn shown(value: &Option<String>) -> String {
+    value.as_ref().map_or(String::new(), |v| format!("={v}"))
+}
+
+/// Whether `command` has no use for the table option `key` (sysbench accepts every option
+/// with every command; qpslab's `prepare` and `cleanup` take fewer).
+fn unused_by(command: &str, key: &str) -> bool {
+    use qpslab_lab::options::{find, Scope};
+    if key == "histogram" {
+        return command != "run";
+    }
+    let Some(def) = find(key) else {
+        return false;
+    };
+    match command {
+        "prepare" => def.scope == Scope::Run && def.name != "threads",
+        "cleanup" => matches!(def.scope, Scope::Run | Scope::Workload) && !def.positional(),
+        _ => false,
+    }
+}
+
+/// A switch's value as sysbench reads it: bare is on.
+fn on(value: Option<&str>) -> Result<bool, String> {
+    match value.map(str::to_ascii_lowercase).as_deref() {
+        None | Some("on" | "true" | "yes" | "1") => Ok(true),
+        Some("off" | "false" | "no" | "0") => Ok(false),
+        Some(_) => Err("expects on or off".into()),
+    }
+}
+
+/// The meaning of sysbench's option `key` here (an `Err` is the reason it is refused).
+fn meaning(key: &str, value: Option<&str>, events_given: bool) -> Result<Meaning, String> {
+    let v = value.map(str::trim);
+    let no_effect = |what: &str| Ok(Meaning::Ignore(what.to_string()));
+    match key {
+        "db_driver" => match v {
+            Some("mysql") => no_effect("qpslab speaks the MySQL protocol only"),
+            Some("help") | None => Err("qpslab's one driver is mysql".into()),
+            Some(_) => {
+                Err("qpslab measures MySQL-family servers only (sysbench's mysql driver)".into())
+            }
+        },
+        // sysbench's deprecated names.
+        "max_time" => match meaning("time", v, events_given)? {
+            Meaning::Keep => Ok(Meaning::As("time", v.map(String::from))),
+            m => Ok(m),
+        },
+        "max_requests" => match v {
+            Some("0") => Ok(Meaning::Drop),
+            _ => Ok(Meaning::As("events", v.map(String::from))),
+        },
+        "num_threads" => Ok(Meaning::As("threads", v.map(String::from))),
+        "tx_rate" => Ok(Meaning::As("rate", v.map(String::from))),
+        // sysbench's 0: no limit. A phase needs one of the two limits.
+        "time" if v == Some("0") => match events_given {
+            true => Ok(Meaning::Drop),
+            false => Err("no time limit needs --events N (the phase must end)".into()),
+        },
+        "events" if v == Some("0") => Ok(Meaning::Drop),
+        // sysbench's 0: no interval lines; qpslab keeps its samples (the stability verdict
+        // reads them) at the default interval.
+        "report_interval" if v == Some("0") => Ok(Meaning::Drop),
+        "histogram" => Ok(Meaning::As(
+            "histogram",
+            Some(if on(v)? { "on" } else { "off" }.into()),
+        )),
+        "mysql_ssl" => Ok(Meaning::As(
+            "ssl_mode",
+            Some(if on(v)? { "REQUIRED" } else { "DISABLED" }.into()),
+        )),
+        "mysql_host" | "mysql_port" | "mysql_socket" if v.is_some_and(|v| v.contains(',')) => {
+            Err("qpslab measures one server: give one".into())
+        }
+        "mysql_ignore_errors" => {
+            let codes: Vec<&str> = v.unwrap_or_default().split(',').map(str::trim).collect();
+            if codes.iter().all(|c| RETRIED.contains(c)) {
+                Ok(Meaning::Drop)
+            } else {
+                no_effect(
+                    "qpslab rolls back and retries 1213, 1205 and 1020 (sysbench's default); \
+                     another server error stops the phase and is reported",
+                )
+            }
+        }
+        "mysql_dry_run" => match on(v)? {
+            true => Err("qpslab has no dry run: every statement goes to the server".into()),
+            false => Ok(Meaning::Drop),
+        },
+        "mysql_compression" => match on(v)? {
+            true => Err("qpslab's client does not compress the protocol".into()),
+            false => Ok(Meaning::Drop),
+        },
+        "verbosity" => no_effect("qpslab's verbosity is -q / -v"),
+        "thread_init_timeout" => no_effect("qpslab opens every session before the phase starts"),
+        "forced_shutdown" => {
+            no_effect("qpslab stops a phase at its limit, waiting at most for replies in flight")
+        }
+        "db_debug" | "debug" | "mysql_debug" => no_effect("qpslab's detail is -v"),
+        "thread_stack_size" => no_effect("qpslab's sessions are not threads"),
+        "validate" => no_effect("qpslab's checks are `qpslab check`"),
+        "mysql_ssl_cipher" => no_effect("the TLS library chooses the cipher"),
+        "report_checkpoints" => {
+            no_effect("qpslab stores every interval's figures instead (qpslab show)")
+        }
+        "pgsql_variant" | "pgsql_host" | "pgsql_port" | "pgsql_user" | "pgsql_password"
+        | "pgsql_db" => no_effect("PostgreSQL's options: qpslab measures MySQL-family servers"),
+        // sysbench's switches typed bare (`--skip_trx`) are on.
+        _ if v.is_none() => match qpslab_lab::options::find(key) {
+            Some(d) if d.choices.contains(&"on") => Ok(Meaning::As(d.name, Some("on".into()))),
+            _ => Ok(Meaning::Keep),
+        },
+        _ => Ok(Meaning::Keep),
+    }
+}
+
+#[cfg(test)]
+#[path = "sysbench_tests.rs"]
+mod tests;
