@@ -71,6 +71,7 @@ pub fn run_plan(a: &RunArgs) -> Result<Resolved> {
     crate::out::Output::new(&a.output, "run")?;
     let mut r = resolve_flags(&a.options.0)?;
     qpslab_lab::exec::resolve_seed(&mut r.plan);
+    qpslab_lab::shard::settle_plan(&mut r.plan).map_err(|e| user(e.to_string()))?;
     Ok(r)
 }
 

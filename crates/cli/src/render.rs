@@ -402,6 +402,7 @@ pub(crate) mod tests {
             client_max_late_ms: 1.5,
             stuck_sessions: 0,
             longest_in_flight_s: 0.0,
+            histogram: None,
             client_cpu: CpuUsage {
                 user_s: 0.12,
                 sys_s: 0.33,

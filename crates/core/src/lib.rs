@@ -31,6 +31,7 @@ pub mod plan;
 pub mod replay;
 pub mod result;
 pub mod secret;
+pub mod shard;
 pub mod stability;
 pub mod status;
 pub mod telemetry;

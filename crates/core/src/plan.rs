@@ -168,6 +168,10 @@ pub struct RunPlan {
     /// `workload = "fileio"` in a study).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fileio: Option<crate::fileio::FileIoOptions>,
+    /// `--shard I/N|auto`: this process measures one shard of a run several processes share
+    /// (see [`crate::shard`]); its threads, rate and seed are then this shard's share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::ShardSpec>,
 }
 
 /// `--at` and `--settle-after`: the live actions of every measured phase.
@@ -206,6 +210,7 @@ impl RunPlan {
             storage: None,
             live: None,
             fileio: None,
+            shard: None,
         }
     }
 

@@ -124,6 +124,10 @@ pub struct Sample {
     /// ordinary runs).
     #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub longest_in_flight_s: f64,
+    /// The interval's event latency histogram, so that the intervals of several shards merge
+    /// exactly (kept for sharded runs; none otherwise and in runs stored before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<HistogramBlob>,
 }
 
 fn is_zero_u32(n: &u32) -> bool {
@@ -200,6 +204,10 @@ pub struct PhaseResult {
     /// transaction type, the consistency check after it (none: not a TPC-C phase).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpcc: Option<crate::tpcc::TpccFigures>,
+    /// A shard's measured start and end (Unix seconds), or a merged phase's shards (none: an
+    /// ordinary run's phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::ShardPhase>,
 }
 
 impl PhaseResult {

@@ -9,4 +9,4 @@ pub mod rand;
 pub mod run;
 pub mod workload;
 
-pub use run::{place, run_phase, Placement, RunError};
+pub use run::{place, run_phase, run_phase_gated, Gate, Placement, RunError};

@@ -387,11 +387,16 @@ pub fn measure(
         .as_ref()
         .filter(|l| !l.actions.is_empty())
         .map(|l| RefCell::new(Live::start(target, sampler.server_pid(), &l.actions)));
+    // A shard runs its share of the sessions and rate, and meets the others before it starts.
+    let (total, threads, shard_plan) = {
+        let (mine, p) = crate::shard::phase_share(&meta.plan, threads);
+        (threads, mine, p)
+    };
     // The client places its loops beside the server as it runs now (a study restarts it).
-    let plan = crate::sizing::placed(&meta.plan, target, sampler.server_pid());
+    let plan = crate::sizing::placed(&shard_plan, target, sampler.server_pid());
     obs.placed(threads, &qpslab_engine::place(&plan, threads).describe());
     let phase = |on_sample: &mut dyn FnMut(&Sample)| {
-        let result = run_phase(target, &plan, workload, threads, on_sample, stop)
+        let result = shard_phase(target, &plan, workload, (total, threads), on_sample, stop)
             .map_err(ExecError::from)
             .and_then(|p| crate::tpcc_check::checked(target, &plan, p));
         let Some(live) = &live else {
@@ -418,6 +423,41 @@ pub fn measure(
         }
         None => measure_with(store, meta, threads, sampler, obs, phase),
     }
+}
+
+/// Runs the phase of `threads` = (in all, this process's) sessions: an ordinary one, or for a
+/// shard of several, gated by the meeting of every shard on the server (`crate::shard::meet`),
+/// its measured start and end recorded in the server's clock.
+fn shard_phase(
+    target: &ConnectOptions,
+    plan: &RunPlan,
+    workload: &Workload,
+    (total, threads): (u32, u32),
+    on_sample: &mut dyn FnMut(&Sample),
+    stop: &AtomicBool,
+) -> Result<PhaseResult, qpslab_engine::RunError> {
+    let Some(shard) = crate::shard::of(plan) else {
+        return run_phase(target, plan, workload, threads, on_sample, stop);
+    };
+    let timeout = crate::shard::meet::timeout_s(plan);
+    let meeting = crate::shard::meet::Meeting::new(target, shard, timeout, stop);
+    let key = format!("t{total}");
+    let mut offset = 0.0;
+    let mut gate = || {
+        meeting.start(&key).map(|(at, off)| {
+            offset = off;
+            Some(at)
+        })
+    };
+    let result =
+        qpslab_engine::run_phase_gated(target, plan, workload, threads, on_sample, stop, &mut gate);
+    meeting.leave(&key);
+    let mut phase = result?;
+    if let Some(s) = phase.shard.as_mut() {
+        s.start_unix_s += offset;
+        s.end_unix_s += offset;
+    }
+    Ok(phase)
 }
 
 /// Passes every report on, anchors the live actions' clock on the first one, and reports the

@@ -75,6 +75,7 @@ mod retry;
 pub mod sandboxes;
 pub mod server;
 pub mod settle;
+pub mod shard;
 pub mod sizing;
 pub mod spec;
 pub mod study;

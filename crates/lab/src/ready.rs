@@ -185,7 +185,7 @@ pub fn ready(
         ));
     }
     check_server_limits(plan, workload.statements().len(), &server)?;
-    let hold = ensure_dataset(&req.server, &plan.workload, req.loaders, obs)?;
+    let hold = shard_dataset(&req.server, plan, req.loaders, obs)?;
     let monitor = req
         .replica
         .map(|r| {
@@ -207,6 +207,36 @@ pub fn ready(
         placement,
         hold,
     })
+}
+
+/// [`ensure_dataset`] for `plan`; for a shard of several, only shard 0 makes the dataset
+/// present and says so on the server, and the others wait for it before they look
+/// (`crate::shard::meet`).
+fn shard_dataset(
+    server: &Server,
+    plan: &RunPlan,
+    loaders: Option<u32>,
+    obs: &mut dyn Observer,
+) -> Result<Option<SandboxUse>, ReadyError> {
+    let Some(shard) = crate::shard::of(plan) else {
+        return ensure_dataset(server, &plan.workload, loaders, obs);
+    };
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let (index, count) = (shard.index, shard.count);
+    let timeout = crate::shard::meet::timeout_s(plan);
+    let meeting = crate::shard::meet::Meeting::new(server.target, shard, timeout, &never);
+    let met = |e| ReadyError::Dataset(crate::error::ExecError::Run(e));
+    if index > 0 {
+        obs.message(&format!(
+            "shard {index} of {count}: waiting for shard 0 to ready the dataset"
+        ));
+        meeting.wait_dataset().map_err(met)?;
+    }
+    let hold = ensure_dataset(server, &plan.workload, loaders, obs)?;
+    if index == 0 {
+        meeting.dataset_ready().map_err(met)?;
+    }
+    Ok(hold)
 }
 
 /// Opens the control connection to the server of `target`, reads its facts and tells `obs`

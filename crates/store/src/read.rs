@@ -245,7 +245,8 @@ pub(crate) fn samples_of(conn: &Connection, phase_id: i64) -> Result<Vec<Sample>
         "SELECT elapsed_s, interval_s, events, reads, writes, other, errors, reconnects,
                 lat_count, lat_min_ms, lat_avg_ms, lat_max_ms, p_json, client_cpu_user_s,
                 client_cpu_sys_s, client_max_rss_kib, late_events, max_lag_ms,
-                client_late_events, client_max_late_ms, stuck_sessions, longest_in_flight_s
+                client_late_events, client_max_late_ms, stuck_sessions, longest_in_flight_s,
+                histogram
          FROM samples WHERE phase_id = ?1 ORDER BY seq",
     )?;
     let rows = st.query_map([phase_id], |r| {
@@ -279,6 +280,12 @@ pub(crate) fn samples_of(conn: &Connection, phase_id: i64) -> Result<Vec<Sample>
                 client_max_late_ms: r.get(19)?,
                 stuck_sessions: r.get(20)?,
                 longest_in_flight_s: r.get(21)?,
+                histogram: r
+                    .get::<_, Option<Vec<u8>>>(22)?
+                    .map(|v2| HistogramBlob {
+                        name: "event".into(),
+                        v2,
+                    }),
             },
             r.get::<_, String>(12)?,
         ))

@@ -160,7 +160,14 @@ CREATE TABLE cells (
     Sql(CLIENT_LATENESS),
     Sql(STUCK_SESSIONS),
     Sql(IMPORT_ORIGINS),
+    Sql(SAMPLE_HISTOGRAMS),
 ];
+
+/// Per interval, its serialized event histogram (HDR V2, µs), kept for sharded runs so that
+/// `qpslab merge` computes each merged interval's percentiles exactly; NULL otherwise.
+const SAMPLE_HISTOGRAMS: &str = r#"
+ALTER TABLE samples ADD COLUMN histogram BLOB;
+"#;
 
 /// Where an imported run or study came from (`qpslab import`): its id in the store it was
 /// measured in (the first store, when imported again from a store that imported it) and that

@@ -219,9 +219,9 @@ pub(crate) const INSERT_SAMPLE: &str =
                           errors, reconnects, lat_count, lat_min_ms, lat_avg_ms, lat_max_ms,
                           p_json, client_cpu_user_s, client_cpu_sys_s, client_max_rss_kib,
                           late_events, max_lag_ms, client_late_events, client_max_late_ms,
-                          stuck_sessions, longest_in_flight_s)
+                          stuck_sessions, longest_in_flight_s, histogram)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-             ?19, ?20, ?21, ?22, ?23, ?24)";
+             ?19, ?20, ?21, ?22, ?23, ?24, ?25)";
 
 pub(crate) fn insert_sample(
     st: &mut rusqlite::Statement<'_>,
@@ -254,6 +254,7 @@ pub(crate) fn insert_sample(
         s.client_max_late_ms,
         s.stuck_sessions,
         s.longest_in_flight_s,
+        s.histogram.as_ref().map(|h| h.v2.as_slice()),
     ])?;
     Ok(())
 }

@@ -38,4 +38,4 @@ pub use conn::{Conn, QueryResult, Statement, Value};
 pub use error::Error;
 pub use handshake::SessionInfo;
 pub use stream::{Stream, TlsStream};
-pub use wait::interrupt;
+pub use wait::{interrupt, interrupts};

@@ -25,6 +25,12 @@ pub fn interrupt() {
     INTERRUPTS.fetch_add(1, Ordering::SeqCst);
 }
 
+/// How many times [`interrupt`] was called so far: a wait of the caller's own (polling the
+/// server) ends when this changes.
+pub fn interrupts() -> u64 {
+    INTERRUPTS.load(Ordering::SeqCst)
+}
+
 /// One wait for the server: since when, for how long at most, and which interrupts it saw.
 pub(crate) struct Wait {
     limit: Option<Duration>,

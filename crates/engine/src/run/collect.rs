@@ -37,6 +37,8 @@ pub(crate) struct Collector {
     /// Per loop: its thread's seconds on a CPU and waiting for one over the measured intervals.
     loop_cpu_s: Vec<f64>,
     loop_wait_s: Vec<f64>,
+    /// Whether each sample keeps its interval's event histogram (sharded runs, merged later).
+    keep_histograms: bool,
 }
 
 impl Collector {
@@ -62,7 +64,14 @@ impl Collector {
             end: None,
             loop_cpu_s: vec![0.0; loops],
             loop_wait_s: vec![0.0; loops],
+            keep_histograms: false,
         }
+    }
+
+    /// Keeps each interval's event histogram in its sample, so that shards merge exactly.
+    pub fn keep_histograms(mut self, keep: bool) -> Self {
+        self.keep_histograms = keep;
+        self
     }
 
     /// Records the process CPU at boundary `k` (taken when the boundary passed), and emits the
@@ -200,6 +209,7 @@ impl Collector {
             client_max_late_ms: own.client_max_late_ms,
             stuck_sessions: 0,
             longest_in_flight_s: 0.0,
+            histogram: self.keep_histograms.then(|| blob("event", &s.events)),
         }
     }
 
@@ -281,6 +291,7 @@ impl Collector {
             io: None,
             client: Some(placement.record(busy, waited)),
             tpcc: None,
+            shard: None,
         }
     }
 

@@ -83,6 +83,10 @@ pub enum RunError {
     /// The stop flag was raised (Ctrl-C).
     #[error("interrupted")]
     Interrupted,
+    /// The shards of a run did not meet before the phase (one did not arrive in time, or the
+    /// meeting place on the server failed): nobody measures alone.
+    #[error("shards did not meet: {0}")]
+    Meeting(String),
     /// An event-loop thread died unexpectedly.
     #[error("internal error: {0}")]
     Internal(String),

@@ -47,7 +47,7 @@ use schedule::Boundaries;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// sysbench's default when neither `--time` nor `--events` is given.
 const DEFAULT_TIME_S: f64 = 10.0;
@@ -108,6 +108,26 @@ pub fn run_phase(
     threads: u32,
     on_sample: &mut dyn FnMut(&Sample),
     stop: &AtomicBool,
+) -> Result<PhaseResult, RunError> {
+    run_phase_gated(target, plan, workload, threads, on_sample, stop, &mut || Ok(None))
+}
+
+/// Called once every session of a phase is open, before its clock starts: returns the wall-
+/// clock instant its warm-up starts at (none: at once). The shards of one run meet here, so
+/// that all of them are connected before any starts, and all start together.
+pub type Gate<'a> = dyn FnMut() -> Result<Option<SystemTime>, RunError> + 'a;
+
+/// [`run_phase`], its start fixed by `gate` once every session is open. When the gate gives a
+/// start, each sample keeps its interval's event histogram and the result records when its
+/// measurement started and ended (`PhaseResult::shard`), for an exact merge of shards.
+pub fn run_phase_gated(
+    target: &ConnectOptions,
+    plan: &RunPlan,
+    workload: &Workload,
+    threads: u32,
+    on_sample: &mut dyn FnMut(&Sample),
+    stop: &AtomicBool,
+    gate: &mut Gate<'_>,
 ) -> Result<PhaseResult, RunError> {
     validate(plan, workload, threads)?;
     let placement = place(plan, threads);
@@ -181,7 +201,7 @@ pub fn run_phase(
             }
         }
         drop(tx);
-        coordinate(&shared, &placement, kinds, &rx, &starts, on_sample)
+        coordinate(&shared, &placement, kinds, &rx, &starts, on_sample, gate)
     })
 }
 
@@ -243,6 +263,7 @@ fn coordinate(
     rx: &Receiver<LoopMsg>,
     starts: &[Sender<Option<Clock>>],
     on_sample: &mut dyn FnMut(&Sample),
+    gate: &mut Gate<'_>,
 ) -> Result<PhaseResult, RunError> {
     let loops = starts.len();
     if let Some(e) = await_ready(shared, rx, loops) {
@@ -263,11 +284,21 @@ fn coordinate(
             return Err(e);
         }
     };
-    let clock = timeline(plan);
+    let start_at = match gate() {
+        Ok(at) => at,
+        Err(e) => {
+            for s in starts.iter() {
+                let _ = s.send(None);
+            }
+            return Err(e);
+        }
+    };
+    let clock = timeline(plan, start_at);
     for s in starts {
         let _ = s.send(Some(clock));
     }
-    let mut col = Collector::new(clock.bounds, loops, kinds, plan.percentiles.clone());
+    let mut col = Collector::new(clock.bounds, loops, kinds, plan.percentiles.clone())
+        .keep_histograms(start_at.is_some());
     let mut failure = merge_until_done(
         shared,
         rx,
@@ -293,7 +324,29 @@ fn coordinate(
         placement,
     );
     result.tpcc = tpcc;
+    if start_at.is_some() {
+        let start = wall_clock(clock.bounds.measure_start);
+        result.shard = Some(qpslab_core::shard::ShardPhase {
+            start_unix_s: start,
+            end_unix_s: start + result.duration_s,
+            members: Vec::new(),
+        });
+    }
     Ok(result)
+}
+
+/// Unix seconds of `at`, an instant of this process's monotonic clock.
+fn wall_clock(at: Instant) -> f64 {
+    let now = Instant::now();
+    let unix = |t: SystemTime| {
+        t.duration_since(UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64())
+    };
+    let wall = SystemTime::now();
+    match at.checked_duration_since(now) {
+        Some(ahead) => unix(wall) + ahead.as_secs_f64(),
+        None => unix(wall) - now.duration_since(at).as_secs_f64(),
+    }
 }
 
 /// The counter of a TPC-C phase, its first reading taken when the phase has no warm-up.
@@ -346,8 +399,15 @@ fn await_ready(shared: &Shared<'_>, rx: &Receiver<LoopMsg>, loops: usize) -> Opt
 
 /// The phase's timeline from now: warm-up from a moment ahead, then measurement until the
 /// time limit (sysbench's 10 s when neither a time nor an event count is given).
-fn timeline(plan: &RunPlan) -> Clock {
-    let t0 = Instant::now() + START_DELAY;
+fn timeline(plan: &RunPlan, start_at: Option<SystemTime>) -> Clock {
+    let now = Instant::now();
+    // A start agreed with other shards, in wall-clock time, onto this process's clock (one
+    // already past starts at once).
+    let t0 = match start_at.map(|at| at.duration_since(SystemTime::now())) {
+        Some(Ok(ahead)) => now + ahead,
+        Some(Err(_)) => now,
+        None => now + START_DELAY,
+    };
     let measure_start = t0 + Duration::from_secs_f64(plan.warmup_s);
     let time_s = match plan.stop {
         StopCondition {

@@ -9,6 +9,7 @@ mod live_keys;
 pub mod resolve;
 mod run_keys;
 mod script_keys;
+mod shard_keys;
 mod sysbench_keys;
 pub mod table;
 pub mod value;

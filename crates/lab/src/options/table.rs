@@ -7,13 +7,14 @@ use super::io_keys::FILEIO;
 use super::live_keys::LIVE;
 use super::run_keys::{RUN, STUDY};
 use super::script_keys::SCRIPT;
+use super::shard_keys::SHARD;
 use super::sysbench_keys::SYSBENCH;
 use super::workload_keys::WORKLOAD;
 use std::sync::LazyLock;
 
 /// The options, in the order `run --help` lists them: the workload's, the run's, the study's.
 pub static OPTIONS: LazyLock<Vec<OptionDef>> =
-    LazyLock::new(|| [WORKLOAD, SCRIPT, RUN, SYSBENCH, LIVE, STUDY, FILEIO].concat());
+    LazyLock::new(|| [WORKLOAD, SCRIPT, RUN, SYSBENCH, LIVE, SHARD, STUDY, FILEIO].concat());
 
 /// The option named `name` (or an alias of it).
 pub fn find(name: &str) -> Option<&'static OptionDef> {
