@@ -1,0 +1,1 @@
+//! `qpslab merge`: the shards of one run, stored apart, made one run (built next).
