@@ -92,7 +92,9 @@ pub enum ShardError {
         count: u32,
     },
     /// A thread count too small to give every shard a session.
-    #[error("--threads {threads} cannot give each of {count} shards a session: use at least {count}")]
+    #[error(
+        "--threads {threads} cannot give each of {count} shards a session: use at least {count}"
+    )]
     TooFewSessions {
         /// The thread count.
         threads: u32,
@@ -162,10 +164,8 @@ pub fn from_launcher(var: &dyn Fn(&str) -> Option<String>) -> Result<Launched, S
             job,
         });
     }
-    if let (Some(index), Some(count)) = (
-        num("OMPI_COMM_WORLD_RANK")?,
-        num("OMPI_COMM_WORLD_SIZE")?,
-    ) {
+    if let (Some(index), Some(count)) = (num("OMPI_COMM_WORLD_RANK")?, num("OMPI_COMM_WORLD_SIZE")?)
+    {
         let job = var("OMPI_MCA_orte_hnp_uri")
             .or_else(|| var("PMIX_NAMESPACE"))
             .map(|j| format!("mpi-{}", short_hash(&j)));
@@ -405,9 +405,7 @@ mod tests {
         let a = resolve(&with_count, k8s, "plan a").unwrap().group;
         let b = resolve(&with_count, k8s, "plan b").unwrap().group;
         assert_ne!(a, b);
-        let slurm = || {
-            from_launcher(&env(&[("SLURM_PROCID", "0"), ("SLURM_NTASKS", "3")]))
-        };
+        let slurm = || from_launcher(&env(&[("SLURM_PROCID", "0"), ("SLURM_NTASKS", "3")]));
         let wrong = ShardSpec {
             count: Some(2),
             ..ShardSpec::default()

@@ -30,12 +30,10 @@ pub(crate) static SHARD: &[OptionDef] = &[
                 }
                 Ok(())
             },
-            |b| {
-                match b.plan.shard.as_ref().map(|s| (s.index, s.count)) {
-                    Some((Some(i), Some(n))) => format!("{i}/{n}"),
-                    Some((None, _)) => "auto".into(),
-                    _ => "0/1".into(),
-                }
+            |b| match b.plan.shard.as_ref().map(|s| (s.index, s.count)) {
+                Some((Some(i), Some(n))) => format!("{i}/{n}"),
+                Some((None, _)) => "auto".into(),
+                _ => "0/1".into(),
             },
         )
     },
@@ -71,9 +69,7 @@ pub(crate) static SHARD: &[OptionDef] = &[
             |b, v| {
                 let g = text(v)?;
                 if g.is_empty() || g.len() > 64 {
-                    return Err(format!(
-                        "must be 1 to 64 characters, not `{g}`"
-                    ));
+                    return Err(format!("must be 1 to 64 characters, not `{g}`"));
                 }
                 spec(b).group = Some(g);
                 Ok(())
@@ -132,7 +128,10 @@ mod tests {
     fn shard_options_fill_the_spec() {
         let p = plan(&[("shard", json!("1/3")), ("shard_group", json!("g"))]).unwrap();
         let s = p.shard.unwrap();
-        assert_eq!((s.index, s.count, s.group.as_deref()), (Some(1), Some(3), Some("g")));
+        assert_eq!(
+            (s.index, s.count, s.group.as_deref()),
+            (Some(1), Some(3), Some("g"))
+        );
         let p = plan(&[("shard", json!("auto")), ("shards", json!("4"))]).unwrap();
         let s = p.shard.unwrap();
         assert_eq!((s.index, s.count), (None, Some(4)));
