@@ -10,6 +10,7 @@ mod cmd;
 mod dataset;
 mod db;
 mod error;
+mod hosts;
 mod metrics;
 mod outfile;
 mod plan;

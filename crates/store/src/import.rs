@@ -102,6 +102,20 @@ pub enum ImportError {
         /// The name asked for.
         name: String,
     },
+    /// The file to import from is not a qpslab results store (another program's file, or no
+    /// SQLite database at all).
+    #[error("{0} is not a qpslab results store; nothing imported")]
+    NotAStore(PathBuf),
+    /// The file to import from was written by a newer qpslab.
+    #[error("{path} has results schema version {found}, newer than this qpslab reads ({supported}); import it with a newer qpslab")]
+    Newer {
+        /// The other store.
+        path: PathBuf,
+        /// Its schema version.
+        found: i64,
+        /// The newest this build reads.
+        supported: i64,
+    },
     /// The file to import from is this store itself.
     #[error("{0} is this results store itself; import from another store file")]
     SameStore(PathBuf),
@@ -133,6 +147,9 @@ impl Store {
             }
             .into());
         }
+        if other.is_dir() {
+            return Err(ImportError::NotAStore(other.to_path_buf()));
+        }
         if same_file(other, &self.path) {
             return Err(ImportError::SameStore(other.to_path_buf()));
         }
@@ -145,6 +162,24 @@ impl Store {
         let done = done?;
         detached?;
         Ok(done)
+    }
+}
+
+impl Store {
+    /// The host each of `runs` was measured on (`uname -n`; empty when not recorded), in the
+    /// order given: `show` names them when a store holds runs of several hosts.
+    pub fn run_hosts(&self, runs: &[RunId]) -> Result<Vec<String>, Error> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT coalesce(json_extract(host_json, '$.hostname'), '') FROM runs WHERE id = ?1",
+        )?;
+        runs.iter()
+            .map(|id| {
+                Ok(st
+                    .query_row([id.0], |r| r.get::<_, String>(0))
+                    .optional()?
+                    .unwrap_or_default())
+            })
+            .collect()
     }
 }
 
@@ -184,14 +219,22 @@ impl Source {
                 source,
             },
         )?;
-        let version = schema::version(&conn, path)?;
-        if version == 0 {
+        let version = match schema::version(&conn, path) {
             // An empty file: not a store anything was measured into.
-            return Err(Error::NotQpslab {
-                path: path.to_path_buf(),
+            Ok(0) | Err(Error::NotADatabase { .. } | Error::NotQpslab { .. }) => {
+                return Err(ImportError::NotAStore(path.to_path_buf()))
             }
-            .into());
-        }
+            Err(Error::NewerSchema {
+                found, supported, ..
+            }) => {
+                return Err(ImportError::Newer {
+                    path: path.to_path_buf(),
+                    found,
+                    supported,
+                })
+            }
+            other => other?,
+        };
         if version == schema::SCHEMA_VERSION {
             return Ok(Source {
                 path: path.to_path_buf(),
@@ -850,7 +893,9 @@ mod tests {
         let text = dir.path().join("notes.txt");
         std::fs::write(&text, "not a database at all, just some words").unwrap();
         let e = store.import(&text, &[]).unwrap_err();
-        assert!(e.is_user_error(), "{e}");
+        assert!(matches!(e, ImportError::NotAStore(_)), "{e}");
+        let e = store.import(dir.path(), &[]).unwrap_err();
+        assert!(matches!(e, ImportError::NotAStore(_)), "{e}");
         let other = dir.path().join("other.sqlite");
         Connection::open(&other)
             .unwrap()

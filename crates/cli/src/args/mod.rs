@@ -9,6 +9,7 @@ mod connect;
 mod diff;
 mod digest;
 mod flags;
+mod import;
 mod io;
 mod meta;
 mod output;
@@ -26,6 +27,7 @@ pub use connect::*;
 pub use diff::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
+pub use import::ImportArgs;
 pub use io::IoArgs;
 pub use meta::*;
 pub use output::*;
@@ -104,6 +106,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two runs or two variants of a study, with confidence intervals.
     Compare(CompareArgs),
+    /// Copy runs and studies from another store (another host's) into this one.
+    Import(ImportArgs),
     /// Log every statement a server runs for a while (slow log, long_query_time=0), then restore its settings.
     Capture(CaptureArgs),
     /// Group a slow or general log's statements into classes (like pt-query-digest).

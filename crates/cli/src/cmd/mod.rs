@@ -6,6 +6,7 @@ mod check;
 mod diff;
 mod digest;
 mod doctor;
+mod import;
 mod io;
 mod lab;
 mod meta;
@@ -43,6 +44,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Lab(c) => lab::lab(c),
         Command::Report(a) => report::report(a),
         Command::Compare(a) => report::compare(a),
+        Command::Import(a) => import::import(a),
         Command::Replay(a) => replay::replay(*a),
         Command::Digest(a) => digest::digest(a),
         Command::Capture(a) => capture::capture(a),

@@ -86,7 +86,12 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     let (pa, pb) = (points(&ia), points(&ib));
     let (na, nb) = (&ia.subjects[0].cell.variant, &ib.subjects[0].cell.variant);
     let seq = sequential(&store, [&a.a, &a.b]);
-    let c = qpslab_report::compare_with(na, &pa, nb, &pb, &seq).map_err(report_error)?;
+    let mut c = qpslab_report::compare_with(na, &pa, nb, &pb, &seq).map_err(report_error)?;
+    let ha: Vec<_> = ia.subjects.iter().map(|s| &s.run.meta.host).collect();
+    let hb: Vec<_> = ib.subjects.iter().map(|s| &s.run.meta.host).collect();
+    if let Some(line) = crate::hosts::sides_differ(na, &ha, nb, &hb) {
+        c.warnings.insert(0, line);
+    }
     if c.points.is_empty() {
         return Err(user(format!(
             "{na} and {nb} share no measured setting (thread counts or swept settings differ)"

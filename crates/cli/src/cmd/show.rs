@@ -115,9 +115,18 @@ fn list(store: &Store, runs: &[qpslab_store::RunSummary]) -> String {
     ]
     .map(String::from)
     .to_vec();
+    // Runs of several hosts (imported from their stores): each run's host.
+    let ids: Vec<RunId> = runs.iter().map(|r| r.id).collect();
+    let hosts = store.run_hosts(&ids).ok().and_then(crate::hosts::column);
+    let mut header = header;
+    if hosts.is_some() {
+        header.push("host".into());
+    }
     let rows: Vec<Vec<String>> = runs
         .iter()
-        .map(|r| {
+        .enumerate()
+        .map(|(i, r)| {
+            let host = hosts.as_ref().map(|h| h[i].clone());
             vec![
                 r.id.0.to_string(),
                 format_time(r.started_at),
@@ -129,6 +138,9 @@ fn list(store: &Store, runs: &[qpslab_store::RunSummary]) -> String {
                 r.server_version.clone(),
                 r.target.clone(),
             ]
+            .into_iter()
+            .chain(host)
+            .collect()
         })
         .collect();
     table(&header, &rows)

@@ -1,0 +1,70 @@
+//! `qpslab import OTHER.db [RUN|STUDY...]`: runs and studies of another store copied into this
+//! one (new ids; the original ids, uuid and host kept; what is here already recognised), so
+//! that results measured on several hosts can be compared side by side.
+
+use crate::args::{Format, ImportArgs};
+use crate::error::user;
+use crate::out::Output;
+use anyhow::Result;
+use qpslab_store::{Imported, Pick};
+use std::fmt::Write as _;
+
+/// Runs `qpslab import`.
+pub fn import(a: ImportArgs) -> Result<()> {
+    let out = Output::new(&a.output, "import")?;
+    let picks: Vec<Pick> = a
+        .picks
+        .iter()
+        .map(|p| match p.parse::<i64>() {
+            Ok(id) => Pick::Run(id),
+            Err(_) => Pick::Study(p.clone()),
+        })
+        .collect();
+    crate::db::check(&a.db.db)?;
+    let mut store = crate::db::open_to_write(&a.db.db)?;
+    let done = store.import(&a.from, &picks).map_err(|e| {
+        if e.is_user_error() {
+            user(e.to_string())
+        } else {
+            anyhow::Error::new(e)
+        }
+    })?;
+    out.emit(|f| match f {
+        Format::Json => crate::out::json(&done),
+        _ => Ok(table(&a.from.display().to_string(), &done)),
+    })
+}
+
+/// A line per run and per study: what it became here.
+fn table(from: &str, done: &Imported) -> String {
+    let mut t = String::new();
+    if done.runs.is_empty() && done.studies.is_empty() {
+        let _ = writeln!(t, "{from} holds no runs or studies: nothing imported");
+        return t;
+    }
+    for r in &done.runs {
+        let what = format!(
+            "run {} ({}, measured on {})",
+            r.original, r.workload, r.host
+        );
+        let _ = if r.already {
+            writeln!(t, "{what}: already here as run {}", r.id.0)
+        } else {
+            writeln!(t, "{what}: imported as run {}", r.id.0)
+        };
+    }
+    for s in &done.studies {
+        let _ = match (s.already, s.name == s.original_name) {
+            (true, _) => writeln!(t, "study {}: already here as '{}'", s.original_name, s.name),
+            (false, true) => writeln!(t, "study {}: imported", s.name),
+            (false, false) => writeln!(
+                t,
+                "study {}: imported as '{}' (a study here has its name)",
+                s.original_name, s.name
+            ),
+        };
+    }
+    let new = done.runs.iter().filter(|r| !r.already).count();
+    let _ = writeln!(t, "{new} of {} runs imported from {from}", done.runs.len());
+    t
+}
