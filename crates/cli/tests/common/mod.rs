@@ -1,6 +1,7 @@
 //! Helpers for running the real `qpslab` binary in tests.
 #![allow(dead_code)]
 
+pub mod launchers;
 pub mod tpcc;
 
 use std::path::{Path, PathBuf};
