@@ -10,6 +10,7 @@ mod diff;
 mod digest;
 mod flags;
 mod import;
+mod merge;
 mod io;
 mod meta;
 mod output;
@@ -28,6 +29,7 @@ pub use diff::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
 pub use import::ImportArgs;
+pub use merge::MergeArgs;
 pub use io::IoArgs;
 pub use meta::*;
 pub use output::*;
@@ -108,6 +110,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Copy runs and studies from another store (another host's) into this one.
     Import(ImportArgs),
+    /// Merge the shards of one run (`run --shard I/N`, each in its own store) into one run.
+    Merge(MergeArgs),
     /// Log every statement a server runs for a while (slow log, long_query_time=0), then restore its settings.
     Capture(CaptureArgs),
     /// Group a slow or general log's statements into classes (like pt-query-digest).

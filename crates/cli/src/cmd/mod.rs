@@ -9,6 +9,7 @@ mod doctor;
 mod import;
 mod io;
 mod lab;
+mod merge;
 mod meta;
 mod prepare;
 mod replay;
@@ -45,6 +46,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Report(a) => report::report(a),
         Command::Compare(a) => report::compare(a),
         Command::Import(a) => import::import(a),
+        Command::Merge(a) => merge::merge(a),
         Command::Replay(a) => replay::replay(*a),
         Command::Digest(a) => digest::digest(a),
         Command::Capture(a) => capture::capture(a),
