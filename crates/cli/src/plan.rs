@@ -146,6 +146,7 @@ mod tests {
         "metrics_addr",
         // A rendering of the end of each phase (sysbench's --histogram), not a plan option.
         "histogram",
+        "no_live_lines",
         "help",
     ];
 

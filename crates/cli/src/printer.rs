@@ -12,6 +12,10 @@ pub struct Printer {
     lag: Option<qpslab_core::telemetry::ReplicaLag>,
     /// The live metrics endpoint's registry (`--metrics-addr`).
     metrics: Option<qpslab_metrics::Registry>,
+    /// Whether each phase's latency histogram follows its summary (sysbench's --histogram).
+    histogram: bool,
+    /// Whether each interval prints its line (sysbench's --report-interval=0: none).
+    live_lines: bool,
 }
 
 impl Printer {
@@ -21,6 +25,18 @@ impl Printer {
             loading: crate::progress::Line::new(),
             lag: None,
             metrics: None,
+            histogram: false,
+            live_lines: true,
+        }
+    }
+
+    /// The same, printing sysbench's latency histogram after each phase's summary when
+    /// `histogram`, and no interval lines unless `live_lines`.
+    pub fn sysbench_output(self, histogram: bool, live_lines: bool) -> Printer {
+        Printer {
+            histogram,
+            live_lines,
+            ..self
         }
     }
 
@@ -73,7 +89,7 @@ impl qpslab_lab::exec::Observer for Printer {
     fn sample(&mut self, threads: u32, s: &qpslab_core::Sample) {
         let lag = self.lag.take();
         // Live lines are progress, not results: `--quiet` leaves them out.
-        if crate::out::quiet() {
+        if crate::out::quiet() || !self.live_lines {
             return;
         }
         let line = crate::render::live_line(threads, s);
@@ -127,6 +143,9 @@ impl qpslab_lab::sweep::SweepObserver for Printer {
     ) {
         println!();
         print!("{}", crate::render::phase_summary(phase));
+        if self.histogram {
+            print!("{}", crate::render::histogram_text(phase).unwrap_or_default());
+        }
         if let Some(c) = client {
             print!("{}", crate::render_run::client_text(c));
         }

@@ -17,12 +17,14 @@ fn rate(n: u64, secs: f64) -> f64 {
     }
 }
 
-/// One live line per report interval, in sysbench's shape.
+/// One live line per report interval: sysbench 1.0.20's line as it prints it (`[ 3s ] thds: 16
+/// tps: ... lat (ms,95%): 4.00 err/s: 2.00 reconn/s: 0.00`, the first percentile only), so that
+/// a script parsing sysbench's output parses it; qpslab's further figures come after it.
 pub fn live_line(threads: u32, s: &Sample) -> String {
     let dt = s.interval_s;
     let q = &s.queries;
     let mut line = format!(
-        "[ {:>4.0}s ] thds: {threads} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms",
+        "[ {:.0}s ] thds: {threads} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2})",
         s.elapsed_s,
         rate(s.events, dt),
         rate(q.total(), dt),
@@ -30,12 +32,9 @@ pub fn live_line(threads: u32, s: &Sample) -> String {
         rate(q.write, dt),
         rate(q.other, dt),
     );
-    for p in &s.latency.percentiles {
-        let _ = write!(line, ",{}%", pct_label(p.p));
-    }
-    line.push_str("):");
-    for p in &s.latency.percentiles {
-        let _ = write!(line, " {:.2}", p.ms);
+    let mut percentiles = s.latency.percentiles.iter();
+    if let Some(p) = percentiles.next() {
+        let _ = write!(line, " lat (ms,{}%): {:.2}", pct_label(p.p), p.ms);
     }
     let _ = write!(
         line,
@@ -43,6 +42,10 @@ pub fn live_line(threads: u32, s: &Sample) -> String {
         rate(s.errors, dt),
         rate(s.reconnects, dt)
     );
+    // The other percentiles, each in sysbench's own form.
+    for p in percentiles {
+        let _ = write!(line, " lat (ms,{}%): {:.2}", pct_label(p.p), p.ms);
+    }
     // The client's own CPU, in percent of one CPU, so a saturated client shows at once.
     if dt > 0.0 {
         let cpu = (s.client_cpu.user_s + s.client_cpu.sys_s) / dt * 100.0;
@@ -73,6 +76,27 @@ pub fn live_line(threads: u32, s: &Sample) -> String {
         }
     }
     line
+}
+
+/// A phase's latency histogram as sysbench's `--histogram` prints it: a row per non-empty
+/// bucket (its upper bound in ms, steps of about 5%), a bar of at most 40 stars for its share
+/// of the fullest bucket, and its count. None when the phase stored no histogram.
+pub fn histogram_text(p: &PhaseResult) -> Option<String> {
+    let h = p.event_histogram()?;
+    let rows: Vec<(f64, u64)> = h
+        .iter_log(1, 1.05)
+        .filter(|v| v.count_since_last_iteration() > 0)
+        .map(|v| (v.value_iterated_to() as f64 / 1000.0, v.count_since_last_iteration()))
+        .collect();
+    let max = rows.iter().map(|r| r.1).max().unwrap_or(1).max(1);
+    let mut o = String::from("Latency histogram (values are in milliseconds)\n");
+    o.push_str("       value  ------------- distribution ------------- count\n");
+    for (ms, n) in rows {
+        let stars = ((n as f64 / max as f64) * 40.0).round() as usize;
+        let _ = writeln!(o, "{ms:12.3} |{:<40} {n}", "*".repeat(stars.max(1)));
+    }
+    o.push('\n');
+    Some(o)
 }
 
 /// The end-of-phase summary a sysbench user recognises.

@@ -23,7 +23,7 @@ fn spawn_until_third_second(s: &Scratch, args: &[&str]) -> Child {
     let mut seen = Vec::new();
     let mut line = String::new();
     while out.read_line(&mut line).unwrap() > 0 {
-        if line.starts_with("[    3s ]") {
+        if line.starts_with("[ 3s ]") {
             std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
             return child;
         }

@@ -61,7 +61,7 @@ fn start_run(s: &Scratch, name: &str) -> (Child, std::thread::JoinHandle<String>
     let reader = std::thread::spawn(move || {
         let mut all = String::new();
         for line in out.lines().map_while(Result::ok) {
-            if line.starts_with("[    2s ]") {
+            if line.starts_with("[ 2s ]") {
                 let _ = tx.send(());
             }
             all.push_str(&line);

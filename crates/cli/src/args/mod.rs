@@ -213,6 +213,10 @@ pub struct RunArgs {
         value_parser = ["on", "off"]
     )]
     pub histogram: Option<String>,
+    /// No interval lines (sysbench's --report-interval=0); the intervals are still measured
+    /// and stored at the default interval.
+    #[arg(long, hide = true)]
+    pub no_live_lines: bool,
     /// Serve the live interval figures for Prometheus at HOST:PORT (GET /metrics) while it
     /// runs (docs/metrics.md).
     #[arg(long, value_name = "HOST:PORT")]

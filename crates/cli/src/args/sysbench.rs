@@ -377,7 +377,7 @@ fn shown(value: &Option<String>) -> String {
 /// with every command; qpslab's `prepare` and `cleanup` take fewer).
 fn unused_by(command: &str, key: &str) -> bool {
     use qpslab_lab::options::{find, Scope};
-    if key == "histogram" {
+    if key == "histogram" || key == "no_live_lines" {
         return command != "run";
     }
     let Some(def) = find(key) else {
@@ -428,9 +428,9 @@ fn meaning(key: &str, value: Option<&str>, events_given: bool) -> Result<Meaning
             false => Err("no time limit needs --events N (the phase must end)".into()),
         },
         "events" if v == Some("0") => Ok(Meaning::Drop),
-        // sysbench's 0: no interval lines; qpslab keeps its samples (the stability verdict
-        // reads them) at the default interval.
-        "report_interval" if v == Some("0") => Ok(Meaning::Drop),
+        // sysbench's 0: no interval lines; qpslab still measures its intervals (the stability
+        // verdict reads them) at the default one.
+        "report_interval" if v == Some("0") => Ok(Meaning::As("no_live_lines", None)),
         "histogram" => Ok(Meaning::As(
             "histogram",
             Some(if on(v)? { "on" } else { "off" }.into()),

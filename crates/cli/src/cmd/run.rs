@@ -52,7 +52,8 @@ pub fn run(a: RunArgs) -> Result<()> {
     // The store is opened once the target is known to be valid, so rejected input writes nothing.
     let outcome = crate::db::open_to_write(&a.db.db).and_then(|mut store| {
         let loaders = resolved.prepare_threads;
-        let printer = Printer::with_metrics(exporter.as_ref());
+        let printer = Printer::with_metrics(exporter.as_ref())
+            .sysbench_output(a.histogram.as_deref() == Some("on"), !a.no_live_lines);
         sweep(
             &a, plan, loaders, &workload, &mut store, &connected, printer,
         )
