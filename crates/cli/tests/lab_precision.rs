@@ -25,6 +25,12 @@ fn issue_35_a_study_with_a_precision_stops_when_precise_and_says_why() {
         "{out}"
     );
     assert!(out.contains("   b vs a: "), "{out}");
+    // And the ETA of the rounds the open comparisons still need, budget or not.
+    let err = stderr(&o);
+    assert!(
+        err.contains("ETA ~") && err.contains("1 comparison(s) open"),
+        "{err}"
+    );
     let o = s.run(&["lab", "show", "aa", "--format", "json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -155,4 +161,32 @@ fn issue_35_a_resumed_study_pairs_the_rounds_measured_before() {
         paired, round,
         "rounds before the resume are paired too: {out}"
     );
+    // `lab plan` of the same spec now estimates from it.
+    let o = s.run(&["lab", "plan", &spec]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("estimate from study 'res' (the same spec, 6 cells"),
+        "{out}"
+    );
+    assert!(out.contains("   b vs a: "), "{out}");
+}
+
+/// `lab plan` says where its estimate comes from, and that there is none without an earlier
+/// run of the same setups.
+#[test]
+fn issue_35_lab_plan_says_when_it_has_nothing_to_estimate_from() {
+    let s = Scratch::new();
+    let p = s.path().join("aa.toml");
+    std::fs::write(&p, AA).unwrap();
+    let spec = p.display().to_string();
+    let out = stdout(&s.run(&["lab", "plan", &spec]));
+    assert!(
+        out.contains("estimate: none; no earlier run of these setups is in the store"),
+        "{out}"
+    );
+    let o = s.run(&["lab", "plan", &spec, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["estimate"]["source"], serde_json::Value::Null, "{v}");
+    assert_eq!(v["estimate"]["precision_pct"], 100.0, "{v}");
 }

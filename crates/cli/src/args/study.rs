@@ -9,7 +9,8 @@ use std::path::PathBuf;
 /// `qpslab lab` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum LabCommand {
-    /// Print the cells a study spec expands to, in the order they would run.
+    /// Print the cells a study spec expands to, in the order they would run, and the
+    /// precision its budget buys and the budget its precision needs, from earlier runs.
     Plan(LabSpecArgs),
     /// Create the study and execute all its cells.
     Run(LabRunArgs),
@@ -19,11 +20,19 @@ pub enum LabCommand {
     Show(LabShowArgs),
 }
 
-/// A study spec file.
+/// `lab plan`: a study spec file, and where its estimate comes from.
 #[derive(Args, Debug)]
 pub struct LabSpecArgs {
     /// The study spec (TOML).
     pub spec: PathBuf,
+    /// Run the study's three first rounds as study NAME-pilot before the estimate, and
+    /// estimate from them (else from earlier runs of the same setups in the store).
+    #[arg(long)]
+    pub pilot: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[command(flatten)]
+    pub home: SandboxHomeArgs,
     /// Output: table, json or csv (one row per cell).
     #[command(flatten)]
     pub output: OutputArgs<TableJsonCsv, JsonSwitch>,

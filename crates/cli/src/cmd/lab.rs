@@ -11,14 +11,11 @@ use crate::render::table;
 use crate::signals::INTERRUPTED;
 use crate::target::sandbox_home;
 use anyhow::Result;
-use qpslab_core::PhaseResult;
-use qpslab_lab::exec::Observer;
-use qpslab_lab::study::{self, Loaded, Mode, RoundReport, StudyObserver};
+use qpslab_lab::study::{self, Loaded, Mode};
 use qpslab_lab::{SpecError, StudyError};
 use qpslab_report::{compare_with, model::points, Comparison, ReportInput};
 use qpslab_store::{
-    CellFigures, CellRecord, Store, StudyRecord, StudySummary, STUDY_CSV_HEADER,
-    STUDY_LIST_CSV_HEADER,
+    CellFigures, Store, StudyRecord, StudySummary, STUDY_CSV_HEADER, STUDY_LIST_CSV_HEADER,
 };
 use std::path::Path;
 
@@ -31,6 +28,9 @@ pub fn lab(c: LabCommand) -> Result<()> {
         LabCommand::Show(a) => show(&a),
     }
 }
+
+mod progress;
+use progress::{CellsEta, LabPrinter};
 
 fn load(path: &Path) -> Result<Loaded> {
     study::load(path).map_err(spec_error)
@@ -61,6 +61,7 @@ const PLAN_HEADER: [&str; 6] = [
 fn plan(a: &LabSpecArgs) -> Result<()> {
     let out = Output::new(&a.output, "lab plan")?;
     let l = load(&a.spec)?;
+    let estimate = plan_estimate(a, &l)?;
     let plan = l.plan();
     let rows: Vec<Vec<String>> = plan
         .cells
@@ -78,133 +79,66 @@ fn plan(a: &LabSpecArgs) -> Result<()> {
         .collect();
     out.emit(|f| match f {
         // Through a Value: its keys are in order.
-        Json => crate::out::json(&serde_json::to_value(l.plan_doc())?),
+        Json => {
+            let mut doc = serde_json::to_value(l.plan_doc())?;
+            if let Some(o) = doc.as_object_mut() {
+                o.insert("estimate".into(), serde_json::to_value(&estimate)?);
+            }
+            crate::out::json(&doc)
+        }
         Csv => crate::out::csv(&PLAN_HEADER, rows.clone()),
         _ => Ok(format!(
             "study '{}': {} setup(s), {} cell(s)\n{}{} server start(s); at least {:.0}s of \
-             warm-up and measurement\n",
+             warm-up and measurement\n{}",
             plan.name,
             plan.setups,
             plan.cells.len(),
             table(&PLAN_HEADER.map(String::from), &rows),
             plan.restarts,
-            plan.seconds
+            plan.seconds,
+            estimate.text()
         )),
     })
 }
 
-struct LabPrinter {
-    inner: Printer,
-    eta: CellsEta,
-}
-
-/// The study's ETA: the plan's warm-up and measured seconds of the cells left, at the pace
-/// of the cells run so far (before the first, the plan's own seconds).
-struct CellsEta {
-    /// Each cell's planned seconds, by sequence number.
-    planned: std::collections::BTreeMap<u32, f64>,
-    /// Planned seconds of the cells this process has run.
-    done: f64,
-    started: std::time::Instant,
-    /// The study's budget: its wall time bounds the ETA (rounds not needed are not run).
-    budget_s: Option<f64>,
-}
-
-impl CellsEta {
-    fn new(l: &Loaded) -> CellsEta {
-        CellsEta {
-            planned: l
-                .plan()
-                .cells
-                .iter()
-                .map(|c| (c.cell.seq, c.seconds))
-                .collect(),
-            done: 0.0,
-            started: std::time::Instant::now(),
-            budget_s: l.spec.stop_rule().ok().and_then(|r| r.budget_s),
+/// `lab plan`'s estimate: from the store's earlier runs of the same setups, or from the
+/// pilot `--pilot` runs first (resumed if it was cut, reused if it ran).
+fn plan_estimate(a: &LabSpecArgs, l: &Loaded) -> Result<study::Estimate> {
+    let prefer = a.pilot.then(|| study::pilot_name(&l.spec.name));
+    if a.pilot {
+        let dir = a.spec.parent().unwrap_or(Path::new(""));
+        let p = study::pilot(l, dir).map_err(spec_error)?;
+        crate::db::check(&a.db.db)?;
+        let mut store = crate::db::open_to_write(&a.db.db)?;
+        let mode = match store.study_by_name(&p.spec.name) {
+            Ok(s) if s.status == qpslab_store::StudyStatus::Done => None,
+            Ok(_) => Some(Mode::Resume),
+            Err(_) => Some(Mode::Run),
+        };
+        if let Some(mode) = mode {
+            let mut printer = LabPrinter {
+                inner: Printer::new(),
+                eta: CellsEta::new(&p),
+            };
+            let command = std::env::args().collect::<Vec<_>>().join(" ");
+            let home = sandbox_home(&a.home);
+            study::run_study(
+                &mut store,
+                &p,
+                &command,
+                mode,
+                &home,
+                &mut printer,
+                &INTERRUPTED,
+            )
+            .map_err(study_error)?;
         }
     }
-
-    /// `progress: cell 3/12, 2m05s elapsed, ETA 10m30s`, as cell `seq` begins.
-    fn line(&self, seq: u32, total: usize) -> String {
-        use crate::progress::{duration_text, eta_s};
-        let left: f64 = self.planned.range(seq..).map(|(_, s)| s).sum();
-        let elapsed = self.started.elapsed();
-        let mut eta = eta_s(self.done, self.done + left, elapsed).unwrap_or(left);
-        if let Some(b) = self.budget_s {
-            eta = eta.min((b - elapsed.as_secs_f64()).max(0.0));
-        }
-        format!(
-            "progress: cell {seq}/{total}, {} elapsed, ETA {}",
-            duration_text(elapsed.as_secs_f64()),
-            duration_text(eta)
-        )
-    }
-
-    fn finished(&mut self, seq: u32) {
-        self.done += self.planned.get(&seq).copied().unwrap_or(0.0);
-    }
-}
-
-impl Observer for LabPrinter {
-    fn message(&mut self, line: &str) {
-        self.inner.message(line);
-    }
-    fn prepare_progress(&mut self, p: &qpslab_engine::prepare::PrepareProgress) {
-        self.inner.prepare_progress(p);
-    }
-    fn prepared(
-        &mut self,
-        w: &qpslab_core::WorkloadOptions,
-        r: &qpslab_engine::prepare::PrepareReport,
-        loaders: u32,
-    ) {
-        self.inner.prepared(w, r, loaders);
-    }
-    fn replica_lag(&mut self, threads: u32, lag: &qpslab_core::telemetry::ReplicaLag) {
-        self.inner.replica_lag(threads, lag);
-    }
-    fn sample(&mut self, threads: u32, s: &qpslab_core::Sample) {
-        self.inner.sample(threads, s);
-    }
-    fn interval(&mut self, i: &qpslab_lab::exec::Interval<'_>) {
-        self.inner.interval(i);
-    }
-    fn profiled(&mut self, threads: u32, files: &qpslab_core::telemetry::ProfileFiles) {
-        self.inner.profiled(threads, files);
-    }
-}
-
-impl StudyObserver for LabPrinter {
-    fn cell_started(&mut self, cell: &CellRecord, total: usize) {
-        println!("\n== [{}/{total}] {} ==", cell.cell.seq, cell.cell.label);
-        eprintln!("{}", self.eta.line(cell.cell.seq, total));
-    }
-    fn cell_finished(&mut self, cell: &CellRecord, outcome: Result<&PhaseResult, &str>) {
-        self.eta.finished(cell.cell.seq);
-        match outcome {
-            Ok(p) => println!(
-                "-- {}: done, {:.1} tps, {:.1} qps, avg {:.2} ms",
-                cell.cell.label,
-                p.tps(),
-                p.qps(),
-                p.latency.avg_ms
-            ),
-            Err(e) => println!("-- {}: FAILED: {e}", cell.cell.label),
-        }
-    }
-    fn server_started(&mut self, setup: &str, version: &str) {
-        eprintln!("server for {setup}: {version}");
-    }
-    fn round_finished(&mut self, r: &RoundReport) {
-        if r.comparisons.is_empty() {
-            return;
-        }
-        print!("{}", round_text(r));
-        if let Some(line) = budget_line(r) {
-            eprintln!("{line}");
-        }
-    }
+    let store = match a.db.db.exists() {
+        true => Some(crate::db::open_to_read(&a.db.db)?),
+        false => None,
+    };
+    study::estimate(store.as_ref(), l, prefer.as_deref()).map_err(anyhow::Error::msg)
 }
 
 /// The stopping flags of `lab run` as the spec's top-level keys, TOML values.
@@ -224,49 +158,6 @@ fn stop_keys(a: &LabRunArgs) -> Vec<(&'static str, String)> {
     .into_iter()
     .filter_map(|(k, v)| Some((k, v?)))
     .collect()
-}
-
-/// After a round: each comparison's anytime-valid interval so far, one line each.
-fn round_text(r: &RoundReport) -> String {
-    let mut out = format!(
-        "\n-- round {}/{}: {} intervals (target ±{}%)\n",
-        r.round, r.max_rounds, r.metric, r.precision_pct
-    );
-    for c in &r.comparisons {
-        let state = if c.open { "" } else { ", precise" };
-        let dropped = match c.dropped {
-            0 => String::new(),
-            n => format!(", {n} dropped (unstable)"),
-        };
-        out.push_str(&match (c.change_pct, c.interval) {
-            (Some(x), Some((l, h))) => format!(
-                "   {}: {x:+.1}% [{l:+.1}, {h:+.1}], {} round(s){dropped}{state}\n",
-                c.name, c.used
-            ),
-            _ => format!(
-                "   {}: {} paired round(s){dropped}, an interval from 3\n",
-                c.name, c.used
-            ),
-        });
-    }
-    out
-}
-
-/// `budget: 3m10s of 10m used, next round ~1m05s` (none without a budget).
-fn budget_line(r: &RoundReport) -> Option<String> {
-    use crate::progress::duration_text;
-    let budget = r.budget_s?;
-    let left = (budget - r.elapsed_s).max(0.0);
-    Some(format!(
-        "budget: {} of {} used, {} left (ETA at most {}){}",
-        duration_text(r.elapsed_s),
-        duration_text(budget),
-        duration_text(left),
-        duration_text(left),
-        r.next_round_s
-            .map(|s| format!(", next round ~{}", duration_text(s)))
-            .unwrap_or_default()
-    ))
 }
 
 /// Each setup of study `s` against its first setup, at the study's precision and rounds;

@@ -18,11 +18,13 @@ use std::sync::atomic::AtomicBool;
 
 mod cell;
 mod create;
+mod estimate;
 mod io_cell;
 mod plan;
 mod rounds;
 mod server;
 pub use create::{create, environment};
+pub use estimate::{estimate, pilot, pilot_name, ComparisonEstimate, Estimate, Matched, Source};
 pub use plan::{CellPlan, Plan, PlanDoc};
 pub use rounds::{ComparisonState, RoundReport, RoundTracker};
 

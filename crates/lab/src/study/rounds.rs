@@ -29,7 +29,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 /// A comparison: the candidate setup and the point of the sweep (`threads=4`).
-type Key = (String, String);
+pub(super) type Key = (String, String);
+
+/// A comparison's rounds so far, as `lab plan` estimates from them.
+pub(super) struct Spread {
+    /// The comparison.
+    pub key: Key,
+    /// `tuned vs stock at threads=4`.
+    pub name: String,
+    /// Rounds paired.
+    pub used: usize,
+    /// Standard deviation of the rounds' log ratios (`None` below three rounds).
+    pub sd: Option<f64>,
+}
 
 /// One comparison after a round, as `lab run` prints it.
 #[derive(Clone, Debug, PartialEq)]
@@ -246,14 +258,14 @@ impl RoundTracker {
     }
 
     /// Seconds one cell took on average so far.
-    fn cell_mean_s(&self) -> Option<f64> {
+    pub(super) fn cell_mean_s(&self) -> Option<f64> {
         (!self.cell_s.is_empty())
             .then(|| self.cell_s.iter().sum::<f64>() / self.cell_s.len() as f64)
     }
 
     /// Cells a round of the `open` comparisons runs: each candidate's, and the baseline's at
     /// each point some candidate still needs.
-    fn cells_in_round(open: &BTreeSet<Key>) -> usize {
+    pub(super) fn cells_in_round(open: &BTreeSet<Key>) -> usize {
         let points: BTreeSet<&String> = open.iter().map(|(_, p)| p).collect();
         open.len() + points.len()
     }
@@ -335,10 +347,7 @@ impl RoundTracker {
                 let i = design.interval(&logs);
                 let pct = |x: f64| 100.0 * (x.exp() - 1.0);
                 ComparisonState {
-                    name: match key.1.as_str() {
-                        "" => format!("{} vs {}", key.0, self.baseline),
-                        at => format!("{} vs {} at {at}", key.0, self.baseline),
-                    },
+                    name: self.name(key),
                     change_pct: i.map(|i| pct(i.mean)),
                     interval: i.map(|i| (pct(i.low), pct(i.high))),
                     used: logs.len(),
@@ -361,6 +370,31 @@ impl RoundTracker {
                 .map(|c| c * Self::cells_in_round(&open) as f64),
             eta_s: self.eta_s(&open),
         }
+    }
+
+    /// `tuned vs stock at threads=4`.
+    fn name(&self, (cand, at): &Key) -> String {
+        match at.as_str() {
+            "" => format!("{cand} vs {}", self.baseline),
+            at => format!("{cand} vs {} at {at}", self.baseline),
+        }
+    }
+
+    /// Every comparison's rounds so far and their spread.
+    pub(super) fn spreads(&self) -> Vec<Spread> {
+        let design = self.design();
+        self.comparisons
+            .iter()
+            .map(|key| {
+                let (logs, _) = self.pairs(key);
+                Spread {
+                    key: key.clone(),
+                    name: self.name(key),
+                    used: logs.len(),
+                    sd: design.interval(&logs).map(|i| i.sd),
+                }
+            })
+            .collect()
     }
 
     /// Time the rounds the `open` comparisons still need would take: round by round, the
