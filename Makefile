@@ -9,9 +9,9 @@ QPSLAB := target/release/qpslab
 # fio (the engine of `qpslab io`), xfsprogs (xfs on loop devices in storage studies), prometheus
 # (a real Prometheus and promtool scrape and check `--metrics-addr`), slurm-wlm, munge and openmpi-bin
 # (the shard tests start a private Slurm and run mpirun), and bash-completion, man-db
-# and groff-base (the completion and man page tests).
+# and groff-base (the completion and man page tests), zsh and fish (completion in those shells).
 DEMO_PACKAGES := mariadb-server mariadb-client libjemalloc2
-TEST_PACKAGES := $(DEMO_PACKAGES) sysbench openssl linux-perf chromium fonts-dejavu-core percona-toolkit fio xfsprogs prometheus slurm-wlm munge openmpi-bin bash-completion man-db groff-base
+TEST_PACKAGES := $(DEMO_PACKAGES) sysbench openssl linux-perf chromium fonts-dejavu-core percona-toolkit fio xfsprogs prometheus slurm-wlm munge openmpi-bin bash-completion zsh fish man-db groff-base
 
 .PHONY: demo test deps deps-test install-packages build lint bench
 

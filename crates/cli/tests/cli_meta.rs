@@ -6,35 +6,167 @@ use common::*;
 
 const BASH_COMPLETION: &str = "/usr/share/bash-completion/bash_completion";
 
-/// What bash-completion offers for the words typed so far (the last one is being completed),
-/// with qpslab's generated script sourced the way a user's shell sources it.
-fn bash_complete(words: &[&str]) -> Vec<String> {
-    assert!(
-        std::path::Path::new(BASH_COMPLETION).exists(),
-        "{BASH_COMPLETION} is missing: install the bash-completion package (make deps-test)"
-    );
-    let script = r#"
-        source "$BASH_COMPLETION"
-        source <("$QPSLAB" completions bash)
-        fn=$(complete -p qpslab | sed -E 's/.*-F ([^ ]+).*/\1/')
-        COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 ))
-        COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
-        "$fn" qpslab "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
-        printf '%s\n' "${COMPREPLY[@]}"
-    "#;
-    let out = std::process::Command::new("bash")
-        .args(["-c", script, "complete"])
-        .args(words)
+/// A shell whose completion of qpslab the tests drive.
+#[derive(Clone, Copy, Debug)]
+enum Sh {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// PATH with the qpslab under test first: the scripts call `qpslab` for sandbox names.
+fn path_with_qpslab() -> String {
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_qpslab"))
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    format!("{bin}:{}", std::env::var("PATH").unwrap_or_default())
+}
+
+/// What `shell` offers for the words typed so far (the last one is being completed: `""` for
+/// a new word), with qpslab's generated script sourced the way a user's shell sources it and
+/// the lab `lab` (for sandbox names).
+fn complete_in(shell: Sh, lab: &std::path::Path, words: &[&str]) -> Vec<String> {
+    let mut cmd = match shell {
+        Sh::Bash => {
+            assert!(
+                std::path::Path::new(BASH_COMPLETION).exists(),
+                "{BASH_COMPLETION} is missing: install the bash-completion package (make deps-test)"
+            );
+            let script = r#"
+                source "$BASH_COMPLETION"
+                source <("$QPSLAB" completions bash)
+                fn=$(complete -p qpslab | sed -E 's/.*-F ([^ ]+).*/\1/')
+                COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 ))
+                COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+                "$fn" qpslab "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+                printf '%s\n' "${COMPREPLY[@]}"
+            "#;
+            let mut c = std::process::Command::new("bash");
+            c.args(["-c", script, "complete"]).args(words);
+            c
+        }
+        Sh::Zsh => {
+            let script = lab.with_extension("zsh-completion");
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_qpslab"))
+                .args(["completions", "zsh"])
+                .output()
+                .unwrap();
+            std::fs::write(&script, out.stdout).unwrap();
+            let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/zsh_complete.zsh");
+            // The driver gives up after 30 s of its own; `timeout` guards a zsh that hangs.
+            let mut c = std::process::Command::new("timeout");
+            c.args(["60", "zsh", "-f", driver]).arg(&script).args(words);
+            c
+        }
+        Sh::Fish => {
+            let mut c = std::process::Command::new("fish");
+            c.args([
+                "--no-config",
+                "-c",
+                "\"$QPSLAB\" completions fish | source; complete -C \"$LINE\"",
+            ])
+            .env("LINE", words.join(" "));
+            c
+        }
+    };
+    let out = cmd
         .env("BASH_COMPLETION", BASH_COMPLETION)
         .env("QPSLAB", env!("CARGO_BIN_EXE_qpslab"))
+        .env("QPSLAB_LAB", lab)
+        .env("PATH", path_with_qpslab())
         .output()
-        .expect("bash");
-    assert!(out.status.success(), "{out:?}");
-    String::from_utf8(out.stdout)
+        .unwrap_or_else(|e| panic!("{shell:?} ({e}): install it (make deps-test)"));
+    assert!(out.status.success(), "{shell:?}: {out:?}");
+    let mut offered: Vec<String> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
-        .map(String::from)
-        .collect()
+        // fish prints `value<TAB>description`.
+        .map(|l| l.split('\t').next().unwrap_or_default().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    offered.sort();
+    offered.dedup();
+    offered
+}
+
+/// What bash-completion offers, in a lab with no sandboxes.
+fn bash_complete(words: &[&str]) -> Vec<String> {
+    let s = Scratch::new();
+    complete_in(Sh::Bash, &s.lab(), words)
+}
+
+/// Sorted words, as [`complete_in`] returns them.
+fn sorted(words: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+    v.sort();
+    v
+}
+
+/// Issue 38, item 4: workload names, each enum option's values and each command's own
+/// formats, in bash, zsh and fish; no file names where no file is meant.
+#[test]
+fn every_shell_offers_workloads_and_enum_values() {
+    let s = Scratch::new();
+    for shell in [Sh::Bash, Sh::Zsh, Sh::Fish] {
+        let c = |words: &[&str]| complete_in(shell, &s.lab(), words);
+        let workloads = c(&["qpslab", "run", "oltp_"]);
+        assert!(
+            workloads.contains(&"oltp_point_select".to_string())
+                && workloads.contains(&"oltp_read_write".to_string())
+                && workloads.iter().all(|w| w.starts_with("oltp_")),
+            "{shell:?}: {workloads:?}"
+        );
+        assert_eq!(
+            c(&["qpslab", "run", "--rand-type", ""]),
+            sorted(&["uniform", "gaussian", "special", "pareto", "zipfian"]),
+            "{shell:?}"
+        );
+        assert_eq!(
+            c(&["qpslab", "run", "--ps", ""]),
+            sorted(&["on", "off"]),
+            "{shell:?}"
+        );
+        // `run` writes table, json and csv only: md and html are not offered.
+        assert_eq!(
+            c(&["qpslab", "run", "--format", ""]),
+            sorted(&["table", "json", "csv"]),
+            "{shell:?}"
+        );
+        assert_eq!(
+            c(&["qpslab", "report", "--format", ""]),
+            sorted(&["html", "md", "json"]),
+            "{shell:?}"
+        );
+        // A number is no file: nothing of the current directory is offered.
+        let threads = c(&["qpslab", "run", "--threads", ""]);
+        assert!(threads.is_empty(), "{shell:?}: {threads:?}");
+    }
+}
+
+/// Issue 38, item 4: the lab's sandbox names, looked up when the user presses TAB.
+#[test]
+fn every_shell_offers_the_labs_sandbox_names() {
+    let s = Scratch::new();
+    let o = s.run(&["server", "start", "tabbed"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for shell in [Sh::Bash, Sh::Zsh, Sh::Fish] {
+        let c = |words: &[&str]| complete_in(shell, &s.lab(), words);
+        assert_eq!(
+            c(&["qpslab", "run", "--sandbox", ""]),
+            ["tabbed"],
+            "{shell:?}"
+        );
+        // bash lists the options beside a positional's values.
+        let names: Vec<String> = c(&["qpslab", "server", "stop", ""])
+            .into_iter()
+            .filter(|w| !w.starts_with('-'))
+            .collect();
+        assert_eq!(names, ["tabbed"], "{shell:?}");
+    }
+    let o = s.run(&["server", "stop", "tabbed", "--rm"]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The commands about qpslab itself: shell completions and man pages, both generated from the
 //! one clap definition ([`Cli`]) so that they can never disagree with the options they describe.
 
+mod complete;
 mod man_sections;
 
 use super::Cli;
@@ -22,8 +23,12 @@ pub struct Verbosity {
 #[derive(Args, Debug)]
 pub struct CompletionsArgs {
     /// The shell to write a completion script for (on standard output).
-    #[arg(value_enum)]
-    pub shell: Shell,
+    #[arg(value_enum, required_unless_present = "sandbox_names")]
+    pub shell: Option<Shell>,
+    /// Print the lab's sandbox names, one a line (what the scripts call to complete a
+    /// sandbox's name).
+    #[arg(long, hide = true)]
+    pub sandbox_names: bool,
 }
 
 /// Shells `qpslab completions` writes scripts for.
@@ -67,16 +72,23 @@ pub struct DoctorArgs {
 
 /// Writes the completion script for `shell` to `out`.
 pub fn write_completions(shell: Shell, out: &mut dyn std::io::Write) {
+    let mut cmd = complete::for_completion(Cli::command());
+    let mut script = Vec::new();
+    clap_complete::generate(shell_of(shell), &mut cmd, "qpslab", &mut script);
+    let script = complete::dynamic(shell, &String::from_utf8_lossy(&script), &cmd);
+    // A closed pipe (`qpslab completions bash | head`) is not worth an error.
+    let _ = out.write_all(script.as_bytes());
+}
+
+fn shell_of(shell: Shell) -> clap_complete::Shell {
     use clap_complete::Shell as S;
-    let shell = match shell {
+    match shell {
         Shell::Bash => S::Bash,
         Shell::Zsh => S::Zsh,
         Shell::Fish => S::Fish,
         Shell::Elvish => S::Elvish,
         Shell::Powershell => S::PowerShell,
-    };
-    let mut cmd = Cli::command();
-    clap_complete::generate(shell, &mut cmd, "qpslab", out);
+    }
 }
 
 /// Every page's name (`qpslab`, `qpslab-run`, `qpslab-server-start`, ...) with its command,

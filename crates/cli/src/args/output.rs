@@ -182,9 +182,39 @@ fn tailor<F: Formats>(cmd: Command) -> Command {
         names.join(", "),
         F::DEFAULT
     );
-    cmd.mut_arg("format", |a| a.help(help))
-        .mut_arg("export_csv", |a| a.hide(!F::CAN.contains(&Format::Csv)))
-        .mut_arg("export_md", |a| a.hide(!F::CAN.contains(&Format::Md)))
+    cmd.mut_arg("format", |a| {
+        a.help(help).value_parser(FormatParser(F::CAN))
+    })
+    .mut_arg("export_csv", |a| a.hide(!F::CAN.contains(&Format::Csv)))
+    .mut_arg("export_md", |a| a.hide(!F::CAN.contains(&Format::Md)))
+}
+
+/// `--format`'s parser: reads every format (so that `Output::new` refuses one the command does
+/// not write with its own message) but lists only the command's, for the completion scripts.
+#[derive(Clone)]
+struct FormatParser(&'static [Format]);
+
+impl clap::builder::TypedValueParser for FormatParser {
+    type Value = Format;
+
+    fn parse_ref(
+        &self,
+        cmd: &Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Format, clap::Error> {
+        clap::builder::EnumValueParser::<Format>::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.0
+                .iter()
+                .map(|f| clap::builder::PossibleValue::new(f.name())),
+        ))
+    }
 }
 
 impl<F: Formats, L: Args + FromArgMatches + Legacy> Args for OutputArgs<F, L> {

@@ -7,8 +7,17 @@ use anyhow::Context;
 
 /// `qpslab completions SHELL`: the script on standard output.
 pub fn completions(a: CompletionsArgs) -> anyhow::Result<()> {
+    let Some(shell) = a.shell else {
+        // `--sandbox-names`: called by the scripts at each TAB, in the lab of QPSLAB_LAB or
+        // the default one; a lab that cannot be read has no names to offer.
+        let home = crate::target::sandbox_home(&crate::args::SandboxHomeArgs { home: None });
+        for info in qpslab_sandbox::list(&home).unwrap_or_default() {
+            println!("{}", info.name);
+        }
+        return Ok(());
+    };
     let mut script = Vec::new();
-    crate::args::write_completions(a.shell, &mut script);
+    crate::args::write_completions(shell, &mut script);
     print!("{}", String::from_utf8_lossy(&script));
     Ok(())
 }
