@@ -144,6 +144,12 @@ mod tests {
         "profile",
         // The live endpoint: `lab run --metrics-addr` serves a study's cells.
         "metrics_addr",
+        // A shard's place (`run --shard`): which process of a run this is, resolved from the
+        // launcher when `run` starts, not what is measured (a study cell is never a shard).
+        "shard",
+        "shards",
+        "shard_group",
+        "shard_timeout",
         // A rendering of the end of each phase (sysbench's --histogram), not a plan option.
         "histogram",
         "no_live_lines",
