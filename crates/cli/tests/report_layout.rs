@@ -11,7 +11,7 @@ mod common;
 use common::*;
 use qpslab_core::cell::Cell;
 use qpslab_core::result::{LatencySummary, Percentile, PhaseResult, QueryCounts, Sample};
-use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
+use qpslab_core::{Instability, RunPlan, Stability, WorkloadKind, WorkloadOptions};
 use qpslab_store::{NewStudy, RunMeta, RunStatus, Store};
 use std::collections::BTreeMap;
 
@@ -83,6 +83,12 @@ fn phase(threads: u32, tps: f64, p99: f64, n: usize, k: usize) -> PhaseResult {
 /// A finished study `name`: baseline and tuned over three workloads at `threads`, two repeats,
 /// each run's phases `intervals` half-seconds long.
 fn store_study(store: &mut Store, name: &str, threads: &[u32], intervals: usize) {
+    store_study_busy(store, name, threads, intervals, false);
+}
+
+/// [`store_study`], with every tuned phase judged unstable for a busy neighbour when `busy`
+/// (each comparison then has a warning per tuned phase).
+fn store_study_busy(store: &mut Store, name: &str, threads: &[u32], intervals: usize, busy: bool) {
     let mut cells = Vec::new();
     for repeat in 1..=2u32 {
         for variant in ["baseline", "tuned"] {
@@ -150,7 +156,12 @@ fn store_study(store: &mut Store, name: &str, threads: &[u32], intervals: usize)
             let tps = base * if tuned { 1.3 } else { 1.0 } * (1.0 + 0.01 * c.repeat as f64);
             let p99 = [5.0, 9.0, 12.0][wi] * if tuned { 0.8 } else { 1.0 };
             let k = c.seq as usize * 10 + ti;
-            let p = phase(t, tps, p99, intervals, k);
+            let mut p = phase(t, tps, p99, intervals, k);
+            if busy && tuned {
+                p.stability = Some(Stability {
+                    reasons: vec![Instability::Contended { share: 0.3 }],
+                });
+            }
             run = Some(store.record_phase(&meta, &p, &[]).unwrap());
         }
         store.finish_run(&uuid, RunStatus::Completed).unwrap();
@@ -161,14 +172,21 @@ fn store_study(store: &mut Store, name: &str, threads: &[u32], intervals: usize)
 /// Measures, in the page, what the test asserts: one line per problem found.
 const PROBE: &str = r#"<script>
 (function () {
+  // The smallest text a chart may show at 1400 px, in CSS pixels.
+  const MIN_TEXT_PX = 11;
   const problems = [];
   const charts = Array.from(document.querySelectorAll('figure.chart'));
   for (const fig of charts) {
     const svg = fig.querySelector('svg');
     const box = svg.getBoundingClientRect();
+    // The picture is scaled to its box: its text's size on screen is its own times that.
+    const scale = box.width / svg.viewBox.baseVal.width;
     for (const t of svg.querySelectorAll('text')) {
       const b = t.getBoundingClientRect();
       if (b.width === 0) continue;
+      const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+      if (px < MIN_TEXT_PX)
+        problems.push('text of ' + px.toFixed(1) + ' px in ' + fig.id + ': "' + t.textContent + '"');
       if (b.left < box.left - 0.5 || b.right > box.right + 0.5 ||
           b.top < box.top - 0.5 || b.bottom > box.bottom + 0.5) {
         problems.push('clipped text in ' + fig.id + ': "' + t.textContent + '" ' +
@@ -282,6 +300,35 @@ fn study_reports_have_no_clipped_text_and_distinct_series() {
     assert!(
         text.contains("id=\"throughput-over-time-8\""),
         "no per-interval chart"
+    );
+}
+
+/// Many warnings (a busy machine's unstable phases) are folded below the answer: under the
+/// summary's forest plots, and in each comparison after its tables.
+#[test]
+fn warnings_are_folded_below_the_answer() {
+    let s = Scratch::new();
+    let mut store = Store::open(&s.db()).unwrap();
+    store_study_busy(&mut store, "busy", &[8], 6, true);
+    drop(store);
+    let html = s.path().join("busy.html");
+    let o = s.run(&["report", "busy", "--out", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(!text.contains("<p class=\"warning\">"), "unfolded warnings");
+    let summary = &text[text.find("id=\"summary\"").unwrap()..];
+    let folded = summary
+        .find("<details class=\"warning\">")
+        .expect("folded warnings");
+    assert!(summary.find("id=\"forest\"").unwrap() < folded);
+    let comparison = &text[text.find("<h2>tuned vs baseline</h2>").unwrap()..];
+    let folded = comparison
+        .find("<details class=\"warning\"><summary>6 warnings")
+        .expect("the comparison's warnings folded");
+    let last_table = comparison[..folded].rfind("<table>");
+    assert!(
+        comparison[..folded].matches("<h3>").count() == 3 && last_table.is_some(),
+        "warnings before the comparison's tables"
     );
 }
 

@@ -102,8 +102,10 @@ impl Geom {
                 right: 16.0,
                 top: 32.0,
                 ph: 204.0,
-                font: 11.0,
-                title_font: 13.0,
+                // Two charts share a report's width (about 580 px each at 1400 px), so a small
+                // chart is shown near its natural size: 12 px here is 12 px on screen.
+                font: 12.0,
+                title_font: 14.0,
             },
         };
         if note {

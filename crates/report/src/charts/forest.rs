@@ -1,11 +1,13 @@
 //! The forest plots that open a report: one row per comparison (a candidate against the
 //! baseline at one setting), the change as a point, its 95% interval as a bar, on a log-ratio
-//! axis with a zero line and, behind each row, its precision band (± the minimum detectable
-//! effect: a change inside it could not have been told from none).
+//! axis with a zero line and, behind each row, its precision band: ±P of a study that ran
+//! until precise (an interval inside it reads `equivalent`), else ± the minimum detectable
+//! effect (a change inside it could not have been told from none).
 
 use super::{Chart, Section};
 use crate::compare::{Comparison, MetricComparison};
 use crate::svg::dots::{Dot, DotAxis, DotChart};
+use crate::svg::Size;
 
 /// A setting's key in words: `threads=8 workload=oltp_read_write` → `oltp_read_write, 8
 /// sessions`; other swept settings stay `name=value`.
@@ -61,12 +63,37 @@ fn row(c: &Comparison, key: &str, m: &MetricComparison, color: usize) -> Dot {
             .join(" · "),
         value: m.change_pct,
         interval: m.ci_low.zip(m.ci_high),
-        // Symmetric on the log scale: a fall of 1/(1+mde) is as far from 0 as a rise of mde.
-        band: m
-            .mde_pct
-            .map(|d| ((1.0 / (1.0 + d / 100.0) - 1.0) * 100.0, d)),
+        // A study that ran until precise: ±P, where a whole interval makes `equivalent`.
+        // Otherwise the MDE, symmetric on the log scale: a fall of 1/(1+mde) is as far from 0
+        // as a rise of mde.
+        band: match m.precision {
+            Some(p) => Some((-p, p)),
+            None => m
+                .mde_pct
+                .map(|d| ((1.0 / (1.0 + d / 100.0) - 1.0) * 100.0, d)),
+        },
         color,
         style: 0,
+    }
+}
+
+/// What the grey bands of `metric`'s rows are: the precision asked when every comparison has
+/// one (one value said as a number), else the minimum detectable effect.
+fn band_note(comparisons: &[Comparison], metric: &str) -> String {
+    let precisions: Vec<Option<f64>> = comparisons
+        .iter()
+        .flat_map(|c| &c.points)
+        .flat_map(|p| p.metrics.iter().filter(|m| m.metric == metric))
+        .map(|m| m.precision)
+        .collect();
+    match precisions.first() {
+        Some(Some(p)) if precisions.iter().all(|q| *q == Some(*p)) => format!(
+            "grey: ±{p}%, the precision asked (an interval inside it: equivalent); line: no change"
+        ),
+        Some(Some(_)) if precisions.iter().all(Option::is_some) => {
+            "grey: the precision asked (an interval inside it: equivalent); line: no change".into()
+        }
+        _ => "grey: the smallest change each comparison could detect (MDE); line: no change".into(),
     }
 }
 
@@ -98,8 +125,8 @@ pub(super) fn forest(variants: &[String], comparisons: &[Comparison]) -> Vec<Cha
             x_label: "change, log scale (bars: 95% interval)".into(),
             axis: DotAxis::LogRatio,
             rows,
-            note: "grey: the smallest change each comparison could detect (MDE); line: no change"
-                .into(),
+            note: band_note(comparisons, metric),
+            size: Size::Full,
         };
         if chart.has_data() {
             out.push(Chart {

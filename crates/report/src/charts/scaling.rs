@@ -31,6 +31,8 @@ pub(super) fn charts(lines: &[Line<'_>], threads: &[u32]) -> Vec<Chart> {
                 axis: DotAxis::Linear,
                 rows: lines.iter().filter_map(|l| dot(l, m, t)).collect(),
                 note: String::new(),
+                // Two side by side: throughput and p99 at one session count.
+                size: Size::Small,
             };
             if chart.has_data() {
                 out.push(Chart {
@@ -127,7 +129,8 @@ fn vs_sessions(
         x_label: "sessions (log2)".into(),
         y_label: y_label.into(),
         x_axis: XAxis::Log2,
-        size: Size::Full,
+        // The charts stand two side by side.
+        size: Size::Small,
         series: lines
             .iter()
             .map(|l| Series {

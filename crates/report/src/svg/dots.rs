@@ -4,7 +4,7 @@
 //! plot: a zero line, each row's precision band, ticks labelled as percent changes, so +100%
 //! and −50% lie equally far from 0).
 
-use super::{esc, fmt_num, nice_ticks, text, write_mark, COLORS, FONT};
+use super::{esc, fmt_num, nice_ticks, text, write_mark, Size, COLORS, FONT};
 use std::fmt::Write;
 
 /// One row of a dot plot.
@@ -46,9 +46,14 @@ pub struct DotChart {
     pub rows: Vec<Dot>,
     /// A line under the title (what the marks mean).
     pub note: String,
+    /// Full width on its own (a forest plot), or small when charts stand two side by side.
+    pub size: Size,
 }
 
+/// The picture's width on its own; small ones fit half a report's width at about their
+/// natural size, so their 12 px text is not shrunk below 11 px on screen.
 const W: f64 = 720.0;
+const W_SMALL: f64 = 560.0;
 const ROW: f64 = 24.0;
 const FONT_PX: f64 = 12.0;
 const TITLE_PX: f64 = 15.0;
@@ -142,16 +147,20 @@ impl DotChart {
         if !self.note.is_empty() {
             notes.push(self.note.clone());
         }
-        let room = W - 32.0;
+        let w = match self.size {
+            Size::Full => W,
+            Size::Small => W_SMALL,
+        };
+        let room = w - 32.0;
         let widest = short
             .iter()
             .map(|l| text::width(l, FONT_PX))
             .fold(0.0, f64::max);
-        let left = (widest + 24.0).clamp(80.0, W * 0.45);
+        let left = (widest + 24.0).clamp(80.0, w * 0.45);
         let (right, top) = (24.0, 40.0 + 16.0 * notes.len() as f64);
         let ph = ROW * self.rows.len() as f64 + 8.0;
         let h = top + ph + 48.0;
-        let pw = W - left - right;
+        let pw = w - left - right;
         let ((x0, x1), ticks) = self.range();
         let sx = |v: f64| left + (self.t(v) - x0) / (x1 - x0).max(1e-12) * pw;
         // Bars and bands stop at the plot's edges: an interval of a latency from few repeats can
@@ -160,7 +169,7 @@ impl DotChart {
         let mut s = String::new();
         let _ = write!(
             s,
-            r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {h}" width="{W}" height="{h}" font-family="{FONT}" font-size="{FONT_PX}" role="img" data-kind="dots"><title>{t}</title><rect width="{W}" height="{h}" fill="#ffffff"/><text x="16" y="24" font-size="{TITLE_PX}" font-weight="bold" fill="#222">{tt}</text>"##,
+            r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-family="{FONT}" font-size="{FONT_PX}" role="img" data-kind="dots"><title>{t}</title><rect width="{w}" height="{h}" fill="#ffffff"/><text x="16" y="24" font-size="{TITLE_PX}" font-weight="bold" fill="#222">{tt}</text>"##,
             t = esc(&self.title),
             tt = esc(&text::fit(&self.title, TITLE_PX * 1.1, room)),
         );
@@ -192,7 +201,7 @@ impl DotChart {
         for &v in &ticks {
             let x = sx(v);
             let half = text::width(&self.tick_label(v), FONT_PX) / 2.0;
-            let anchor = if x + half > W - 2.0 { "end" } else { "middle" };
+            let anchor = if x + half > w - 2.0 { "end" } else { "middle" };
             let _ = write!(
                 s,
                 r##"<line x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{b}" stroke="#ececec"/><text x="{x:.1}" y="{ty}" text-anchor="{anchor}" fill="#444">{l}</text>"##,
@@ -278,6 +287,7 @@ mod tests {
                 dot("tuned vs baseline · oltp_write_only", -24.0, (-31.0, -16.0)),
             ],
             note: String::new(),
+            size: Size::Full,
         };
         let svg = c.to_svg();
         assert!(svg.contains(r#"class="zero""#), "{svg}");
@@ -297,6 +307,7 @@ mod tests {
             axis: DotAxis::Linear,
             rows: vec![dot("a", 900.0, (850.0, 950.0))],
             note: String::new(),
+            size: Size::Full,
         };
         let ((x0, x1), ticks) = c.range();
         assert_eq!(x0, 0.0);
