@@ -422,18 +422,42 @@ fn provenance(input: &ReportInput) -> Vec<(String, String)> {
             },
         ));
     }
-    let mut runs: Vec<String> = input
-        .subjects
-        .iter()
-        .map(|s| s.run.id.0.to_string())
-        .collect();
-    runs.dedup();
-    out.push(("runs".into(), runs.join(", ")));
+    let runs: Vec<i64> = input.subjects.iter().map(|s| s.run.id.0).collect();
+    out.push(("runs".into(), id_ranges(&runs)));
     out
+}
+
+/// Run ids as ranges, `1–36` or `3, 5–9, 12`: a study's dozens of runs in a few characters.
+pub(crate) fn id_ranges(ids: &[i64]) -> String {
+    let mut ids = ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let mut j = i;
+        while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
+            j += 1;
+        }
+        parts.push(match j - i {
+            0 => ids[i].to_string(),
+            1 => format!("{}, {}", ids[i], ids[j]),
+            _ => format!("{}–{}", ids[i], ids[j]),
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn run_ids_read_as_ranges() {
+        assert_eq!(super::id_ranges(&[3, 1, 2, 4, 7, 9, 10]), "1–4, 7, 9, 10");
+        assert_eq!(super::id_ranges(&[5]), "5");
+        assert_eq!(super::id_ranges(&[]), "");
+    }
+
     use super::*;
     use qpslab_core::cell::Cell;
     use qpslab_core::{PhaseResult, RunPlan, WorkloadKind, WorkloadOptions};

@@ -99,27 +99,35 @@ fn summary(o: &mut String, r: &Report) {
             c.svg
         );
     }
-    // A few warnings are read as they are; many (a busy machine's unstable phases) are folded,
-    // so they do not push the answer off the screen.
-    let warnings = summary::warnings(r);
+    warnings_block(
+        o,
+        &summary::warnings(r),
+        "to read before trusting these verdicts",
+    );
+}
+
+/// A few warnings are read as they are; many (a busy machine's unstable phases) are folded
+/// under one line that counts them (`what`: what they are for), so they do not push the answer
+/// off the screen.
+fn warnings_block(o: &mut String, warnings: &[String], what: &str) {
     if warnings.len() > FOLD_WARNINGS {
         let _ = write!(
             o,
-            "<details class=\"warning\"><summary>{} warnings to read before trusting these verdicts</summary><ul>",
+            "<details class=\"warning\"><summary>{} warnings {what}</summary><ul>",
             warnings.len()
         );
-        for w in &warnings {
+        for w in warnings {
             let _ = write!(o, "<li>{}</li>", esc(w));
         }
         o.push_str("</ul></details>\n");
     } else {
-        for w in &warnings {
+        for w in warnings {
             let _ = write!(o, "<p class=\"warning\">warning: {}</p>", esc(w));
         }
     }
 }
 
-/// The most warnings the summary shows unfolded.
+/// The most warnings a block shows unfolded.
 const FOLD_WARNINGS: usize = 3;
 
 /// The charts, each section under its heading (sections without charts left out).
@@ -183,7 +191,7 @@ impl Renderer for Html {
              <meta name=\"viewport\" content=\"width=device-width\"><title>{t}</title><style>{STYLE}</style></head><body>\n\
              <h1>{t}</h1><p class=\"muted\">runs {runs}</p>\n",
             t = esc(&r.title),
-            runs = r.runs.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+            runs = crate::context::id_ranges(&r.runs)
         );
         summary(&mut o, r);
         o.push_str("<h2 id=\"what-changed\">What changed</h2><ul>");
@@ -195,9 +203,7 @@ impl Renderer for Html {
         charts(&mut o, r);
         for c in &r.comparisons {
             let _ = write!(o, "<h2>{} vs {}</h2>", esc(&c.b), esc(&c.a));
-            for w in &c.warnings {
-                let _ = write!(o, "<p class=\"warning\">warning: {}</p>", esc(w));
-            }
+            // The tables (the answer) first, then what to read with them.
             for p in &c.points {
                 let _ = write!(o, "<h3>{}</h3>", esc(&p.key));
                 if let Some(line) = stability_line(r, [&c.a, &c.b], &p.key) {
@@ -209,6 +215,7 @@ impl Renderer for Html {
                     p.metrics.iter().map(|m| metric_cells(m).to_vec()),
                 );
             }
+            warnings_block(&mut o, &c.warnings, "about these phases");
             if !c.differences.is_empty() {
                 o.push_str("<h3>Differences</h3>");
                 table(
@@ -244,7 +251,7 @@ impl Renderer for Html {
         o.push_str("<h2 id=\"results\">Results and stability</h2>");
         let (head, rows) = results_table(r);
         table(&mut o, head, rows);
-        o.push_str("<p class=\"muted\">Intervals: 95%, of the ratio of the means on the log scale (Welch's t, exact for fractional degrees of freedom); with repeats, from the variation between repeats; with one run a side, from per-interval means with an effective sample size corrected for autocorrelation (within-run noise only). MDE: the smallest change this many runs with this spread call significant at the 5% level with 80% power; a comparison that finds nothing with an MDE above 10% is inconclusive.</p>\n</body></html>\n");
+        o.push_str("<p class=\"muted\">Intervals: 95%, of the ratio of the means on the log scale. Rounds of a study where both setups ran are paired (the mean over rounds of ln(b/a), so drift between rounds cancels): with a fixed number of rounds, the paired t interval; in a study that ran rounds until precise, a confidence sequence (valid at every round, so stopping when precise does not make it too narrow). Otherwise Welch's t over repeats, or with one run a side per-interval means with an effective sample size corrected for autocorrelation (within-run noise only). Verdicts: improvement or regression when the interval excludes zero; equivalent within ±P% when it lies inside the precision asked; undecided when neither within the budget. MDE: the smallest change this many runs with this spread call significant at the 5% level with 80% power.</p>\n</body></html>\n");
         Ok(o)
     }
 }

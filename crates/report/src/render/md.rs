@@ -52,13 +52,10 @@ fn table(out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<Str
     out.push('\n');
 }
 
-/// One comparison as Markdown: a table per setting, then the differences.
+/// One comparison as Markdown: a table per setting, its warnings, then the differences.
 pub fn comparison_markdown(c: &Comparison) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "## {} vs {}\n", c.b, c.a);
-    for w in &c.warnings {
-        let _ = writeln!(o, "> **warning:** {w}\n");
-    }
     for p in &c.points {
         let _ = writeln!(o, "### {}\n", p.key);
         table(
@@ -66,6 +63,10 @@ pub fn comparison_markdown(c: &Comparison) -> String {
             &metric_header(&c.a, &c.b),
             p.metrics.iter().map(|m| metric_cells(m).to_vec()),
         );
+    }
+    // After the tables: the answer first, then what to read with it.
+    for w in &c.warnings {
+        let _ = writeln!(o, "> **warning:** {w}\n");
     }
     if !c.differences.is_empty() {
         o.push_str("Differences:\n\n");

@@ -4,7 +4,7 @@
 //! warnings a reader must see before trusting them.
 
 use crate::charts::forest::{natural_key, setting_words};
-use crate::compare::MetricComparison;
+use crate::compare::{MetricComparison, Stopped};
 use crate::report::Report;
 
 /// One line of the summary and how its verdict reads: `improvement`, `regression` or neither.
@@ -21,6 +21,28 @@ fn change(m: &MetricComparison) -> String {
         (Some(l), Some(h)) => format!("{:+.1}% [{l:+.1}, {h:+.1}] {}", m.change_pct, m.verdict),
         _ => format!("{:+.1}% ({})", m.change_pct, m.verdict),
     }
+}
+
+/// `6 rounds paired, 1 dropped, stopped: precise` of a round-paired comparison: how much its
+/// interval rests on and why no more rounds ran.
+fn rounds(m: &MetricComparison) -> Option<String> {
+    let r = m.rounds?;
+    let mut out = format!(
+        "{} round{} paired",
+        r.used,
+        if r.used == 1 { "" } else { "s" }
+    );
+    if r.dropped > 0 {
+        out.push_str(&format!(", {} dropped", r.dropped));
+    }
+    if let Some(s) = m.stopped {
+        out.push_str(match s {
+            Stopped::Precise => ", stopped: precise",
+            Stopped::Budget => ", stopped: budget",
+            Stopped::MaxRepeats => ", stopped: max_repeats",
+        });
+    }
+    Some(out)
 }
 
 /// Every comparison's line, in the comparisons' order.
@@ -43,6 +65,9 @@ pub(crate) fn lines(r: &Report) -> Vec<SummaryLine> {
             }
             if let Some(m) = metric("p99") {
                 parts.push(format!("p99 {}", change(m)));
+            }
+            if let Some(r) = metric("tps").and_then(rounds) {
+                parts.push(r);
             }
             let class = match metric("tps").map(|m| m.verdict.as_str()) {
                 Some("improvement") => "better",
