@@ -389,6 +389,7 @@ fn copy(conn: &mut Connection, other: &Path, picks: &[Pick]) -> Result<Imported,
         match table.name.as_str() {
             "runs" => copy_runs(&tx, table, &runs, &renamed, &origin, &mut ids, &mut done)?,
             "studies" => copy_studies(&tx, table, &renamed, &origin, &mut ids)?,
+            "tune_trials" => copy_trials(&tx, table, &renamed, &mut ids)?,
             _ => copy_owned(&tx, table, &mut ids)?,
         }
     }
@@ -719,9 +720,35 @@ fn copy_studies(
     Ok(())
 }
 
+/// Copies the trials of each tune session whose proof study is copied (a session is named as
+/// its study), under the study's name here, each pointed at its run here.
+fn copy_trials(
+    tx: &Transaction<'_>,
+    table: &Table,
+    renamed: &[(i64, String, String)],
+    ids: &mut Ids,
+) -> Result<(), Error> {
+    let (select, insert_sql) = statements(table);
+    let (session, run) = (table.col("session")?, table.col("run_id")?);
+    for mut row in rows(tx, table, &format!("{select} ORDER BY id"))? {
+        let Value::Text(name) = &row[session] else {
+            continue;
+        };
+        let Some((_, _, new)) = renamed.iter().find(|(_, old, _)| old == name) else {
+            continue;
+        };
+        row[session] = Value::Text(new.clone());
+        if let Value::Integer(old) = row[run] {
+            row[run] = ids.get("runs", old).map_or(Value::Null, Value::Integer);
+        }
+        insert(tx, table, &insert_sql, row, ids)?;
+    }
+    Ok(())
+}
+
 /// Copies the rows of `table` that belong to rows copied now (phases of a copied run, samples
 /// of a copied phase, cells of a copied study...), their references pointed at the new ids. A
-/// table whose rows belong to nothing (tune trials) is not copied.
+/// table whose rows belong to nothing is not copied.
 fn copy_owned(tx: &Transaction<'_>, table: &Table, ids: &mut Ids) -> Result<(), Error> {
     if !table.refs.iter().any(|r| r.owner) {
         return Ok(());
@@ -796,7 +823,10 @@ mod tests {
                                     repeat, status, run_id)
                  VALUES ({first}, {first}, 1, 'c1', 'v', '{{}}', '{{}}', 1, 'done', {first});
                  INSERT INTO cell_attempts (cell_id, attempt, run_id, status, recorded_at)
-                 VALUES ({first}, 1, {first}, 'done', 1.0);"
+                 VALUES ({first}, 1, {first}, 'done', 1.0);
+                 INSERT INTO tune_trials (session, seq, phase, settings_json, tps, duration_s,
+                                          run_id, recorded_at)
+                 VALUES ('{study}', 1, 'confirm tuned', '{{}}', 10.0, 1.0, {first}, 1.0);"
         ))
         .unwrap();
     }
@@ -864,12 +894,20 @@ mod tests {
             1
         );
 
+        let trial = "SELECT run_id FROM tune_trials WHERE session = 's@beta'";
+        assert_eq!(
+            count(&store, trial),
+            id,
+            "the tune session follows its study"
+        );
+
         let again = store.import(&there, &[]).unwrap();
         assert!(again.runs[0].already && again.runs[0].id == RunId(id));
         assert!(again.studies[0].already && again.studies[0].name == "s@beta");
         assert_eq!(count(&store, "SELECT count(*) FROM runs"), 2);
         assert_eq!(count(&store, "SELECT count(*) FROM samples"), 4);
         assert_eq!(count(&store, "SELECT count(*) FROM studies"), 2);
+        assert_eq!(count(&store, "SELECT count(*) FROM tune_trials"), 2);
     }
 
     #[test]
