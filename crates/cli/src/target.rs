@@ -7,6 +7,7 @@
 //! or `MYSQL_PWD`, in that order, and never appear in anything we print.
 
 mod prompt;
+mod unused;
 
 use crate::args::{EmbeddedArgs, SandboxHomeArgs, TargetArgs, WaitArgs};
 use crate::error::user;
@@ -82,9 +83,11 @@ pub fn sandbox_home(l: &SandboxHomeArgs) -> SandboxHome {
 }
 
 /// Whether the flags name a server (or how to reach one) rather than leave the command to its
-/// embedded sandbox: `-u` and `-D` alone do not, as they apply to either.
+/// embedded sandbox. `-u` and `-p` alone do, as for the mysql client (an account is for a
+/// server: the option files' one, else localhost); `-D` alone does not, as it applies to either.
 pub fn explicit(t: &TargetArgs) -> bool {
-    t.target.is_some()
+    t.user.is_some()
+        || t.target.is_some()
         || t.host.is_some()
         || t.port.is_some()
         || t.socket.is_some()
@@ -202,10 +205,24 @@ pub fn connect(
                 || e.malloc.is_some()
                 || e.basedir.is_some())
         {
-            return Err(user("--set, --server-cpus, --malloc, --basedir and --keep configure the embedded sandbox; they cannot be combined with a server named by --target, --host, --port, --socket, --sandbox, -p, --password-file or an option file"));
+            return Err(user("--set, --server-cpus, --malloc, --basedir and --keep configure the embedded sandbox; they cannot be combined with a server named by --target, --host, --port, --socket, --sandbox, -u, -p, --password-file or an option file"));
         }
     }
     let ours = t.sandbox.is_some() || !explicit(t);
+    if ours && !t.no_defaults {
+        let why = match t.sandbox {
+            Some(_) => unused::Unused::Sandbox,
+            None => unused::Unused::Embedded,
+        };
+        let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        let home = env("HOME").map(PathBuf::from);
+        let mysql_home = env("MARIADB_HOME")
+            .or_else(|| env("MYSQL_HOME"))
+            .map(PathBuf::from);
+        if let Some(line) = unused::note(why, home.as_deref(), mysql_home.as_deref()) {
+            eprintln!("{line}");
+        }
+    }
     let (mut options, sandbox, keep, server_pid) = if let Some(name) = &t.sandbox {
         let info = qpslab_sandbox::find(home, name)?;
         (info.connect_options(), None, false, Some(info.pid))
