@@ -1,6 +1,7 @@
 //! `qpslab import`: runs measured into two stores (one standing for another host's) meet in
-//! one, where `compare` names the hosts and `show` lists them; an import done twice is
-//! recognised; a file that is no store, or an id it does not hold, is the user's error.
+//! one, where `compare` names the hosts, `show` lists them and `report` covers both; an import
+//! done twice is recognised; a file that is no store, or an id it does not hold, is the user's
+//! error.
 
 mod common;
 use common::*;
@@ -86,6 +87,15 @@ fn runs_of_two_hosts_meet_in_one_store_where_compare_and_show_name_the_hosts() {
     assert!(
         line.contains("run 1 on ") && line.ends_with("run 2 on arm-host (Neoverse-V2)"),
         "{line}"
+    );
+
+    let md = s.path().join("report.md");
+    let o = s.run(&["report", "1", "2", "--out", md.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(
+        md.contains("arm-host"),
+        "the report names the other host: {md}"
     );
 
     let notes = s.path().join("notes.txt");
