@@ -88,6 +88,11 @@ fn phase(threads: u32, events: u64) -> PhaseResult {
             client_max_late_ms: 0.5 * i as f64,
             stuck_sessions: (i - 1) as u32,
             longest_in_flight_s: 1.5 * (i - 1) as f64,
+            // A sharded run's intervals keep their histograms (round-trip checked below).
+            histogram: (i == 2).then(|| HistogramBlob {
+                name: "event".into(),
+                v2: vec![0x1c, 0x84, 0x93, 0x14, i as u8],
+            }),
         })
         .collect();
     PhaseResult {
@@ -147,6 +152,12 @@ fn phase(threads: u32, events: u64) -> PhaseResult {
             chosen_by: "one per --client-cpus entry".into(),
             busy: vec![0.97],
             waited: vec![0.02],
+        }),
+        // A shard's measured window travels with the phase too.
+        shard: Some(qpslab_core::shard::ShardPhase {
+            start_unix_s: 1_700_000_000.25,
+            end_unix_s: 1_700_000_003.25,
+            members: Vec::new(),
         }),
     }
 }
