@@ -233,6 +233,16 @@ pub fn rewrite(args: Vec<OsString>) -> Result<Rewritten, String> {
     } else {
         rest
     };
+    let (command, test_item, rest) = match test.and(test_item.as_deref()) {
+        Some("fileio") => fileio(&command, rest)?,
+        Some(t @ ("cpu" | "memory" | "threads" | "mutex")) => {
+            return Err(format!(
+                "sysbench's {t} test measures the machine, not a database server: qpslab has \
+                 no such test"
+            ))
+        }
+        _ => (command, test_item, rest),
+    };
     let mut out: Vec<OsString> = vec![argv0.into()];
     for item in &items[..prefix] {
         if let Item::Opt { raw, .. } = item {
@@ -264,6 +274,24 @@ fn global(item: &Item, cli: &Command) -> bool {
         a.get_long().is_some_and(|l| typed == format!("--{l}"))
             || a.get_short().is_some_and(|c| typed == format!("-{c}"))
     })
+}
+
+/// sysbench's `fileio ... run` as `qpslab io MODE ...` (`--file-test-mode`'s value).
+fn fileio(command: &str, rest: Vec<Item>) -> Result<(String, Option<String>, Vec<Item>), String> {
+    if command != "run" {
+        return Err(format!(
+            "fileio {command}: `qpslab io` creates and removes its test files itself; give \
+             `fileio ... run` alone"
+        ));
+    }
+    let is_mode = |i: &Item| i.key().as_deref() == Some("file_test_mode");
+    let mode = rest.iter().find_map(|i| match i {
+        Item::Opt { value: Some(v), .. } if is_mode(i) => Some(v.clone()),
+        _ => None,
+    });
+    let mode = mode.ok_or("sysbench's fileio test needs --file-test-mode=MODE")?;
+    let rest = rest.into_iter().filter(|i| !is_mode(i)).collect();
+    Ok(("io".into(), Some(mode), rest))
 }
 
 /// `sysbench --version` and `sysbench --help` (no test named).

@@ -118,6 +118,7 @@ fn gives_sysbench_options_their_meaning_or_a_note() {
             "oltp_read_write",
             "--ssl-mode=REQUIRED",
             "--events=100",
+            "--no-live-lines",
             "--histogram=on"
         ]
     );
@@ -196,4 +197,33 @@ fn refuses_what_it_cannot_do_with_the_reason() {
         let e = rw(line).unwrap_err();
         assert!(e.starts_with(why), "{line:?}: {e}");
     }
+}
+
+#[test]
+fn takes_sysbench_fileio_as_qpslab_io() {
+    assert_eq!(
+        args(&[
+            "sysbench",
+            "fileio",
+            "--file-total-size=64M",
+            "--file-test-mode=rndrw",
+            "--time=2",
+            "run"
+        ]),
+        [
+            "sysbench",
+            "io",
+            "rndrw",
+            "--file-total-size=64M",
+            "--time=2"
+        ]
+    );
+    assert!(
+        rw(&["sysbench", "fileio", "--file-test-mode=rndrw", "prepare"])
+            .unwrap_err()
+            .contains("creates and removes its test files itself")
+    );
+    assert!(rw(&["sysbench", "cpu", "run"])
+        .unwrap_err()
+        .contains("not a database server"));
 }
