@@ -190,12 +190,16 @@ pub fn connect(
     embedded: Option<&EmbeddedArgs>,
     home: &SandboxHome,
 ) -> Result<Connected> {
-    if t.socket.is_some()
-        && (t.port.is_some() || t.host.as_deref().is_some_and(|h| h != "localhost"))
-    {
+    if t.socket.is_some() && t.host.as_deref().is_some_and(|h| h != "localhost") {
         return Err(user(
-            "--socket and --host/--port name two ways to the server: give one",
+            "--socket and --host name two ways to the server: give one",
         ));
+    }
+    if let (Some(port), Some(_)) = (t.port, &t.socket) {
+        // The mysql client connects to localhost through the socket and ignores the port.
+        eprintln!(
+            "note: -P {port} is ignored: -S names the socket, which the mysql client uses too"
+        );
     }
     if let Some(e) = embedded {
         if explicit(t)

@@ -231,9 +231,27 @@ fn flags_win_over_the_dsn_and_a_password_on_the_command_line_is_hidden() {
     assert!(stderr(&o).contains("visible to other local users"));
     assert_hidden(&s, &root, &[&stdout(&o), &stderr(&o)]);
 
-    // --socket with --port names two ways: refused in one line, before any prompt.
+    // Issue 38, item 7: -S with -P takes the socket, as the mysql client does, with a note.
     let sock = socket();
-    let o = cmd(&s, &run_args(&["-S", &sock, "-P", &port, "-p"]))
+    let o = cmd(
+        &s,
+        &run_args(&["-S", &sock, "-P", &port, "-u", "root", &pw]),
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!("socket={sock}")),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains(&format!("-P {port} is ignored")),
+        "{}",
+        stderr(&o)
+    );
+    // A host other than localhost with a socket still names two ways: refused in one line.
+    let o = cmd(&s, &run_args(&["-S", &sock, "--host", "127.0.0.1", "-p"]))
         .output()
         .unwrap();
     assert_user_error(&o, "two ways");
