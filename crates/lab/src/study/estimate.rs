@@ -80,6 +80,10 @@ pub struct Estimate {
     pub adaptive: bool,
     /// The most rounds (`max_repeats`, or `repeats`).
     pub max_rounds: usize,
+    /// The fewest rounds (`min_repeats`, or `repeats`).
+    pub min_rounds: usize,
+    /// The study's setups (one: nothing to compare, nothing to estimate).
+    pub setups: usize,
     /// Seconds a round of every comparison takes.
     pub round_s: Option<f64>,
     /// Rounds the study runs at most: those the budget pays for (within `max_repeats`), or
@@ -106,12 +110,14 @@ pub fn estimate(
         budget_s: rule.budget_s,
         adaptive: rule.adaptive(),
         max_rounds: rule.max_rounds as usize,
+        min_rounds: rule.min_rounds as usize,
+        setups: loaded.expanded.setups.len(),
         round_s: None,
         rounds: (!rule.adaptive()).then_some(rule.max_rounds as usize),
         comparisons: Vec::new(),
         budget_needed_s: None,
     };
-    let Some(store) = store else {
+    let Some(store) = store.filter(|_| e.setups > 1) else {
         return Ok(e);
     };
     let Some((study, matched, records)) = find_source(store, loaded, prefer)? else {
@@ -324,17 +330,40 @@ impl Estimate {
     /// The estimate as `lab plan` prints it, one line each.
     pub fn text(&self) -> String {
         use std::fmt::Write;
+        let mut out = match (self.adaptive, self.budget_s) {
+            (true, Some(b)) => format!(
+                "rounds: {} to {}, each comparison until its {} interval is within ±{}%, \
+                 within a budget of {}\n",
+                self.min_rounds,
+                self.max_rounds,
+                self.metric,
+                self.precision_pct,
+                duration(b)
+            ),
+            (true, None) => format!(
+                "rounds: {} to {}, each comparison until its {} interval is within ±{}%\n",
+                self.min_rounds, self.max_rounds, self.metric, self.precision_pct
+            ),
+            (false, _) => format!("rounds: {} (repeats)\n", self.max_rounds),
+        };
+        if self.setups < 2 {
+            out.push_str("estimate: none; one setup, nothing to compare\n");
+            return out;
+        }
         let Some(src) = &self.source else {
-            return "estimate: none; no earlier run of these setups is in the store \
-                    (lab plan --pilot runs three rounds first)\n"
-                .into();
+            out.push_str(
+                "estimate: none; no earlier run of these setups is in the store \
+                 (lab plan --pilot runs three rounds first)\n",
+            );
+            return out;
         };
         let how = match src.matched {
             Matched::SameSpec => "the same spec",
             Matched::SameCells => "the same setups",
         };
-        let mut out = format!(
-            "estimate from study '{}' ({how}, {} cells, ~{} a cell):\n",
+        let _ = writeln!(
+            out,
+            "estimate from study '{}' ({how}, {} cells, ~{} a cell):",
             src.study,
             src.cells,
             duration(src.cell_s)
