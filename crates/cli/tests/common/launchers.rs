@@ -74,6 +74,7 @@ impl Slurm {
                 ));
             }
         }
+        // SAFETY: geteuid has no preconditions and cannot fail.
         if unsafe { libc::geteuid() } != 0 {
             return Err(
                 "a private Slurm needs root here (slurmd starts tasks as their user)".into(),
