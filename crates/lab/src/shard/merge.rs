@@ -56,6 +56,9 @@ pub enum MergeError {
     },
 }
 
+/// A merged phase with the telemetry stored beside it.
+pub type MergedPhase = (PhaseResult, Vec<TelemetrySample>);
+
 /// The group, count and index of a stored run, when it is a shard.
 fn place(run: &StoredRun) -> Option<(String, u32, u32)> {
     let s = run.meta.plan.shard.as_ref()?.resolved()?;
@@ -102,7 +105,7 @@ pub fn one_group(runs: Vec<StoredRun>, source: &str) -> Result<Vec<StoredRun>, M
 pub fn merge(
     shards: &[StoredRun],
     command: String,
-) -> Result<(RunMeta, Vec<(PhaseResult, Vec<TelemetrySample>)>), MergeError> {
+) -> Result<(RunMeta, Vec<MergedPhase>), MergeError> {
     let first = &shards[0];
     let group = place(first).map(|p| p.0).unwrap_or_default();
     for (i, s) in shards.iter().enumerate() {
