@@ -280,12 +280,10 @@ pub(crate) fn samples_of(conn: &Connection, phase_id: i64) -> Result<Vec<Sample>
                 client_max_late_ms: r.get(19)?,
                 stuck_sessions: r.get(20)?,
                 longest_in_flight_s: r.get(21)?,
-                histogram: r
-                    .get::<_, Option<Vec<u8>>>(22)?
-                    .map(|v2| HistogramBlob {
-                        name: "event".into(),
-                        v2,
-                    }),
+                histogram: r.get::<_, Option<Vec<u8>>>(22)?.map(|v2| HistogramBlob {
+                    name: "event".into(),
+                    v2,
+                }),
             },
             r.get::<_, String>(12)?,
         ))

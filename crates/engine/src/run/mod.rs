@@ -109,7 +109,15 @@ pub fn run_phase(
     on_sample: &mut dyn FnMut(&Sample),
     stop: &AtomicBool,
 ) -> Result<PhaseResult, RunError> {
-    run_phase_gated(target, plan, workload, threads, on_sample, stop, &mut || Ok(None))
+    run_phase_gated(
+        target,
+        plan,
+        workload,
+        threads,
+        on_sample,
+        stop,
+        &mut || Ok(None),
+    )
 }
 
 /// Called once every session of a phase is open, before its clock starts: returns the wall-
