@@ -241,7 +241,7 @@ fn the_eta_counts_the_rounds_the_open_comparisons_still_need() {
     let rep = t.report();
     let eta = rep.eta_s.unwrap();
     // At least the next round of the three cells, at most every round left.
-    assert!(eta >= 3.0 && eta <= 17.0 * 3.0, "{rep:?}");
+    assert!((3.0..=17.0 * 3.0).contains(&eta), "{rep:?}");
     assert_eq!(rep.next_round_s, Some(3.0));
     // Within a budget, no more than what is left of it.
     let mut t = RoundTracker::new(&rule(5.0, Some(12.0), 20), &recs);
