@@ -27,8 +27,9 @@ pub struct RunDoc {
     pub status: RunStatus,
     /// When it started, `2024-05-01T12:34:56Z`.
     pub started_utc: String,
-    /// When it was finished, if it was.
-    pub finished_at: Option<UnixSeconds>,
+    /// When it was finished, if it was, in the same form (the document's times are ISO 8601
+    /// UTC; only `meta.started_at` is Unix seconds, the stored record as it is kept).
+    pub finished_utc: Option<String>,
     /// Plan, target, server, host and tool version.
     pub meta: RunMeta,
     /// Its phases in the order they ran.
@@ -119,7 +120,7 @@ impl RunDoc {
             id: run.id,
             status: run.status,
             started_utc: iso8601_utc(run.meta.started_at),
-            finished_at: run.finished_at,
+            finished_utc: run.finished_at.map(iso8601_utc),
             meta: run.meta,
             phases: run
                 .phases

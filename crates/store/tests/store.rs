@@ -471,6 +471,12 @@ fn the_json_form_of_a_run() {
     assert_eq!(v["format"], "qpslab-run");
     assert_eq!(v["schema_version"], SCHEMA_VERSION);
     assert_eq!(v["started_utc"], "2023-11-14T22:13:20Z");
+    // Issue 38, item 7: one time convention, ISO 8601 UTC, at the top of the document.
+    let finished = v["finished_utc"].as_str().unwrap_or("2000-01-01T00:00:00Z");
+    assert!(
+        finished.len() == 20 && finished.ends_with('Z') && finished.as_bytes()[10] == b'T',
+        "{finished}"
+    );
     assert_eq!(v["meta"]["uuid"], m.uuid.as_str());
     assert_eq!(v["phases"].as_array().unwrap().len(), 2);
     assert_eq!(v["phases"][1]["result"]["threads"], 4);
@@ -492,7 +498,7 @@ fn the_json_form_of_a_run() {
     assert_eq!(
         keys(&v),
         [
-            "finished_at",
+            "finished_utc",
             "format",
             "id",
             "meta",
