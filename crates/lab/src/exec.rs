@@ -10,7 +10,6 @@ use qpslab_core::stability::{self, Stability};
 use qpslab_core::telemetry::{Reading, ReplicaLag};
 use qpslab_core::{ConnectOptions, RunPlan, Sample, WorkloadOptions};
 use qpslab_engine::prepare::{self, DatasetStatus, PrepareProgress, PrepareReport};
-use qpslab_engine::run_phase;
 use qpslab_engine::workload::script::run_init;
 use qpslab_engine::workload::{Workload, WorkloadError};
 use qpslab_probe::Sampler;
@@ -396,9 +395,10 @@ pub fn measure(
     let plan = crate::sizing::placed(&shard_plan, target, sampler.server_pid());
     obs.placed(threads, &qpslab_engine::place(&plan, threads).describe());
     let phase = |on_sample: &mut dyn FnMut(&Sample)| {
-        let result = shard_phase(target, &plan, workload, (total, threads), on_sample, stop)
-            .map_err(ExecError::from)
-            .and_then(|p| crate::tpcc_check::checked(target, &plan, p));
+        let result =
+            crate::shard::run_phase(target, &plan, workload, (total, threads), on_sample, stop)
+                .map_err(ExecError::from)
+                .and_then(|p| crate::tpcc_check::checked(target, &plan, p));
         let Some(live) = &live else {
             return result;
         };
@@ -423,41 +423,6 @@ pub fn measure(
         }
         None => measure_with(store, meta, threads, sampler, obs, phase),
     }
-}
-
-/// Runs the phase of `threads` = (in all, this process's) sessions: an ordinary one, or for a
-/// shard of several, gated by the meeting of every shard on the server (`crate::shard::meet`),
-/// its measured start and end recorded in the server's clock.
-fn shard_phase(
-    target: &ConnectOptions,
-    plan: &RunPlan,
-    workload: &Workload,
-    (total, threads): (u32, u32),
-    on_sample: &mut dyn FnMut(&Sample),
-    stop: &AtomicBool,
-) -> Result<PhaseResult, qpslab_engine::RunError> {
-    let Some(shard) = crate::shard::of(plan) else {
-        return run_phase(target, plan, workload, threads, on_sample, stop);
-    };
-    let timeout = crate::shard::meet::timeout_s(plan);
-    let meeting = crate::shard::meet::Meeting::new(target, shard, timeout, stop);
-    let key = format!("t{total}");
-    let mut offset = 0.0;
-    let mut gate = || {
-        meeting.start(&key).map(|(at, off)| {
-            offset = off;
-            Some(at)
-        })
-    };
-    let result =
-        qpslab_engine::run_phase_gated(target, plan, workload, threads, on_sample, stop, &mut gate);
-    meeting.leave(&key);
-    let mut phase = result?;
-    if let Some(s) = phase.shard.as_mut() {
-        s.start_unix_s += offset;
-        s.end_unix_s += offset;
-    }
-    Ok(phase)
 }
 
 /// Passes every report on, anchors the live actions' clock on the first one, and reports the

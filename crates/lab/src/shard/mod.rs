@@ -7,8 +7,11 @@
 pub mod meet;
 pub mod merge;
 
+use qpslab_core::result::{PhaseResult, Sample};
 use qpslab_core::shard::{self, seed_of, share, Shard, ShardError, ShardSpec};
-use qpslab_core::RunPlan;
+use qpslab_core::{ConnectOptions, RunPlan};
+use qpslab_engine::workload::Workload;
+use std::sync::atomic::AtomicBool;
 
 /// Resolves `plan.shard` in place: index, count and group from the flags or, for `auto`, the
 /// launcher's environment; this shard's seed derived from the run's. `--shard 0/1` is an
@@ -78,6 +81,41 @@ pub fn phase_share(plan: &RunPlan, threads: u32) -> (u32, RunPlan) {
         r.per_second = shard::rate_share(r.per_second, mine, threads);
     }
     (mine, p)
+}
+
+/// Runs the phase of `threads` = (in all, this process's) sessions: an ordinary one, or for a
+/// shard of several, gated by the meeting of every shard on the server (`crate::shard::meet`),
+/// its measured start and end recorded in the server's clock.
+pub(crate) fn run_phase(
+    target: &ConnectOptions,
+    plan: &RunPlan,
+    workload: &Workload,
+    (total, threads): (u32, u32),
+    on_sample: &mut dyn FnMut(&Sample),
+    stop: &AtomicBool,
+) -> Result<PhaseResult, qpslab_engine::RunError> {
+    let Some(shard) = of(plan) else {
+        return qpslab_engine::run_phase(target, plan, workload, threads, on_sample, stop);
+    };
+    let timeout = meet::timeout_s(plan);
+    let meeting = meet::Meeting::new(target, shard, timeout, stop);
+    let key = format!("t{total}");
+    let mut offset = 0.0;
+    let mut gate = || {
+        meeting.start(&key).map(|(at, off)| {
+            offset = off;
+            Some(at)
+        })
+    };
+    let result =
+        qpslab_engine::run_phase_gated(target, plan, workload, threads, on_sample, stop, &mut gate);
+    meeting.leave(&key);
+    let mut phase = result?;
+    if let Some(s) = phase.shard.as_mut() {
+        s.start_unix_s += offset;
+        s.end_unix_s += offset;
+    }
+    Ok(phase)
 }
 
 #[cfg(test)]
