@@ -1,0 +1,276 @@
+//! `qpslab import`: runs and studies copied from another store into this one, so results
+//! measured on several hosts meet in one store to be compared.
+//!
+//! Every row is copied with a new id, in one transaction: a failure leaves this store as it
+//! was. An imported run keeps its uuid, its host facts and, in `original_id` and
+//! `imported_from`, the id it had where it was measured and the file it came from; a run whose
+//! uuid is already here is recognised and not copied again. A study is recognised by its
+//! creation time and spec hash; an imported study whose name is taken here by another study
+//! is stored as `NAME@HOST` (HOST: where its runs were measured), and its runs name it so.
+//!
+//! The copy follows the schema's foreign keys rather than a list of tables: a row belongs to
+//! what it references `ON DELETE CASCADE` (a phase to its run, a sample to its phase, a cell to
+//! its study), so it is copied when that owner was copied, and tables added by later migrations
+//! come along without a change here. A reference that does not own the row (a cell's run) is
+//! pointed at the row's new id, or at the run already here with the same uuid.
+//!
+//! ```no_run
+//! # fn demo() -> Result<(), qpslab_store::ImportError> {
+//! use qpslab_store::{Pick, Store};
+//! let mut store = Store::open("qpslab.db".as_ref())?;
+//! let done = store.import("other-host.db".as_ref(), &[Pick::Run(3)])?;
+//! for run in &done.runs {
+//!     println!("run {} of {} is here as run {}", run.original, run.host, run.id.0);
+//! }
+//! # Ok(()) }
+//! ```
+
+use crate::error::Error;
+use crate::model::{RunId, StudyId};
+use crate::schema;
+use crate::Store;
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use std::path::{Path, PathBuf};
+
+mod copy;
+mod plan;
+mod tables;
+#[cfg(test)]
+mod tests;
+
+/// One thing to import, as the user named it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// A run, by its id in the other store.
+    Run(i64),
+    /// A study (with all its cells and their runs), by name.
+    Study(String),
+}
+
+/// What import did with one run of the other store.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ImportedRun {
+    /// Its id in the other store.
+    pub original: i64,
+    /// Its id here.
+    pub id: RunId,
+    /// It was here already (same uuid): nothing was copied.
+    pub already: bool,
+    /// The host it was measured on (`uname -n`).
+    pub host: String,
+    /// Its workload.
+    pub workload: String,
+}
+
+/// What import did with one study of the other store.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ImportedStudy {
+    /// Its name in the other store.
+    pub original_name: String,
+    /// Its name here: the same, or `NAME@HOST` when another study here has the name.
+    pub name: String,
+    /// Its id here.
+    pub id: StudyId,
+    /// It was here already (same creation time and spec): nothing was copied.
+    pub already: bool,
+}
+
+/// Everything one import did, in the other store's id order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Imported {
+    /// The runs, each copied or recognised.
+    pub runs: Vec<ImportedRun>,
+    /// The studies, each copied or recognised.
+    pub studies: Vec<ImportedStudy>,
+}
+
+/// Why an import did not happen (nothing was written).
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// Opening, reading or writing a store failed (its own message says which and why).
+    #[error(transparent)]
+    Store(#[from] Error),
+    /// The other store has no run of that id.
+    #[error("{path} has no run {id} (`qpslab show --db {path}` lists its runs)")]
+    NoRun {
+        /// The other store.
+        path: PathBuf,
+        /// The id asked for.
+        id: i64,
+    },
+    /// The other store has no study of that name.
+    #[error("{path} has no study named '{name}' (`qpslab lab show --db {path}` lists them)")]
+    NoStudy {
+        /// The other store.
+        path: PathBuf,
+        /// The name asked for.
+        name: String,
+    },
+    /// The file to import from is not a qpslab results store (another program's file, or no
+    /// SQLite database at all).
+    #[error("{0} is not a qpslab results store; nothing imported")]
+    NotAStore(PathBuf),
+    /// The file to import from was written by a newer qpslab.
+    #[error("{path} has results schema version {found}, newer than this qpslab reads ({supported}); import it with a newer qpslab")]
+    Newer {
+        /// The other store.
+        path: PathBuf,
+        /// Its schema version.
+        found: i64,
+        /// The newest this build reads.
+        supported: i64,
+    },
+    /// The file to import from is this store itself.
+    #[error("{0} is this results store itself; import from another store file")]
+    SameStore(PathBuf),
+}
+
+impl ImportError {
+    /// The user named the wrong file or something it does not hold: exit 2.
+    pub fn is_user_error(&self) -> bool {
+        match self {
+            ImportError::Store(e) => e.is_user_error(),
+            _ => true,
+        }
+    }
+}
+
+impl From<rusqlite::Error> for ImportError {
+    fn from(e: rusqlite::Error) -> ImportError {
+        ImportError::Store(Error::Sqlite(e))
+    }
+}
+
+impl Store {
+    /// Copies `picks` (every run and study when empty) from the store at `other` into this
+    /// one, in one transaction. See the module docs for what is kept and recognised.
+    pub fn import(&mut self, other: &Path, picks: &[Pick]) -> Result<Imported, ImportError> {
+        if !other.exists() {
+            return Err(Error::Missing {
+                path: other.to_path_buf(),
+            }
+            .into());
+        }
+        if other.is_dir() {
+            return Err(ImportError::NotAStore(other.to_path_buf()));
+        }
+        if same_file(other, &self.path) {
+            return Err(ImportError::SameStore(other.to_path_buf()));
+        }
+        let source = Source::open(other)?;
+        self.conn
+            .execute("ATTACH DATABASE ?1 AS src", [source.uri()])?;
+        let done = copy::copy(&mut self.conn, other, picks);
+        // Detached whatever happened, so this store is left as it was opened.
+        let detached = self.conn.execute("DETACH DATABASE src", []);
+        let done = done?;
+        detached?;
+        Ok(done)
+    }
+}
+
+impl Store {
+    /// The host each of `runs` was measured on (`uname -n`; empty when not recorded), in the
+    /// order given: `show` names them when a store holds runs of several hosts.
+    pub fn run_hosts(&self, runs: &[RunId]) -> Result<Vec<String>, Error> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT coalesce(json_extract(host_json, '$.hostname'), '') FROM runs WHERE id = ?1",
+        )?;
+        runs.iter()
+            .map(|id| {
+                Ok(st
+                    .query_row([id.0], |r| r.get::<_, String>(0))
+                    .optional()?
+                    .unwrap_or_default())
+            })
+            .collect()
+    }
+}
+
+/// True when `a` and `b` are one file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// The other store, checked, and brought to this build's schema in a private copy when it is
+/// older (the user's file is only read).
+struct Source {
+    path: PathBuf,
+    /// The migrated copy, removed on drop.
+    copy: Option<PathBuf>,
+}
+
+impl Drop for Source {
+    fn drop(&mut self) {
+        if let Some(copy) = &self.copy {
+            // A leftover copy in the temporary directory harms nothing.
+            let _ = std::fs::remove_file(copy);
+        }
+    }
+}
+
+impl Source {
+    fn open(path: &Path) -> Result<Source, ImportError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(format!("file:{}", uri_path(path)), flags).map_err(
+            |source| Error::Open {
+                path: path.to_path_buf(),
+                source,
+            },
+        )?;
+        let version = match schema::version(&conn, path) {
+            // An empty file: not a store anything was measured into.
+            Ok(0) | Err(Error::NotADatabase { .. } | Error::NotQpslab { .. }) => {
+                return Err(ImportError::NotAStore(path.to_path_buf()))
+            }
+            Err(Error::NewerSchema {
+                found, supported, ..
+            }) => {
+                return Err(ImportError::Newer {
+                    path: path.to_path_buf(),
+                    found,
+                    supported,
+                })
+            }
+            other => other?,
+        };
+        if version == schema::SCHEMA_VERSION {
+            return Ok(Source {
+                path: path.to_path_buf(),
+                copy: None,
+            });
+        }
+        let copy = std::env::temp_dir().join(format!(
+            "qpslab-import-{}-{}.db",
+            std::process::id(),
+            crate::model::unix_now().to_bits()
+        ));
+        let source = Source {
+            path: copy.clone(),
+            copy: Some(copy.clone()),
+        };
+        conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])?;
+        drop(conn);
+        let mut conn = Connection::open(&copy)?;
+        schema::check_and_migrate(&mut conn, &copy)?;
+        Ok(source)
+    }
+
+    /// The `ATTACH` URI that opens it read-only.
+    fn uri(&self) -> String {
+        format!("file:{}?mode=ro", uri_path(&self.path))
+    }
+}
+
+/// `path` with the characters a URI would read as its own escaped.
+fn uri_path(path: &Path) -> String {
+    path.to_string_lossy()
+        .replace('%', "%25")
+        .replace('?', "%3f")
+        .replace('#', "%23")
+}
