@@ -142,9 +142,16 @@ impl qpslab_lab::sweep::SweepObserver for Printer {
         client: Option<&qpslab_lab::client_bound::ClientCheck>,
     ) {
         println!();
+        // `--quiet` drops the phase's header line, which said whose summary follows.
+        if crate::out::quiet() {
+            println!("phase of {} thread(s):", phase.threads);
+        }
         print!("{}", crate::render::phase_summary(phase));
         if self.histogram {
-            print!("{}", crate::render::histogram_text(phase).unwrap_or_default());
+            print!(
+                "{}",
+                crate::render::histogram_text(phase).unwrap_or_default()
+            );
         }
         if let Some(c) = client {
             print!("{}", crate::render_run::client_text(c));

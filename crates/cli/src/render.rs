@@ -86,7 +86,12 @@ pub fn histogram_text(p: &PhaseResult) -> Option<String> {
     let rows: Vec<(f64, u64)> = h
         .iter_log(1, 1.05)
         .filter(|v| v.count_since_last_iteration() > 0)
-        .map(|v| (v.value_iterated_to() as f64 / 1000.0, v.count_since_last_iteration()))
+        .map(|v| {
+            (
+                v.value_iterated_to() as f64 / 1000.0,
+                v.count_since_last_iteration(),
+            )
+        })
         .collect();
     let max = rows.iter().map(|r| r.1).max().unwrap_or(1).max(1);
     let mut o = String::from("Latency histogram (values are in milliseconds)\n");
@@ -248,6 +253,12 @@ fn client(o: &mut String, p: &PhaseResult) {
 /// The sweep table printed at the end of a run: one row per phase, each latency figure as
 /// [`PhaseResult::percentile_ms`] and [`PhaseResult::max_ms`] give it.
 pub fn sweep_table(percentiles: &[f64], phases: &[PhaseResult]) -> String {
+    let (header, rows) = sweep_rows(percentiles, phases);
+    table(&header, &rows)
+}
+
+/// [`sweep_table`]'s header and rows, for a caller that adds columns (`show RUN`'s stability).
+pub fn sweep_rows(percentiles: &[f64], phases: &[PhaseResult]) -> (Vec<String>, Vec<Vec<String>>) {
     let mut header = vec![
         "threads".to_string(),
         "tps".into(),
@@ -282,7 +293,7 @@ pub fn sweep_table(percentiles: &[f64], phases: &[PhaseResult]) -> String {
             r
         })
         .collect();
-    table(&header, &rows)
+    (header, rows)
 }
 
 /// A plain aligned table: numeric columns right-aligned, text columns left-aligned.

@@ -26,6 +26,7 @@ pub fn report(a: ReportArgs) -> Result<()> {
     let out = Output::with_default(&a.output, "report", Some(by_extension))?;
     let store = open_store(&a.db)?;
     let input = qpslab_report::report_input(&store, &a.items).map_err(report_error)?;
+    refuse_mixed_workloads(&input)?;
     let report = build(&input).map_err(report_error)?;
     out.emit_to(a.out.as_deref(), |f| {
         // With --png DIR the Markdown shows the charts written there, linked as DIR/ID.png.
@@ -54,6 +55,32 @@ pub fn report(a: ReportArgs) -> Result<()> {
     for c in &report.comparisons {
         for w in &c.warnings {
             eprintln!("warning: {} vs {}: {w}", c.b, c.a);
+        }
+    }
+    Ok(())
+}
+
+/// Refuses lone runs of different workloads in one report: their charts and tables would set
+/// side by side figures that measure different things, at whatever thread counts each ran
+/// (the library refuses such points only where their swept settings meet).
+fn refuse_mixed_workloads(input: &ReportInput) -> Result<()> {
+    // A lone run is its own variant, `run N` (`Subject::lone`).
+    let lone = input
+        .subjects
+        .iter()
+        .filter(|s| s.cell.variant == format!("run {}", s.run.id.0));
+    let mut first: Option<(String, String)> = None;
+    for s in lone {
+        let w = s.run.meta.plan.workload_name();
+        match &first {
+            None => first = Some((s.run.id.0.to_string(), w)),
+            Some((id, fw)) if *fw != w => {
+                return Err(user(format!(
+                    "runs {id} ({fw}) and {} ({w}) measured different workloads: report runs of one workload",
+                    s.run.id.0
+                )))
+            }
+            Some(_) => {}
         }
     }
     Ok(())

@@ -4,7 +4,7 @@
 use crate::args::{Format, JsonPath, OutputArgs, ShowArgs, TableJsonCsv};
 use crate::error::user;
 use crate::out::Output;
-use crate::render::{sweep_table, table};
+use crate::render::{sweep_rows, table};
 use anyhow::Result;
 use qpslab_store::{RunId, Store};
 use std::io::Write;
@@ -194,7 +194,7 @@ fn one(store: &Store, id: RunId) -> Result<()> {
     }
     println!();
     let phases: Vec<_> = run.phases.iter().map(|p| p.result.clone()).collect();
-    print!("{}", sweep_table(&m.plan.percentiles, &phases));
+    print!("{}", phases_table(&m.plan.percentiles, &phases));
     for p in &phases {
         print!("{}", crate::render_replay::classes(p));
         if p.io.is_some() {
@@ -211,6 +211,17 @@ fn one(store: &Store, id: RunId) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The sweep table with each phase's stability verdict as its last column (`-` for a phase of
+/// a run stored before phases were judged).
+fn phases_table(percentiles: &[f64], phases: &[qpslab_core::PhaseResult]) -> String {
+    let (mut header, mut rows) = sweep_rows(percentiles, phases);
+    header.push("stability".into());
+    for (row, p) in rows.iter_mut().zip(phases) {
+        row.push(p.stability.as_ref().map_or("-".into(), |s| s.to_string()));
+    }
+    table(&header, &rows)
 }
 
 /// `2026-11-22 10:18:23 UTC` from Unix seconds.
