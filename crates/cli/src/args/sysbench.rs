@@ -21,6 +21,10 @@ pub struct Rewritten {
 /// sysbench's commands, in its word order after the test name.
 const SYSBENCH_COMMANDS: [&str; 4] = ["prepare", "run", "cleanup", "help"];
 
+/// sysbench's form, for a line called as sysbench that has no command.
+const SYSBENCH_FORM: &str =
+    "sysbench's form is `sysbench [OPTIONS] TESTNAME prepare|run|cleanup|help`";
+
 /// Server error codes qpslab rolls back and retries (sysbench's default `--mysql-ignore-errors`).
 const RETRIED: [&str; 3] = ["1213", "1205", "1020"];
 
@@ -174,40 +178,21 @@ pub fn rewrite(args: Vec<OsString>) -> Result<Rewritten, String> {
         Item::Word(w) => w.clone(),
         Item::Opt { .. } => String::new(),
     };
-    // (command, its position, the test's position when it comes before the command)
-    let order =
-        match first_word {
-            _ if !sysbench && first_word.is_none() => return Ok(unchanged(args)),
-            Some(at) if !sysbench && is_sub(&word(at)) => (word(at), at, None),
-            _ => {
-                // sysbench's order: TESTNAME then COMMAND, options anywhere (`--test=NAME` as
-                // sysbench 0.5 wrote it).
-                let test = first_word.or_else(|| {
-                    items
-                        .iter()
-                        .position(|i| i.key().as_deref() == Some("test"))
-                });
-                let command = items
-                    .iter()
-                    .enumerate()
-                    .skip(test.map_or(0, |t| t + 1))
-                    .find_map(|(at, i)| match i {
-                        Item::Word(w) if SYSBENCH_COMMANDS.contains(&w.as_str()) => Some(at),
-                        _ => None,
-                    });
-                match (test, command) {
-                    (Some(t), Some(c)) => (word(c), c, Some(t)),
-                    (None, None) if sysbench => return Ok(unchanged(sysbench_meta(&items, argv0))),
-                    _ if sysbench => return Err(
-                        "sysbench's form is `sysbench [OPTIONS] TESTNAME prepare|run|cleanup|help`"
-                            .into(),
-                    ),
-                    // Not sysbench's order either: clap says what is wrong.
-                    _ => return Ok(unchanged(args)),
-                }
+    // The command's position, and the test's when it comes before the command.
+    let (at, test) = match first_word {
+        None if !sysbench => return Ok(unchanged(args)),
+        Some(at) if !sysbench && is_sub(&word(at)) => (at, None),
+        _ => match sysbench_order(&items) {
+            Some((command, test)) => (command, Some(test)),
+            None if sysbench && first_word.is_none() => {
+                return Ok(unchanged(sysbench_meta(&items, argv0)))
             }
-        };
-    let (command, at, test) = order;
+            None if sysbench => return Err(SYSBENCH_FORM.into()),
+            // Not sysbench's order either: clap says what is wrong.
+            None => return Ok(unchanged(args)),
+        },
+    };
+    let command = word(at);
     // Options of qpslab's own before the command (`-q run`) stay there.
     let prefix = match test {
         None if items[..at].iter().all(|i| global(i, &cli)) => at,
@@ -292,6 +277,24 @@ fn fileio(command: &str, rest: Vec<Item>) -> Result<(String, Option<String>, Vec
     let mode = mode.ok_or("sysbench's fileio test needs --file-test-mode=MODE")?;
     let rest = rest.into_iter().filter(|i| !is_mode(i)).collect();
     Ok(("io".into(), Some(mode), rest))
+}
+
+/// sysbench's order: the test (`--test=NAME` as sysbench 0.5 wrote it, else the first word),
+/// then one of its commands; options anywhere. `(command's position, test's position)`.
+fn sysbench_order(items: &[Item]) -> Option<(usize, usize)> {
+    let test = items
+        .iter()
+        .position(|i| i.key().as_deref() == Some("test"))
+        .or_else(|| items.iter().position(|i| matches!(i, Item::Word(_))))?;
+    let command = items
+        .iter()
+        .enumerate()
+        .skip(test + 1)
+        .find_map(|(at, i)| match i {
+            Item::Word(w) if SYSBENCH_COMMANDS.contains(&w.as_str()) => Some(at),
+            _ => None,
+        })?;
+    Some((command, test))
 }
 
 /// `sysbench --version` and `sysbench --help` (no test named).

@@ -90,6 +90,15 @@ fn takes_sysbench_word_order_and_mysql_first_options() {
         ]
     );
     assert_eq!(args(&["sysbench", "--version"]), ["sysbench", "--version"]);
+    assert_eq!(
+        args(&[
+            "sysbench",
+            "--test=oltp_point_select",
+            "--max-time=3",
+            "run"
+        ]),
+        ["sysbench", "run", "oltp_point_select", "--time=3"]
+    );
     assert!(rw(&["sysbench", "oltp_read_write"]).is_err());
 }
 
