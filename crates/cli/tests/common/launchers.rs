@@ -217,11 +217,14 @@ PartitionName=test Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSub
         c
     }
 
-    /// `srun -n N` (overcommitted: more tasks than CPUs may share them), to which the caller
-    /// adds the program and its arguments; every task inherits this process's environment.
+    /// `srun -n N` (overcommitted: more tasks than CPUs may share them; killed after 3 min), to
+    /// which the caller adds the program and its arguments; every task inherits this process's
+    /// environment.
     pub fn srun(&self, tasks: usize) -> Command {
         let mut c = self.command("srun");
         c.args([
+            // A task that hangs is killed at Slurm's time limit (minutes), not waited for.
+            "--time=3",
             "--overcommit",
             "--kill-on-bad-exit=1",
             "-n",
@@ -249,14 +252,17 @@ impl Drop for Slurm {
     }
 }
 
-/// `mpirun -n N` as root with more ranks than CPUs, to which the caller adds the program and
-/// its arguments; `Err` says in one line why Open MPI cannot run here.
+/// `mpirun -n N` as root with more ranks than CPUs (killed after 180 s), to which the caller
+/// adds the program and its arguments; `Err` says in one line why Open MPI cannot run here.
 pub fn mpirun(ranks: usize) -> Result<Command, String> {
     if !found("mpirun") {
         return Err("mpirun is not installed (make deps-test installs openmpi-bin)".into());
     }
     let mut c = Command::new("mpirun");
     c.args([
+        // A rank that hangs is killed after 180 s, not waited for.
+        "--timeout",
+        "180",
         "--allow-run-as-root",
         "--oversubscribe",
         "-n",
