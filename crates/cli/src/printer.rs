@@ -146,13 +146,14 @@ impl qpslab_lab::sweep::SweepObserver for Printer {
         if crate::out::quiet() {
             println!("phase of {} thread(s):", phase.threads);
         }
-        print!("{}", crate::render::phase_summary(phase));
+        // Before the summary, where sysbench prints it.
         if self.histogram {
             print!(
                 "{}",
                 crate::render::histogram_text(phase).unwrap_or_default()
             );
         }
+        print!("{}", crate::render::phase_summary(phase));
         if let Some(c) = client {
             print!("{}", crate::render_run::client_text(c));
         }
