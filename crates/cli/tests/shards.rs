@@ -29,17 +29,25 @@ fn prepared(s: &Scratch) {
     });
 }
 
-/// `qpslab run` of shard `shard` of group `group`, stored in `db`.
+/// `qpslab run` of shard `shard` of group `group` on the shared server, stored in `db`.
 fn shard(s: &Scratch, shard: &str, group: &str, db: &Path, extra: &[&str]) -> Child {
     let sock = socket();
+    on(
+        s,
+        &["--socket", &sock, "--database", DB],
+        shard,
+        group,
+        db,
+        extra,
+    )
+}
+
+/// `qpslab run` of shard `shard` of group `group` on the server `target` names.
+fn on(s: &Scratch, target: &[&str], shard: &str, group: &str, db: &Path, extra: &[&str]) -> Child {
     let db = db.display().to_string();
-    let mut args = vec![
-        "run",
-        "oltp_point_select",
-        "--socket",
-        &sock,
-        "--database",
-        DB,
+    let mut args = vec!["run", "oltp_point_select"];
+    args.extend_from_slice(target);
+    args.extend([
         "--tables",
         "1",
         "--table-size",
@@ -56,7 +64,7 @@ fn shard(s: &Scratch, shard: &str, group: &str, db: &Path, extra: &[&str]) -> Ch
         group,
         "--db",
         &db,
-    ];
+    ]);
     args.extend_from_slice(extra);
     s.cmd(&args)
         .stdout(std::process::Stdio::piped())
@@ -240,4 +248,30 @@ fn shard_auto_without_a_launcher_names_the_variables() {
         .output()
         .unwrap();
     assert_user_error(&o, "SLURM_PROCID/SLURM_NTASKS");
+}
+
+#[test]
+fn shard_0_prepares_the_dataset_while_the_other_waits() {
+    let s = Scratch::new();
+    let o = s.run(&["server", "start", "shards"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let group = format!("prep{}", std::process::id());
+    let dbs: Vec<PathBuf> = (0..2).map(|i| s.path().join(format!("p{i}.db"))).collect();
+    // The other shard first: it must wait, not prepare, not fail on a missing table.
+    let other = on(&s, &["--sandbox", "shards"], "1/2", &group, &dbs[1], &[]);
+    std::thread::sleep(Duration::from_millis(500));
+    let first = on(&s, &["--sandbox", "shards"], "0/2", &group, &dbs[0], &[]);
+    let (o0, o1) = (
+        finish(first, Duration::from_secs(120)),
+        finish(other, Duration::from_secs(120)),
+    );
+    assert!(o0.status.success(), "{}", stderr(&o0));
+    assert!(o1.status.success(), "{}", stderr(&o1));
+    let (e0, e1) = (stderr(&o0) + &stdout(&o0), stderr(&o1) + &stdout(&o1));
+    assert!(e0.contains("dataset missing: preparing"), "{e0}");
+    assert!(
+        e1.contains("waiting for shard 0 to ready the dataset"),
+        "{e1}"
+    );
+    assert!(!e1.contains("preparing"), "{e1}");
 }
