@@ -489,3 +489,34 @@ fn merge_until_done(
     }
     failure
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qpslab_core::{WorkloadKind, WorkloadOptions};
+
+    #[test]
+    fn an_agreed_start_is_kept_in_this_process_clock() {
+        let mut plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpPointSelect));
+        plan.warmup_s = 1.0;
+        let now = Instant::now();
+        let at = SystemTime::now() + Duration::from_millis(300);
+        let c = timeline(&plan, Some(at));
+        let ahead = c.t0.duration_since(now).as_secs_f64();
+        assert!((0.25..0.35).contains(&ahead), "{ahead}");
+        assert_eq!(c.bounds.measure_start - c.t0, Duration::from_secs(1));
+        // A start already past begins at once.
+        let past = SystemTime::now() - Duration::from_secs(5);
+        let c = timeline(&plan, Some(past));
+        assert!(c.t0.duration_since(now) < Duration::from_millis(100));
+        // Unix seconds of an instant, both ways of now.
+        let unix = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        let later = wall_clock(Instant::now() + Duration::from_secs(2));
+        assert!((later - unix - 2.0).abs() < 0.05, "{later} {unix}");
+        let earlier = wall_clock(Instant::now() - Duration::from_secs(2));
+        assert!((unix - earlier - 2.0).abs() < 0.05, "{earlier} {unix}");
+    }
+}
