@@ -14,6 +14,11 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Mutex;
+
+/// What a command that does not poll [`INTERRUPTED`] leaves behind if a signal stops it now
+/// (`prepare` on a user's server: its partly loaded tables), said as the process exits.
+static LEFT_BEHIND: Mutex<Option<String>> = Mutex::new(None);
 
 /// The first signal received, 0 before any.
 static FIRST: AtomicI32 = AtomicI32::new(0);
@@ -104,11 +109,17 @@ fn received(sig: i32) {
         return;
     }
     if again || !POLLED.load(Ordering::SeqCst) {
-        let _ = writeln!(
-            err,
-            "qpslab: {}: stopping the servers it started",
-            name(sig)
-        );
+        let left = LEFT_BEHIND
+            .lock()
+            .ok()
+            .and_then(|l| l.clone())
+            .map_or(String::new(), |l| format!("; {l}"));
+        let servers = if qpslab_sandbox::registry::any_started() {
+            "stopping the servers it started"
+        } else {
+            "stopping"
+        };
+        let _ = writeln!(err, "qpslab: {}: {servers}{left}", name(sig));
         qpslab_sandbox::registry::stop_all_started();
         std::process::exit(exit_code(first().unwrap_or(sig)));
     }
@@ -118,6 +129,14 @@ fn received(sig: i32) {
         "what was measured is kept (send it again to stop at once)"
     };
     let _ = writeln!(err, "qpslab: {}: stopping; {rest}", name(sig));
+}
+
+/// Says what a signal would leave behind if it stopped the command now (`None`: nothing), for
+/// the line printed as the process exits.
+pub fn leaves_behind(what: Option<String>) {
+    if let Ok(mut l) = LEFT_BEHIND.lock() {
+        *l = what;
+    }
 }
 
 /// Declares that the running command polls [`INTERRUPTED`], so a first signal lets it stop and

@@ -37,6 +37,12 @@ pub(crate) fn take(id: u64) {
     entries().retain(|e| e.id != id);
 }
 
+/// Whether this process has started a sandbox it has not stopped or kept (what
+/// [`stop_all_started`] would stop).
+pub fn any_started() -> bool {
+    !entries().is_empty()
+}
+
 /// Stops every sandbox this process started and has not kept (SIGTERM, then SIGKILL after
 /// 30 s). Safe to call from any thread, any number of times.
 pub fn stop_all_started() {

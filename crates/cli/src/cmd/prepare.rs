@@ -30,9 +30,16 @@ pub fn prepare(a: PrepareArgs) -> Result<()> {
     let mut observer = Prepared {
         inner: Printer::new(),
         doc: None,
+        // A signal stops prepare at once: on the user's server, say what it leaves there.
+        interrupted: (!target.ours).then(|| Interrupted {
+            workload: w.clone(),
+            target: target.options.clone(),
+            cleanup: format!("qpslab cleanup {} {}", w.kind, target_args.join(" ")),
+        }),
     };
     let outcome = qpslab_lab::ready::prepare(&server, &w, threads, a.create_db, &mut observer)
         .map_err(|e| prepare_error(e, &w, &target.options));
+    crate::signals::leaves_behind(None);
     let stopped = target.finish();
     outcome?;
     stopped?;
@@ -43,10 +50,43 @@ pub fn prepare(a: PrepareArgs) -> Result<()> {
     })
 }
 
-/// `prepare`'s observer: the printer's progress and line, and what was built for --format json.
+/// `prepare`'s observer: the printer's progress and line, what was built for --format json,
+/// and on a user's server what a signal would leave there.
 struct Prepared {
     inner: Printer,
     doc: Option<serde_json::Value>,
+    interrupted: Option<Interrupted>,
+}
+
+/// What a prepare on the user's server is loading, for the line a signal prints.
+struct Interrupted {
+    workload: WorkloadOptions,
+    target: ConnectOptions,
+    cleanup: String,
+}
+
+impl Interrupted {
+    /// `prepare left 4 partly loaded table(s) in sbtest on ...: sbtest1, ...; drop them with:`.
+    fn line(&self, p: &prepare::PrepareProgress) -> String {
+        let w = &self.workload;
+        let names = if w.kind == qpslab_core::WorkloadKind::Tpcc {
+            "the TPC-C tables".to_string()
+        } else {
+            (1..=w.tables)
+                .map(|t| format!("sbtest{t}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!(
+            "prepare left {} table(s) of `{}` on {} partly loaded ({} of {} finished: {names}); drop them with: {}",
+            p.tables_total,
+            self.target.database.as_deref().unwrap_or(crate::target::DEFAULT_DATABASE),
+            self.target.describe(),
+            p.tables_done,
+            p.tables_total,
+            self.cleanup.trim_end()
+        )
+    }
 }
 
 impl Observer for Prepared {
@@ -56,6 +96,9 @@ impl Observer for Prepared {
 
     fn prepare_progress(&mut self, p: &prepare::PrepareProgress) {
         self.inner.prepare_progress(p);
+        if let Some(i) = &self.interrupted {
+            crate::signals::leaves_behind(Some(i.line(p)));
+        }
     }
 
     fn prepared(&mut self, w: &WorkloadOptions, r: &prepare::PrepareReport, loaders: u32) {
