@@ -105,6 +105,10 @@ fn runs_of_two_hosts_meet_in_one_store_where_compare_and_show_name_the_hosts() {
         "is not a qpslab results store",
     );
     assert_user_error(&s.run(&["import", there, "9"]), "has no run 9");
+    let fresh = s.path().join("fresh.db");
+    let o = s.run(&["import", "missing.db", "--db", fresh.to_str().unwrap()]);
+    assert_user_error(&o, "missing.db is not a file");
+    assert!(!fresh.exists(), "a failed import creates no store");
     assert_eq!(
         stdout(&s.run(&["show", "--format", "csv"])).lines().count(),
         3,

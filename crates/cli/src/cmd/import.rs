@@ -21,6 +21,13 @@ pub fn import(a: ImportArgs) -> Result<()> {
         })
         .collect();
     crate::db::check(&a.db.db)?;
+    // Before this store is opened (and created, when missing): a failed import leaves nothing.
+    if !a.from.is_file() {
+        return Err(user(format!(
+            "{} is not a file; name the qpslab store to import from",
+            a.from.display()
+        )));
+    }
     let mut store = crate::db::open_to_write(&a.db.db)?;
     let done = store.import(&a.from, &picks).map_err(|e| {
         if e.is_user_error() {

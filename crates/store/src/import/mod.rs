@@ -106,6 +106,9 @@ pub enum ImportError {
         /// The name asked for.
         name: String,
     },
+    /// The file to import from does not exist.
+    #[error("{0} does not exist; name the qpslab store to import from")]
+    NoFile(PathBuf),
     /// The file to import from is not a qpslab results store (another program's file, or no
     /// SQLite database at all).
     #[error("{0} is not a qpslab results store; nothing imported")]
@@ -146,10 +149,7 @@ impl Store {
     /// one, in one transaction. See the module docs for what is kept and recognised.
     pub fn import(&mut self, other: &Path, picks: &[Pick]) -> Result<Imported, ImportError> {
         if !other.exists() {
-            return Err(Error::Missing {
-                path: other.to_path_buf(),
-            }
-            .into());
+            return Err(ImportError::NoFile(other.to_path_buf()));
         }
         if other.is_dir() {
             return Err(ImportError::NotAStore(other.to_path_buf()));

@@ -155,6 +155,8 @@ fn a_missing_id_or_a_foreign_file_imports_nothing() {
     std::fs::write(&text, "not a database at all, just some words").unwrap();
     let e = store.import(&text, &[]).unwrap_err();
     assert!(matches!(e, ImportError::NotAStore(_)), "{e}");
+    let e = store.import(&dir.path().join("none.db"), &[]).unwrap_err();
+    assert!(matches!(e, ImportError::NoFile(_)) && e.is_user_error(), "{e}");
     let e = store.import(dir.path(), &[]).unwrap_err();
     assert!(matches!(e, ImportError::NotAStore(_)), "{e}");
     let other = dir.path().join("other.sqlite");
