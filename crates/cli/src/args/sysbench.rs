@@ -218,7 +218,7 @@ pub fn rewrite(args: Vec<OsString>) -> Result<Rewritten, String> {
     } else {
         rest
     };
-    let (command, test_item, rest) = match test.and(test_item.as_deref()) {
+    let (command, test_item, mut rest) = match test.and(test_item.as_deref()) {
         Some("fileio") => fileio(&command, rest)?,
         Some(t @ ("cpu" | "memory" | "threads" | "mutex")) => {
             return Err(format!(
@@ -228,6 +228,20 @@ pub fn rewrite(args: Vec<OsString>) -> Result<Rewritten, String> {
         }
         _ => (command, test_item, rest),
     };
+    // sysbench prints no interval lines unless --report-interval asks for them.
+    let asks = |i: &Item| {
+        matches!(
+            i.key().as_deref(),
+            Some("report_interval" | "no_live_lines")
+        )
+    };
+    if sysbench && command == "run" && !rest.iter().any(asks) {
+        rest.push(Item::Opt {
+            raw: vec!["--no-live-lines".into()],
+            name: "no_live_lines".into(),
+            value: None,
+        });
+    }
     let mut out: Vec<OsString> = vec![argv0.into()];
     for item in &items[..prefix] {
         if let Item::Opt { raw, .. } = item {

@@ -86,7 +86,8 @@ fn takes_sysbench_word_order_and_mysql_first_options() {
             "run",
             "oltp_read_write",
             "--threads=4",
-            "--skip-trx=on"
+            "--skip-trx=on",
+            "--no-live-lines"
         ]
     );
     assert_eq!(args(&["sysbench", "--version"]), ["sysbench", "--version"]);
@@ -97,7 +98,13 @@ fn takes_sysbench_word_order_and_mysql_first_options() {
             "--max-time=3",
             "run"
         ]),
-        ["sysbench", "run", "oltp_point_select", "--time=3"]
+        [
+            "sysbench",
+            "run",
+            "oltp_point_select",
+            "--time=3",
+            "--no-live-lines"
+        ]
     );
     assert!(rw(&["sysbench", "oltp_read_write"]).is_err());
 }
@@ -235,4 +242,37 @@ fn takes_sysbench_fileio_as_qpslab_io() {
     assert!(rw(&["sysbench", "cpu", "run"])
         .unwrap_err()
         .contains("not a database server"));
+}
+
+#[test]
+fn called_as_sysbench_prints_interval_lines_only_when_asked() {
+    assert_eq!(
+        args(&["sysbench", "oltp_point_select", "--time=3", "run"]),
+        [
+            "sysbench",
+            "run",
+            "oltp_point_select",
+            "--time=3",
+            "--no-live-lines"
+        ]
+    );
+    assert_eq!(
+        args(&[
+            "sysbench",
+            "oltp_point_select",
+            "--report-interval=1",
+            "run"
+        ]),
+        [
+            "sysbench",
+            "run",
+            "oltp_point_select",
+            "--report-interval=1"
+        ]
+    );
+    // qpslab's own name keeps its interval lines.
+    assert_eq!(
+        args(&["qpslab", "oltp_point_select", "--time=3", "run"]),
+        ["qpslab", "run", "oltp_point_select", "--time=3"]
+    );
 }
