@@ -102,6 +102,12 @@ impl RunOptions {
     /// message as text: the study runner records it as the cell's failure).
     pub fn resolve(&self) -> Result<Resolved, OptionError> {
         let r = resolve(self.iter(), Origin::Spec)?;
+        if r.plan.shard.is_some() {
+            return Err(OptionError(
+                "shard: a study measures its cells itself; run the shards of one run with                  `qpslab run --shard I/N` (docs/distributed.md)"
+                    .into(),
+            ));
+        }
         if r.plan.threads.len() > 1 {
             return Err(OptionError(format!(
                 "threads: a cell runs one thread count; sweep them with [sweep] threads = [{}]",
