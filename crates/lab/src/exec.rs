@@ -391,6 +391,12 @@ pub fn measure(
         let (mine, p) = crate::shard::phase_share(&meta.plan, threads);
         (threads, mine, p)
     };
+    if let Some(s) = crate::shard::of(&shard_plan) {
+        obs.message(&format!(
+            "shard {} of {} (group {}): {threads} of {total} sessions",
+            s.index, s.count, s.group
+        ));
+    }
     // The client places its loops beside the server as it runs now (a study restarts it).
     let plan = crate::sizing::placed(&shard_plan, target, sampler.server_pid());
     obs.placed(threads, &qpslab_engine::place(&plan, threads).describe());
