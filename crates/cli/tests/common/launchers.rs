@@ -34,10 +34,24 @@ fn free_port() -> Result<u16, String> {
         .map_err(|e| format!("no free port on localhost: {e}"))
 }
 
-/// Whether `program` is on PATH.
+/// Where `program` is: on PATH, or in /usr/sbin where Debian puts the daemons (a user's PATH
+/// may lack it).
+fn locate(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}
+
+/// Whether `program` can be found.
 fn found(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+    locate(program).is_some()
+}
+
+/// `program` as a command, by its full path when [`locate`] finds it.
+fn daemon(program: &str) -> Command {
+    Command::new(locate(program).unwrap_or_else(|| PathBuf::from(program)))
 }
 
 /// Starts `cmd` in the foreground of its own, its output to `log`.
@@ -108,7 +122,7 @@ impl Slurm {
         perm(&d.join("key"), 0o700)?;
         perm(&d.join("munge"), 0o755)?;
         let socket = d.join("munge/munge.socket");
-        let mut munged = Command::new("munged");
+        let mut munged = daemon("munged");
         munged
             .arg("--foreground")
             .arg("--force")
@@ -164,12 +178,12 @@ PartitionName=test Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSub
         );
         std::fs::write(&slurm.conf, conf).map_err(|e| e.to_string())?;
         slurm.wait_for("munge socket", || socket.exists())?;
-        let mut ctld = Command::new("slurmctld");
+        let mut ctld = daemon("slurmctld");
         ctld.args(["-D", "-i", "-f"]).arg(&slurm.conf);
         slurm
             .daemons
             .push(spawn("slurmctld", ctld, &d.join("log/slurmctld.out"))?);
-        let mut slurmd = Command::new("slurmd");
+        let mut slurmd = daemon("slurmd");
         slurmd
             .args(["-D", "-N", "localhost", "-f"])
             .arg(&slurm.conf);
