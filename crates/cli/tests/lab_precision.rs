@@ -190,3 +190,93 @@ fn issue_35_lab_plan_says_when_it_has_nothing_to_estimate_from() {
     assert_eq!(v["estimate"]["source"], serde_json::Value::Null, "{v}");
     assert_eq!(v["estimate"]["precision_pct"], 100.0, "{v}");
 }
+
+/// Busy loops on every CPU while they live.
+struct BusyLoops(Vec<std::process::Child>);
+
+impl BusyLoops {
+    fn start(n: usize) -> BusyLoops {
+        BusyLoops(
+            (0..n)
+                .map(|_| {
+                    std::process::Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .spawn()
+                        .unwrap()
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for BusyLoops {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// An attempt whose only mark is a busy neighbour: `unstable: other processes used N% ...`.
+fn contended_only(reason: &Option<String>) -> bool {
+    reason
+        .as_deref()
+        .is_some_and(|r| r.starts_with("unstable: other processes used") && !r.contains("; "))
+}
+
+/// In a study that runs rounds until precise, a cell a busy neighbour marked is not measured
+/// again (nor waited on for a quiet machine): its round is paired anyway, the neighbour's noise
+/// measured as spread, and waiting would spend the budget.
+#[test]
+fn issue_35_a_precision_study_keeps_a_cell_a_busy_neighbour_marked() {
+    use qpslab_store::Store;
+    use std::time::{Duration, Instant};
+    let s = Scratch::new();
+    let p = s.path().join("busy.toml");
+    let body = AA
+        .replace("name = \"aa\"", "name = \"busy\"")
+        .replace("max_repeats = 4", "max_repeats = 3")
+        .replace("retries = 0\n", "");
+    std::fs::write(&p, body).unwrap();
+    let spec = p.display().to_string();
+    let _busy = BusyLoops::start(2);
+    let mut child = s
+        .cmd(&["lab", "run", &spec])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let contended = loop {
+        let ended = child.try_wait().unwrap().is_some();
+        let attempts = Store::open(&s.db()).ok().and_then(|store| {
+            store
+                .cell_attempts(store.study_by_name("busy").ok()?.id)
+                .ok()
+        });
+        for a in attempts.iter().flatten() {
+            let later = attempts
+                .iter()
+                .flatten()
+                .any(|b| b.cell_id == a.cell_id && b.attempt > a.attempt);
+            if contended_only(&a.reason) && later {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("a cell marked only by a busy neighbour was measured again: {a:?}");
+            }
+        }
+        if ended {
+            break attempts
+                .iter()
+                .flatten()
+                .filter(|a| contended_only(&a.reason))
+                .count();
+        }
+        assert!(Instant::now() < deadline, "the study did not end");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(child.wait().unwrap().success());
+    // The busy loops did mark cells: the test saw what it is about.
+    assert!(contended > 0, "no attempt was marked by the busy loops");
+}

@@ -20,12 +20,15 @@ impl Bench<'_> {
     /// Measures `cell` (runs described by `base`, each attempt [`RunMeta::another`] of it)
     /// until an attempt is stable or `retries` more attempts were made; returns the attempt the
     /// cell uses. Every attempt is stored with its verdict. The settings its `set` actions
-    /// change are recorded in the ledger of `lab` first (`crate::restore`).
+    /// change are recorded in the ledger of `lab` first (`crate::restore`). With
+    /// `keep_contended` (a study that runs rounds until precise) an attempt whose only mark is
+    /// a busy neighbour is kept: the round pairing uses it and measures that noise as spread,
+    /// so waiting for quiet and measuring again would only spend the budget.
     pub(crate) fn measure_until_stable(
         &mut self,
         cell: &CellRecord,
         base: RunMeta,
-        retries: u32,
+        (retries, keep_contended): (u32, bool),
         lab: &SandboxHome,
         obs: &mut dyn Observer,
     ) -> Result<Measured, ExecError> {
@@ -35,7 +38,7 @@ impl Bench<'_> {
         if let Some(hint) = guard.as_ref().and_then(Guard::killed_hint) {
             obs.message(&hint);
         }
-        let m = self.attempts(cell, base, retries, obs)?;
+        let m = self.attempts(cell, base, (retries, keep_contended), obs)?;
         if let Some(Err(e)) = guard.map(Guard::finish) {
             obs.message(&format!("warning: {e}"));
         }
@@ -46,7 +49,7 @@ impl Bench<'_> {
         &mut self,
         cell: &CellRecord,
         base: RunMeta,
-        retries: u32,
+        (retries, keep_contended): (u32, bool),
         obs: &mut dyn Observer,
     ) -> Result<Measured, ExecError> {
         let mut plan = base.plan.clone();
@@ -74,7 +77,10 @@ impl Bench<'_> {
             let reason = (!verdict.is_stable()).then(|| verdict.to_string());
             self.store
                 .record_attempt(cell.id, m.run_id, reason.as_deref())?;
-            if reason.is_none() || client_bound_only(&verdict) {
+            if reason.is_none()
+                || client_bound_only(&verdict)
+                || (keep_contended && verdict.fit_to_pair())
+            {
                 return Ok(m);
             }
             let score = disturbance(&verdict);

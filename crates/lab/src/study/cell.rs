@@ -227,6 +227,8 @@ impl Runner<'_> {
             self.command.to_string(),
         )
         .in_study(&self.loaded.spec.name, &rec.cell.label);
+        // A study that runs rounds until precise pairs a round a busy neighbour marked.
+        let adaptive = self.loaded.spec.stop_rule().is_ok_and(|r| r.adaptive());
         let profiles = resolved.profile;
         let dir = profiles.then(|| profile_dir(self.home, &self.loaded.spec.name));
         active.sampler.profile_into(dir);
@@ -238,7 +240,7 @@ impl Runner<'_> {
             stop,
         };
         let m = bench
-            .measure_until_stable(rec, meta, resolved.retries, self.home, obs)
+            .measure_until_stable(rec, meta, (resolved.retries, adaptive), self.home, obs)
             .map_err(exec)?;
         self.store
             .cell_done(rec.id, m.run_id)
