@@ -168,10 +168,7 @@ pub fn rewrite(args: Vec<OsString>) -> Result<Rewritten, String> {
         .file_name()
         .is_some_and(|n| n == "sysbench");
     let cli = super::Cli::command();
-    let mut items = items(&words, &cli);
-    if sysbench {
-        items = config_file(items, &cli)?;
-    }
+    let items = config_file(items(&words, &cli), &cli)?;
     let is_sub = |w: &str| w == "help" || cli.get_subcommands().any(|c| c.get_name() == w);
     let first_word = items.iter().position(|i| matches!(i, Item::Word(_)));
     let word = |at: usize| match &items[at] {

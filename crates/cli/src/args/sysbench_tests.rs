@@ -276,3 +276,114 @@ fn called_as_sysbench_prints_interval_lines_only_when_asked() {
         ["qpslab", "run", "oltp_point_select", "--time=3"]
     );
 }
+
+/// The contract: every option of sysbench 1.0.20's `--help` and `oltp_read_write help`, with
+/// its default or a typical value, is accepted on a `run` line, called as sysbench or not.
+#[test]
+fn every_sysbench_option_is_accepted() {
+    use clap::Parser;
+    let options = [
+        // General options.
+        "--threads=2",
+        "--events=0",
+        "--time=10",
+        "--forced-shutdown=off",
+        "--thread-stack-size=64K",
+        "--rate=0",
+        "--report-interval=0",
+        "--report-checkpoints=5,10",
+        "--debug=off",
+        "--validate=off",
+        "--tx-rate=0",
+        "--max-requests=0",
+        "--max-time=10",
+        "--num-threads=2",
+        // Pseudo-random numbers.
+        "--rand-type=special",
+        "--rand-spec-iter=12",
+        "--rand-spec-pct=1",
+        "--rand-spec-res=75",
+        "--rand-seed=0",
+        "--rand-pareto-h=0.2",
+        // Log.
+        "--verbosity=3",
+        "--percentile=95",
+        "--histogram=off",
+        // Database.
+        "--db-driver=mysql",
+        "--db-ps-mode=auto",
+        "--db-debug=off",
+        // mysql.
+        "--mysql-host=127.0.0.1",
+        "--mysql-port=3306",
+        "--mysql-user=sbtest",
+        "--mysql-password=x",
+        "--mysql-db=sbtest",
+        "--mysql-ssl=off",
+        "--mysql-ssl-cipher=AES128-SHA",
+        "--mysql-compression=off",
+        "--mysql-debug=off",
+        "--mysql-ignore-errors=1213,1020,1205",
+        "--mysql-dry-run=off",
+        // pgsql (ignored with the mysql driver, as in sysbench).
+        "--pgsql-host=localhost",
+        "--pgsql-port=5432",
+        "--pgsql-user=sbtest",
+        "--pgsql-password=x",
+        "--pgsql-db=sbtest",
+        // oltp_read_write's.
+        "--auto_inc=on",
+        "--create_secondary=on",
+        "--delete_inserts=1",
+        "--distinct_ranges=1",
+        "--index_updates=1",
+        "--mysql_storage_engine=innodb",
+        "--non_index_updates=1",
+        "--order_ranges=1",
+        "--pgsql_variant=redshift",
+        "--point_selects=10",
+        "--range_selects=on",
+        "--range_size=100",
+        "--secondary=off",
+        "--simple_ranges=1",
+        "--skip_trx=off",
+        "--sum_ranges=1",
+        "--table_size=10000",
+        "--tables=1",
+    ];
+    for argv0 in ["sysbench", "qpslab"] {
+        for option in options {
+            let line = [argv0, "oltp_read_write", option, "run"];
+            let r = rw(&line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+            let parsed = super::super::Cli::try_parse_from(&r.0);
+            assert!(
+                parsed.is_ok(),
+                "{line:?} as {:?}: {}",
+                r.0,
+                parsed.unwrap_err()
+            );
+        }
+    }
+}
+
+#[test]
+fn reads_sysbench_config_files() {
+    let dir = std::env::temp_dir().join(format!("qpslab-sb-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("sb.cfg");
+    std::fs::write(&f, "# sysbench options\nthreads=4\n\ndb-driver=mysql\n").unwrap();
+    let file = format!("--config-file={}", f.display());
+    let (a, notes) = rw(&["qpslab", &file, "oltp_point_select", "run"]).unwrap();
+    assert_eq!(a, ["qpslab", "run", "oltp_point_select", "--threads=4"]);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    let e = rw(&[
+        "sysbench",
+        "--config-file=/nonexistent/sb.cfg",
+        "oltp_point_select",
+        "run",
+    ]);
+    assert!(e
+        .unwrap_err()
+        .starts_with("--config-file=/nonexistent/sb.cfg: cannot read it"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
