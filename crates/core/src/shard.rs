@@ -290,6 +290,9 @@ pub struct ShardMember {
     /// Its stability verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stability: Option<Stability>,
+    /// Where its client's event loops ran and how busy each was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<crate::client::ClientLoops>,
 }
 
 /// A phase's shard figures: for a shard, when its measurement started and ended; for a merged

@@ -2,8 +2,8 @@
 //! made one run. Counters are sums; every latency figure comes from the shards' HDR histograms
 //! added together (per phase, per statement kind and per interval), never from their
 //! percentiles (a mean of p99s is not a p99); client CPU is summed and kept per shard with its
-//! host, measured start and end and stability; a reason against any shard (a client-bound one
-//! above all) is a reason against the merged phase.
+//! host, placement, measured start and end and stability; a reason against any shard (a
+//! client-bound one above all) is a reason against the merged phase.
 //!
 //! Shard k's phase j merges with every other shard's phase j (all ran the same sweep), and
 //! their intervals by position (they started together, on the same report interval).
@@ -355,6 +355,7 @@ fn members(each: &[(&StoredRun, &StoredPhase)]) -> ShardPhase {
                 end_unix_s: window.map_or(0.0, |w| w.end_unix_s),
                 client_cpu_s: r.client_cpu.user_s + r.client_cpu.sys_s,
                 stability: r.stability.clone(),
+                client: r.client.clone(),
             }
         })
         .collect();
