@@ -45,7 +45,7 @@ pub fn import(a: ImportArgs) -> Result<()> {
 /// A line per run and per study: what it became here.
 fn table(from: &str, done: &Imported) -> String {
     let mut t = String::new();
-    if done.runs.is_empty() && done.studies.is_empty() {
+    if done.runs.is_empty() && done.studies.is_empty() && done.still_running.is_empty() {
         let _ = writeln!(t, "{from} holds no runs or studies: nothing imported");
         return t;
     }
@@ -70,6 +70,13 @@ fn table(from: &str, done: &Imported) -> String {
                 s.original_name, s.name
             ),
         };
+    }
+    for id in &done.still_running {
+        let _ = writeln!(
+            t,
+            "run {id}: still running in {from} (or its process died: `qpslab show --db {from}` \
+             closes it), not imported"
+        );
     }
     let new = done.runs.iter().filter(|r| !r.already).count();
     let _ = writeln!(t, "{new} of {} runs imported from {from}", done.runs.len());

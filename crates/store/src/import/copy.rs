@@ -1,7 +1,7 @@
 //! The copy itself: runs (recognised by uuid), studies (under their names here), tune trials
 //! with their study, and every row owned by a copied row, in one transaction.
 
-use super::plan::{chosen, plan_studies};
+use super::plan::{chosen, plan_studies, unfinished};
 use super::tables::{insert, rows, statements, tables, Ids, Table};
 use super::{ImportError, Imported, ImportedRun, Pick};
 use crate::error::Error;
@@ -18,10 +18,13 @@ pub(super) fn copy(
     picks: &[Pick],
 ) -> Result<Imported, ImportError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let (runs, studies) = chosen(&tx, other, picks)?;
+    let (mut runs, studies) = chosen(&tx, other, picks)?;
     let tables = tables(&tx)?;
     let mut ids = Ids::default();
-    let mut done = Imported::default();
+    let mut done = Imported {
+        still_running: unfinished(&tx, &mut runs)?,
+        ..Imported::default()
+    };
     let renamed = plan_studies(&tx, &studies, &mut ids, &mut done)?;
     let origin = other.display().to_string();
     for table in &tables {

@@ -82,6 +82,10 @@ pub struct Imported {
     pub runs: Vec<ImportedRun>,
     /// The studies, each copied or recognised.
     pub studies: Vec<ImportedStudy>,
+    /// Runs left out because they are still `running` in the other store (being measured, or
+    /// their process died and nothing has opened that store since to close them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub still_running: Vec<i64>,
 }
 
 /// Why an import did not happen (nothing was written).
@@ -105,6 +109,14 @@ pub enum ImportError {
         path: PathBuf,
         /// The name asked for.
         name: String,
+    },
+    /// A run picked by id is still `running` in the other store.
+    #[error("run {id} of {path} is still running there (or its process died: `qpslab show --db {path}` closes it); import it once it ended")]
+    StillRunning {
+        /// The other store.
+        path: PathBuf,
+        /// The run.
+        id: i64,
     },
     /// The file to import from does not exist.
     #[error("{0} does not exist; name the qpslab store to import from")]

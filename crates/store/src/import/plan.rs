@@ -42,6 +42,17 @@ pub(super) fn chosen(
                         id: *id,
                     });
                 }
+                if !ids(
+                    "SELECT id FROM src.runs WHERE id = ?1 AND status = 'running'",
+                    Value::Integer(*id),
+                )?
+                .is_empty()
+                {
+                    return Err(ImportError::StillRunning {
+                        path: other.to_path_buf(),
+                        id: *id,
+                    });
+                }
                 runs.push(*id);
             }
             Pick::Study(name) => {
@@ -73,6 +84,19 @@ pub(super) fn chosen(
     studies.sort_unstable();
     studies.dedup();
     Ok((runs, studies))
+}
+
+/// Takes out of `runs` those still `running` in the other store (being measured, or left so
+/// by a process that died: a copy now would stay partial, as a later import recognises it),
+/// returning them.
+pub(super) fn unfinished(tx: &Transaction<'_>, runs: &mut Vec<i64>) -> Result<Vec<i64>, Error> {
+    let running: Vec<i64> = tx
+        .prepare("SELECT id FROM src.runs WHERE status = 'running' ORDER BY id")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let (left, kept) = runs.iter().partition(|id| running.contains(id));
+    *runs = kept;
+    Ok(left)
 }
 
 /// Decides each study's fate before anything is copied (its runs must name it as it will be

@@ -134,7 +134,7 @@ fn a_run_and_its_study_are_copied_with_new_ids_and_recognised_the_second_time() 
 }
 
 #[test]
-fn a_missing_id_or_a_foreign_file_imports_nothing() {
+fn a_missing_id_a_run_still_running_or_a_foreign_file_imports_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let (here, there) = (dir.path().join("here.db"), dir.path().join("there.db"));
     let mut store = Store::open(&here).unwrap();
@@ -145,6 +145,17 @@ fn a_missing_id_or_a_foreign_file_imports_nothing() {
         .unwrap_err();
     assert!(matches!(e, ImportError::NoRun { id: 8, .. }), "{e}");
     assert!(e.is_user_error());
+    // A run still being measured there: refused when picked, left out of everything.
+    let other = Connection::open(&there).unwrap();
+    other
+        .execute("UPDATE runs SET status = 'running' WHERE id = 7", [])
+        .unwrap();
+    drop(other);
+    let e = store.import(&there, &[Pick::Run(7)]).unwrap_err();
+    assert!(matches!(e, ImportError::StillRunning { id: 7, .. }), "{e}");
+    let done = store.import(&there, &[]).unwrap();
+    assert_eq!((done.runs.len(), &done.still_running[..]), (0, &[7][..]));
+    store.conn.execute("DELETE FROM studies", []).unwrap();
     let e = store
         .import(&there, &[Pick::Study("nope".into())])
         .unwrap_err();
@@ -156,7 +167,10 @@ fn a_missing_id_or_a_foreign_file_imports_nothing() {
     let e = store.import(&text, &[]).unwrap_err();
     assert!(matches!(e, ImportError::NotAStore(_)), "{e}");
     let e = store.import(&dir.path().join("none.db"), &[]).unwrap_err();
-    assert!(matches!(e, ImportError::NoFile(_)) && e.is_user_error(), "{e}");
+    assert!(
+        matches!(e, ImportError::NoFile(_)) && e.is_user_error(),
+        "{e}"
+    );
     let e = store.import(dir.path(), &[]).unwrap_err();
     assert!(matches!(e, ImportError::NotAStore(_)), "{e}");
     let other = dir.path().join("other.sqlite");
