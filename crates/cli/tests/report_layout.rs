@@ -83,14 +83,26 @@ fn phase(threads: u32, tps: f64, p99: f64, n: usize, k: usize) -> PhaseResult {
 /// A finished study `name`: baseline and tuned over three workloads at `threads`, two repeats,
 /// each run's phases `intervals` half-seconds long.
 fn store_study(store: &mut Store, name: &str, threads: &[u32], intervals: usize) {
-    store_study_busy(store, name, threads, intervals, false);
+    store_study_with(store, name, threads, intervals, false, (2, ""));
 }
 
 /// [`store_study`], with every tuned phase judged unstable for a busy neighbour when `busy`
 /// (each comparison then has a warning per tuned phase).
 fn store_study_busy(store: &mut Store, name: &str, threads: &[u32], intervals: usize, busy: bool) {
+    store_study_with(store, name, threads, intervals, busy, (2, ""));
+}
+
+/// [`store_study_busy`] with `rounds` repeats and the stored spec `spec`.
+fn store_study_with(
+    store: &mut Store,
+    name: &str,
+    threads: &[u32],
+    intervals: usize,
+    busy: bool,
+    (rounds, spec): (u32, &str),
+) {
     let mut cells = Vec::new();
-    for repeat in 1..=2u32 {
+    for repeat in 1..=rounds {
         for variant in ["baseline", "tuned"] {
             for (w, _) in WORKLOADS {
                 let seq = cells.len() as u32 + 1;
@@ -107,7 +119,7 @@ fn store_study_busy(store: &mut Store, name: &str, threads: &[u32], intervals: u
     }
     let new = NewStudy {
         name: name.into(),
-        spec_toml: String::new(),
+        spec_toml: spec.into(),
         spec_hash: name.into(),
         env: serde_json::json!({}),
         factors: vec![],
@@ -330,6 +342,45 @@ fn warnings_are_folded_below_the_answer() {
         comparison[..folded].matches("<h3>").count() == 3 && last_table.is_some(),
         "warnings before the comparison's tables"
     );
+}
+
+/// A study that ran rounds until precise is reported with the interval `lab run` decided on
+/// (its anytime-valid one, as `compare STUDY/A STUDY/B` gives it), not a fixed-n one.
+#[test]
+fn a_study_report_takes_the_studys_stop_rule() {
+    let s = Scratch::new();
+    let mut store = Store::open(&s.db()).unwrap();
+    let spec = "name = \"precise\"\nprecision = \"5%\"\nbudget = \"10m\"\nmax_repeats = 10\n\
+                [defaults]\nthreads = 8\n[[variant]]\nname = \"baseline\"\n\
+                [[variant]]\nname = \"tuned\"\n";
+    store_study_with(&mut store, "precise", &[8], 6, false, (4, spec));
+    drop(store);
+    let interval = |v: &serde_json::Value| -> Vec<serde_json::Value> {
+        let points = v["points"].as_array().unwrap();
+        points
+            .iter()
+            .map(|p| {
+                let m = p["metrics"].as_array().unwrap();
+                let tps = m.iter().find(|m| m["metric"] == "tps").unwrap();
+                serde_json::json!([p["key"], tps["interval"], tps["stopped"]])
+            })
+            .collect()
+    };
+    let o = s.run(&["report", "precise", "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let o = s.run(&[
+        "compare",
+        "precise/baseline",
+        "precise/tuned",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let compared: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let want = interval(&compared);
+    assert!(want[0][1].is_array(), "{compared}");
+    assert_eq!(interval(&report["comparisons"][0]), want);
 }
 
 /// Phases too short to show a shape (three intervals) get no per-interval chart.

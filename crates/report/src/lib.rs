@@ -54,5 +54,5 @@ pub use render::{
     comparison_markdown, difference_cells, metric_cells, metric_header, Format, Html, Json,
     Markdown, MarkdownWithCharts, Renderer,
 };
-pub use report::{build, BestRow, Report, ResultRow};
+pub use report::{build, build_with, BestRow, Report, ResultRow};
 pub use subjects::{report_input, side};

@@ -2,7 +2,7 @@
 //! factor effects, per-point results and charts. Renderers only lay it out.
 
 use crate::charts::{self, Chart};
-use crate::compare::{self, group_estimate, Comparison};
+use crate::compare::{self, group_estimate, Comparison, Sequential};
 use crate::context::{self, Context};
 use crate::effects::{self, Effect};
 use crate::error::Error;
@@ -97,8 +97,16 @@ pub struct Report {
 }
 
 /// Builds the report of `input`; refuses one that puts runs of different workloads side by side
-/// (the same swept settings measured with different workloads).
+/// (the same swept settings measured with different workloads). Rounds are compared with the
+/// default precision and a fixed number of rounds; [`build_with`] takes a study's own.
 pub fn build(input: &ReportInput) -> Result<Report, Error> {
+    build_with(input, &Sequential::default())
+}
+
+/// [`build`], comparing rounds as `seq` says: the precision a study asked and, for a study that
+/// ran rounds until precise, its anytime-valid interval (a fixed-n interval of such a study would
+/// be too narrow for its having stopped on what it saw).
+pub fn build_with(input: &ReportInput, seq: &Sequential) -> Result<Report, Error> {
     let points = model::points(input);
     setup::check_same_workload(&points)?;
     let variants = model::variants(input);
@@ -112,7 +120,7 @@ pub fn build(input: &ReportInput) -> Result<Report, Error> {
     let comparisons: Vec<Comparison> = match variants.split_first() {
         Some((base, rest)) => rest
             .iter()
-            .map(|v| compare::compare(base, &of(base), v, &of(v)))
+            .map(|v| compare::compare_with(base, &of(base), v, &of(v), seq))
             .collect::<Result<_, _>>()?,
         None => Vec::new(),
     };

@@ -9,7 +9,7 @@ use crate::error::user;
 use crate::out::Output;
 use crate::render::table;
 use anyhow::Result;
-use qpslab_report::{build, model::points, Comparison, ReportInput, Sequential};
+use qpslab_report::{build_with, model::points, Comparison, ReportInput, Sequential};
 use qpslab_store::Store;
 
 fn open_store(db: &DbArgs) -> Result<Store> {
@@ -27,7 +27,10 @@ pub fn report(a: ReportArgs) -> Result<()> {
     let store = open_store(&a.db)?;
     let input = qpslab_report::report_input(&store, &a.items).map_err(report_error)?;
     refuse_mixed_workloads(&input)?;
-    let report = build(&input).map_err(report_error)?;
+    // A study's comparisons take its stop rule: the precision it asked, and for a study that ran
+    // rounds until precise the anytime-valid interval `lab run` decided on.
+    let item = a.items.first().map_or("", String::as_str);
+    let report = build_with(&input, &sequential(&store, [item, item])).map_err(report_error)?;
     out.emit_to(a.out.as_deref(), |f| {
         // With --png DIR the Markdown shows the charts written there, linked as DIR/ID.png.
         if let (Md, Some(dir)) = (f, a.png.as_ref().and_then(|d| d.to_str())) {
