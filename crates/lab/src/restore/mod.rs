@@ -32,6 +32,7 @@
 mod at;
 mod record;
 
+use record::Owner;
 pub use record::{restore_line, same, Account, Record, Saved, ServerId};
 
 use crate::control::{self, ControlError};
@@ -95,23 +96,6 @@ fn leftover_text(r: &Record) -> String {
         r.pid,
         r.restore_line()
     )
-}
-
-/// Who begins a change: the command's name, and whether it changes only how the server logs.
-#[derive(Clone, Copy)]
-struct Owner<'a> {
-    command: &'a str,
-    logging_only: bool,
-}
-
-impl<'a> Owner<'a> {
-    /// A command whose settings change what runs measure (`tune`, `run --at`).
-    fn changing(command: &'a str) -> Owner<'a> {
-        Owner {
-            command,
-            logging_only: false,
-        }
-    }
 }
 
 /// What is recorded for a server.

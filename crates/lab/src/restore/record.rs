@@ -75,6 +75,23 @@ impl Account {
     }
 }
 
+/// Who begins a change: the command's name, and whether it changes only how the server logs.
+#[derive(Clone, Copy)]
+pub(crate) struct Owner<'a> {
+    pub command: &'a str,
+    pub logging_only: bool,
+}
+
+impl<'a> Owner<'a> {
+    /// A command whose settings change what runs measure (`tune`, `run --at`).
+    pub fn changing(command: &'a str) -> Owner<'a> {
+        Owner {
+            command,
+            logging_only: false,
+        }
+    }
+}
+
 /// The record of an unfinished change: written before the first change, removed once every
 /// setting is back. Holds no password (the target is the redacted description).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
