@@ -1,10 +1,15 @@
 #!/bin/bash
-# Regenerates the screenshots in docs/reports.md: runs the examples' studies on a scratch lab
+# Regenerates the screenshots in docs/reports.md: runs the studies (examples/NAME.toml, else
+# bench/NAME.toml) on a scratch lab
 # (sandboxed MariaDB servers, nothing outside $WORK is touched), writes each study's HTML
 # report and screenshots its top in headless Chromium at 1400 px, as a reader opens it.
 #
 #   cargo build -p qpslab && docs/report_screenshots.sh
 #   EXAMPLES="baseline-vs-tuned" HEIGHT=3000 docs/report_screenshots.sh
+#   RESULTS_DB=/path/results.db EXAMPLES="baseline-vs-tuned" docs/report_screenshots.sh
+#
+# With RESULTS_DB the studies are not run: each report is drawn from the studies already stored
+# there (the runs bench/RESULTS.md describes), under the study's name.
 #
 # Writes docs/report-<example>.png (the top) and docs/report-<example>-charts.png (the charts after
 # the context); the HTML reports stay in $KEEP when it is set. The pictures
@@ -16,12 +21,16 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 Q=${Q:-$ROOT/target/debug/qpslab}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-export QPSLAB_LAB=$WORK/lab QPSLAB_DB=$WORK/results.db
-for name in ${EXAMPLES:-baseline-vs-tuned point-select-scaling}; do
-  sed -e "s/^\[defaults\]\$/[defaults]\nretries = ${RETRIES:-0}/" \
-    -e "s/^budget = .*/budget = \"${BUDGET:-3m}\"/" "$ROOT/examples/$name.toml" >"$WORK/$name.toml"
-  "$Q" lab run "$WORK/$name.toml" >"$WORK/$name.log" 2>&1 \
-    || { tail -20 "$WORK/$name.log"; exit 1; }
+export QPSLAB_LAB=$WORK/lab QPSLAB_DB=${RESULTS_DB:-$WORK/results.db}
+for name in ${EXAMPLES:-baseline-vs-tuned study-drift-bp8m}; do
+  if [ -z "${RESULTS_DB:-}" ]; then
+    spec=$ROOT/examples/$name.toml
+    [ -f "$spec" ] || spec=$ROOT/bench/$name.toml
+    sed -e "s/^\[defaults\]\$/[defaults]\nretries = ${RETRIES:-0}/" \
+      -e "s/^budget = .*/budget = \"${BUDGET:-3m}\"/" "$spec" >"$WORK/$name.toml"
+    "$Q" lab run "$WORK/$name.toml" >"$WORK/$name.log" 2>&1 \
+      || { tail -20 "$WORK/$name.log"; exit 1; }
+  fi
   "$Q" report "$name" --out "$WORK/$name.html"
   timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
     --user-data-dir="$WORK/chromium" --window-size=1400,"${HEIGHT:-2400}" \
