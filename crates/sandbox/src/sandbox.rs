@@ -19,8 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::{Duration, Instant, SystemTime};
 
-/// Longest Unix socket path (`sun_path` is 108 bytes with the terminating NUL).
-const MAX_SOCKET_PATH: usize = 107;
+use runas::MAX_SOCKET_PATH;
 
 /// Where the time of a start went.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -141,7 +140,14 @@ pub fn start(home: &SandboxHome, spec: &SandboxSpec) -> Result<Sandbox> {
     // Two processes starting the same name would share a datadir.
     let _lock = process::lock(&dir.join(".lock"))?;
     clear_previous(&dir, &spec.name)?;
-    let run = runas::runtime_dir(&dir, &spec.name, account);
+    if account.is_some() {
+        runas::sweep_orphans(home.path());
+    }
+    let (run, note) = runas::placement(&dir, &spec.name, account);
+    if let Some(note) = note.filter(|_| !run.exists()) {
+        // Said once: the next start finds the runtime directory where it is.
+        eprintln!("qpslab: note: {note}");
+    }
     runas::prepare_runtime(&run, &dir, account)?;
     let owner = account.map(runas::Account::ids);
     let datadir = datadir_of(spec, &run);
@@ -193,9 +199,6 @@ fn check(spec: &SandboxSpec) -> Result<Checked> {
     }
     let server = binary::locate(spec.basedir.as_deref())?;
     let account = runas::server_account()?;
-    if account.is_some() {
-        runas::sweep_orphans();
-    }
     Ok(Checked {
         overrides,
         preload,
@@ -479,7 +482,7 @@ fn port_clash(log: &str) -> bool {
 /// `<runtime dir>/mysqld.sock`, or `/tmp/qpslab-<uid>/<hash>-<name>.sock` (a 0700 directory)
 /// when that is too long for a Unix socket path.
 fn socket_path(home: &SandboxHome, run: &Path, name: &str) -> Result<PathBuf> {
-    let natural = run.join("mysqld.sock");
+    let natural = run.join(runas::SOCKET);
     if natural.as_os_str().len() <= MAX_SOCKET_PATH {
         return Ok(natural);
     }
