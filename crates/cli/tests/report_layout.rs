@@ -381,6 +381,11 @@ fn a_study_report_takes_the_studys_stop_rule() {
     let want = interval(&compared);
     assert!(want[0][1].is_array(), "{compared}");
     assert_eq!(interval(&report["comparisons"][0]), want);
+    // The summary says what each interval rests on and why no more rounds ran.
+    let o = s.run(&["report", "precise", "--format", "md"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = stdout(&o);
+    assert!(md.contains("; 4 rounds paired, stopped: precise"), "{md}");
 }
 
 /// Phases too short to show a shape (three intervals) get no per-interval chart.
