@@ -41,6 +41,8 @@ fn main() -> ExitCode {
         (false, false) => out::Verbosity::Normal,
     });
     detail!("qpslab {}", env!("QPSLAB_LONG_VERSION"));
+    // The sandbox library's notes follow --quiet like every other note.
+    qpslab_sandbox::set_note_sink(|note| eprintln!("qpslab: note: {note}"));
     if let Err(e) = signals::install() {
         let _ = writeln!(
             std::io::stderr(),

@@ -13,20 +13,32 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// A lab directory this test makes under /tmp with `mode`, removed (sandboxes first) on drop.
-struct Lab(tempfile::TempDir);
+/// A lab directory `sub` of a directory this test makes under /tmp with `mode`, removed
+/// (sandboxes first) on drop.
+struct Lab {
+    /// Kept for its removal on drop.
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
 
 impl Lab {
-    fn new(mode: u32) -> Lab {
+    fn new(mode: u32, sub: &str) -> Lab {
         let dir = tempfile::Builder::new()
             .prefix("qpslab-labtest")
             .tempdir_in("/tmp")
             .unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).unwrap();
-        Lab(dir)
+        let lab = match sub {
+            "" => dir.path().to_path_buf(),
+            sub => dir.path().join(sub),
+        };
+        Lab {
+            _dir: dir,
+            path: lab,
+        }
     }
     fn path(&self) -> &Path {
-        self.0.path()
+        &self.path
     }
     fn run(&self, s: &Scratch, args: &[&str]) -> std::process::Output {
         s.cmd(args).env("QPSLAB_LAB", self.path()).output().unwrap()
@@ -69,7 +81,8 @@ fn a_lab_the_server_account_can_reach_holds_the_data() {
         return;
     }
     let s = Scratch::new();
-    let lab = Lab::new(0o755);
+    // A lab qpslab makes (two levels) in a directory the user made open to others.
+    let lab = Lab::new(0o755, "made/lab");
     let o = lab.run(&s, &["server", "start", "inlab"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("not into the lab"), "{}", stderr(&o));
@@ -77,6 +90,10 @@ fn a_lab_the_server_account_can_reach_holds_the_data() {
     assert!(datadir.starts_with(lab.path().join("run")), "{datadir:?}");
     assert!(datadir.join("mysql").is_dir());
     assert_eq!(in_var_lib(lab.path()), Vec::<PathBuf>::new());
+    for made in [lab.path(), lab.path().parent().unwrap()] {
+        let mode = std::fs::metadata(made).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o710, "{made:?}");
+    }
     for cmd in ["stop", "rm"] {
         let o = lab.run(&s, &["server", cmd, "inlab"]);
         assert!(o.status.success(), "{cmd}: {}", stderr(&o));
@@ -91,7 +108,7 @@ fn a_closed_lab_keeps_the_data_in_var_lib_and_says_why_once() {
         return;
     }
     let s = Scratch::new();
-    let lab = Lab::new(0o700);
+    let lab = Lab::new(0o700, "");
     let o = lab.run(&s, &["server", "start", "closed"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);

@@ -136,7 +136,7 @@ pub fn start(home: &SandboxHome, spec: &SandboxSpec) -> Result<Sandbox> {
     let checked = check(spec)?;
     let account = checked.account.as_ref();
     let dir = home.sandbox_dir(&spec.name);
-    make_dirs(home, &dir)?;
+    make_dirs(home, &dir, account)?;
     // Two processes starting the same name would share a datadir.
     let _lock = process::lock(&dir.join(".lock"))?;
     clear_previous(&dir, &spec.name)?;
@@ -146,7 +146,7 @@ pub fn start(home: &SandboxHome, spec: &SandboxSpec) -> Result<Sandbox> {
     let (run, note) = runas::placement(&dir, &spec.name, account);
     if let Some(note) = note.filter(|_| !run.exists()) {
         // Said once: the next start finds the runtime directory where it is.
-        eprintln!("qpslab: note: {note}");
+        crate::notes::note(&note);
     }
     runas::prepare_runtime(&run, &dir, account)?;
     let owner = account.map(runas::Account::ids);
@@ -208,14 +208,27 @@ fn check(spec: &SandboxSpec) -> Result<Checked> {
 }
 
 /// Creates the sandbox home and the sandbox's own directory `dir`.
-fn make_dirs(home: &SandboxHome, dir: &Path) -> Result<()> {
+fn make_dirs(home: &SandboxHome, dir: &Path, account: Option<&runas::Account>) -> Result<()> {
     // A lab the user already has keeps its mode (it may be any directory they chose); what we
-    // create under it is 0700.
+    // create under it is 0700. Run as root, the directories we make down to the lab are
+    // root:mysql 0710 instead, so the server's account can reach its runtime directories in
+    // the lab (`LAB/run`) and nobody else can.
+    let missing: Vec<PathBuf> = home
+        .path()
+        .ancestors()
+        .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
+        .map(Path::to_path_buf)
+        .collect();
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(home.path())
         .map_err(|e| Error::io(format!("creating {}", home.path().display()), e))?;
+    if let Some(a) = account {
+        for made in &missing {
+            runas::private_dir(made, 0o710, Some((0, a.gid)))?;
+        }
+    }
     for d in [home.sandboxes_dir(), dir.to_path_buf()] {
         runas::private_dir(&d, 0o700, None)?;
     }
