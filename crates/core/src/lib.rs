@@ -44,7 +44,8 @@ pub use cell::Cell;
 pub use dsn::{ConnectOptions, Dsn, Endpoint, SslMode, Timeouts};
 pub use env::{HostFacts, ProcessCpu, ServerInfo};
 pub use plan::{
-    AutoWarmup, EngineKnobs, RateSpec, RunPlan, SettleReport, SettleSpec, StopCondition,
+    AutoWarmup, EngineKnobs, RateSpec, RetryErrors, RunPlan, SettleReport, SettleSpec,
+    StopCondition, DEFAULT_RETRY_CODES,
 };
 pub use result::{PhaseResult, Sample};
 pub use secret::Secret;

@@ -172,6 +172,90 @@ pub struct RunPlan {
     /// (see [`crate::shard`]); its threads, rate and seed are then this shard's share.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::shard::ShardSpec>,
+    /// `--mysql-ignore-errors` (sysbench's name): the server errors after which an event is
+    /// rolled back and run again instead of stopping the phase. Left out of the stored plan
+    /// when it is the default, so plans stored before it existed compare equal.
+    #[serde(default, skip_serializing_if = "RetryErrors::is_default")]
+    pub ignore_errors: RetryErrors,
+}
+
+/// The server error codes sysbench 1.0.20 ignores by default: 1213 deadlock, 1205 lock wait
+/// timeout, 1020 record changed since last read.
+pub const DEFAULT_RETRY_CODES: [u16; 3] = [1213, 1205, 1020];
+
+/// Which server errors an event survives (rolled back, counted by code, run again), as
+/// sysbench's `--mysql-ignore-errors` says: its default list, `all`, or the codes given (which
+/// replace the default list, as in sysbench).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetryErrors {
+    /// 1213, 1205 and 1020 ([`DEFAULT_RETRY_CODES`]).
+    #[default]
+    Default,
+    /// Every server error (a lost session still reconnects instead).
+    All,
+    /// These codes only.
+    Codes(Vec<u16>),
+}
+
+impl RetryErrors {
+    /// Whether an event that got server error `code` is rolled back and run again.
+    pub fn retries(&self, code: u16) -> bool {
+        match self {
+            RetryErrors::Default => DEFAULT_RETRY_CODES.contains(&code),
+            RetryErrors::All => true,
+            RetryErrors::Codes(codes) => codes.contains(&code),
+        }
+    }
+
+    /// The default list (serde leaves it out).
+    pub fn is_default(&self) -> bool {
+        *self == RetryErrors::Default
+    }
+
+    /// As sysbench's option takes it: `all`, or a comma-separated list of codes.
+    pub fn parse(text: &str) -> Result<RetryErrors, String> {
+        let text = text.trim();
+        if text.eq_ignore_ascii_case("all") {
+            return Ok(RetryErrors::All);
+        }
+        let codes = text
+            .split(',')
+            .map(|c| {
+                c.trim()
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|c| *c > 0)
+                    .ok_or_else(|| format!("not a server error code: `{}`", c.trim()))
+            })
+            .collect::<Result<Vec<u16>, String>>()?;
+        let mut sorted = codes.clone();
+        sorted.sort_unstable();
+        let mut default = DEFAULT_RETRY_CODES.to_vec();
+        default.sort_unstable();
+        Ok(if sorted == default {
+            RetryErrors::Default
+        } else {
+            RetryErrors::Codes(codes)
+        })
+    }
+}
+
+impl std::fmt::Display for RetryErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = |codes: &[u16]| {
+            codes
+                .iter()
+                .map(u16::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        match self {
+            RetryErrors::Default => f.write_str(&list(&DEFAULT_RETRY_CODES)),
+            RetryErrors::All => f.write_str("all"),
+            RetryErrors::Codes(codes) => f.write_str(&list(codes)),
+        }
+    }
 }
 
 /// `--at` and `--settle-after`: the live actions of every measured phase.
@@ -211,6 +295,7 @@ impl RunPlan {
             live: None,
             fileio: None,
             shard: None,
+            ignore_errors: RetryErrors::Default,
         }
     }
 
@@ -229,6 +314,30 @@ impl RunPlan {
 mod tests {
     use super::*;
     use crate::workload::WorkloadKind;
+
+    #[test]
+    fn ignore_errors_reads_as_sysbench_takes_it() {
+        assert_eq!(RetryErrors::parse("all"), Ok(RetryErrors::All));
+        assert_eq!(
+            RetryErrors::parse("1020, 1213,1205"),
+            Ok(RetryErrors::Default)
+        );
+        assert_eq!(
+            RetryErrors::parse("1062,1213"),
+            Ok(RetryErrors::Codes(vec![1062, 1213]))
+        );
+        assert!(RetryErrors::parse("1062,x").unwrap_err().contains("`x`"));
+        assert!(RetryErrors::parse("").is_err());
+        let given = RetryErrors::Codes(vec![1062]);
+        assert!(given.retries(1062) && !given.retries(1213));
+        assert!(RetryErrors::Default.retries(1205) && !RetryErrors::Default.retries(1062));
+        assert!(RetryErrors::All.retries(1146));
+        assert_eq!(RetryErrors::Default.to_string(), "1213,1205,1020");
+        // The default stays out of a stored plan, so older plans compare equal.
+        let plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpPointSelect));
+        let json = serde_json::to_value(&plan).unwrap();
+        assert!(json.get("ignore_errors").is_none());
+    }
 
     #[test]
     fn a_plan_stored_before_engine_knobs_loads_with_the_defaults() {

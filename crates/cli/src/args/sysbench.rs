@@ -25,9 +25,6 @@ const SYSBENCH_COMMANDS: [&str; 4] = ["prepare", "run", "cleanup", "help"];
 const SYSBENCH_FORM: &str =
     "sysbench's form is `sysbench [OPTIONS] TESTNAME prepare|run|cleanup|help`";
 
-/// Server error codes qpslab rolls back and retries (sysbench's default `--mysql-ignore-errors`).
-const RETRIED: [&str; 3] = ["1213", "1205", "1020"];
-
 /// The one line for a bare `-h`: it is the host here, as in the mysql client.
 pub const BARE_H: &str =
     "-h is the server's host, as the mysql client's (-h HOST); help is --help or -?";
@@ -483,17 +480,6 @@ fn meaning(key: &str, value: Option<&str>, events_given: bool) -> Result<Meaning
         )),
         "mysql_host" | "mysql_port" | "mysql_socket" if v.is_some_and(|v| v.contains(',')) => {
             Err("qpslab measures one server: give one".into())
-        }
-        "mysql_ignore_errors" => {
-            let codes: Vec<&str> = v.unwrap_or_default().split(',').map(str::trim).collect();
-            if codes.iter().all(|c| RETRIED.contains(c)) {
-                Ok(Meaning::Drop)
-            } else {
-                no_effect(
-                    "qpslab rolls back and retries 1213, 1205 and 1020 (sysbench's default); \
-                     another server error stops the phase and is reported",
-                )
-            }
         }
         "mysql_dry_run" => match on(v)? {
             true => Err("qpslab has no dry run: every statement goes to the server".into()),

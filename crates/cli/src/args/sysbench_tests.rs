@@ -135,7 +135,8 @@ fn gives_sysbench_options_their_meaning_or_a_note() {
             "--ssl-mode=REQUIRED",
             "--events=100",
             "--no-live-lines",
-            "--histogram=on"
+            "--histogram=on",
+            "--mysql-ignore-errors=1213,1205"
         ]
     );
     assert_eq!(notes.len(), 2, "{notes:?}");

@@ -3,10 +3,6 @@
 use qpslab_core::input::excerpt;
 use std::io;
 
-/// Server error codes sysbench 1.0.20 ignores by default (`--mysql-ignore-errors`): the event is
-/// rolled back and retried. 1213 deadlock, 1205 lock wait timeout, 1020 record changed.
-pub(crate) const RETRY_CODES: [u16; 3] = [1213, 1205, 1020];
-
 /// Server codes that mean the session is gone (shutdown, killed, idle timeout).
 pub(crate) const LOST_CODES: [u16; 3] = [1053, 1927, 4031];
 

@@ -12,8 +12,9 @@
 //! Warm-up runs on the same sessions and is discarded. With `--events N` exactly N events are
 //! measured (tickets from one shared counter). Under a fixed rate, latency counts from each
 //! event's intended start, so a stalled server shows in the percentiles instead of hiding in a
-//! slower request stream. Retryable server errors (1213, 1205, 1020) roll back and retry the
-//! event; a lost connection reconnects with backoff; any other error stops the phase.
+//! slower request stream. Retryable server errors (1213, 1205, 1020, or those
+//! `--mysql-ignore-errors` names) roll back and retry the event; a lost connection reconnects
+//! with backoff; any other error stops the phase.
 
 mod collect;
 mod cpu;

@@ -2,7 +2,8 @@
 //! that a sysbench command line (or a study written from one) means the same here.
 
 use super::def::{choices, def, percentiles, OptionDef, Scope};
-use super::value::{choice, float};
+use super::value::{choice, float, text};
+use qpslab_core::RetryErrors;
 use serde_json::Value;
 
 /// sysbench's `--db-ps-mode` values: `auto` uses prepared statements, `disable` the text
@@ -33,6 +34,20 @@ pub(crate) static SYSBENCH: &[OptionDef] = &[
             },
         ),
         PS_MODES,
+    ),
+    def(
+        "mysql_ignore_errors",
+        Scope::Run,
+        "CODES|all",
+        "Server errors after which an event is rolled back, counted and run again instead of \
+         stopping the phase: a comma-separated list of codes (replacing the default list) or \
+         all; a lost connection reconnects either way",
+        "1062,1213",
+        |b, v| {
+            b.plan.ignore_errors = RetryErrors::parse(&text(v)?)?;
+            Ok(())
+        },
+        |b| b.plan.ignore_errors.to_string(),
     ),
     def(
         "percentile",
@@ -72,6 +87,18 @@ mod tests {
         resolve([(key, &v)], Origin::Flags)
             .map(|r| r.plan)
             .map_err(|e| e.0)
+    }
+
+    #[test]
+    fn ignore_errors_takes_sysbench_values() {
+        use qpslab_core::RetryErrors;
+        let p = plan("mysql_ignore_errors", "all").unwrap();
+        assert_eq!(p.ignore_errors, RetryErrors::All);
+        let p = plan("mysql_ignore_errors", "1062").unwrap();
+        assert_eq!(p.ignore_errors, RetryErrors::Codes(vec![1062]));
+        let p = plan("mysql_ignore_errors", "1213,1020,1205").unwrap();
+        assert_eq!(p.ignore_errors, RetryErrors::Default);
+        assert!(plan("mysql_ignore_errors", "deadlock").is_err());
     }
 
     #[test]

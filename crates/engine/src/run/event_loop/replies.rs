@@ -2,7 +2,7 @@
 //! its session to the next call, the next event, or the error policy.
 
 use super::EventLoop;
-use crate::run::error::{RunError, LOST_CODES, RETRY_CODES};
+use crate::run::error::{RunError, LOST_CODES};
 use crate::run::session::{err_message, State};
 use crate::run::stats::record_us;
 use crate::workload::StmtClass;
@@ -193,7 +193,8 @@ impl EventLoop<'_> {
         now: Instant,
         message: String,
     ) -> Result<(), RunError> {
-        if RETRY_CODES.contains(&code) {
+        // A lost session reconnects whatever the retried codes are (`all` too).
+        if !LOST_CODES.contains(&code) && self.shared.plan.ignore_errors.retries(code) {
             let s = &self.sessions[i];
             if !s.warm {
                 *self.stats.errors.entry(code).or_insert(0) += 1;
