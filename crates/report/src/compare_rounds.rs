@@ -173,7 +173,7 @@ pub(crate) fn conclude(m: Metric, logs: &[f64], dropped: usize, s: &Sequential) 
     };
     let stopped = if half_log <= target_log {
         Stopped::Precise
-    } else if rounds.used + rounds.dropped >= s.max_rounds {
+    } else if !s.adaptive || rounds.used + rounds.dropped >= s.max_rounds {
         Stopped::MaxRepeats
     } else {
         Stopped::Budget
@@ -184,16 +184,13 @@ pub(crate) fn conclude(m: Metric, logs: &[f64], dropped: usize, s: &Sequential) 
         Decision::Improvement => "improvement".to_string(),
         Decision::Regression => "regression".to_string(),
         Decision::Equivalent => format!("equivalent within ±{}%", fmt_pct(p)),
-        Decision::Undecided => match rounds_to_target {
-            Some(n) => format!(
-                "undecided within budget: ~{n} rounds would reach ±{}%",
-                fmt_pct(p)
-            ),
-            None => format!(
-                "undecided within budget: > 1000 rounds would reach ±{}%",
-                fmt_pct(p)
-            ),
-        },
+        Decision::Undecided => {
+            let head = undecided(stopped, s, rounds);
+            match rounds_to_target {
+                Some(n) => format!("{head}: ~{n} rounds would reach ±{}%", fmt_pct(p)),
+                None => format!("{head}: > 1000 rounds would reach ±{}%", fmt_pct(p)),
+            }
+        }
     };
     Some(Outcome {
         ratio,
@@ -227,16 +224,28 @@ pub(crate) fn too_few(
     if rounds.used >= MIN_ROUNDS || ran == 0 || (ran < MIN_ROUNDS && !s.adaptive) {
         return None;
     }
-    let stopped = if rounds.used + rounds.dropped >= s.max_rounds {
+    let stopped = if !s.adaptive || rounds.used + rounds.dropped >= s.max_rounds {
         Stopped::MaxRepeats
     } else {
         Stopped::Budget
     };
     let verdict = format!(
-        "undecided within budget: {} of {ran} round(s) stable on both sides, an interval needs {MIN_ROUNDS}",
+        "{}: {} of {ran} round(s) stable on both sides, an interval needs {MIN_ROUNDS}",
+        undecided(stopped, s, rounds),
         rounds.used
     );
     Some((rounds, stopped, verdict))
+}
+
+/// How an undecided verdict begins, saying what ended its rounds: the budget, the study's
+/// `max_repeats`, or the rounds fixed in advance (`repeats = N`, or runs compared outside a
+/// study), which had no budget to run out of.
+fn undecided(stopped: Stopped, s: &Sequential, rounds: Rounds) -> String {
+    match (stopped, s.adaptive) {
+        (Stopped::Budget, true) => "undecided within budget".to_string(),
+        (_, true) => "undecided within max_repeats".to_string(),
+        (_, false) => format!("undecided after {} round(s)", rounds.used + rounds.dropped),
+    }
 }
 
 /// `5` for 5.0, `2.5` for 2.5.

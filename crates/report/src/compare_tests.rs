@@ -373,12 +373,13 @@ fn a_wide_spread_is_undecided_with_the_rounds_that_would_reach_the_precision() {
     let b = rounds("b", 11, &[1100.0, 920.0, 1050.0]);
     let m = cmp_seq(&a, &b, &Sequential::default()).points[0].metrics[0].clone();
     assert_eq!(m.decision, Some(Decision::Undecided), "{m:?}");
-    assert_eq!(m.stopped, Some(Stopped::Budget));
+    // Rounds fixed in advance had no budget to run out of: they ran all they were given.
+    assert_eq!(m.stopped, Some(Stopped::MaxRepeats));
     let n = m.rounds_to_target.unwrap();
     assert!(n > 3, "{n}");
     assert_eq!(
         m.verdict,
-        format!("undecided within budget: ~{n} rounds would reach ±5%")
+        format!("undecided after 3 round(s): ~{n} rounds would reach ±5%")
     );
     // At the study's last round the same spread stopped at max_repeats.
     let seq = Sequential {
@@ -388,6 +389,23 @@ fn a_wide_spread_is_undecided_with_the_rounds_that_would_reach_the_precision() {
     };
     let m = cmp_seq(&a, &b, &seq).points[0].metrics[0].clone();
     assert_eq!(m.stopped, Some(Stopped::MaxRepeats), "{m:?}");
+    assert!(
+        m.verdict.starts_with("undecided within max_repeats: ~"),
+        "{}",
+        m.verdict
+    );
+    // With rounds left, the budget ended it.
+    let seq = Sequential {
+        max_rounds: 10,
+        ..seq
+    };
+    let m = cmp_seq(&a, &b, &seq).points[0].metrics[0].clone();
+    assert_eq!(m.stopped, Some(Stopped::Budget), "{m:?}");
+    assert!(
+        m.verdict.starts_with("undecided within budget: ~"),
+        "{}",
+        m.verdict
+    );
 }
 
 #[test]
@@ -466,7 +484,7 @@ fn rounds_enough_but_too_few_stable_are_undecided_and_say_so() {
     assert_eq!(m.decision, Some(Decision::Undecided), "{m:?}");
     assert_eq!(
         m.verdict,
-        "undecided within budget: 2 of 3 round(s) stable on both sides, an interval needs 3"
+        "undecided after 3 round(s): 2 of 3 round(s) stable on both sides, an interval needs 3"
     );
     assert_eq!(
         m.rounds,
