@@ -145,6 +145,9 @@ mod tests {
     fn a_study_cell_is_not_a_shard() {
         let o = crate::options::RunOptions::from_pairs([("shard", json!("1/3"))]).unwrap();
         let e = o.resolve().unwrap_err().0;
-        assert!(e.starts_with("shard: a study measures its cells itself"), "{e}");
+        assert!(
+            e.starts_with("shard: a study measures its cells itself"),
+            "{e}"
+        );
     }
 }
