@@ -83,7 +83,15 @@ fn another_local_user_is_refused_and_files_stay_inside() {
         assert_ne!(uid, 0, "the server runs as root");
         let data = std::fs::metadata(s.datadir()).unwrap();
         assert_eq!(data.uid(), uid);
-        assert!(!run.starts_with(dir.path()));
+        // The runtime directory is the server's (0700, checked above), under a base that only
+        // root and the server's group may traverse (root:mysql 0710): in the lab when the
+        // server's account can reach it, else /var/lib/qpslab.
+        let base = run.parent().unwrap();
+        assert_eq!(mode(base), 0o710, "{}", base.display());
+        assert_eq!(std::fs::metadata(base).unwrap().uid(), 0);
+        assert_eq!(std::fs::metadata(&run).unwrap().uid(), uid);
+        let in_lab = run.starts_with(dir.path());
+        assert_eq!(in_lab, base == dir.path().join("run"), "{}", run.display());
     } else {
         // SAFETY: geteuid cannot fail.
         assert_eq!(uid, unsafe { libc::geteuid() });
