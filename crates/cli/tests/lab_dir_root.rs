@@ -130,3 +130,34 @@ fn a_closed_lab_keeps_the_data_in_var_lib_and_says_why_once() {
     assert!(!stderr(&o).contains("not into the lab"), "{}", stderr(&o));
     assert_eq!(lab.datadir("closed"), datadir);
 }
+
+/// The default lab (`~/.qpslab`, no `--lab` or `QPSLAB_LAB`) under a private home was never
+/// asked to hold the data: its sandboxes' data goes to /var/lib/qpslab without a word, so the
+/// first run of a fresh machine does not advise loosening the home directory.
+#[test]
+fn the_default_lab_under_a_private_home_says_nothing() {
+    if !is_root() {
+        eprintln!("skipped: the server runs as another account only when qpslab runs as root");
+        return;
+    }
+    let s = Scratch::new();
+    let home = Lab::new(0o700, "");
+    let lab = home.path().join(".qpslab");
+    let start = s
+        .cmd(&["server", "start", "quiet"])
+        .env_remove("QPSLAB_LAB")
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let named = Lab {
+        _dir: tempfile::tempdir().unwrap(),
+        path: lab.clone(),
+    };
+    assert!(start.status.success(), "{}", stderr(&start));
+    assert!(
+        !stderr(&start).contains("not into the lab"),
+        "{}",
+        stderr(&start)
+    );
+    assert!(named.datadir("quiet").starts_with("/var/lib/qpslab"));
+}

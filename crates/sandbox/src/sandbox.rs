@@ -144,8 +144,9 @@ pub fn start(home: &SandboxHome, spec: &SandboxSpec) -> Result<Sandbox> {
         runas::sweep_orphans(home.path());
     }
     let (run, note) = runas::placement(&dir, &spec.name, account);
-    if let Some(note) = note.filter(|_| !run.exists()) {
-        // Said once: the next start finds the runtime directory where it is.
+    if let Some(note) = note.filter(|_| !run.exists() && home.is_named()) {
+        // Said once: the next start finds the runtime directory where it is. Only for a lab
+        // the user named: the default one under a private home never was to hold the data.
         crate::notes::note(&note);
     }
     runas::prepare_runtime(&run, &dir, account)?;

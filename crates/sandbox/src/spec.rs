@@ -7,11 +7,25 @@ use std::path::{Path, PathBuf};
 
 /// The directory holding sandboxes (`sandboxes/<name>/`) and initialised datadir templates
 /// (`templates/<version>/`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct SandboxHome {
     root: PathBuf,
     templates: Option<PathBuf>,
+    /// Whether the user named this lab (`--lab`, `QPSLAB_LAB`) rather than taking the default
+    /// `~/.qpslab`: only a named lab is expected to hold its sandboxes' data, so only then does
+    /// a start say why the data went elsewhere.
+    named: bool,
 }
+
+/// Two homes are the same lab when their directories and templates are: how it was chosen
+/// does not matter.
+impl PartialEq for SandboxHome {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root && self.templates == other.templates
+    }
+}
+
+impl Eq for SandboxHome {}
 
 impl SandboxHome {
     /// A lab directory at `path` (created on first use). A relative path is made absolute
@@ -22,6 +36,7 @@ impl SandboxHome {
         SandboxHome {
             root: std::path::absolute(&path).unwrap_or(path),
             templates: None,
+            named: true,
         }
     }
 
@@ -30,11 +45,20 @@ impl SandboxHome {
         if let Some(p) = std::env::var_os("QPSLAB_LAB").filter(|p| !p.is_empty()) {
             return SandboxHome::new(p);
         }
-        match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        let home = match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
             Some(home) => SandboxHome::new(Path::new(&home).join(".qpslab")),
             // SAFETY: getuid has no preconditions and cannot fail.
             None => SandboxHome::new(format!("/tmp/qpslab-{}", unsafe { libc::getuid() })),
+        };
+        SandboxHome {
+            named: false,
+            ..home
         }
+    }
+
+    /// Whether the user named this lab (`new`, or `QPSLAB_LAB`) rather than taking the default.
+    pub fn is_named(&self) -> bool {
+        self.named
     }
 
     /// Keeps datadir templates in `dir` instead of `<lab>/templates`, so that several labs (e.g.
