@@ -110,6 +110,17 @@ pub(crate) fn percentiles(v: &Value) -> Result<Vec<f64>, String> {
     ps.ok_or_else(|| format!("expects numbers in (0, 100] like 50,95,99.9, not {v}"))
 }
 
+/// The plan's percentiles as `--percentiles` takes them (`95,99`): the default shown by both
+/// `percentiles` and sysbench's `percentile`.
+pub(crate) fn percentiles_text(b: &Builder) -> String {
+    b.plan
+        .percentiles
+        .iter()
+        .map(f64::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// Seconds above zero, at most a year.
 pub(crate) fn positive_seconds(v: &Value) -> Result<f64, String> {
     match seconds(v) {

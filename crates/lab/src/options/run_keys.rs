@@ -2,8 +2,8 @@
 
 use super::builder::{Warmup, MAX_CONNECTIONS, MAX_LOADERS};
 use super::def::{
-    bounded_seconds, choices, def, on_off, percentiles, positive_seconds, seconds_text, OptionDef,
-    Scope, ON_OFF, U32,
+    bounded_seconds, choices, def, on_off, percentiles, percentiles_text, positive_seconds,
+    seconds_text, OptionDef, Scope, ON_OFF, U32,
 };
 use super::value::{choice, float, int, list, seconds, switch, text};
 use super::Transport;
@@ -161,14 +161,7 @@ pub(crate) static RUN: &[OptionDef] = &[
             b.plan.percentiles = percentiles(v)?;
             Ok(())
         },
-        |b| {
-            b.plan
-                .percentiles
-                .iter()
-                .map(f64::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        },
+        percentiles_text,
     ),
     def(
         "rate",

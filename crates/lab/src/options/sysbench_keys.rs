@@ -1,7 +1,7 @@
 //! sysbench's own names for options qpslab has under another name, with sysbench's values, so
 //! that a sysbench command line (or a study written from one) means the same here.
 
-use super::def::{choices, def, percentiles, OptionDef, Scope};
+use super::def::{choices, def, percentiles, percentiles_text, OptionDef, Scope};
 use super::value::{choice, float, text};
 use qpslab_core::RetryErrors;
 use serde_json::Value;
@@ -65,14 +65,7 @@ pub(crate) static SYSBENCH: &[OptionDef] = &[
             b.plan.percentiles = percentiles(&Value::String(format!("{p}")))?;
             Ok(())
         },
-        |b| {
-            b.plan
-                .percentiles
-                .iter()
-                .map(f64::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        },
+        percentiles_text,
     ),
 ];
 

@@ -48,35 +48,32 @@ pub(crate) fn examples_in(docs: &str) -> Vec<Example> {
         if !in_block {
             continue;
         }
-        if let Some(mut cmd) = pending.take() {
-            cmd.push(' ');
-            cmd.push_str(line.trim().trim_end_matches('\\').trim_end());
-            if line.ends_with('\\') {
-                pending = Some(cmd);
-            } else {
-                out.push(Example {
-                    what: comment.join(" "),
-                    line: cmd,
-                });
-                comment.clear();
-            }
-            continue;
-        }
         let text = line.trim_start();
-        if let Some(c) = text.strip_prefix('#') {
-            comment.push(c.trim());
-        } else if text.starts_with("qpslab ") {
-            let cmd = text.trim_end_matches('\\').trim_end().to_string();
-            if line.ends_with('\\') {
-                pending = Some(cmd);
-            } else {
-                out.push(Example {
-                    what: comment.join(" "),
-                    line: cmd,
-                });
-                comment.clear();
+        // A command begins with `qpslab ` or continues the one before; it ends without a `\`.
+        let cmd = match pending.take() {
+            Some(mut cmd) => {
+                cmd.push(' ');
+                cmd.push_str(text.trim_end_matches('\\').trim_end());
+                cmd
             }
+            None if text.starts_with("qpslab ") => {
+                text.trim_end_matches('\\').trim_end().to_string()
+            }
+            None => {
+                match text.strip_prefix('#') {
+                    Some(c) => comment.push(c.trim()),
+                    None => comment.clear(),
+                }
+                continue;
+            }
+        };
+        if line.ends_with('\\') {
+            pending = Some(cmd);
         } else {
+            out.push(Example {
+                what: comment.join(" "),
+                line: cmd,
+            });
             comment.clear();
         }
     }
