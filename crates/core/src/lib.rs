@@ -19,6 +19,7 @@ pub mod cpus;
 pub mod diff;
 pub mod dsn;
 pub mod env;
+pub mod fault;
 pub mod fileio;
 pub mod files;
 pub mod input;
