@@ -2,6 +2,8 @@
 //! chains; a [`UserError`] anywhere in the chain, or a library error that says it is the user's,
 //! makes the exit code 2.
 
+use qpslab_core::fault::{Blame, Fault};
+
 /// A mistake in what the user asked for (bad option value, unknown name, wrong password...).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -12,11 +14,42 @@ pub fn user(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UserError(msg.into()))
 }
 
+/// A library error as the CLI reports it: its message as it is, and its fault (see
+/// [`qpslab_core::fault::Blame`]) judged once, here, for the exit code.
+pub fn fail<E: Blame>(e: E) -> anyhow::Error {
+    anyhow::Error::new(Judged {
+        fault: e.fault(),
+        inner: Box::new(e),
+    })
+}
+
+/// A library error whose fault was judged where it entered the CLI.
+#[derive(Debug)]
+struct Judged {
+    fault: Fault,
+    inner: Box<dyn std::error::Error + Send + Sync + 'static>,
+}
+
+impl std::fmt::Display for Judged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+impl std::error::Error for Judged {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner.source()
+    }
+}
+
 /// The process exit code for an error chain.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
     for cause in err.chain() {
         if cause.is::<UserError>() {
             return 2;
+        }
+        if let Some(j) = cause.downcast_ref::<Judged>() {
+            return if j.fault == Fault::User { 2 } else { 1 };
         }
         if let Some(e) = cause.downcast_ref::<qpslab_sandbox::Error>() {
             return if e.is_user_error() { 2 } else { 1 };
