@@ -66,9 +66,6 @@ use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The default store file, relative to the working directory.
-pub const DEFAULT_PATH: &str = "qpslab.db";
-
 /// How long opening a store waits for other processes (as `busy_timeout`).
 const BUSY_WAIT: Duration = Duration::from_secs(10);
 

@@ -6,6 +6,7 @@ mod builder;
 mod def;
 mod io_keys;
 mod live_keys;
+pub mod password;
 pub mod resolve;
 mod run_keys;
 mod script_keys;
@@ -62,17 +63,6 @@ fn names() -> &'static [&'static str] {
 pub struct RunOptions(IndexMap<&'static str, Value>);
 
 impl RunOptions {
-    /// The options read from `(name, value)` pairs (names or aliases), each value checked.
-    pub fn from_pairs<'a>(
-        pairs: impl IntoIterator<Item = (&'a str, Value)>,
-    ) -> Result<RunOptions, OptionError> {
-        let mut o = RunOptions::default();
-        for (name, v) in pairs {
-            o.set(name, v)?;
-        }
-        Ok(o)
-    }
-
     /// Sets option `name` (or an alias) after checking the value on its own.
     pub fn set(&mut self, name: &str, v: Value) -> Result<(), OptionError> {
         let def = find(name).ok_or_else(|| OptionError(format!("unknown run option `{name}`")))?;
@@ -89,13 +79,6 @@ impl RunOptions {
     /// The options set, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, &Value)> {
         self.0.iter().map(|(k, v)| (*k, v))
-    }
-
-    /// Sets the options `other` sets.
-    pub fn overlay(&mut self, other: &RunOptions) {
-        for (k, v) in &other.0 {
-            self.0.insert(k, v.clone());
-        }
     }
 
     /// Resolves the options of one study cell, naming them as spec keys in errors (the

@@ -143,7 +143,8 @@ mod tests {
 
     #[test]
     fn a_study_cell_is_not_a_shard() {
-        let o = crate::options::RunOptions::from_pairs([("shard", json!("1/3"))]).unwrap();
+        let mut o = crate::options::RunOptions::default();
+        o.set("shard", json!("1/3")).unwrap();
         let e = o.resolve().unwrap_err().0;
         assert!(
             e.starts_with("shard: a study measures its cells itself"),
