@@ -8,34 +8,21 @@
 //! - the advisor: `qpslab-advise`; tuning with proof: `qpslab-tune`; every statistical
 //!   formula: `qpslab-stats`.
 //!
-//! Its modules, grouped:
+//! Its folders, in the order of the flow:
 //!
-//! - **Options.** [`options`] declares every workload and run option once and resolves flags or
-//!   spec keys into a `RunPlan`; [`sizing`] sizes the client to the server's CPUs;
-//!   [`password`] reads password files.
-//! - **Measuring a run.** [`ready`] readies a server for `qpslab run` (facts, leftover
-//!   settings, limits, dataset, replica lag monitor, thread placement) and runs `prepare` and
-//!   `cleanup`; [`exec`] measures one phase with per-tick telemetry and stores it as it
-//!   runs (dataset check included); [`phase`] is the one warm-up -> measure -> store step of a
-//!   run's phase and a study cell's attempt; [`warmup`] is `--warmup auto`; [`sweep`] is `qpslab
-//!   run`: settle, the phases of a sweep or a replica's rate search ([`rate_search`]), live
-//!   actions judged, the run stored; [`live`] runs live actions inside a phase;
-//!   [`client_bound`] and [`contention`] say whether the client or a neighbour limited a phase;
-//!   [`unstored`] keeps a phase the store could not take.
-//! - **Studies.** [`spec`] parses and checks the TOML spec (unknown keys name their line and the
-//!   nearest valid key); [`expand`] turns it into setups (variants × factorial of factor levels)
-//!   and cells (setups × the sweep's cross product × repeats), in execution order; [`study`]
-//!   runs or resumes a whole study, starting each setup's sandbox ([`sandboxes`]) as needed and
-//!   re-measuring unstable cells.
-//! - **Server state.** [`settle`] drains and warms a server before it is measured; [`restore`]
-//!   records a server's settings before a command changes them, so that what a killed process
-//!   left changed is found and put back; [`control`] is the control connection of commands
-//!   that change settings; [`placement`] pins a server's threads to CPUs; [`replica`] sets up
-//!   replication between two sandboxes; [`server`] starts (placed, attached as a replica) and
-//!   stops a lone sandbox for `qpslab server start|stop`.
-//! - **The machine.** [`doctor`] finds every external part qpslab can use, with the fix for
-//!   each missing one.
-//! - **Errors.** [`error`]: the lab's typed errors, each saying whether it is the user's.
+//! - **[`options`]** declares every workload and run option once and resolves flags or spec
+//!   keys into a `RunPlan` (password files included).
+//! - **[`run`]** measures a run: ready the server, settle it, warm up, measure and store each
+//!   phase of a sweep or a rate search, live actions judged.
+//! - **[`dataset`]**: the one home of the dataset: made present (built on a sandbox of ours,
+//!   only checked on the user's server), `prepare` and `cleanup`, its loaders sized.
+//! - **[`server`]**: a server's state: settings recorded and restored, the control connection,
+//!   thread placement, replication, a lone sandbox started and stopped.
+//! - **[`study`]**: the TOML spec, its expansion into setups and cells, and a whole study run
+//!   or resumed, unstable cells re-measured.
+//! - **[`shard`]**: one run split over several client processes, met and merged.
+//! - **[`doctor`]** finds every external part qpslab can use, with the fix for each missing one.
+//! - **[`error`]**: the lab's typed errors, each saying whose fault it is.
 //!
 //! ```no_run
 //! # fn demo(store: &mut qpslab_store::Store) -> Result<(), Box<dyn std::error::Error>> {
@@ -52,36 +39,25 @@
 //! # let _ = Quiet; Ok(()) }
 //! ```
 
-pub mod client_bound;
-mod commands;
-pub mod contention;
-pub mod control;
+pub mod dataset;
 pub mod doctor;
 pub mod error;
-pub mod exec;
-pub mod expand;
-pub mod live;
-mod measured;
-mod observer;
 pub mod options;
-pub mod password;
-pub mod phase;
-pub mod placement;
-pub mod rate_search;
-pub mod ready;
-pub mod replica;
-pub mod restore;
-mod retry;
-pub mod sandboxes;
+pub mod request;
+pub mod run;
 pub mod server;
-pub mod settle;
 pub mod shard;
-pub mod sizing;
-pub mod spec;
 pub mod study;
-pub mod sweep;
-mod tpcc_check;
-pub mod unstored;
-pub mod warmup;
 
 pub use error::{ExecError, OptionError, SetupError, SpecError, StudyError};
+
+// Old paths, removed when callers move.
+pub use options::password;
+pub use run::{
+    client_bound, contention, exec, live, phase, rate_search, ready, settle, sizing, sweep,
+    unstored, warmup,
+};
+pub use server::{control, placement, replica, restore};
+pub use study::{expand, sandboxes, spec};
+// Old private paths `error.rs` still names.
+use run::measured;

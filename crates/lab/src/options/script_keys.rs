@@ -229,7 +229,7 @@ mod tests {
         d.file("w.sql", "SELECT 1;\n");
         let spec = "name = \"s\"\n[defaults]\nscript = [\"w.sql@2\"]\n";
         let file = d.path().join("s.toml").display().to_string();
-        let spec = with_base_dir(d.path(), || crate::spec::parse(&file, spec)).unwrap();
+        let spec = with_base_dir(d.path(), || crate::study::spec::parse(&file, spec)).unwrap();
         let plan = spec.defaults.to_plan().unwrap();
         let s = &plan.workload.scripts[0];
         assert_eq!(

@@ -68,7 +68,7 @@ impl<'a> Meeting<'a> {
     }
 
     fn connect(&self) -> Result<Conn, RunError> {
-        let conn = Conn::connect_timeout(&self.target, crate::control::REPLY_TIMEOUT)
+        let conn = Conn::connect_timeout(&self.target, crate::server::control::REPLY_TIMEOUT)
             .map_err(|e| failed(format!("cannot reach {}: {e}", self.target.describe())))?;
         Ok(conn)
     }

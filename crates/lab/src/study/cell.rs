@@ -3,12 +3,12 @@
 
 use super::{profile_dir, Active, CellError, RoundTracker, Runner, StudyObserver};
 use crate::error::StudyError;
-use crate::exec::{ensure_dataset, DatasetOutcome, Observer};
-use crate::expand::PlannedCell;
+use crate::run::exec::{ensure_dataset, DatasetOutcome, Observer};
+use crate::study::expand::PlannedCell;
 use crate::options::Transport;
-use crate::phase::Bench;
-use crate::sandboxes::dataset_policy;
-use crate::settle::{settle, ServerKind};
+use crate::run::phase::Bench;
+use crate::study::sandboxes::dataset_policy;
+use crate::run::settle::{settle, ServerKind};
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_engine::workload::Workload;
 use qpslab_store::{CellId, CellRecord, CellStatus, RunMeta};
@@ -34,7 +34,7 @@ impl Active {
             None => ServerKind::External,
         };
         let report = settle(target, &plan.workload, s.max_s, owner, stop)?;
-        obs.message(&crate::settle::describe(&report));
+        obs.message(&crate::run::settle::describe(&report));
         s.report = Some(report);
         self.settled = true;
         Ok(())
@@ -193,7 +193,7 @@ impl Runner<'_> {
         };
         target.database.get_or_insert_with(|| "sbtest".into());
         let loaders = resolved.prepare_threads.unwrap_or_else(|| {
-            crate::sizing::default_loaders(&plan.workload, &target, active.sampler.server_pid())
+            crate::run::sizing::default_loaders(&plan.workload, &target, active.sampler.server_pid())
         });
         let exec = |e: crate::error::ExecError| {
             if e.is_interrupted() {
@@ -213,7 +213,7 @@ impl Runner<'_> {
         if dataset == DatasetOutcome::Prepared {
             active.settled = false;
         }
-        crate::exec::resolve_seed(&mut plan);
+        crate::run::exec::resolve_seed(&mut plan);
         // The plan's workload, real seed included: its unique ids follow from the stored plan.
         let workload = Workload::new(&plan.workload).map_err(|e| fail(e.to_string()))?;
         active.settle(&target, &mut plan, obs, stop).map_err(exec)?;

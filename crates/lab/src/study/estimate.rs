@@ -17,7 +17,7 @@
 use super::rounds::{Key, Spread};
 use super::{Loaded, RoundTracker};
 use crate::error::SpecError;
-use crate::spec::{self, StopRule};
+use crate::study::spec::{self, StopRule};
 use qpslab_stats::{t_quantile, AnytimeDesign, MIN_ROUNDS};
 use qpslab_store::{CellRecord, CellStatus, Store, StudyRecord};
 use serde::Serialize;
@@ -313,7 +313,7 @@ pub fn pilot(loaded: &Loaded, dir: &std::path::Path) -> Result<Loaded, SpecError
     }
     let text = toml::to_string(&doc).map_err(|e| bad(e.to_string()))?;
     let spec = crate::options::with_base_dir(dir, || spec::parse(&file, &text))?;
-    let expanded = crate::expand::expand(&file, &spec)?;
+    let expanded = crate::study::expand::expand(&file, &spec)?;
     Ok(Loaded {
         spec,
         text,

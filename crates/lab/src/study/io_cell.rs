@@ -97,7 +97,7 @@ impl Runner<'_> {
             ));
         }
         if self.io_mount.is_none() {
-            let name = crate::sandboxes::sandbox_name(&self.loaded.spec.name, &sc.name);
+            let name = crate::study::sandboxes::sandbox_name(&self.loaded.spec.name, &sc.name);
             let mounted = self.mount_storage(setup, &name, obs)?;
             self.io_mount = mounted.map(|m| (setup, m));
         }

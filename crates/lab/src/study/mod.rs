@@ -3,10 +3,10 @@
 //! what `lab plan` shows before (`Loaded::plan`).
 
 use crate::error::{SpecError, StudyError};
-use crate::exec::Observer;
-use crate::expand::{expand, Expanded};
-pub use crate::sandboxes::{sandbox_name, sandbox_spec};
-use crate::spec::{self, Spec};
+use crate::run::exec::Observer;
+use crate::study::expand::{expand, Expanded};
+pub use crate::study::sandboxes::{sandbox_name, sandbox_spec};
+use crate::study::spec::Spec;
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_host::os::OsGuard;
 use qpslab_host::storage::{Mounted, StorageGuard};
@@ -19,10 +19,14 @@ use std::sync::atomic::AtomicBool;
 mod cell;
 mod create;
 mod estimate;
+pub mod expand;
 mod io_cell;
 mod plan;
+mod retry;
 mod rounds;
+pub mod sandboxes;
 mod server;
+pub mod spec;
 pub use create::{create, environment};
 pub use estimate::{estimate, pilot, pilot_name, ComparisonEstimate, Estimate, Matched, Source};
 pub use plan::{CellPlan, Plan, PlanDoc};
@@ -122,7 +126,7 @@ pub fn load_with(path: &Path, top_keys: &[(&str, String)]) -> Result<Loaded, Spe
                 message: format!("{}: {message}", s.name),
             })?;
     }
-    if let Some(message) = crate::sandboxes::storage_unsupported(&expanded) {
+    if let Some(message) = crate::study::sandboxes::storage_unsupported(&expanded) {
         return Err(SpecError::Value { file, message });
     }
     for c in &expanded.cells {
@@ -211,7 +215,7 @@ pub fn run_study<O: StudyObserver>(
         undo_errors: Vec::new(),
         host: qpslab_probe::host_facts(),
     };
-    for line in crate::sandboxes::clean_stale_storage(home, &spec.name, &loaded.expanded) {
+    for line in crate::study::sandboxes::clean_stale_storage(home, &spec.name, &loaded.expanded) {
         obs.message(&line);
     }
     let result = runner.run_cells(obs, stop);
@@ -285,6 +289,6 @@ enum CellError {
 }
 
 fn start_error(e: qpslab_sandbox::Error) -> CellError {
-    let (error, log_tail) = crate::sandboxes::start_failure(&e);
+    let (error, log_tail) = crate::study::sandboxes::start_failure(&e);
     CellError::Failed { error, log_tail }
 }

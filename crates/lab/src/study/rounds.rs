@@ -21,7 +21,7 @@
 //! A resumed study loads the rounds measured before ([`RoundTracker::record_earlier`]): they
 //! count in the pairing and their time in the budget, so the resume decides on the whole study.
 
-use crate::spec::StopRule;
+use crate::study::spec::StopRule;
 use qpslab_core::PhaseResult;
 use qpslab_stats::AnytimeDesign;
 use qpslab_store::CellRecord;

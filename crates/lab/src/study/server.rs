@@ -3,9 +3,9 @@
 //! when the setup ends or dies.
 
 use super::{start_error, Active, Broken, CellError, Runner, StudyObserver};
-use crate::placement;
-use crate::sandboxes::{sandbox_spec, start_afresh};
-use crate::spec::Setup;
+use crate::server::placement;
+use crate::study::sandboxes::{sandbox_spec, start_afresh};
+use crate::study::spec::Setup;
 use qpslab_core::ConnectOptions;
 use qpslab_host::storage::Mounted;
 use qpslab_probe::Sampler;
@@ -87,7 +87,7 @@ impl Runner<'_> {
             }
         };
         let (replica, monitor) =
-            crate::replica::for_setup(self.home, &sc.setup, &sandbox).map_err(setup_failed)?;
+            crate::server::replica::for_setup(self.home, &sc.setup, &sandbox).map_err(setup_failed)?;
         let server_opts = ConnectOptions {
             database: None,
             ..socket.clone()
@@ -129,7 +129,7 @@ impl Runner<'_> {
         let Some(st) = &sc.setup.storage else {
             return Ok(None);
         };
-        use crate::sandboxes::{describe_storage, mount_storage, storage_record};
+        use crate::study::sandboxes::{describe_storage, mount_storage, storage_record};
         let m = mount_storage(&mut self.storage, self.home, sandbox, st).map_err(setup_failed)?;
         obs.message(&describe_storage(&sc.name, &m, &self.storage));
         let (setup, record) = (sc.name.clone(), storage_record(&m, &self.storage));
@@ -146,7 +146,7 @@ impl Runner<'_> {
         setup: &Setup,
     ) -> Result<(), qpslab_store::Error> {
         let thp = self.os.original_thp().map(str::to_string);
-        let record = crate::sandboxes::server_record(server, sb, setup);
+        let record = crate::study::sandboxes::server_record(server, sb, setup);
         self.update_env(|env| {
             env["servers"][name] = record;
             if let Some(t) = thp {

@@ -15,7 +15,7 @@
 
 use crate::error::SpecError;
 use crate::options::RunOptions;
-use crate::spec::{Levels, Setup, Spec};
+use crate::study::spec::{Levels, Setup, Spec};
 use qpslab_core::cell::Cell;
 use std::collections::BTreeMap;
 
@@ -218,7 +218,7 @@ fn setups(spec: &Spec) -> Vec<SetupCell> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::parse;
+    use crate::study::spec::parse;
 
     fn labels(text: &str) -> Vec<String> {
         let s = parse("t", text).unwrap();

@@ -35,7 +35,7 @@ mod record;
 use record::Owner;
 pub use record::{restore_line, same, Account, Record, Saved, ServerId};
 
-use crate::control::{self, ControlError};
+use crate::server::control::{self, ControlError};
 use at::At;
 use qpslab_core::ConnectOptions;
 use qpslab_wire::Conn;
@@ -333,7 +333,7 @@ impl Ledger {
         };
         let mut failed = s.drop_accounts(&r);
         for saved in r.settings.iter().rev() {
-            if let Err(e) = crate::live::put_back(target, &saved.name, &saved.literal) {
+            if let Err(e) = crate::run::live::put_back(target, &saved.name, &saved.literal) {
                 failed.push(format!("{} ({e})", saved.name));
             }
         }

@@ -1,16 +1,16 @@
 //! Measuring one study cell until it is stable: each attempt is a run of its own (auto warm-up
-//! first when asked, through `crate::phase` as `qpslab run`'s phases), judged, and recorded as
+//! first when asked, through `crate::run::phase` as `qpslab run`'s phases), judged, and recorded as
 //! the cell's next attempt; an unstable one is measured again, at most `retries` more times.
 //! The cell uses the first stable attempt, or, when none was, the least disturbed one (a busy
 //! neighbour counts less than a stall, trend or spikes in its own samples; the later one on a
 //! tie), never chosen by its own numbers. The settings a cell's `set` actions change are
 //! recorded before the first attempt (`restore`).
 
-use crate::contention::wait_quiet;
+use crate::run::contention::wait_quiet;
 use crate::error::ExecError;
-use crate::exec::{Measured, Observer};
-use crate::phase::{Bench, PhaseError, RunOf};
-use crate::restore::{Guard, Ledger};
+use crate::run::exec::{Measured, Observer};
+use crate::run::phase::{Bench, PhaseError, RunOf};
+use crate::server::restore::{Guard, Ledger};
 use qpslab_sandbox::SandboxHome;
 use qpslab_store::{CellRecord, RunMeta, RunStatus};
 use std::time::{Duration, Instant};
@@ -20,7 +20,7 @@ impl Bench<'_> {
     /// Measures `cell` (runs described by `base`, each attempt [`RunMeta::another`] of it)
     /// until an attempt is stable or `retries` more attempts were made; returns the attempt the
     /// cell uses. Every attempt is stored with its verdict. The settings its `set` actions
-    /// change are recorded in the ledger of `lab` first (`crate::restore`). With
+    /// change are recorded in the ledger of `lab` first (`crate::server::restore`). With
     /// `keep_contended` (a study that runs rounds until precise) an attempt whose only mark is
     /// a busy neighbour is kept: the round pairing uses it and measures that noise as spread,
     /// so waiting for quiet and measuring again would only spend the budget.

@@ -5,7 +5,7 @@
 //! applied once (`server start --pin`) or kept while a run lasts (`run --pin`).
 
 use crate::error::SetupError;
-use crate::spec::Setup;
+use crate::study::spec::Setup;
 use qpslab_core::placement::{Applied, PlacementRecord, Policy};
 use qpslab_core::ConnectOptions;
 use qpslab_probe::threads::{self, Keeper, ServerThreads};
@@ -174,7 +174,7 @@ mod tests {
 
     #[test]
     fn a_setup_pin_table_becomes_the_sandbox_policy() {
-        let spec = crate::spec::parse(
+        let spec = crate::study::spec::parse(
             "t.toml",
             "name = \"p\"\n[[variant]]\nname = \"split\"\npin = { \"thread/innodb/page_cleaner_thread\" = \"0\" }\n",
         )
@@ -185,7 +185,7 @@ mod tests {
         assert!(sb
             .settings
             .contains(&("performance_schema".into(), "ON".into())));
-        let bad = crate::spec::parse(
+        let bad = crate::study::spec::parse(
             "t.toml",
             "name = \"p\"\n[[variant]]\nname = \"a\"\npin = { \"page_cleaner\" = \"0\" }\n",
         )

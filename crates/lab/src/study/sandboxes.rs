@@ -2,10 +2,10 @@
 //! filesystem its datadir lives on when the setup has `storage`.
 
 use crate::error::SetupError;
-use crate::exec::DatasetPolicy;
-use crate::expand::Expanded;
-use crate::placement;
-use crate::spec::Setup;
+use crate::run::exec::DatasetPolicy;
+use crate::study::expand::Expanded;
+use crate::server::placement;
+use crate::study::spec::Setup;
 use qpslab_host::storage::{self, Mounted, StorageGuard};
 use qpslab_sandbox::{MyCnf, SandboxHome, SandboxSpec};
 use std::path::{Path, PathBuf};
@@ -36,7 +36,7 @@ pub fn dataset_policy(setup: &Setup, plan: &qpslab_core::RunPlan, space: &Path) 
             space: Some(space.to_path_buf()),
         };
     }
-    crate::exec::check_only(&plan.workload, &setup.command_args())
+    crate::run::exec::check_only(&plan.workload, &setup.command_args())
 }
 
 /// The sandbox spec of a setup.
@@ -50,7 +50,7 @@ pub fn sandbox_spec(study: &str, setup_name: &str, s: &Setup) -> Result<SandboxS
         s.basedir.as_deref(),
     )?;
     spec.my_cnf = s.my_cnf.clone().map_or(MyCnf::Default, MyCnf::File);
-    crate::replica::configure(&mut spec, s);
+    crate::server::replica::configure(&mut spec, s);
     placement::configure(&mut spec, s)?;
     Ok(spec)
 }

@@ -1,8 +1,8 @@
-//! Readying a server for `qpslab run`, the step before [`crate::sweep::run`] measures it: the
+//! Readying a server for `qpslab run`, the step before [`crate::run::sweep::run`] measures it: the
 //! server's facts read on the control connection, no settings left changed by a killed process
-//! (`crate::restore`), its limits checked against the plan, the dataset made present (built on
+//! (`crate::server::restore`), its limits checked against the plan, the dataset made present (built on
 //! a sandbox of ours, only checked on the user's server), the replica's lag monitor started
-//! (`--replica`) and the threads' placement kept (`--pin`, [`crate::placement`]). In that
+//! (`--replica`) and the threads' placement kept (`--pin`, [`crate::server::placement`]). In that
 //! order: a leftover setting is refused before any dataset is built, and no thread is pinned
 //! while the dataset loads. `qpslab prepare` and `cleanup` build and drop datasets here too
 //! ([`prepare`], [`cleanup`]), holding a sandbox of ours alone while they do.
@@ -24,9 +24,9 @@
 //! ```
 
 use crate::error::ExecError;
-use crate::exec::{check_only, dataset_changes, DatasetPolicy, Observer};
-use crate::placement::{PlacementError, RunKeeper};
-use crate::restore::{Ledger, RestoreError};
+use crate::run::exec::{check_only, dataset_changes, DatasetPolicy, Observer};
+use crate::server::placement::{PlacementError, RunKeeper};
+use crate::server::restore::{Ledger, RestoreError};
 use qpslab_core::env::ServerInfo;
 use qpslab_core::placement::Policy;
 use qpslab_core::{
@@ -45,7 +45,7 @@ pub struct Readying<'a> {
     pub server: Server<'a>,
     /// The lab directory: its sandboxes (`--replica NAME`) and the ledger of changed settings.
     pub lab: &'a SandboxHome,
-    /// Loader connections for a dataset built now (`None`: [`crate::sizing::default_loaders`]).
+    /// Loader connections for a dataset built now (`None`: [`crate::run::sizing::default_loaders`]).
     pub loaders: Option<u32>,
     /// `--replica`: a sandbox of this lab or a DSN whose lag is watched while the run loads.
     pub replica: Option<&'a str>,
@@ -257,7 +257,7 @@ pub fn control(
     // default): a server that announces a result and goes silent stops the run in
     // REPLY_TIMEOUT, not after the phase's --time is long past.
     let mut conn =
-        qpslab_wire::Conn::connect_timeout(&server_options, crate::control::REPLY_TIMEOUT)
+        qpslab_wire::Conn::connect_timeout(&server_options, crate::server::control::REPLY_TIMEOUT)
             .map_err(|source| ReadyError::Connect {
                 target: described.clone(),
                 source,
@@ -272,10 +272,10 @@ pub fn control(
 }
 
 /// Makes sure the dataset `w` describes is present on `server`, built with `loaders`
-/// connections (`None`: [`crate::sizing::default_loaders`]): on a sandbox of ours it is built when
+/// connections (`None`: [`crate::run::sizing::default_loaders`]): on a sandbox of ours it is built when
 /// missing or built by qpslab with another shape, only while no other process uses the
 /// sandbox (else a user error naming them), and a run that finds others reading it says so;
-/// the user's server is only checked ([`crate::exec::ensure_dataset`]). Returns the sandbox's
+/// the user's server is only checked ([`crate::run::exec::ensure_dataset`]). Returns the sandbox's
 /// shared hold, to keep while measuring.
 pub fn ensure_dataset(
     server: &Server,
@@ -306,8 +306,8 @@ pub fn ensure_dataset(
         }
     }
     let pid = server.sandbox.and_then(|s| s.pid);
-    let loaders = loaders.unwrap_or_else(|| crate::sizing::default_loaders(w, server.target, pid));
-    crate::exec::ensure_dataset(server.target, w, loaders, &policy, obs)
+    let loaders = loaders.unwrap_or_else(|| crate::run::sizing::default_loaders(w, server.target, pid));
+    crate::run::exec::ensure_dataset(server.target, w, loaders, &policy, obs)
         .map_err(ReadyError::Dataset)?;
     if let Some(u) = held.as_mut().filter(|u| u.hold() == Hold::Exclusive) {
         u.downgrade()?;
@@ -316,9 +316,9 @@ pub fn ensure_dataset(
 }
 
 /// `qpslab prepare`: builds the dataset `w` describes on `server` with `loaders` connections
-/// (`None`: [`crate::sizing::default_loaders`]), creating its database when `create_database`
+/// (`None`: [`crate::run::sizing::default_loaders`]), creating its database when `create_database`
 /// or the server is a sandbox of ours, which is held alone meanwhile: nobody measures it while
-/// its tables are built ([`crate::exec::load_dataset`]).
+/// its tables are built ([`crate::run::exec::load_dataset`]).
 pub fn prepare(
     server: &Server,
     w: &WorkloadOptions,
@@ -327,11 +327,11 @@ pub fn prepare(
     obs: &mut dyn Observer,
 ) -> Result<PrepareReport, ReadyError> {
     let pid = server.sandbox.and_then(|s| s.pid);
-    let loaders = loaders.unwrap_or_else(|| crate::sizing::default_loaders(w, server.target, pid));
+    let loaders = loaders.unwrap_or_else(|| crate::run::sizing::default_loaders(w, server.target, pid));
     let _held = hold_alone(server)?;
     let space = server.sandbox.map(|s| s.home.path());
     let create_database = create_database || server.sandbox.is_some();
-    crate::exec::load_dataset(server.target, w, loaders, create_database, space, obs)
+    crate::run::exec::load_dataset(server.target, w, loaders, create_database, space, obs)
         .map_err(ReadyError::Dataset)
 }
 

@@ -1,7 +1,7 @@
 //! `qpslab run`'s measuring, from a resolved plan on a connected server to a stored run: the
 //! server settled, then one phase per session count of the plan (or, for a replica's rate
-//! search, one per rate that [`crate::rate_search`] asks for), each warmed up, measured and
-//! stored as it runs ([`crate::phase`], as studies do), its live actions judged and stored, and
+//! search, one per rate that [`crate::run::rate_search`] asks for), each warmed up, measured and
+//! stored as it runs ([`crate::run::phase`], as studies do), its live actions judged and stored, and
 //! its client checked; the run is closed however it ends. Progress goes to a
 //! [`SweepObserver`]; what the terminal shows at the end is returned ([`Swept`]).
 //!
@@ -17,14 +17,14 @@
 //! # Ok(()) }
 //! ```
 
-use crate::client_bound::{check, machine_cores, ClientCheck};
+use crate::run::client_bound::{check, machine_cores, ClientCheck};
 use crate::error::ExecError;
-use crate::exec::{Measured, Observer};
-use crate::phase::{Bench, PhaseError, RunOf};
-use crate::rate_search::{lag_points, search, Searched};
-use crate::restore::{Guard, Ledger, RestoreError};
-use crate::settle::{settle, ServerKind};
-use crate::unstored::keep;
+use crate::run::exec::{Measured, Observer};
+use crate::run::phase::{Bench, PhaseError, RunOf};
+use crate::run::rate_search::{lag_points, search, Searched};
+use crate::server::restore::{Guard, Ledger, RestoreError};
+use crate::run::settle::{settle, ServerKind};
+use crate::run::unstored::keep;
 use qpslab_core::env::ServerInfo;
 use qpslab_core::live::{judge_actions, ActionRecord};
 use qpslab_core::plan::SettleReport;
@@ -181,7 +181,7 @@ pub struct Closed {
     pub stored: Result<Option<RunId>, qpslab_store::Error>,
     /// Where the phase went that the store could not keep (`unstored::keep`), when that was
     /// the failure.
-    pub kept: Option<Result<PathBuf, crate::unstored::UnstoredError>>,
+    pub kept: Option<Result<PathBuf, crate::run::unstored::UnstoredError>>,
 }
 
 /// Closes the run `meta` after `e` ended one of its phases: interrupted or failed, with what

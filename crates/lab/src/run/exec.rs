@@ -2,9 +2,9 @@
 //! every report tick, and store it as it is measured. `qpslab run` and studies share this loop.
 
 use crate::error::ExecError;
-use crate::live::Live;
-pub use crate::measured::Measured;
-pub use crate::observer::{Interval, Observer, Quiet};
+use crate::run::live::Live;
+pub use crate::run::measured::Measured;
+pub use crate::run::observer::{Interval, Observer, Quiet};
 use qpslab_core::result::PhaseResult;
 use qpslab_core::stability::{self, Stability};
 use qpslab_core::telemetry::{Reading, ReplicaLag};
@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-pub use crate::commands::{cleanup_command, prepare_command, shell_quote};
+pub use crate::dataset::commands::{cleanup_command, prepare_command, shell_quote};
 
 /// What [`ensure_dataset`] found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -398,13 +398,13 @@ pub fn measure(
         ));
     }
     // The client places its loops beside the server as it runs now (a study restarts it).
-    let plan = crate::sizing::placed(&shard_plan, target, sampler.server_pid());
+    let plan = crate::run::sizing::placed(&shard_plan, target, sampler.server_pid());
     obs.placed(threads, &qpslab_engine::place(&plan, threads).describe());
     let phase = |on_sample: &mut dyn FnMut(&Sample)| {
         let result =
             crate::shard::run_phase(target, &plan, workload, (total, threads), on_sample, stop)
                 .map_err(ExecError::from)
-                .and_then(|p| crate::tpcc_check::checked(target, &plan, p));
+                .and_then(|p| crate::run::tpcc_check::checked(target, &plan, p));
         let Some(live) = &live else {
             return result;
         };
@@ -476,7 +476,7 @@ pub fn measure_with(
 ) -> Result<Measured, ExecError> {
     let plan = &meta.plan;
     sampler.begin()?;
-    let host = crate::contention::HostCpu::read();
+    let host = crate::run::contention::HostCpu::read();
     let mut handle = store.begin_phase(meta, threads)?;
     // Profiles (when asked for) are named after the run they belong to.
     if let Err(e) = sampler.start_profile(&format!("{}-t{threads}", handle.run_id.0)) {
@@ -526,7 +526,7 @@ pub fn measure_with(
             return Err(e);
         }
     };
-    let others = crate::contention::others_share(host, &telemetry);
+    let others = crate::run::contention::others_share(host, &telemetry);
     phase.stability = Some(judge_phase(&phase, plan, others));
     if let Err(source) = store.finish_phase(&handle, &phase, &telemetry) {
         // What the store kept of it so far stays, closed as interrupted when it can be.

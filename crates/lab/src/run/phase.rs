@@ -1,10 +1,10 @@
 //! One measured phase, taken the one way `qpslab run`'s sweep and a study cell's attempts
 //! (`retry`) both take it: the auto warm-up when the plan asks for one, then the phase
-//! measured and stored as it runs ([`crate::exec::measure`]).
+//! measured and stored as it runs ([`crate::run::exec::measure`]).
 
 use crate::error::ExecError;
-use crate::exec::{measure, Measured, Observer};
-use crate::warmup::auto_warmup;
+use crate::run::exec::{measure, Measured, Observer};
+use crate::run::warmup::auto_warmup;
 use qpslab_core::ConnectOptions;
 use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;
@@ -24,7 +24,7 @@ pub enum RunOf {
 }
 
 /// Why a phase was not measured: the warm-up before it failed (nothing of the phase is
-/// stored), or the phase itself did (what it measured is kept, see [`crate::exec::measure`]).
+/// stored), or the phase itself did (what it measured is kept, see [`crate::run::exec::measure`]).
 #[derive(Debug, thiserror::Error)]
 pub enum PhaseError {
     /// The auto warm-up failed or was interrupted.
@@ -71,7 +71,7 @@ impl Bench<'_> {
     ) -> Result<Measured, PhaseError> {
         if let Some(max_s) = meta.plan.warmup_auto.as_ref().map(|a| a.max_s) {
             let pid = self.sampler.server_pid();
-            let warm = crate::sizing::placed(&meta.plan, self.target, pid);
+            let warm = crate::run::sizing::placed(&meta.plan, self.target, pid);
             let took = auto_warmup(self.target, &warm, self.workload, threads, max_s, self.stop)
                 .map_err(PhaseError::WarmUp)?;
             obs.warmed_up(threads, took);

@@ -2,8 +2,8 @@
 //! threads placed by its policy, attached as a replica when asked; stopped (or removed) with
 //! the replicas it leaves running.
 
-use crate::placement::{self, PlacementError};
-use crate::replica::{self, ReplicaError};
+use crate::server::placement::{self, PlacementError};
+use crate::server::replica::{self, ReplicaError};
 use qpslab_core::placement::{Applied, Policy};
 use qpslab_probe::replica::ReplicaStatus;
 use qpslab_sandbox::{Role, SandboxHome, SandboxInfo, SandboxSpec};

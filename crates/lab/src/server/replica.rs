@@ -8,7 +8,7 @@
 //! generated here and handed to `CHANGE MASTER` only: it is never printed or stored by
 //! qpslab (the server keeps it in the replica's `master.info`, inside its private datadir).
 
-use crate::spec::Setup;
+use crate::study::spec::Setup;
 use qpslab_core::ConnectOptions;
 use qpslab_probe::replica::{replica_status, LagMonitor, ReplicaStatus};
 use qpslab_probe::Sampler;

@@ -2,7 +2,7 @@
 //! it is written in the run's JSON form ([`qpslab_store::RunDoc`]) beside the store, or where
 //! the system keeps temporary files when the store's directory cannot take it either.
 
-use crate::measured::Measured;
+use crate::run::measured::Measured;
 use qpslab_store::{RunDoc, RunMeta, RunStatus, StoredPhase, StoredRun};
 use std::path::{Path, PathBuf};
 

@@ -272,7 +272,7 @@ impl Setup {
         let mut o = dsn.options().clone();
         if o.password.is_empty() {
             if let Some(path) = &self.password_file {
-                o.password = Secret::new(crate::password::read_password_file(path)?);
+                o.password = Secret::new(crate::options::password::read_password_file(path)?);
             } else if let Ok(pw) = std::env::var("MYSQL_PWD") {
                 o.password = Secret::new(pw);
             }

@@ -1,0 +1,4 @@
+//! The dataset, in one home: the commands a user runs to build or drop it on their own server
+//! ([`commands`]).
+
+pub mod commands;
