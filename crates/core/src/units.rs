@@ -16,6 +16,9 @@
 //!
 //! Sizes print in three ways: [`size_text`] as sysbench writes them (`2G`), [`binary_size`]
 //! as `du -h` reads (`312.0 MiB`), [`short_size`] as advice reads (`128 MiB`, `1.9 GiB`).
+//! Times print in three: [`duration_text`] for elapsed times and ETAs (`2m05s`),
+//! [`latency_text`] for a latency (`12.3 ms`), [`timeout_text`] for a limit as it was typed
+//! (`5 s`, `500 ms`).
 //!
 //! ```
 //! use qpslab_core::units;
@@ -231,9 +234,56 @@ pub fn short_size(n: u64) -> String {
     format!("{n} B")
 }
 
+/// Seconds as progress lines and estimates write them, rounded to whole seconds: `16s`,
+/// `2m05s`, `1h02m`; a negative time is `0s`.
+pub fn duration_text(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+/// A latency in microseconds, in the unit that reads best: `850 µs`, `12.3 ms`, `1.25 s`.
+pub fn latency_text(us: f64) -> String {
+    let a = us.abs();
+    if a >= 1e6 {
+        format!("{:.2} s", us / 1e6)
+    } else if a >= 1e3 {
+        format!("{:.1} ms", us / 1e3)
+    } else {
+        format!("{us:.0} µs")
+    }
+}
+
+/// A time limit as the user typed it: whole seconds when it is (`5 s`), else milliseconds
+/// (`500 ms`).
+pub fn timeout_text(d: std::time::Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_print_in_three_ways() {
+        use std::time::Duration;
+        assert_eq!(duration_text(16.4), "16s");
+        assert_eq!(duration_text(125.0), "2m05s");
+        assert_eq!(duration_text(3720.0), "1h02m");
+        assert_eq!(duration_text(-3.0), "0s");
+        assert_eq!(latency_text(850.2), "850 µs");
+        assert_eq!(latency_text(12_345.0), "12.3 ms");
+        assert_eq!(latency_text(-1_250_000.0), "-1.25 s");
+        assert_eq!(timeout_text(Duration::from_secs(5)), "5 s");
+        assert_eq!(timeout_text(Duration::from_millis(1500)), "1500 ms");
+    }
 
     #[test]
     fn option_seconds_in_every_spelling() {
