@@ -8,6 +8,7 @@
 //! as the server is up.
 
 use crate::error::{Error, Result};
+use qpslab_core::literal::quote;
 use qpslab_core::Secret;
 use sha1::{Digest, Sha1};
 use std::io::{Read, Write};
@@ -82,11 +83,6 @@ fn native_hash(password: &Secret) -> String {
 /// The accounts are each sandbox's own: kept out of a primary's binary log, a replica never
 /// gets its primary's root password.
 const NO_BINLOG: &str = "SET SESSION sql_log_bin = 0;\n";
-
-/// A single-quoted SQL string literal.
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
-}
 
 /// The accounts a MariaDB sandbox has after each start: root over the socket by password or as
 /// OS user root (unix_socket), root over TCP by password only, the lab's owner by unix_socket,

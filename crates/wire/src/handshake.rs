@@ -8,7 +8,8 @@ use crate::packet::PacketIo;
 use crate::proto::{put_lenenc_bytes, Reader};
 use crate::stream::{Stream, TlsStream};
 use crate::tls;
-use crate::wait::{is_tick, seconds, Wait, TICK};
+use crate::wait::{is_tick, Wait, TICK};
+use qpslab_core::units::timeout_text;
 use qpslab_core::{ConnectOptions, Endpoint, SslMode};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::FromRawFd;
@@ -152,7 +153,7 @@ fn open(endpoint: &Endpoint, limit: Duration) -> Result<Stream, Error> {
             let s = tcp_connect(host, *port, limit).map_err(|e| match e {
                 Error::Io(e) if is_tick(&e) => Error::Unreachable(format!(
                     "cannot connect to {endpoint}: no answer within {} (--connect-timeout)",
-                    seconds(limit)
+                    timeout_text(limit)
                 )),
                 Error::Io(e) => wrap(e),
                 other => other,
@@ -298,7 +299,7 @@ fn in_handshake(e: Error, endpoint: &Endpoint, limit: Duration, greeting: bool) 
     match e {
         Error::Io(e) if is_tick(&e) => Error::Unreachable(format!(
             "{endpoint} accepted the connection but {stage} within {} (--connect-timeout)",
-            seconds(limit)
+            timeout_text(limit)
         )),
         Error::Io(e) if greeting => Error::Unreachable(format!("{endpoint} {stage}: {e}")),
         Error::Protocol(m) if greeting => Error::Unreachable(format!(

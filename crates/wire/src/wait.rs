@@ -7,6 +7,7 @@
 //! SIGTERM), so no session holds a stopping process for more than a tick.
 
 use crate::error::Error;
+use qpslab_core::units::timeout_text;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -64,7 +65,7 @@ impl Wait {
         match self.limit {
             Some(limit) if since.elapsed() >= limit => Err(Error::Io(io::Error::new(
                 io::ErrorKind::TimedOut,
-                format!("the server sent no reply within {}", seconds(limit)),
+                format!("the server sent no reply within {}", timeout_text(limit)),
             ))),
             _ => Ok(()),
         }
@@ -88,15 +89,6 @@ pub(crate) fn is_tick(e: &io::Error) -> bool {
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
     )
-}
-
-/// `d` as the user typed it: whole seconds when it is, else milliseconds.
-pub(crate) fn seconds(d: Duration) -> String {
-    if d.subsec_millis() == 0 {
-        format!("{} s", d.as_secs())
-    } else {
-        format!("{} ms", d.as_millis())
-    }
 }
 
 #[cfg(test)]

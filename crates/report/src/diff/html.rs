@@ -4,10 +4,11 @@
 //! Content-Security-Policy allows nothing but those local objects.
 
 use super::{
-    duration_text, latency_cells, profile_line, ratio_text, results_mark, scope_line, summary_line,
-    Change, ClassDiff, DiffReport, PROFILE_CLASSES,
+    latency_cells, profile_line, ratio_text, results_mark, scope_line, summary_line, Change,
+    ClassDiff, DiffReport, PROFILE_CLASSES,
 };
 use crate::svg::esc;
+use qpslab_core::units::latency_text;
 use std::fmt::Write;
 
 const STYLE: &str = "body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px auto;max-width:1180px;color:#222;line-height:1.4}\
@@ -65,13 +66,13 @@ fn section(out: &mut String, n: usize, c: &ClassDiff) {
     };
     row(
         "median".into(),
-        duration_text(c.a.median_us),
-        duration_text(c.b.median_us),
+        latency_text(c.a.median_us),
+        latency_text(c.b.median_us),
     );
     row(
         "p95".into(),
-        duration_text(c.a.p95_us),
-        duration_text(c.b.p95_us),
+        latency_text(c.a.p95_us),
+        latency_text(c.b.p95_us),
     );
     for (name, [a, b]) in &c.counters {
         row(

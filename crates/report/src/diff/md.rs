@@ -2,9 +2,10 @@
 //! section, then the improvements, the table of every class and the skipped classes.
 
 use super::{
-    duration_text, latency_cells, profile_line, ratio_text, results_mark, scope_line, summary_line,
-    Change, ClassDiff, DiffReport, PROFILE_CLASSES,
+    latency_cells, profile_line, ratio_text, results_mark, scope_line, summary_line, Change,
+    ClassDiff, DiffReport, PROFILE_CLASSES,
 };
+use qpslab_core::units::latency_text;
 use std::fmt::Write;
 
 /// The report as Markdown.
@@ -82,14 +83,14 @@ fn section(out: &mut String, n: usize, c: &ClassDiff) {
     let _ = writeln!(
         out,
         "| median | {} | {} |",
-        duration_text(c.a.median_us),
-        duration_text(c.b.median_us)
+        latency_text(c.a.median_us),
+        latency_text(c.b.median_us)
     );
     let _ = writeln!(
         out,
         "| p95 | {} | {} |",
-        duration_text(c.a.p95_us),
-        duration_text(c.b.p95_us)
+        latency_text(c.a.p95_us),
+        latency_text(c.b.p95_us)
     );
     for (name, [a, b]) in &c.counters {
         let _ = writeln!(out, "| {name} per execution | {a:.1} | {b:.1} |");

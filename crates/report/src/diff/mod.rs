@@ -18,6 +18,7 @@ pub mod md;
 use qpslab_core::diff::{
     DiffMeasurement, Pair, ResultsCheck, SideProfile, SkippedClass, TableFacts,
 };
+use qpslab_core::units::latency_text;
 use qpslab_stats::{estimate, holm, nearest_rank, ratio_of_log_mean, t_p_value};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -295,24 +296,12 @@ pub fn ratio_text(c: &ClassDiff) -> String {
     }
 }
 
-/// A latency: `850 µs`, `12.3 ms`, `1.25 s`.
-pub fn duration_text(us: f64) -> String {
-    let a = us.abs();
-    if a >= 1e6 {
-        format!("{:.2} s", us / 1e6)
-    } else if a >= 1e3 {
-        format!("{:.1} ms", us / 1e3)
-    } else {
-        format!("{us:.0} µs")
-    }
-}
-
 /// A class's A median, B median, A p95 and B p95 as text (`-` when not measured).
 pub fn latency_cells(c: &ClassDiff) -> [String; 4] {
     let v = [c.a.median_us, c.b.median_us, c.a.p95_us, c.b.p95_us];
     v.map(|us| match c.verdict {
         Change::Error => "-".to_string(),
-        _ => duration_text(us),
+        _ => latency_text(us),
     })
 }
 
@@ -355,7 +344,7 @@ pub fn summary_line(c: &ClassDiff) -> String {
         "B/A {} ({change}, {sig}) over {} rounds; impact {} over the log's {} statements; {results}",
         ratio_text(c),
         c.rounds,
-        duration_text(c.impact_us),
+        latency_text(c.impact_us),
         c.count
     )
 }
