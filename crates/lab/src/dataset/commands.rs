@@ -1,5 +1,5 @@
 //! The commands a user runs to build or drop a dataset on their own server, as `run` prints
-//! them when it only checks (see `exec::check_only`): the target without its password, every
+//! them when it only checks (see `check::check_only`): the target without its password, every
 //! argument quoted for a POSIX shell.
 
 use qpslab_core::WorkloadOptions;
@@ -56,5 +56,34 @@ pub fn shell_quote(a: &str) -> String {
         a.to_string()
     } else {
         format!("'{}'", a.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qpslab_core::WorkloadKind;
+
+    #[test]
+    fn prepare_command_names_the_shape_and_quotes() {
+        let mut w = WorkloadOptions::new(WorkloadKind::OltpReadOnly);
+        w.tables = 3;
+        w.table_size = 500;
+        w.auto_inc = !w.auto_inc;
+        let target = [
+            "--target".to_string(),
+            "mysql://u@h/db?ssl-mode=REQUIRED".into(),
+        ];
+        let c = prepare_command(&w, &target);
+        assert!(
+            c.starts_with("qpslab prepare oltp_read_only --tables 3 --table-size 500 --auto-inc "),
+            "{c}"
+        );
+        assert!(
+            c.ends_with(" --target 'mysql://u@h/db?ssl-mode=REQUIRED'"),
+            "{c}"
+        );
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
     }
 }

@@ -16,6 +16,7 @@ pub(crate) mod observer;
 pub mod phase;
 pub mod rate_search;
 pub mod ready;
+pub mod readying;
 pub mod settle;
 pub mod sizing;
 pub mod sweep;

@@ -4,8 +4,8 @@
 //! a sandbox of ours, only checked on the user's server), the replica's lag monitor started
 //! (`--replica`) and the threads' placement kept (`--pin`, [`crate::server::placement`]). In that
 //! order: a leftover setting is refused before any dataset is built, and no thread is pinned
-//! while the dataset loads. `qpslab prepare` and `cleanup` build and drop datasets here too
-//! ([`prepare`], [`cleanup`]), holding a sandbox of ours alone while they do.
+//! while the dataset loads. The dataset's part is [`crate::dataset::ready`], where `qpslab
+//! prepare` and `cleanup` build and drop datasets too.
 //!
 //! ```no_run
 //! # fn demo(target: &qpslab_core::ConnectOptions, mut plan: qpslab_core::RunPlan)
@@ -23,66 +23,21 @@
 //! # Ok(()) }
 //! ```
 
-use crate::error::ExecError;
-use crate::run::exec::{check_only, dataset_changes, DatasetPolicy, Observer};
-use crate::server::placement::{PlacementError, RunKeeper};
-use crate::server::restore::{Ledger, RestoreError};
+use crate::dataset::ready::shard_dataset;
+use crate::run::exec::Observer;
+use crate::server::placement::RunKeeper;
+use crate::server::restore::Ledger;
 use qpslab_core::env::ServerInfo;
 use qpslab_core::placement::Policy;
-use qpslab_core::{
-    ConnectOptions, ConsistencyCondition, Dsn, RunPlan, WorkloadKind, WorkloadOptions,
-};
-use qpslab_engine::prepare::{CleanupReport, PrepareReport};
+use qpslab_core::{ConnectOptions, Dsn, RunPlan};
 use qpslab_engine::workload::Workload;
 use qpslab_probe::replica::LagMonitor;
 use qpslab_probe::Sampler;
-use qpslab_sandbox::{Hold, SandboxHome, SandboxUse};
-use std::path::PathBuf;
+use qpslab_sandbox::{SandboxHome, SandboxUse};
 
-/// What a run readies, and on what server.
-pub struct Readying<'a> {
-    /// The server.
-    pub server: Server<'a>,
-    /// The lab directory: its sandboxes (`--replica NAME`) and the ledger of changed settings.
-    pub lab: &'a SandboxHome,
-    /// Loader connections for a dataset built now (`None`: [`crate::run::sizing::default_loaders`]).
-    pub loaders: Option<u32>,
-    /// `--replica`: a sandbox of this lab or a DSN whose lag is watched while the run loads.
-    pub replica: Option<&'a str>,
-    /// The run's own thread placement (`--pin`).
-    pub pin: &'a Policy,
-    /// Where the phases' flame graphs go (`--profile`).
-    pub profile: Option<PathBuf>,
-}
-
-/// The server a run measures.
-#[derive(Clone, Copy, Debug)]
-pub struct Server<'a> {
-    /// How to reach it (database set).
-    pub target: &'a ConnectOptions,
-    /// The sandbox of ours it is; `None`: the user's server, never changed.
-    pub sandbox: Option<OurSandbox<'a>>,
-    /// Its process on this machine when known: a sandbox of ours, or the user's server found
-    /// as the peer of its Unix socket (`run --profile`). Telemetry reads its CPU and threads,
-    /// and the client's loops are placed away from them.
-    pub pid: Option<u32>,
-    /// The target options as typed (no password), for the `qpslab prepare` command a missing
-    /// dataset on the user's server names.
-    pub target_args: &'a [String],
-}
-
-/// A sandbox of ours, which a run may build datasets on and place threads of.
-#[derive(Clone, Copy, Debug)]
-pub struct OurSandbox<'a> {
-    /// The lab directory it lives in.
-    pub home: &'a SandboxHome,
-    /// Its name.
-    pub name: &'a str,
-    /// Its server's pid.
-    pub pid: Option<u32>,
-    /// Started before this command (`--sandbox NAME`): its own `--pin` policy applies.
-    pub named: bool,
-}
+// Old paths, removed when callers move.
+pub use crate::dataset::ready::{check_tpcc, cleanup, ensure_dataset, prepare};
+pub use crate::run::readying::{MonitorError, OurSandbox, ReadyError, Readying, Server};
 
 /// A server ready to measure.
 pub struct Ready {
@@ -94,69 +49,6 @@ pub struct Ready {
     pub placement: Option<RunKeeper>,
     /// A sandbox of ours, held (shared) until the run ends: nobody rebuilds the dataset under it.
     pub hold: Option<SandboxUse>,
-}
-
-/// Why a server could not be readied.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadyError {
-    /// The control connection failed.
-    #[error("connecting to {target}: {source}")]
-    Connect {
-        /// The redacted target.
-        target: String,
-        /// The client's error.
-        source: qpslab_wire::Error,
-    },
-    /// The server's variables could not be read.
-    #[error("reading server variables: {0}")]
-    ServerInfo(qpslab_probe::Error),
-    /// A killed process left settings changed, or another is changing them now.
-    #[error(transparent)]
-    Restore(RestoreError),
-    /// The plan needs more than the server allows (the user's to fix).
-    #[error("{0}")]
-    Limits(String),
-    /// The sandbox could not be found or held.
-    #[error(transparent)]
-    Sandbox(#[from] qpslab_sandbox::Error),
-    /// The dataset could not be checked or built.
-    #[error(transparent)]
-    Dataset(ExecError),
-    /// The tables qpslab created could not be dropped (`qpslab cleanup`), or checked
-    /// (`qpslab check`).
-    #[error(transparent)]
-    Cleanup(qpslab_engine::prepare::PrepareError),
-    /// The replica's lag monitor could not start.
-    #[error("{source}")]
-    Replica {
-        /// The replica as named.
-        replica: String,
-        /// Why.
-        source: MonitorError,
-    },
-    /// Placement was asked of a server that is not a sandbox of ours.
-    #[error("only a sandbox of ours has its threads placed")]
-    NotOurs,
-    /// The placement could not start.
-    #[error(transparent)]
-    Placement(PlacementError),
-}
-
-/// Why the lag monitor of a replica could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum MonitorError {
-    /// The DSN does not parse.
-    #[error(transparent)]
-    Dsn(qpslab_core::dsn::DsnError),
-    /// No such sandbox (or a bad name).
-    #[error(transparent)]
-    Sandbox(qpslab_sandbox::Error),
-    /// The replica is the server the run loads.
-    #[error("the replica is the server the run loads")]
-    SameServer,
-    /// The monitor could not reach or read the replica or the primary.
-    #[error(transparent)]
-    Start(qpslab_probe::Error),
 }
 
 /// Readies the server of `req` for `plan` (recording the placement in it), reporting to
@@ -209,36 +101,6 @@ pub fn ready(
     })
 }
 
-/// [`ensure_dataset`] for `plan`; for a shard of several, only shard 0 makes the dataset
-/// present and says so on the server, and the others wait for it before they look
-/// (`crate::shard::meet`).
-fn shard_dataset(
-    server: &Server,
-    plan: &RunPlan,
-    loaders: Option<u32>,
-    obs: &mut dyn Observer,
-) -> Result<Option<SandboxUse>, ReadyError> {
-    let Some(shard) = crate::shard::of(plan) else {
-        return ensure_dataset(server, &plan.workload, loaders, obs);
-    };
-    let never = std::sync::atomic::AtomicBool::new(false);
-    let (index, count) = (shard.index, shard.count);
-    let timeout = crate::shard::meet::timeout_s(plan);
-    let meeting = crate::shard::meet::Meeting::new(server.target, shard, timeout, &never);
-    let met = |e| ReadyError::Dataset(crate::error::ExecError::Run(e));
-    if index > 0 {
-        obs.message(&format!(
-            "shard {index} of {count}: waiting for shard 0 to ready the dataset"
-        ));
-        meeting.wait_dataset().map_err(met)?;
-    }
-    let hold = ensure_dataset(server, &plan.workload, loaders, obs)?;
-    if index == 0 {
-        meeting.dataset_ready().map_err(met)?;
-    }
-    Ok(hold)
-}
-
 /// Opens the control connection to the server of `target`, reads its facts and tells `obs`
 /// which server it is (`server: VERSION (COMMENT) at TARGET`); returns the telemetry sampler
 /// on that connection, which reconnects to the server when it loses it and reads the process
@@ -269,104 +131,6 @@ pub fn control(
     ));
     let sampler = Sampler::new(conn, server_pid).reconnect_to(server_options);
     Ok((sampler, server))
-}
-
-/// Makes sure the dataset `w` describes is present on `server`, built with `loaders`
-/// connections (`None`: [`crate::run::sizing::default_loaders`]): on a sandbox of ours it is built when
-/// missing or built by qpslab with another shape, only while no other process uses the
-/// sandbox (else a user error naming them), and a run that finds others reading it says so;
-/// the user's server is only checked ([`crate::run::exec::ensure_dataset`]). Returns the sandbox's
-/// shared hold, to keep while measuring.
-pub fn ensure_dataset(
-    server: &Server,
-    w: &WorkloadOptions,
-    loaders: Option<u32>,
-    obs: &mut dyn Observer,
-) -> Result<Option<SandboxUse>, ReadyError> {
-    let mut held = (server.sandbox)
-        .map(|s| SandboxUse::share(s.home, s.name))
-        .transpose()?;
-    let policy = match server.sandbox {
-        Some(s) => DatasetPolicy::Prepare {
-            space: Some(s.home.path().to_path_buf()),
-        },
-        None => check_only(w, server.target_args),
-    };
-    if let Some(u) = held.as_mut() {
-        let others = u.others();
-        if dataset_changes(server.target, w).map_err(ReadyError::Dataset)? {
-            u.upgrade()?;
-        } else if !others.is_empty() {
-            let pids: Vec<String> = others.iter().map(u32::to_string).collect();
-            obs.message(&format!(
-                "sharing sandbox '{}' with qpslab pid {}: they measure the same server at once",
-                u.name(),
-                pids.join(", ")
-            ));
-        }
-    }
-    let pid = server.sandbox.and_then(|s| s.pid);
-    let loaders = loaders.unwrap_or_else(|| crate::run::sizing::default_loaders(w, server.target, pid));
-    crate::run::exec::ensure_dataset(server.target, w, loaders, &policy, obs)
-        .map_err(ReadyError::Dataset)?;
-    if let Some(u) = held.as_mut().filter(|u| u.hold() == Hold::Exclusive) {
-        u.downgrade()?;
-    }
-    Ok(held)
-}
-
-/// `qpslab prepare`: builds the dataset `w` describes on `server` with `loaders` connections
-/// (`None`: [`crate::run::sizing::default_loaders`]), creating its database when `create_database`
-/// or the server is a sandbox of ours, which is held alone meanwhile: nobody measures it while
-/// its tables are built ([`crate::run::exec::load_dataset`]).
-pub fn prepare(
-    server: &Server,
-    w: &WorkloadOptions,
-    loaders: Option<u32>,
-    create_database: bool,
-    obs: &mut dyn Observer,
-) -> Result<PrepareReport, ReadyError> {
-    let pid = server.sandbox.and_then(|s| s.pid);
-    let loaders = loaders.unwrap_or_else(|| crate::run::sizing::default_loaders(w, server.target, pid));
-    let _held = hold_alone(server)?;
-    let space = server.sandbox.map(|s| s.home.path());
-    let create_database = create_database || server.sandbox.is_some();
-    crate::run::exec::load_dataset(server.target, w, loaders, create_database, space, obs)
-        .map_err(ReadyError::Dataset)
-}
-
-/// `qpslab cleanup`: drops the tables qpslab created in `server`'s database, holding a sandbox
-/// of ours alone meanwhile: the TPC-C tables for `tpcc`, the sbtest tables for a sysbench
-/// workload, both when no workload is named.
-pub fn cleanup(server: &Server, kind: Option<WorkloadKind>) -> Result<CleanupReport, ReadyError> {
-    use qpslab_engine::prepare::{cleanup, cleanup_tpcc};
-    let _held = hold_alone(server)?;
-    let o = server.target;
-    let mut report = match kind {
-        Some(WorkloadKind::Tpcc) => cleanup_tpcc(o),
-        _ => cleanup(o, None),
-    }
-    .map_err(ReadyError::Cleanup)?;
-    if kind.is_none() {
-        let tpcc = cleanup_tpcc(o).map_err(ReadyError::Cleanup)?;
-        report.dropped.extend(tpcc.dropped);
-    }
-    Ok(report)
-}
-
-/// `qpslab check tpcc`: TPC-C's consistency conditions on `server`'s database, holding a
-/// sandbox of ours shared (runs may go on meanwhile: the conditions hold during runs too).
-pub fn check_tpcc(server: &Server) -> Result<Vec<ConsistencyCondition>, ReadyError> {
-    let held = (server.sandbox).map(|s| SandboxUse::share(s.home, s.name));
-    let _held = held.transpose()?;
-    qpslab_engine::prepare::check_tpcc(server.target).map_err(ReadyError::Cleanup)
-}
-
-/// Holds the sandbox of ours `server` is alone (another process using it is a user error
-/// naming its pid); `None` for the user's server.
-fn hold_alone(server: &Server) -> Result<Option<SandboxUse>, ReadyError> {
-    let held = (server.sandbox).map(|s| SandboxUse::exclusive(s.home, s.name));
-    Ok(held.transpose()?)
 }
 
 /// Starts keeping the run's placement: a named sandbox's own policy (`server start --pin`)

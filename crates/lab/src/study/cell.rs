@@ -2,13 +2,14 @@
 //! its server settled, then measured until stable and stored as it ends.
 
 use super::{profile_dir, Active, CellError, RoundTracker, Runner, StudyObserver};
+use crate::dataset::check::{ensure_dataset, DatasetOutcome};
 use crate::error::StudyError;
-use crate::run::exec::{ensure_dataset, DatasetOutcome, Observer};
-use crate::study::expand::PlannedCell;
 use crate::options::Transport;
+use crate::run::exec::Observer;
 use crate::run::phase::Bench;
-use crate::study::sandboxes::dataset_policy;
 use crate::run::settle::{settle, ServerKind};
+use crate::study::expand::PlannedCell;
+use crate::study::sandboxes::dataset_policy;
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_engine::workload::Workload;
 use qpslab_store::{CellId, CellRecord, CellStatus, RunMeta};
@@ -193,7 +194,11 @@ impl Runner<'_> {
         };
         target.database.get_or_insert_with(|| "sbtest".into());
         let loaders = resolved.prepare_threads.unwrap_or_else(|| {
-            crate::run::sizing::default_loaders(&plan.workload, &target, active.sampler.server_pid())
+            crate::dataset::loaders::default_loaders(
+                &plan.workload,
+                &target,
+                active.sampler.server_pid(),
+            )
         });
         let exec = |e: crate::error::ExecError| {
             if e.is_interrupted() {

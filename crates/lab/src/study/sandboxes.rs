@@ -1,10 +1,10 @@
 //! The sandbox of a study setup: its name, its spec, where its dataset may go, and the
 //! filesystem its datadir lives on when the setup has `storage`.
 
+use crate::dataset::check::DatasetPolicy;
 use crate::error::SetupError;
-use crate::run::exec::DatasetPolicy;
-use crate::study::expand::Expanded;
 use crate::server::placement;
+use crate::study::expand::Expanded;
 use crate::study::spec::Setup;
 use qpslab_host::storage::{self, Mounted, StorageGuard};
 use qpslab_sandbox::{MyCnf, SandboxHome, SandboxSpec};
@@ -36,7 +36,7 @@ pub fn dataset_policy(setup: &Setup, plan: &qpslab_core::RunPlan, space: &Path) 
             space: Some(space.to_path_buf()),
         };
     }
-    crate::run::exec::check_only(&plan.workload, &setup.command_args())
+    crate::dataset::check::check_only(&plan.workload, &setup.command_args())
 }
 
 /// The sandbox spec of a setup.
