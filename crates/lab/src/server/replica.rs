@@ -9,6 +9,7 @@
 //! qpslab (the server keeps it in the replica's `master.info`, inside its private datadir).
 
 use crate::study::spec::Setup;
+use qpslab_core::literal::quote;
 use qpslab_core::ConnectOptions;
 use qpslab_probe::replica::{replica_status, LagMonitor, ReplicaStatus};
 use qpslab_probe::Sampler;
@@ -251,11 +252,6 @@ fn generate_password() -> std::io::Result<String> {
     let mut bytes = [0u8; 16];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// A single-quoted SQL string literal.
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
 #[cfg(test)]

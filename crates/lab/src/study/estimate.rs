@@ -18,6 +18,7 @@ use super::rounds::{Key, Spread};
 use super::{Loaded, RoundTracker};
 use crate::error::SpecError;
 use crate::study::spec::{self, StopRule};
+use qpslab_core::units::duration_text;
 use qpslab_stats::{t_quantile, AnytimeDesign, MIN_ROUNDS};
 use qpslab_store::{CellRecord, CellStatus, Store, StudyRecord};
 use serde::Serialize;
@@ -338,7 +339,7 @@ impl Estimate {
                 self.max_rounds,
                 self.metric,
                 self.precision_pct,
-                duration(b)
+                duration_text(b)
             ),
             (true, None) => format!(
                 "rounds: {} to {}, each comparison until its {} interval is within ±{}%\n",
@@ -366,12 +367,12 @@ impl Estimate {
             "estimate from study '{}' ({how}, {} cells, ~{} a cell):",
             src.study,
             src.cells,
-            duration(src.cell_s)
+            duration_text(src.cell_s)
         );
         let rounds = match (self.adaptive, self.rounds, self.budget_s) {
             (true, Some(n), Some(b)) => format!(
                 "{n} round(s) (within the budget of {} and max_repeats {})",
-                duration(b),
+                duration_text(b),
                 self.max_rounds
             ),
             (true, Some(n), None) => format!("{n} round(s) (max_repeats)"),
@@ -408,20 +409,10 @@ impl Estimate {
             let _ = writeln!(
                 out,
                 "   every comparison at ±{p}%: a budget of ~{}",
-                duration(s)
+                duration_text(s)
             );
         }
         out
-    }
-}
-
-/// `2m05s`.
-fn duration(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
     }
 }
 
