@@ -2,6 +2,7 @@
 //! Pure: the values come from `SHOW GLOBAL VARIABLES`, so each server gets only the variables
 //! it has (MariaDB's `log_slow_verbosity`, MySQL's `log_slow_extra`, ...).
 
+use qpslab_core::literal::quote;
 use qpslab_lab::restore::{restore_line, same, Saved};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -148,11 +149,6 @@ fn with_file_output(old: &str) -> String {
     } else {
         format!("{old},FILE")
     }
-}
-
-/// A SQL string literal.
-fn quote(v: &str) -> String {
-    format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
 #[cfg(test)]
