@@ -1,0 +1,164 @@
+//! `qpslab run` as one call: the `--profile` checks, the results store opened (only once the
+//! input is known to be valid, so rejected input writes nothing), the server readied
+//! ([`crate::ready`]: facts, leftover settings, limits, dataset, replica lag monitor, thread
+//! placement), the sweep measured and stored ([`crate::sweep`]), and the placement stopped.
+//! The caller resolves its input into a [`RunRequest`], watches through a [`RunObserver`] and
+//! renders the [`RunOutcome`].
+
+use super::profile;
+use crate::exec::Observer;
+use crate::placement::{RunKeeper, RunPlaced};
+use crate::ready::{Ready, ReadyError, Readying, Server};
+use crate::settle::ServerKind;
+use crate::sweep::{Sweep, SweepError, SweepObserver, Swept};
+use qpslab_core::placement::Policy;
+use qpslab_core::RunPlan;
+use qpslab_engine::workload::Workload;
+use qpslab_sandbox::SandboxHome;
+use qpslab_store::Store;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+/// What `qpslab run` measures, on what, and where it is stored.
+pub struct RunRequest<'a> {
+    /// The resolved plan.
+    pub plan: RunPlan,
+    /// The plan's workload.
+    pub workload: &'a Workload,
+    /// Loader connections for a dataset built now (`None`: the default for the server).
+    pub loaders: Option<u32>,
+    /// The server, connected (a sandbox of ours or the user's).
+    pub server: Server<'a>,
+    /// Whether the server is the sandbox started for this command (it is then settled as ours).
+    pub started: bool,
+    /// The lab directory: its sandboxes and the ledger of changed settings.
+    pub lab: &'a SandboxHome,
+    /// `--replica`: a sandbox of this lab or a DSN whose lag is watched.
+    pub replica: Option<&'a str>,
+    /// The run's own thread placement (`--pin`).
+    pub pin: Policy,
+    /// Where the phases' flame graphs go (`--profile`).
+    pub profile: Option<PathBuf>,
+    /// The results store, created when missing.
+    pub store: &'a Path,
+    /// The command line as typed (passwords removed).
+    pub command: String,
+    /// `--rate-search`: the replica lag to hold, ms.
+    pub rate_search: Option<f64>,
+}
+
+/// What a run measured, for the caller to render.
+pub struct RunOutcome {
+    /// The sweep as stored.
+    pub swept: Swept,
+    /// The store it is in.
+    pub store: Store,
+}
+
+/// Where a run's progress goes: readying and the sweep report to observers of their own, and
+/// the thread placement says what it placed as it starts and as it stops.
+pub trait RunObserver {
+    /// Where readying the server reports (the dataset loading).
+    fn readying(&mut self) -> &mut dyn Observer;
+    /// Where the sweep reports.
+    fn sweeping(&mut self) -> &mut dyn SweepObserver;
+    /// The run's thread placement started (`--pin`).
+    fn placement_started(&mut self, _keeper: &RunKeeper) {}
+    /// The run's thread placement stopped, once the sweep ended (finished or not).
+    fn placement_stopped(&mut self, _done: &RunPlaced) {}
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// `--profile` cannot work for this server (the user's to fix).
+    #[error("{0}")]
+    Profile(String),
+    /// The results store could not be opened.
+    #[error(transparent)]
+    Store(qpslab_store::Error),
+    /// The server could not be readied.
+    #[error(transparent)]
+    Ready(ReadyError),
+    /// The sweep of the workload `label` ended early.
+    #[error("{source}")]
+    Sweep {
+        /// The workload's label, the context of a phase that did not finish.
+        label: String,
+        /// Why.
+        source: SweepError,
+    },
+}
+
+/// Runs `req`: checks `--profile`, opens the store, readies the server and measures and stores
+/// the sweep, reporting to `obs`; `stop` (Ctrl-C) ends it early.
+pub fn run(
+    req: RunRequest,
+    obs: &mut dyn RunObserver,
+    stop: &AtomicBool,
+) -> Result<RunOutcome, RunError> {
+    let RunRequest {
+        mut plan,
+        workload,
+        loaders,
+        mut server,
+        started,
+        lab,
+        replica,
+        pin,
+        profile,
+        store,
+        command,
+        rate_search,
+    } = req;
+    if let Some(dir) = &profile {
+        profile::find_server(&mut server);
+        if let Some(s) = server.sandbox.as_mut() {
+            s.pid = s.pid.or(server.pid);
+        }
+        profile::check(dir, &server).map_err(RunError::Profile)?;
+    }
+    let mut store = Store::open(store).map_err(RunError::Store)?;
+    let readying = Readying {
+        server,
+        lab,
+        loaders,
+        replica,
+        pin: &pin,
+        profile,
+    };
+    let Ready {
+        server: facts,
+        mut sampler,
+        placement,
+        hold: _hold,
+    } = crate::ready::ready(readying, &mut plan, workload, obs.readying())
+        .map_err(RunError::Ready)?;
+    if let Some(keeper) = &placement {
+        obs.placement_started(keeper);
+    }
+    let label = plan.workload.label();
+    let sweep = Sweep {
+        plan,
+        target: server.target,
+        // Only the sandbox started for this command is settled as ours.
+        server_kind: if started {
+            ServerKind::Sandbox
+        } else {
+            ServerKind::External
+        },
+        server: facts,
+        command,
+        workload,
+        lab: lab.path(),
+        rate_search,
+    };
+    let swept = crate::sweep::run(&mut store, sweep, &mut sampler, obs.sweeping(), stop);
+    if let Some(done) = placement.and_then(|mut k| k.finish()) {
+        obs.placement_stopped(&done);
+    }
+    match swept {
+        Ok(swept) => Ok(RunOutcome { swept, store }),
+        Err(source) => Err(RunError::Sweep { label, source }),
+    }
+}
