@@ -18,15 +18,6 @@ mod printer;
 mod profile;
 mod progress;
 mod render;
-mod render_diff;
-mod render_io;
-mod render_lag;
-mod render_live;
-mod render_replay;
-mod render_run;
-mod render_threads;
-mod render_tpcc;
-mod render_tune;
 mod signals;
 mod target;
 

@@ -94,7 +94,7 @@ impl qpslab_lab::exec::Observer for Printer {
         }
         let line = crate::render::live_line(threads, s);
         match lag {
-            Some(lag) => println!("{line} {}", crate::render_lag::lag_text(&lag)),
+            Some(lag) => println!("{line} {}", crate::render::lag::lag_text(&lag)),
             None => println!("{line}"),
         }
     }
@@ -115,7 +115,7 @@ impl qpslab_lab::exec::Observer for Printer {
     }
 
     fn action(&mut self, _threads: u32, r: &qpslab_core::live::ActionRecord) {
-        println!("{}", crate::render_live::action_line(r));
+        println!("{}", crate::render::live::action_line(r));
     }
 
     fn warmed_up(&mut self, _threads: u32, took_s: f64) {
@@ -133,7 +133,7 @@ impl qpslab_lab::sweep::SweepObserver for Printer {
         if crate::out::quiet() {
             return;
         }
-        println!("{}", crate::render_run::phase_header(plan, threads));
+        println!("{}", crate::render::run::phase_header(plan, threads));
     }
 
     fn phase_measured(
@@ -155,12 +155,12 @@ impl qpslab_lab::sweep::SweepObserver for Printer {
         }
         print!("{}", crate::render::phase_summary(phase));
         if let Some(c) = client {
-            print!("{}", crate::render_run::client_text(c));
+            print!("{}", crate::render::run::client_text(c));
         }
     }
 
     fn actions_judged(&mut self, actions: &[qpslab_core::live::ActionRecord]) {
-        print!("{}", crate::render_live::actions_table(actions));
+        print!("{}", crate::render::live::actions_table(actions));
     }
 
     fn run_closed(&mut self, closed: &qpslab_lab::sweep::Closed) {

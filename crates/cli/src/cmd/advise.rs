@@ -3,50 +3,13 @@
 //! settings as a my.cnf section. The rules are `qpslab_advise`; this module checks the
 //! arguments, connects, and prints. Nothing is changed on the server.
 
-mod render;
-
 use crate::args::{AdviseArgs, DurabilityArg, Format};
 use crate::error::user;
+use crate::render::advise::{self as render, AdviseDoc};
 use crate::target::{connect, explicit, sandbox_home};
 use anyhow::Result;
-use qpslab_advise::{advise as findings, read_facts, Facts, FactsError};
-use qpslab_core::advise::{Durability, Finding};
-use serde::Serialize;
-
-/// What every format shows: which server, the facts the findings rest on, the findings.
-#[derive(Serialize)]
-pub(crate) struct AdviseDoc {
-    target: String,
-    version: String,
-    flavor: String,
-    uptime_s: u64,
-    innodb_data_bytes: u64,
-    /// The host's facts were read (a server on this host).
-    local: bool,
-    /// RAM of the host, when local.
-    memory_bytes: Option<u64>,
-    cores: Option<u32>,
-    durability: Durability,
-    findings: Vec<Finding>,
-}
-
-impl AdviseDoc {
-    fn new(target: String, facts: &Facts, durability: Durability) -> AdviseDoc {
-        let host = facts.local.as_ref().map(|l| &l.host);
-        AdviseDoc {
-            target,
-            version: facts.server.version.clone(),
-            flavor: facts.server.flavor.clone(),
-            uptime_s: facts.uptime_s(),
-            innodb_data_bytes: facts.innodb_bytes,
-            local: facts.local.is_some(),
-            memory_bytes: host.map(|h| h.memory_bytes),
-            cores: host.map(|h| h.cores),
-            durability,
-            findings: findings(facts, durability),
-        }
-    }
-}
+use qpslab_advise::{read_facts, FactsError};
+use qpslab_core::advise::Durability;
 
 /// Runs `qpslab advise`.
 pub fn advise(a: AdviseArgs) -> Result<()> {

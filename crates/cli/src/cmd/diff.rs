@@ -283,10 +283,10 @@ impl DiffObserver for Progress {
 /// The report in format `f`.
 fn render(r: &DiffReport, f: Format) -> String {
     match f {
-        Format::Json => crate::render_diff::json(r),
+        Format::Json => crate::render::diff::json(r),
         Format::Md => qpslab_report::diff::md::markdown(r),
         Format::Html => qpslab_report::diff::html::html(r),
-        _ => crate::render_diff::table(r),
+        _ => crate::render::diff::table(r),
     }
 }
 

@@ -1,7 +1,7 @@
 //! `qpslab digest LOG`: reads a slow or general log (streaming, constant memory) and prints
 //! its statement classes, heaviest first.
 
-mod render;
+use crate::render::digest as render;
 
 use crate::args::{DigestArgs, Format, LogTypeArg};
 use crate::error::user;

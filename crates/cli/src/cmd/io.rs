@@ -6,7 +6,7 @@
 use crate::args::IoArgs;
 use crate::error::user;
 use crate::plan::resolve_flags;
-use crate::render_io::{io_summary, live_line};
+use crate::render::io::{io_summary, live_line};
 use crate::signals::INTERRUPTED;
 use anyhow::{Context, Result};
 use qpslab_core::env::ServerInfo;

@@ -5,7 +5,7 @@
 
 use crate::args::{ReplayArgs, ReplayModeArg};
 use crate::error::{exec_error, user};
-use crate::render_replay::LivePrinter;
+use crate::render::replay::LivePrinter;
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, explicit, sandbox_home, Connected};
 use anyhow::Result;
@@ -230,7 +230,7 @@ fn measure(
         Outcome::Unfinished(u) => {
             if let Some(m) = &u.measured {
                 println!();
-                print!("{}", crate::render_replay::summary(&m.phase));
+                print!("{}", crate::render::replay::summary(&m.phase));
             }
             return Err(crate::cmd::run::unfinished(
                 u.source,
@@ -240,7 +240,7 @@ fn measure(
         }
     };
     println!();
-    print!("{}", crate::render_replay::summary(&m.phase));
+    print!("{}", crate::render::replay::summary(&m.phase));
     println!(
         "stored as run {} in {}  (qpslab show {})",
         m.run_id.0,

@@ -12,7 +12,7 @@ use crate::error::user;
 use crate::plan::run_plan;
 use crate::printer::{closed_note, Printer};
 use crate::render::sweep_table;
-use crate::render_run::{steps_table, stop_text, verdict};
+use crate::render::run::{steps_table, stop_text, verdict};
 use crate::signals::INTERRUPTED;
 use crate::target::{command_args, connect, sandbox_home, Connected};
 use anyhow::Result;

@@ -173,7 +173,7 @@ fn one(store: &Store, id: RunId) -> Result<()> {
     );
     println!("  command   {}", m.command);
     if let Some(r) = &m.plan.replay {
-        println!("  replay    {}", crate::render_replay::plan_line(r));
+        println!("  replay    {}", crate::render::replay::plan_line(r));
     }
     for (p, status) in run.phases.iter().zip(store.phase_statuses(id)?) {
         if status != "done" {
@@ -196,9 +196,9 @@ fn one(store: &Store, id: RunId) -> Result<()> {
     let phases: Vec<_> = run.phases.iter().map(|p| p.result.clone()).collect();
     print!("{}", phases_table(&m.plan.percentiles, &phases));
     for p in &phases {
-        print!("{}", crate::render_replay::classes(p));
+        print!("{}", crate::render::replay::classes(p));
         if p.io.is_some() {
-            print!("\n{}", crate::render_io::io_summary(p));
+            print!("\n{}", crate::render::io::io_summary(p));
         }
         let tpcc = crate::render::tpcc_section(p);
         if !tpcc.is_empty() {
@@ -207,7 +207,7 @@ fn one(store: &Store, id: RunId) -> Result<()> {
         }
         if !p.actions.is_empty() {
             println!("\n  phase of {} thread(s):", p.threads);
-            print!("{}", crate::render_live::actions_table(&p.actions));
+            print!("{}", crate::render::live::actions_table(&p.actions));
         }
     }
     Ok(())

@@ -4,7 +4,7 @@
 
 use crate::args::{Format, PinArgs, ServerThreadsArgs, TargetArgs};
 use crate::error::user;
-use crate::render_threads::threads_text;
+use crate::render::threads::threads_text;
 use crate::target::{connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::placement::{Applied, Policy};

@@ -4,12 +4,12 @@
 //!
 //! The tuner is `qpslab_tune`; this module checks the arguments into its `Request`, connects,
 //! calls `qpslab_tune::tune` once, prints its progress and writes its outcome
-//! (`crate::render_tune`).
+//! (`crate::render::tune`).
 
 use crate::args::{DurabilityArg, Format, SearchArg, TargetArgs, TuneArgs};
 use crate::error::{exec_error, exit_code, user};
 use crate::out::Output;
-use crate::render_tune::{self, Context};
+use crate::render::tune::{self as render_tune, Context};
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, sandbox_home, Connected};
 use anyhow::Result;

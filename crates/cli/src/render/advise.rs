@@ -1,11 +1,47 @@
 //! The findings as an aligned table, as Markdown, and as a my.cnf section (the JSON form is
 //! the document's serde form).
 
-use super::AdviseDoc;
 use crate::render::table as aligned;
+use qpslab_advise::{advise as findings, Facts};
 use qpslab_core::advise::{Durability, Finding, FindingKind};
 use qpslab_core::units::short_size;
+use serde::Serialize;
 use std::fmt::Write;
+
+/// What every format shows: which server, the facts the findings rest on, the findings.
+#[derive(Serialize)]
+pub(crate) struct AdviseDoc {
+    target: String,
+    version: String,
+    flavor: String,
+    uptime_s: u64,
+    innodb_data_bytes: u64,
+    /// The host's facts were read (a server on this host).
+    local: bool,
+    /// RAM of the host, when local.
+    memory_bytes: Option<u64>,
+    cores: Option<u32>,
+    durability: Durability,
+    findings: Vec<Finding>,
+}
+
+impl AdviseDoc {
+    pub(crate) fn new(target: String, facts: &Facts, durability: Durability) -> AdviseDoc {
+        let host = facts.local.as_ref().map(|l| &l.host);
+        AdviseDoc {
+            target,
+            version: facts.server.version.clone(),
+            flavor: facts.server.flavor.clone(),
+            uptime_s: facts.uptime_s(),
+            innodb_data_bytes: facts.innodb_bytes,
+            local: facts.local.is_some(),
+            memory_bytes: host.map(|h| h.memory_bytes),
+            cores: host.map(|h| h.cores),
+            durability,
+            findings: findings(facts, durability),
+        }
+    }
+}
 
 /// `10.11.19-MariaDB (mariadb) at root@localhost/, up 2.0 h, InnoDB data 2 GiB, local host: ...`.
 fn header(d: &AdviseDoc) -> String {

@@ -1,5 +1,20 @@
-//! Terminal output: the live line per interval, the sysbench-style phase summary, and the sweep
-//! table. Pure functions from results to text, so they are tested against golden files.
+//! All terminal output of the commands: one module per command, named as in `args/` and
+//! `cmd/`, so what a command prints is found in one place. This module holds what several
+//! commands print alike: the live line per interval, the sysbench-style phase summary, the
+//! sweep table and the aligned table every other table is drawn with. Pure functions from
+//! results to text, so they are tested against golden files.
+
+pub mod advise;
+pub mod diff;
+pub mod digest;
+pub mod io;
+pub mod lag;
+pub mod live;
+pub mod replay;
+pub mod run;
+pub mod threads;
+pub mod tpcc;
+pub mod tune;
 
 use qpslab_core::result::{PhaseResult, Sample};
 use std::fmt::Write;
@@ -160,7 +175,7 @@ pub fn phase_summary(p: &PhaseResult) -> String {
 /// same text in `run`'s summary and `show`.
 pub fn tpcc_section(p: &PhaseResult) -> String {
     let mut o = String::new();
-    for (indent, label, value) in crate::render_tpcc::lines(p) {
+    for (indent, label, value) in tpcc::lines(p) {
         if value.is_empty() {
             let _ = writeln!(o, "{:indent$}{label}", "");
         } else {
