@@ -7,6 +7,7 @@ use crate::error::user;
 use crate::out::Output;
 use crate::target::sandbox_home;
 use anyhow::Result;
+use qpslab_core::fault::Blame;
 use qpslab_lab::placement::PlacementError;
 use qpslab_lab::ready::MonitorError;
 use qpslab_lab::server::ServerError;

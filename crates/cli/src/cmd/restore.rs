@@ -8,6 +8,7 @@ use crate::error::user;
 use crate::out::Output;
 use crate::target::{command_args, connect, explicit, sandbox_home};
 use anyhow::Result;
+use qpslab_core::fault::Blame;
 use qpslab_core::ConnectOptions;
 use qpslab_lab::restore::{Ledger, RestoreError};
 use qpslab_sandbox::SandboxHome;

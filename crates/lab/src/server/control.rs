@@ -2,6 +2,7 @@
 //! `restore`): connected with a reply timeout, its failures said with the target or the
 //! statement, and judged the user's when the account may not log in or set globals.
 
+use qpslab_core::fault::{user_if, Blame, Fault};
 use qpslab_core::ConnectOptions;
 use qpslab_wire::{Conn, QueryResult};
 use std::time::Duration;
@@ -30,12 +31,12 @@ pub enum ControlError {
     },
 }
 
-impl ControlError {
-    /// Whether the user can fix it: an account without the privilege to set global variables
-    /// (1227) or to log in (1045, 1698).
-    pub fn is_user_error(&self) -> bool {
+/// The user's when the user can fix it: an account without the privilege to set global
+/// variables (1227) or to log in (1045, 1698).
+impl Blame for ControlError {
+    fn fault(&self) -> Fault {
         let (ControlError::Connect { source, .. } | ControlError::Query { source, .. }) = self;
-        matches!(source.server_code(), Some(1045 | 1227 | 1698))
+        user_if(matches!(source.server_code(), Some(1045 | 1227 | 1698)))
     }
 }
 

@@ -9,6 +9,7 @@
 //! qpslab (the server keeps it in the replica's `master.info`, inside its private datadir).
 
 use crate::study::spec::Setup;
+use qpslab_core::fault::{user_if, Blame, Fault};
 use qpslab_core::literal::quote;
 use qpslab_core::ConnectOptions;
 use qpslab_probe::replica::{replica_status, LagMonitor, ReplicaStatus};
@@ -50,10 +51,10 @@ pub enum ReplicaError {
     Random(std::io::Error),
 }
 
-impl ReplicaError {
-    /// Whether the user can fix it.
-    pub fn is_user_error(&self) -> bool {
-        matches!(self, ReplicaError::NoBinlog(_))
+/// The user's when the user can fix it: a primary without a binary log.
+impl Blame for ReplicaError {
+    fn fault(&self) -> Fault {
+        user_if(matches!(self, ReplicaError::NoBinlog(_)))
     }
 }
 

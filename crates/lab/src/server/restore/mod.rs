@@ -37,6 +37,7 @@ pub use record::{restore_line, same, Account, Record, Saved, ServerId};
 
 use crate::server::control::{self, ControlError};
 use at::At;
+use qpslab_core::fault::{Blame, Fault};
 use qpslab_core::ConnectOptions;
 use qpslab_wire::Conn;
 use std::fs::File;
@@ -75,14 +76,14 @@ pub enum RestoreError {
     },
 }
 
-impl RestoreError {
-    /// Whether the user can act on it: another process at work, leftovers to restore, or an
-    /// account that may not log in or set globals.
-    pub fn is_user_error(&self) -> bool {
+/// The user's when the user can act on it: another process at work, leftovers to restore,
+/// or an account that may not log in or set globals.
+impl Blame for RestoreError {
+    fn fault(&self) -> Fault {
         match self {
-            RestoreError::Busy(_) | RestoreError::Leftover(_) => true,
-            RestoreError::Control(e) => e.is_user_error(),
-            _ => false,
+            RestoreError::Busy(_) | RestoreError::Leftover(_) => Fault::User,
+            RestoreError::Control(e) => e.fault(),
+            _ => Fault::Runtime,
         }
     }
 }
