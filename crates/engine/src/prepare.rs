@@ -12,6 +12,7 @@
 use crate::workload::dataset::{rows_to_load, tables_used};
 use crate::workload::schema::{create_table_sql, table_name};
 use crate::workload::{Workload, WorkloadError};
+use qpslab_core::fault::{user_if, Blame, Fault};
 use qpslab_core::workload::{WorkloadKind, WorkloadOptions};
 use qpslab_core::ConnectOptions;
 use qpslab_wire::Conn;
@@ -153,12 +154,15 @@ pub enum PrepareError {
     Verify(String),
 }
 
-impl PrepareError {
+impl Blame for PrepareError {
     /// True when the user's input or the state they asked us to use is at fault (exit code 2):
     /// invalid options, tables in the way, a missing database. A failing statement or a failed
     /// verification of what was loaded is not.
-    pub fn is_user_error(&self) -> bool {
-        !matches!(self, PrepareError::Server { .. } | PrepareError::Verify(_))
+    fn fault(&self) -> Fault {
+        user_if(!matches!(
+            self,
+            PrepareError::Server { .. } | PrepareError::Verify(_)
+        ))
     }
 }
 

@@ -1,5 +1,7 @@
 //! The load loop against a real server: counts, limits, protocols and failures.
 
+use qpslab_core::fault::Blame;
+
 #[path = "run_common.rs"]
 mod common;
 

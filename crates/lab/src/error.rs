@@ -1,5 +1,6 @@
 //! The lab's error types.
 
+use qpslab_core::fault::{user_if, Blame, Fault};
 use std::path::PathBuf;
 
 /// A study spec that cannot be used. Every variant is the user's mistake.
@@ -181,11 +182,13 @@ impl ExecError {
             qpslab_store::RunStatus::Failed
         }
     }
+}
 
+impl Blame for ExecError {
     /// True when the user has to act (exit code 2): a dataset to prepare, tables in the way,
     /// options that cannot work.
-    pub fn is_user_error(&self) -> bool {
-        match self {
+    fn fault(&self) -> Fault {
+        user_if(match self {
             ExecError::Unprepared(_)
             | ExecError::NoSpace(_)
             | ExecError::Workload(_)
@@ -195,7 +198,7 @@ impl ExecError {
             ExecError::Probe(qpslab_probe::Error::Profile(e)) => e.is_user_error(),
             ExecError::Restore(e) => e.is_user_error(),
             _ => false,
-        }
+        })
     }
 }
 
@@ -224,10 +227,10 @@ pub enum StudyError {
     Os(String),
 }
 
-impl StudyError {
+impl Blame for StudyError {
     /// True when the user's input is at fault (exit code 2).
-    pub fn is_user_error(&self) -> bool {
-        match self {
+    fn fault(&self) -> Fault {
+        user_if(match self {
             StudyError::Spec(_) | StudyError::SpecChanged { .. } | StudyError::Os(_) => true,
             StudyError::Store(e) => matches!(
                 e,
@@ -236,6 +239,6 @@ impl StudyError {
                     | qpslab_store::Error::StudyBusy { .. }
             ),
             StudyError::Interrupted(_) => false,
-        }
+        })
     }
 }

@@ -250,6 +250,7 @@ fn respond(status: &str, content_type: &str, body: &str, head_only: bool) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qpslab_core::fault::Blame;
 
     fn get(addr: SocketAddr, request: &str) -> String {
         let mut s = TcpStream::connect(addr).unwrap();

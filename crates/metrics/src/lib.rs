@@ -23,6 +23,8 @@
 //! assert!(text.contains("qpslab_transactions_per_second{run=\"7\",threads=\"4\"} 250"));
 //! ```
 
+use qpslab_core::fault::{user_if, Blame, Fault};
+
 mod http;
 mod phase;
 mod registry;
@@ -57,12 +59,12 @@ pub enum MetricsError {
     Io(#[from] std::io::Error),
 }
 
-impl MetricsError {
+impl Blame for MetricsError {
     /// Whether the user can fix it by choosing another address (exit 2).
-    pub fn is_user_error(&self) -> bool {
-        matches!(
+    fn fault(&self) -> Fault {
+        user_if(matches!(
             self,
             MetricsError::Address { .. } | MetricsError::Bind { .. }
-        )
+        ))
     }
 }

@@ -1,5 +1,6 @@
 //! The probe's error type.
 
+use qpslab_core::fault::{user_if, Blame, Fault};
 use std::path::PathBuf;
 
 /// What can go wrong reading telemetry.
@@ -36,9 +37,9 @@ pub enum Error {
     Wire(#[from] qpslab_wire::Error),
 }
 
-impl Error {
+impl Blame for Error {
     /// Whether the user can fix it (a refused placement policy, a server that is no replica).
-    pub fn is_user_error(&self) -> bool {
-        matches!(self, Error::Refused(_) | Error::NotReplica(_))
+    fn fault(&self) -> Fault {
+        user_if(matches!(self, Error::Refused(_) | Error::NotReplica(_)))
     }
 }

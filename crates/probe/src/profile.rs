@@ -24,6 +24,9 @@
 //! # Ok(()) }
 //! ```
 
+use qpslab_core::fault::{user_if, Blame, Fault};
+
+pub mod flame;
 mod fold;
 mod peer;
 
@@ -82,13 +85,13 @@ pub enum ProfileError {
     },
 }
 
-impl ProfileError {
+impl Blame for ProfileError {
     /// True when the user has to act on the machine (install perf, allow perf): exit 2.
-    pub fn is_user_error(&self) -> bool {
-        matches!(
+    fn fault(&self) -> Fault {
+        user_if(matches!(
             self,
             ProfileError::NoPerf(_) | ProfileError::Denied { .. } | ProfileError::NoPid
-        )
+        ))
     }
 }
 
@@ -176,6 +179,7 @@ impl Recording {
                 event: event.into(),
                 event_reason,
                 samples: 0,
+                not_drawn: None,
             },
         };
         rec.watch_start()?;

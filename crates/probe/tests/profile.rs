@@ -2,6 +2,7 @@
 //! under a few seconds of queries folds into stacks naming the server's own functions, and
 //! a process that is gone is refused in one line.
 
+use qpslab_core::fault::Blame;
 use qpslab_probe::profile::{ProfileError, Recording};
 use qpslab_sandbox::testing::shared_server;
 use qpslab_wire::Conn;

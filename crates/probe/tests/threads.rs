@@ -1,6 +1,7 @@
 //! Thread classes and placement against real MariaDB servers: the shared test server
 //! (performance_schema off) and one of this test's own with performance_schema on.
 
+use qpslab_core::fault::Blame;
 use qpslab_core::placement::Policy;
 use qpslab_probe::threads::{self, Keeper, Placer};
 use qpslab_sandbox::testing::shared_server;

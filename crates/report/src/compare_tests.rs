@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::model::{points, ReportInput, Subject};
+use qpslab_core::fault::Blame;
 use qpslab_core::result::{PhaseResult, Sample};
 use qpslab_core::{Instability, RunPlan, Stability, WorkloadKind, WorkloadOptions};
 use qpslab_stats::ratio_of_logs;

@@ -1,5 +1,6 @@
 //! The report crate's error type.
 
+use qpslab_core::fault::{user_if, Blame, Fault};
 use std::path::PathBuf;
 
 /// What can go wrong building or writing a report.
@@ -29,10 +30,10 @@ pub enum Error {
     Store(#[from] qpslab_store::Error),
 }
 
-impl Error {
+impl Blame for Error {
     /// Whether the user asked for something that cannot be done (exit 2), rather than a
     /// failure while doing it.
-    pub fn is_user_error(&self) -> bool {
-        matches!(self, Error::MixedWorkloads(_) | Error::Subject(_))
+    fn fault(&self) -> Fault {
+        user_if(matches!(self, Error::MixedWorkloads(_) | Error::Subject(_)))
     }
 }

@@ -130,6 +130,7 @@ fn study_subjects(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qpslab_core::fault::Blame;
 
     fn store() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().unwrap();

@@ -183,6 +183,7 @@ pub fn malloc_library(malloc: &Malloc) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qpslab_core::fault::Blame;
 
     #[test]
     fn versions_and_flavours() {

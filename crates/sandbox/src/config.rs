@@ -175,6 +175,7 @@ pub(crate) fn render(sandbox: &str, settings: &[(String, String)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qpslab_core::fault::Blame;
 
     fn paths() -> Paths {
         Paths {

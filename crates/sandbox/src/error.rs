@@ -2,6 +2,7 @@
 //! to do next; [`Error::is_user_error`] separates the user's mistakes (exit code 2) from runtime
 //! failures (exit code 1).
 
+use qpslab_core::fault::{user_if, Blame, Fault};
 use std::path::PathBuf;
 
 /// Everything that can go wrong while managing a sandbox.
@@ -152,10 +153,20 @@ pub enum Error {
 }
 
 impl Error {
+    /// Wraps an I/O error with what we were doing.
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Error {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+impl Blame for Error {
     /// True for mistakes the user can fix by changing the command (bad name, port in use,
     /// unknown setting, missing binary or library, wrong sandbox); false for runtime failures.
-    pub fn is_user_error(&self) -> bool {
-        matches!(
+    fn fault(&self) -> Fault {
+        user_if(matches!(
             self,
             Error::InvalidName { .. }
                 | Error::InvalidSetting { .. }
@@ -170,15 +181,7 @@ impl Error {
                 | Error::NotRunning { .. }
                 | Error::UnknownSetting { .. }
                 | Error::InUse { .. }
-        )
-    }
-
-    /// Wraps an I/O error with what we were doing.
-    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Error {
-        Error::Io {
-            context: context.into(),
-            source,
-        }
+        ))
     }
 }
 

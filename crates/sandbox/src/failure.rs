@@ -63,6 +63,7 @@ fn server_error(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qpslab_core::fault::Blame;
 
     #[test]
     fn unknown_variable_becomes_a_user_error() {

@@ -287,6 +287,7 @@ pub(crate) fn short_socket_dir() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qpslab_core::fault::Blame;
 
     #[test]
     fn port_in_use_is_detected() {

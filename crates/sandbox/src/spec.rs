@@ -347,6 +347,7 @@ pub fn validate_name(name: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qpslab_core::fault::Blame;
 
     #[test]
     fn names() {

@@ -1,6 +1,8 @@
 //! Sandboxes of the real installed MariaDB (Debian's mariadb-server): start, list, settings,
 //! placement, allocator, failures, and every way of stopping.
 
+use qpslab_core::fault::Blame;
+
 mod common;
 
 use qpslab_sandbox::{

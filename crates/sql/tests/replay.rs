@@ -3,6 +3,7 @@
 //! statements are counted per class and code, sessions mode keeps each connection's order and
 //! the log's timing scaled by the speed.
 
+use qpslab_core::fault::Blame;
 use qpslab_core::replay::ReplayMode;
 use qpslab_core::{ConnectOptions, PhaseResult};
 use qpslab_sql::replay::exec::replay;

@@ -1,5 +1,7 @@
 //! The reader's one error type.
 
+use qpslab_core::fault::{user_if, Blame, Fault};
+
 /// Why a log cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
@@ -34,12 +36,6 @@ pub enum LogError {
 }
 
 impl LogError {
-    /// True when the user can fix it by naming another file or log type (exit 2); false
-    /// for runtime failures (exit 1).
-    pub fn is_user_error(&self) -> bool {
-        !matches!(self, LogError::Io(_))
-    }
-
     /// The error with the log's name, for the errors that name a line of it.
     pub fn in_file(self, name: &str) -> LogError {
         match self {
@@ -56,6 +52,14 @@ impl LogError {
             },
             e => e,
         }
+    }
+}
+
+impl Blame for LogError {
+    /// True when the user can fix it by naming another file or log type (exit 2); false
+    /// for runtime failures (exit 1).
+    fn fault(&self) -> Fault {
+        user_if(!matches!(self, LogError::Io(_)))
     }
 }
 

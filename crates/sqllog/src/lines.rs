@@ -94,6 +94,7 @@ impl<R: BufRead> Lines<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qpslab_core::fault::Blame;
     use std::io::Read;
 
     fn all(input: &[u8]) -> Vec<(String, bool)> {

@@ -1,5 +1,6 @@
 //! The reader on real MariaDB logs and on MySQL logs made from the manual's examples.
 
+use qpslab_core::fault::Blame;
 use qpslab_sqllog::{open, Command, Entry, Flavor, LogError, LogReader, LogType};
 use std::path::PathBuf;
 

@@ -1,6 +1,7 @@
 //! The store's error type.
 
 use crate::model::RunId;
+use qpslab_core::fault::{user_if, Blame, Fault};
 use std::path::PathBuf;
 
 /// Everything that can go wrong opening, writing or reading a results store.
@@ -118,12 +119,14 @@ impl Error {
             Some(C::DiskFull | C::ReadOnly | C::SystemIoFailure | C::CannotOpen)
         )
     }
+}
 
+impl Blame for Error {
     /// The user pointed at the wrong thing (a directory, another program's file, a read-only
     /// or missing store, a newer qpslab's store): exit 2. Everything else (a full disk, an I/O
     /// error) is a runtime failure.
-    pub fn is_user_error(&self) -> bool {
-        matches!(
+    fn fault(&self) -> Fault {
+        user_if(matches!(
             self,
             Error::BadPath { .. }
                 | Error::ReadOnly { .. }
@@ -134,7 +137,7 @@ impl Error {
                 | Error::RunNotFound(_)
                 | Error::StudyNotFound(_)
                 | Error::StudyExists(_)
-        )
+        ))
     }
 }
 

@@ -1,5 +1,6 @@
 //! The tuner's error type.
 
+use qpslab_core::fault::{user_if, Blame, Fault};
 use qpslab_lab::restore::RestoreError;
 use qpslab_lab::{ExecError, StudyError};
 
@@ -30,14 +31,9 @@ pub enum TuneError {
         /// Why it failed.
         source: qpslab_probe::Error,
     },
-    /// The caller could not build or check the dataset ([`crate::Observer::dataset`]).
-    #[error("{message}")]
-    Dataset {
-        /// What went wrong.
-        message: String,
-        /// It is the user's to fix.
-        user: bool,
-    },
+    /// The dataset could not be built or checked.
+    #[error(transparent)]
+    Dataset(Box<qpslab_lab::ready::ReadyError>),
     /// A setting could not be changed with `SET GLOBAL`.
     #[error("SET GLOBAL {name} = {value}: {reason}")]
     Set {
@@ -100,13 +96,24 @@ impl From<qpslab_wire::Error> for TuneError {
 }
 
 impl TuneError {
+    /// True when the user stopped the session (Ctrl-C).
+    pub fn is_interrupted(&self) -> bool {
+        matches!(self, TuneError::Exec(e) if e.is_interrupted())
+    }
+}
+
+impl Blame for TuneError {
     /// True when the user has to act (exit code 2): a knob that cannot be tuned, a server
     /// holding another process's settings, a dataset to prepare, a store that cannot be used.
     /// The client's errors are judged by the caller, which reads them down the chain.
-    pub fn is_user_error(&self) -> bool {
-        match self {
+    fn fault(&self) -> Fault {
+        user_if(match self {
             TuneError::Knobs(_) => true,
-            TuneError::Dataset { user, .. } => *user,
+            TuneError::Dataset(e) => match e.as_ref() {
+                qpslab_lab::ready::ReadyError::Dataset(e) => e.is_user_error(),
+                qpslab_lab::ready::ReadyError::Sandbox(e) => e.is_user_error(),
+                _ => false,
+            },
             TuneError::Restore(e) => e.is_user_error(),
             TuneError::Exec(e) | TuneError::Measure { source: e, .. } => e.is_user_error(),
             TuneError::Study(e) => e.is_user_error(),
@@ -116,12 +123,7 @@ impl TuneError {
             | TuneError::Probe { .. }
             | TuneError::Set { .. }
             | TuneError::Resize { .. } => false,
-        }
-    }
-
-    /// True when the user stopped the session (Ctrl-C).
-    pub fn is_interrupted(&self) -> bool {
-        matches!(self, TuneError::Exec(e) if e.is_interrupted())
+        })
     }
 }
 

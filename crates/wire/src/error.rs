@@ -3,6 +3,8 @@
 //! Server errors keep their code, SQLSTATE and message so callers can count them by code
 //! (sysbench's ignore list is by code). Nothing here ever holds a password.
 
+use qpslab_core::fault::{user_if, Blame, Fault};
+
 /// Everything that can go wrong while talking to a server.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -62,6 +64,32 @@ impl Error {
             Error::Server { code, .. } => Some(*code),
             _ => None,
         }
+    }
+}
+
+impl Blame for Error {
+    /// The user's: wrong credentials, unknown database, or no MySQL server answering where the
+    /// user pointed us (refused, unknown host, silent past --connect-timeout, not speaking MySQL).
+    fn fault(&self) -> Fault {
+        if matches!(self, Error::Unreachable(_)) {
+            // Silent, or not a MySQL server: as unreachable as a refused connection.
+            return Fault::User;
+        }
+        user_if(match self.server_code() {
+            // access denied (1045, 1698), unknown database (1049), host not allowed (1130)
+            // too many connections (1040): the user asked for more sessions than the server accepts
+            Some(code) => matches!(code, 1040 | 1045 | 1049 | 1130 | 1698),
+            None => matches!(self, Error::Io(io) if matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionRefused
+                    | std::io::ErrorKind::NotFound
+                    | std::io::ErrorKind::PermissionDenied
+                    | std::io::ErrorKind::HostUnreachable
+                    | std::io::ErrorKind::NetworkUnreachable
+                    | std::io::ErrorKind::AddrNotAvailable
+            // A host name that does not resolve (getaddrinfo's errors have no stable kind).
+            ) || io.to_string().contains("failed to lookup address")),
+        })
     }
 }
 

@@ -1,5 +1,6 @@
 //! Why a phase stopped early.
 
+use qpslab_core::fault::{user_if, Blame, Fault};
 use qpslab_core::input::excerpt;
 use std::io;
 
@@ -141,12 +142,14 @@ impl RunError {
             }
         )
     }
+}
 
+impl Blame for RunError {
     /// The user can fix this by changing what they typed or the server's settings: bad
     /// options, wrong credentials or target, unknown database, missing tables, too many
     /// prepared statements. Everything else is a runtime failure.
-    pub fn is_user_error(&self) -> bool {
-        match self {
+    fn fault(&self) -> Fault {
+        user_if(match self {
             RunError::Config(_) | RunError::Workload(_) => true,
             RunError::Connect { source, .. } => {
                 self.is_access_denied()
@@ -157,7 +160,7 @@ impl RunError {
                 matches!(source.server_code(), Some(1461 | 1146 | 1049))
             }
             _ => false,
-        }
+        })
     }
 }
 

@@ -16,6 +16,8 @@
 //! [`stored::measure_stored`] writes the phase to the results store as it is measured (each
 //! interval as fio reports it), the way every measured phase is stored.
 
+use qpslab_core::fault::{user_if, Blame, Fault};
+
 pub mod check;
 pub mod files;
 pub mod job;
@@ -53,14 +55,14 @@ pub enum IoError {
     Store(#[from] qpslab_store::Error),
 }
 
-impl IoError {
+impl Blame for IoError {
     /// Whether the error is the user's (exit 2) rather than a runtime failure.
-    pub fn is_user_error(&self) -> bool {
-        match self {
+    fn fault(&self) -> Fault {
+        user_if(match self {
             IoError::User(_) => true,
             IoError::Store(e) => e.is_user_error(),
             _ => false,
-        }
+        })
     }
 }
 

@@ -17,6 +17,8 @@
 //! `kill -9` can be undone by hand, and the next `lab run`/`resume` removes mounts and loop
 //! devices left on images of its own lab ([`clean_stale`]).
 
+use qpslab_core::fault::{user_if, Blame, Fault};
+
 mod guard;
 mod host;
 mod stale;
@@ -43,10 +45,10 @@ pub enum StorageError {
     Failed(String),
 }
 
-impl StorageError {
+impl Blame for StorageError {
     /// True when the user has to change the spec or the host (exit code 2).
-    pub fn is_user_error(&self) -> bool {
-        !matches!(self, StorageError::Failed(_))
+    fn fault(&self) -> Fault {
+        user_if(!matches!(self, StorageError::Failed(_)))
     }
 }
 

@@ -29,6 +29,8 @@
 //! # Ok(()) }
 //! ```
 
+use qpslab_core::fault::{user_if, Blame, Fault};
+
 mod settings;
 mod take;
 
@@ -100,17 +102,17 @@ pub enum CaptureError {
     Out(std::io::Error),
 }
 
-impl CaptureError {
+impl Blame for CaptureError {
     /// Whether the user can fix it: a server elsewhere, or an account without the privilege to
     /// set global variables (1227) or to log in (1045).
-    pub fn is_user_error(&self) -> bool {
-        match self {
+    fn fault(&self) -> Fault {
+        user_if(match self {
             CaptureError::NotLocal(_) | CaptureError::Busy(_) | CaptureError::Exists(_) => true,
             CaptureError::Control(e) => e.is_user_error(),
             CaptureError::Ledger(e) => e.is_user_error(),
             CaptureError::Write { source, .. } => source.is_user_error(),
             _ => false,
-        }
+        })
     }
 }
 

@@ -178,6 +178,7 @@ fn write_log(out: LogOut, window: &Window) -> Result<Copied, CaptureError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qpslab_core::fault::Blame;
 
     #[test]
     fn a_log_is_not_written_over_an_existing_file_unless_replacing() {

@@ -5,6 +5,7 @@
 //! again as that server reads them ([`ReplayLog::classify_for`], [`super::Reading::of`]).
 
 use super::{Logged, Reading, ReplayLog};
+use qpslab_core::fault::Blame;
 use qpslab_lab::ExecError;
 use qpslab_sqllog::{classify, fingerprint, Command, Entry, LogError, LogType};
 use sha2::{Digest, Sha256};

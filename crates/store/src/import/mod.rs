@@ -29,6 +29,7 @@ use crate::error::Error;
 use crate::model::{RunId, StudyId};
 use crate::schema;
 use crate::Store;
+use qpslab_core::fault::{user_if, Blame, Fault};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use std::path::{Path, PathBuf};
 
@@ -140,13 +141,13 @@ pub enum ImportError {
     SameStore(PathBuf),
 }
 
-impl ImportError {
+impl Blame for ImportError {
     /// The user named the wrong file or something it does not hold: exit 2.
-    pub fn is_user_error(&self) -> bool {
-        match self {
+    fn fault(&self) -> Fault {
+        user_if(match self {
             ImportError::Store(e) => e.is_user_error(),
             _ => true,
-        }
+        })
     }
 }
 

@@ -3,6 +3,7 @@
 use super::*;
 use crate::model::RunId;
 use crate::schema;
+use qpslab_core::fault::Blame;
 use rusqlite::Connection;
 
 /// A store at `path` holding one run (uuid `uuid`, host `host`) of study `study` with a
