@@ -6,8 +6,8 @@
 //! tie), never chosen by its own numbers. The settings a cell's `set` actions change are
 //! recorded before the first attempt (`restore`).
 
-use crate::run::contention::wait_quiet;
 use crate::error::ExecError;
+use crate::run::contention::wait_quiet;
 use crate::run::exec::{Measured, Observer};
 use crate::run::phase::{Bench, PhaseError, RunOf};
 use crate::server::restore::{Guard, Ledger};

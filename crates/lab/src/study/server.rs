@@ -86,8 +86,8 @@ impl Runner<'_> {
                 (Some(sb), s, Some(t))
             }
         };
-        let (replica, monitor) =
-            crate::server::replica::for_setup(self.home, &sc.setup, &sandbox).map_err(setup_failed)?;
+        let (replica, monitor) = crate::server::replica::for_setup(self.home, &sc.setup, &sandbox)
+            .map_err(setup_failed)?;
         let server_opts = ConnectOptions {
             database: None,
             ..socket.clone()
