@@ -103,8 +103,11 @@ impl qpslab_lab::exec::Observer for Printer {
         crate::metrics::report(self.metrics.as_ref(), i);
     }
 
-    fn profiled(&mut self, threads: u32, files: &qpslab_core::telemetry::ProfileFiles) {
-        crate::profile::draw(threads, files);
+    fn profiled(&mut self, _threads: u32, files: &qpslab_core::telemetry::ProfileFiles) {
+        match crate::render::run::profile_text(files) {
+            Ok(line) => println!("{line}"),
+            Err(warning) => eprintln!("{warning}"),
+        }
     }
 
     fn placed(&mut self, _threads: u32, placement: &str) {

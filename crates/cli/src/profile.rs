@@ -1,17 +1,18 @@
-//! `run --profile DIR` (and a study's `perf_profile` key): what is checked before anything starts,
-//! and the flame graph drawn from each phase's folded stacks as the phase ends.
+//! `run --profile DIR` (and a study's `perf_profile` key): what is checked before anything
+//! starts; `diff --profile DIR`: the flame graphs of both sides and their difference, as
+//! figures of the report.
 //!
-//! The recording itself belongs to the sampler (`qpslab_probe::profile`), which the lab starts
-//! and stops around each measured phase; the drawing is `qpslab_report::flame`.
+//! A run's recording belongs to the sampler (`qpslab_probe::profile`), which the lab starts and
+//! stops around each measured phase and which draws the phase's flame graph as it stops
+//! (`qpslab_probe::profile::flame`); the CLI only says where it is (`render::run`).
 
 use crate::error::user;
 use crate::target::Connected;
 use anyhow::Result;
 use qpslab_core::diff::SideProfile;
-use qpslab_core::telemetry::ProfileFiles;
 use qpslab_core::Endpoint;
+use qpslab_probe::profile::flame;
 use qpslab_report::diff::Figure;
-use qpslab_report::flame;
 use std::path::Path;
 
 /// Finds the process of a server of the user's reached through a Unix socket on this machine
@@ -45,46 +46,6 @@ pub fn unknown_pid(dir: &Path, what: &str) -> anyhow::Error {
     ))
 }
 
-/// Draws the flame graph of a phase's profile next to its folded stacks and says where both
-/// are. A graph that cannot be drawn is a warning: the folded stacks are kept either way.
-pub fn draw(threads: u32, files: &ProfileFiles) {
-    let title = format!("server on-CPU · {threads} thread(s)");
-    let subtitle = format!(
-        "{} · {} samples · {}",
-        stem(&files.folded),
-        files.samples,
-        files.event_reason
-    );
-    match draw_svg(&files.svg, &[&files.folded], &title, &subtitle) {
-        Ok(()) => println!(
-            "    profile ({}, {} samples): {}  flame graph: {}",
-            files.event,
-            files.samples,
-            files.folded.display(),
-            files.svg.display()
-        ),
-        Err(e) => eprintln!(
-            "warning: no flame graph ({e}); the folded stacks are in {}",
-            files.folded.display()
-        ),
-    }
-}
-
-/// Draws the flame graph of one folded file (or, given two, the differential graph of the
-/// second against the first) into `svg`.
-fn draw_svg(svg: &Path, folded: &[&Path], title: &str, subtitle: &str) -> Result<(), String> {
-    let read = |p: &&Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
-    let texts = folded.iter().map(read).collect::<Result<Vec<_>, _>>()?;
-    let drawn = match texts.as_slice() {
-        [one] => flame::flamegraph(one, title, Some(subtitle)),
-        [before, after] => flame::differential(before, after, title, Some(subtitle)),
-        _ => unreachable!("one or two profiles"),
-    };
-    drawn
-        .and_then(|text| flame::write_svg(svg, &text))
-        .map_err(|e| e.to_string())
-}
-
 /// `diff --profile`: the flame graphs of both sides and the differential one (B against A,
 /// beside them as `diff.svg`), as figures of the report at `report` (their paths relative to
 /// it). A graph that cannot be drawn is a warning and no figure.
@@ -113,7 +74,7 @@ pub fn draw_sides(profiles: &[SideProfile], report: Option<&Path>) -> Vec<Figure
     let mut figures = Vec::new();
     for (svg, folded, title) in graphs {
         let subtitle = format!("server on-CPU · {}", a.files.event_reason);
-        match draw_svg(svg, &folded, &title, &subtitle) {
+        match flame::draw(svg, &folded, &title, &subtitle) {
             Ok(()) => {
                 eprintln!("diff: flame graph {}", svg.display());
                 figures.push(Figure {
@@ -148,11 +109,6 @@ fn relative_to_report(path: &Path, report: Option<&Path>) -> String {
     }
     rel.extend(target.components().skip(common));
     rel.display().to_string()
-}
-
-fn stem(path: &std::path::Path) -> String {
-    path.file_stem()
-        .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]

@@ -343,6 +343,10 @@ pub struct ProfileFiles {
     pub event_reason: String,
     /// Stacks sampled.
     pub samples: u64,
+    /// Why the flame graph could not be drawn, when it could not (the folded stacks are kept
+    /// either way). Known to the run that drew it, not stored: the files are the record.
+    #[serde(skip)]
+    pub not_drawn: Option<String>,
 }
 
 /// The telemetry's own account of a phase.

@@ -58,9 +58,11 @@ pub struct Sampler {
     /// Counters of an earlier server process of this phase (before a restart).
     perf_parts: Vec<Perf>,
     samples: Vec<TelemetrySample>,
-    /// Where each phase's profile goes (`run --profile DIR`), and the one being recorded.
+    /// Where each phase's profile goes (`run --profile DIR`), the one being recorded and the
+    /// title of its flame graph, drawn when it stops.
     profile_dir: Option<PathBuf>,
     recording: Option<Recording>,
+    profile_title: String,
     /// The replica whose lag each tick also reads (`run --replica`).
     replica: Option<LagMonitor>,
     /// Where the last tick's readings begin in `samples`.
@@ -86,6 +88,7 @@ impl Sampler {
             samples: Vec::new(),
             profile_dir: None,
             recording: None,
+            profile_title: String::new(),
             replica: None,
             tick_from: 0,
         }
@@ -181,15 +184,16 @@ impl Sampler {
     }
 
     /// Starts recording the phase's profile as `NAME.*` when [`Sampler::profile_into`] asked for
-    /// profiles (else does nothing). Fails when the server's process is not known or perf
-    /// cannot record it.
-    pub fn start_profile(&mut self, name: &str) -> Result<(), Error> {
+    /// profiles (else does nothing); [`Sampler::finish`] draws its flame graph under `title`.
+    /// Fails when the server's process is not known or perf cannot record it.
+    pub fn start_profile(&mut self, name: &str, title: &str) -> Result<(), Error> {
         self.recording = None;
         let Some(dir) = &self.profile_dir else {
             return Ok(());
         };
         let pid = self.server_pid.ok_or(ProfileError::NoPid)?;
         self.recording = Some(Recording::start(pid, dir, name)?);
+        self.profile_title = title.to_string();
         Ok(())
     }
 

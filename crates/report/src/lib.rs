@@ -8,7 +8,7 @@
 //! side, from per-interval samples ([`qpslab_stats::estimate`]), warnings (different run options, unstable phases), each
 //! variant's best result, factorial effects ([`effects`]), results and SVG charts. Runs of
 //! different workloads side by side are refused ([`setup`]). A [`Renderer`] lays it out as HTML, Markdown or JSON; [`png`] renders the charts
-//! to PNG. [`flame`] draws flame graphs of server profiles and their difference. [`subjects`] reads
+//! to PNG. [`subjects`] reads
 //! what a report or a comparison is about (runs, repeats, studies, `STUDY/VARIANT`) from the
 //! results store.
 //!
@@ -31,7 +31,6 @@ pub mod context;
 pub mod diff;
 pub mod effects;
 mod error;
-pub mod flame;
 pub mod live;
 pub mod metrics;
 pub mod model;

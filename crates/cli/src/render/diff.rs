@@ -141,6 +141,7 @@ mod tests {
                     event: "cpu-clock".into(),
                     event_reason: "cpu-clock: hardware counters not supported here".into(),
                     samples: 4_000 + i as u64 * 900,
+                    not_drawn: None,
                 },
                 seconds: 10.0,
                 statements: 2_500 - i as u64 * 1_100,

@@ -1,7 +1,9 @@
-//! `qpslab run`'s own lines: a phase's header, what its client check found, and a replica's
-//! rate search (its steps and its answer). The numbers come from `qpslab_lab::sweep`.
+//! `qpslab run`'s own lines: a phase's header, what its client check found, where its profile
+//! and flame graph are (`--profile`), and a replica's rate search (its steps and its answer).
+//! The numbers come from `qpslab_lab::sweep`; the flame graph is drawn where it is recorded.
 
 use crate::render::table;
+use qpslab_core::telemetry::ProfileFiles;
 use qpslab_core::RunPlan;
 use qpslab_lab::client_bound::{ClientCheck, ClientLimit};
 use qpslab_lab::rate_search::{Outcome, Searched};
@@ -118,11 +120,56 @@ pub fn verdict(s: &Searched) -> String {
     }
 }
 
+/// Where a phase's profile and its flame graph are (for standard output) or, when the graph
+/// could not be drawn, the warning saying where the folded stacks are (for standard error).
+pub fn profile_text(files: &ProfileFiles) -> Result<String, String> {
+    match &files.not_drawn {
+        None => Ok(format!(
+            "    profile ({}, {} samples): {}  flame graph: {}",
+            files.event,
+            files.samples,
+            files.folded.display(),
+            files.svg.display()
+        )),
+        Some(e) => Err(format!(
+            "warning: no flame graph ({e}); the folded stacks are in {}",
+            files.folded.display()
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use qpslab_lab::client_bound::ServerCpu;
     use qpslab_lab::rate_search::{RateSearch, Step};
+
+    #[test]
+    fn a_profile_says_where_its_graph_is_or_why_there_is_none() {
+        let mut files = ProfileFiles {
+            folded: "p/7-t8.folded".into(),
+            svg: "p/7-t8.svg".into(),
+            event: "cpu-clock".into(),
+            samples: 42,
+            ..ProfileFiles::default()
+        };
+        assert_eq!(
+            profile_text(&files),
+            Ok(
+                "    profile (cpu-clock, 42 samples): p/7-t8.folded  flame graph: p/7-t8.svg"
+                    .into()
+            )
+        );
+        files.not_drawn = Some("flame graph: no stacks were sampled".into());
+        assert_eq!(
+            profile_text(&files),
+            Err(
+                "warning: no flame graph (flame graph: no stacks were sampled); the folded \
+                 stacks are in p/7-t8.folded"
+                    .into()
+            )
+        );
+    }
 
     #[test]
     fn the_client_warning_names_what_limited_the_phase() {

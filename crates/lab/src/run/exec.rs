@@ -172,7 +172,9 @@ pub fn measure_with(
     let host = crate::run::contention::HostCpu::read();
     let mut handle = store.begin_phase(meta, threads)?;
     // Profiles (when asked for) are named after the run they belong to.
-    if let Err(e) = sampler.start_profile(&format!("{}-t{threads}", handle.run_id.0)) {
+    let name = format!("{}-t{threads}", handle.run_id.0);
+    let title = format!("server on-CPU · {threads} thread(s)");
+    if let Err(e) = sampler.start_profile(&name, &title) {
         let _ = store.interrupt_phase(&handle);
         return Err(e.into());
     }

@@ -38,7 +38,8 @@ pub trait Observer {
     /// The same tick with its run, cell and telemetry (after [`Observer::sample`]).
     fn interval(&mut self, _i: &Interval<'_>) {}
     /// The server's profile of the phase of `threads` sessions was folded (the sampler was
-    /// asked for profiles); the flame graph at `files.svg` is the observer's to draw.
+    /// asked for profiles) and its flame graph drawn at `files.svg` (or `files.not_drawn` says
+    /// why not): the observer says where they are.
     fn profiled(&mut self, _threads: u32, _files: &ProfileFiles) {}
     /// A live action (`--at`) finished.
     fn action(&mut self, _threads: u32, _r: &qpslab_core::live::ActionRecord) {}

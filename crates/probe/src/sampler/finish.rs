@@ -14,7 +14,8 @@ impl Sampler {
     /// there are none) and `telemetry` (`reconnects`, `gaps`). `elapsed_s` is the phase's
     /// length, warm-up included. A server unreachable at the end leaves a `gap` rather than an
     /// error: the totals then cover the readings that were taken. A profile being recorded
-    /// ([`Sampler::start_profile`]) is stopped and folded, and named by a `profile` reading.
+    /// ([`Sampler::start_profile`]) is stopped and folded, its flame graph drawn (or why not
+    /// noted in the reading), and named by a `profile` reading.
     pub fn finish(&mut self, elapsed_s: f64) -> Result<Vec<TelemetrySample>, Error> {
         if self.advance(elapsed_s).is_err() {
             self.close_gap(elapsed_s, false);
@@ -41,7 +42,8 @@ impl Sampler {
         };
         self.push(elapsed_s, Reading::Telemetry(account));
         if let Some(rec) = self.recording.take() {
-            let profile = rec.stop()?;
+            let mut profile = rec.stop()?;
+            profile.draw(&self.profile_title);
             self.push(elapsed_s, Reading::Profile(profile.files));
         }
         self.last = None;

@@ -1,12 +1,14 @@
-//! Flame graphs of folded stacks (`frame;frame;frame count` lines, as `qpslab_probe::profile`
+//! Flame graphs of folded stacks (`frame;frame;frame count` lines, as [`super::Recording`]
 //! writes them), drawn with inferno: one profile's ([`flamegraph`]) and the difference of two
 //! ([`differential`]: inferno's differential folding, then the same drawing; a frame is red
 //! where the second profile spends more of its samples there, blue where less). Pure
-//! functions over text; [`write_svg`] writes one atomically.
+//! functions over text; [`write_svg`] writes one atomically, and [`draw`] reads folded files
+//! and writes the graph of one or the difference of two. The profile drawn where it is
+//! recorded ([`super::Profile::draw`]) is the one a run's phase keeps.
 //!
 //! ```no_run
-//! # fn demo(a: &str, b: &str) -> Result<(), qpslab_report::Error> {
-//! use qpslab_report::flame::{differential, flamegraph, write_svg};
+//! # fn demo(a: &str, b: &str) -> Result<(), qpslab_probe::profile::flame::FlameError> {
+//! use qpslab_probe::profile::flame::{differential, flamegraph, write_svg};
 //! let svg = flamegraph(a, "server CPU · side A", Some("cpu-clock, 499 Hz"))?;
 //! write_svg(std::path::Path::new("a.svg"), &svg)?;
 //! let diff = differential(a, b, "B against A", None)?;
@@ -14,14 +16,50 @@
 //! # Ok(()) }
 //! ```
 
-use crate::error::Error;
 use inferno::flamegraph::{self, Options};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Why a flame graph was not drawn; the folded stacks are kept either way.
+#[derive(Debug, thiserror::Error)]
+pub enum FlameError {
+    /// Nothing to draw (no stacks), or inferno could not fold or draw them.
+    #[error("flame graph: {0}")]
+    Flame(String),
+    /// A folded file could not be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The SVG could not be written.
+    #[error("writing {0}: {1}")]
+    Write(PathBuf, std::io::Error),
+}
+
+/// Draws the flame graph of one folded file (or, given two, the differential graph of the
+/// second against the first) into `svg`.
+pub fn draw(svg: &Path, folded: &[&Path], title: &str, subtitle: &str) -> Result<(), FlameError> {
+    let read = |p: &&Path| {
+        std::fs::read_to_string(p).map_err(|source| FlameError::Read {
+            path: p.to_path_buf(),
+            source,
+        })
+    };
+    let texts = folded.iter().map(read).collect::<Result<Vec<_>, _>>()?;
+    let drawn = match texts.as_slice() {
+        [one] => flamegraph(one, title, Some(subtitle)),
+        [before, after] => differential(before, after, title, Some(subtitle)),
+        _ => unreachable!("one or two profiles"),
+    };
+    drawn.and_then(|text| write_svg(svg, &text))
+}
 
 /// The flame graph of `folded` as an SVG document, with `title` and an optional `subtitle`.
 /// Fails when there is no stack to draw.
-pub fn flamegraph(folded: &str, title: &str, subtitle: Option<&str>) -> Result<String, Error> {
-    draw(folded, title, subtitle)
+pub fn flamegraph(folded: &str, title: &str, subtitle: Option<&str>) -> Result<String, FlameError> {
+    svg_of(folded, title, subtitle)
 }
 
 /// The differential flame graph of `after` against `before` (both folded): the shape is
@@ -33,21 +71,21 @@ pub fn differential(
     after: &str,
     title: &str,
     subtitle: Option<&str>,
-) -> Result<String, Error> {
+) -> Result<String, FlameError> {
     let opt = inferno::differential::Options {
         normalize: true,
         ..Default::default()
     };
     let mut lines = Vec::new();
     inferno::differential::from_readers(opt, before.as_bytes(), after.as_bytes(), &mut lines)
-        .map_err(|e| Error::Flame(format!("differential folding: {e}")))?;
-    let lines = String::from_utf8(lines).map_err(|e| Error::Flame(e.to_string()))?;
-    draw(&lines, title, subtitle)
+        .map_err(|e| FlameError::Flame(format!("differential folding: {e}")))?;
+    let lines = String::from_utf8(lines).map_err(|e| FlameError::Flame(e.to_string()))?;
+    svg_of(&lines, title, subtitle)
 }
 
-fn draw(folded: &str, title: &str, subtitle: Option<&str>) -> Result<String, Error> {
+fn svg_of(folded: &str, title: &str, subtitle: Option<&str>) -> Result<String, FlameError> {
     if !folded.lines().any(|l| !l.trim().is_empty()) {
-        return Err(Error::Flame("no stacks were sampled".into()));
+        return Err(FlameError::Flame("no stacks were sampled".into()));
     }
     let mut opt = Options::default();
     opt.title = title.to_string();
@@ -58,15 +96,38 @@ fn draw(folded: &str, title: &str, subtitle: Option<&str>) -> Result<String, Err
     opt.deterministic = true;
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut opt, folded.lines(), &mut svg)
-        .map_err(|e| Error::Flame(e.to_string()))?;
-    String::from_utf8(svg).map_err(|e| Error::Flame(e.to_string()))
+        .map_err(|e| FlameError::Flame(e.to_string()))?;
+    String::from_utf8(svg).map_err(|e| FlameError::Flame(e.to_string()))
 }
 
 /// Writes `svg` to `path` through a temporary file beside it, so a failure never leaves half
 /// a file.
-pub fn write_svg(path: &Path, svg: &str) -> Result<(), Error> {
+pub fn write_svg(path: &Path, svg: &str) -> Result<(), FlameError> {
     qpslab_core::files::write_atomically(path, svg.as_bytes())
-        .map_err(|e| Error::Write(path.to_path_buf(), e))
+        .map_err(|e| FlameError::Write(path.to_path_buf(), e))
+}
+
+impl super::Profile {
+    /// Draws this profile's flame graph into `files.svg` under `title`, the subtitle naming
+    /// its stacks, samples and event. A graph that cannot be drawn is noted in
+    /// `files.not_drawn`, not an error: the folded stacks are kept either way.
+    pub fn draw(&mut self, title: &str) {
+        let f = &mut self.files;
+        let subtitle = format!(
+            "{} · {} samples · {}",
+            stem(&f.folded),
+            f.samples,
+            f.event_reason
+        );
+        f.not_drawn = draw(&f.svg, &[&f.folded], title, &subtitle)
+            .err()
+            .map(|e| e.to_string());
+    }
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]
@@ -143,6 +204,38 @@ mod tests {
     fn nothing_sampled_is_an_error_not_an_empty_picture() {
         let e = flamegraph("\n", "t", None).unwrap_err();
         assert!(e.to_string().contains("no stacks"), "{e}");
+    }
+
+    #[test]
+    fn a_profile_is_drawn_where_it_was_recorded_or_says_why_not() {
+        let dir = std::env::temp_dir().join(format!("qpslab-drawn-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files = |name: &str, folded: &str| {
+            let path = dir.join(format!("{name}.folded"));
+            std::fs::write(&path, folded).unwrap();
+            super::super::Profile {
+                files: qpslab_core::telemetry::ProfileFiles {
+                    folded: path,
+                    svg: dir.join(format!("{name}.svg")),
+                    samples: 100,
+                    event_reason: "cpu-clock: no counters".into(),
+                    ..Default::default()
+                },
+            }
+        };
+        let mut drawn = files("7-t8", A);
+        drawn.draw("server on-CPU · 8 thread(s)");
+        assert_eq!(drawn.files.not_drawn, None);
+        let svg = std::fs::read_to_string(&drawn.files.svg).unwrap();
+        assert!(svg.contains("7-t8 · 100 samples · cpu-clock: no counters"));
+        let mut empty = files("7-t1", "\n");
+        empty.draw("server on-CPU · 1 thread(s)");
+        assert_eq!(
+            empty.files.not_drawn.as_deref(),
+            Some("flame graph: no stacks were sampled")
+        );
+        assert!(!empty.files.svg.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
