@@ -26,12 +26,12 @@
 //!
 //! ```no_run
 //! # fn demo(store: &mut qpslab_store::Store) -> Result<(), Box<dyn std::error::Error>> {
-//! use qpslab_lab::{exec::Quiet, study};
+//! use qpslab_lab::{run::exec::Quiet, study};
 //! let loaded = study::load("examples/bp-vs-stock.toml".as_ref())?;
 //! for c in &loaded.expanded.cells {
 //!     println!("{:>3} {}", c.cell.seq, c.cell.label);
 //! }
-//! # struct Q; impl qpslab_lab::exec::Observer for Q {} impl study::StudyObserver for Q {}
+//! # struct Q; impl qpslab_lab::run::exec::Observer for Q {} impl study::StudyObserver for Q {}
 //! let lab = qpslab_sandbox::SandboxHome::default_location();
 //! let stop = std::sync::atomic::AtomicBool::new(false);
 //! let out = study::run_study(store, &loaded, "qpslab lab run", study::Mode::Run, &lab, &mut Q, &stop)?;

@@ -10,7 +10,7 @@
 //! ```no_run
 //! # fn demo(target: &qpslab_core::ConnectOptions, mut plan: qpslab_core::RunPlan)
 //! #     -> Result<(), Box<dyn std::error::Error>> {
-//! use qpslab_lab::ready::{ready, Readying, Server};
+//! use qpslab_lab::run::ready::{ready, Readying, Server};
 //! let workload = qpslab_engine::workload::Workload::new(&plan.workload)?;
 //! let lab = qpslab_sandbox::SandboxHome::default_location();
 //! let policy = qpslab_core::placement::Policy::default();
@@ -18,7 +18,7 @@
 //! let req = Readying {
 //!     server, lab: &lab, loaders: None, replica: None, pin: &policy, profile: None,
 //! };
-//! let ready = ready(req, &mut plan, &workload, &mut qpslab_lab::exec::Quiet)?;
+//! let ready = ready(req, &mut plan, &workload, &mut qpslab_lab::run::exec::Quiet)?;
 //! println!("{}", ready.server.version);
 //! # Ok(()) }
 //! ```

@@ -6,13 +6,13 @@
 //! [`SweepObserver`]; what the terminal shows at the end is returned ([`Swept`]).
 //!
 //! ```no_run
-//! # fn demo(store: &mut qpslab_store::Store, sweep: qpslab_lab::sweep::Sweep,
-//! #         sampler: &mut qpslab_probe::Sampler) -> Result<(), qpslab_lab::sweep::SweepError> {
+//! # fn demo(store: &mut qpslab_store::Store, sweep: qpslab_lab::run::sweep::Sweep,
+//! #         sampler: &mut qpslab_probe::Sampler) -> Result<(), qpslab_lab::run::sweep::SweepError> {
 //! struct Quiet;
-//! impl qpslab_lab::exec::Observer for Quiet {}
-//! impl qpslab_lab::sweep::SweepObserver for Quiet {}
+//! impl qpslab_lab::run::exec::Observer for Quiet {}
+//! impl qpslab_lab::run::sweep::SweepObserver for Quiet {}
 //! let stop = std::sync::atomic::AtomicBool::new(false);
-//! let swept = qpslab_lab::sweep::run(store, sweep, sampler, &mut Quiet, &stop)?;
+//! let swept = qpslab_lab::run::sweep::run(store, sweep, sampler, &mut Quiet, &stop)?;
 //! println!("{} phase(s), run {:?}", swept.phases.len(), swept.run_id);
 //! # Ok(()) }
 //! ```

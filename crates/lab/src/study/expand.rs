@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 /// settings (pair `i` in `round_order(i, 2)`).
 ///
 /// ```
-/// use qpslab_lab::expand::round_order;
+/// use qpslab_lab::study::expand::round_order;
 /// assert_eq!(round_order(0, 3), [0, 1, 2]);
 /// assert_eq!(round_order(1, 3), [2, 1, 0]);
 /// assert_eq!(round_order(2, 2), [0, 1]);

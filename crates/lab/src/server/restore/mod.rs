@@ -19,8 +19,8 @@
 //! command at its end, or by [`Ledger::restore`] after a kill; a restart does not drop them.
 //!
 //! ```no_run
-//! # fn demo(target: &qpslab_core::ConnectOptions) -> Result<(), qpslab_lab::restore::RestoreError> {
-//! use qpslab_lab::restore::Ledger;
+//! # fn demo(target: &qpslab_core::ConnectOptions) -> Result<(), qpslab_lab::server::restore::RestoreError> {
+//! use qpslab_lab::server::restore::Ledger;
 //! let ledger = Ledger::in_lab(std::path::Path::new("/var/lib/qpslab"));
 //! let guard = ledger.begin(target, "tune", &["table_open_cache".to_string()])?;
 //! eprintln!("if qpslab is killed, restore with: {}", guard.restore_line());
