@@ -32,3 +32,29 @@ pub fn unknown_pid(dir: &Path, what: &str) -> String {
         dir.display()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qpslab_core::Dsn;
+
+    #[test]
+    fn a_server_whose_process_is_unknown_is_refused_before_perf_is_looked_for() {
+        let options = "mysql://root@db.example:3306/sbtest"
+            .parse::<Dsn>()
+            .unwrap()
+            .0;
+        let mut server = Server {
+            target: &options,
+            sandbox: None,
+            pid: None,
+            target_args: &[],
+        };
+        // A TCP server's process is never looked for.
+        find_server(&mut server);
+        assert_eq!(server.pid, None);
+        let why = check(Path::new("prof"), &server).unwrap_err();
+        assert!(why.starts_with("--profile prof: the server's process is not known for "));
+        assert!(why.contains("db.example"), "{why}");
+    }
+}
