@@ -1,0 +1,12 @@
+//! The store's handle: one SQLite connection and the file it is open on. Its methods live
+//! beside what they do ([`crate::open`] opens it, `durable` writes as a phase is measured,
+//! `read` loads runs, ...), each module adding its own `impl Store`.
+
+use rusqlite::Connection;
+use std::path::PathBuf;
+
+/// An open results store.
+pub struct Store {
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
+}
