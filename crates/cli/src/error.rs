@@ -51,11 +51,13 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         if let Some(j) = cause.downcast_ref::<Judged>() {
             return if j.fault == Fault::User { 2 } else { 1 };
         }
-        if let Some(e) = cause.downcast_ref::<qpslab_sandbox::Error>() {
-            return if e.is_user_error() { 2 } else { 1 };
-        }
-        if let Some(e) = cause.downcast_ref::<qpslab_engine::RunError>() {
-            return if e.is_user_error() { 2 } else { 1 };
+        // Library errors that entered by `?` rather than through [`fail`]: judged here.
+        if let Some(f) = judged_by::<qpslab_sandbox::Error>(cause)
+            .or_else(|| judged_by::<qpslab_engine::RunError>(cause))
+            .or_else(|| judged_by::<qpslab_wire::Error>(cause))
+            .or_else(|| judged_by::<qpslab_store::Error>(cause))
+        {
+            return if f == Fault::User { 2 } else { 1 };
         }
         if let Some(e) = cause.downcast_ref::<qpslab_engine::prepare::PrepareError>() {
             // A failed statement is judged by the client's error further down the chain.
@@ -63,38 +65,13 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
                 return 2;
             }
         }
-        if let Some(e) = cause.downcast_ref::<qpslab_wire::Error>() {
-            return if wire_is_user_error(e) { 2 } else { 1 };
-        }
-        if let Some(e) = cause.downcast_ref::<qpslab_store::Error>() {
-            return if e.is_user_error() { 2 } else { 1 };
-        }
     }
     1
 }
 
-/// Wrong credentials, unknown database, or no MySQL server answering where the user pointed
-/// us (refused, unknown host, silent past --connect-timeout, not speaking MySQL).
-pub fn wire_is_user_error(e: &qpslab_wire::Error) -> bool {
-    if matches!(e, qpslab_wire::Error::Unreachable(_)) {
-        // Silent, or not a MySQL server: as unreachable as a refused connection.
-        return true;
-    }
-    match e.server_code() {
-        // access denied (1045, 1698), unknown database (1049), host not allowed (1130)
-        // too many connections (1040): the user asked for more sessions than the server accepts
-        Some(code) => matches!(code, 1040 | 1045 | 1049 | 1130 | 1698),
-        None => matches!(e, qpslab_wire::Error::Io(io) if matches!(
-            io.kind(),
-            std::io::ErrorKind::ConnectionRefused
-                | std::io::ErrorKind::NotFound
-                | std::io::ErrorKind::PermissionDenied
-                | std::io::ErrorKind::HostUnreachable
-                | std::io::ErrorKind::NetworkUnreachable
-                | std::io::ErrorKind::AddrNotAvailable
-        // A host name that does not resolve (getaddrinfo's errors have no stable kind).
-        ) || io.to_string().contains("failed to lookup address")),
-    }
+/// The fault of `cause` when it is an `E`.
+fn judged_by<E: Blame>(cause: &(dyn std::error::Error + 'static)) -> Option<Fault> {
+    cause.downcast_ref::<E>().map(Blame::fault)
 }
 
 /// An `ExecError` as an error chain that keeps the engine's and the client's errors visible to

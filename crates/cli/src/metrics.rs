@@ -3,7 +3,7 @@
 //! each interval. The endpoint itself lives in `qpslab-metrics`; it stops when the returned
 //! exporter is dropped, at the command's end.
 
-use crate::error::user;
+use crate::error::fail;
 use anyhow::Result;
 use qpslab_metrics::{Exporter, Labels, Registry};
 
@@ -12,13 +12,7 @@ pub fn start(addr: Option<&str>) -> Result<Option<Exporter>> {
     let Some(addr) = addr else {
         return Ok(None);
     };
-    let exporter = Exporter::start(addr).map_err(|e| {
-        if e.is_user_error() {
-            user(e.to_string())
-        } else {
-            anyhow::Error::new(e)
-        }
-    })?;
+    let exporter = Exporter::start(addr).map_err(fail)?;
     eprintln!(
         "metrics: http://{}/metrics (Prometheus or OpenMetrics text)",
         exporter.local_addr()

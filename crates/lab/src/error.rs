@@ -59,6 +59,13 @@ pub enum SpecError {
     },
 }
 
+impl Blame for SpecError {
+    /// Always the user's: the spec is theirs to fix.
+    fn fault(&self) -> Fault {
+        Fault::User
+    }
+}
+
 /// A run option's value, or a combination of values, that cannot be used: always the user's
 /// mistake (exit 2). The message names the option as it was given (`--table-size: ...` for a
 /// flag, `table_size: ...` for a spec key), except for a value read on its own by

@@ -32,8 +32,11 @@ pub enum Error {
 
 impl Blame for Error {
     /// Whether the user asked for something that cannot be done (exit 2), rather than a
-    /// failure while doing it.
+    /// failure while doing it. The store's errors say it themselves.
     fn fault(&self) -> Fault {
-        user_if(matches!(self, Error::MixedWorkloads(_) | Error::Subject(_)))
+        match self {
+            Error::Store(e) => e.fault(),
+            _ => user_if(matches!(self, Error::MixedWorkloads(_) | Error::Subject(_))),
+        }
     }
 }

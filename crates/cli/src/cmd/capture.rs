@@ -14,6 +14,7 @@ use crate::out::Output;
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, sandbox_home};
 use anyhow::Result;
+use qpslab_core::fault::Blame;
 use qpslab_core::Endpoint;
 use qpslab_sql::capture::{Activity, CaptureError, Changes, LogOut, Request, Step};
 use serde::Serialize;

@@ -7,6 +7,7 @@ use crate::args::{DigestArgs, Format, LogTypeArg};
 use crate::error::user;
 use crate::out::Output;
 use anyhow::Result;
+use qpslab_core::fault::Blame;
 use qpslab_sqllog::digest::{digest_log, Report};
 use qpslab_sqllog::{LogError, LogReader, LogType};
 use std::fs::File;

@@ -29,13 +29,7 @@ pub fn import(a: ImportArgs) -> Result<()> {
         )));
     }
     let mut store = crate::db::open_to_write(&a.db.db)?;
-    let done = store.import(&a.from, &picks).map_err(|e| {
-        if e.is_user_error() {
-            user(e.to_string())
-        } else {
-            anyhow::Error::new(e)
-        }
-    })?;
+    let done = store.import(&a.from, &picks).map_err(crate::error::fail)?;
     out.emit(|f| match f {
         Format::Json => crate::out::json(&done),
         _ => Ok(table(&a.from.display().to_string(), &done)),

@@ -4,7 +4,7 @@
 //! files and keeps what was measured as an interrupted run.
 
 use crate::args::IoArgs;
-use crate::error::user;
+use crate::error::{fail, user};
 use crate::plan::resolve_flags;
 use crate::render::io::{io_summary, live_line};
 use crate::signals::INTERRUPTED;
@@ -14,15 +14,6 @@ use qpslab_core::fileio::FileIoOptions;
 use qpslab_host::io::{job::Timing, IoError, IoRun};
 use qpslab_store::RunMeta;
 use std::time::Duration;
-
-/// An I/O error as the exit code wants it: the user's mistakes exit 2.
-fn io_error(e: IoError) -> anyhow::Error {
-    if e.is_user_error() {
-        user(e.to_string())
-    } else {
-        anyhow::Error::new(e)
-    }
-}
 
 /// The fileio options and timing of `a`, every value checked.
 fn plan(a: &IoArgs) -> Result<(qpslab_core::RunPlan, FileIoOptions, Timing)> {
@@ -60,7 +51,7 @@ pub fn io(a: IoArgs) -> Result<()> {
         dir: &dir,
         keep_files: a.keep_files,
     };
-    let version = qpslab_host::io::preflight(&run).map_err(io_error)?;
+    let version = qpslab_host::io::preflight(&run).map_err(fail)?;
     // The store is opened once the input is known to be valid, so rejected input writes nothing.
     let mut store = crate::db::open_to_write(&a.db.db)?;
     let meta = RunMeta::new(
@@ -92,7 +83,7 @@ pub fn io(a: IoArgs) -> Result<()> {
     let (id, m) = match stored {
         Ok(s) => (s.run_id, s.measured),
         Err(IoError::Store(e)) => return Err(e.into()),
-        Err(e) => return Err(io_error(e)).context(options.label()),
+        Err(e) => return Err(fail(e)).context(options.label()),
     };
     println!();
     print!("{}", io_summary(&m.phase));

@@ -4,7 +4,7 @@
 
 use crate::args::Format::{Csv, Json};
 use crate::args::{LabCommand, LabRunArgs, LabShowArgs, LabSpecArgs};
-use crate::error::user;
+use crate::error::{fail, user};
 use crate::out::Output;
 use crate::printer::Printer;
 use crate::render::table;
@@ -12,7 +12,6 @@ use crate::signals::INTERRUPTED;
 use crate::target::sandbox_home;
 use anyhow::Result;
 use qpslab_lab::study::{self, Loaded, Mode};
-use qpslab_lab::{SpecError, StudyError};
 use qpslab_report::{compare_with, model::points, Comparison, ReportInput};
 use qpslab_store::{
     CellFigures, Store, StudyRecord, StudySummary, STUDY_CSV_HEADER, STUDY_LIST_CSV_HEADER,
@@ -33,19 +32,7 @@ mod progress;
 use progress::{CellsEta, LabPrinter};
 
 fn load(path: &Path) -> Result<Loaded> {
-    study::load(path).map_err(spec_error)
-}
-
-fn spec_error(e: SpecError) -> anyhow::Error {
-    user(e.to_string())
-}
-
-fn study_error(e: StudyError) -> anyhow::Error {
-    if e.is_user_error() {
-        user(e.to_string())
-    } else {
-        e.into()
-    }
+    study::load(path).map_err(fail)
 }
 
 /// The columns of `lab plan`.
@@ -107,7 +94,7 @@ fn plan_estimate(a: &LabSpecArgs, l: &Loaded) -> Result<study::Estimate> {
     let prefer = a.pilot.then(|| study::pilot_name(&l.spec.name));
     if a.pilot {
         let dir = a.spec.parent().unwrap_or(Path::new(""));
-        let p = study::pilot(l, dir).map_err(spec_error)?;
+        let p = study::pilot(l, dir).map_err(fail)?;
         crate::db::check(&a.db.db)?;
         let mut store = crate::db::open_to_write(&a.db.db)?;
         let mode = match store.study_by_name(&p.spec.name) {
@@ -131,7 +118,7 @@ fn plan_estimate(a: &LabSpecArgs, l: &Loaded) -> Result<study::Estimate> {
                 &mut printer,
                 &INTERRUPTED,
             )
-            .map_err(study_error)?;
+            .map_err(fail)?;
         }
     }
     let store = match a.db.db.exists() {
@@ -236,7 +223,7 @@ fn precision_metric(s: &StudyRecord) -> String {
 
 fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
     let output = Output::new(&a.output, "lab run")?;
-    let l = study::load_with(&a.spec, &stop_keys(a)).map_err(spec_error)?;
+    let l = study::load_with(&a.spec, &stop_keys(a)).map_err(fail)?;
     crate::db::check(&a.db.db)?;
     let mut store = crate::db::open_to_write(&a.db.db)?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
@@ -255,7 +242,7 @@ fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
         &mut printer,
         &INTERRUPTED,
     )
-    .map_err(study_error)?;
+    .map_err(fail)?;
     println!(
         "\nstudy '{}' {}: {} cell(s) measured, {} failed, {} already done, {} not needed, in {:.0}s",
         out.study.name,

@@ -3,9 +3,9 @@
 //! run (`qpslab_lab::shard::merge`), which `show`, `compare` and `report` read as any other.
 
 use crate::args::MergeArgs;
-use crate::error::user;
+use crate::error::{fail, user};
 use anyhow::Result;
-use qpslab_lab::shard::merge::{merge as merge_shards, one_group, MergeError};
+use qpslab_lab::shard::merge::{merge as merge_shards, one_group};
 use qpslab_store::{RunId, RunStatus, StoredRun};
 use std::path::Path;
 
@@ -16,9 +16,8 @@ pub fn merge(a: MergeArgs) -> Result<()> {
     for source in &a.sources {
         runs.extend(read(source)?);
     }
-    let shards = one_group(runs, &a.sources.join(", ")).map_err(merge_error)?;
-    let (meta, phases) =
-        merge_shards(&shards, crate::target::command_line()).map_err(merge_error)?;
+    let shards = one_group(runs, &a.sources.join(", ")).map_err(fail)?;
+    let (meta, phases) = merge_shards(&shards, crate::target::command_line()).map_err(fail)?;
     let mut store = crate::db::open_to_write(&a.db.db)?;
     let mut id = None;
     for (phase, telemetry) in &phases {
@@ -88,12 +87,4 @@ fn read(source: &str) -> Result<Vec<StoredRun>> {
         })?);
     }
     Ok(runs)
-}
-
-/// Incomplete or mixed groups are the user's to fix (exit 2); an unreadable histogram is not.
-fn merge_error(e: MergeError) -> anyhow::Error {
-    match e {
-        MergeError::Histogram { .. } => anyhow::Error::new(e),
-        e => user(e.to_string()),
-    }
 }

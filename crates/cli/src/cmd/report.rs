@@ -5,7 +5,7 @@
 
 use crate::args::Format::{Html, Json, Md, Table};
 use crate::args::{CompareArgs, DbArgs, ReportArgs};
-use crate::error::user;
+use crate::error::{fail, user};
 use crate::out::Output;
 use crate::render::table;
 use anyhow::Result;
@@ -25,12 +25,12 @@ pub fn report(a: ReportArgs) -> Result<()> {
     };
     let out = Output::with_default(&a.output, "report", Some(by_extension))?;
     let store = open_store(&a.db)?;
-    let input = qpslab_report::report_input(&store, &a.items).map_err(report_error)?;
+    let input = qpslab_report::report_input(&store, &a.items).map_err(fail)?;
     refuse_mixed_workloads(&input)?;
     // A study's comparisons take its stop rule: the precision it asked, and for a study that ran
     // rounds until precise the anytime-valid interval `lab run` decided on.
     let item = a.items.first().map_or("", String::as_str);
-    let report = build_with(&input, &sequential(&store, [item, item])).map_err(report_error)?;
+    let report = build_with(&input, &sequential(&store, [item, item])).map_err(fail)?;
     out.emit_to(a.out.as_deref(), |f| {
         // With --png DIR the Markdown shows the charts written there, linked as DIR/ID.png.
         if let (Md, Some(dir)) = (f, a.png.as_ref().and_then(|d| d.to_str())) {
@@ -89,22 +89,12 @@ fn refuse_mixed_workloads(input: &ReportInput) -> Result<()> {
     Ok(())
 }
 
-/// A report error as the CLI's: the user's own mistakes (exit 2) as user errors; the store's
-/// errors keep their own exit code.
-fn report_error(e: qpslab_report::Error) -> anyhow::Error {
-    match e {
-        e if e.is_user_error() => user(e.to_string()),
-        qpslab_report::Error::Store(e) => e.into(),
-        e => e.into(),
-    }
-}
-
 /// Runs `qpslab compare`.
 pub fn compare(a: CompareArgs) -> Result<()> {
     let out = Output::new(&a.output, "compare")?;
     let store = open_store(&a.db)?;
-    let sa = qpslab_report::side(&store, &a.a).map_err(report_error)?;
-    let sb = qpslab_report::side(&store, &a.b).map_err(report_error)?;
+    let sa = qpslab_report::side(&store, &a.a).map_err(fail)?;
+    let sb = qpslab_report::side(&store, &a.b).map_err(fail)?;
     let ia = ReportInput {
         subjects: sa,
         ..Default::default()
@@ -116,7 +106,7 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     let (pa, pb) = (points(&ia), points(&ib));
     let (na, nb) = (&ia.subjects[0].cell.variant, &ib.subjects[0].cell.variant);
     let seq = sequential(&store, [&a.a, &a.b]);
-    let mut c = qpslab_report::compare_with(na, &pa, nb, &pb, &seq).map_err(report_error)?;
+    let mut c = qpslab_report::compare_with(na, &pa, nb, &pb, &seq).map_err(fail)?;
     let ha: Vec<_> = ia.subjects.iter().map(|s| &s.run.meta.host).collect();
     let hb: Vec<_> = ib.subjects.iter().map(|s| &s.run.meta.host).collect();
     if let Some(line) = crate::hosts::sides_differ(na, &ha, nb, &hb) {

@@ -56,6 +56,13 @@ pub enum MergeError {
     },
 }
 
+impl qpslab_core::fault::Blame for MergeError {
+    /// Incomplete or mixed groups are the user's to fix; an unreadable histogram is not.
+    fn fault(&self) -> qpslab_core::fault::Fault {
+        qpslab_core::fault::user_if(!matches!(self, MergeError::Histogram { .. }))
+    }
+}
+
 /// A merged phase with the telemetry stored beside it.
 pub type MergedPhase = (PhaseResult, Vec<TelemetrySample>);
 
