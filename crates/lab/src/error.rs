@@ -98,7 +98,7 @@ pub enum SetupError {
     Pin(#[source] qpslab_core::placement::PinError),
     /// The password file of its external target could not be read.
     #[error(transparent)]
-    PasswordFile(#[from] crate::password::PasswordFileError),
+    PasswordFile(#[from] crate::options::password::PasswordFileError),
     /// Its sandbox spec was refused (settings, CPUs, allocator, server binaries, placement).
     #[error(transparent)]
     Sandbox(#[from] qpslab_sandbox::Error),
@@ -144,7 +144,7 @@ pub enum ExecError {
     /// The settings a cell's actions change could not be recorded, or the server still holds
     /// those a killed process changed.
     #[error(transparent)]
-    Restore(#[from] crate::restore::RestoreError),
+    Restore(#[from] crate::server::restore::RestoreError),
     /// A log that cannot be replayed, or a database it needs that the target lacks.
     #[error("{0}")]
     Replay(String),
@@ -162,11 +162,11 @@ pub enum ExecError {
     #[error(transparent)]
     Store(#[from] qpslab_store::Error),
     /// A phase was measured but the store could not keep it (a full disk): the phase is here,
-    /// to be printed and written elsewhere (`crate::unstored::keep`).
+    /// to be printed and written elsewhere (`crate::run::unstored::keep`).
     #[error("{source}")]
     Unstored {
         /// The phase as measured.
-        measured: Box<crate::measured::Measured>,
+        measured: Box<crate::run::measured::Measured>,
         /// Why the store did not take it.
         source: qpslab_store::Error,
     },

@@ -59,5 +59,3 @@ pub use run::{
 };
 pub use server::{control, placement, replica, restore};
 pub use study::{expand, sandboxes, spec};
-// Old private paths `error.rs` still names.
-use run::measured;
