@@ -1,7 +1,8 @@
 //! Durability settings trade crash safety for speed. They are always listed with their
 //! trade-off and recommended only with `--durability relaxed`.
 
-use super::{finding, Durability, Facts, Finding, FindingKind, Severity};
+use super::rule::finding;
+use super::{Durability, Facts, Finding, FindingKind, Severity};
 
 /// The durability findings.
 pub(super) fn rules(f: &Facts, mode: Durability) -> Vec<Finding> {

@@ -2,7 +2,8 @@
 //! governor and the I/O scheduler of the datadir's device. Nothing is said about a remote
 //! server's host: its facts are not ours to read.
 
-use super::{finding, Facts, Finding, FindingKind, Local, Severity};
+use super::rule::finding;
+use super::{Facts, Finding, FindingKind, Local, Severity};
 
 /// The OS rules' findings (none for a remote server).
 pub(super) fn rules(f: &Facts) -> Vec<Finding> {

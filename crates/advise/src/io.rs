@@ -1,7 +1,8 @@
 //! I/O rules: how InnoDB opens its files and how fast it may flush, against the storage of the
 //! datadir (known for a server on this host).
 
-use super::{server_finding, Facts, Finding, Severity};
+use super::rule::server_finding;
+use super::{Facts, Finding, Severity};
 
 /// The I/O rules' findings.
 pub(super) fn rules(f: &Facts) -> Vec<Finding> {

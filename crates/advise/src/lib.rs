@@ -24,15 +24,14 @@ mod host;
 mod io;
 mod memory;
 mod restart;
+mod rule;
 mod server;
 
 pub use facts::{gather, read_facts, Facts, FactsError, Local};
 pub use fmt::count;
 pub use qpslab_core::advise::{Durability, Finding, FindingKind, Severity};
 pub use restart::needs_restart;
-
-/// Uptime under which counters say too little about the workload to act on.
-pub const MIN_UPTIME_S: u64 = 600;
+pub use rule::MIN_UPTIME_S;
 
 /// Every finding for `facts`, recommendations first, most severe first.
 pub fn advise(facts: &Facts, durability: Durability) -> Vec<Finding> {
@@ -63,64 +62,6 @@ fn raw(facts: &Facts, durability: Durability) -> Vec<Finding> {
 /// `SHOW GLOBAL VARIABLES`; OS findings name host settings.
 fn names_only_known(facts: &Facts, f: &Finding) -> bool {
     f.kind == FindingKind::Os || facts.var(&f.variable).is_some()
-}
-
-/// A finding as a rule builds it; [`advise`] fills in `restart_needed`.
-fn finding(
-    kind: FindingKind,
-    variable: &str,
-    current: impl Into<String>,
-    recommended: Option<String>,
-    severity: Severity,
-    reason: String,
-) -> Finding {
-    Finding {
-        variable: variable.to_string(),
-        current: current.into(),
-        recommended,
-        reason,
-        severity,
-        restart_needed: false,
-        kind,
-    }
-}
-
-/// A server-variable finding for `variable`, whose current value is read from the facts
-/// (`None` when the server lacks it).
-fn server_finding(
-    facts: &Facts,
-    variable: &str,
-    recommended: Option<String>,
-    severity: Severity,
-    reason: String,
-) -> Option<Finding> {
-    let current = facts.var(variable)?;
-    Some(finding(
-        FindingKind::Server,
-        variable,
-        current,
-        recommended,
-        severity,
-        reason,
-    ))
-}
-
-/// The finding of a counter-based rule when the server has not run long enough to judge.
-fn too_early(facts: &Facts, variable: &str, what: &str) -> Option<Finding> {
-    let up = facts.uptime_s();
-    (up < MIN_UPTIME_S).then(|| {
-        server_finding(
-            facts,
-            variable,
-            None,
-            Severity::Info,
-            format!(
-                "uptime {up} s: too short to judge {what}; run advise again after the \
-                 workload has run {} min or more",
-                MIN_UPTIME_S / 60
-            ),
-        )
-    })?
 }
 
 #[cfg(test)]

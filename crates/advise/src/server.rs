@@ -3,7 +3,8 @@
 //! and features that cost throughput (performance schema, query cache).
 
 use super::fmt::{count, span};
-use super::{server_finding, too_early, Facts, Finding, Severity};
+use super::rule::{server_finding, too_early};
+use super::{Facts, Finding, Severity};
 use qpslab_core::units::short_size;
 
 const MIB: u64 = 1 << 20;

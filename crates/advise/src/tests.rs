@@ -1,6 +1,7 @@
 //! The rules on synthetic facts: a MariaDB 10.11, a MySQL 8.0 and an old MariaDB (10.3) that
 //! lacks variables the newer ones have.
 
+use super::rule::finding;
 use super::*;
 use qpslab_core::status::StatusValue;
 
