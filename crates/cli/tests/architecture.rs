@@ -1,6 +1,11 @@
 //! The architecture's rules, checked on the sources: within each crate the modules depend on
 //! each other one way (no import circles), clap appears only in the CLI's `args` module, and no
 //! source file grows past 600 lines.
+//!
+//! The crate root (`lib.rs`, `main.rs`) is a module like the others for circles: an item it
+//! defines (`use crate::Store`) is a dependency on it, and its code's paths into a module
+//! (`durable::close()`) are its dependencies; only its `mod` lines and `pub use` re-exports,
+//! the crate's table of contents, are not.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -106,22 +111,137 @@ fn list_paths(s: &str, prefix: &[String], out: &mut Vec<Vec<String>>) -> usize {
     }
 }
 
+/// The items the crate root defines or re-exports, each with the module it belongs to:
+/// `crate` for a `struct`, `fn`, ... written in the root itself, the defining module for a
+/// `pub use a::b::Item` (so `use crate::Item` depends on `a::b`, not on the root).
+fn root_items(text: &str, known: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for line in without_tests(text).lines() {
+        if let Some(name) = item_name(line) {
+            out.insert(name.to_string(), "crate".to_string());
+        }
+    }
+    for (at, _) in text.match_indices("pub use ") {
+        let mut paths = Vec::new();
+        tree_paths(&text[at + "pub use ".len()..], Vec::new(), &mut paths);
+        for mut path in paths {
+            if path.first().is_some_and(|p| p == "crate" || p == "self") {
+                path.remove(0);
+            }
+            let Some(name) = path.last().cloned() else {
+                continue;
+            };
+            let module = (1..path.len())
+                .rev()
+                .map(|k| path[..k].join("::"))
+                .find(|cand| known.contains(cand));
+            if let Some(module) = module {
+                out.entry(name).or_insert(module);
+            }
+        }
+    }
+    out
+}
+
+/// The name of the item a line begins, if it begins one at the top level (an item inside a
+/// function or an `impl` is indented): `pub(crate) const fn f(` gives `f`.
+fn item_name(line: &str) -> Option<&str> {
+    let kinds = [
+        "struct",
+        "enum",
+        "fn",
+        "const",
+        "static",
+        "trait",
+        "type",
+        "union",
+        "macro_rules!",
+    ];
+    let qualifiers = ["pub", "async", "unsafe", "extern", "\"C\"", "const"];
+    let mut words = line
+        .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '<' | ':' | ';' | '{'))
+        .peekable();
+    loop {
+        let w = words.next()?;
+        if w.is_empty() && line.starts_with(char::is_whitespace) {
+            return None;
+        }
+        // `const fn f`: the kind is `fn`; `pub(crate)`: `crate` is a qualifier's part
+        let more = words.peek().is_some_and(|n| kinds.contains(n));
+        if kinds.contains(&w) && !(w == "const" && more) {
+            return words.find(|n| !n.is_empty());
+        }
+        if !(qualifiers.contains(&w) || w.is_empty() || w == "crate" || w == "super") {
+            return None;
+        }
+    }
+}
+
+/// The code of `text`: comment lines (doc comments included: a link to an item is not a use
+/// of it) become empty lines.
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            if l.trim_start().starts_with("//") {
+                ""
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The crate root's text without its table of contents: its `pub use` re-exports (and
+/// `pub(crate) use`), which list the modules' items rather than use them.
+fn without_reexports(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("pub") {
+        let after = rest[at..].trim_start_matches("pub");
+        let after = match after.strip_prefix('(') {
+            Some(a) => a.split_once(')').map_or(a, |(_, r)| r),
+            None => after,
+        };
+        let reexport = after.trim_start().starts_with("use ")
+            && (at == 0 || !ident_char(rest[..at].chars().next_back().unwrap_or(' ')));
+        if reexport {
+            out.push_str(&rest[..at]);
+            rest = rest[at..].split_once(';').map_or("", |(_, r)| r);
+        } else {
+            out.push_str(&rest[..at + 3]);
+            rest = &rest[at + 3..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The modules `text` (module `m`) refers to, among `known`: `crate::`, `super::` and
 /// `self::` paths in `use` trees (braced and nested lists included) and in code, not
-/// counting a module's own ancestors or descendants.
-fn references(m: &str, text: &str, known: &BTreeSet<String>) -> BTreeSet<String> {
+/// counting a module's own ancestors or descendants. A path to an item of the crate root
+/// (`crate::Store`, from a top-level module `super::Store`) refers to the module `root`
+/// says it belongs to; the root itself (`m` is `crate`) also refers to the modules its code
+/// names directly (`durable::f()`), its re-exports aside.
+fn references(
+    m: &str,
+    text: &str,
+    known: &BTreeSet<String>,
+    root: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut add = |path: &[String]| {
-        for k in (1..=path.len()).rev() {
-            let cand = path[..k].join("::");
-            if known.contains(&cand) {
-                let related = cand == m
-                    || m.starts_with(&format!("{cand}::"))
-                    || cand.starts_with(&format!("{m}::"));
-                if !related {
-                    out.insert(cand);
-                }
-                return;
+        let module = (1..=path.len())
+            .rev()
+            .map(|k| path[..k].join("::"))
+            .find(|cand| known.contains(cand))
+            .or_else(|| path.first().and_then(|item| root.get(item)).cloned());
+        if let Some(cand) = module {
+            let related = cand == m
+                || m.starts_with(&format!("{cand}::"))
+                || cand.starts_with(&format!("{m}::"));
+            if !related {
+                out.insert(cand);
             }
         }
     };
@@ -130,6 +250,13 @@ fn references(m: &str, text: &str, known: &BTreeSet<String>) -> BTreeSet<String>
     } else {
         m.split("::").map(String::from).collect()
     };
+    let code = without_comments(text);
+    let code = if m == "crate" {
+        without_reexports(&code)
+    } else {
+        code
+    };
+    let text = code.as_str();
     for (i, _) in text.match_indices("::") {
         // the first `::` of a path: its root is the word before it
         let head = &text[..i];
@@ -138,16 +265,19 @@ fn references(m: &str, text: &str, known: &BTreeSet<String>) -> BTreeSet<String>
         if matches!(before, Some(':' | '$')) {
             continue;
         }
-        let mut base = match &head[root_at..] {
-            "crate" => Vec::new(),
-            "self" => own.clone(),
-            "super" => own[..own.len().saturating_sub(1)].to_vec(),
+        let word = &head[root_at..];
+        let (mut base, from) = match word {
+            "crate" => (Vec::new(), i + 2),
+            "self" => (own.clone(), i + 2),
+            "super" => (own[..own.len().saturating_sub(1)].to_vec(), i + 2),
+            // the root names its own modules without `self::`
+            _ if m == "crate" && known.contains(word) => (Vec::new(), root_at),
             _ => continue,
         };
-        if head.ends_with("super") && own.is_empty() {
+        if word == "super" && own.is_empty() {
             continue;
         }
-        let mut rest = &text[i + 2..];
+        let mut rest = &text[from..];
         // `super::super::x`: one level up per `super`
         while let Some(r) = rest.strip_prefix("super::") {
             base.pop();
@@ -284,9 +414,12 @@ fn no_crate_has_an_import_circle() {
             .map(|(f, text)| (module_name(&src, &f), text))
             .collect();
         let known: BTreeSet<String> = files.keys().cloned().collect();
+        let root = files
+            .get("crate")
+            .map_or_else(BTreeMap::new, |text| root_items(text, &known));
         let graph: BTreeMap<String, BTreeSet<String>> = files
             .iter()
-            .map(|(m, text)| (m.clone(), references(m, without_tests(text), &known)))
+            .map(|(m, text)| (m.clone(), references(m, without_tests(text), &known, &root)))
             .collect();
         modules += graph.len();
         found.extend(
@@ -308,7 +441,7 @@ fn the_checker_sees_a_circle() {
         ("c", "use crate::a;"),
     ]
     .into_iter()
-    .map(|(m, t)| (m.to_string(), references(m, t, &known)))
+    .map(|(m, t)| (m.to_string(), references(m, t, &known, &BTreeMap::new())))
     .collect();
     assert_eq!(
         circles(&graph),
@@ -321,8 +454,11 @@ fn the_checker_sees_braced_nested_and_relative_imports() {
     let known: BTreeSet<String> = ["a", "a::x", "b", "c", "d", "e", "f", "g"]
         .map(String::from)
         .into();
-    let seen =
-        |m: &str, text: &str| -> Vec<String> { references(m, text, &known).into_iter().collect() };
+    let seen = |m: &str, text: &str| -> Vec<String> {
+        references(m, text, &known, &BTreeMap::new())
+            .into_iter()
+            .collect()
+    };
     assert_eq!(seen("b", "use crate::{c, d};"), ["c", "d"]);
     assert_eq!(
         seen(
@@ -355,11 +491,73 @@ fn the_checker_sees_braced_nested_and_relative_imports() {
         ("d", "use super::a::x::Z;"),
     ]
     .into_iter()
-    .map(|(m, t)| (m.to_string(), references(m, t, &known)))
+    .map(|(m, t)| (m.to_string(), references(m, t, &known, &BTreeMap::new())))
     .collect();
     assert_eq!(
         circles(&graph),
         vec![vec!["a::x".to_string(), "b".to_string(), "d".to_string()]]
+    );
+}
+
+#[test]
+fn the_checker_sees_the_crate_roots_items() {
+    let known: BTreeSet<String> = ["crate", "durable", "model", "model::id"]
+        .map(String::from)
+        .into();
+    let lib = "//! A store.\nmod durable;\nmod model;\npub use durable::PhaseHandle;\n\
+        pub use model::{id::RunId, Meta as M};\nuse std::io;\n\n/// The store.\n\
+        pub struct Store {\n    conn: u8,\n}\n\nimpl Store {\n    pub fn open() -> Store {\n\
+        durable::close_dead_runs();\n        Store { conn: 0 }\n    }\n}\n\n\
+        pub(crate) const fn cap() -> u8 {\n    1\n}\nconst LIMIT: u8 = 1;\n";
+    let root = root_items(lib, &known);
+    let items: Vec<(&str, &str)> = root.iter().map(|(k, v)| (&k[..], &v[..])).collect();
+    assert_eq!(
+        items,
+        [
+            ("LIMIT", "crate"),
+            ("Meta", "model"),
+            ("PhaseHandle", "durable"),
+            ("RunId", "model::id"),
+            ("Store", "crate"),
+            ("cap", "crate"),
+        ]
+    );
+    let seen = |m: &str, text: &str| -> Vec<String> {
+        references(m, text, &known, &root).into_iter().collect()
+    };
+    assert_eq!(seen("durable", "use crate::Store;"), ["crate"]);
+    assert_eq!(
+        seen("durable", "use crate::{RunId, LIMIT};"),
+        ["crate", "model::id"]
+    );
+    assert_eq!(seen("durable", "fn f() { super::cap() }"), ["crate"]);
+    assert_eq!(seen("model::id", "use super::super::Store;"), ["crate"]);
+    assert_eq!(
+        seen("durable", "use crate::PhaseHandle;"),
+        Vec::<String>::new()
+    );
+    // the root's code names its modules; its `mod` lines and re-exports do not count
+    assert_eq!(seen("crate", lib), ["durable"]);
+    assert_eq!(
+        seen(
+            "crate",
+            "mod model;\npub use model::M;\npub(crate) use model::id::{RunId};"
+        ),
+        Vec::<String>::new()
+    );
+
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("crate", lib),
+        ("durable", "use crate::Store;"),
+        ("model", "use crate::PhaseHandle;"),
+        ("model::id", ""),
+    ]
+    .into_iter()
+    .map(|(m, t)| (m.to_string(), references(m, t, &known, &root)))
+    .collect();
+    assert_eq!(
+        circles(&graph),
+        vec![vec!["crate".to_string(), "durable".to_string()]]
     );
 }
 
