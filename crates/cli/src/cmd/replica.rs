@@ -3,7 +3,7 @@
 //! `run --replica`'s lag monitor.
 
 use crate::args::{Format, ServerStatusArgs};
-use crate::error::user;
+use crate::error::{fail, user};
 use crate::out::Output;
 use crate::target::sandbox_home;
 use anyhow::Result;
@@ -14,29 +14,14 @@ use qpslab_lab::server::ServerError;
 use qpslab_probe::replica::ReplicaStatus;
 use qpslab_sandbox::{SandboxHome, SandboxInfo};
 
-/// A `server start` error as the CLI's: the user's own mistakes (exit 2) as user errors; a
-/// failed connection to apply `--pin` keeps the client's error in the chain (it decides the
-/// exit code).
+/// A `server start` error as the CLI's: a failed connection to apply `--pin` says so in the
+/// words of `server start` (the client's error decides the exit code); the rest as they are.
 pub fn server_error(e: ServerError) -> anyhow::Error {
     match e {
-        ServerError::SelfReplica(_) => user(e.to_string()),
-        ServerError::Primary { of, source } => {
-            anyhow::Error::new(source).context(format!("--replica-of {of}"))
-        }
-        ServerError::Sandbox(e) => e.into(),
         ServerError::Placement(PlacementError::Connect { source, .. }) => {
-            anyhow::Error::new(source).context("connecting to apply --pin")
+            fail(source).context("connecting to apply --pin")
         }
-        ServerError::Placement(e) => super::threads::placement_error(e),
-        ServerError::Replica(e) => replica_error(e),
-    }
-}
-
-fn replica_error(e: qpslab_lab::replica::ReplicaError) -> anyhow::Error {
-    if e.is_user_error() {
-        user(e.to_string())
-    } else {
-        anyhow::Error::new(e)
+        e => fail(e),
     }
 }
 

@@ -4,6 +4,7 @@
 
 use crate::server::placement::{self, PlacementError};
 use crate::server::replica::{self, ReplicaError};
+use qpslab_core::fault::{Blame, Fault};
 use qpslab_core::placement::{Applied, Policy};
 use qpslab_probe::replica::ReplicaStatus;
 use qpslab_sandbox::{Role, SandboxHome, SandboxInfo, SandboxSpec};
@@ -61,6 +62,18 @@ pub enum ServerError {
     /// Replication could not be set up (the sandbox was stopped).
     #[error(transparent)]
     Replica(#[from] ReplicaError),
+}
+
+impl Blame for ServerError {
+    /// A sandbox replicating from itself is the user's mistake; the rest say it themselves.
+    fn fault(&self) -> Fault {
+        match self {
+            ServerError::SelfReplica(_) => Fault::User,
+            ServerError::Primary { source, .. } | ServerError::Sandbox(source) => source.fault(),
+            ServerError::Placement(e) => e.fault(),
+            ServerError::Replica(e) => e.fault(),
+        }
+    }
 }
 
 /// Starts the sandbox of `req` in `home`: checks the primary of a replica first, places the

@@ -6,6 +6,7 @@
 
 use crate::error::SetupError;
 use crate::study::spec::Setup;
+use qpslab_core::fault::{Blame, Fault};
 use qpslab_core::placement::{Applied, PlacementRecord, Policy};
 use qpslab_core::ConnectOptions;
 use qpslab_probe::threads::{self, Keeper, ServerThreads};
@@ -28,6 +29,17 @@ pub enum PlacementError {
     /// Reading or placing the threads failed (or the server is not a local one).
     #[error(transparent)]
     Probe(#[from] qpslab_probe::Error),
+}
+
+impl Blame for PlacementError {
+    /// The client's error decides a failed connection (nothing listening there is the
+    /// user's); the probe's decides the rest.
+    fn fault(&self) -> Fault {
+        match self {
+            PlacementError::Connect { source, .. } => source.fault(),
+            PlacementError::Probe(e) => e.fault(),
+        }
+    }
 }
 
 fn connect(opts: &ConnectOptions) -> Result<Conn, PlacementError> {
