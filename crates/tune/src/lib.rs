@@ -47,6 +47,7 @@ use qpslab_core::advise::Durability;
 use qpslab_core::env::ServerInfo;
 use qpslab_core::{ConnectOptions, RunPlan};
 use qpslab_engine::workload::Workload;
+use qpslab_lab::ready::{OurSandbox, Server};
 use qpslab_sandbox::SandboxHome;
 use search::Config;
 
@@ -92,14 +93,30 @@ pub struct Target<'a> {
     pub server_pid: Option<u32>,
     /// The lab directory: the ledger of changed settings, the proof study's environment.
     pub home: &'a SandboxHome,
+    /// The sandbox of ours the server is, whose dataset the session builds when missing;
+    /// `None`: the user's server, whose dataset is only checked.
+    pub sandbox: Option<OurSandbox<'a>>,
+    /// The target options as typed (no password), for the `qpslab prepare` command a missing
+    /// dataset on the user's server names.
+    pub target_args: &'a [String],
 }
 
-impl Target<'_> {
+impl<'a> Target<'a> {
     /// The options without a default schema (the control connection's).
     pub fn server_options(&self) -> ConnectOptions {
         ConnectOptions {
             database: None,
             ..self.options.clone()
+        }
+    }
+
+    /// The server as the lab readies it (its dataset).
+    pub fn server(&self) -> Server<'a> {
+        Server {
+            target: self.options,
+            sandbox: self.sandbox,
+            pid: self.server_pid,
+            target_args: self.target_args,
         }
     }
 }
@@ -132,15 +149,15 @@ pub struct Best<'a> {
     pub interval: Option<(f64, f64)>,
 }
 
-/// What the caller does around a session: builds the dataset when asked, and hears the
-/// session's progress. Every method but [`Observer::dataset`] may do nothing.
+/// Where a session's progress goes. Every method may do nothing.
 pub trait Observer {
     /// Connected: the server's version and comment; `target` is its redacted description.
     fn server(&mut self, _server: &ServerInfo, _target: &str) {}
-    /// Builds (on a sandbox of ours) or checks the workload's dataset; called once the knobs
-    /// named were checked against the server, before the data's size is read. Whatever it
-    /// holds for the measurements (a sandbox's shared use) it keeps until the session ends.
-    fn dataset(&mut self) -> Result<(), TuneError>;
+    /// Where building (on a sandbox of ours) or checking the workload's dataset reports, once
+    /// the knobs named were checked against the server (`None`: nowhere).
+    fn dataset(&mut self) -> Option<&mut dyn qpslab_lab::exec::Observer> {
+        None
+    }
     /// The knob space searched, and the knobs of the list left out with why.
     fn space(&mut self, _space: &Space) {}
     /// A line to show: how to restore by hand if killed, a setting put back, a warning.

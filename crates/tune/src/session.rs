@@ -52,7 +52,9 @@ pub fn tune(
     // The knobs are checked against the server before the dataset is built; their sizes
     // follow the data once it is there.
     space(&facts, req)?;
-    obs.dataset()?;
+    // On a sandbox of ours, its shared use, held until the session ends: nobody rebuilds the
+    // dataset under the measurements.
+    let _held = dataset(target, req, obs)?;
     let facts = read(&mut control)?;
     let space = space(&facts, req)?;
     obs.space(&space);
@@ -273,4 +275,20 @@ fn unix_secs() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+/// Builds (on a sandbox of ours, when missing) or checks the workload's dataset on `target`,
+/// reporting to the observer's dataset observer; returns a sandbox's shared use.
+fn dataset(
+    target: &Target,
+    req: &Request,
+    obs: &mut dyn Observer,
+) -> Result<Option<qpslab_sandbox::SandboxUse>, TuneError> {
+    let mut quiet = qpslab_lab::exec::Quiet;
+    let loading = match obs.dataset() {
+        Some(o) => o,
+        None => &mut quiet,
+    };
+    qpslab_lab::ready::ensure_dataset(&target.server(), &req.plan.workload, None, loading)
+        .map_err(|e| TuneError::Dataset(Box::new(e)))
 }

@@ -7,16 +7,20 @@
 //! (`crate::render::tune`).
 
 use crate::args::{DurabilityArg, Format, SearchArg, TargetArgs, TuneArgs};
-use crate::error::{exec_error, exit_code, user};
+use crate::dataset::server;
+use crate::error::{exec_error, user};
 use crate::out::Output;
+use crate::printer::Printer;
 use crate::render::tune::{self as render_tune, Context};
 use crate::signals::INTERRUPTED;
-use crate::target::{connect, sandbox_home, Connected};
+use crate::target::{command_args, connect, sandbox_home, Connected};
 use anyhow::Result;
 use qpslab_core::advise::Durability;
 use qpslab_core::env::ServerInfo;
+use qpslab_core::fault::Blame;
 use qpslab_engine::workload::Workload;
-use qpslab_sandbox::{SandboxHome, SandboxUse};
+use qpslab_lab::ready::ReadyError;
+use qpslab_sandbox::SandboxHome;
 use qpslab_store::Store;
 use qpslab_tune::knobs::{self, Space};
 use qpslab_tune::search::{describe, Config};
@@ -51,22 +55,23 @@ fn session(
     connected: &Connected,
     (home, metrics): (&SandboxHome, Option<qpslab_metrics::Registry>),
 ) -> Result<()> {
+    let target_args = command_args(&a.target);
     let target = Target {
         options: &connected.options,
         server_pid: connected.server_pid,
         home,
+        sandbox: server(connected, &a.target, home, &target_args).sandbox,
+        target_args: &target_args,
     };
     let mut printer = TunePrinter {
         a,
         req,
-        connected,
-        held: None,
-        failure: None,
+        loading: Printer::new(),
         started: std::time::Instant::now(),
         metrics,
     };
     let outcome = qpslab_tune::tune(req, &target, store, &mut printer, &INTERRUPTED)
-        .map_err(|e| error(e, &mut printer.failure, &a.target))?;
+        .map_err(|e| error(e, &a.target))?;
     let context = Context {
         workload: &req.plan.workload.label(),
         threads: req.threads,
@@ -89,12 +94,14 @@ fn session(
 }
 
 /// The tuner's error as an error chain for the exit-code mapping: the lab's errors as their
-/// own commands map them, the dataset's failure as the dataset check returned it.
-fn error(e: TuneError, dataset: &mut Option<anyhow::Error>, t: &TargetArgs) -> anyhow::Error {
-    if let (TuneError::Dataset { .. }, Some(failure)) = (&e, dataset.take()) {
-        return failure;
-    }
+/// own commands map them.
+fn error(e: TuneError, t: &TargetArgs) -> anyhow::Error {
     match e {
+        TuneError::Dataset(e) => match *e {
+            ReadyError::Dataset(e) => exec_error(e),
+            ReadyError::Sandbox(e) => e.into(),
+            e => anyhow::Error::new(e),
+        },
         TuneError::Exec(e) => exec_error(*e),
         TuneError::Measure {
             label,
@@ -107,15 +114,12 @@ fn error(e: TuneError, dataset: &mut Option<anyhow::Error>, t: &TargetArgs) -> a
     }
 }
 
-/// Prints a session's progress on stderr, and builds the dataset when the tuner asks.
+/// Prints a session's progress on stderr.
 struct TunePrinter<'a> {
     a: &'a TuneArgs,
     req: &'a Request,
-    connected: &'a Connected,
-    /// The sandbox's shared use, held while the session measures.
-    held: Option<SandboxUse>,
-    /// The dataset check's own error, returned in place of the tuner's.
-    failure: Option<anyhow::Error>,
+    /// Where building or checking the dataset reports.
+    loading: Printer,
     /// When the session began, for the budget's ETA.
     started: std::time::Instant,
     /// The live metrics endpoint's registry (`--metrics-addr`).
@@ -130,22 +134,8 @@ impl Observer for TunePrinter<'_> {
         );
     }
 
-    fn dataset(&mut self) -> Result<(), TuneError> {
-        let w = &self.req.plan.workload;
-        match crate::dataset::ensure_dataset(self.connected, &self.a.target, w, None) {
-            Ok(held) => {
-                self.held = held;
-                Ok(())
-            }
-            Err(e) => {
-                let failed = TuneError::Dataset {
-                    message: format!("{e:#}"),
-                    user: exit_code(&e) == 2,
-                };
-                self.failure = Some(e);
-                Err(failed)
-            }
-        }
+    fn dataset(&mut self) -> Option<&mut dyn qpslab_lab::exec::Observer> {
+        Some(&mut self.loading)
     }
 
     fn space(&mut self, space: &Space) {
