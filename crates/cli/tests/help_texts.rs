@@ -58,9 +58,9 @@ fn number_after(text: &str, phrase: &str) -> f64 {
 fn diff_rounds_are_the_constants_the_rounds_obey() {
     let h = help_text(&["diff"]);
     let repeats = &option_help(&h, "--repeats");
-    let min = qpslab_sql::diff::MIN_ROUNDS as f64;
+    let min = qpslab_traffic::diff::MIN_ROUNDS as f64;
     assert_eq!(number_after(repeats, "at least "), min, "{repeats}");
-    let pct = qpslab_sql::diff::PRECISION_PCT;
+    let pct = qpslab_traffic::diff::PRECISION_PCT;
     assert_eq!(number_after(repeats, "within ±"), pct, "{repeats}");
     let max_time = &option_help(&h, "--max-time-per-class");
     assert_eq!(

@@ -2,7 +2,7 @@
 //! engine, the probe and the sandboxes, and stores every phase as it is measured. The services
 //! built on it live in crates of their own:
 //!
-//! - capture, replay and diff, which work from captured SQL: `qpslab-sql`;
+//! - capture, replay and diff, which work from captured SQL: `qpslab-traffic`;
 //! - OS toggles (`os`), a setup's storage (`storage`) and fio (`io`), what qpslab does to the
 //!   machine below the server: `qpslab-host` (below the lab: studies use it);
 //! - the advisor: `qpslab-advise`; tuning with proof: `qpslab-tune`; every statistical

@@ -34,15 +34,15 @@ pub struct DiffArgs {
     #[arg(long, value_name = "N", help = format!(
         "Measured rounds per class (default: until the ratio's 95% interval is within ±{}%, \
          or --max-time-per-class, at least {})",
-        qpslab_sql::diff::PRECISION_PCT,
-        qpslab_sql::diff::MIN_ROUNDS
+        qpslab_traffic::diff::PRECISION_PCT,
+        qpslab_traffic::diff::MIN_ROUNDS
     ))]
     pub repeats: Option<usize>,
     #[arg(
         long,
         help = format!(
             "Seconds of rounds per class, at most (after the first {} rounds)",
-            qpslab_sql::diff::MIN_ROUNDS
+            qpslab_traffic::diff::MIN_ROUNDS
         ),
         value_name = "S",
         default_value_t = 5.0,

@@ -1,6 +1,6 @@
 //! `qpslab capture`: log every statement a server on this host runs for a while, then put its
 //! settings back. The whole sequence (the restore ledger, the baseline, the window, restoring,
-//! writing FILE through a temporary file) is `qpslab_sql::capture::take`; this module checks
+//! writing FILE through a temporary file) is `qpslab_traffic::capture::take`; this module checks
 //! the arguments, prints the restore statement first and each step as it happens, and reports
 //! what the capture saw and cost. Ctrl-C/SIGTERM/SIGHUP end the window early.
 //!
@@ -16,7 +16,7 @@ use crate::target::{connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::fault::Blame;
 use qpslab_core::Endpoint;
-use qpslab_sql::capture::{Activity, CaptureError, Changes, LogOut, Request, Step};
+use qpslab_traffic::capture::{Activity, CaptureError, Changes, LogOut, Request, Step};
 use serde::Serialize;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -78,7 +78,7 @@ pub fn capture(a: CaptureArgs) -> Result<()> {
         stop: &INTERRUPTED,
         out,
     };
-    let taken = qpslab_sql::capture::take(request, &mut |step| match step {
+    let taken = qpslab_traffic::capture::take(request, &mut |step| match step {
         Step::Planned { restore_line } => eprintln!(
             "capturing {target} for {:.0} s; if qpslab is killed (kill -9), restore the server with:\n  {restore_line}",
             a.time.as_secs_f64(),

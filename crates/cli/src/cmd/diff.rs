@@ -12,11 +12,11 @@ use qpslab_core::diff::{ClassMeasure, Pair};
 use qpslab_core::{ConnectOptions, Dsn};
 use qpslab_lab::restore::Ledger;
 use qpslab_report::diff::{analyze, paired, precise, DiffReport};
-use qpslab_sql::diff::profile::profile_side;
-use qpslab_sql::diff::side::{Described, SideError};
-use qpslab_sql::diff::{rounds, sample, DiffObserver, DiffOptions, DiffSide, PRECISION_PCT};
-use qpslab_sql::replay::account::{self, AccessOptions, ReadOnlyAccess};
-use qpslab_sql::replay::{Reading, ReplayLog};
+use qpslab_traffic::diff::profile::profile_side;
+use qpslab_traffic::diff::side::{Described, SideError};
+use qpslab_traffic::diff::{rounds, sample, DiffObserver, DiffOptions, DiffSide, PRECISION_PCT};
+use qpslab_traffic::replay::account::{self, AccessOptions, ReadOnlyAccess};
+use qpslab_traffic::replay::{Reading, ReplayLog};
 use std::time::Duration;
 
 /// Runs `qpslab diff`.
@@ -28,14 +28,14 @@ pub fn diff(a: DiffArgs) -> Result<()> {
     }
     let described = [side(&a.a, &a.wait, &a.home)?, side(&a.b, &a.wait, &a.home)?];
     let timeout = Some(Duration::from_secs_f64(a.statement_timeout));
-    let resolved = qpslab_sql::diff::side::resolve(described, timeout);
+    let resolved = qpslab_traffic::diff::side::resolve(described, timeout);
     let pids = match &a.profile {
         Some(dir) => Some(resolved.profile_pids().map_err(|e| side_error(e, dir))?),
         None => None,
     };
     let mut sides = resolved.sides;
     let kind = crate::cmd::digest::log_type(a.log_type);
-    let mut loaded = qpslab_sql::replay::source::load(&a.log, kind).map_err(exec_error)?;
+    let mut loaded = qpslab_traffic::replay::source::load(&a.log, kind).map_err(exec_error)?;
     // Statements read as both servers read them (the worse reading of the two).
     let mut readings = Vec::new();
     for side in &sides {

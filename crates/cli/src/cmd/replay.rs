@@ -13,11 +13,11 @@ use qpslab_core::replay::{ReplayMode, ReplayPlan};
 use qpslab_core::ConnectOptions;
 use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
 use qpslab_lab::restore::Ledger;
-use qpslab_sql::replay::account::{self, AccessOptions};
-use qpslab_sql::replay::source::{load, Loaded};
-use qpslab_sql::replay::{class_id, refused, Outcome, ReplayOptions};
 use qpslab_sqllog::Policy;
 use qpslab_store::{RunMeta, Store};
+use qpslab_traffic::replay::account::{self, AccessOptions};
+use qpslab_traffic::replay::source::{load, Loaded};
+use qpslab_traffic::replay::{class_id, refused, Outcome, ReplayOptions};
 
 /// Runs `qpslab replay`.
 pub fn replay(a: ReplayArgs) -> Result<()> {
@@ -56,7 +56,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
     connected.options.database.clone_from(&a.target.database);
     // Each logged connection's statements read as the target reads them: its version for
     // executable comments, its sql_mode and the log's SET sql_mode for strings.
-    if let Err(e) = qpslab_sql::replay::classify_on(&[&connected.options], &mut loaded.log) {
+    if let Err(e) = qpslab_traffic::replay::classify_on(&[&connected.options], &mut loaded.log) {
         let _ = connected.finish();
         return Err(exec_error(e));
     }
@@ -147,7 +147,7 @@ fn options(a: &ReplayArgs) -> Result<ReplayOptions> {
 /// What the stored run says it ran.
 fn plan(a: &ReplayArgs, o: &ReplayOptions, l: &Loaded) -> RunPlan {
     let mut plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpReadOnly));
-    let sessions = qpslab_sql::replay::sessions(&l.log, o);
+    let sessions = qpslab_traffic::replay::sessions(&l.log, o);
     plan.threads = vec![sessions];
     plan.stop.time_s = None;
     plan.percentiles.clone_from(&o.percentiles);
@@ -177,7 +177,7 @@ fn measure(
     session: &ConnectOptions,
     mut printer: LivePrinter,
 ) -> Result<()> {
-    let (mut sampler, server) = qpslab_sql::replay::ready(
+    let (mut sampler, server) = qpslab_traffic::replay::ready(
         &target.options,
         target.server_pid,
         &l.log,
@@ -196,9 +196,9 @@ fn measure(
     // client's, prepared meanwhile, are its own.
     let xa_before = sampler
         .conn()
-        .and_then(|c| qpslab_sql::replay::xa::prepared(c).ok());
-    let xa_started = qpslab_sql::replay::xa::Started::default();
-    let outcome = qpslab_sql::replay::measure(
+        .and_then(|c| qpslab_traffic::replay::xa::prepared(c).ok());
+    let xa_started = qpslab_traffic::replay::xa::Started::default();
+    let outcome = qpslab_traffic::replay::measure(
         store,
         &meta,
         session,
@@ -210,7 +210,7 @@ fn measure(
         &xa_started,
     );
     if let (Some(before), Some(conn)) = (&xa_before, sampler.conn()) {
-        match qpslab_sql::replay::xa::roll_back_new(conn, before, &xa_started.xids()) {
+        match qpslab_traffic::replay::xa::roll_back_new(conn, before, &xa_started.xids()) {
             Ok(left) => {
                 for (xid, failed) in left {
                     match failed {

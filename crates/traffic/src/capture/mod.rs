@@ -15,8 +15,8 @@
 //! raises its own `long_query_time`, so the capture's queries are not in the log.
 //!
 //! ```no_run
-//! # fn demo(target: &qpslab_core::ConnectOptions) -> Result<(), qpslab_sql::capture::CaptureError> {
-//! use qpslab_sql::capture::Capture;
+//! # fn demo(target: &qpslab_core::ConnectOptions) -> Result<(), qpslab_traffic::capture::CaptureError> {
+//! use qpslab_traffic::capture::Capture;
 //! let stop = std::sync::atomic::AtomicBool::new(false);
 //! let cap = Capture::open(target)?;
 //! eprintln!("to restore by hand: {}", cap.restore_line());

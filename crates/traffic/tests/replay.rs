@@ -6,9 +6,9 @@
 use qpslab_core::fault::Blame;
 use qpslab_core::replay::ReplayMode;
 use qpslab_core::{ConnectOptions, PhaseResult};
-use qpslab_sql::replay::exec::replay;
-use qpslab_sql::replay::{check_databases, Logged, ReplayLog, ReplayOptions};
 use qpslab_sqllog::Policy;
+use qpslab_traffic::replay::exec::replay;
+use qpslab_traffic::replay::{check_databases, Logged, ReplayLog, ReplayOptions};
 use qpslab_wire::Conn;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;

@@ -12,7 +12,7 @@
 //! ```no_run
 //! # fn demo() -> Result<(), qpslab_lab::ExecError> {
 //! use qpslab_sqllog::LogType;
-//! let loaded = qpslab_sql::replay::source::load("slow.log".as_ref(), LogType::Slow)?;
+//! let loaded = qpslab_traffic::replay::source::load("slow.log".as_ref(), LogType::Slow)?;
 //! println!("{} statements from {}", loaded.log.stmts.len(), loaded.flavor);
 //! # Ok(()) }
 //! ```
