@@ -14,15 +14,8 @@ pub fn eta_s(done: f64, total: f64, elapsed: Duration) -> Option<f64> {
     (done > 0.0).then(|| (total - done).max(0.0) * elapsed.as_secs_f64() / done)
 }
 
-/// `16s`, `2m05s`, `1h02m`.
-pub fn duration_text(secs: f64) -> String {
-    let s = secs.max(0.0).round() as u64;
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
-    }
-}
+/// `16s`, `2m05s`, `1h02m`: the one duration printer, [`qpslab_core::units::duration_text`].
+pub use qpslab_core::units::duration_text;
 
 /// `, ETA 2m05s`, or `, ETA ?` while there is no pace to go by.
 pub fn eta_text(done: f64, total: f64, elapsed: Duration) -> String {
