@@ -12,9 +12,6 @@ pub enum Error {
     /// An SVG chart could not be rendered to PNG.
     #[error("rendering a chart to PNG: {0}")]
     Png(String),
-    /// A flame graph could not be drawn (no stacks, malformed folded lines).
-    #[error("flame graph: {0}")]
-    Flame(String),
     /// A file or directory could not be written.
     #[error("writing {0}: {1}")]
     Write(PathBuf, std::io::Error),
