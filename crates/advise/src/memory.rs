@@ -2,10 +2,11 @@
 //! headline: a stock 128 MiB pool in front of a larger dataset), its instances, and the redo
 //! log against the write rate.
 
-use super::fmt::{count, round_up, span};
+use super::fmt::{count, round_up};
 use super::rule::{server_finding, too_early};
 use super::{Facts, Finding, Severity};
 use qpslab_core::units::short_size;
+use qpslab_core::units::span_text;
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -144,7 +145,7 @@ fn redo_log(f: &Facts) -> Option<Finding> {
         "redo log {} ; Innodb_os_log_written {} in {} ({}/s), Innodb_log_waits {waits}",
         short_size(total),
         short_size(written),
-        span(up),
+        span_text(up),
         short_size(written / up.max(1))
     )
     .replace(" ;", ";");

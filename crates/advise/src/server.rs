@@ -2,10 +2,11 @@
 //! table cache misses, thread creation, temporary tables on disk, connections near the limit,
 //! and features that cost throughput (performance schema, query cache).
 
-use super::fmt::{count, span};
+use super::fmt::count;
 use super::rule::{server_finding, too_early};
 use super::{Facts, Finding, Severity};
 use qpslab_core::units::short_size;
+use qpslab_core::units::span_text;
 
 const MIB: u64 = 1 << 20;
 
@@ -48,7 +49,7 @@ fn table_cache(f: &Facts) -> Option<Finding> {
     if want <= cache {
         return None;
     }
-    let reason = format!("Open_tables {open} of table_open_cache {cache} and Opened_tables {} in {} ({per_s:.1}/s): tables are closed and reopened", count(opened), span(up));
+    let reason = format!("Open_tables {open} of table_open_cache {cache} and Opened_tables {} in {} ({per_s:.1}/s): tables are closed and reopened", count(opened), span_text(up));
     server_finding(
         f,
         "table_open_cache",

@@ -16,9 +16,9 @@
 //!
 //! Sizes print in three ways: [`size_text`] as sysbench writes them (`2G`), [`binary_size`]
 //! as `du -h` reads (`312.0 MiB`), [`short_size`] as advice reads (`128 MiB`, `1.9 GiB`).
-//! Times print in three: [`duration_text`] for elapsed times and ETAs (`2m05s`),
-//! [`latency_text`] for a latency (`12.3 ms`), [`timeout_text`] for a limit as it was typed
-//! (`5 s`, `500 ms`).
+//! Times print in four: [`duration_text`] for elapsed times and ETAs (`2m05s`),
+//! [`span_text`] for advice's long spans (`15 min`, `2.0 h`), [`latency_text`] for a latency
+//! (`12.3 ms`), [`timeout_text`] for a limit as it was typed (`5 s`, `500 ms`).
 //!
 //! ```
 //! use qpslab_core::units;
@@ -245,6 +245,16 @@ pub fn duration_text(secs: f64) -> String {
     }
 }
 
+/// A long span of seconds as advice reads it: whole minutes, or hours with one decimal from
+/// two hours on (`15 min`, `2.0 h`).
+pub fn span_text(s: u64) -> String {
+    if s >= 7200 {
+        format!("{:.1} h", s as f64 / 3600.0)
+    } else {
+        format!("{} min", s / 60)
+    }
+}
+
 /// A latency in microseconds, in the unit that reads best: `850 µs`, `12.3 ms`, `1.25 s`.
 pub fn latency_text(us: f64) -> String {
     let a = us.abs();
@@ -272,12 +282,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn times_print_in_three_ways() {
+    fn times_print_in_four_ways() {
         use std::time::Duration;
         assert_eq!(duration_text(16.4), "16s");
         assert_eq!(duration_text(125.0), "2m05s");
         assert_eq!(duration_text(3720.0), "1h02m");
         assert_eq!(duration_text(-3.0), "0s");
+        assert_eq!(span_text(7200), "2.0 h");
+        assert_eq!(span_text(900), "15 min");
         assert_eq!(latency_text(850.2), "850 µs");
         assert_eq!(latency_text(12_345.0), "12.3 ms");
         assert_eq!(latency_text(-1_250_000.0), "-1.25 s");
