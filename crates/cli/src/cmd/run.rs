@@ -1,27 +1,26 @@
-//! `qpslab run`: the plan from the flags and the target connected, then one call to
-//! `qpslab_lab::ready` (server facts, leftover settings, limits, dataset, replica monitor,
-//! thread placement) and one to `qpslab_lab::sweep::run`, which settles the server and
-//! measures and stores each phase (an interrupted or failed phase keeps its intervals) while
-//! the printer shows its progress; then the sweep table and `--json`.
+//! `qpslab run`: the plan from the flags and the target connected, then one library call,
+//! `qpslab_lab::request::run` (the `--profile` checks, the store, readying the server and the
+//! sweep, which measures and stores each phase while the printer shows its progress); then the
+//! sweep table and `--json`.
 
-use super::threads::RunPlacement;
 use crate::args::{JsonPath, OutputArgs, ReplicaRunArgs, RunArgs, TableJsonCsv, TargetArgs};
 use crate::dataset::server;
 use crate::error::exec_error;
 use crate::error::user;
 use crate::plan::run_plan;
 use crate::printer::{closed_note, Printer};
-use crate::render::sweep_table;
 use crate::render::run::{steps_table, stop_text, verdict};
+use crate::render::sweep_table;
 use crate::signals::INTERRUPTED;
-use crate::target::{command_args, connect, sandbox_home, Connected};
+use crate::target::{command_args, connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
-use qpslab_lab::ready::{Ready, ReadyError, Readying};
-use qpslab_lab::settle::ServerKind;
-use qpslab_lab::sweep::{Closed, Sweep, SweepError, Swept};
-use qpslab_store::Store;
+use qpslab_lab::exec::Observer;
+use qpslab_lab::placement::{RunKeeper, RunPlaced};
+use qpslab_lab::ready::ReadyError;
+use qpslab_lab::request::{RunObserver, RunOutcome, RunRequest};
+use qpslab_lab::sweep::{Closed, SweepObserver};
 
 /// Runs `qpslab run`.
 pub fn run(a: RunArgs) -> Result<()> {
@@ -36,60 +35,69 @@ pub fn run(a: RunArgs) -> Result<()> {
     let exporter = crate::metrics::start(a.metrics_addr.as_deref())?;
     let mut embedded = a.embedded.clone();
     super::threads::prepare_run(&a.pin, &a.target, &mut embedded.settings)?;
-    let mut connected = connect(&a.target, Some(&embedded), &sandbox_home(&a.home))?;
+    let home = sandbox_home(&a.home);
+    let connected = connect(&a.target, Some(&embedded), &home)?;
     detail!(
         "target: {}",
         qpslab_core::dsn::Dsn(connected.options.clone())
     );
     detail!("plan: {}", serde_json::to_string(&plan).unwrap_or_default());
-    if let Some(dir) = &a.profile {
-        crate::profile::find_server(&mut connected);
-        if let Err(e) = crate::profile::check(dir, &connected) {
-            let _ = connected.finish();
-            return Err(e);
-        }
-    }
-    // The store is opened once the target is known to be valid, so rejected input writes nothing.
-    let outcome = crate::db::open_to_write(&a.db.db).and_then(|mut store| {
-        let loaders = resolved.prepare_threads;
-        let printer = Printer::with_metrics(exporter.as_ref())
-            .sysbench_output(a.histogram.as_deref() == Some("on"), !a.no_live_lines);
-        sweep(
-            &a, plan, loaders, &workload, &mut store, &connected, printer,
-        )
+    let target_args = command_args(&a.target);
+    let outcome = super::threads::policy(&a.pin).and_then(|pin| {
+        let req = RunRequest {
+            plan,
+            workload: &workload,
+            loaders: resolved.prepare_threads,
+            server: server(&connected, &a.target, &home, &target_args),
+            started: connected.sandbox.is_some(),
+            lab: &home,
+            replica: a.replica.replica.as_deref(),
+            pin,
+            profile: a.profile.clone(),
+            store: &a.db.db,
+            command: crate::target::command_line(),
+            rate_search: a.replica.rate_search.then_some(a.replica.max_lag),
+        };
+        let mut printer = RunPrinter {
+            ready: Printer::new(),
+            sweep: Printer::with_metrics(exporter.as_ref())
+                .sysbench_output(a.histogram.as_deref() == Some("on"), !a.no_live_lines),
+        };
+        qpslab_lab::request::run(req, &mut printer, &INTERRUPTED).map_err(crate::error::fail)
     });
+    // Printed before the sandbox stops, as the run's last words on standard output.
+    let rendered = outcome.and_then(|o| finish(&o, &a.output));
     let stopped = connected.finish();
-    outcome?;
+    rendered?;
     stopped
 }
 
-/// Readies the server for `plan` in one library call (`qpslab_lab::ready`): its facts, no
-/// leftover settings, its limits, the dataset, the replica's lag monitor and the threads'
-/// placement (recorded in `plan`), which says what it placed.
-fn ready(
-    a: &RunArgs,
-    plan: &mut RunPlan,
-    loaders: Option<u32>,
-    workload: &Workload,
-    target: &Connected,
-) -> Result<(Ready, Option<RunPlacement>)> {
-    let home = sandbox_home(&a.home);
-    let target_args = command_args(&a.target);
-    let req = Readying {
-        server: server(target, &a.target, &home, &target_args),
-        lab: &home,
-        loaders,
-        replica: a.replica.replica.as_deref(),
-        pin: &super::threads::policy(&a.pin)?,
-        profile: a.profile.clone(),
-    };
-    let mut ready = qpslab_lab::ready::ready(req, plan, workload, &mut Printer::new())
-        .map_err(|e| ready_error(e, &a.target))?;
-    let placement = ready.placement.take().map(RunPlacement::started);
-    Ok((ready, placement))
+/// What `run` prints as it goes: readying the server (the dataset loading) and the sweep each
+/// through a printer of their own, and what the thread placement placed.
+struct RunPrinter {
+    ready: Printer,
+    sweep: Printer,
 }
 
-/// The library's error readying the server of `t` (`run`, `replay`) as the CLI reports it.
+impl RunObserver for RunPrinter {
+    fn readying(&mut self) -> &mut dyn Observer {
+        &mut self.ready
+    }
+
+    fn sweeping(&mut self) -> &mut dyn SweepObserver {
+        &mut self.sweep
+    }
+
+    fn placement_started(&mut self, keeper: &RunKeeper) {
+        super::threads::placement_started(keeper);
+    }
+
+    fn placement_stopped(&mut self, done: &RunPlaced) {
+        super::threads::placement_stopped(done);
+    }
+}
+
+/// The library's error readying the server of `t` (`replay`) as the CLI reports it.
 pub(crate) fn ready_error(e: ReadyError, t: &TargetArgs) -> anyhow::Error {
     match e {
         ReadyError::Connect { target, source } => {
@@ -102,79 +110,20 @@ pub(crate) fn ready_error(e: ReadyError, t: &TargetArgs) -> anyhow::Error {
         ReadyError::Dataset(e) => exec_error(e),
         ReadyError::Replica { replica, source } => super::replica::monitor_error(&replica, source),
         ReadyError::NotOurs => super::threads::not_ours(),
-        ReadyError::Placement(e) => super::threads::placement_error(e),
+        ReadyError::Placement(e) => crate::error::fail(e),
         // Only `qpslab cleanup` drops tables.
         e @ ReadyError::Cleanup(_) => anyhow::Error::new(e),
     }
 }
 
-/// Readies the server, then measures and stores the run in one library call, and prints
-/// what it found.
-fn sweep(
-    a: &RunArgs,
-    mut plan: RunPlan,
-    loaders: Option<u32>,
-    workload: &Workload,
-    store: &mut Store,
-    target: &Connected,
-    mut printer: Printer,
-) -> Result<()> {
-    let (
-        Ready {
-            server,
-            mut sampler,
-            hold: _hold,
-            ..
-        },
-        placement,
-    ) = ready(a, &mut plan, loaders, workload, target)?;
-    let home = sandbox_home(&a.home);
-    let label = plan.workload.label();
-    let sweep = Sweep {
-        plan,
-        target: &target.options,
-        // Only the sandbox started for this command is settled as ours.
-        server_kind: match target.sandbox {
-            Some(_) => ServerKind::Sandbox,
-            None => ServerKind::External,
-        },
-        server,
-        command: crate::target::command_line(),
-        workload,
-        lab: home.path(),
-        rate_search: a.replica.rate_search.then_some(a.replica.max_lag),
-    };
-    let swept = qpslab_lab::sweep::run(store, sweep, &mut sampler, &mut printer, &INTERRUPTED);
-    if let Ok(Swept {
-        searched: Some(s), ..
-    }) = &swept
-    {
+/// Prints what a rate search found, the run's sweep table and where it is stored, then the
+/// stored run as `out` asks.
+fn finish(outcome: &RunOutcome, out: &OutputArgs<TableJsonCsv, JsonPath>) -> Result<()> {
+    let RunOutcome { swept, store } = outcome;
+    if let Some(s) = &swept.searched {
         print!("\n{}", steps_table(s));
         println!("{}", verdict(s));
     }
-    if let Some(p) = placement {
-        p.stop();
-    }
-    let swept = swept.map_err(|e| sweep_error(e, a, &label))?;
-    finish(store, &swept, &a.output)
-}
-
-/// The library's error as the CLI reports it.
-fn sweep_error(e: SweepError, a: &RunArgs, label: &str) -> anyhow::Error {
-    match e {
-        SweepError::Exec(e) => exec_error(e),
-        SweepError::Restore(e) => super::restore::error(e, &a.target),
-        SweepError::Store(e) => e.into(),
-        SweepError::Unfinished {
-            threads,
-            closed,
-            source,
-        } => unfinished_error(source, &closed, format!("{label} at {threads} thread(s)")),
-    }
-}
-
-/// Prints the run's sweep table and where it is stored, then the stored run as `out` asks.
-fn finish(store: &Store, swept: &Swept, out: &OutputArgs<TableJsonCsv, JsonPath>) -> Result<()> {
     let plan = &swept.meta.plan;
     println!(
         "\n{} on {} ({} per phase)",

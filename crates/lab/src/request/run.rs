@@ -6,11 +6,12 @@
 //! renders the [`RunOutcome`].
 
 use super::profile;
+use super::RunError;
 use crate::exec::Observer;
 use crate::placement::{RunKeeper, RunPlaced};
-use crate::ready::{Ready, ReadyError, Readying, Server};
+use crate::ready::{Ready, Readying, Server};
 use crate::settle::ServerKind;
-use crate::sweep::{Sweep, SweepError, SweepObserver, Swept};
+use crate::sweep::{Sweep, SweepObserver, Swept};
 use qpslab_core::placement::Policy;
 use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
@@ -68,28 +69,6 @@ pub trait RunObserver {
     fn placement_stopped(&mut self, _done: &RunPlaced) {}
 }
 
-/// Why a run failed.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// `--profile` cannot work for this server (the user's to fix).
-    #[error("{0}")]
-    Profile(String),
-    /// The results store could not be opened.
-    #[error(transparent)]
-    Store(qpslab_store::Error),
-    /// The server could not be readied.
-    #[error(transparent)]
-    Ready(ReadyError),
-    /// The sweep of the workload `label` ended early.
-    #[error("{source}")]
-    Sweep {
-        /// The workload's label, the context of a phase that did not finish.
-        label: String,
-        /// Why.
-        source: SweepError,
-    },
-}
-
 /// Runs `req`: checks `--profile`, opens the store, readies the server and measures and stores
 /// the sweep, reporting to `obs`; `stop` (Ctrl-C) ends it early.
 pub fn run(
@@ -118,6 +97,7 @@ pub fn run(
         }
         profile::check(dir, &server).map_err(RunError::Profile)?;
     }
+    let target_args = server.target_args.to_vec();
     let mut store = Store::open(store).map_err(RunError::Store)?;
     let readying = Readying {
         server,
@@ -132,8 +112,12 @@ pub fn run(
         mut sampler,
         placement,
         hold: _hold,
-    } = crate::ready::ready(readying, &mut plan, workload, obs.readying())
-        .map_err(RunError::Ready)?;
+    } = crate::ready::ready(readying, &mut plan, workload, obs.readying()).map_err(|source| {
+        RunError::Ready {
+            source,
+            target_args: target_args.clone(),
+        }
+    })?;
     if let Some(keeper) = &placement {
         obs.placement_started(keeper);
     }
@@ -159,6 +143,10 @@ pub fn run(
     }
     match swept {
         Ok(swept) => Ok(RunOutcome { swept, store }),
-        Err(source) => Err(RunError::Sweep { label, source }),
+        Err(source) => Err(RunError::Sweep {
+            label,
+            target_args,
+            source,
+        }),
     }
 }
