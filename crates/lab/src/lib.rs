@@ -12,6 +12,8 @@
 //!
 //! - **[`options`]** declares every workload and run option once and resolves flags or spec
 //!   keys into a `RunPlan` (password files included).
+//! - **[`request`]**: a whole command as one call: `qpslab run`'s request (profile checks,
+//!   store, ready, sweep), the outcome to render and its error, which says whose fault it is.
 //! - **[`run`]** measures a run: ready the server, settle it, warm up, measure and store each
 //!   phase of a sweep or a rate search, live actions judged.
 //! - **[`dataset`]**: the one home of the dataset: made present (built on a sandbox of ours,
