@@ -63,6 +63,51 @@ impl Blame for LogError {
     }
 }
 
+/// A [`LogError`] met while digesting the log `name`, in the words `qpslab digest` reports it:
+/// the user's mistakes lead with the log's name (a line too long names it itself); a failure
+/// to read says what was being done, with the reader's error as its source.
+#[derive(Debug)]
+pub struct Digesting {
+    /// The log as named on the command line (`-`: standard input).
+    pub name: String,
+    /// What went wrong, with the log's name where it names a line.
+    pub error: LogError,
+}
+
+impl LogError {
+    /// This error, met digesting the log `name`.
+    pub fn digesting(self, name: &str) -> Digesting {
+        Digesting {
+            name: name.to_string(),
+            error: self.in_file(name),
+        }
+    }
+}
+
+impl std::fmt::Display for Digesting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.error {
+            // It names the file and the line itself.
+            e @ LogError::TooLong { .. } => write!(f, "{e}"),
+            e if e.is_user_error() => write!(f, "{}: {e}", self.name),
+            _ => write!(f, "digesting {}", self.name),
+        }
+    }
+}
+
+impl std::error::Error for Digesting {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // The user's mistakes are one message; a failure to read keeps the reader's error.
+        (!self.error.is_user_error()).then_some(&self.error as _)
+    }
+}
+
+impl Blame for Digesting {
+    fn fault(&self) -> Fault {
+        self.error.fault()
+    }
+}
+
 /// What the first line of unreadable input is, for an error message: `its first line is
 /// "..."` (shortened), or `it starts with binary data`.
 pub(crate) fn describe(line: &[u8]) -> String {
@@ -97,4 +142,34 @@ pub(crate) fn shorten(line: &[u8]) -> Option<String> {
         out.push('…');
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn digesting_names_the_log_once_and_keeps_only_a_read_failures_source() {
+        let user = LogError::UnknownFormat("not a slow log".into()).digesting("s.log");
+        assert_eq!(user.to_string(), "s.log: not a slow log");
+        assert!(user.source().is_none() && user.is_user_error());
+        let long = LogError::TooLong {
+            file: None,
+            line: 3,
+            what: "a line",
+            limit: 1 << 20,
+        };
+        let long = long.digesting("s.log");
+        assert!(
+            long.to_string()
+                .starts_with("s.log:3: a line longer than 1 MiB"),
+            "{long}"
+        );
+        let io = LogError::Io(std::io::Error::other("disk gone")).digesting("s.log");
+        assert_eq!(io.to_string(), "digesting s.log");
+        let source = io.source().map(|s| s.to_string());
+        assert_eq!(source.as_deref(), Some("reading the log: disk gone"));
+        assert!(!io.is_user_error());
+    }
 }

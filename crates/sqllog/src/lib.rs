@@ -45,7 +45,7 @@ use std::io::BufReader;
 use std::path::Path;
 
 pub use entry::{Command, Entry, EntryRef, Flavor, LogType};
-pub use error::LogError;
+pub use error::{Digesting, LogError};
 pub use fingerprint::{
     fingerprint, fingerprint_into, kind_of_fingerprint, statement_kind, StatementKind,
 };

@@ -4,12 +4,11 @@
 use crate::render::digest as render;
 
 use crate::args::{DigestArgs, Format, LogTypeArg};
-use crate::error::user;
+use crate::error::{fail, user};
 use crate::out::Output;
 use anyhow::Result;
-use qpslab_core::fault::Blame;
 use qpslab_sqllog::digest::{digest_log, Report};
-use qpslab_sqllog::{LogError, LogReader, LogType};
+use qpslab_sqllog::{LogReader, LogType};
 use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::Path;
@@ -41,7 +40,7 @@ pub fn digest(a: DigestArgs) -> Result<()> {
     // Checked before the log is read, so a wrong path fails at once, not after a 10 GB log.
     let out = Output::new(&a.output, "digest")?;
     let (input, size) = open(&a.log, &name)?;
-    let mut reader = LogReader::new(input, kind).map_err(|e| log_error(&name, e))?;
+    let mut reader = LogReader::new(input, kind).map_err(|e| fail(e.digesting(&name)))?;
     let report = read(&mut reader, &name, size, limit)?;
     out.emit(|f| match f {
         Format::Json => crate::out::json(&report),
@@ -73,19 +72,9 @@ fn read<R: BufRead>(
 ) -> Result<Report> {
     let mut progress = Progress::new(size);
     let report = digest_log(reader, name, limit, |bytes| progress.tick(bytes))
-        .map_err(|e| log_error(name, e));
+        .map_err(|e| fail(e.digesting(name)));
     progress.done();
     report
-}
-
-/// The reader's error as the user sees it: format and open errors are theirs (exit 2).
-fn log_error(name: &str, e: LogError) -> anyhow::Error {
-    match e.in_file(name) {
-        // It names the file and the line itself.
-        e @ LogError::TooLong { .. } => user(e.to_string()),
-        e if e.is_user_error() => user(format!("{name}: {e}")),
-        e => anyhow::Error::new(e).context(format!("digesting {name}")),
-    }
 }
 
 /// A once-a-second progress line on a terminal's stderr, for big logs only.
