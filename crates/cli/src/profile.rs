@@ -1,18 +1,19 @@
 //! `run --profile DIR` (and a study's `perf_profile` key): what is checked before anything
-//! starts; `diff --profile DIR`: the flame graphs of both sides and their difference, as
-//! figures of the report.
+//! starts; `diff --profile DIR`: the figures of the report from the flame graphs of both sides
+//! and their difference.
 //!
-//! A run's recording belongs to the sampler (`qpslab_probe::profile`), which the lab starts and
-//! stops around each measured phase and which draws the phase's flame graph as it stops
-//! (`qpslab_probe::profile::flame`); the CLI only says where it is (`render::run`).
+//! Flame graphs are drawn where their profiles are recorded: a run's by the sampler
+//! (`qpslab_probe::profile`), which the lab starts and stops around each measured phase and
+//! which draws the phase's graph as it stops (`qpslab_probe::profile::flame`); a diff's by
+//! `qpslab_traffic::diff::flame` after its profiling pass. The CLI only says where they are.
 
 use crate::error::user;
 use crate::target::Connected;
 use anyhow::Result;
 use qpslab_core::diff::SideProfile;
 use qpslab_core::Endpoint;
-use qpslab_probe::profile::flame;
 use qpslab_report::diff::Figure;
+use qpslab_traffic::diff::flame::draw_sides;
 use std::path::Path;
 
 /// Finds the process of a server of the user's reached through a Unix socket on this machine
@@ -47,42 +48,21 @@ pub fn unknown_pid(dir: &Path, what: &str) -> anyhow::Error {
 }
 
 /// `diff --profile`: the flame graphs of both sides and the differential one (B against A,
-/// beside them as `diff.svg`), as figures of the report at `report` (their paths relative to
-/// it). A graph that cannot be drawn is a warning and no figure.
-pub fn draw_sides(profiles: &[SideProfile], report: Option<&Path>) -> Vec<Figure> {
-    let [a, b] = profiles else {
-        return Vec::new();
-    };
-    let differential = a.files.svg.with_file_name("diff.svg");
-    let graphs = [
-        (
-            &a.files.svg,
-            vec![a.files.folded.as_path()],
-            format!("A: {}", a.side),
-        ),
-        (
-            &b.files.svg,
-            vec![b.files.folded.as_path()],
-            format!("B: {}", b.side),
-        ),
-        (
-            &differential,
-            vec![a.files.folded.as_path(), b.files.folded.as_path()],
-            "B against A (red: B spends more of its samples there)".to_string(),
-        ),
-    ];
+/// beside them as `diff.svg`, drawn by `qpslab_traffic::diff::flame`), as figures of the report
+/// at `report` (their paths relative to it). A graph that could not be drawn is a warning and
+/// no figure.
+pub fn figures(profiles: &[SideProfile], report: Option<&Path>) -> Vec<Figure> {
     let mut figures = Vec::new();
-    for (svg, folded, title) in graphs {
-        let subtitle = format!("server on-CPU · {}", a.files.event_reason);
-        match flame::draw(svg, &folded, &title, &subtitle) {
+    for graph in draw_sides(profiles) {
+        match graph.drawn {
             Ok(()) => {
-                eprintln!("diff: flame graph {}", svg.display());
+                eprintln!("diff: flame graph {}", graph.svg.display());
                 figures.push(Figure {
-                    title,
-                    path: relative_to_report(svg, report),
+                    title: graph.title,
+                    path: relative_to_report(&graph.svg, report),
                 });
             }
-            Err(e) => eprintln!("warning: no flame graph {} ({e})", svg.display()),
+            Err(e) => eprintln!("warning: no flame graph {} ({e})", graph.svg.display()),
         }
     }
     figures

@@ -95,7 +95,7 @@ pub fn diff(a: DiffArgs) -> Result<()> {
                 .map_err(exec_error)?;
             report.profiles.push(p);
         }
-        report.figures = crate::profile::draw_sides(&report.profiles, a.out.as_deref());
+        report.figures = crate::profile::figures(&report.profiles, a.out.as_deref());
     }
     for access in accesses {
         access.finish().map_err(exec_error)?;

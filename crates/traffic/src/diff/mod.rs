@@ -25,11 +25,13 @@
 //! The lab returns raw measurements ([`qpslab_core::diff::DiffMeasurement`]); the statistics
 //! (ratios, intervals, verdicts) are the report crate's. [`session::run_side`] runs a side alone
 //! for a while, through the same per-class function the rounds use; [`profile`] does so for each
-//! side under `perf record` (`--profile DIR`).
+//! side under `perf record` (`--profile DIR`), and [`flame`] draws the sides' flame graphs and
+//! their difference.
 
 pub mod check;
 pub mod counters;
 pub mod explain;
+pub mod flame;
 pub mod profile;
 pub mod rounds;
 pub mod sample;
