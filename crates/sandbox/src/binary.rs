@@ -15,9 +15,9 @@ pub(crate) enum Flavor {
     MySql,
 }
 
-/// A located server binary.
+/// A located server installation: its binary, base directory, flavor and version.
 #[derive(Clone, Debug)]
-pub(crate) struct Server {
+pub(crate) struct Installation {
     pub mysqld: PathBuf,
     pub basedir: Option<PathBuf>,
     pub flavor: Flavor,
@@ -41,7 +41,7 @@ fn is_executable(p: &Path) -> bool {
 
 /// Finds the server binary: in `basedir` (`bin/`, `sbin/`, `libexec/`) when given, else
 /// `mariadbd`/`mysqld` on PATH or in /usr/sbin.
-pub(crate) fn locate(basedir: Option<&Path>) -> Result<Server> {
+pub(crate) fn locate(basedir: Option<&Path>) -> Result<Installation> {
     let (mysqld, searched) = match basedir {
         Some(b) => {
             let cands: Vec<PathBuf> = ["bin", "sbin", "libexec"]
@@ -80,7 +80,7 @@ pub(crate) fn locate(basedir: Option<&Path>) -> Result<Server> {
             text.trim()
         ),
     })?;
-    Ok(Server {
+    Ok(Installation {
         flavor: flavor_of(&text),
         mysqld,
         basedir: basedir.map(Path::to_path_buf),
@@ -126,7 +126,7 @@ pub fn find_server(basedir: Option<&Path>) -> Result<ServerBinary> {
 }
 
 /// The MariaDB datadir installer for this server.
-pub(crate) fn mariadb_installer(server: &Server) -> Result<PathBuf> {
+pub(crate) fn mariadb_installer(server: &Installation) -> Result<PathBuf> {
     let names = ["mariadb-install-db", "mysql_install_db"];
     let found = match &server.basedir {
         Some(b) => ["scripts", "bin"]

@@ -5,7 +5,7 @@
 //! restarts) or copies the version's template, renders my.cnf, launches the server and waits
 //! until it greets on its socket.
 
-use crate::binary::{self, Flavor, Server};
+use crate::binary::{self, Flavor, Installation};
 use crate::config::{self, Paths};
 use crate::error::{Error, Result};
 use crate::failure::start_error;
@@ -178,7 +178,7 @@ pub fn start(home: &SandboxHome, spec: &SandboxSpec) -> Result<Sandbox> {
 struct Checked {
     overrides: Vec<(String, String)>,
     preload: Option<PathBuf>,
-    server: Server,
+    server: Installation,
     /// The account the server runs as when we are root.
     account: Option<runas::Account>,
 }
@@ -263,7 +263,7 @@ fn clear_previous(dir: &Path, name: &str) -> Result<()> {
 /// Writes the SQL that sets up the accounts and the sandbox's root password into the runtime
 /// directory `run`; returns the file and the password.
 fn write_init_file(
-    server: &Server,
+    server: &Installation,
     dir: &Path,
     run: &Path,
     owner: Option<(u32, u32)>,
@@ -365,7 +365,7 @@ fn datadir_of(spec: &SandboxSpec, run: &Path) -> PathBuf {
 /// Everything `launch` needs once the directories and the datadir are ready.
 struct Start<'a> {
     spec: &'a SandboxSpec,
-    server: &'a Server,
+    server: &'a Installation,
     account: Option<&'a runas::Account>,
     overrides: &'a [(String, String)],
     preload: Option<&'a Path>,

@@ -8,7 +8,7 @@
 //! Templates made as root are owned by root (0700) and chowned to the server's account when
 //! copied.
 
-use crate::binary::{self, Flavor, Server};
+use crate::binary::{self, Flavor, Installation};
 use crate::error::{Error, Result};
 use crate::process;
 use std::os::unix::fs::DirBuilderExt;
@@ -49,7 +49,7 @@ fn fnv(parts: &[&str]) -> u64 {
 }
 
 /// The template's directory name: readable version plus a hash of what else defines it.
-pub(crate) fn template_key(server: &Server, init: &[(String, String)]) -> String {
+pub(crate) fn template_key(server: &Installation, init: &[(String, String)]) -> String {
     let version: String = server
         .version
         .chars()
@@ -74,7 +74,7 @@ pub(crate) fn template_key(server: &Server, init: &[(String, String)]) -> String
 /// the initialisation took (`None` when the template already existed).
 pub(crate) fn ensure(
     templates: &Path,
-    server: &Server,
+    server: &Installation,
     init: &[(String, String)],
 ) -> Result<(PathBuf, Option<Duration>)> {
     let key = template_key(server, init);
@@ -101,7 +101,7 @@ pub(crate) fn ensure(
     Ok((dir, Some(t0.elapsed())))
 }
 
-fn initialise(server: &Server, datadir: &Path, init: &[(String, String)]) -> Result<()> {
+fn initialise(server: &Installation, datadir: &Path, init: &[(String, String)]) -> Result<()> {
     let sql_path = datadir.with_extension("sql");
     // A private tmpdir: the bootstrap's temporary tables must not live in a /tmp that other
     // processes clean or share.
@@ -204,8 +204,8 @@ pub(crate) fn copy_tree(from: &Path, to: &Path, owner: Option<(u32, u32)>) -> Re
 mod tests {
     use super::*;
 
-    fn server(v: &str) -> Server {
-        Server {
+    fn server(v: &str) -> Installation {
+        Installation {
             mysqld: "/usr/sbin/mariadbd".into(),
             basedir: None,
             flavor: Flavor::MariaDb,

@@ -72,7 +72,7 @@ mod lex;
 use std::collections::HashSet;
 
 use judge::ModeValue;
-use lex::{Lexer, Mode, Server};
+use lex::{Lexer, Mode, ServerGuess};
 
 /// What a statement may do, from the least to the most harmful.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -200,7 +200,7 @@ impl Dialect {
     }
 
     /// The server readings of `text` to judge, or None when there are too many.
-    fn servers(&self, text: &str) -> Option<Vec<Server>> {
+    fn servers(&self, text: &str) -> Option<Vec<ServerGuess>> {
         let flavors = self.mariadb.map_or(vec![true, false], |m| vec![m]);
         let versions = match self.version {
             Some(v) => vec![v],
@@ -224,7 +224,7 @@ impl Dialect {
         for &mariadb in &flavors {
             for &version in &versions {
                 for &unsure_runs in &unsure {
-                    out.push(Server {
+                    out.push(ServerGuess {
                         mariadb,
                         version,
                         unsure_runs,

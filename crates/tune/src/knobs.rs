@@ -148,7 +148,7 @@ pub fn same_value(a: &str, b: &str) -> bool {
 }
 
 /// What the server says about its variables.
-pub struct Server<'a> {
+pub struct ServerVariables<'a> {
     /// `SHOW GLOBAL VARIABLES`.
     pub variables: &'a BTreeMap<String, String>,
     /// Whether a variable needs a restart to change.
@@ -159,7 +159,7 @@ pub struct Server<'a> {
 /// that is not in the list, that the server lacks, that needs a restart, or that changes
 /// durability under `strict` is the user's error (one line).
 pub fn space(
-    server: &Server,
+    server: &ServerVariables,
     sizes: &Sizes,
     durability: Durability,
     only: &[String],
@@ -219,7 +219,11 @@ pub fn check_known(names: &[String]) -> Result<(), TuneError> {
     Ok(())
 }
 
-fn check_named(server: &Server, durability: Durability, name: &str) -> Result<(), TuneError> {
+fn check_named(
+    server: &ServerVariables,
+    durability: Durability,
+    name: &str,
+) -> Result<(), TuneError> {
     check_known(&[name.to_string()])?;
     let Some(def) = KNOBS.iter().find(|d| d.name == name) else {
         return Ok(());
@@ -264,7 +268,7 @@ mod tests {
         only: &[&str],
     ) -> Result<Space, String> {
         let restart = |n: &str| n == "innodb_flush_method";
-        let server = Server {
+        let server = ServerVariables {
             variables: v,
             needs_restart: &restart,
         };

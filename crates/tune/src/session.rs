@@ -114,7 +114,7 @@ fn search_and_confirm(
 /// The knob space of the server.
 fn space(facts: &Facts, req: &Request) -> Result<Space, TuneError> {
     let restart = |n: &str| needs_restart(&facts.read_only, n);
-    let server = knobs::Server {
+    let server = knobs::ServerVariables {
         variables: &facts.server.variables,
         needs_restart: &restart,
     };

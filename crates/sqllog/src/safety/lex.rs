@@ -2,7 +2,7 @@
 //!
 //! What the text means depends on the server (`/*!NNNNN ...*/` runs only from version NNNNN,
 //! `/*M!` only on MariaDB) and on the session's `sql_mode` (`NO_BACKSLASH_ESCAPES` changes where
-//! a string ends, `ANSI_QUOTES` makes `"x"` a name): a [`Lexer`] reads under one [`Server`]
+//! a string ends, `ANSI_QUOTES` makes `"x"` a name): a [`Lexer`] reads under one [`ServerGuess`]
 //! hypothesis and one [`Mode`]; the caller tries every reading it cannot rule out. The lexer is
 //! a single forward pass with no recursion: its work is linear in the text.
 
@@ -36,7 +36,7 @@ impl Mode {
 
 /// One hypothesis about the server that reads the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Server {
+pub(crate) struct ServerGuess {
     /// MariaDB (else MySQL).
     pub mariadb: bool,
     /// Its version as executable comments compare it (10.11.19 is 101119).
@@ -80,7 +80,7 @@ pub(crate) struct Lexer<'a> {
     text: &'a str,
     /// The next byte to read.
     pub pos: usize,
-    server: Server,
+    server: ServerGuess,
     /// The `sql_mode` flags the text is read under.
     pub mode: Mode,
     /// Executable comments opened and not yet closed.
@@ -89,7 +89,7 @@ pub(crate) struct Lexer<'a> {
 
 impl<'a> Lexer<'a> {
     /// A lexer at `pos` of `text`.
-    pub fn new(text: &'a str, pos: usize, server: Server, mode: Mode, open_exec: u32) -> Self {
+    pub fn new(text: &'a str, pos: usize, server: ServerGuess, mode: Mode, open_exec: u32) -> Self {
         Lexer {
             text,
             pos,
