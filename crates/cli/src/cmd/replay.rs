@@ -184,7 +184,13 @@ fn measure(
         o,
         &mut crate::printer::Printer::new(),
     )
-    .map_err(|e| super::run::ready_error(e, &a.target))?;
+    // Readying fails as it does for `qpslab run`, in the same words.
+    .map_err(|source| {
+        crate::error::fail(qpslab_lab::request::RunError::Ready {
+            source,
+            target_args: crate::target::command_args(&a.target),
+        })
+    })?;
     let meta = RunMeta::new(
         plan(a, o, l),
         target.options.describe(),

@@ -1,15 +1,12 @@
 //! Replication in the CLI: the errors of `server start` (its `--primary`, `--replica-of` and
-//! `--pin`), `server status`, what stopping a primary leaves behind, and the errors of
-//! `run --replica`'s lag monitor.
+//! `--pin`), `server status`, and what stopping a primary leaves behind.
 
 use crate::args::{Format, ServerStatusArgs};
-use crate::error::{fail, user};
+use crate::error::fail;
 use crate::out::Output;
 use crate::target::sandbox_home;
 use anyhow::Result;
-use qpslab_core::fault::Blame;
 use qpslab_lab::placement::PlacementError;
-use qpslab_lab::ready::MonitorError;
 use qpslab_lab::server::ServerError;
 use qpslab_probe::replica::ReplicaStatus;
 use qpslab_sandbox::{SandboxHome, SandboxInfo};
@@ -97,22 +94,4 @@ pub fn stop_note(name: &str, replicas: &[String]) -> Option<String> {
             replicas.join(", ")
         )
     })
-}
-
-/// Why the lag monitor of `run --replica REPLICA` did not start, as the CLI reports it (the
-/// monitor is `qpslab_lab::ready`'s).
-pub fn monitor_error(replica: &str, e: MonitorError) -> anyhow::Error {
-    match e {
-        MonitorError::Dsn(e) => user(format!("--replica: {e}")),
-        MonitorError::Sandbox(e) => anyhow::Error::new(e).context(format!("--replica {replica}")),
-        MonitorError::SameServer => user(format!(
-            "--replica {replica} is the server the run loads: name its replica"
-        )),
-        MonitorError::Start(e) if e.is_user_error() => user(format!("--replica {replica}: {e}")),
-        // The client's error decides the exit code (nothing listening there is the user's).
-        MonitorError::Start(qpslab_probe::Error::Wire(w)) => {
-            anyhow::Error::new(w).context(format!("--replica {replica}"))
-        }
-        MonitorError::Start(e) => anyhow::Error::new(e).context(format!("--replica {replica}")),
-    }
 }

@@ -3,7 +3,7 @@
 //! sweep, which measures and stores each phase while the printer shows its progress); then the
 //! sweep table and `--json`.
 
-use crate::args::{JsonPath, OutputArgs, ReplicaRunArgs, RunArgs, TableJsonCsv, TargetArgs};
+use crate::args::{JsonPath, OutputArgs, ReplicaRunArgs, RunArgs, TableJsonCsv};
 use crate::dataset::server;
 use crate::error::exec_error;
 use crate::error::user;
@@ -18,7 +18,6 @@ use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
 use qpslab_lab::exec::Observer;
 use qpslab_lab::placement::{RunKeeper, RunPlaced};
-use qpslab_lab::ready::ReadyError;
 use qpslab_lab::request::{RunObserver, RunOutcome, RunRequest};
 use qpslab_lab::sweep::{Closed, SweepObserver};
 
@@ -94,25 +93,6 @@ impl RunObserver for RunPrinter {
 
     fn placement_stopped(&mut self, done: &RunPlaced) {
         super::threads::placement_stopped(done);
-    }
-}
-
-/// The library's error readying the server of `t` (`replay`) as the CLI reports it.
-pub(crate) fn ready_error(e: ReadyError, t: &TargetArgs) -> anyhow::Error {
-    match e {
-        ReadyError::Connect { target, source } => {
-            anyhow::Error::new(source).context(format!("connecting to {target}"))
-        }
-        ReadyError::ServerInfo(e) => anyhow::Error::new(e).context("reading server variables"),
-        ReadyError::Restore(e) => super::restore::error(e, t),
-        ReadyError::Limits(e) => user(e),
-        ReadyError::Sandbox(e) => e.into(),
-        ReadyError::Dataset(e) => exec_error(e),
-        ReadyError::Replica { replica, source } => super::replica::monitor_error(&replica, source),
-        ReadyError::NotOurs => super::threads::not_ours(),
-        ReadyError::Placement(e) => crate::error::fail(e),
-        // Only `qpslab cleanup` drops tables.
-        e @ ReadyError::Cleanup(_) => anyhow::Error::new(e),
     }
 }
 
