@@ -416,7 +416,7 @@ fn paired_comparison(
     m: Metric,
     va: f64,
     vb: f64,
-    o: rounds::Outcome,
+    o: rounds::RoundComparison,
     seq: &Sequential,
 ) -> MetricComparison {
     let pct = |ratio: f64| 100.0 * (ratio - 1.0);

@@ -81,7 +81,7 @@ pub struct Rounds {
 
 /// A round-paired comparison of one metric.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Outcome {
+pub(crate) struct RoundComparison {
     pub ratio: Ratio,
     pub decision: Decision,
     pub verdict: String,
@@ -139,7 +139,12 @@ fn by_round(
 
 /// The anytime-valid answer from the rounds' log ratios; `None` when fewer than
 /// [`MIN_ROUNDS`] rounds ran (see [`too_few`] for rounds that ran but were dropped).
-pub(crate) fn conclude(m: Metric, logs: &[f64], dropped: usize, s: &Sequential) -> Option<Outcome> {
+pub(crate) fn conclude(
+    m: Metric,
+    logs: &[f64],
+    dropped: usize,
+    s: &Sequential,
+) -> Option<RoundComparison> {
     if logs.len() < MIN_ROUNDS {
         return None;
     }
@@ -192,7 +197,7 @@ pub(crate) fn conclude(m: Metric, logs: &[f64], dropped: usize, s: &Sequential) 
             }
         }
     };
-    Some(Outcome {
+    Some(RoundComparison {
         ratio,
         decision,
         verdict,

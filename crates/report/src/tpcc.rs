@@ -34,14 +34,17 @@ impl TpccRow {
         let Some(lines) = &self.conditions else {
             return "not checked".into();
         };
-        let numbers = |which: Outcome| -> Vec<&str> {
+        let numbers = |which: ConditionResult| -> Vec<&str> {
             lines
                 .iter()
                 .filter(|l| outcome(l) == which)
                 .filter_map(|l| l.strip_prefix("condition ")?.split(' ').next())
                 .collect()
         };
-        let (failed, unjudged) = (numbers(Outcome::Fail), numbers(Outcome::NotApplicable));
+        let (failed, unjudged) = (
+            numbers(ConditionResult::Fail),
+            numbers(ConditionResult::NotApplicable),
+        );
         if !failed.is_empty() {
             format!("FAIL: {}", failed.join(", "))
         } else if !unjudged.is_empty() {
@@ -54,13 +57,13 @@ impl TpccRow {
     /// The lines of the conditions that failed.
     pub fn failures(&self) -> impl Iterator<Item = &String> {
         let lines = self.conditions.iter().flatten();
-        lines.filter(|l| outcome(l) == Outcome::Fail)
+        lines.filter(|l| outcome(l) == ConditionResult::Fail)
     }
 }
 
 /// What a condition's line says of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Outcome {
+enum ConditionResult {
     Pass,
     Fail,
     NotApplicable,
@@ -68,13 +71,13 @@ enum Outcome {
 
 /// The outcome a line of `qpslab_core::ConsistencyCondition`'s form states after its rule
 /// (`condition 1 (W_YTD = sum(D_YTD)): pass`); a line of no known form counts as failed.
-fn outcome(line: &str) -> Outcome {
+fn outcome(line: &str) -> ConditionResult {
     if line.ends_with("): pass") {
-        Outcome::Pass
+        ConditionResult::Pass
     } else if line.contains(&format!("): {NOT_APPLICABLE}: ")) {
-        Outcome::NotApplicable
+        ConditionResult::NotApplicable
     } else {
-        Outcome::Fail
+        ConditionResult::Fail
     }
 }
 
