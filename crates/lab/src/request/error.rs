@@ -20,7 +20,7 @@ pub enum RunError {
     /// The server could not be readied.
     Ready {
         /// Why.
-        source: ReadyError,
+        source: Box<ReadyError>,
         /// The target options as typed, for the `qpslab restore` command a leftover names.
         target_args: Vec<String>,
     },
@@ -31,7 +31,7 @@ pub enum RunError {
         /// The target options as typed, for the `qpslab restore` command a leftover names.
         target_args: Vec<String>,
         /// Why.
-        source: SweepError,
+        source: Box<SweepError>,
     },
 }
 
@@ -49,7 +49,7 @@ impl RunError {
                 label,
                 target_args,
                 source,
-            } => match source {
+            } => match source.as_ref() {
                 SweepError::Exec(e) => exec(e),
                 SweepError::Restore(e) => restore(e, target_args),
                 SweepError::Store(e) => Said::chain(e),
@@ -269,7 +269,7 @@ mod tests {
 
     fn ready(source: ReadyError) -> RunError {
         RunError::Ready {
-            source,
+            source: Box::new(source),
             target_args: vec!["--sandbox".into(), "s1".into()],
         }
     }

@@ -114,7 +114,7 @@ pub fn run(
         hold: _hold,
     } = crate::ready::ready(readying, &mut plan, workload, obs.readying()).map_err(|source| {
         RunError::Ready {
-            source,
+            source: Box::new(source),
             target_args: target_args.clone(),
         }
     })?;
@@ -146,7 +146,7 @@ pub fn run(
         Err(source) => Err(RunError::Sweep {
             label,
             target_args,
-            source,
+            source: Box::new(source),
         }),
     }
 }
