@@ -187,7 +187,7 @@ fn measure(
     // Readying fails as it does for `qpslab run`, in the same words.
     .map_err(|source| {
         crate::error::fail(qpslab_lab::request::RunError::Ready {
-            source,
+            source: Box::new(source),
             target_args: crate::target::command_args(&a.target),
         })
     })?;
