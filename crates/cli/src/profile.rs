@@ -1,6 +1,7 @@
-//! `run --profile DIR` (and a study's `perf_profile` key): what is checked before anything
-//! starts; `diff --profile DIR`: the figures of the report from the flame graphs of both sides
-//! and their difference.
+//! `--profile DIR`'s part in the CLI: the user error when the server's process is not known
+//! (what is checked before anything starts is `qpslab_lab::request::profile`), and for
+//! `diff --profile` the figures of the report from the flame graphs of both sides and their
+//! difference.
 //!
 //! Flame graphs are drawn where their profiles are recorded: a run's by the sampler
 //! (`qpslab_probe::profile`), which the lab starts and stops around each measured phase and
@@ -8,43 +9,14 @@
 //! `qpslab_traffic::diff::flame` after its profiling pass. The CLI only says where they are.
 
 use crate::error::user;
-use crate::target::Connected;
-use anyhow::Result;
 use qpslab_core::diff::SideProfile;
-use qpslab_core::Endpoint;
 use qpslab_report::diff::Figure;
 use qpslab_traffic::diff::flame::draw_sides;
 use std::path::Path;
 
-/// Finds the process of a server of the user's reached through a Unix socket on this machine
-/// (the socket's peer), so it can be profiled like a sandbox; its CPU is then sampled too.
-pub fn find_server(target: &mut Connected) {
-    if let (None, Endpoint::Unix { path }) = (target.server_pid, &target.options.endpoint) {
-        target.server_pid = qpslab_probe::profile::socket_peer_pid(path);
-    }
-}
-
-/// Refuses `--profile` before the run starts when it cannot work: the server's process must be
-/// known (a sandbox, or a local server found by [`find_server`]) and perf must be installed.
-pub fn check(dir: &std::path::Path, target: &Connected) -> Result<()> {
-    server_pid(dir, target.server_pid, &target.options.describe())?;
-    qpslab_probe::profile::perf_available().map_err(|e| user(format!("--profile: {e}")))
-}
-
-/// The pid of the server `what` names for `--profile DIR`, or the user error saying why there
-/// is none.
-pub fn server_pid(dir: &Path, pid: Option<u32>, what: &str) -> Result<u32> {
-    pid.ok_or_else(|| unknown_pid(dir, what))
-}
-
 /// The user error for `--profile DIR` when the process of the server `what` names is not known.
 pub fn unknown_pid(dir: &Path, what: &str) -> anyhow::Error {
-    user(format!(
-        "--profile {}: the server's process is not known for {what} (only a server on this \
-         machine reached through its Unix socket can be found): profile it through \
-         --socket, or the embedded sandbox or --sandbox NAME",
-        dir.display()
-    ))
+    user(qpslab_lab::request::profile::unknown_pid(dir, what))
 }
 
 /// `diff --profile`: the flame graphs of both sides and the differential one (B against A,
