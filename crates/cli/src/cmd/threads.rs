@@ -8,7 +8,7 @@ use crate::render::threads::threads_text;
 use crate::target::{connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::placement::{Applied, Policy};
-use qpslab_lab::placement::{self, PlacementError, RunKeeper};
+use qpslab_lab::placement::{self, PlacementError, RunKeeper, RunPlaced};
 
 /// Runs `qpslab server threads`.
 pub fn server_threads(a: ServerThreadsArgs) -> Result<()> {
@@ -129,47 +129,25 @@ fn report_failures(applied: &Applied) {
     }
 }
 
-/// The policy a run keeps on its server: the sandbox's own (`server start --pin`) followed by
-/// the run's `--pin`, kept by `qpslab_lab::ready`. Stopped by
-/// [`RunPlacement::stop`] or, on an error or an interrupt, when dropped; either way it says
-/// what it placed.
-pub struct RunPlacement(RunKeeper);
-
-impl RunPlacement {
-    /// The placement `qpslab_lab::ready` started for a run, once it says what it placed.
-    pub fn started(keeper: RunKeeper) -> RunPlacement {
-        report(keeper.policy(), &keeper.initial().applied);
-        RunPlacement(keeper)
-    }
-
-    /// Stops keeping the policy and says what it placed.
-    pub fn stop(mut self) {
-        self.finish();
-    }
-
-    /// Stops keeping the policy (once) and says what it placed.
-    fn finish(&mut self) {
-        let Some(done) = self.0.finish() else {
-            return;
-        };
-        let record = &done.record;
-        let placed = record.applied.placed.len() as u64 + record.more;
-        let failed = record.applied.failed().count();
-        eprintln!("pin: {placed} thread(s) placed during the run, {failed} did not take");
-        for e in &record.errors {
-            eprintln!("warning: re-applying --pin: {e}");
-        }
-        match done.reapplied {
-            None => {}
-            Some(Ok(a)) => report_failures(&a),
-            Some(Err(e)) => eprintln!("warning: re-applying the sandbox's own policy: {e}"),
-        }
-    }
+/// Says what a run's placement (the sandbox's own policy, `server start --pin`, followed by
+/// the run's `--pin`, kept by `qpslab_lab::request::run`) placed as it started.
+pub fn placement_started(keeper: &RunKeeper) {
+    report(keeper.policy(), &keeper.initial().applied);
 }
 
-impl Drop for RunPlacement {
-    fn drop(&mut self) {
-        self.finish();
+/// Says what a run's placement placed, once stopped.
+pub fn placement_stopped(done: &RunPlaced) {
+    let record = &done.record;
+    let placed = record.applied.placed.len() as u64 + record.more;
+    let failed = record.applied.failed().count();
+    eprintln!("pin: {placed} thread(s) placed during the run, {failed} did not take");
+    for e in &record.errors {
+        eprintln!("warning: re-applying --pin: {e}");
+    }
+    match &done.reapplied {
+        None => {}
+        Some(Ok(a)) => report_failures(a),
+        Some(Err(e)) => eprintln!("warning: re-applying the sandbox's own policy: {e}"),
     }
 }
 
