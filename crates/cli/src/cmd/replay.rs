@@ -17,7 +17,7 @@ use qpslab_sqllog::Policy;
 use qpslab_store::{RunMeta, Store};
 use qpslab_traffic::replay::account::{self, AccessOptions};
 use qpslab_traffic::replay::source::{load, Loaded};
-use qpslab_traffic::replay::{class_id, refused, Outcome, ReplayOptions};
+use qpslab_traffic::replay::{class_id, refused, Ended, ReplayOptions};
 
 /// Runs `qpslab replay`.
 pub fn replay(a: ReplayArgs) -> Result<()> {
@@ -232,8 +232,8 @@ fn measure(
     }
     let outcome = outcome?;
     let m = match outcome {
-        Outcome::Done(m) => m,
-        Outcome::Unfinished(u) => {
+        Ended::Done(m) => m,
+        Ended::Unfinished(u) => {
             if let Some(m) = &u.measured {
                 println!();
                 print!("{}", crate::render::replay::summary(&m.phase));

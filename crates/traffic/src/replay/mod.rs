@@ -387,7 +387,7 @@ pub fn ended_early(p: &qpslab_core::PhaseResult) -> Option<ExecError> {
 }
 
 /// How a replay's run ended.
-pub enum Outcome {
+pub enum Ended {
     /// Replayed to the end; the run is stored and closed as completed.
     Done(Box<Measured>),
     /// Stopped, failed or ended early; the run is closed with what was stored of it
@@ -423,7 +423,7 @@ pub fn measure(
     obs: &mut dyn Observer,
     stop: &AtomicBool,
     xa: &xa::Started,
-) -> Result<Outcome, qpslab_store::Error> {
+) -> Result<Ended, qpslab_store::Error> {
     let threads = sessions(log, o);
     let measured = measure_with(store, meta, threads, sampler, obs, |on_sample| {
         exec::replay(target, log, o, on_sample, stop, xa)
@@ -435,12 +435,12 @@ pub fn measure(
             Some(e) => (Some(m), e),
             None => {
                 store.finish_run(&meta.uuid, RunStatus::Completed)?;
-                return Ok(Outcome::Done(Box::new(m)));
+                return Ok(Ended::Done(Box::new(m)));
             }
         },
     };
     let closed = close(store, meta, &source);
-    Ok(Outcome::Unfinished(Box::new(Unfinished {
+    Ok(Ended::Unfinished(Box::new(Unfinished {
         measured,
         source,
         closed,
