@@ -1,26 +1,11 @@
-//! Replication in the CLI: the errors of `server start` (its `--primary`, `--replica-of` and
-//! `--pin`), `server status`, and what stopping a primary leaves behind.
+//! Replication in the CLI: `server status`, and what stopping a primary leaves behind.
 
 use crate::args::{Format, ServerStatusArgs};
-use crate::error::fail;
 use crate::out::Output;
 use crate::target::sandbox_home;
 use anyhow::Result;
-use qpslab_lab::placement::PlacementError;
-use qpslab_lab::server::ServerError;
 use qpslab_probe::replica::ReplicaStatus;
 use qpslab_sandbox::{SandboxHome, SandboxInfo};
-
-/// A `server start` error as the CLI's: a failed connection to apply `--pin` says so in the
-/// words of `server start` (the client's error decides the exit code); the rest as they are.
-pub fn server_error(e: ServerError) -> anyhow::Error {
-    match e {
-        ServerError::Placement(PlacementError::Connect { source, .. }) => {
-            fail(source).context("connecting to apply --pin")
-        }
-        e => fail(e),
-    }
-}
 
 /// `qpslab server status NAME`.
 pub fn status(a: ServerStatusArgs) -> Result<()> {

@@ -57,7 +57,7 @@ fn start(a: ServerStartArgs) -> Result<()> {
     };
     let Started { info, replication } =
         qpslab_lab::server::start_server(&home, request, &mut super::threads::placed_at_start)
-            .map_err(super::replica::server_error)?;
+            .map_err(crate::error::fail)?;
     out.emit(|f| match f {
         Json => crate::out::json(&info),
         _ => Ok(start_text(&info, replication.as_ref())),

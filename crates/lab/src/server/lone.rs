@@ -56,12 +56,25 @@ pub enum ServerError {
     /// The sandbox did not start.
     #[error(transparent)]
     Sandbox(#[from] qpslab_sandbox::Error),
+    /// The connection to apply its policy failed (the sandbox was stopped).
+    #[error("connecting to apply --pin")]
+    Pin(#[source] qpslab_wire::Error),
     /// Its policy could not be applied (the sandbox was stopped).
     #[error(transparent)]
-    Placement(#[from] PlacementError),
+    Placement(PlacementError),
     /// Replication could not be set up (the sandbox was stopped).
     #[error(transparent)]
     Replica(#[from] ReplicaError),
+}
+
+/// A failed connection is said in the words of `server start --pin`.
+impl From<PlacementError> for ServerError {
+    fn from(e: PlacementError) -> ServerError {
+        match e {
+            PlacementError::Connect { source, .. } => ServerError::Pin(source),
+            e => ServerError::Placement(e),
+        }
+    }
 }
 
 impl Blame for ServerError {
@@ -70,6 +83,8 @@ impl Blame for ServerError {
         match self {
             ServerError::SelfReplica(_) => Fault::User,
             ServerError::Primary { source, .. } | ServerError::Sandbox(source) => source.fault(),
+            // The client's error decides (nothing listening there is the user's).
+            ServerError::Pin(e) => e.fault(),
             ServerError::Placement(e) => e.fault(),
             ServerError::Replica(e) => e.fault(),
         }
@@ -137,4 +152,22 @@ pub fn stop_server(
         removed: remove,
         replicas: replica::replicas_of(home, name),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_failed_connection_for_pin_says_so_and_is_judged_by_the_client() {
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let e = ServerError::from(PlacementError::Connect {
+            target: "root@127.0.0.1:1".into(),
+            source: qpslab_wire::Error::Io(refused),
+        });
+        assert_eq!(e.to_string(), "connecting to apply --pin");
+        assert!(e.source().is_some_and(|s| s.is::<qpslab_wire::Error>()));
+        assert_eq!(e.fault(), Fault::User);
+    }
 }
