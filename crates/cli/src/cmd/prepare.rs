@@ -3,7 +3,7 @@
 
 use crate::args::{CleanupArgs, Format, PrepareArgs};
 use crate::dataset::server;
-use crate::error::{exec_error, user};
+use crate::error::{exec_error, fail, user};
 use crate::out::Output;
 use crate::plan::workload_options;
 use crate::printer::Printer;
@@ -135,7 +135,10 @@ pub fn cleanup(a: CleanupArgs) -> Result<()> {
         ReadyError::Cleanup(e) => {
             anyhow::Error::new(e).context(format!("cleaning up on {}", target.options.describe()))
         }
-        e => sandbox_error(e),
+        // The sandbox's error (it could not be held) decides the exit code; the others are
+        // judged down their chain.
+        ReadyError::Sandbox(e) => fail(e),
+        e => anyhow::Error::new(e),
     });
     let stopped = target.finish();
     let report = outcome?;
@@ -157,7 +160,8 @@ pub fn cleanup(a: CleanupArgs) -> Result<()> {
 fn prepare_error(e: ReadyError, w: &WorkloadOptions, target: &ConnectOptions) -> anyhow::Error {
     let e = match e {
         ReadyError::Dataset(e) => e,
-        e => return sandbox_error(e),
+        ReadyError::Sandbox(e) => return fail(e),
+        e => return anyhow::Error::new(e),
     };
     if let qpslab_lab::ExecError::Dataset(prepare::PrepareError::MissingDatabase(db)) = &e {
         return user(format!(
@@ -166,12 +170,4 @@ fn prepare_error(e: ReadyError, w: &WorkloadOptions, target: &ConnectOptions) ->
         ));
     }
     exec_error(e).context(format!("preparing {} on {}", w.kind, target.describe()))
-}
-
-/// The sandbox's error (it could not be held) as its own, which decides the exit code.
-fn sandbox_error(e: ReadyError) -> anyhow::Error {
-    match e {
-        ReadyError::Sandbox(e) => e.into(),
-        e => anyhow::Error::new(e),
-    }
 }
