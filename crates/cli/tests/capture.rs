@@ -12,22 +12,22 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A sandbox of this scratch's lab: its socket and datadir.
-struct Server {
+struct Sandbox {
     socket: String,
     datadir: String,
 }
 
-fn start(s: &Scratch, name: &str) -> Server {
+fn start(s: &Scratch, name: &str) -> Sandbox {
     let o = s.run(&["server", "start", name, "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let info: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    Server {
+    Sandbox {
         socket: info["socket"].as_str().unwrap().to_string(),
         datadir: info["datadir"].as_str().unwrap().to_string(),
     }
 }
 
-impl Server {
+impl Sandbox {
     fn client(&self) -> Command {
         let mut c = Command::new("mariadb");
         c.args(["--socket", &self.socket, "-uroot", "-N", "-B"]);
@@ -204,7 +204,7 @@ fn a_signal_mid_capture_restores_every_variable_and_keeps_what_was_captured() {
 /// `kill -9` leaves the server changed: the next capture refuses it (its "old" values would be
 /// the killed one's) with the restore statement, and the statement printed at the start puts
 /// everything back.
-fn killed_capture_is_restored_by_its_printed_line(s: &Scratch, server: &Server, before: &str) {
+fn killed_capture_is_restored_by_its_printed_line(s: &Scratch, server: &Sandbox, before: &str) {
     let out = s.path().join("killed.log").display().to_string();
     let args = [
         "capture",

@@ -21,7 +21,7 @@ static ALLOC: qpslab_fuzzkit::CountingAlloc = qpslab_fuzzkit::CountingAlloc;
 type Script = (u64, Vec<Vec<u8>>);
 
 /// A server thread serving one connection per script, and where to reach it.
-struct Server {
+struct ScriptedServer {
     scripts: Mutex<mpsc::Sender<Script>>,
     options: ConnectOptions,
 }
@@ -80,8 +80,8 @@ extern "C" fn remove_socket_dir() {
     let _ = std::fs::remove_dir_all(socket_dir());
 }
 
-fn server() -> &'static Server {
-    static SERVER: std::sync::OnceLock<Server> = std::sync::OnceLock::new();
+fn server() -> &'static ScriptedServer {
+    static SERVER: std::sync::OnceLock<ScriptedServer> = std::sync::OnceLock::new();
     SERVER.get_or_init(|| {
         let dir = socket_dir();
         let _ = std::fs::create_dir_all(&dir);
@@ -101,7 +101,7 @@ fn server() -> &'static Server {
         });
         let dsn = format!("mysql://fuzz@localhost/?socket={}", path.display());
         let dsn: Dsn = dsn.parse().expect("a DSN for the socket");
-        Server {
+        ScriptedServer {
             scripts: Mutex::new(tx),
             options: dsn.options().clone(),
         }
