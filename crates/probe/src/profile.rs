@@ -1,5 +1,5 @@
 //! On-CPU profiles of a server process: `perf record -g` attached to its pid, folded into
-//! stacks that flame graphs are drawn from (`qpslab_report::flame`).
+//! stacks that flame graphs are drawn from ([`flame`]).
 //!
 //! [`Recording::start`] attaches `perf record -g -F 499 -p PID` (all the process's threads) and
 //! writes `DIR/NAME.perf.data`; [`Recording::stop`] stops perf with SIGINT (bounded: SIGKILL
