@@ -1,5 +1,5 @@
 //! The store's handle: one SQLite connection and the file it is open on. Its methods live
-//! beside what they do ([`crate::open`] opens it, `durable` writes as a phase is measured,
+//! beside what they do (`open.rs` opens it, `durable` writes as a phase is measured,
 //! `read` loads runs, ...), each module adding its own `impl Store`.
 
 use rusqlite::Connection;
