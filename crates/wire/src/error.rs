@@ -98,6 +98,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn credentials_and_nothing_answering_where_pointed_are_the_users() {
+        let server = |code| Error::Server {
+            code,
+            sqlstate: "28000".into(),
+            message: String::new(),
+        };
+        let io = |kind| Error::Io(std::io::Error::from(kind));
+        assert_eq!(server(1045).fault(), Fault::User);
+        assert_eq!(server(1040).fault(), Fault::User);
+        assert_eq!(server(1213).fault(), Fault::Runtime);
+        assert_eq!(Error::Unreachable("silent".into()).fault(), Fault::User);
+        assert_eq!(
+            io(std::io::ErrorKind::ConnectionRefused).fault(),
+            Fault::User
+        );
+        assert_eq!(
+            io(std::io::ErrorKind::ConnectionReset).fault(),
+            Fault::Runtime
+        );
+        assert_eq!(Error::Interrupted.fault(), Fault::Runtime);
+    }
+
+    #[test]
     fn classifies_errors() {
         let e = Error::Server {
             code: 1213,
