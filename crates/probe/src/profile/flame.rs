@@ -1,5 +1,5 @@
 //! Flame graphs of folded stacks (`frame;frame;frame count` lines, as [`super::Recording`]
-//! writes them), drawn with inferno: one profile's ([`flamegraph`]) and the difference of two
+//! writes them), drawn with inferno: one profile's ([`flamegraph()`]) and the difference of two
 //! ([`differential`]: inferno's differential folding, then the same drawing; a frame is red
 //! where the second profile spends more of its samples there, blue where less). Pure
 //! functions over text; [`write_svg`] writes one atomically, and [`draw`] reads folded files
