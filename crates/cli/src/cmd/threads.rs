@@ -3,12 +3,12 @@
 //! kept applied during a run), and what each thread took reported.
 
 use crate::args::{Format, PinArgs, ServerThreadsArgs, TargetArgs};
-use crate::error::user;
+use crate::error::{fail, user};
 use crate::render::threads::threads_text;
 use crate::target::{connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::placement::{Applied, Policy};
-use qpslab_lab::placement::{self, PlacementError, RunKeeper, RunPlaced};
+use qpslab_lab::placement::{self, RunKeeper, RunPlaced};
 
 /// Runs `qpslab server threads`.
 pub fn server_threads(a: ServerThreadsArgs) -> Result<()> {
@@ -25,7 +25,7 @@ pub fn server_threads(a: ServerThreadsArgs) -> Result<()> {
     let connected = connect(&target, None, &sandbox_home(&a.home))?;
     let listed =
         placement::list_threads(&connected.server_options(), connected.server_pid, interval)
-            .map_err(placement_error)?;
+            .map_err(fail)?;
     out.emit(|f| match f {
         Format::Json => crate::out::json(&serde_json::json!({
             "pid": listed.pid,
@@ -46,18 +46,6 @@ fn checked_interval(s: f64) -> Result<f64> {
         Err(user(format!(
             "--interval {s}: expected seconds from 0.1 to 3600"
         )))
-    }
-}
-
-/// A placement error, exit 2 when the user can fix it; a connection's error keeps the
-/// client's error in the chain (it decides the exit code).
-pub(crate) fn placement_error(e: PlacementError) -> anyhow::Error {
-    match e {
-        PlacementError::Connect { target, source } => {
-            anyhow::Error::new(source).context(format!("connecting to {target}"))
-        }
-        PlacementError::Probe(e) if e.is_user_error() => user(e.to_string()),
-        PlacementError::Probe(e) => anyhow::Error::new(e),
     }
 }
 
