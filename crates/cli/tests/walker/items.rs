@@ -14,6 +14,8 @@ pub struct Func {
     pub name: String,
     /// The parameters' names, `self` included.
     pub params: Vec<String>,
+    /// The functions its file imports by name: name -> the module it comes from.
+    pub imports: BTreeMap<String, String>,
     /// The identifiers in each parameter's type.
     pub param_types: Vec<BTreeSet<String>>,
     pub body: Vec<Tok>,
@@ -125,6 +127,7 @@ pub fn functions(t: &[Tok], krate: &str, module: &str, out: &mut Vec<Func>) {
                     trait_impl: None,
                     name,
                     params,
+                    imports: BTreeMap::new(),
                     param_types,
                     body: t[j..end].to_vec(),
                 });
@@ -272,9 +275,16 @@ pub fn bind(body: &[Tok], upto: usize, tracked: &mut BTreeSet<String>) {
             {
                 j += 1;
             }
+            // The expression: to the `;` (a `let`) or the loop's `{` (a `for`) outside any
+            // group, so a struct literal counts whole.
+            let end = if keyword == Some("let") { ';' } else { '{' };
             let mut k = j + 1;
-            while k < body.len() && body[k] != Tok::Punct(';') && body[k] != Tok::Punct('{') {
-                k += 1;
+            while k < body.len() && body[k] != Tok::Punct(end) {
+                k = match body[k] {
+                    Tok::Punct('(' | '[') => close(body, k),
+                    Tok::Punct('{') => close(body, k),
+                    _ => k + 1,
+                };
             }
             if j < body.len() && carries(&body[j..k.min(body.len())], tracked) {
                 for x in &body[i + 1..j] {
@@ -287,4 +297,42 @@ pub fn bind(body: &[Tok], upto: usize, tracked: &mut BTreeSet<String>) {
         }
         i += 1;
     }
+}
+
+/// The names a file imports from a module: `use a::b::f;` and `use a::b::{f, g};` give f and g
+/// from `b` (a name imported as a module, `use a::b;`, is `b` from `a`).
+pub fn imports(t: &[Tok]) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for i in 0..t.len() {
+        if ident(t.get(i)) != Some("use") {
+            continue;
+        }
+        let mut path: Vec<String> = Vec::new();
+        let mut j = i + 1;
+        while j < t.len() {
+            match &t[j] {
+                Tok::Ident(s) => path.push(s.clone()),
+                Tok::Punct(':') => {}
+                Tok::Punct('{') => {
+                    let end = close(t, j);
+                    let from = path.last().cloned().unwrap_or_default();
+                    for item in split_args(&t[j + 1..end - 1]) {
+                        if let [Tok::Ident(name)] = item {
+                            out.insert(name.clone(), from.clone());
+                        }
+                    }
+                    break;
+                }
+                _ => {
+                    if path.len() >= 2 {
+                        let name = path[path.len() - 1].clone();
+                        out.insert(name, path[path.len() - 2].clone());
+                    }
+                    break;
+                }
+            }
+            j += 1;
+        }
+    }
+    out
 }

@@ -47,6 +47,27 @@ pub fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The names an option goes by in the code: `budget|budget_s`.
+fn words(word: &str) -> BTreeSet<String> {
+    word.split('|').map(str::to_string).collect()
+}
+
+/// One option's walk: the functions it reaches in reading order (indented by depth), the calls
+/// that climb to a crate above the caller's (callbacks; returns do not count), and the calls
+/// from the command's own crate (on a path that has not left it) down into the libraries.
+pub struct Walk {
+    pub lines: Vec<String>,
+    pub climbs: Vec<String>,
+    pub calls_down: usize,
+}
+
+/// What a walk counts as it goes.
+#[derive(Default)]
+pub struct Tally {
+    climbs: Vec<String>,
+    calls_down: usize,
+}
+
 pub struct Workspace {
     pub funcs: Vec<Func>,
     /// crate -> every crate below it (transitively).
@@ -106,7 +127,12 @@ impl Workspace {
                     }
                 }
                 structs(&toks, &mut all_structs);
+                let first = funcs.len();
                 functions(&toks, krate, &parts.join("::"), &mut funcs);
+                let imported = imports(&toks);
+                for f in &mut funcs[first..] {
+                    f.imports = imported.clone();
+                }
             }
         }
         Workspace {
@@ -141,15 +167,20 @@ impl Workspace {
                     return f.owner.is_some();
                 }
                 match call.qualifier.as_deref() {
-                    None => f.owner.is_none() && f.krate == caller.krate,
+                    // A name the caller's file imports (`use a::b::f;`) is `b`'s; else the
+                    // caller's crate's.
+                    None => match caller.imports.get(&call.name) {
+                        Some(from) => f.owner.is_none() && f.module.split("::").any(|m| m == from),
+                        None => f.owner.is_none() && f.krate == caller.krate,
+                    },
                     Some("Self") => f.owner == caller.owner && f.krate == caller.krate,
                     Some("self" | "super" | "crate") => {
                         f.owner.is_none() && f.krate == caller.krate
                     }
                     Some(q) => {
                         f.owner.as_deref() == Some(q)
-                            || f.module.rsplit("::").next() == Some(q)
-                            || (f.module.is_empty() && f.krate == q && f.owner.is_none())
+                            || f.module.split("::").any(|m| m == q)
+                            || (f.krate == q && f.owner.is_none())
                     }
                 }
             })
@@ -161,11 +192,11 @@ impl Workspace {
         }
     }
 
-    /// The walk of the option `word` from the function `name` in `krate`'s `module`, whose
+    /// The walk of the option `word` (its names in the code, `|`-separated) from the function `name` in `krate`'s `module`, whose
     /// first parameter holds the command's arguments: each function the value reaches (by
     /// its name, or in a value built from it and passed on), as indented lines, and the
     /// climbs back up that reading makes.
-    pub fn walk(&self, krate: &str, module: &str, name: &str, word: &str) -> (Vec<String>, usize) {
+    pub fn walk(&self, krate: &str, module: &str, name: &str, word: &str) -> Walk {
         let entry = (0..self.funcs.len())
             .find(|&k| {
                 let f = &self.funcs[k];
@@ -179,23 +210,23 @@ impl Workspace {
             .unwrap_or_default();
         let mut seen = BTreeSet::from([entry]);
         let mut lines = Vec::new();
-        let mut trail = Vec::new();
-        let tracked = BTreeSet::from([first, word.to_string()]);
+        let mut tally = Tally::default();
+        let mut tracked = words(word);
+        tracked.insert(first);
         // The command's arguments hold the option, whatever clap generates for it.
         let holders = self.holders(word, &self.funcs[entry].param_types[0]);
         self.visit(
             entry,
-            (word, &holders),
+            (word, &holders, true),
             tracked,
             0,
-            (&mut seen, &mut lines, &mut trail),
+            (&mut seen, &mut lines, &mut tally),
         );
-        trail.dedup();
-        let climbs = trail
-            .windows(2)
-            .filter(|w| w[0] != w[1] && self.reaches(&w[1], &w[0]))
-            .count();
-        (lines, climbs)
+        Walk {
+            lines,
+            climbs: tally.climbs,
+            calls_down: tally.calls_down,
+        }
     }
 
     /// The structs that hold the option: those with a field named `word`, and those with a
@@ -204,7 +235,7 @@ impl Workspace {
         let mut out: BTreeSet<String> = self
             .structs
             .iter()
-            .filter(|(_, (fields, _))| fields.contains(word))
+            .filter(|(_, (fields, _))| !fields.is_disjoint(&words(word)))
             .map(|(n, _)| n.clone())
             .chain(
                 args.iter()
@@ -231,15 +262,14 @@ impl Workspace {
     pub fn visit(
         &self,
         k: usize,
-        (word, holders): (&str, &BTreeSet<String>),
+        (word, holders, in_cli): (&str, &BTreeSet<String>, bool),
         mut tracked: BTreeSet<String>,
         depth: usize,
-        (seen, lines, trail): (&mut BTreeSet<usize>, &mut Vec<String>, &mut Vec<String>),
+        (seen, lines, tally): (&mut BTreeSet<usize>, &mut Vec<String>, &mut Tally),
     ) {
         let f = &self.funcs[k];
         lines.push(format!("{}{}", "  ".repeat(depth), f.label()));
-        trail.push(f.krate.clone());
-        if depth >= 12 || lines.len() >= 80 {
+        if depth >= 12 || lines.len() >= 150 {
             return;
         }
         for call in calls(&f.body) {
@@ -266,10 +296,7 @@ impl Workspace {
                 let mut inner: BTreeSet<String> = by_arg
                     .iter()
                     .map(|&a| a + shift)
-                    .filter(|&p| {
-                        holds(p)
-                            || carries(&call.args[p - shift], &BTreeSet::from([word.to_string()]))
-                    })
+                    .filter(|&p| holds(p) || carries(&call.args[p - shift], &words(word)))
                     .filter_map(|p| callee.params.get(p).cloned())
                     .collect();
                 if by_receiver
@@ -281,17 +308,29 @@ impl Workspace {
                 let names = callee
                     .body
                     .iter()
-                    .any(|t| matches!(t, Tok::Ident(s) if s == word));
+                    .any(|t| matches!(t, Tok::Ident(s) if words(word).contains(s)));
                 if inner.is_empty() && !names {
                     continue;
                 }
                 if !seen.insert(c) {
                     continue;
                 }
-                inner.insert(word.to_string());
-                self.visit(c, (word, holders), inner, depth + 1, (seen, lines, trail));
-                // Back in this function to read on.
-                trail.push(f.krate.clone());
+                inner.extend(words(word));
+                if callee.krate != f.krate && self.reaches(&callee.krate, &f.krate) {
+                    tally.climbs.push(callee.label());
+                }
+                if in_cli && callee.krate != f.krate {
+                    tally.calls_down += 1;
+                }
+                // Still in the command's crate, on a path that never left it.
+                let still = in_cli && callee.krate == f.krate;
+                self.visit(
+                    c,
+                    (word, holders, still),
+                    inner,
+                    depth + 1,
+                    (seen, lines, tally),
+                );
             }
         }
     }
