@@ -1,10 +1,10 @@
-//! The server a command connected to, as the lab takes it (`qpslab_lab::ready::Server`): a
+//! The server a command connected to, as the lab takes it (`qpslab_lab::run::ready::Server`): a
 //! sandbox of ours, whose dataset the lab builds when missing, or the user's server, whose
 //! dataset it only checks. `run` and `tune` reach the dataset through their library call.
 
 use crate::args::TargetArgs;
 use crate::target::Connected;
-use qpslab_lab::ready::{OurSandbox, Server};
+use qpslab_lab::run::ready::{OurSandbox, Server};
 use qpslab_sandbox::SandboxHome;
 
 /// The server `target` is, as the library readies it: a sandbox of ours (the embedded one, or

@@ -21,7 +21,7 @@ pub fn start(addr: Option<&str>) -> Result<Option<Exporter>> {
 }
 
 /// Adds one interval to the endpoint's registry, when there is an endpoint.
-pub fn report(registry: Option<&Registry>, i: &qpslab_lab::exec::Interval<'_>) {
+pub fn report(registry: Option<&Registry>, i: &qpslab_lab::run::exec::Interval<'_>) {
     if let Some(r) = registry {
         let labels = Labels {
             run: i.run.to_string(),

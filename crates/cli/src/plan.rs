@@ -1,7 +1,7 @@
 //! From what the user typed to what the libraries take: the run plan (through the one option
 //! table and its resolver in `qpslab_lab::options`), the sandbox spec, output paths. Every
 //! check that can fail on user input happens here or in that resolver, with one clear line
-//! (the checks against a server's own limits are `qpslab_lab::ready`'s).
+//! (the checks against a server's own limits are `qpslab_lab::run::ready`'s).
 
 use crate::args::{Given, RunArgs, WorkloadFlags};
 use crate::error::user;
@@ -70,7 +70,7 @@ pub fn run_plan(a: &RunArgs) -> Result<Resolved> {
     crate::db::check(&a.db.db)?;
     crate::out::Output::new(&a.output, "run")?;
     let mut r = resolve_flags(&a.options.0)?;
-    qpslab_lab::exec::resolve_seed(&mut r.plan);
+    qpslab_lab::run::exec::resolve_seed(&mut r.plan);
     qpslab_lab::shard::settle_plan(&mut r.plan).map_err(|e| user(e.to_string()))?;
     Ok(r)
 }
@@ -79,7 +79,7 @@ pub fn run_plan(a: &RunArgs) -> Result<Resolved> {
 /// measure the workload their own way (`tune`).
 pub fn options_plan(given: &Given) -> Result<Resolved> {
     let mut r = resolve_flags(given)?;
-    qpslab_lab::exec::resolve_seed(&mut r.plan);
+    qpslab_lab::run::exec::resolve_seed(&mut r.plan);
     Ok(r)
 }
 
@@ -177,9 +177,9 @@ mod tests {
 
     fn spec_plans(body: &str) -> Vec<Resolved> {
         let text = format!("name = \"keys\"\n{body}");
-        let spec =
-            qpslab_lab::spec::parse("keys.toml", &text).unwrap_or_else(|e| panic!("{body}: {e}"));
-        let cells = qpslab_lab::expand::expand("keys.toml", &spec)
+        let spec = qpslab_lab::study::spec::parse("keys.toml", &text)
+            .unwrap_or_else(|e| panic!("{body}: {e}"));
+        let cells = qpslab_lab::study::expand::expand("keys.toml", &spec)
             .unwrap()
             .cells;
         cells

@@ -49,7 +49,7 @@ impl Printer {
     }
 }
 
-impl qpslab_lab::exec::Observer for Printer {
+impl qpslab_lab::run::exec::Observer for Printer {
     fn message(&mut self, line: &str) {
         eprintln!("{line}");
     }
@@ -99,7 +99,7 @@ impl qpslab_lab::exec::Observer for Printer {
         }
     }
 
-    fn interval(&mut self, i: &qpslab_lab::exec::Interval<'_>) {
+    fn interval(&mut self, i: &qpslab_lab::run::exec::Interval<'_>) {
         crate::metrics::report(self.metrics.as_ref(), i);
     }
 
@@ -127,9 +127,9 @@ impl qpslab_lab::exec::Observer for Printer {
 }
 
 /// `qpslab run`'s lines around each phase.
-impl qpslab_lab::sweep::SweepObserver for Printer {
+impl qpslab_lab::run::sweep::SweepObserver for Printer {
     fn settled(&mut self, report: &qpslab_core::plan::SettleReport) {
-        eprintln!("{}", qpslab_lab::settle::describe(report));
+        eprintln!("{}", qpslab_lab::run::settle::describe(report));
     }
 
     fn phase_begins(&mut self, plan: &qpslab_core::RunPlan, threads: u32) {
@@ -142,7 +142,7 @@ impl qpslab_lab::sweep::SweepObserver for Printer {
     fn phase_measured(
         &mut self,
         phase: &qpslab_core::PhaseResult,
-        client: Option<&qpslab_lab::client_bound::ClientCheck>,
+        client: Option<&qpslab_lab::run::client_bound::ClientCheck>,
     ) {
         println!();
         // `--quiet` drops the phase's header line, which said whose summary follows.
@@ -166,13 +166,13 @@ impl qpslab_lab::sweep::SweepObserver for Printer {
         print!("{}", crate::render::live::actions_table(actions));
     }
 
-    fn run_closed(&mut self, closed: &qpslab_lab::sweep::Closed) {
+    fn run_closed(&mut self, closed: &qpslab_lab::run::sweep::Closed) {
         closed_note(closed);
     }
 }
 
 /// Says where what a run measured before it ended early is stored (stderr).
-pub fn closed_note(closed: &qpslab_lab::sweep::Closed) {
+pub fn closed_note(closed: &qpslab_lab::run::sweep::Closed) {
     match &closed.stored {
         Ok(Some(id)) => eprintln!(
             "what was measured is stored as run {id} ({}) in {}  (qpslab show {id})",

@@ -417,7 +417,7 @@ fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
         None => {
             if let Some(path) = &t.password_file {
                 if !url_password {
-                    let pw = qpslab_lab::password::read_password_file(path)
+                    let pw = qpslab_lab::options::password::read_password_file(path)
                         .map_err(|e| user(e.to_string()))?;
                     o.password = Secret::new(pw);
                 }

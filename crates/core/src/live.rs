@@ -65,7 +65,7 @@ pub enum LiveError {
 }
 
 /// One thing done to the server while a phase runs. Each variant has its own executor in
-/// `qpslab_lab::live`.
+/// `qpslab_lab::run::live`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Action {

@@ -52,12 +52,3 @@ pub mod shard;
 pub mod study;
 
 pub use error::{ExecError, OptionError, SetupError, SpecError, StudyError};
-
-// Old paths, removed when callers move.
-pub use options::password;
-pub use run::{
-    client_bound, contention, exec, live, phase, rate_search, ready, settle, sizing, sweep,
-    unstored, warmup,
-};
-pub use server::{control, placement, replica, restore};
-pub use study::{expand, sandboxes, spec};

@@ -4,9 +4,9 @@
 //! expansion out of proportion (see `qpslab-fuzzkit` for the long mode).
 
 use qpslab_fuzzkit::{measure, FuzzRng, Target};
-use qpslab_lab::expand::{expand, MAX_CELLS};
 use qpslab_lab::options::OPTIONS;
-use qpslab_lab::spec::parse;
+use qpslab_lab::study::expand::{expand, MAX_CELLS};
+use qpslab_lab::study::spec::parse;
 
 #[global_allocator]
 static ALLOC: qpslab_fuzzkit::CountingAlloc = qpslab_fuzzkit::CountingAlloc;

@@ -8,8 +8,9 @@ use qpslab_core::{
 };
 use qpslab_engine::run_phase;
 use qpslab_engine::workload::Workload;
-use qpslab_lab::exec::{ensure_dataset, judge_phase, DatasetPolicy, Quiet};
-use qpslab_lab::settle::{settle, ServerKind};
+use qpslab_lab::dataset::check::{ensure_dataset, DatasetPolicy};
+use qpslab_lab::run::exec::{judge_phase, Quiet};
+use qpslab_lab::run::settle::{settle, ServerKind};
 use qpslab_wire::Conn;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
@@ -197,7 +198,8 @@ fn auto_warmup_ends_once_throughput_is_flat() {
     plan.percentiles = vec![99.0];
     let workload = Workload::new(&plan.workload).unwrap();
     let stop = AtomicBool::new(false);
-    let took = qpslab_lab::warmup::auto_warmup(&opts, &plan, &workload, 2, 30.0, &stop).unwrap();
+    let took =
+        qpslab_lab::run::warmup::auto_warmup(&opts, &plan, &workload, 2, 30.0, &stop).unwrap();
     assert!(took >= 2.5 - 1e-9, "at least a window of intervals: {took}");
     assert!(took <= 30.5, "bounded: {took}");
 }

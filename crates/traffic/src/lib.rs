@@ -5,7 +5,7 @@
 //! - [`replay`] reads a slow or general log once ([`replay::source`]), plans its sessions
 //!   ([`replay::lanes`]), runs them at the log's pace or as fast as possible
 //!   ([`replay::exec`]) and tallies each statement class ([`replay::tally`]); measured like any
-//!   phase through `qpslab_lab::exec` (`qpslab replay`);
+//!   phase through `qpslab_lab::run::exec` (`qpslab replay`);
 //! - [`diff`] runs a sample of each class of a log on two servers ([`diff::DiffSide`]) in
 //!   alternating rounds, comparing results, timings, counters and plans (`qpslab diff`).
 //!

@@ -1,5 +1,5 @@
 //! Putting a configuration on the server between trials with `SET GLOBAL` (the live actions'
-//! `qpslab_lab::live::set_global`), waiting for a buffer-pool resize to finish, and putting
+//! `qpslab_lab::run::live::set_global`), waiting for a buffer-pool resize to finish, and putting
 //! every changed variable back at the end, on error, and on Ctrl-C (the caller's stop flag only
 //! stops the trial, and this runs).
 
@@ -7,7 +7,7 @@ use crate::knobs::{same_value, Knob};
 use crate::search::Config;
 use crate::TuneError;
 use qpslab_core::ConnectOptions;
-use qpslab_lab::live::{set_global, Changed};
+use qpslab_lab::run::live::{set_global, Changed};
 use qpslab_wire::Conn;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -10,7 +10,7 @@ use crate::{Observer, Target, TuneError};
 use qpslab_core::cell::Cell;
 use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
-use qpslab_lab::exec::Interval;
+use qpslab_lab::run::exec::Interval;
 use qpslab_lab::ExecError;
 use qpslab_sandbox::SandboxHome;
 use qpslab_store::{RunId, RunMeta, Store, StudyStatus, TuneTrial};
@@ -64,8 +64,11 @@ impl Bench<'_> {
     ) -> Result<TrialResult, TuneError> {
         let started = Instant::now();
         self.applier.apply(config)?;
-        let mut plan =
-            qpslab_lab::sizing::placed(&self.plan, self.target.options, self.target.server_pid);
+        let mut plan = qpslab_lab::run::sizing::placed(
+            &self.plan,
+            self.target.options,
+            self.target.server_pid,
+        );
         plan.stop.time_s = Some(secs);
         let cell = format!("trial {} ({phase})", self.seq + 1);
         let result = qpslab_engine::run_phase(
@@ -170,7 +173,7 @@ impl Bench<'_> {
         .in_study(&self.session, label);
         let mut sampler = qpslab_probe::Sampler::new(control, self.target.server_pid)
             .reconnect_to(server_options);
-        let m = qpslab_lab::exec::measure(
+        let m = qpslab_lab::run::exec::measure(
             self.store,
             &meta,
             self.target.options,
@@ -204,7 +207,7 @@ impl Bench<'_> {
 /// it is shown.
 struct Intervals<'a>(&'a mut dyn Observer);
 
-impl qpslab_lab::exec::Observer for Intervals<'_> {
+impl qpslab_lab::run::exec::Observer for Intervals<'_> {
     fn interval(&mut self, i: &Interval<'_>) {
         self.0.interval(i);
     }

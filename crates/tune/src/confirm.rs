@@ -36,7 +36,11 @@ impl ProofVariant {
 pub fn order(repeats: u32) -> Vec<ProofVariant> {
     let side = |k: usize| [ProofVariant::Baseline, ProofVariant::Tuned][k];
     (0..repeats as usize)
-        .flat_map(|i| qpslab_lab::expand::round_order(i, 2).into_iter().map(side))
+        .flat_map(|i| {
+            qpslab_lab::study::expand::round_order(i, 2)
+                .into_iter()
+                .map(side)
+        })
         .collect()
 }
 

@@ -1,7 +1,7 @@
 //! The tuner's error type.
 
 use qpslab_core::fault::{user_if, Blame, Fault};
-use qpslab_lab::restore::RestoreError;
+use qpslab_lab::server::restore::RestoreError;
 use qpslab_lab::{ExecError, StudyError};
 
 /// Why a tune session could not start or finish. Each variant keeps the error it wraps as its
@@ -33,7 +33,7 @@ pub enum TuneError {
     },
     /// The dataset could not be built or checked.
     #[error(transparent)]
-    Dataset(Box<qpslab_lab::ready::ReadyError>),
+    Dataset(Box<qpslab_lab::run::ready::ReadyError>),
     /// A setting could not be changed with `SET GLOBAL`.
     #[error("SET GLOBAL {name} = {value}: {reason}")]
     Set {
@@ -42,7 +42,7 @@ pub enum TuneError {
         /// The value asked for.
         value: String,
         /// The server's answer.
-        reason: qpslab_lab::live::SetRefused,
+        reason: qpslab_lab::run::live::SetRefused,
     },
     /// The buffer pool did not finish resizing in time.
     #[error("the buffer pool resize did not finish within {secs} s: {status}")]
@@ -110,8 +110,8 @@ impl Blame for TuneError {
         user_if(match self {
             TuneError::Knobs(_) => true,
             TuneError::Dataset(e) => match e.as_ref() {
-                qpslab_lab::ready::ReadyError::Dataset(e) => e.is_user_error(),
-                qpslab_lab::ready::ReadyError::Sandbox(e) => e.is_user_error(),
+                qpslab_lab::run::ready::ReadyError::Dataset(e) => e.is_user_error(),
+                qpslab_lab::run::ready::ReadyError::Sandbox(e) => e.is_user_error(),
                 _ => false,
             },
             TuneError::Restore(e) => e.is_user_error(),
@@ -137,7 +137,7 @@ mod tests {
         let set = TuneError::Set {
             name: "table_open_cache".into(),
             value: "8000".into(),
-            reason: qpslab_lab::live::SetRefused("denied".into()),
+            reason: qpslab_lab::run::live::SetRefused("denied".into()),
         };
         assert!(!set.is_user_error());
         assert_eq!(

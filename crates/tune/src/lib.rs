@@ -47,7 +47,7 @@ use qpslab_core::advise::Durability;
 use qpslab_core::env::ServerInfo;
 use qpslab_core::{ConnectOptions, RunPlan};
 use qpslab_engine::workload::Workload;
-use qpslab_lab::ready::{OurSandbox, Server};
+use qpslab_lab::run::ready::{OurSandbox, Server};
 use qpslab_sandbox::SandboxHome;
 use search::Config;
 
@@ -155,7 +155,7 @@ pub trait Observer {
     fn server(&mut self, _server: &ServerInfo, _target: &str) {}
     /// Where building (on a sandbox of ours) or checking the workload's dataset reports, once
     /// the knobs named were checked against the server (`None`: nowhere).
-    fn dataset(&mut self) -> Option<&mut dyn qpslab_lab::exec::Observer> {
+    fn dataset(&mut self) -> Option<&mut dyn qpslab_lab::run::exec::Observer> {
         None
     }
     /// The knob space searched, and the knobs of the list left out with why.
@@ -168,7 +168,7 @@ pub trait Observer {
     fn trial(&mut self, _trial: &Trial<'_>) {}
     /// One report interval of a trial (the session's name as its run, `trial N (PHASE)` as
     /// its cell) or of a confirmation's measurement (its run and cell).
-    fn interval(&mut self, _i: &qpslab_lab::exec::Interval<'_>) {}
+    fn interval(&mut self, _i: &qpslab_lab::run::exec::Interval<'_>) {}
     /// The confirmation begins for `best`; `None`: the baseline won, nothing to confirm.
     fn confirming(&mut self, _best: Option<&Config>) {}
     /// The search and the confirmation took `elapsed_s` of the budget.

@@ -11,7 +11,7 @@ use crate::{
 };
 use qpslab_advise::{advise, gather, needs_restart, Facts};
 use qpslab_engine::rand::Rng;
-use qpslab_lab::restore::Ledger;
+use qpslab_lab::server::restore::Ledger;
 use qpslab_stats::{estimate, t_quantile};
 use qpslab_store::Store;
 use std::sync::atomic::AtomicBool;
@@ -284,11 +284,11 @@ fn dataset(
     req: &Request,
     obs: &mut dyn Observer,
 ) -> Result<Option<qpslab_sandbox::SandboxUse>, TuneError> {
-    let mut quiet = qpslab_lab::exec::Quiet;
+    let mut quiet = qpslab_lab::run::exec::Quiet;
     let loading = match obs.dataset() {
         Some(o) => o,
         None => &mut quiet,
     };
-    qpslab_lab::ready::ensure_dataset(&target.server(), &req.plan.workload, None, loading)
+    qpslab_lab::dataset::ready::ensure_dataset(&target.server(), &req.plan.workload, None, loading)
         .map_err(|e| TuneError::Dataset(Box::new(e)))
 }

@@ -8,7 +8,7 @@ use crate::out::Output;
 use crate::target::{command_args, connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::WorkloadKind;
-use qpslab_lab::ready::ReadyError;
+use qpslab_lab::run::ready::ReadyError;
 
 /// Runs `qpslab check`.
 pub fn check(a: CheckArgs) -> Result<()> {
@@ -23,7 +23,7 @@ pub fn check(a: CheckArgs) -> Result<()> {
     let target = connect(&a.target, None, &home)?;
     let target_args = command_args(&a.target);
     let server = server(&target, &a.target, &home, &target_args);
-    let outcome = qpslab_lab::ready::check_tpcc(&server).map_err(|e| match e {
+    let outcome = qpslab_lab::dataset::ready::check_tpcc(&server).map_err(|e| match e {
         ReadyError::Cleanup(e) => {
             anyhow::Error::new(e).context(format!("checking tpcc on {}", target.options.describe()))
         }

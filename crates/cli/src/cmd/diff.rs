@@ -10,7 +10,7 @@ use crate::target::{connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::diff::{ClassMeasure, Pair};
 use qpslab_core::{ConnectOptions, Dsn};
-use qpslab_lab::restore::Ledger;
+use qpslab_lab::server::restore::Ledger;
 use qpslab_report::diff::{analyze, paired, precise, DiffReport};
 use qpslab_traffic::diff::profile::profile_side;
 use qpslab_traffic::diff::side::{Described, SideError};

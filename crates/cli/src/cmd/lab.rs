@@ -1,5 +1,5 @@
 //! `qpslab lab run|plan|resume|show`: studies over servers, configs and workloads, from a spec
-//! file (see `qpslab_lab::spec`). This module only parses, prints and maps errors; the lab crate
+//! file (see `qpslab_lab::study::spec`). This module only parses, prints and maps errors; the lab crate
 //! expands, orders, executes and resumes.
 
 use crate::args::Format::{Csv, Json};
@@ -215,7 +215,7 @@ fn verdict_text(comparisons: &[Comparison], metric: &str) -> String {
 
 /// The precision metric of a stored study (`tps` unless its spec says).
 fn precision_metric(s: &StudyRecord) -> String {
-    qpslab_lab::spec::parse(&s.name, &s.spec_toml)
+    qpslab_lab::study::spec::parse(&s.name, &s.spec_toml)
         .ok()
         .and_then(|spec| spec.stop_rule().ok())
         .map_or_else(|| "tps".into(), |r| r.metric)

@@ -1,5 +1,5 @@
 //! `qpslab prepare` and `qpslab cleanup`: the arguments checked, the target connected, then one
-//! call each to `qpslab_lab::ready::{prepare, cleanup}`; their errors said as the user needs them.
+//! call each to `qpslab_lab::run::ready::{prepare, cleanup}`; their errors said as the user needs them.
 
 use crate::args::{CleanupArgs, Format, PrepareArgs};
 use crate::dataset::server;
@@ -11,8 +11,8 @@ use crate::target::{command_args, connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::{ConnectOptions, WorkloadOptions};
 use qpslab_engine::prepare;
-use qpslab_lab::exec::Observer;
-use qpslab_lab::ready::ReadyError;
+use qpslab_lab::run::exec::Observer;
+use qpslab_lab::run::ready::ReadyError;
 
 /// Runs `qpslab prepare`.
 pub fn prepare(a: PrepareArgs) -> Result<()> {
@@ -37,8 +37,9 @@ pub fn prepare(a: PrepareArgs) -> Result<()> {
             cleanup: format!("qpslab cleanup {} {}", w.kind, target_args.join(" ")),
         }),
     };
-    let outcome = qpslab_lab::ready::prepare(&server, &w, threads, a.create_db, &mut observer)
-        .map_err(|e| prepare_error(e, &w, &target.options));
+    let outcome =
+        qpslab_lab::dataset::ready::prepare(&server, &w, threads, a.create_db, &mut observer)
+            .map_err(|e| prepare_error(e, &w, &target.options));
     crate::signals::leaves_behind(None);
     let stopped = target.finish();
     outcome?;
@@ -131,7 +132,7 @@ pub fn cleanup(a: CleanupArgs) -> Result<()> {
     let target = connect(&a.target, None, &home)?;
     let target_args = command_args(&a.target);
     let server = server(&target, &a.target, &home, &target_args);
-    let outcome = qpslab_lab::ready::cleanup(&server, kind).map_err(|e| match e {
+    let outcome = qpslab_lab::dataset::ready::cleanup(&server, kind).map_err(|e| match e {
         ReadyError::Cleanup(e) => {
             anyhow::Error::new(e).context(format!("cleaning up on {}", target.options.describe()))
         }

@@ -5,6 +5,7 @@
 
 use crate::args::{ReplayArgs, ReplayModeArg};
 use crate::error::{exec_error, user};
+use crate::printer::closed_note;
 use crate::render::replay::LivePrinter;
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, explicit, sandbox_home, Connected};
@@ -12,7 +13,8 @@ use anyhow::Result;
 use qpslab_core::replay::{ReplayMode, ReplayPlan};
 use qpslab_core::ConnectOptions;
 use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
-use qpslab_lab::restore::Ledger;
+use qpslab_lab::run::sweep::Closed;
+use qpslab_lab::server::restore::Ledger;
 use qpslab_sqllog::Policy;
 use qpslab_store::{RunMeta, Store};
 use qpslab_traffic::replay::account::{self, AccessOptions};
@@ -238,11 +240,7 @@ fn measure(
                 println!();
                 print!("{}", crate::render::replay::summary(&m.phase));
             }
-            return Err(crate::cmd::run::unfinished(
-                u.source,
-                &u.closed,
-                "replay".into(),
-            ));
+            return Err(unfinished(u.source, &u.closed, "replay".into()));
         }
     };
     println!();
@@ -255,4 +253,22 @@ fn measure(
     );
     super::show::emit_run(&a.output, "replay", store, m.run_id)?;
     Ok(())
+}
+
+/// For a run the library closed after its phase did not finish (interrupted or failed): says
+/// where what was measured is stored, and returns the error to report, in the context `what`;
+/// for a phase the store could not keep, where it went instead.
+pub(crate) fn unfinished(e: qpslab_lab::ExecError, closed: &Closed, what: String) -> anyhow::Error {
+    closed_note(closed);
+    if let (qpslab_lab::ExecError::Unstored { source, .. }, Some(kept)) = (&e, &closed.kept) {
+        let whereto = match kept {
+            Ok(path) => format!("it is kept in {} (the run's JSON form)", path.display()),
+            Err(why) => format!("it could not be written anywhere either ({why})"),
+        };
+        return anyhow::anyhow!(
+            "{what}: the results store {} could not keep the measured phase ({source}); {whereto}",
+            closed.store.display()
+        );
+    }
+    exec_error(e).context(what)
 }

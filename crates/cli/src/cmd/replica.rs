@@ -61,12 +61,12 @@ pub fn describe(s: &ReplicaStatus) -> String {
 
 /// The replication state of a running sandbox, `None` for one that is no replica.
 pub fn replication_of(info: &SandboxInfo) -> Result<Option<ReplicaStatus>> {
-    Ok(qpslab_lab::replica::replication_of(info)?)
+    Ok(qpslab_lab::server::replica::replication_of(info)?)
 }
 
 /// The names of the running sandboxes that replicate from `name`.
 pub fn replicas_of(home: &SandboxHome, name: &str) -> Vec<String> {
-    qpslab_lab::replica::replicas_of(home, name)
+    qpslab_lab::server::replica::replicas_of(home, name)
 }
 
 /// What stopping `name` leaves behind, if anything: its running `replicas`.

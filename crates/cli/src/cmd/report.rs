@@ -139,14 +139,14 @@ pub fn sequential(store: &Store, items: [&str; 2]) -> Sequential {
         .filter_map(|item| {
             let name = item.split('/').next()?;
             let s = store.study_by_name(name).ok()?;
-            let rule = qpslab_lab::spec::parse(&s.name, &s.spec_toml)
+            let rule = qpslab_lab::study::spec::parse(&s.name, &s.spec_toml)
                 .ok()?
                 .stop_rule()
                 .ok()?;
             Some(Sequential {
                 precision_pct: rule
                     .precision_pct
-                    .unwrap_or(qpslab_lab::spec::DEFAULT_PRECISION_PCT),
+                    .unwrap_or(qpslab_lab::study::spec::DEFAULT_PRECISION_PCT),
                 max_rounds: rule.max_rounds as usize,
                 adaptive: rule.adaptive(),
             })

@@ -1,6 +1,6 @@
 //! `qpslab restore`, and the checks other commands make before they measure or change a
 //! server: settings left changed by a process that was killed (`kill -9`) before it put them
-//! back. The records and the restoring are `qpslab_lab::restore`; this module maps them to
+//! back. The records and the restoring are `qpslab_lab::server::restore`; this module maps them to
 //! messages and exit codes.
 
 use crate::args::{Format, RestoreArgs, TargetArgs};
@@ -10,7 +10,7 @@ use crate::target::{command_args, connect, explicit, sandbox_home};
 use anyhow::Result;
 use qpslab_core::fault::Blame;
 use qpslab_core::ConnectOptions;
-use qpslab_lab::restore::{Ledger, RestoreError};
+use qpslab_lab::server::restore::{Ledger, RestoreError};
 use qpslab_sandbox::SandboxHome;
 
 /// Runs `qpslab restore`.

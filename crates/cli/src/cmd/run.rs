@@ -5,10 +5,9 @@
 
 use crate::args::{JsonPath, OutputArgs, ReplicaRunArgs, RunArgs, TableJsonCsv};
 use crate::dataset::server;
-use crate::error::exec_error;
 use crate::error::user;
 use crate::plan::run_plan;
-use crate::printer::{closed_note, Printer};
+use crate::printer::Printer;
 use crate::render::run::{steps_table, stop_text, verdict};
 use crate::render::sweep_table;
 use crate::signals::INTERRUPTED;
@@ -16,10 +15,10 @@ use crate::target::{command_args, connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
-use qpslab_lab::exec::Observer;
-use qpslab_lab::placement::{RunKeeper, RunPlaced};
 use qpslab_lab::request::{RunObserver, RunOutcome, RunRequest};
-use qpslab_lab::sweep::{Closed, SweepObserver};
+use qpslab_lab::run::exec::Observer;
+use qpslab_lab::run::sweep::SweepObserver;
+use qpslab_lab::server::placement::{RunKeeper, RunPlaced};
 
 /// Runs `qpslab run`.
 pub fn run(a: RunArgs) -> Result<()> {
@@ -187,27 +186,4 @@ fn check_rate_search(a: &ReplicaRunArgs, plan: &RunPlan) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// For a run the library closed after its phase did not finish (interrupted or failed): says
-/// where what was measured is stored, and returns the error to report, in the context `what`.
-pub(crate) fn unfinished(e: qpslab_lab::ExecError, closed: &Closed, what: String) -> anyhow::Error {
-    closed_note(closed);
-    unfinished_error(e, closed, what)
-}
-
-/// The error of a phase that did not finish, in the context `what`; for a phase the store
-/// could not keep, where it went instead.
-fn unfinished_error(e: qpslab_lab::ExecError, closed: &Closed, what: String) -> anyhow::Error {
-    if let (qpslab_lab::ExecError::Unstored { source, .. }, Some(kept)) = (&e, &closed.kept) {
-        let whereto = match kept {
-            Ok(path) => format!("it is kept in {} (the run's JSON form)", path.display()),
-            Err(why) => format!("it could not be written anywhere either ({why})"),
-        };
-        return anyhow::anyhow!(
-            "{what}: the results store {} could not keep the measured phase ({source}); {whereto}",
-            closed.store.display()
-        );
-    }
-    exec_error(e).context(what)
 }

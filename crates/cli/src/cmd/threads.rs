@@ -8,7 +8,7 @@ use crate::render::threads::threads_text;
 use crate::target::{connect, sandbox_home};
 use anyhow::Result;
 use qpslab_core::placement::{Applied, Policy};
-use qpslab_lab::placement::{self, RunKeeper, RunPlaced};
+use qpslab_lab::server::placement::{self, RunKeeper, RunPlaced};
 
 /// Runs `qpslab server threads`.
 pub fn server_threads(a: ServerThreadsArgs) -> Result<()> {

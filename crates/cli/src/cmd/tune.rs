@@ -19,7 +19,7 @@ use qpslab_core::advise::Durability;
 use qpslab_core::env::ServerInfo;
 use qpslab_core::fault::Blame;
 use qpslab_engine::workload::Workload;
-use qpslab_lab::ready::ReadyError;
+use qpslab_lab::run::ready::ReadyError;
 use qpslab_sandbox::SandboxHome;
 use qpslab_store::Store;
 use qpslab_tune::knobs::{self, Space};
@@ -134,7 +134,7 @@ impl Observer for TunePrinter<'_> {
         );
     }
 
-    fn dataset(&mut self) -> Option<&mut dyn qpslab_lab::exec::Observer> {
+    fn dataset(&mut self) -> Option<&mut dyn qpslab_lab::run::exec::Observer> {
         Some(&mut self.loading)
     }
 
@@ -170,7 +170,7 @@ impl Observer for TunePrinter<'_> {
         );
     }
 
-    fn interval(&mut self, i: &qpslab_lab::exec::Interval<'_>) {
+    fn interval(&mut self, i: &qpslab_lab::run::exec::Interval<'_>) {
         crate::metrics::report(self.metrics.as_ref(), i);
     }
 

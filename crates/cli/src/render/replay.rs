@@ -32,7 +32,7 @@ impl LivePrinter {
     }
 }
 
-impl qpslab_lab::exec::Observer for LivePrinter {
+impl qpslab_lab::run::exec::Observer for LivePrinter {
     fn message(&mut self, line: &str) {
         eprintln!("{line}");
     }
@@ -49,7 +49,7 @@ impl qpslab_lab::exec::Observer for LivePrinter {
         });
     }
 
-    fn interval(&mut self, i: &qpslab_lab::exec::Interval<'_>) {
+    fn interval(&mut self, i: &qpslab_lab::run::exec::Interval<'_>) {
         crate::metrics::report(self.metrics.as_ref(), i);
     }
 }

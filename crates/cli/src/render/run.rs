@@ -1,12 +1,12 @@
 //! `qpslab run`'s own lines: a phase's header, what its client check found, where its profile
 //! and flame graph are (`--profile`), and a replica's rate search (its steps and its answer).
-//! The numbers come from `qpslab_lab::sweep`; the flame graph is drawn where it is recorded.
+//! The numbers come from `qpslab_lab::run::sweep`; the flame graph is drawn where it is recorded.
 
 use crate::render::table;
 use qpslab_core::telemetry::ProfileFiles;
 use qpslab_core::RunPlan;
-use qpslab_lab::client_bound::{ClientCheck, ClientLimit};
-use qpslab_lab::rate_search::{Outcome, Searched};
+use qpslab_lab::run::client_bound::{ClientCheck, ClientLimit};
+use qpslab_lab::run::rate_search::{Outcome, Searched};
 
 /// `10 s`, `1000 events`, `10 s or 1000 events`: when a phase of `plan` ends.
 pub fn stop_text(plan: &RunPlan) -> String {
@@ -141,8 +141,8 @@ pub fn profile_text(files: &ProfileFiles) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use qpslab_lab::client_bound::ServerCpu;
-    use qpslab_lab::rate_search::{RateSearch, Step};
+    use qpslab_lab::run::client_bound::ServerCpu;
+    use qpslab_lab::run::rate_search::{RateSearch, Step};
 
     #[test]
     fn a_profile_says_where_its_graph_is_or_why_there_is_none() {

@@ -2,7 +2,7 @@
 //! p95 latency) of the segment before it against the segment after it and its settle window,
 //! with the same autocorrelation-aware estimates and log-scale ratio intervals that comparisons
 //! of runs use ([`qpslab_stats::estimate`], [`qpslab_stats::ratio`]). `qpslab run` judges each
-//! phase's actions as it stores them (`qpslab_lab::sweep`); reports judge the actions a study
+//! phase's actions as it stores them (`qpslab_lab::run::sweep`); reports judge the actions a study
 //! cell stored unjudged.
 //!
 //! The segment before an action runs from the start of the phase, or from the previous action

@@ -44,7 +44,7 @@ pub(crate) fn shard_dataset(
 /// connections (`None`: [`crate::dataset::loaders::default_loaders`]): on a sandbox of ours it is built when
 /// missing or built by qpslab with another shape, only while no other process uses the
 /// sandbox (else a user error naming them), and a run that finds others reading it says so;
-/// the user's server is only checked ([`crate::run::exec::ensure_dataset`]). Returns the sandbox's
+/// the user's server is only checked ([`crate::dataset::check::ensure_dataset`]). Returns the sandbox's
 /// shared hold, to keep while measuring.
 pub fn ensure_dataset(
     server: &Server,
@@ -77,7 +77,7 @@ pub fn ensure_dataset(
     let pid = server.sandbox.and_then(|s| s.pid);
     let loaders =
         loaders.unwrap_or_else(|| crate::dataset::loaders::default_loaders(w, server.target, pid));
-    crate::run::exec::ensure_dataset(server.target, w, loaders, &policy, obs)
+    crate::dataset::check::ensure_dataset(server.target, w, loaders, &policy, obs)
         .map_err(ReadyError::Dataset)?;
     if let Some(u) = held.as_mut().filter(|u| u.hold() == Hold::Exclusive) {
         u.downgrade()?;
@@ -88,7 +88,7 @@ pub fn ensure_dataset(
 /// `qpslab prepare`: builds the dataset `w` describes on `server` with `loaders` connections
 /// (`None`: [`crate::dataset::loaders::default_loaders`]), creating its database when `create_database`
 /// or the server is a sandbox of ours, which is held alone meanwhile: nobody measures it while
-/// its tables are built ([`crate::run::exec::load_dataset`]).
+/// its tables are built ([`crate::dataset::check::load_dataset`]).
 pub fn prepare(
     server: &Server,
     w: &WorkloadOptions,
@@ -102,7 +102,7 @@ pub fn prepare(
     let _held = hold_alone(server)?;
     let space = server.sandbox.map(|s| s.home.path());
     let create_database = create_database || server.sandbox.is_some();
-    crate::run::exec::load_dataset(server.target, w, loaders, create_database, space, obs)
+    crate::dataset::check::load_dataset(server.target, w, loaders, create_database, space, obs)
         .map_err(ReadyError::Dataset)
 }
 

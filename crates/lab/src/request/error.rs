@@ -4,9 +4,9 @@
 //! ([`Blame`]), judged as the CLI judges an error chain: by the first error in it that says.
 
 use crate::error::ExecError;
-use crate::ready::{MonitorError, ReadyError};
-use crate::restore::RestoreError;
-use crate::sweep::{Closed, SweepError};
+use crate::run::ready::{MonitorError, ReadyError};
+use crate::run::sweep::{Closed, SweepError};
+use crate::server::restore::RestoreError;
 use qpslab_core::fault::{Blame, Fault};
 use std::error::Error;
 
@@ -236,8 +236,8 @@ fn monitor(replica: &str, e: &MonitorError) -> Said {
 }
 
 /// The run's thread placement could not start.
-fn placement(e: &crate::placement::PlacementError) -> Said {
-    use crate::placement::PlacementError;
+fn placement(e: &crate::server::placement::PlacementError) -> Said {
+    use crate::server::placement::PlacementError;
     match e {
         PlacementError::Connect { target, source } => {
             Said::chain(source).context(format!("connecting to {target}"))

@@ -2,7 +2,7 @@
 //! known (a sandbox of ours, or a server of the user's on this machine reached through its
 //! Unix socket, whose peer is its process) and perf must be installed.
 
-use crate::ready::Server;
+use crate::run::ready::Server;
 use qpslab_core::Endpoint;
 use std::path::Path;
 

@@ -1,17 +1,17 @@
 //! `qpslab run` as one call: the `--profile` checks, the results store opened (only once the
 //! input is known to be valid, so rejected input writes nothing), the server readied
-//! ([`crate::ready`]: facts, leftover settings, limits, dataset, replica lag monitor, thread
-//! placement), the sweep measured and stored ([`crate::sweep`]), and the placement stopped.
+//! ([`crate::run::ready`]: facts, leftover settings, limits, dataset, replica lag monitor, thread
+//! placement), the sweep measured and stored ([`crate::run::sweep`]), and the placement stopped.
 //! The caller resolves its input into a [`RunRequest`], watches through a [`RunObserver`] and
 //! renders the [`RunOutcome`].
 
 use super::profile;
 use super::RunError;
-use crate::exec::Observer;
-use crate::placement::{RunKeeper, RunPlaced};
-use crate::ready::{Ready, Readying, Server};
-use crate::settle::ServerKind;
-use crate::sweep::{Sweep, SweepObserver, Swept};
+use crate::run::exec::Observer;
+use crate::run::ready::{Ready, Readying, Server};
+use crate::run::settle::ServerKind;
+use crate::run::sweep::{Sweep, SweepObserver, Swept};
+use crate::server::placement::{RunKeeper, RunPlaced};
 use qpslab_core::placement::Policy;
 use qpslab_core::RunPlan;
 use qpslab_engine::workload::Workload;
@@ -112,12 +112,12 @@ pub fn run(
         mut sampler,
         placement,
         hold: _hold,
-    } = crate::ready::ready(readying, &mut plan, workload, obs.readying()).map_err(|source| {
-        RunError::Ready {
+    } = crate::run::ready::ready(readying, &mut plan, workload, obs.readying()).map_err(
+        |source| RunError::Ready {
             source: Box::new(source),
             target_args: target_args.clone(),
-        }
-    })?;
+        },
+    )?;
     if let Some(keeper) = &placement {
         obs.placement_started(keeper);
     }
@@ -137,7 +137,7 @@ pub fn run(
         lab: lab.path(),
         rate_search,
     };
-    let swept = crate::sweep::run(&mut store, sweep, &mut sampler, obs.sweeping(), stop);
+    let swept = crate::run::sweep::run(&mut store, sweep, &mut sampler, obs.sweeping(), stop);
     if let Some(done) = placement.and_then(|mut k| k.finish()) {
         obs.placement_stopped(&done);
     }

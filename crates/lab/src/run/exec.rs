@@ -17,13 +17,6 @@ use std::cell::RefCell;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-// Old paths, removed when callers move.
-pub use crate::dataset::check::{
-    check_only, check_space, dataset_changes, ensure_dataset, load_dataset, DatasetOutcome,
-    DatasetPolicy,
-};
-pub use crate::dataset::commands::{cleanup_command, prepare_command, shell_quote};
-
 /// Resolves seed 0 ("from the clock", as sysbench's `--rand-seed=0`) to a real seed, so the
 /// stored plan holds the seed actually used and the cell can be repeated exactly.
 pub fn resolve_seed(plan: &mut qpslab_core::RunPlan) {

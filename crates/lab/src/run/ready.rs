@@ -35,8 +35,8 @@ use qpslab_probe::replica::LagMonitor;
 use qpslab_probe::Sampler;
 use qpslab_sandbox::{SandboxHome, SandboxUse};
 
-// Old paths, removed when callers move.
-pub use crate::dataset::ready::{check_tpcc, cleanup, ensure_dataset, prepare};
+// What readying takes and how it fails, in their own module so that the dataset's
+// readiness (`dataset::ready`) uses them without an import circle.
 pub use crate::run::readying::{MonitorError, OurSandbox, ReadyError, Readying, Server};
 
 /// A server ready to measure.

@@ -5,9 +5,6 @@
 
 use qpslab_core::{ConnectOptions, RunPlan};
 
-// Old paths, removed when callers move.
-pub use crate::dataset::loaders::{default_loaders, loaders_for};
-
 /// `plan` with the CPUs of the server `target` reaches (`server_pid`: its process, when
 /// known), from which the engine places its event loops; every caller of the engine that
 /// measures a server passes its plan through here first.

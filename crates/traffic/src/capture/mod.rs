@@ -38,8 +38,8 @@ pub use settings::{Change, Changes};
 pub use take::{take, LogOut, Logged, Request, Step, Taken, BASELINE};
 
 use qpslab_core::ConnectOptions;
-use qpslab_lab::control::{self, ControlError};
-use qpslab_lab::restore::RestoreError;
+use qpslab_lab::server::control::{self, ControlError};
+use qpslab_lab::server::restore::RestoreError;
 use qpslab_wire::Conn;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! it has (MariaDB's `log_slow_verbosity`, MySQL's `log_slow_extra`, ...).
 
 use qpslab_core::literal::quote;
-use qpslab_lab::restore::{restore_line, same, Saved};
+use qpslab_lab::server::restore::{restore_line, same, Saved};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -120,7 +120,7 @@ impl Changes {
             .collect()
     }
 
-    /// The old values, as recorded before the first change (`qpslab_lab::restore`).
+    /// The old values, as recorded before the first change (`qpslab_lab::server::restore`).
     pub fn saved(&self) -> Vec<Saved> {
         self.0
             .iter()

@@ -6,7 +6,7 @@
 
 use super::{Activity, Capture, CaptureError, Changes, Copied, Window};
 use qpslab_core::ConnectOptions;
-use qpslab_lab::restore::{Ledger, RestoreError};
+use qpslab_lab::server::restore::{Ledger, RestoreError};
 use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -11,7 +11,7 @@ const ROUNDS_PER_CONNECTION: usize = 2;
 use super::{check, counters, explain, ClassWork, DiffObserver, DiffOptions, DiffSide, Work};
 use qpslab_core::diff::{ClassMeasure, DiffMeasurement, Pair, SkippedClass};
 use qpslab_engine::RunError;
-use qpslab_lab::expand::round_order;
+use qpslab_lab::study::expand::round_order;
 use qpslab_lab::ExecError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;

@@ -22,7 +22,7 @@
 
 use super::ReplayLog;
 use qpslab_core::{ConnectOptions, Endpoint, Secret};
-use qpslab_lab::restore::{Account, Guard, Ledger};
+use qpslab_lab::server::restore::{Account, Guard, Ledger};
 use qpslab_lab::ExecError;
 use qpslab_wire::Conn;
 use std::io::Read;

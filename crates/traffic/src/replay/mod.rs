@@ -29,9 +29,9 @@ pub mod xa;
 use qpslab_core::env::ServerInfo;
 use qpslab_core::replay::ReplayMode;
 use qpslab_core::ConnectOptions;
-use qpslab_lab::exec::{measure_with, Measured, Observer};
-use qpslab_lab::ready::ReadyError;
-use qpslab_lab::sweep::{close, Closed};
+use qpslab_lab::run::exec::{measure_with, Measured, Observer};
+use qpslab_lab::run::ready::ReadyError;
+use qpslab_lab::run::sweep::{close, Closed};
 use qpslab_lab::ExecError;
 use qpslab_probe::Sampler;
 use qpslab_sqllog::{Classifier, Dialect, Effect, Policy, Verdict};
@@ -299,7 +299,7 @@ pub fn sessions(log: &ReplayLog, o: &ReplayOptions) -> u32 {
 }
 
 /// Readies the server of `target` for a replay of `log`: the control connection and the
-/// server's facts ([`qpslab_lab::ready::control`], said to `obs`), then the databases the replay
+/// server's facts ([`qpslab_lab::run::ready::control`], said to `obs`), then the databases the replay
 /// needs ([`check_databases`], whose failure is [`ReadyError::Dataset`]). Returns the
 /// telemetry sampler on the control connection and the server's facts.
 pub fn ready(
@@ -309,7 +309,7 @@ pub fn ready(
     o: &ReplayOptions,
     obs: &mut dyn Observer,
 ) -> Result<(Sampler, ServerInfo), ReadyError> {
-    let (mut sampler, server) = qpslab_lab::ready::control(target, server_pid, obs)?;
+    let (mut sampler, server) = qpslab_lab::run::ready::control(target, server_pid, obs)?;
     // Just opened: the connection is there.
     if let Some(conn) = sampler.conn() {
         check_databases(conn, log, o).map_err(ReadyError::Dataset)?;
@@ -391,7 +391,7 @@ pub enum Ended {
     /// Replayed to the end; the run is stored and closed as completed.
     Done(Box<Measured>),
     /// Stopped, failed or ended early; the run is closed with what was stored of it
-    /// ([`qpslab_lab::sweep::close`]).
+    /// ([`qpslab_lab::run::sweep::close`]).
     Unfinished(Box<Unfinished>),
 }
 
@@ -408,7 +408,7 @@ pub struct Unfinished {
 
 /// Replays `log` on `target` and stores it as the one phase of the run `meta` (whose plan
 /// describes the replay), with telemetry from `sampler` on every interval, as it is measured
-/// (see [`qpslab_lab::exec::measure_with`]), then closes the run: completed, or with what was
+/// (see [`qpslab_lab::run::exec::measure_with`]), then closes the run: completed, or with what was
 /// stored of it when the replay did not run to its end. The XA transactions the replay started
 /// are noted in `xa` (see [`xa::roll_back_new`]). The error is the store's failing to close a
 /// completed run.

@@ -4,7 +4,7 @@
 
 use crate::printer::Printer;
 use qpslab_core::PhaseResult;
-use qpslab_lab::exec::Observer;
+use qpslab_lab::run::exec::Observer;
 use qpslab_lab::study::{Loaded, RoundReport, StudyObserver};
 use qpslab_store::CellRecord;
 
@@ -89,7 +89,7 @@ impl Observer for LabPrinter {
     fn sample(&mut self, threads: u32, s: &qpslab_core::Sample) {
         self.inner.sample(threads, s);
     }
-    fn interval(&mut self, i: &qpslab_lab::exec::Interval<'_>) {
+    fn interval(&mut self, i: &qpslab_lab::run::exec::Interval<'_>) {
         self.inner.interval(i);
     }
     fn profiled(&mut self, threads: u32, files: &qpslab_core::telemetry::ProfileFiles) {
