@@ -9,63 +9,43 @@
 mod prompt;
 mod unused;
 
-use crate::args::{EmbeddedArgs, SandboxHomeArgs, TargetArgs, WaitArgs};
-use crate::error::user;
+use crate::args::{EmbeddedArgs, SandboxHomeArgs, TargetArgs};
+use crate::error::{fail, user};
 use crate::plan::sandbox_spec;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use qpslab_core::{ConnectOptions, Dsn, Endpoint, Secret, SslMode, Timeouts};
-use qpslab_sandbox::{Sandbox, SandboxHome, SandboxSpec};
+use qpslab_lab::request::target::{self, Overrides, TargetRequest, TargetSpec};
+use qpslab_sandbox::{SandboxHome, SandboxSpec};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// The default schema for the sbtest tables, as sysbench's `--mysql-db`.
-pub const DEFAULT_DATABASE: &str = "sbtest";
+pub use qpslab_lab::request::target::DEFAULT_DATABASE;
 /// The name of the sandbox started when no target is given.
 pub const EMBEDDED_NAME: &str = "embedded";
 
-/// A server reached for one command. Holds the sandbox started for it, if any, which is stopped
-/// when this is dropped (unless kept).
-pub struct Connected {
-    /// How to open sessions (database set to the schema of the sbtest tables).
-    pub options: ConnectOptions,
-    /// The sandbox we started for this command, stopped on drop unless `--keep`.
-    pub sandbox: Option<Sandbox>,
-    /// A sandbox of ours (embedded or `--sandbox NAME`): its datasets and databases may be
-    /// built on demand. Anything else is the user's server, which `run` never changes.
-    pub ours: bool,
-    /// The lab directory holding our sandbox's data (for a sandbox of ours).
-    pub home: Option<PathBuf>,
-    /// The pid of our sandbox's server (embedded or `--sandbox NAME`), for its CPU and perf.
-    pub server_pid: Option<u32>,
-    keep: bool,
+/// A server reached for one command (the lab's [`target::Connected`]): holds the sandbox
+/// started for it, if any, which is stopped when this is dropped (unless kept).
+pub struct Connected(pub target::Connected);
+
+impl std::ops::Deref for Connected {
+    type Target = target::Connected;
+
+    fn deref(&self) -> &target::Connected {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Connected {
+    fn deref_mut(&mut self) -> &mut target::Connected {
+        &mut self.0
+    }
 }
 
 impl Connected {
-    /// The options without a default schema, for creating it.
-    pub fn server_options(&self) -> ConnectOptions {
-        ConnectOptions {
-            database: None,
-            ..self.options.clone()
-        }
-    }
-
     /// Stops the embedded sandbox (or leaves it running with `--keep`), reporting a failure.
-    pub fn finish(mut self) -> Result<()> {
-        if let Some(sb) = self.sandbox.take() {
-            if self.keep {
-                let info = sb.keep();
-                eprintln!(
-                    "sandbox '{}' left running (socket {}); stop it with: qpslab server stop {}",
-                    info.name,
-                    info.socket.display(),
-                    info.name
-                );
-            } else {
-                sb.stop().context("stopping the embedded sandbox")?;
-            }
-        }
-        Ok(())
+    pub fn finish(self) -> Result<()> {
+        self.0.finish(&mut |line| eprintln!("{line}")).map_err(fail)
     }
 }
 
@@ -190,6 +170,14 @@ pub fn connect(
     embedded: Option<&EmbeddedArgs>,
     home: &SandboxHome,
 ) -> Result<Connected> {
+    let req = request(t, embedded)?;
+    let connected = target::resolve(&req, home, &mut |line| eprintln!("{line}")).map_err(fail)?;
+    Ok(Connected(connected))
+}
+
+/// The target the flags name, checked, as the lab resolves it ([`target::resolve`]): the
+/// option files read and the password asked for when a server is named; nothing started yet.
+pub fn request(t: &TargetArgs, embedded: Option<&EmbeddedArgs>) -> Result<TargetRequest> {
     if t.socket.is_some() && t.host.as_deref().is_some_and(|h| h != "localhost") {
         return Err(user(
             "--socket and --host name two ways to the server: give one",
@@ -227,57 +215,40 @@ pub fn connect(
             eprintln!("{line}");
         }
     }
-    let (mut options, sandbox, keep, server_pid) = if let Some(name) = &t.sandbox {
-        let info = qpslab_sandbox::find(home, name)?;
-        (info.connect_options(), None, false, Some(info.pid))
-    } else if explicit(t) {
-        (explicit_options(t)?, None, false, None)
-    } else {
-        let e = embedded.cloned().unwrap_or_default();
-        let spec = embedded_spec(&e)?;
-        let sb = start_embedded(home, &spec)?;
-        let pid = sb.pid();
-        (sb.connect_options(), Some(sb), e.keep, Some(pid))
-    };
-    apply_overrides(t, &mut options)?;
-    if options.database.is_none() {
-        options.database = Some(DEFAULT_DATABASE.to_string());
-    }
-    Ok(Connected {
-        options,
-        sandbox,
-        ours,
-        home: ours.then(|| home.path().to_path_buf()),
-        server_pid,
-        keep,
+    Ok(TargetRequest {
+        spec: target_spec(t, embedded)?,
+        overrides: overrides(t),
     })
 }
 
-fn start_embedded(home: &SandboxHome, spec: &SandboxSpec) -> Result<Sandbox> {
-    match qpslab_sandbox::find(home, &spec.name) {
-        // Started by a qpslab that was killed before it could stop it: `start` stops it.
-        Ok(info) if info.orphaned => eprintln!(
-            "stopping the embedded sandbox left running by a qpslab that was killed (pid {})",
-            info.pid
-        ),
-        Ok(info) => {
-            return Err(user(format!(
-                "the embedded sandbox is already running (pid {}): use --sandbox {} to run against it, or stop it with: qpslab server stop {}",
-                info.pid, spec.name, spec.name
-            )))
+/// The server the flags name, as the lab resolves it: `--sandbox NAME`, the options of a
+/// server the user named (option files, DSN, flags, password), or the embedded default.
+fn target_spec(t: &TargetArgs, embedded: Option<&EmbeddedArgs>) -> Result<TargetSpec> {
+    Ok(if let Some(name) = &t.sandbox {
+        TargetSpec::Sandbox(name.clone())
+    } else if explicit(t) {
+        TargetSpec::Explicit(explicit_options(t)?)
+    } else {
+        let e = embedded.cloned().unwrap_or_default();
+        TargetSpec::Embedded {
+            spec: embedded_spec(&e)?,
+            keep: e.keep,
         }
-        Err(_) => {}
+    })
+}
+
+/// The connection flags that apply to any server, as typed.
+fn overrides(t: &TargetArgs) -> Overrides {
+    Overrides {
+        socket: t.socket.clone(),
+        user: t.user.clone(),
+        database: t.database.clone(),
+        ssl_mode: t.ssl_mode.clone(),
+        ssl_ca: t.ssl_ca.clone(),
+        connect_timeout: t.wait.connect_timeout,
+        read_timeout: t.wait.read_timeout,
+        max_allowed_packet: t.max_allowed_packet.clone(),
     }
-    eprintln!("starting embedded sandbox '{}' ...", spec.name);
-    let sb = qpslab_sandbox::start(home, spec)?;
-    eprintln!(
-        "sandbox '{}': {} pid {} socket {}",
-        sb.name(),
-        sb.version(),
-        sb.pid(),
-        sb.socket().display()
-    );
-    Ok(sb)
 }
 
 /// The sandbox spec of the embedded default.
@@ -434,76 +405,7 @@ fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
 
 /// A `--max-allowed-packet` size (`64M`, `1G`, bytes), within the mysql client's bounds.
 fn max_allowed_packet(what: &str, v: &str) -> Result<u64> {
-    const LEAST: u64 = 4 << 10;
-    match qpslab_core::units::parse_size(v) {
-        Ok(n) if (LEAST..=ConnectOptions::DEFAULT_MAX_ALLOWED_PACKET).contains(&n) => Ok(n),
-        _ => Err(user(format!(
-            "{what} '{v}': give a size from 4K to 1G (e.g. 64M)"
-        ))),
-    }
-}
-
-/// The waits `--connect-timeout` and `--read-timeout` ask for (a read timeout of 0: none).
-pub fn timeouts(w: &WaitArgs) -> Result<Timeouts> {
-    let secs = |flag: &str, v: f64, zero: bool| {
-        if v.is_finite() && (v > 0.0 || (zero && v == 0.0)) && v <= 1e6 {
-            Ok(Duration::from_secs_f64(v))
-        } else {
-            let least = if zero { "0 (no limit)" } else { "more than 0" };
-            Err(user(format!(
-                "{flag} {v}: give a number of seconds, {least} to 1000000"
-            )))
-        }
-    };
-    let mut t = Timeouts::default();
-    if let Some(v) = w.connect_timeout {
-        t.connect = secs("--connect-timeout", v, false)?;
-    }
-    if let Some(v) = w.read_timeout {
-        t.read = Some(secs("--read-timeout", v, true)?).filter(|d| !d.is_zero());
-    }
-    Ok(t)
-}
-
-fn apply_overrides(t: &TargetArgs, o: &mut ConnectOptions) -> Result<()> {
-    if let Some(s) = &t.socket {
-        o.endpoint = Endpoint::Unix { path: s.clone() };
-    }
-    if let Some(u) = &t.user {
-        o.user = u.clone();
-    }
-    if let Some(d) = &t.database {
-        o.database = Some(d.clone());
-    }
-    if let Some(m) = &t.ssl_mode {
-        o.ssl_mode = m
-            .parse()
-            .map_err(|e: qpslab_core::dsn::DsnError| user(format!("--ssl-mode: {e}")))?;
-    }
-    if let Some(ca) = &t.ssl_ca {
-        o.ssl_ca = Some(ca.clone());
-    }
-    o.timeouts = timeouts(&t.wait)?;
-    if let Some(v) = &t.max_allowed_packet {
-        o.max_allowed_packet = max_allowed_packet("--max-allowed-packet", v)?;
-    }
-    if let Some(ca) = &o.ssl_ca {
-        // Opened without blocking and refused unless a regular file (a FIFO would hang).
-        qpslab_core::input::open_regular(ca).map_err(|e| user(format!("--ssl-ca: {e}")))?;
-    }
-    if matches!(o.ssl_mode, SslMode::VerifyCa | SslMode::VerifyIdentity) && o.ssl_ca.is_none() {
-        return Err(user(
-            "--ssl-mode VERIFY_CA/VERIFY_IDENTITY needs --ssl-ca FILE",
-        ));
-    }
-    if let Some(db) = &o.database {
-        if db.is_empty() || db.len() > 64 || db.contains('`') || db.contains('/') {
-            return Err(user(format!(
-                "database name '{db}' is not valid (1-64 characters, no ` or /)"
-            )));
-        }
-    }
-    Ok(())
+    target::max_allowed_packet(what, v).map_err(fail)
 }
 
 #[cfg(test)]

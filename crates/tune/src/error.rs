@@ -8,6 +8,9 @@ use qpslab_lab::{ExecError, StudyError};
 /// source, so a caller can still read the client's or the store's error down the chain.
 #[derive(Debug, thiserror::Error)]
 pub enum TuneError {
+    /// The target could not be resolved (the embedded sandbox not started, a bad flag).
+    #[error(transparent)]
+    Target(qpslab_lab::request::target::TargetError),
     /// A knob that cannot be tuned here, or no knob left (`--knobs`, `--durability`): the
     /// user's to fix.
     #[error("{0}")]
@@ -108,6 +111,7 @@ impl Blame for TuneError {
     /// The client's errors are judged by the caller, which reads them down the chain.
     fn fault(&self) -> Fault {
         user_if(match self {
+            TuneError::Target(e) => e.is_user_error(),
             TuneError::Knobs(_) => true,
             TuneError::Dataset(e) => match e.as_ref() {
                 qpslab_lab::run::ready::ReadyError::Dataset(e) => e.is_user_error(),

@@ -12,20 +12,24 @@
 //! - [`confirm`] (pure): the A/B order of the confirmation and its verdict;
 //! - `apply`: changing the settings with `SET GLOBAL` and putting them back;
 //! - `bench`: a search trial (one engine phase) and the proof study's measurements;
-//! - `session`: the flow and the two searches; `conclude`: the confirmation and the outcome.
+//! - `session`: the flow and the two searches; `conclude`: the confirmation and the outcome;
+//! - `request`: the whole command: the target resolved (the embedded sandbox started), the
+//!   store opened, the session.
 //!
 //! One call, [`tune`], runs a session; it prints nothing: progress goes to an [`Observer`],
-//! and the [`Outcome`] is the caller's to render (summary, `tuned.cnf`, JSON).
+//! and the [`TuneOutcome`] is the caller's to render (summary, `tuned.cnf`, JSON), before it
+//! stops the sandbox the outcome holds.
 //!
 //! ```no_run
-//! # fn demo(req: &qpslab_tune::Request, target: &qpslab_tune::Target,
-//! #         store: &mut qpslab_store::Store, obs: &mut dyn qpslab_tune::Observer)
-//! # -> Result<(), qpslab_tune::TuneError> {
+//! # fn demo(req: qpslab_tune::TuneRequest, obs: &mut dyn qpslab_tune::Observer)
+//! # -> Result<(), Box<dyn std::error::Error>> {
 //! let stop = std::sync::atomic::AtomicBool::new(false);
-//! let outcome = qpslab_tune::tune(req, target, store, obs, &stop)?;
-//! if outcome.significant() {
-//!     // `outcome.best`: the confirmed settings, for the caller to render as a my.cnf section
+//! let done = qpslab_tune::tune(req, obs, &stop)?;
+//! if done.outcome.significant() {
+//!     // `done.outcome.best`: the confirmed settings, for the caller to render as a my.cnf
+//!     // section
 //! }
+//! done.target.finish(&mut |line| eprintln!("{line}"))?;
 //! # Ok(()) }
 //! ```
 
@@ -35,12 +39,13 @@ mod conclude;
 pub mod confirm;
 mod error;
 pub mod knobs;
+mod request;
 pub mod search;
 mod session;
 
 pub use conclude::{Confirmed, Outcome};
 pub use error::TuneError;
-pub use session::tune;
+pub use request::{tune, TuneOutcome, TuneRequest};
 
 use knobs::Space;
 use qpslab_core::advise::Durability;

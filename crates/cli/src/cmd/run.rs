@@ -1,19 +1,18 @@
-//! `qpslab run`: the plan from the flags and the target connected, then one library call,
-//! `qpslab_lab::request::run` (the `--profile` checks, the store, readying the server and the
-//! sweep, which measures and stores each phase while the printer shows its progress); then the
-//! sweep table and `--json`.
+//! `qpslab run`: the plan and the target from the flags, then one library call,
+//! `qpslab_lab::request::run` (the embedded sandbox started, the `--profile` checks, the store,
+//! readying the server and the sweep, which measures and stores each phase while the printer
+//! shows its progress); then the sweep table and `--json`, and the sandbox stopped.
 
 use crate::args::{JsonPath, OutputArgs, ReplicaRunArgs, RunArgs, TableJsonCsv};
-use crate::dataset::server;
 use crate::error::user;
 use crate::plan::run_plan;
 use crate::printer::Printer;
 use crate::render::run::{steps_table, stop_text, verdict};
 use crate::render::sweep_table;
 use crate::signals::INTERRUPTED;
-use crate::target::{command_args, connect, sandbox_home};
+use crate::target::{command_args, sandbox_home};
 use anyhow::Result;
-use qpslab_core::RunPlan;
+use qpslab_core::{ConnectOptions, RunPlan};
 use qpslab_engine::workload::Workload;
 use qpslab_lab::request::{RunObserver, RunOutcome, RunRequest};
 use qpslab_lab::run::exec::Observer;
@@ -34,20 +33,15 @@ pub fn run(a: RunArgs) -> Result<()> {
     let mut embedded = a.embedded.clone();
     super::threads::prepare_run(&a.pin, &a.target, &mut embedded.settings)?;
     let home = sandbox_home(&a.home);
-    let connected = connect(&a.target, Some(&embedded), &home)?;
-    detail!(
-        "target: {}",
-        qpslab_core::dsn::Dsn(connected.options.clone())
-    );
-    detail!("plan: {}", serde_json::to_string(&plan).unwrap_or_default());
-    let target_args = command_args(&a.target);
+    let target = crate::target::request(&a.target, Some(&embedded))?;
+    let plan_json = serde_json::to_string(&plan).unwrap_or_default();
     let outcome = super::threads::policy(&a.pin).and_then(|pin| {
         let req = RunRequest {
             plan,
             workload: &workload,
             loaders: resolved.prepare_threads,
-            server: server(&connected, &a.target, &home, &target_args),
-            started: connected.sandbox.is_some(),
+            target,
+            target_args: command_args(&a.target),
             lab: &home,
             replica: a.replica.replica.as_deref(),
             pin,
@@ -57,15 +51,16 @@ pub fn run(a: RunArgs) -> Result<()> {
             rate_search: a.replica.rate_search.then_some(a.replica.max_lag),
         };
         let mut printer = RunPrinter {
+            plan: plan_json,
             ready: Printer::new(),
             sweep: Printer::with_metrics(exporter.as_ref())
                 .sysbench_output(a.histogram.as_deref() == Some("on"), !a.no_live_lines),
         };
         qpslab_lab::request::run(req, &mut printer, &INTERRUPTED).map_err(crate::error::fail)
-    });
+    })?;
     // Printed before the sandbox stops, as the run's last words on standard output.
-    let rendered = outcome.and_then(|o| finish(&o, &a.output));
-    let stopped = connected.finish();
+    let rendered = finish(&outcome, &a.output);
+    let stopped = crate::target::Connected(outcome.target).finish();
     rendered?;
     stopped
 }
@@ -73,11 +68,22 @@ pub fn run(a: RunArgs) -> Result<()> {
 /// What `run` prints as it goes: readying the server (the dataset loading) and the sweep each
 /// through a printer of their own, and what the thread placement placed.
 struct RunPrinter {
+    /// The plan as JSON, shown once connected (`--verbose`).
+    plan: String,
     ready: Printer,
     sweep: Printer,
 }
 
 impl RunObserver for RunPrinter {
+    fn note(&mut self, line: &str) {
+        eprintln!("{line}");
+    }
+
+    fn connected(&mut self, options: &ConnectOptions) {
+        detail!("target: {}", qpslab_core::dsn::Dsn(options.clone()));
+        detail!("plan: {}", self.plan);
+    }
+
     fn readying(&mut self) -> &mut dyn Observer {
         &mut self.ready
     }
@@ -98,7 +104,7 @@ impl RunObserver for RunPrinter {
 /// Prints what a rate search found, the run's sweep table and where it is stored, then the
 /// stored run as `out` asks.
 fn finish(outcome: &RunOutcome, out: &OutputArgs<TableJsonCsv, JsonPath>) -> Result<()> {
-    let RunOutcome { swept, store } = outcome;
+    let RunOutcome { swept, store, .. } = outcome;
     if let Some(s) = &swept.searched {
         print!("\n{}", steps_table(s));
         println!("{}", verdict(s));

@@ -2,91 +2,75 @@
 //! then confirms the best configuration against the baseline in interleaved repeats stored as
 //! a study, and crowns it only when the interval of the throughput ratio excludes 1.
 //!
-//! The tuner is `qpslab_tune`; this module checks the arguments into its `Request`, connects,
-//! calls `qpslab_tune::tune` once, prints its progress and writes its outcome
-//! (`crate::render::tune`).
+//! The tuner is `qpslab_tune`; this module checks the arguments into its `TuneRequest`, calls
+//! `qpslab_tune::tune` once (which starts the embedded sandbox, opens the store and runs the
+//! session), prints its progress, writes its outcome (`crate::render::tune`), then stops the
+//! sandbox.
 
 use crate::args::{DurabilityArg, Format, SearchArg, TargetArgs, TuneArgs};
-use crate::dataset::server;
-use crate::error::{exec_error, user};
+use crate::error::{exec_error, fail, user};
 use crate::out::Output;
 use crate::printer::Printer;
 use crate::render::tune::{self as render_tune, Context};
 use crate::signals::INTERRUPTED;
-use crate::target::{command_args, connect, sandbox_home, Connected};
+use crate::target::{command_args, sandbox_home, Connected};
 use anyhow::Result;
 use qpslab_core::advise::Durability;
 use qpslab_core::env::ServerInfo;
 use qpslab_core::fault::Blame;
 use qpslab_engine::workload::Workload;
 use qpslab_lab::run::ready::ReadyError;
-use qpslab_sandbox::SandboxHome;
-use qpslab_store::Store;
 use qpslab_tune::knobs::{self, Space};
 use qpslab_tune::search::{describe, Config};
-use qpslab_tune::{confirm, Observer, Request, Search, Target, Trial, TuneError};
+use qpslab_tune::{confirm, Observer, Request, Search, Trial, TuneError, TuneOutcome, TuneRequest};
 
 /// Runs `qpslab tune`.
 pub fn tune(a: TuneArgs) -> Result<()> {
     let req = check(&a)?;
     let exporter = crate::metrics::start(a.metrics_addr.as_deref())?;
     let home = sandbox_home(&a.home);
-    let connected = connect(&a.target, Some(&a.embedded), &home)?;
-    if !connected.ours {
-        eprintln!(
-            "{}: only settings SET GLOBAL can change are tuned, and each is put back at the end",
-            connected.options.describe()
-        );
-    }
-    let outcome = crate::db::open_to_write(&a.db.db).and_then(|mut store| {
-        let metrics = exporter.as_ref().map(|e| e.registry().clone());
-        session(&a, &req, &mut store, &connected, (&home, metrics))
-    });
-    let stopped = connected.finish();
-    outcome?;
+    let target = crate::target::request(&a.target, Some(&a.embedded))?;
+    let mut printer = TunePrinter {
+        a: &a,
+        req: &req,
+        loading: Printer::new(),
+        started: std::time::Instant::now(),
+        metrics: exporter.as_ref().map(|e| e.registry().clone()),
+    };
+    let tune = TuneRequest {
+        request: &req,
+        target,
+        target_args: command_args(&a.target),
+        lab: &home,
+        store: &a.db.db,
+    };
+    let done =
+        qpslab_tune::tune(tune, &mut printer, &INTERRUPTED).map_err(|e| error(e, &a.target))?;
+    // Written before the sandbox stops, as the session's last words.
+    let rendered = render(&a, &req, &done);
+    let stopped = Connected(done.target).finish();
+    rendered?;
     stopped
 }
 
-/// One session on the connected server: the library's call, then the outputs and the summary.
-fn session(
-    a: &TuneArgs,
-    req: &Request,
-    store: &mut Store,
-    connected: &Connected,
-    (home, metrics): (&SandboxHome, Option<qpslab_metrics::Registry>),
-) -> Result<()> {
-    let target_args = command_args(&a.target);
-    let target = Target {
-        options: &connected.options,
-        server_pid: connected.server_pid,
-        home,
-        sandbox: server(connected, &a.target, home, &target_args).sandbox,
-        target_args: &target_args,
-    };
-    let mut printer = TunePrinter {
-        a,
-        req,
-        loading: Printer::new(),
-        started: std::time::Instant::now(),
-        metrics,
-    };
-    let outcome = qpslab_tune::tune(req, &target, store, &mut printer, &INTERRUPTED)
-        .map_err(|e| error(e, &a.target))?;
+/// The session's outputs: `--out`'s my.cnf section and the summary (or `--format json`).
+fn render(a: &TuneArgs, req: &Request, done: &TuneOutcome) -> Result<()> {
+    let outcome = &done.outcome;
     let context = Context {
         workload: &req.plan.workload.label(),
         threads: req.threads,
-        target: &connected.options.describe(),
+        target: &done.target.options.describe(),
         budget_s: req.budget_s,
         repeats: req.repeats,
     };
     if let Some(out) = &a.out {
-        let text = render_tune::render(&render_tune::cnf(&context, &outcome));
+        let text = render_tune::render(&render_tune::cnf(&context, outcome));
         crate::outfile::write("--out", out, &text)?;
         eprintln!("written to {}", out.display());
     }
     Output::new(&a.output, "tune")?.emit(|f| match f {
-        Format::Json => crate::out::json(&render_tune::json_doc(&outcome)),
-        _ => Ok(render_tune::summary(&context, &outcome)
+        Format::Json => crate::out::json(&render_tune::json_doc(outcome)),
+        _ => Ok(render_tune::summary(&context, outcome)
             .iter()
             .map(|line| format!("{line}\n"))
             .collect()),
@@ -97,6 +81,7 @@ fn session(
 /// own commands map them.
 fn error(e: TuneError, t: &TargetArgs) -> anyhow::Error {
     match e {
+        TuneError::Target(e) => fail(e),
         TuneError::Dataset(e) => match *e {
             ReadyError::Dataset(e) => exec_error(e),
             ReadyError::Sandbox(e) => e.into(),
@@ -128,6 +113,8 @@ struct TunePrinter<'a> {
 
 impl Observer for TunePrinter<'_> {
     fn server(&mut self, server: &ServerInfo, target: &str) {
+        // The budget is counted from the session's start, once the server is reached.
+        self.started = std::time::Instant::now();
         eprintln!(
             "server: {} ({}) at {target}",
             server.version, server.version_comment

@@ -50,13 +50,13 @@ fn max_allowed_packet_comes_from_the_option_file_then_the_flag() {
         max_allowed_packet: Some("1G".into()),
         ..t
     };
-    apply_overrides(&t, &mut o).unwrap();
+    overrides(&t).apply(&mut o).unwrap();
     assert_eq!(o.max_allowed_packet, 1 << 30);
     let t = TargetArgs {
         max_allowed_packet: Some("2G".into()),
         ..t
     };
-    let e = apply_overrides(&t, &mut o).unwrap_err().to_string();
+    let e = overrides(&t).apply(&mut o).unwrap_err().to_string();
     assert!(e.contains("from 4K to 1G"), "{e}");
     let d = TargetArgs::default();
     assert_eq!(

@@ -3,6 +3,7 @@
 //! `qpslab restore` command that puts leftover settings back), and whose fault it is
 //! ([`Blame`]), judged as the CLI judges an error chain: by the first error in it that says.
 
+use super::target::TargetError;
 use crate::error::ExecError;
 use crate::run::ready::{MonitorError, ReadyError};
 use crate::run::sweep::{Closed, SweepError};
@@ -13,6 +14,8 @@ use std::error::Error;
 /// Why a run failed.
 #[derive(Debug)]
 pub enum RunError {
+    /// The target could not be resolved (the embedded sandbox not started, a bad flag).
+    Target(TargetError),
     /// `--profile` cannot work for this server (the user's to fix).
     Profile(String),
     /// The results store could not be opened.
@@ -39,6 +42,7 @@ impl RunError {
     /// What is said of the error: its causes' texts and whose fault it is.
     fn said(&self) -> Said {
         match self {
+            RunError::Target(e) => target(e),
             RunError::Profile(why) => Said::user(why.clone()),
             RunError::Store(e) => Said::chain(e),
             RunError::Ready {
@@ -161,6 +165,16 @@ fn judged(e: &(dyn Error + 'static)) -> Option<Fault> {
         return Some(e.fault());
     }
     None
+}
+
+/// The target could not be resolved: the user's input in its own words, or the sandbox's
+/// error as it says.
+fn target(e: &TargetError) -> Said {
+    match e {
+        TargetError::Input(why) => Said::user(why.clone()),
+        TargetError::Sandbox(e) => Said::chain(e),
+        TargetError::Stop(source) => Said::chain(source).context(e.to_string()),
+    }
 }
 
 /// Readying failed.

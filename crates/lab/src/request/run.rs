@@ -1,19 +1,22 @@
-//! `qpslab run` as one call: the `--profile` checks, the results store opened (only once the
-//! input is known to be valid, so rejected input writes nothing), the server readied
-//! ([`crate::run::ready`]: facts, leftover settings, limits, dataset, replica lag monitor, thread
-//! placement), the sweep measured and stored ([`crate::run::sweep`]), and the placement stopped.
+//! `qpslab run` as one call: the target resolved ([`super::target`]: the embedded sandbox
+//! started, the connection flags applied), the `--profile` checks, the results store opened
+//! (only once the input is known to be valid, so rejected input writes nothing), the server
+//! readied ([`crate::run::ready`]: facts, leftover settings, limits, dataset, replica lag
+//! monitor, thread placement), the sweep measured and stored ([`crate::run::sweep`]), and the placement stopped.
 //! The caller resolves its input into a [`RunRequest`], watches through a [`RunObserver`] and
-//! renders the [`RunOutcome`].
+//! renders the [`RunOutcome`], then stops the sandbox it holds ([`Connected::finish`]); a run
+//! that fails stops it (or keeps it, with `--keep`) before it returns.
 
 use super::profile;
+use super::target::{Connected, TargetRequest};
 use super::RunError;
 use crate::run::exec::Observer;
-use crate::run::ready::{Ready, Readying, Server};
+use crate::run::ready::{Ready, Readying};
 use crate::run::settle::ServerKind;
 use crate::run::sweep::{Sweep, SweepObserver, Swept};
 use crate::server::placement::{RunKeeper, RunPlaced};
 use qpslab_core::placement::Policy;
-use qpslab_core::RunPlan;
+use qpslab_core::{ConnectOptions, RunPlan};
 use qpslab_engine::workload::Workload;
 use qpslab_sandbox::SandboxHome;
 use qpslab_store::Store;
@@ -28,10 +31,10 @@ pub struct RunRequest<'a> {
     pub workload: &'a Workload,
     /// Loader connections for a dataset built now (`None`: the default for the server).
     pub loaders: Option<u32>,
-    /// The server, connected (a sandbox of ours or the user's).
-    pub server: Server<'a>,
-    /// Whether the server is the sandbox started for this command (it is then settled as ours).
-    pub started: bool,
+    /// The server: a sandbox of ours (started now for the embedded default) or the user's.
+    pub target: TargetRequest,
+    /// The target options as typed (no password), for the commands an error names.
+    pub target_args: Vec<String>,
     /// The lab directory: its sandboxes and the ledger of changed settings.
     pub lab: &'a SandboxHome,
     /// `--replica`: a sandbox of this lab or a DSN whose lag is watched.
@@ -54,11 +57,18 @@ pub struct RunOutcome {
     pub swept: Swept,
     /// The store it is in.
     pub store: Store,
+    /// The server, holding the sandbox started for this run: the caller renders, then stops
+    /// it with [`Connected::finish`].
+    pub target: Connected,
 }
 
 /// Where a run's progress goes: readying and the sweep report to observers of their own, and
 /// the thread placement says what it placed as it starts and as it stops.
 pub trait RunObserver {
+    /// A line about the target: the embedded sandbox starting, or kept.
+    fn note(&mut self, _line: &str) {}
+    /// Connected: how sessions reach the server.
+    fn connected(&mut self, _options: &ConnectOptions) {}
     /// Where readying the server reports (the dataset loading).
     fn readying(&mut self) -> &mut dyn Observer;
     /// Where the sweep reports.
@@ -69,19 +79,44 @@ pub trait RunObserver {
     fn placement_stopped(&mut self, _done: &RunPlaced) {}
 }
 
-/// Runs `req`: checks `--profile`, opens the store, readies the server and measures and stores
-/// the sweep, reporting to `obs`; `stop` (Ctrl-C) ends it early.
+/// Runs `req`: resolves the target (starting the embedded sandbox), checks `--profile`, opens
+/// the store, readies the server and measures and stores the sweep, reporting to `obs`; `stop`
+/// (Ctrl-C) ends it early. A failed run stops the sandbox it started (a failure to stop is
+/// left unsaid: the run's error is the one to report).
 pub fn run(
     req: RunRequest,
     obs: &mut dyn RunObserver,
     stop: &AtomicBool,
 ) -> Result<RunOutcome, RunError> {
+    let target = super::target::resolve(&req.target, req.lab, &mut |line| obs.note(line))
+        .map_err(RunError::Target)?;
+    obs.connected(&target.options);
+    match measure(req, &target, obs, stop) {
+        Ok((swept, store)) => Ok(RunOutcome {
+            swept,
+            store,
+            target,
+        }),
+        Err(e) => {
+            let _ = target.finish(&mut |line| obs.note(line));
+            Err(e)
+        }
+    }
+}
+
+/// The run on the connected `target`: the store, readying and the sweep.
+fn measure(
+    req: RunRequest,
+    target: &Connected,
+    obs: &mut dyn RunObserver,
+    stop: &AtomicBool,
+) -> Result<(Swept, Store), RunError> {
     let RunRequest {
         mut plan,
         workload,
         loaders,
-        mut server,
-        started,
+        target: _,
+        target_args,
         lab,
         replica,
         pin,
@@ -90,6 +125,9 @@ pub fn run(
         command,
         rate_search,
     } = req;
+    let mut server = target.server(lab, &target_args);
+    // Only the sandbox started for this command is settled as ours.
+    let started = target.sandbox.is_some();
     if let Some(dir) = &profile {
         profile::find_server(&mut server);
         if let Some(s) = server.sandbox.as_mut() {
@@ -142,7 +180,7 @@ pub fn run(
         obs.placement_stopped(&done);
     }
     match swept {
-        Ok(swept) => Ok(RunOutcome { swept, store }),
+        Ok(swept) => Ok((swept, store)),
         Err(source) => Err(RunError::Sweep {
             label,
             target_args,
