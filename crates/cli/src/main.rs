@@ -7,7 +7,6 @@
 mod out;
 mod args;
 mod cmd;
-mod dataset;
 mod db;
 mod error;
 mod hosts;

@@ -2,7 +2,6 @@
 //! offenders, or not applicable with why), exit 1 when one fails.
 
 use crate::args::{CheckArgs, Format};
-use crate::dataset::server;
 use crate::error::user;
 use crate::out::Output;
 use crate::target::{command_args, connect, sandbox_home};
@@ -22,7 +21,7 @@ pub fn check(a: CheckArgs) -> Result<()> {
     let home = sandbox_home(&a.home);
     let target = connect(&a.target, None, &home)?;
     let target_args = command_args(&a.target);
-    let server = server(&target, &a.target, &home, &target_args);
+    let server = target.server(&home, &target_args);
     let outcome = qpslab_lab::dataset::ready::check_tpcc(&server).map_err(|e| match e {
         ReadyError::Cleanup(e) => {
             anyhow::Error::new(e).context(format!("checking tpcc on {}", target.options.describe()))

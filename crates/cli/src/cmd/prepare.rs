@@ -2,7 +2,6 @@
 //! call each to `qpslab_lab::run::ready::{prepare, cleanup}`; their errors said as the user needs them.
 
 use crate::args::{CleanupArgs, Format, PrepareArgs};
-use crate::dataset::server;
 use crate::error::{exec_error, fail, user};
 use crate::out::Output;
 use crate::plan::workload_options;
@@ -25,7 +24,7 @@ pub fn prepare(a: PrepareArgs) -> Result<()> {
     let home = sandbox_home(&a.home);
     let target = connect(&a.target, Some(&a.embedded), &home)?;
     let target_args = command_args(&a.target);
-    let server = server(&target, &a.target, &home, &target_args);
+    let server = target.server(&home, &target_args);
     // A sandbox is ours: its database is created as needed. On the user's server only when asked.
     let mut observer = Prepared {
         inner: Printer::new(),
@@ -131,7 +130,7 @@ pub fn cleanup(a: CleanupArgs) -> Result<()> {
     let home = sandbox_home(&a.home);
     let target = connect(&a.target, None, &home)?;
     let target_args = command_args(&a.target);
-    let server = server(&target, &a.target, &home, &target_args);
+    let server = target.server(&home, &target_args);
     let outcome = qpslab_lab::dataset::ready::cleanup(&server, kind).map_err(|e| match e {
         ReadyError::Cleanup(e) => {
             anyhow::Error::new(e).context(format!("cleaning up on {}", target.options.describe()))
