@@ -80,7 +80,7 @@ pub struct MetricComparison {
     pub significant: bool,
     /// `improvement`, `regression`, `no significant change`, `inconclusive: need ~N repeats`
     /// or `no interval`; with rounds paired, `improvement`, `regression`, `equivalent within
-    /// ±P%` or `undecided within budget: ~N rounds would reach ±P%`.
+    /// ±P%` or `undecided within budget: ~N rounds would decide at ±P%`.
     pub verdict: String,
     /// The answer of a round-paired comparison (`None`: fewer than three paired rounds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -98,7 +98,7 @@ pub struct MetricComparison {
     /// Why no more rounds were run: `precise`, `budget` or `max_repeats`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<Stopped>,
-    /// Rounds the spread seen so far says would reach the precision.
+    /// Rounds the mean and spread seen so far say would settle it ([`Sequential::settled`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds_to_target: Option<usize>,
 }

@@ -7,62 +7,23 @@
 //! (and counted) instead of widening every interval; a round whose only mark is a neighbour's
 //! CPU use is kept, its noise measured as spread ([`Stability::fit_to_pair`]).
 //!
-//! The answer is one of four: the interval excludes no change (an improvement or a regression),
-//! it lies wholly inside ±precision (equivalent, the question "did it change by more than P?"
-//! answered "no", as a two one-sided test would), or neither yet (undecided, with the rounds
-//! the spread seen so far says would reach the precision).
+//! The answer is one of four ([`Decision`], decided in `qpslab_stats` by the rule the study's
+//! rounds ran by): an improvement, a regression, equivalent within ±precision, or undecided,
+//! with the rounds the mean and spread seen so far say would settle it.
 
 use crate::metrics::Metric;
 use crate::model::Point;
 use qpslab_core::stability::Stability;
-use qpslab_stats::{anytime_p_value, paired_ratio, t_p_value, AnytimeDesign, Ratio, MIN_ROUNDS};
+use qpslab_stats::{anytime_p_value, t_p_value, Ratio, MIN_ROUNDS};
+pub use qpslab_stats::{Decision, Sequential};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// The precision a study asks of its comparisons and the rounds it may run.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Sequential {
-    /// Target half-width of the 95% interval of the change, in percent; also the margin of
-    /// "equivalent".
-    pub precision_pct: f64,
-    /// The most rounds the study runs (the sequence is tuned to be tightest there).
-    pub max_rounds: usize,
-    /// Whether the study ran rounds until precise (`precision` or `budget`): then fewer than
-    /// three paired rounds are `undecided`, never a pooled verdict.
-    #[serde(default)]
-    pub adaptive: bool,
-}
-
-/// What a study asks when its spec does not say: ±5% within 20 rounds.
-impl Default for Sequential {
-    fn default() -> Sequential {
-        Sequential {
-            precision_pct: 5.0,
-            max_rounds: 20,
-            adaptive: false,
-        }
-    }
-}
-
-/// The answer of a round-paired comparison.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    /// The interval excludes no change, on the better side.
-    Improvement,
-    /// The interval excludes no change, on the worse side.
-    Regression,
-    /// The whole interval lies inside ±precision.
-    Equivalent,
-    /// Neither yet.
-    Undecided,
-}
 
 /// Why a comparison has no more rounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stopped {
-    /// Its interval reached the precision.
+    /// It was answered at the precision asked ([`Sequential::settled`]).
     Precise,
     /// The study's budget ran out first.
     Budget,
@@ -148,43 +109,24 @@ pub(crate) fn conclude(
     if logs.len() < MIN_ROUNDS {
         return None;
     }
-    let design = AnytimeDesign::new(0.95, s.max_rounds);
-    // A study that stops when it is precise decides on what it saw, so its interval must hold
-    // at every round (the confidence sequence); one whose rounds were fixed in advance
-    // (`repeats = N`) looks once, and the paired t interval is valid and narrower.
-    let ratio = if s.adaptive {
-        design.paired_ratio(logs)?
-    } else {
-        paired_ratio(logs, 0.95)?
-    };
+    // A study that stops on what it saw is judged by the confidence sequence, one whose
+    // rounds were fixed in advance (`repeats = N`) by the paired t interval: the same rule
+    // the study's rounds ran by (`Sequential`).
+    let ratio = s.interval(logs)?;
     let p = s.precision_pct;
-    let (low, high) = (pct(ratio.low), pct(ratio.high));
-    let half_log = 0.5 * (ratio.high.ln() - ratio.low.ln());
-    let target_log = (1.0 + p / 100.0).ln();
-    let decision = if ratio.excludes_one() {
-        if (ratio.ratio > 1.0) == m.higher_is_better() {
-            Decision::Improvement
-        } else {
-            Decision::Regression
-        }
-    } else if low >= -p && high <= p {
-        Decision::Equivalent
-    } else {
-        Decision::Undecided
-    };
+    let decision = s.decision(&ratio, m.higher_is_better());
     let rounds = Rounds {
         used: logs.len(),
         dropped,
     };
-    let stopped = if half_log <= target_log {
+    let stopped = if s.adaptive && s.settled(&ratio) {
         Stopped::Precise
     } else if !s.adaptive || rounds.used + rounds.dropped >= s.max_rounds {
         Stopped::MaxRepeats
     } else {
         Stopped::Budget
     };
-    let sd = ratio.se_log * (logs.len() as f64).sqrt();
-    let rounds_to_target = design.rounds_needed(sd, target_log, 1000);
+    let rounds_to_target = s.rounds_to_settle(logs, 1000);
     let verdict = match decision {
         Decision::Improvement => "improvement".to_string(),
         Decision::Regression => "regression".to_string(),
@@ -192,8 +134,8 @@ pub(crate) fn conclude(
         Decision::Undecided => {
             let head = undecided(stopped, s, rounds);
             match rounds_to_target {
-                Some(n) => format!("{head}: ~{n} rounds would reach ±{}%", fmt_pct(p)),
-                None => format!("{head}: > 1000 rounds would reach ±{}%", fmt_pct(p)),
+                Some(n) => format!("{head}: ~{n} rounds would decide at ±{}%", fmt_pct(p)),
+                None => format!("{head}: > 1000 rounds would decide at ±{}%", fmt_pct(p)),
             }
         }
     };
@@ -260,8 +202,4 @@ fn fmt_pct(p: f64) -> String {
     } else {
         format!("{p}")
     }
-}
-
-fn pct(ratio: f64) -> f64 {
-    100.0 * (ratio - 1.0)
 }

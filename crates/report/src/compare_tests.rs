@@ -355,11 +355,20 @@ fn identical_setups_are_equivalent_within_the_precision_and_stop_as_precise() {
     let noise = [1.01, 0.99, 1.005, 0.995, 1.0, 1.01];
     let same: Vec<f64> = drift.iter().zip(noise).map(|(d, n)| d * n).collect();
     let b = rounds("b", 11, &same);
-    let c = cmp_seq(&a, &b, &Sequential::default());
+    let adaptive = Sequential {
+        adaptive: true,
+        ..Sequential::default()
+    };
+    let c = cmp_seq(&a, &b, &adaptive);
     let m = tps(&c);
     assert_eq!(m.decision, Some(Decision::Equivalent), "{m:?}");
     assert_eq!(m.verdict, "equivalent within ±5%");
     assert_eq!(m.stopped, Some(Stopped::Precise));
+    // With its rounds fixed in advance it ran them all, whatever it found.
+    let c_fixed = cmp_seq(&a, &b, &Sequential::default());
+    let fixed = tps(&c_fixed);
+    assert_eq!(fixed.decision, Some(Decision::Equivalent), "{fixed:?}");
+    assert_eq!(fixed.stopped, Some(Stopped::MaxRepeats));
     assert_eq!(m.precision, Some(5.0));
     let [low, high] = m.interval.unwrap();
     assert!(
@@ -369,7 +378,7 @@ fn identical_setups_are_equivalent_within_the_precision_and_stop_as_precise() {
 }
 
 #[test]
-fn a_wide_spread_is_undecided_with_the_rounds_that_would_reach_the_precision() {
+fn a_wide_spread_is_undecided_with_the_rounds_that_would_decide_it() {
     let a = rounds("a", 1, &[1000.0, 1000.0, 1000.0]);
     let b = rounds("b", 11, &[1100.0, 920.0, 1050.0]);
     let m = cmp_seq(&a, &b, &Sequential::default()).points[0].metrics[0].clone();
@@ -380,7 +389,7 @@ fn a_wide_spread_is_undecided_with_the_rounds_that_would_reach_the_precision() {
     assert!(n > 3, "{n}");
     assert_eq!(
         m.verdict,
-        format!("undecided after 3 round(s): ~{n} rounds would reach ±5%")
+        format!("undecided after 3 round(s): ~{n} rounds would decide at ±5%")
     );
     // At the study's last round the same spread stopped at max_repeats.
     let seq = Sequential {
@@ -432,7 +441,7 @@ fn a_round_with_an_unstable_side_is_left_out_and_counted() {
     assert!((m.change_pct - 20.0).abs() < 0.5, "{m:?}");
     let json = serde_json::to_value(m).unwrap();
     assert_eq!(json["decision"], "improvement");
-    assert_eq!(json["stopped"], "precise");
+    assert_eq!(json["stopped"], "max_repeats");
     assert_eq!(json["rounds"]["dropped"], 1);
     assert_eq!(json["precision"], 5.0);
     assert!(json["interval"][0].as_f64().unwrap() > 0.0, "{json}");

@@ -14,6 +14,9 @@
 //! - Anytime-valid intervals (`sequence.rs`): an [`AnytimeDesign`] builds a confidence
 //!   sequence for the mean of round-paired log ratios (Robbins' normal mixture, Howard et al.
 //!   2021), valid at every round at once, so a study may stop when it is precise enough.
+//! - Decisions (`decide.rs`): a study's [`Sequential`] rule gives a round-paired
+//!   comparison one interval (the sequence's, or paired t for fixed rounds) and one
+//!   [`Decision`], and says when it is settled: answered at the precision asked.
 //! - Trends (`trend.rs`): Mann–Kendall's statistic ([`mann_kendall_z`]), the Theil–Sen slope
 //!   ([`theil_sen_slope`]) and a least-squares line with its slope's standard error ([`fit`]).
 //! - Samples (`sample.rs`): [`median`], [`upper_quartile`] and the nearest-rank
@@ -28,6 +31,7 @@
 //! assert!(r.excludes_one() && r.low > 1.0);
 //! ```
 
+mod decide;
 mod dist;
 mod holm;
 mod mean;
@@ -36,6 +40,7 @@ mod sample;
 mod sequence;
 mod trend;
 
+pub use decide::{half_log, Decision, Sequential};
 pub use dist::{normal_quantile, t_p_value, t_quantile};
 pub use holm::holm;
 pub use mean::{

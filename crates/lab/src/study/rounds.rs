@@ -5,14 +5,18 @@
 //! A comparison is a setup against the study's first setup at one point of the sweep. Its
 //! rounds are paired (both sides of round k ran next to each other, so the machine's drift
 //! between rounds cancels); a round with an unstable side is left out. After `min_repeats`
-//! rounds a comparison whose anytime-valid interval ([`AnytimeDesign`]) is within ±precision
-//! stops; the others go on, the baseline running only where some comparison still needs it.
+//! rounds a comparison that is settled stops ([`Sequential::settled`]: answered at the
+//! precision asked, equivalent or an improvement or regression at most ±precision wide, by
+//! the anytime-valid interval the reports give too); the others go on, the baseline running
+//! only where some comparison still needs it.
 //!
-//! The budget goes where the intervals are widest: before each round the open comparisons are
-//! ranked by half-width over the target (one without an interval yet first), and taken in that
-//! order while the time their cells took so far says the round still ends within the budget
-//! (the budget is the study's wall time: it can cut the minimum rounds too, and the
-//! comparisons then say they are undecided). A comparison nearly precise thus gives way to one
+//! The budget goes first to the comparisons without an answer, then where the intervals are
+//! widest: before each round the open comparisons are ranked, those not yet answering (an
+//! interval across zero and ±precision) before those that answer but are not yet precise, and
+//! within each by half-width over the half-width that would settle them (one without an
+//! interval yet first), and taken in that order while the time their cells took so far says
+//! the round still ends within the budget (the budget is the study's wall time: it can cut
+//! the minimum rounds too, and the comparisons then say they are undecided). A comparison nearly precise thus gives way to one
 //! far from it when the budget cannot pay for both; once it is spent no cell starts, even
 //! within a round. The ETA ([`RoundReport::eta_s`]) is the rounds each open comparison still
 //! needs at its spread so far, at the cells' pace, within what is left of the budget. With
@@ -21,9 +25,9 @@
 //! A resumed study loads the rounds measured before ([`RoundTracker::record_earlier`]): they
 //! count in the pairing and their time in the budget, so the resume decides on the whole study.
 
-use crate::study::spec::StopRule;
+use crate::study::stop::StopRule;
 use qpslab_core::PhaseResult;
-use qpslab_stats::AnytimeDesign;
+use qpslab_stats::{half_log, Decision, Ratio, Sequential};
 use qpslab_store::CellRecord;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
@@ -50,14 +54,19 @@ pub struct ComparisonState {
     pub name: String,
     /// Change of the precision metric, in percent (`None`: fewer than three paired rounds).
     pub change_pct: Option<f64>,
-    /// The anytime-valid 95% interval, in percent.
+    /// The 95% interval, in percent: anytime-valid in a study that stops on what it saw,
+    /// paired t with `repeats = N` (the interval the reports give).
     pub interval: Option<(f64, f64)>,
+    /// The answer that interval gives (`None`: fewer than three paired rounds).
+    pub decision: Option<Decision>,
     /// Rounds paired.
     pub used: usize,
     /// Rounds left out for an unstable side.
     pub dropped: usize,
-    /// Whether it needs more rounds.
+    /// Whether it needs more rounds (never with `repeats = N`, which runs them all).
     pub open: bool,
+    /// Whether it stopped for being answered at the precision asked.
+    pub settled: bool,
 }
 
 /// What a round leaves: each comparison's interval and the budget's state.
@@ -201,44 +210,68 @@ impl RoundTracker {
         (logs, dropped)
     }
 
-    fn design(&self) -> AnytimeDesign {
-        AnytimeDesign::new(0.95, self.rule.max_rounds as usize)
+    /// The rule the comparisons are decided by: the study's, as the reports read it.
+    fn sequential(&self) -> Sequential {
+        Sequential {
+            precision_pct: self.rule.precision_pct.unwrap_or(5.0),
+            max_rounds: self.rule.max_rounds as usize,
+            adaptive: self.rule.adaptive(),
+        }
     }
 
-    /// The target half-width on the log scale.
-    fn target_log(&self) -> f64 {
-        (1.0 + self.rule.precision_pct.unwrap_or(5.0) / 100.0).ln()
+    /// A comparison's interval so far.
+    fn interval(&self, key: &Key) -> Option<Ratio> {
+        self.sequential().interval(&self.pairs(key).0)
     }
 
-    /// How wide a comparison is against its target: half-width over target half-width, both
-    /// on the log scale (1 or less: precise); infinite without an interval yet.
+    /// How far a comparison is from settled: its half-width over the half-width at which its
+    /// mean so far would settle, both on the log scale (1 or less: it answers); infinite
+    /// without an interval yet.
     fn width(&self, key: &Key) -> f64 {
-        let (logs, _) = self.pairs(key);
-        self.design().interval(&logs).map_or(f64::INFINITY, |i| {
-            0.5 * (i.high - i.low) / self.target_log()
+        let seq = self.sequential();
+        self.interval(key).map_or(f64::INFINITY, |r| {
+            half_log(&r) / seq.settling_half(r.ratio.ln())
         })
     }
 
+    /// Whether a comparison is answered at the precision asked.
+    fn settled(&self, key: &Key) -> bool {
+        self.interval(key)
+            .is_some_and(|r| self.sequential().settled(&r))
+    }
+
     /// Whether a comparison needs another round: fewer than `min_repeats` paired rounds, or
-    /// an interval wider than ±precision.
+    /// not yet settled.
     fn needs_more(&self, key: &Key) -> bool {
         let (logs, _) = self.pairs(key);
-        logs.len() < self.rule.min_rounds as usize || self.width(key) > 1.0
+        logs.len() < self.rule.min_rounds as usize || !self.settled(key)
     }
 
-    /// The comparisons still needing rounds, widest first (ties in the study's order).
-    fn open_by_width(&self) -> Vec<Key> {
-        let mut open: Vec<(f64, Key)> = self
-            .comparisons
-            .iter()
-            .filter(|k| self.needs_more(k))
-            .map(|k| (self.width(k), k.clone()))
+    /// Whether a comparison's interval answers yet (an improvement, a regression or
+    /// equivalent), however wide.
+    fn answered(&self, key: &Key) -> bool {
+        self.interval(key)
+            .is_some_and(|r| self.sequential().decision(&r, true) != Decision::Undecided)
+    }
+
+    /// Sorts comparisons into the order the budget goes to them: those without an answer
+    /// first, then those answered but not yet precise; within each, the farthest from settled
+    /// first (ties in the study's order).
+    fn rank(&self, keys: impl Iterator<Item = Key>) -> Vec<Key> {
+        let mut ranked: Vec<(bool, f64, Key)> = keys
+            .map(|k| (self.answered(&k), self.width(&k), k))
             .collect();
-        open.sort_by(|a, b| b.0.total_cmp(&a.0));
-        open.into_iter().map(|(_, k)| k).collect()
+        ranked.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        ranked.into_iter().map(|(_, _, k)| k).collect()
     }
 
-    /// Rounds a comparison still needs: those its spread so far says reach the precision, at
+    /// The comparisons still needing rounds, in the order the budget goes to them.
+    fn open_by_width(&self) -> Vec<Key> {
+        let open = self.comparisons.iter().filter(|k| self.needs_more(k));
+        self.rank(open.cloned())
+    }
+
+    /// Rounds a comparison still needs: those its mean and spread so far say settle it, at
     /// least those to `min_repeats`, at most those to `max_repeats` (all of them without an
     /// interval yet).
     fn rounds_left(&self, key: &Key) -> usize {
@@ -247,12 +280,8 @@ impl RoundTracker {
         let may = (self.rule.max_rounds as usize).saturating_sub(ran);
         let min = (self.rule.min_rounds as usize).saturating_sub(logs.len());
         let needed = self
-            .design()
-            .interval(&logs)
-            .and_then(|i| {
-                let limit = self.rule.max_rounds as usize;
-                self.design().rounds_needed(i.sd, self.target_log(), limit)
-            })
+            .sequential()
+            .rounds_to_settle(&logs, self.rule.max_rounds as usize)
             .map_or(may, |n| n.saturating_sub(logs.len()).max(1));
         needed.max(min).min(may)
     }
@@ -281,9 +310,7 @@ impl RoundTracker {
             return;
         }
         let ranked = if round <= self.rule.min_rounds {
-            let mut all: Vec<Key> = self.comparisons.iter().cloned().collect();
-            all.sort_by(|a, b| self.width(b).total_cmp(&self.width(a)));
-            all
+            self.rank(self.comparisons.iter().cloned())
         } else {
             self.open_by_width()
         };
@@ -338,21 +365,25 @@ impl RoundTracker {
 
     /// The state after the round being run.
     pub fn report(&self) -> RoundReport {
-        let design = self.design();
+        let seq = self.sequential();
         let comparisons = self
             .comparisons
             .iter()
             .map(|key| {
                 let (logs, dropped) = self.pairs(key);
-                let i = design.interval(&logs);
-                let pct = |x: f64| 100.0 * (x.exp() - 1.0);
+                let r = seq.interval(&logs);
+                let pct = |x: f64| 100.0 * (x - 1.0);
+                let higher = !matches!(self.rule.metric.as_str(), "p50" | "p95" | "p99");
+                let open = self.rule.adaptive() && self.needs_more(key);
                 ComparisonState {
                     name: self.name(key),
-                    change_pct: i.map(|i| pct(i.mean)),
-                    interval: i.map(|i| (pct(i.low), pct(i.high))),
+                    change_pct: r.map(|r| pct(r.ratio)),
+                    interval: r.map(|r| (pct(r.low), pct(r.high))),
+                    decision: r.map(|r| seq.decision(&r, higher)),
                     used: logs.len(),
                     dropped,
-                    open: self.rule.adaptive() && self.needs_more(key),
+                    open,
+                    settled: self.rule.adaptive() && !open && self.settled(key),
                 }
             })
             .collect();
@@ -382,7 +413,6 @@ impl RoundTracker {
 
     /// Every comparison's rounds so far and their spread.
     pub(super) fn spreads(&self) -> Vec<Spread> {
-        let design = self.design();
         self.comparisons
             .iter()
             .map(|key| {
@@ -391,7 +421,7 @@ impl RoundTracker {
                     key: key.clone(),
                     name: self.name(key),
                     used: logs.len(),
-                    sd: design.interval(&logs).map(|i| i.sd),
+                    sd: self.sequential().design().interval(&logs).map(|i| i.sd),
                 }
             })
             .collect()

@@ -105,6 +105,33 @@ fn a_precise_comparison_stops_after_min_repeats() {
 }
 
 #[test]
+fn a_precise_interval_that_answers_nothing_runs_on_until_it_does() {
+    // +2.5% with ±1% noise: after three rounds the interval is about ±4% wide (within the ±5%
+    // asked), but it neither excludes no change nor lies within ±5%. It runs on until it
+    // excludes no change, and the round line then gives the answer.
+    let recs = records(40);
+    let noise = |r: u32| 0.01 * [1.0, -1.0, 0.5, -0.5][r as usize % 4];
+    let mut t = RoundTracker::new(&rule(5.0, None, 40), &recs);
+    let ran = drive(&mut t, &recs, |r| 1.025 + noise(r));
+    assert!(ran.len() > 3 && ran.len() < 40, "{ran:?}");
+    let rep = t.report();
+    let c = &rep.comparisons[0];
+    assert_eq!(c.decision, Some(Decision::Improvement), "{c:?}");
+    assert!(c.settled && !c.open, "{c:?}");
+    // Stopped after three rounds, it would have been precise and undecided.
+    let mut t3 = RoundTracker::new(&rule(5.0, None, 40), &recs);
+    drive(&mut t3, &recs[..6], |r| 1.025 + noise(r));
+    let c3 = &t3.report().comparisons[0];
+    let (low, high) = c3.interval.unwrap();
+    assert!(
+        low < 0.0 && high > 5.0 && (high - low) / 2.0 < 10.0,
+        "{c3:?}"
+    );
+    assert_eq!(c3.decision, Some(Decision::Undecided));
+    assert!(c3.open && !c3.settled);
+}
+
+#[test]
 fn a_noisy_comparison_runs_until_precise_or_max_repeats() {
     let recs = records(12);
     let noise = [
@@ -231,6 +258,40 @@ fn the_budget_left_goes_to_the_widest_comparison_first() {
         "round 4 goes to the widest comparison"
     );
     assert!(t.finished());
+}
+
+#[test]
+fn a_comparison_without_an_answer_gets_the_budget_before_a_wider_one_with_an_answer() {
+    // `big` is +40% within ±3%: an improvement from the third round, though far wider than
+    // ±5%. `small` is +2% within ±1%: narrower, but across both zero and +5%, so no answer.
+    let tps = |setup: &str, round: u32| {
+        let sign = [1.0, -1.0, 0.5, -0.5][round as usize % 4];
+        match setup {
+            "big" => 1400.0 * (1.0 + 0.03 * sign),
+            "small" => 1020.0 * (1.0 + 0.01 * sign),
+            _ => 1000.0,
+        }
+    };
+    let recs = records_of(&["stock", "big", "small"], 10);
+    let mut t = RoundTracker::new(&rule(5.0, Some(11.5), 10), &recs);
+    assert_eq!(drive_timed(&mut t, &recs[..9], tps).len(), 9);
+    let rep = t.report();
+    let state = |name: &str| {
+        let c = rep.comparisons.iter().find(|c| c.name.starts_with(name));
+        c.unwrap().clone()
+    };
+    let (big, small) = (state("big"), state("small"));
+    assert_eq!(big.decision, Some(Decision::Improvement), "{big:?}");
+    assert_eq!(small.decision, Some(Decision::Undecided), "{small:?}");
+    let width = |c: &ComparisonState| c.interval.map(|(l, h)| h - l).unwrap();
+    assert!(width(&big) > width(&small), "{rep:?}");
+    assert!(big.open && small.open);
+    let ran = drive_timed(&mut t, &recs[9..], tps);
+    assert_eq!(
+        ran,
+        vec![("small".to_string(), 4), ("stock".to_string(), 4)],
+        "round 4 goes to the comparison that does not answer yet"
+    );
 }
 
 #[test]

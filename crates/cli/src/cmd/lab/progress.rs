@@ -6,6 +6,7 @@ use crate::printer::Printer;
 use qpslab_core::PhaseResult;
 use qpslab_lab::run::exec::Observer;
 use qpslab_lab::study::{Loaded, RoundReport, StudyObserver};
+use qpslab_report::compare::Decision;
 use qpslab_store::CellRecord;
 
 /// The observer of a study run.
@@ -130,14 +131,25 @@ impl StudyObserver for LabPrinter {
     }
 }
 
-/// After a round: each comparison's anytime-valid interval so far, one line each.
+/// After a round: each comparison's interval and answer so far (settled: it runs no more
+/// rounds), one line each.
 fn round_text(r: &RoundReport) -> String {
     let mut out = format!(
         "\n-- round {}/{}: {} intervals (target ±{}%)\n",
         r.round, r.max_rounds, r.metric, r.precision_pct
     );
     for c in &r.comparisons {
-        let state = if c.open { "" } else { ", precise" };
+        let answer = match c.decision {
+            Some(Decision::Improvement) => ", improvement".to_string(),
+            Some(Decision::Regression) => ", regression".to_string(),
+            Some(Decision::Equivalent) => format!(", equivalent within ±{}%", r.precision_pct),
+            _ => String::new(),
+        };
+        let state = if c.settled {
+            format!("{answer}, settled")
+        } else {
+            answer
+        };
         let dropped = match c.dropped {
             0 => String::new(),
             n => format!(", {n} dropped (unstable)"),
