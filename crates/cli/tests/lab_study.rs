@@ -38,18 +38,32 @@ fn plan_expands_a_full_factorial_in_interleaved_order() {
         .collect();
     assert_eq!(variants.len(), 8);
     assert!(variants.contains("tuned+jemalloc+never"));
-    // Round 1 forward, round 2 backward: the last setup of round 1 opens round 2.
+    // Each point's setups back to back, forward then backward: the last setup of a point
+    // opens the next one; at each point the order turns from round to round.
     assert_eq!(cells[0]["label"], "stock+system+madvise/threads=1/r1");
+    assert_eq!(cells[7]["label"], "tuned+jemalloc+never/threads=1/r1");
+    assert_eq!(cells[8]["label"], "tuned+jemalloc+never/threads=4/r1");
+    assert_eq!(cells[15]["label"], "stock+system+madvise/threads=4/r1");
+    assert_eq!(cells[16]["label"], "tuned+jemalloc+never/threads=1/r2");
+    assert_eq!(cells[31]["label"], "tuned+jemalloc+never/threads=4/r2");
+    assert_eq!(cells[31]["levels"]["thp"], "never");
+    let o = s.run(&["lab", "plan", &p]);
+    assert!(stdout(&o).contains("30 server start(s)"), "{}", stdout(&o));
+    // In blocks of setups, a server starts once per setup and round (less at the turns).
+    let blocks = spec(
+        &s,
+        "g.toml",
+        &std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("name = \"f\"\n", "name = \"g\"\norder = \"setups\"\n"),
+    );
+    let o = s.run(&["lab", "plan", &blocks, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let cells = v["cells"].as_array().unwrap();
     assert_eq!(cells[15]["label"], "tuned+jemalloc+never/threads=4/r1");
     assert_eq!(cells[16]["label"], "tuned+jemalloc+never/threads=1/r2");
-    assert_eq!(cells[31]["label"], "stock+system+madvise/threads=4/r2");
-    assert_eq!(cells[31]["levels"]["thp"], "madvise");
-    let o = s.run(&["lab", "plan", &p]);
-    assert!(
-        stdout(&o).contains("8 server start(s)") || stdout(&o).contains("15 server start(s)"),
-        "{}",
-        stdout(&o)
-    );
+    let o = s.run(&["lab", "plan", &blocks]);
+    assert!(stdout(&o).contains("15 server start(s)"), "{}", stdout(&o));
 }
 
 #[test]

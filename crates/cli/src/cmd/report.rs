@@ -146,7 +146,7 @@ pub fn sequential(store: &Store, items: [&str; 2]) -> Sequential {
             Some(Sequential {
                 precision_pct: rule
                     .precision_pct
-                    .unwrap_or(qpslab_lab::study::spec::DEFAULT_PRECISION_PCT),
+                    .unwrap_or(qpslab_lab::study::stop::DEFAULT_PRECISION_PCT),
                 max_rounds: rule.max_rounds as usize,
                 adaptive: rule.adaptive(),
             })

@@ -17,7 +17,8 @@
 use super::rounds::{Key, Spread};
 use super::{Loaded, RoundTracker};
 use crate::error::SpecError;
-use crate::study::spec::{self, StopRule};
+use crate::study::spec;
+use crate::study::stop::StopRule;
 use qpslab_core::units::duration_text;
 use qpslab_stats::{t_quantile, AnytimeDesign, MIN_ROUNDS};
 use qpslab_store::{CellRecord, CellStatus, Store, StudyRecord};

@@ -4,18 +4,20 @@
 //! factorial of `[factors]` levels. Points: the cross product of the `[sweep]` lists. Cells:
 //! setups × points × repeats.
 //!
-//! Order: repeat rounds, and in each round every setup runs all its points back to back; the
-//! setups go forward in odd rounds and backward in even ones (A B C, C B A, A B C...).
-//! Trade-off: a sandbox restarts only when the setup changes, so one round costs one restart
-//! per setup (the reversed rounds even save one at each turn), and machine drift over the
-//! study is spread across setups (each repeat of A sits next to a repeat of B, and the
-//! serpentine cancels a linear drift over pairs of rounds). Drift *within* one setup's block
-//! of points is not spread; interleaving single cells (A1 B1 A2 B2) would spread it too, at
-//! one restart per cell, which on a laptop costs more time than the cells themselves.
+//! Order: repeat rounds; in each round, by default, each point's setups run back to back (A1
+//! B1, B2 A2, A3 B3), alternating from point to point and across rounds ([`round_cells`]). A
+//! comparison pairs A and B of one point in one round, and run seconds apart they share the
+//! machine's state: on a 2-core VM the round-to-round spread of `ln(B/A)` was several times
+//! smaller so than with each setup's points in one block (bench/RESULTS.md). A sandbox restarts
+//! when the setup changes, so a round costs (setups − 1) restarts per point; the serpentine
+//! starts each point with the server just measured. `order = "setups"` runs each setup's
+//! points in one block instead (A1 A2 A3, B3... as before: one restart per setup and round), and
+//! is the order of setups whose `storage` must be mounted for them.
 
 use crate::error::SpecError;
 use crate::options::RunOptions;
 use crate::study::spec::{Levels, Setup, Spec};
+use crate::study::stop::CellOrder;
 use qpslab_core::cell::Cell;
 use std::collections::BTreeMap;
 
@@ -38,6 +40,46 @@ pub fn round_order(round: usize, n: usize) -> Vec<usize> {
         (0..n).collect()
     } else {
         (0..n).rev().collect()
+    }
+}
+
+/// The (setup, point) pairs of round `round` (from 0) of `setups` setups over `points`
+/// points, in the order they run.
+///
+/// [`CellOrder::Points`]: each point's setups back to back, their order alternating from one
+/// point to the next and, at each point, from one round to the next (A B, B A, A B | B A, A B,
+/// B A), so the server just measured is the first of the next point, a point's setups run
+/// seconds apart, and at each point every side is in turn the one that follows a restart. (The
+/// one that keeps its server from the point before ran about 5% faster in an A/A study where
+/// it was always the same side.)
+/// [`CellOrder::Setups`]: each setup's points back to back, the setups alternating by round.
+///
+/// ```
+/// use qpslab_lab::study::expand::round_cells;
+/// use qpslab_lab::study::stop::CellOrder;
+/// assert_eq!(round_cells(CellOrder::Points, 0, 2, 2), [(0, 0), (1, 0), (1, 1), (0, 1)]);
+/// assert_eq!(round_cells(CellOrder::Points, 1, 2, 2), [(1, 0), (0, 0), (0, 1), (1, 1)]);
+/// assert_eq!(round_cells(CellOrder::Points, 1, 2, 3), [(1, 0), (0, 0), (0, 1), (1, 1), (1, 2), (0, 2)]);
+/// assert_eq!(round_cells(CellOrder::Setups, 1, 2, 2), [(1, 0), (1, 1), (0, 0), (0, 1)]);
+/// ```
+pub fn round_cells(
+    order: CellOrder,
+    round: usize,
+    setups: usize,
+    points: usize,
+) -> Vec<(usize, usize)> {
+    match order {
+        CellOrder::Points => (0..points)
+            .flat_map(|pi| {
+                round_order(round + pi, setups)
+                    .into_iter()
+                    .map(move |si| (si, pi))
+            })
+            .collect(),
+        CellOrder::Setups => round_order(round, setups)
+            .into_iter()
+            .flat_map(|si| (0..points).map(move |pi| (si, pi)))
+            .collect(),
     }
 }
 
@@ -127,37 +169,35 @@ pub fn expand(file: &str, spec: &Spec) -> Result<Expanded, SpecError> {
             })
             .collect();
     }
-    let repeats = spec.rounds();
     let mut cells = Vec::new();
-    for round in 1..=repeats {
-        for si in round_order(round as usize - 1, setups.len()) {
-            for point in &points {
-                let mut options = spec.defaults.clone();
-                for (k, v) in point {
-                    options.set(k, v.clone()).map_err(|e| SpecError::Value {
-                        file: file.into(),
-                        message: format!("[sweep] {e}"),
-                    })?;
-                }
-                let mut label = setups[si].name.clone();
-                // Labels follow the sweep's axis order, not the map's.
-                for (name, _) in &axes {
-                    label.push_str(&format!("/{name}={}", show(&point[*name])));
-                }
-                label.push_str(&format!("/r{round}"));
-                cells.push(PlannedCell {
-                    cell: Cell {
-                        seq: cells.len() as u32 + 1,
-                        label,
-                        variant: setups[si].name.clone(),
-                        levels: setups[si].levels.clone(),
-                        params: point.clone(),
-                        repeat: round,
-                    },
-                    setup: si,
-                    options,
-                });
+    for round in 1..=spec.rounds() {
+        for (si, pi) in round_cells(spec.order(), round as usize - 1, setups.len(), points.len()) {
+            let point = &points[pi];
+            let mut options = spec.defaults.clone();
+            for (k, v) in point {
+                options.set(k, v.clone()).map_err(|e| SpecError::Value {
+                    file: file.into(),
+                    message: format!("[sweep] {e}"),
+                })?;
             }
+            let mut label = setups[si].name.clone();
+            // Labels follow the sweep's axis order, not the map's.
+            for (name, _) in &axes {
+                label.push_str(&format!("/{name}={}", show(&point[*name])));
+            }
+            label.push_str(&format!("/r{round}"));
+            cells.push(PlannedCell {
+                cell: Cell {
+                    seq: cells.len() as u32 + 1,
+                    label,
+                    variant: setups[si].name.clone(),
+                    levels: setups[si].levels.clone(),
+                    params: point.clone(),
+                    repeat: round,
+                },
+                setup: si,
+                options,
+            });
         }
     }
     Ok(Expanded { setups, cells })
@@ -244,9 +284,62 @@ mod tests {
     }
 
     #[test]
-    fn variants_sweep_and_repeats_interleave_in_a_serpentine() {
+    fn each_points_setups_run_back_to_back_in_a_serpentine() {
         let l = labels(
             "name = \"s\"\n[defaults]\nrepeats = 2\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n[sweep]\nthreads = [1, 4]\n",
+        );
+        assert_eq!(
+            l,
+            [
+                "a/threads=1/r1",
+                "b/threads=1/r1",
+                "b/threads=4/r1",
+                "a/threads=4/r1",
+                "b/threads=1/r2",
+                "a/threads=1/r2",
+                "a/threads=4/r2",
+                "b/threads=4/r2",
+            ]
+        );
+        // At each point the side that follows a restart alternates from round to round (with
+        // an even number of points, a fixed serpentine would always restart the same side).
+        for points in [1, 2, 3, 4] {
+            for pi in 0..points {
+                let first = |r| round_cells(CellOrder::Points, r, 2, points)[2 * pi].0;
+                assert_ne!(first(0), first(1), "{points} points, point {pi}");
+                assert_eq!(first(0), first(2), "{points} points, point {pi}");
+            }
+        }
+        // Three setups over three points: each point starts with the server just measured.
+        let cells = round_cells(CellOrder::Points, 0, 3, 3);
+        assert_eq!(
+            cells,
+            [
+                (0, 0),
+                (1, 0),
+                (2, 0),
+                (2, 1),
+                (1, 1),
+                (0, 1),
+                (0, 2),
+                (1, 2),
+                (2, 2)
+            ]
+        );
+        let next = round_cells(CellOrder::Points, 1, 3, 3);
+        assert_eq!(next[0].0, cells[8].0);
+        // Every (setup, point) once a round.
+        let mut seen = round_cells(CellOrder::Points, 5, 4, 3);
+        seen.sort_unstable();
+        assert_eq!(seen.len(), 12);
+        seen.dedup();
+        assert_eq!(seen.len(), 12);
+    }
+
+    #[test]
+    fn order_setups_runs_each_setups_points_in_one_block() {
+        let l = labels(
+            "name = \"s\"\norder = \"setups\"\n[defaults]\nrepeats = 2\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n[sweep]\nthreads = [1, 4]\n",
         );
         assert_eq!(
             l,
@@ -261,6 +354,20 @@ mod tests {
                 "a/threads=4/r2",
             ]
         );
+    }
+
+    #[test]
+    fn storage_setups_keep_their_blocks_and_an_unknown_order_is_refused() {
+        let s = parse(
+            "t",
+            "name = \"s\"\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\nstorage = { fs = \"ext4\", size = \"4G\" }\n",
+        )
+        .unwrap();
+        assert_eq!(s.order(), CellOrder::Setups);
+        let plain = parse("t", "name = \"s\"\n[[variant]]\nname = \"a\"\n").unwrap();
+        assert_eq!(plain.order(), CellOrder::Points);
+        let e = parse("t", "name = \"s\"\norder = \"random\"\n").unwrap_err();
+        assert!(e.to_string().contains("order"), "{e}");
     }
 
     #[test]

@@ -27,6 +27,7 @@ mod rounds;
 pub mod sandboxes;
 mod server;
 pub mod spec;
+pub mod stop;
 pub use create::{create, environment};
 pub use estimate::{estimate, pilot, pilot_name, ComparisonEstimate, Estimate, Matched, Source};
 pub use plan::{CellPlan, Plan, PlanDoc};

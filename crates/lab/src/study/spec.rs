@@ -53,12 +53,15 @@ pub struct Spec {
     #[serde(default)]
     pub factors: IndexMap<String, IndexMap<String, Setup>>,
     /// The half-width of the 95% interval each comparison runs rounds until (`"5%"`); with it
-    /// or `budget` the study runs rounds until its comparisons are precise ([`StopRule`]).
+    /// or `budget` the study runs rounds until its comparisons are precise ([`crate::study::stop::StopRule`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision: Option<toml::Value>,
     /// The metric `precision` is about: `tps` (default), `qps`, `p50`, `p95` or `p99`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision_metric: Option<String>,
+    /// Exactly N rounds (`repeats = N` here or in `[defaults]`): read into the defaults.
+    #[serde(default, skip_serializing)]
+    pub repeats: Option<serde_json::Value>,
     /// The wall time of the whole study, start-ups and loads included (`"10m"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<toml::Value>,
@@ -68,118 +71,10 @@ pub struct Spec {
     /// The most rounds (default 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_repeats: Option<u32>,
-}
-
-/// The metrics a study's `precision` may be about.
-pub const PRECISION_METRICS: [&str; 5] = ["tps", "qps", "p50", "p95", "p99"];
-
-/// When a study stops adding rounds: a fixed count (`repeats = N`, exactly N), or until each
-/// comparison's interval is `precision_pct` wide on either side, within `budget_s`, between
-/// `min_rounds` and `max_rounds`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StopRule {
-    /// The target half-width, in percent (`None`: a fixed count of rounds).
-    pub precision_pct: Option<f64>,
-    /// The metric it is about (one of [`PRECISION_METRICS`]).
-    pub metric: String,
-    /// Wall time of the whole study, in seconds.
-    pub budget_s: Option<f64>,
-    /// Rounds before any comparison may stop.
-    pub min_rounds: u32,
-    /// The most rounds.
-    pub max_rounds: u32,
-}
-
-impl StopRule {
-    /// Whether rounds depend on what was measured (`precision` or `budget` given).
-    pub fn adaptive(&self) -> bool {
-        self.precision_pct.is_some() || self.budget_s.is_some()
-    }
-}
-
-/// Precision a study with only a `budget` aims at, in percent.
-pub const DEFAULT_PRECISION_PCT: f64 = 5.0;
-
-impl Spec {
-    /// The spec's stopping rule; `Err` names the key that is wrong.
-    pub fn stop_rule(&self) -> Result<StopRule, String> {
-        let precision = self.precision.as_ref().map(percent).transpose()?;
-        let budget_s = match &self.budget {
-            None => None,
-            Some(toml::Value::Integer(n)) if *n > 0 => Some(*n as f64),
-            Some(toml::Value::Float(f)) if *f > 0.0 && f.is_finite() => Some(*f),
-            Some(toml::Value::String(t)) => {
-                Some(qpslab_core::units::budget_seconds(t).map_err(|_| {
-                    format!("budget: expects a duration (\"10m\", \"90s\"), not {t:?}")
-                })?)
-            }
-            Some(v) => return Err(format!("budget: expects a duration (\"10m\"), not {v}")),
-        };
-        let metric = self
-            .precision_metric
-            .clone()
-            .unwrap_or_else(|| "tps".into());
-        if !PRECISION_METRICS.contains(&metric.as_str()) {
-            return Err(format!(
-                "precision_metric: expects one of {}, not {metric:?}",
-                PRECISION_METRICS.join(", ")
-            ));
-        }
-        let adaptive = precision.is_some() || budget_s.is_some();
-        let stop_keys = self.precision_metric.is_some()
-            || self.min_repeats.is_some()
-            || self.max_repeats.is_some();
-        if !adaptive {
-            if stop_keys {
-                return Err(
-                    "precision_metric, min_repeats and max_repeats need precision or budget".into(),
-                );
-            }
-            let n = self.defaults.repeats();
-            return Ok(StopRule {
-                precision_pct: None,
-                metric,
-                budget_s: None,
-                min_rounds: n,
-                max_rounds: n,
-            });
-        }
-        if self.defaults.get("repeats").is_some() {
-            return Err("repeats = N runs exactly N rounds; with precision or budget, set min_repeats and max_repeats instead".into());
-        }
-        let min_rounds = self.min_repeats.unwrap_or(3);
-        let max_rounds = self.max_repeats.unwrap_or(20);
-        if !(3..=1000).contains(&min_rounds) || !(min_rounds..=1000).contains(&max_rounds) {
-            return Err(format!(
-                "min_repeats ({min_rounds}) must be 3 or more and max_repeats ({max_rounds}) between it and 1000"
-            ));
-        }
-        Ok(StopRule {
-            precision_pct: Some(precision.unwrap_or(DEFAULT_PRECISION_PCT)),
-            metric,
-            budget_s,
-            min_rounds,
-            max_rounds,
-        })
-    }
-
-    /// Rounds expanded into cells: every round the study may run.
-    pub fn rounds(&self) -> u32 {
-        self.stop_rule()
-            .map_or_else(|_| self.defaults.repeats(), |r| r.max_rounds)
-    }
-}
-
-/// `"5%"`, `"2.5 %"`, `5` or `2.5`: a percentage above 0 and at most 100.
-fn percent(v: &toml::Value) -> Result<f64, String> {
-    let p = match v {
-        toml::Value::Integer(n) => Some(*n as f64),
-        toml::Value::Float(f) => Some(*f),
-        toml::Value::String(t) => t.trim().trim_end_matches('%').trim().parse::<f64>().ok(),
-        _ => None,
-    };
-    p.filter(|p| *p > 0.0 && *p <= 100.0)
-        .ok_or_else(|| format!("precision: expects a percentage such as \"5%\", not {v}"))
+    /// The order of a round's cells: `"points"` (each point's setups back to back, the
+    /// default) or `"setups"` (each setup's points in one block); see [`crate::study::stop::CellOrder`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
 }
 
 /// A server setup: a `[[variant]]`, or one level of a factor (which has no `name`).
@@ -361,7 +256,22 @@ impl Setup {
 
 /// Parses and checks a spec's text; `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<Spec, SpecError> {
-    let spec: Spec = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
+    let mut spec: Spec = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
+    // `repeats = N` reads the same beside `precision` as in `[defaults]`.
+    if let Some(n) = spec.repeats.take() {
+        let value = |message: String| SpecError::Value {
+            file: file.to_string(),
+            message,
+        };
+        if spec.defaults.get("repeats").is_some() {
+            return Err(value(
+                "repeats: given both at the top and in [defaults]; keep one".into(),
+            ));
+        }
+        spec.defaults
+            .set("repeats", n)
+            .map_err(|e| value(e.to_string()))?;
+    }
     check(file, &spec)?;
     Ok(spec)
 }
@@ -410,6 +320,15 @@ fn check(file: &str, spec: &Spec) -> Result<(), SpecError> {
         return Err(value("name must not be empty".into()));
     }
     spec.stop_rule().map_err(value)?;
+    if let Some(o) = spec
+        .order
+        .as_deref()
+        .filter(|o| !["points", "setups"].contains(o))
+    {
+        return Err(value(format!(
+            "order: expects \"points\" (each point's setups back to back) or \"setups\" (each setup's points in one block), not {o:?}"
+        )));
+    }
     let mut names = std::collections::HashSet::new();
     for (i, v) in spec.variant.iter().enumerate() {
         let Some(n) = v.name.as_deref().filter(|n| !n.trim().is_empty()) else {

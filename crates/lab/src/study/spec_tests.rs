@@ -189,6 +189,16 @@ fn repeats_keeps_meaning_exactly_n() {
     let r = spec.stop_rule().unwrap();
     assert!(!r.adaptive());
     assert_eq!((r.min_rounds, r.max_rounds, spec.rounds()), (3, 3, 3));
+    // Beside the other stopping keys, as the docs write it.
+    let top = parse("s.toml", "name = \"s\"\nrepeats = 3\n").unwrap();
+    assert_eq!(top.stop_rule().unwrap(), r);
+    let both = parse(
+        "s.toml",
+        "name = \"s\"\nrepeats = 3\n[defaults]\nrepeats = 4\n",
+    );
+    assert!(both.unwrap_err().to_string().contains("repeats"));
+    let bad = parse("s.toml", "name = \"s\"\nrepeats = 0\n");
+    assert!(bad.unwrap_err().to_string().contains("repeats"));
 }
 
 #[test]
