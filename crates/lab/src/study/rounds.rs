@@ -16,7 +16,8 @@
 //! within each by half-width over the half-width that would settle them (one without an
 //! interval yet first), and taken in that order while the time their cells took so far says
 //! the round still ends within the budget (the budget is the study's wall time: it can cut
-//! the minimum rounds too, and the comparisons then say they are undecided). A comparison nearly precise thus gives way to one
+//! the minimum rounds too, and the comparisons then say they are undecided). A comparison
+//! nearly precise thus gives way to one
 //! far from it when the budget cannot pay for both; once it is spent no cell starts, even
 //! within a round. The ETA ([`RoundReport::eta_s`]) is the rounds each open comparison still
 //! needs at its spread so far, at the cells' pace, within what is left of the budget. With
@@ -25,7 +26,7 @@
 //! A resumed study loads the rounds measured before ([`RoundTracker::record_earlier`]): they
 //! count in the pairing and their time in the budget, so the resume decides on the whole study.
 
-use crate::study::stop::StopRule;
+use crate::study::stop::{StopRule, DEFAULT_PRECISION_PCT};
 use qpslab_core::PhaseResult;
 use qpslab_stats::{half_log, Decision, Ratio, Sequential};
 use qpslab_store::CellRecord;
@@ -213,7 +214,7 @@ impl RoundTracker {
     /// The rule the comparisons are decided by: the study's, as the reports read it.
     fn sequential(&self) -> Sequential {
         Sequential {
-            precision_pct: self.rule.precision_pct.unwrap_or(5.0),
+            precision_pct: self.rule.precision_pct.unwrap_or(DEFAULT_PRECISION_PCT),
             max_rounds: self.rule.max_rounds as usize,
             adaptive: self.rule.adaptive(),
         }
@@ -373,13 +374,12 @@ impl RoundTracker {
                 let (logs, dropped) = self.pairs(key);
                 let r = seq.interval(&logs);
                 let pct = |x: f64| 100.0 * (x - 1.0);
-                let higher = !matches!(self.rule.metric.as_str(), "p50" | "p95" | "p99");
                 let open = self.rule.adaptive() && self.needs_more(key);
                 ComparisonState {
                     name: self.name(key),
                     change_pct: r.map(|r| pct(r.ratio)),
                     interval: r.map(|r| (pct(r.low), pct(r.high))),
-                    decision: r.map(|r| seq.decision(&r, higher)),
+                    decision: r.map(|r| seq.decision(&r, self.rule.higher_is_better())),
                     used: logs.len(),
                     dropped,
                     open,
@@ -392,7 +392,7 @@ impl RoundTracker {
             round: self.round,
             max_rounds: self.rule.max_rounds,
             metric: self.rule.metric.clone(),
-            precision_pct: self.rule.precision_pct.unwrap_or(5.0),
+            precision_pct: self.rule.precision_pct.unwrap_or(DEFAULT_PRECISION_PCT),
             comparisons,
             elapsed_s: self.elapsed_s(),
             budget_s: self.rule.budget_s,

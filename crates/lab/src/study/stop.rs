@@ -40,6 +40,11 @@ impl StopRule {
     pub fn adaptive(&self) -> bool {
         self.precision_pct.is_some() || self.budget_s.is_some()
     }
+
+    /// Whether a higher value of the metric is better (throughput) or worse (latency).
+    pub fn higher_is_better(&self) -> bool {
+        !matches!(self.metric.as_str(), "p50" | "p95" | "p99")
+    }
 }
 
 /// Precision a study with only a `budget` aims at, in percent.
