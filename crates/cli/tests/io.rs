@@ -220,6 +220,19 @@ fn fio_mentioning(needle: &str) -> Vec<u32> {
         .collect()
 }
 
+/// MiB an unprivileged user may still write on the filesystem of `dir`.
+fn free_mib(dir: &Path) -> u64 {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+    // SAFETY: statvfs writes into the zeroed struct it is given; `path` is NUL-terminated.
+    let st = unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        assert_eq!(libc::statvfs(path.as_ptr(), &mut st), 0, "statvfs {dir:?}");
+        st
+    };
+    st.f_bavail.saturating_mul(st.f_frsize) >> 20
+}
+
 #[test]
 fn fio_laying_out_files_dies_with_a_killed_qpslab() {
     // The layout runs fio with its output discarded, so no broken pipe would stop it: only the
@@ -228,8 +241,10 @@ fn fio_laying_out_files_dies_with_a_killed_qpslab() {
     let dir = s.path().join("layout");
     std::fs::create_dir_all(&dir).unwrap();
     let d = dir.display().to_string();
+    // Big enough that laying out takes a while, small enough for the room a CI machine has.
+    let total = format!("{}M", (free_mib(&dir) / 2).clamp(64, 8192));
     let args = ["io", "seqrd", "--time", "5", "--dir", &d];
-    let args = [&args[..], &["--file-total-size", "8G", "--file-num", "2"]].concat();
+    let args = [&args[..], &["--file-total-size", &total, "--file-num", "2"]].concat();
     let mut child = s.cmd(&args).stdout(Stdio::null()).spawn().unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while fio_mentioning(&d).is_empty() {
