@@ -151,7 +151,7 @@ fn settling_a_fresh_load_drains_dirty_pages_and_restores_flushing() {
     let mut c = Conn::connect(&opts).unwrap();
     c.execute("DROP DATABASE IF EXISTS settle_fresh").unwrap();
     let before = c
-        .query("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
+        .query("SELECT CONCAT_WS(' ', @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm, @@GLOBAL.innodb_io_capacity)")
         .unwrap()
         .first_value()
         .unwrap()
@@ -170,7 +170,7 @@ fn settling_a_fresh_load_drains_dirty_pages_and_restores_flushing() {
     assert_eq!(r.dirty_pages.1, 0, "{r:?}");
     assert_eq!(r.tables_warmed, 2, "{r:?}");
     let after = c
-        .query("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
+        .query("SELECT CONCAT_WS(' ', @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm, @@GLOBAL.innodb_io_capacity)")
         .unwrap()
         .first_value()
         .unwrap()
