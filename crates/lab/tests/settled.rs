@@ -144,6 +144,10 @@ fn updates_that_slow_down_over_the_phase_are_a_trend() {
     );
 }
 
+/// The settings settle raises while it drains, as one string.
+const FLUSHING: &str = "SELECT CONCAT_WS(' ', @@GLOBAL.innodb_max_dirty_pages_pct, \
+                        @@GLOBAL.innodb_max_dirty_pages_pct_lwm, @@GLOBAL.innodb_io_capacity)";
+
 #[test]
 fn settling_a_fresh_load_drains_dirty_pages_and_restores_flushing() {
     let _serial = serial();
@@ -151,7 +155,7 @@ fn settling_a_fresh_load_drains_dirty_pages_and_restores_flushing() {
     let mut c = Conn::connect(&opts).unwrap();
     c.execute("DROP DATABASE IF EXISTS settle_fresh").unwrap();
     let before = c
-        .query("SELECT CONCAT_WS(' ', @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm, @@GLOBAL.innodb_io_capacity)")
+        .query(FLUSHING)
         .unwrap()
         .first_value()
         .unwrap()
@@ -170,7 +174,7 @@ fn settling_a_fresh_load_drains_dirty_pages_and_restores_flushing() {
     assert_eq!(r.dirty_pages.1, 0, "{r:?}");
     assert_eq!(r.tables_warmed, 2, "{r:?}");
     let after = c
-        .query("SELECT CONCAT_WS(' ', @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm, @@GLOBAL.innodb_io_capacity)")
+        .query(FLUSHING)
         .unwrap()
         .first_value()
         .unwrap()

@@ -11,10 +11,19 @@
 //! and warned about, never waited for or changed.
 
 use crate::error::ExecError;
+use crate::server::restore::{restore_line, Saved};
 use qpslab_core::{ConnectOptions, SettleReport, WorkloadOptions};
 use qpslab_wire::Conn;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// The settings settle changes on a sandbox, in the order it changes them; [`restore_line`] puts
+/// them back last first (the low-water mark may not exceed `innodb_max_dirty_pages_pct`).
+const FLUSHING: [&str; 3] = [
+    "innodb_max_dirty_pages_pct_lwm",
+    "innodb_max_dirty_pages_pct",
+    "innodb_io_capacity",
+];
 
 /// A purge backlog at or below this counts as drained.
 const HISTORY_FLOOR: u64 = 100;
@@ -144,23 +153,28 @@ fn history_len(conn: &mut Conn) -> Option<u64> {
 /// its background rate: 3,340 dirty pages took 39 s at the default `innodb_io_capacity` of 200
 /// and about 3 s with it raised, bench/RESULTS.md.)
 fn speed_up_flushing(conn: &mut Conn) -> Option<String> {
-    let r = conn
-        .query(
-            "SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm, \
-             @@GLOBAL.innodb_io_capacity",
-        )
-        .ok()?;
+    let columns: Vec<String> = FLUSHING.iter().map(|n| format!("@@GLOBAL.{n}")).collect();
+    let r = conn.query(&format!("SELECT {}", columns.join(", "))).ok()?;
     let row = r.rows.first()?;
-    let value = |i: usize| row.get(i).cloned().flatten();
-    let (pct, lwm, io) = (value(0)?, value(1)?, value(2)?);
+    let saved = FLUSHING
+        .iter()
+        .zip(row)
+        .map(|(name, value)| {
+            let value = value.clone()?;
+            Some(Saved {
+                name: name.to_string(),
+                literal: qpslab_core::live::sql_literal(&value),
+                value: Some(value),
+            })
+        })
+        .collect::<Option<Vec<Saved>>>()
+        .filter(|saved| saved.len() == FLUSHING.len())?;
     conn.execute(
         "SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0, innodb_max_dirty_pages_pct = 0, \
          innodb_io_capacity = @@GLOBAL.innodb_io_capacity_max",
     )
     .ok()?;
-    Some(format!(
-        "SET GLOBAL innodb_io_capacity = {io}, innodb_max_dirty_pages_pct = {pct}, innodb_max_dirty_pages_pct_lwm = {lwm}"
-    ))
+    Some(restore_line(&saved))
 }
 
 /// Reads each table through its primary key and its `k` index, stopping once the buffer pool
