@@ -280,3 +280,48 @@ fn issue_35_a_precision_study_keeps_a_cell_a_busy_neighbour_marked() {
     // The busy loops did mark cells: the test saw what it is about.
     assert!(contended > 0, "no attempt was marked by the busy loops");
 }
+
+#[test]
+fn an_undecided_comparison_says_how_long_the_rounds_that_would_decide_it_take() {
+    // Three rounds of an A/A study rarely settle ±5%: the cap ends it, most often undecided.
+    let s = Scratch::new();
+    let p = s.path().join("aa.toml");
+    let spec = AA
+        .replace("precision = \"100%\"", "precision = \"5%\"")
+        .replace("max_repeats = 4", "max_repeats = 3");
+    std::fs::write(&p, spec).unwrap();
+    let o = s.run(&["lab", "run", &p.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = s.run(&["lab", "show", "aa", "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let tps = v["comparisons"][0]["points"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "tps")
+        .unwrap()
+        .clone();
+    let verdict = tps["verdict"].as_str().unwrap().to_string();
+    let timed = tps.get("seconds_to_target").and_then(|t| t.as_f64());
+    let n = tps.get("rounds_to_target").and_then(|n| n.as_u64());
+    match (tps["decision"].as_str(), n) {
+        (Some("undecided"), Some(n)) if tps["rounds"]["used"] == 3 => {
+            // Three rounds ran one after another: the pace is known, and so is the time.
+            let more = timed.unwrap_or_else(|| panic!("no time: {tps}"));
+            assert!(n > 3 && more > 0.0, "{tps}");
+            assert!(
+                verdict.starts_with(&format!(
+                    "undecided within max_repeats: ~{n} rounds would decide at ±5% (~"
+                )) && verdict.ends_with("s a round)"),
+                "{verdict}"
+            );
+        }
+        // An answer (three very steady rounds), too few stable rounds or more than 1000
+        // rounds to go: no time to give.
+        _ => assert!(timed.is_none() && !verdict.contains("a round"), "{tps}"),
+    }
+    // The terminal says what the JSON says.
+    let shown = stdout(&s.run(&["lab", "show", "aa"]));
+    assert!(shown.contains(&verdict), "{shown}");
+}

@@ -80,7 +80,8 @@ pub struct MetricComparison {
     pub significant: bool,
     /// `improvement`, `regression`, `no significant change`, `inconclusive: need ~N repeats`
     /// or `no interval`; with rounds paired, `improvement`, `regression`, `equivalent within
-    /// ±P%` or `undecided within budget: ~N rounds would decide at ±P%`.
+    /// ±P%` or `undecided within budget: ~N rounds would decide at ±P% (~4m10s more at 8s a
+    /// round)`.
     pub verdict: String,
     /// The answer of a round-paired comparison (`None`: fewer than three paired rounds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,6 +102,10 @@ pub struct MetricComparison {
     /// Rounds the mean and spread seen so far say would settle it ([`Sequential::settled`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds_to_target: Option<usize>,
+    /// Seconds the rounds still missing would take at the pace the study's rounds ran
+    /// (`rounds_to_target` less the rounds paired); undecided comparisons of a study only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_to_target: Option<f64>,
 }
 
 /// The stability verdict of one compared phase (`None`: not judged, e.g. an older run).
@@ -362,7 +367,8 @@ fn compare_metric(
     let (logs, va, vb) = log_sides(m, a, b)?;
     let pairs = rounds::pair_rounds(m, a, b, run_value);
     if let Some((logs, dropped)) = &pairs {
-        if let Some(o) = rounds::conclude(m, logs, *dropped, seq) {
+        let pace = rounds::round_pace(a, b);
+        if let Some(o) = rounds::conclude(m, logs, *dropped, seq, pace) {
             return Some(paired_comparison(m, va, vb, o, seq));
         }
     }
@@ -407,6 +413,7 @@ fn compare_metric(
         verdict: too_few.map_or(verdict, |t| t.2),
         interval: None,
         rounds_to_target: None,
+        seconds_to_target: None,
     })
 }
 
@@ -439,6 +446,7 @@ fn paired_comparison(
         rounds: Some(o.rounds),
         stopped: Some(o.stopped),
         rounds_to_target: o.rounds_to_target,
+        seconds_to_target: o.seconds_to_target,
     }
 }
 

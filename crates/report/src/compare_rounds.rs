@@ -14,6 +14,7 @@
 use crate::metrics::Metric;
 use crate::model::Point;
 use qpslab_core::stability::Stability;
+use qpslab_core::units::duration_text;
 use qpslab_stats::{anytime_p_value, t_p_value, Ratio, MIN_ROUNDS};
 pub use qpslab_stats::{Decision, Sequential};
 use serde::{Deserialize, Serialize};
@@ -49,7 +50,30 @@ pub(crate) struct RoundComparison {
     pub rounds: Rounds,
     pub stopped: Stopped,
     pub rounds_to_target: Option<usize>,
+    /// Seconds those rounds would take beyond the rounds paired, at the study's pace.
+    pub seconds_to_target: Option<f64>,
     pub p_value: Option<f64>,
+}
+
+/// Seconds a round of the study took: from the first round both sides of a comparison ran to
+/// the last, the time between the phases written last in each, per round between them (so
+/// the cells of the study's other comparisons in those rounds count too). `None` with fewer
+/// than two such rounds, or phases without a time (runs built in memory).
+pub(crate) fn round_pace(a: &[Point<'_>], b: &[Point<'_>]) -> Option<f64> {
+    let mut at: BTreeMap<u32, (Option<f64>, Option<f64>)> = BTreeMap::new();
+    for (side, ps) in [(0, a), (1, b)] {
+        for p in ps.iter().filter(|p| p.phase.recorded_at > 0.0) {
+            let e = at.entry(p.subject.cell.repeat).or_default();
+            let t = if side == 0 { &mut e.0 } else { &mut e.1 };
+            *t = Some(t.map_or(p.phase.recorded_at, |t| t.max(p.phase.recorded_at)));
+        }
+    }
+    let both: Vec<(u32, f64)> = at
+        .into_iter()
+        .filter_map(|(r, (ta, tb))| Some((r, ta?.max(tb?))))
+        .collect();
+    let (&(r0, t0), &(r1, t1)) = (both.first()?, both.last()?);
+    (r1 > r0 && t1 > t0).then(|| (t1 - t0) / f64::from(r1 - r0))
 }
 
 /// The log ratio `ln(b / a)` of each round both sides ran, stable on both; `None` when a side
@@ -105,6 +129,7 @@ pub(crate) fn conclude(
     logs: &[f64],
     dropped: usize,
     s: &Sequential,
+    pace: Option<f64>,
 ) -> Option<RoundComparison> {
     if logs.len() < MIN_ROUNDS {
         return None;
@@ -127,14 +152,28 @@ pub(crate) fn conclude(
         Stopped::Budget
     };
     let rounds_to_target = s.rounds_to_settle(logs, 1000);
+    let seconds_to_target = match (decision, rounds_to_target, pace) {
+        (Decision::Undecided, Some(n), Some(pace)) => {
+            Some(n.saturating_sub(rounds.used) as f64 * pace)
+        }
+        _ => None,
+    };
     let verdict = match decision {
         Decision::Improvement => "improvement".to_string(),
         Decision::Regression => "regression".to_string(),
         Decision::Equivalent => format!("equivalent within ±{}%", fmt_pct(p)),
         Decision::Undecided => {
             let head = undecided(stopped, s, rounds);
+            let time = match (seconds_to_target, pace) {
+                (Some(more), Some(pace)) => format!(
+                    " (~{} more at {} a round)",
+                    duration_text(more),
+                    pace_text(pace)
+                ),
+                _ => String::new(),
+            };
             match rounds_to_target {
-                Some(n) => format!("{head}: ~{n} rounds would decide at ±{}%", fmt_pct(p)),
+                Some(n) => format!("{head}: ~{n} rounds would decide at ±{}%{time}", fmt_pct(p)),
                 None => format!("{head}: > 1000 rounds would decide at ±{}%", fmt_pct(p)),
             }
         }
@@ -146,6 +185,7 @@ pub(crate) fn conclude(
         rounds,
         stopped,
         rounds_to_target,
+        seconds_to_target,
         p_value: if s.adaptive {
             anytime_p_value(logs, s.max_rounds)
         } else {
@@ -192,6 +232,15 @@ fn undecided(stopped: Stopped, s: &Sequential, rounds: Rounds) -> String {
         (Stopped::Budget, true) => "undecided within budget".to_string(),
         (_, true) => "undecided within max_repeats".to_string(),
         (_, false) => format!("undecided after {} round(s)", rounds.used + rounds.dropped),
+    }
+}
+
+/// A round's seconds: `8.5s` under a minute, else as [`duration_text`] (`1m05s`).
+fn pace_text(secs: f64) -> String {
+    if secs < 59.95 {
+        format!("{secs:.1}s")
+    } else {
+        duration_text(secs)
     }
 }
 

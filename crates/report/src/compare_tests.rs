@@ -480,6 +480,58 @@ fn a_round_whose_only_mark_is_a_busy_neighbour_is_paired() {
     assert_eq!(m.decision, Some(Decision::Improvement), "{m:?}");
 }
 
+/// Round `k` (from 1) of `input` written at `t0 + k * pace` seconds.
+fn timed(mut input: ReportInput, t0: f64, pace: f64) -> ReportInput {
+    for s in &mut input.subjects {
+        s.run.phases[0].recorded_at = t0 + f64::from(s.cell.repeat) * pace;
+    }
+    input
+}
+
+#[test]
+fn an_undecided_study_says_how_long_the_rounds_that_would_decide_it_take() {
+    // Rounds of 8.5 s: A written 4 s into each round, B at its end.
+    let a = timed(rounds("a", 1, &[1000.0, 1000.0, 1000.0]), 1000.0 - 4.5, 8.5);
+    let b = timed(rounds("b", 11, &[1100.0, 920.0, 1050.0]), 1000.0, 8.5);
+    let seq = Sequential {
+        precision_pct: 5.0,
+        max_rounds: 10,
+        adaptive: true,
+    };
+    let m = cmp_seq(&a, &b, &seq).points[0].metrics[0].clone();
+    assert_eq!(m.stopped, Some(Stopped::Budget), "{m:?}");
+    let n = m.rounds_to_target.unwrap();
+    let more = m.seconds_to_target.unwrap();
+    assert!(
+        (more - (n - 3) as f64 * 8.5).abs() < 1e-9,
+        "{more} for {n} rounds"
+    );
+    assert_eq!(
+        m.verdict,
+        format!(
+            "undecided within budget: ~{n} rounds would decide at ±5% (~{} more at 8.5s a round)",
+            qpslab_core::units::duration_text(more)
+        )
+    );
+    let json = serde_json::to_value(&m).unwrap();
+    assert_eq!(json["seconds_to_target"], serde_json::json!(more));
+    // An answer needs no more time; runs without times (and one round) give none.
+    let answered = cmp_seq(
+        &timed(rounds("a", 1, &[1000.0, 1010.0, 990.0]), 0.0, 8.5),
+        &timed(rounds("b", 11, &[1500.0, 1515.0, 1485.0]), 4.0, 8.5),
+        &seq,
+    );
+    assert_eq!(answered.points[0].metrics[0].seconds_to_target, None);
+    let untimed = cmp_seq(
+        &rounds("a", 1, &[1000.0; 3]),
+        &rounds("b", 11, &[1100.0, 920.0, 1050.0]),
+        &seq,
+    );
+    let u = &untimed.points[0].metrics[0];
+    assert_eq!(u.seconds_to_target, None);
+    assert!(!u.verdict.contains("a round"), "{}", u.verdict);
+}
+
 #[test]
 fn rounds_enough_but_too_few_stable_are_undecided_and_say_so() {
     let a = rounds("a", 1, &[1000.0, 1010.0, 990.0]);
