@@ -15,7 +15,7 @@ use crate::metrics::Metric;
 use crate::model::Point;
 use qpslab_core::stability::Stability;
 use qpslab_core::units::duration_text;
-use qpslab_stats::{anytime_p_value, t_p_value, Ratio, MIN_ROUNDS};
+use qpslab_stats::{t_p_value, Ratio, MIN_ROUNDS};
 pub use qpslab_stats::{Decision, Sequential};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -134,9 +134,11 @@ pub(crate) fn conclude(
     if logs.len() < MIN_ROUNDS {
         return None;
     }
-    // A study that stops on what it saw is judged by the confidence sequence, one whose
-    // rounds were fixed in advance (`repeats = N`) by the paired t interval: the same rule
-    // the study's rounds ran by (`Sequential`).
+    // With planned looks the interval is the last look's, from the rounds up to it.
+    let logs = &logs[..s.counted(logs.len())];
+    // A study that stops on what it saw is judged by the confidence sequence (or at its
+    // looks), one whose rounds were fixed in advance (`repeats = N`) by the paired t
+    // interval: the same rule the study's rounds ran by (`Sequential`).
     let ratio = s.interval(logs)?;
     let p = s.precision_pct;
     let decision = s.decision(&ratio, m.higher_is_better());
@@ -187,7 +189,7 @@ pub(crate) fn conclude(
         rounds_to_target,
         seconds_to_target,
         p_value: if s.adaptive {
-            anytime_p_value(logs, s.max_rounds)
+            s.adaptive_p_value(logs)
         } else {
             let mean = logs.iter().sum::<f64>() / logs.len() as f64;
             Some(t_p_value(mean, ratio.se_log, ratio.df))
@@ -208,7 +210,9 @@ pub(crate) fn too_few(
         dropped,
     };
     let ran = rounds.used + rounds.dropped;
-    if rounds.used >= MIN_ROUNDS || ran == 0 || (ran < MIN_ROUNDS && !s.adaptive) {
+    // An interval needs three rounds, and with planned looks the first look.
+    let needs = s.looks().map_or(MIN_ROUNDS, |d| d.every.max(MIN_ROUNDS));
+    if rounds.used >= needs || ran == 0 || (ran < MIN_ROUNDS && !s.adaptive) {
         return None;
     }
     let stopped = if !s.adaptive || rounds.used + rounds.dropped >= s.max_rounds {
@@ -217,7 +221,7 @@ pub(crate) fn too_few(
         Stopped::Budget
     };
     let verdict = format!(
-        "{}: {} of {ran} round(s) stable on both sides, an interval needs {MIN_ROUNDS}",
+        "{}: {} of {ran} round(s) stable on both sides, an interval needs {needs}",
         undecided(stopped, s, rounds),
         rounds.used
     );

@@ -396,6 +396,7 @@ fn a_wide_spread_is_undecided_with_the_rounds_that_would_decide_it() {
         precision_pct: 5.0,
         max_rounds: 3,
         adaptive: true,
+        look_every: 0,
     };
     let m = cmp_seq(&a, &b, &seq).points[0].metrics[0].clone();
     assert_eq!(m.stopped, Some(Stopped::MaxRepeats), "{m:?}");
@@ -497,6 +498,7 @@ fn an_undecided_study_says_how_long_the_rounds_that_would_decide_it_take() {
         precision_pct: 5.0,
         max_rounds: 10,
         adaptive: true,
+        look_every: 0,
     };
     let m = cmp_seq(&a, &b, &seq).points[0].metrics[0].clone();
     assert_eq!(m.stopped, Some(Stopped::Budget), "{m:?}");
@@ -580,4 +582,48 @@ fn rounds_enough_but_too_few_stable_are_undecided_and_say_so() {
         "undecided within budget: 1 of 1 round(s) stable on both sides, an interval needs 3"
     );
     assert_eq!(m.stopped, Some(Stopped::Budget));
+}
+
+#[test]
+fn with_planned_looks_the_verdict_is_the_last_looks() {
+    let seq = Sequential {
+        precision_pct: 5.0,
+        max_rounds: 20,
+        adaptive: true,
+        look_every: 5,
+    };
+    let a = rounds("a", 1, &[1000.0; 7]);
+    let b = rounds(
+        "b",
+        11,
+        &[1200.0, 1212.0, 1190.0, 1205.0, 1195.0, 900.0, 900.0],
+    );
+    let m = cmp_seq(&a, &b, &seq).points[0].metrics[0].clone();
+    // Rounds 6 and 7 come after the look at round 5: not in the interval yet.
+    assert_eq!(
+        m.rounds,
+        Some(Rounds {
+            used: 5,
+            dropped: 0
+        }),
+        "{m:?}"
+    );
+    assert_eq!(m.decision, Some(Decision::Improvement), "{m:?}");
+    assert!(m.change_pct > 19.0 && m.change_pct < 21.0, "{m:?}");
+    let p = m.p_value.unwrap();
+    assert!(p < 0.05, "{p}");
+    // Before the first look there is no interval, and the verdict says when there will be.
+    let m = cmp_seq(
+        &rounds("a", 1, &[1000.0; 4]),
+        &rounds("b", 11, &[1200.0; 4]),
+        &seq,
+    )
+    .points[0]
+        .metrics[0]
+        .clone();
+    assert_eq!(m.decision, Some(Decision::Undecided), "{m:?}");
+    assert_eq!(
+        m.verdict,
+        "undecided within budget: 4 of 4 round(s) stable on both sides, an interval needs 5"
+    );
 }

@@ -2,8 +2,10 @@
 //! deciding whether to run another round and for every report of it afterwards.
 //!
 //! A study that stops on what it saw (`precision` or `budget`) is judged by the confidence
-//! sequence ([`AnytimeDesign`]), valid however many rounds it ran; one whose rounds were fixed
-//! in advance (`repeats = N`) by the paired t interval. The answer is one of four: the interval
+//! sequence ([`AnytimeDesign`]), valid however many rounds it ran, or, when it decides only at
+//! planned looks (`look_every`), by the repeated confidence interval at its last look
+//! ([`LookDesign`]); one whose rounds were fixed in advance (`repeats = N`) by the paired t
+//! interval. The answer is one of four: the interval
 //! excludes no change (an improvement or a regression), it lies wholly inside ±precision
 //! (equivalent: the question "did it change by more than P?" answered "no", as two one-sided
 //! tests would), or neither (undecided).
@@ -14,8 +16,9 @@
 //! ±5%. It settles once its half-width is below the larger of the mean's distance from zero and
 //! from ±precision, so an effect near half the precision takes the most rounds.
 
+use crate::looks::LookDesign;
 use crate::ratio::{paired_ratio, Ratio};
-use crate::sequence::{AnytimeDesign, MIN_ROUNDS};
+use crate::sequence::{anytime_p_value, AnytimeDesign, MIN_ROUNDS};
 use serde::{Deserialize, Serialize};
 
 /// The precision a study asks of its comparisons and the rounds it may run.
@@ -30,6 +33,10 @@ pub struct Sequential {
     /// are the confidence sequence's, and fewer than three paired rounds are `undecided`.
     #[serde(default)]
     pub adaptive: bool,
+    /// Paired rounds between the looks of a study that decides only at planned looks (0: it
+    /// may decide after every round, by the confidence sequence).
+    #[serde(default)]
+    pub look_every: usize,
 }
 
 /// What a study asks when its spec does not say: ±5% within 20 rounds.
@@ -39,6 +46,7 @@ impl Default for Sequential {
             precision_pct: 5.0,
             max_rounds: 20,
             adaptive: false,
+            look_every: 0,
         }
     }
 }
@@ -63,17 +71,50 @@ impl Sequential {
         AnytimeDesign::new(0.95, self.max_rounds)
     }
 
+    /// The planned looks of a study that decides only at them (`None`: it decides after every
+    /// round, or its rounds are fixed).
+    pub fn looks(&self) -> Option<LookDesign> {
+        if !self.adaptive || self.look_every == 0 {
+            return None;
+        }
+        LookDesign::new(0.95, self.look_every, self.max_rounds).ok()
+    }
+
+    /// Rounds of `n` paired ones that an interval uses: those up to the last look in a study
+    /// with planned looks (the rounds after it count from the next look on), else all.
+    pub fn counted(&self, n: usize) -> usize {
+        match self.looks() {
+            Some(d) => d.last_look(n).unwrap_or(n),
+            None => n,
+        }
+    }
+
     /// The 95% interval of the ratio from the rounds' log ratios `ln(b / a)`: the confidence
-    /// sequence's in a study that stopped on what it saw, the paired t interval in one with
-    /// fixed rounds; `None` below [`MIN_ROUNDS`] or without spread.
+    /// sequence's in a study that stopped on what it saw, the repeated confidence interval at
+    /// the last look in one with planned looks, the paired t interval in one with fixed
+    /// rounds; `None` below [`MIN_ROUNDS`] (or before the first look) or without spread.
     pub fn interval(&self, logs: &[f64]) -> Option<Ratio> {
         if logs.len() < MIN_ROUNDS {
             return None;
+        }
+        if let Some(d) = self.looks() {
+            return d.paired_ratio(logs);
         }
         if self.adaptive {
             self.design().paired_ratio(logs)
         } else {
             paired_ratio(logs, 0.95)
+        }
+    }
+
+    /// The p-value of "no change" that goes with [`Sequential::interval`] in a study that
+    /// stopped on what it saw: below 0.05 exactly when that interval excludes no change
+    /// (`None` for fixed rounds, whose p-value is the t test's, or without an interval).
+    pub fn adaptive_p_value(&self, logs: &[f64]) -> Option<f64> {
+        match self.looks() {
+            Some(d) => d.p_value(logs),
+            None if self.adaptive => anytime_p_value(logs, self.max_rounds),
+            None => None,
         }
     }
 
@@ -120,11 +161,19 @@ impl Sequential {
 
     /// Rounds after which a comparison with the rounds `logs` so far would settle if its mean
     /// and spread stayed as seen (confidence sequence's rounds in a study that stops on what
-    /// it saw, t's otherwise); `None` below [`MIN_ROUNDS`] or when `limit` rounds would not.
+    /// it saw, the first look's that would in one with planned looks, t's otherwise); `None`
+    /// below [`MIN_ROUNDS`] or when `limit` rounds would not.
     pub fn rounds_to_settle(&self, logs: &[f64], limit: usize) -> Option<usize> {
         let r = self.interval(logs)?;
-        let sd = r.se_log * (logs.len() as f64).sqrt();
+        let sd = r.se_log * (self.counted(logs.len()) as f64).sqrt();
         let half = self.settling_half(r.ratio.ln());
+        if let Some(d) = self.looks() {
+            // Past the design's last look, the rounds a study deciding after every round
+            // would need: more than a design with looks up to there would.
+            return d
+                .rounds_needed(sd, half, limit)
+                .or_else(|| self.design().rounds_needed(sd, half, limit));
+        }
         if self.adaptive {
             return self.design().rounds_needed(sd, half, limit);
         }
@@ -148,6 +197,7 @@ mod tests {
             precision_pct: 5.0,
             max_rounds: 20,
             adaptive,
+            look_every: 0,
         }
     }
 
@@ -229,5 +279,33 @@ mod tests {
         assert!(at_half > at_zero, "{at_half} vs {at_zero}");
         assert!(far <= at_zero, "{far} vs {at_zero}");
         assert!(seq(false).rounds_to_settle(&shifted(0.0), 1000).unwrap() < at_zero);
+    }
+
+    #[test]
+    fn planned_looks_decide_at_the_last_look_and_narrower_than_the_sequence() {
+        let looks = Sequential {
+            look_every: 5,
+            ..seq(true)
+        };
+        let logs: Vec<f64> = (0..13)
+            .map(|i| 0.05 + 0.02 * ((i % 3) as f64 - 1.0))
+            .collect();
+        assert_eq!(looks.counted(13), 10);
+        assert_eq!(looks.counted(4), 4);
+        assert!(looks.interval(&logs[..4]).is_none());
+        let at = looks.interval(&logs).unwrap();
+        assert_eq!(at, looks.interval(&logs[..10]).unwrap());
+        let cs = seq(true).interval(&logs[..10]).unwrap();
+        assert!(at.low > cs.low && at.high < cs.high, "{at:?} vs {cs:?}");
+        let p = looks.adaptive_p_value(&logs).unwrap();
+        assert_eq!(p < 0.05, at.excludes_one(), "{p}");
+        let n = looks.rounds_to_settle(&logs, 1000).unwrap();
+        assert_eq!(n % 5, 0, "{n}");
+        // Fixed rounds have no looks.
+        let fixed = Sequential {
+            look_every: 5,
+            ..seq(false)
+        };
+        assert!(fixed.looks().is_none() && fixed.counted(13) == 13);
     }
 }

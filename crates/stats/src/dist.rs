@@ -39,6 +39,14 @@ pub fn t_p_value(mean: f64, se: f64, df: f64) -> f64 {
     }
 }
 
+/// The standard normal distribution function.
+pub fn normal_cdf(x: f64) -> f64 {
+    match Normal::new(0.0, 1.0) {
+        Ok(n) => n.cdf(x),
+        Err(_) => f64::NAN,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

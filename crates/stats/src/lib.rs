@@ -14,6 +14,9 @@
 //! - Anytime-valid intervals (`sequence.rs`): an [`AnytimeDesign`] builds a confidence
 //!   sequence for the mean of round-paired log ratios (Robbins' normal mixture, Howard et al.
 //!   2021), valid at every round at once, so a study may stop when it is precise enough.
+//! - Planned looks (`looks.rs`): a [`LookDesign`] gives repeated confidence intervals at looks
+//!   every few rounds (Pocock's boundary, Jennison and Turnbull 1989), valid at all of them at
+//!   once and narrower than the sequence for a study that decides only at its looks.
 //! - Decisions (`decide.rs`): a study's [`Sequential`] rule gives a round-paired
 //!   comparison one interval (the sequence's, or paired t for fixed rounds) and one
 //!   [`Decision`], and says when it is settled: answered at the precision asked.
@@ -34,15 +37,19 @@
 mod decide;
 mod dist;
 mod holm;
+mod looks;
 mod mean;
+#[cfg(test)]
+mod normals;
 mod ratio;
 mod sample;
 mod sequence;
 mod trend;
 
 pub use decide::{half_log, Decision, Sequential};
-pub use dist::{normal_quantile, t_p_value, t_quantile};
+pub use dist::{normal_cdf, normal_quantile, t_p_value, t_quantile};
 pub use holm::holm;
+pub use looks::{crossing_probability, pocock_boundary, LookDesign, MAX_LOOKS};
 pub use mean::{
     contrast, difference, effective_sample_size, estimate, estimate_independent, Difference,
     Estimate,

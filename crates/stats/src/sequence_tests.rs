@@ -1,4 +1,5 @@
 use super::*;
+use crate::normals::Normals;
 
 #[test]
 fn the_boundary_matches_values_computed_from_the_published_formula() {
@@ -65,22 +66,6 @@ fn rounds_needed_reach_the_half_width() {
     let hw = |n: usize| d.multiplier(n) * 0.05 / (n as f64).sqrt();
     assert!(hw(n) <= 0.02 && hw(n - 1) > 0.02, "{n}");
     assert_eq!(d.rounds_needed(1.0, 0.001, 50), None);
-}
-
-/// A seeded xorshift with Box–Muller normals: the simulation is the same on every machine.
-struct Normals(u64);
-
-impl Normals {
-    fn uniform(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    fn next(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
 }
 
 #[test]

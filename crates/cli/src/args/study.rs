@@ -68,6 +68,10 @@ pub struct LabRunArgs {
     /// The most rounds (default 20).
     #[arg(long, value_name = "N")]
     pub max_repeats: Option<u32>,
+    /// Decide only every N paired rounds and at --max-repeats (planned looks: narrower
+    /// intervals than deciding after every round; docs/studies.md).
+    #[arg(long, value_name = "N")]
+    pub look_every: Option<u32>,
     /// Output: table (the cells as they run), json or csv (the study, as `lab show` writes it).
     #[command(flatten)]
     pub output: OutputArgs<TableJsonCsv>,

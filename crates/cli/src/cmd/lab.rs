@@ -141,6 +141,7 @@ fn stop_keys(a: &LabRunArgs) -> Vec<(&'static str, String)> {
         ("budget", text(&a.budget)),
         ("min_repeats", int(a.min_repeats)),
         ("max_repeats", int(a.max_repeats)),
+        ("look_every", int(a.look_every)),
     ]
     .into_iter()
     .filter_map(|(k, v)| Some((k, v?)))

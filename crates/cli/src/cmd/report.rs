@@ -143,13 +143,7 @@ pub fn sequential(store: &Store, items: [&str; 2]) -> Sequential {
                 .ok()?
                 .stop_rule()
                 .ok()?;
-            Some(Sequential {
-                precision_pct: rule
-                    .precision_pct
-                    .unwrap_or(qpslab_lab::study::stop::DEFAULT_PRECISION_PCT),
-                max_rounds: rule.max_rounds as usize,
-                adaptive: rule.adaptive(),
-            })
+            Some(rule.sequential())
         })
         .next()
         .unwrap_or_default()

@@ -84,6 +84,9 @@ pub struct Estimate {
     pub max_rounds: usize,
     /// The fewest rounds (`min_repeats`, or `repeats`).
     pub min_rounds: usize,
+    /// The rounds after which a study with planned looks (`look_every`) decides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub looks: Option<Vec<usize>>,
     /// The study's setups (one: nothing to compare, nothing to estimate).
     pub setups: usize,
     /// Seconds a round of every comparison takes.
@@ -113,6 +116,7 @@ pub fn estimate(
         adaptive: rule.adaptive(),
         max_rounds: rule.max_rounds as usize,
         min_rounds: rule.min_rounds as usize,
+        looks: rule.sequential().looks().map(|d| d.looks()),
         setups: loaded.expanded.setups.len(),
         round_s: None,
         rounds: (!rule.adaptive()).then_some(rule.max_rounds as usize),
@@ -191,8 +195,15 @@ fn comparison(
 }
 
 /// The half-width on the log scale after `n` rounds of spread `sd`, by the interval the study
-/// computes: anytime-valid when it stops when precise, paired t for `repeats = N`.
+/// computes: anytime-valid when it stops when precise (at the last look, with planned
+/// looks), paired t for `repeats = N`.
 fn half_width(rule: &StopRule, sd: f64, n: usize) -> f64 {
+    // With planned looks, the interval is the last look's.
+    if let Some(d) = rule.sequential().looks() {
+        return d
+            .last_look(n)
+            .map_or(f64::INFINITY, |l| d.multiplier(l) * sd / (l as f64).sqrt());
+    }
     let k = if rule.adaptive() {
         AnytimeDesign::new(0.95, rule.max_rounds as usize).multiplier(n)
     } else {
@@ -304,6 +315,7 @@ pub fn pilot(loaded: &Loaded, dir: &std::path::Path) -> Result<Loaded, SpecError
         "budget",
         "min_repeats",
         "max_repeats",
+        "look_every",
     ] {
         doc.remove(key);
     }
@@ -348,6 +360,14 @@ impl Estimate {
             ),
             (false, _) => format!("rounds: {} (repeats)\n", self.max_rounds),
         };
+        if let Some(looks) = &self.looks {
+            let list: Vec<String> = looks.iter().map(usize::to_string).collect();
+            let _ = writeln!(
+                out,
+                "looks: decided only after rounds {} (repeated confidence intervals)",
+                list.join(", ")
+            );
+        }
         if self.setups < 2 {
             out.push_str("estimate: none; one setup, nothing to compare\n");
             return out;

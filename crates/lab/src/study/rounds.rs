@@ -81,6 +81,8 @@ pub struct RoundReport {
     pub metric: String,
     /// The target half-width, percent.
     pub precision_pct: f64,
+    /// Paired rounds between planned looks (0: a comparison may stop after any round).
+    pub look_every: u32,
     /// Every comparison.
     pub comparisons: Vec<ComparisonState>,
     /// Wall time since the study started, seconds.
@@ -213,11 +215,7 @@ impl RoundTracker {
 
     /// The rule the comparisons are decided by: the study's, as the reports read it.
     fn sequential(&self) -> Sequential {
-        Sequential {
-            precision_pct: self.rule.precision_pct.unwrap_or(DEFAULT_PRECISION_PCT),
-            max_rounds: self.rule.max_rounds as usize,
-            adaptive: self.rule.adaptive(),
-        }
+        self.rule.sequential()
     }
 
     /// A comparison's interval so far.
@@ -287,6 +285,18 @@ impl RoundTracker {
         needed.max(min).min(may)
     }
 
+    /// Rounds until a comparison's next planned look (1 without looks: it may stop after any).
+    fn to_next_look(&self, key: &Key) -> usize {
+        let Some(d) = self.sequential().looks() else {
+            return 1;
+        };
+        let used = self.pairs(key).0.len();
+        d.looks()
+            .into_iter()
+            .find(|&l| l > used)
+            .map_or(1, |l| l - used)
+    }
+
     /// Seconds one cell took on average so far.
     pub(super) fn cell_mean_s(&self) -> Option<f64> {
         (!self.cell_s.is_empty())
@@ -317,13 +327,15 @@ impl RoundTracker {
         };
         self.open = match (self.rule.budget_s, self.cell_mean_s()) {
             (Some(budget), Some(per_cell)) => {
-                // The widest first, each while the round still ends within the budget.
+                // The widest first, each while the round still ends within the budget (with
+                // planned looks: while the rounds to its next look do).
                 let left = budget - self.elapsed_s();
                 let mut open = BTreeSet::new();
                 for key in &ranked {
                     let mut with = open.clone();
                     with.insert(key.clone());
-                    if per_cell * Self::cells_in_round(&with) as f64 <= left {
+                    let rounds = with.iter().map(|k| self.to_next_look(k)).max().unwrap_or(1);
+                    if per_cell * (Self::cells_in_round(&with) * rounds) as f64 <= left {
                         open = with;
                     }
                 }
@@ -380,7 +392,7 @@ impl RoundTracker {
                     change_pct: r.map(|r| pct(r.ratio)),
                     interval: r.map(|r| (pct(r.low), pct(r.high))),
                     decision: r.map(|r| seq.decision(&r, self.rule.higher_is_better())),
-                    used: logs.len(),
+                    used: seq.counted(logs.len()),
                     dropped,
                     open,
                     settled: self.rule.adaptive() && !open && self.settled(key),
@@ -393,6 +405,7 @@ impl RoundTracker {
             max_rounds: self.rule.max_rounds,
             metric: self.rule.metric.clone(),
             precision_pct: self.rule.precision_pct.unwrap_or(DEFAULT_PRECISION_PCT),
+            look_every: self.rule.look_every,
             comparisons,
             elapsed_s: self.elapsed_s(),
             budget_s: self.rule.budget_s,

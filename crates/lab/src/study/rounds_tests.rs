@@ -11,6 +11,7 @@ fn rule(precision: f64, budget_s: Option<f64>, max: u32) -> StopRule {
         budget_s,
         min_rounds: 3,
         max_rounds: max,
+        look_every: 0,
     }
 }
 
@@ -163,6 +164,51 @@ fn no_round_starts_that_the_budget_cannot_finish() {
 }
 
 #[test]
+fn with_planned_looks_a_comparison_stops_only_at_a_look() {
+    let recs = records(20);
+    let looks = StopRule {
+        look_every: 5,
+        ..rule(5.0, None, 20)
+    };
+    // +20% with ±0.5% noise: precise at the third round, but the first look is at the fifth.
+    let steady = |r: u32| 1.2 * (1.0 + 0.005 * if r.is_multiple_of(2) { 1.0 } else { -1.0 });
+    let mut t = RoundTracker::new(&looks, &recs);
+    assert_eq!(drive(&mut t, &recs, steady), vec![1, 2, 3, 4, 5]);
+    assert!(t.finished());
+    let c = &t.report().comparisons[0];
+    assert_eq!(c.used, 5, "{c:?}");
+    // Nothing before the first look: rounds 1-4 show no interval.
+    let mut t = RoundTracker::new(&looks, &recs[..8]);
+    drive(&mut t, &recs[..8], steady);
+    let c = &t.report().comparisons[0];
+    assert!(c.interval.is_none() && c.open, "{c:?}");
+    // A budget that cannot reach the next look starts no round toward it: with 1 s cells
+    // and 13 s, rounds 1-5 (10 s) run, and the 6 s to the look at round 10 do not fit.
+    let noisy = |r: u32| 1.0 + 0.05 * f64::from(r % 2);
+    let mut t = RoundTracker::new(
+        &StopRule {
+            look_every: 5,
+            ..rule(1.0, Some(13.0), 20)
+        },
+        &recs,
+    );
+    let ran = drive_timed(&mut t, &recs, |v, r| {
+        if v == "tuned" {
+            1000.0 * noisy(r)
+        } else {
+            1000.0
+        }
+    });
+    let rounds: Vec<u32> = ran
+        .iter()
+        .filter(|(v, _)| v == "tuned")
+        .map(|(_, r)| *r)
+        .collect();
+    assert_eq!(rounds, vec![1, 2, 3, 4, 5]);
+    assert!(t.finished());
+}
+
+#[test]
 fn repeats_n_runs_every_round() {
     let recs = records(4);
     let fixed = StopRule {
@@ -171,6 +217,7 @@ fn repeats_n_runs_every_round() {
         budget_s: None,
         min_rounds: 4,
         max_rounds: 4,
+        look_every: 0,
     };
     let mut t = RoundTracker::new(&fixed, &recs);
     assert_eq!(drive(&mut t, &recs, |_| 1.2), vec![1, 2, 3, 4]);

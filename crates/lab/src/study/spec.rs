@@ -71,6 +71,10 @@ pub struct Spec {
     /// The most rounds (default 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_repeats: Option<u32>,
+    /// Decide only at planned looks, every this many paired rounds and at `max_repeats`
+    /// (repeated confidence intervals, narrower than the sequence that holds after every round).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub look_every: Option<u32>,
     /// The order of a round's cells: `"points"` (each point's setups back to back, the
     /// default) or `"setups"` (each setup's points in one block); see [`crate::study::stop::CellOrder`].
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -181,6 +181,16 @@ fn precision_and_budget_make_a_study_run_rounds_until_precise() {
     let r = spec.stop_rule().unwrap();
     assert_eq!((r.precision_pct, r.budget_s), (Some(5.0), Some(300.0)));
     assert_eq!((r.metric.as_str(), r.max_rounds), ("p99", 20));
+    assert_eq!(r.look_every, 0);
+    // Planned looks go to every report through the rule.
+    let spec = parse(
+        "s.toml",
+        "name = \"s\"\nbudget = 300\nlook_every = 5\nmax_repeats = 35\n",
+    )
+    .unwrap();
+    let seq = spec.stop_rule().unwrap().sequential();
+    assert_eq!(seq.look_every, 5);
+    assert_eq!(seq.looks().unwrap().looks(), [5, 10, 15, 20, 25, 30, 35]);
 }
 
 #[test]
@@ -222,6 +232,15 @@ fn stopping_keys_that_contradict_are_refused_by_name() {
             "max_repeats",
         ),
         ("max_repeats = 4\n", "need precision or budget"),
+        ("look_every = 5\n", "look_every need precision or budget"),
+        (
+            "precision = 5\nlook_every = 2\n",
+            "look_every: looks need at least 3",
+        ),
+        (
+            "precision = 5\nlook_every = 3\nmax_repeats = 300\n",
+            "look_every: a look every 3 rounds up to 300 is 100 looks",
+        ),
     ] {
         let e = parse("s.toml", &format!("name = \"s\"\n{text}")).unwrap_err();
         assert!(e.to_string().contains(needle), "{text}: {e}");

@@ -3,6 +3,7 @@
 //! and its `order` into a [`CellOrder`].
 
 use crate::study::spec::Spec;
+use qpslab_stats::{LookDesign, Sequential};
 
 /// The order of a round's cells ([`crate::study::expand::round_cells`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +34,8 @@ pub struct StopRule {
     pub min_rounds: u32,
     /// The most rounds.
     pub max_rounds: u32,
+    /// Paired rounds between planned looks (0: a comparison may stop after any round).
+    pub look_every: u32,
 }
 
 impl StopRule {
@@ -44,6 +47,16 @@ impl StopRule {
     /// Whether a higher value of the metric is better (throughput) or worse (latency).
     pub fn higher_is_better(&self) -> bool {
         !matches!(self.metric.as_str(), "p50" | "p95" | "p99")
+    }
+
+    /// The rule the study's comparisons are decided by, as its rounds and every report read it.
+    pub fn sequential(&self) -> Sequential {
+        Sequential {
+            precision_pct: self.precision_pct.unwrap_or(DEFAULT_PRECISION_PCT),
+            max_rounds: self.max_rounds as usize,
+            adaptive: self.adaptive(),
+            look_every: self.look_every as usize,
+        }
     }
 }
 
@@ -78,11 +91,13 @@ impl Spec {
         let adaptive = precision.is_some() || budget_s.is_some();
         let stop_keys = self.precision_metric.is_some()
             || self.min_repeats.is_some()
-            || self.max_repeats.is_some();
+            || self.max_repeats.is_some()
+            || self.look_every.is_some();
         if !adaptive {
             if stop_keys {
                 return Err(
-                    "precision_metric, min_repeats and max_repeats need precision or budget".into(),
+                    "precision_metric, min_repeats, max_repeats and look_every need precision or budget"
+                        .into(),
                 );
             }
             let n = self.defaults.repeats();
@@ -92,6 +107,7 @@ impl Spec {
                 budget_s: None,
                 min_rounds: n,
                 max_rounds: n,
+                look_every: 0,
             });
         }
         if self.defaults.get("repeats").is_some() {
@@ -104,12 +120,18 @@ impl Spec {
                 "min_repeats ({min_rounds}) must be 3 or more and max_repeats ({max_rounds}) between it and 1000"
             ));
         }
+        let look_every = self.look_every.unwrap_or(0);
+        if look_every > 0 {
+            LookDesign::new(0.95, look_every as usize, max_rounds as usize)
+                .map_err(|e| format!("look_every: {e} (max_repeats {max_rounds})"))?;
+        }
         Ok(StopRule {
             precision_pct: Some(precision.unwrap_or(DEFAULT_PRECISION_PCT)),
             metric,
             budget_s,
             min_rounds,
             max_rounds,
+            look_every,
         })
     }
 

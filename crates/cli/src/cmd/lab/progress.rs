@@ -154,13 +154,18 @@ fn round_text(r: &RoundReport) -> String {
             0 => String::new(),
             n => format!(", {n} dropped (unstable)"),
         };
+        // With planned looks the interval is the last look's, and the first comes at a look.
+        let (at_look, first) = match r.look_every {
+            0 => ("", 3),
+            n => (" at the last look", n.max(3)),
+        };
         out.push_str(&match (c.change_pct, c.interval) {
             (Some(x), Some((l, h))) => format!(
-                "   {}: {x:+.1}% [{l:+.1}, {h:+.1}], {} round(s){dropped}{state}\n",
+                "   {}: {x:+.1}% [{l:+.1}, {h:+.1}], {} round(s){at_look}{dropped}{state}\n",
                 c.name, c.used
             ),
             _ => format!(
-                "   {}: {} paired round(s){dropped}, an interval from 3\n",
+                "   {}: {} paired round(s){dropped}, an interval from {first}\n",
                 c.name, c.used
             ),
         });
