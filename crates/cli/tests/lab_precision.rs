@@ -325,3 +325,52 @@ fn an_undecided_comparison_says_how_long_the_rounds_that_would_decide_it_take() 
     let shown = stdout(&s.run(&["lab", "show", "aa"]));
     assert!(shown.contains(&verdict), "{shown}");
 }
+
+#[test]
+fn a_study_with_planned_looks_stops_only_at_a_look() {
+    // ±100% is reached at the first look (round 4) or the second (round 8), never between.
+    let s = Scratch::new();
+    let p = s.path().join("aa.toml");
+    let spec = AA.replace("max_repeats = 4", "max_repeats = 8\nlook_every = 4");
+    std::fs::write(&p, spec).unwrap();
+    let plan = stdout(&s.run(&["lab", "plan", &p.display().to_string()]));
+    assert!(
+        plan.contains("looks: decided only after rounds 4, 8"),
+        "{plan}"
+    );
+    let o = s.run(&["lab", "run", &p.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    // Before the first look, no interval: the sequence would give one from the third round.
+    assert!(out.contains("an interval from 4"), "{out}");
+    assert!(!out.contains("an interval from 3"), "{out}");
+    let o = s.run(&["lab", "show", "aa", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let tps = v["comparisons"][0]["points"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "tps")
+        .unwrap()
+        .clone();
+    if tps["decision"] != "undecided" {
+        // The interval is the last look's: four rounds or eight.
+        let used = tps["rounds"]["used"].as_u64().unwrap();
+        assert!(used == 4 || used == 8, "{tps}");
+        assert!(out.contains("round(s) at the last look"), "{out}");
+    }
+    // Looks need precision or budget, and three rounds between them.
+    let no_precision = AA
+        .replace("precision = \"100%\"\n", "")
+        .replace("max_repeats = 4", "look_every = 3");
+    std::fs::write(&p, no_precision).unwrap();
+    common::assert_user_error(
+        &s.run(&["lab", "run", &p.display().to_string()]),
+        "look_every need precision or budget",
+    );
+    std::fs::write(&p, AA).unwrap();
+    common::assert_user_error(
+        &s.run(&["lab", "run", &p.display().to_string(), "--look-every", "2"]),
+        "look_every: looks need at least 3 rounds between them",
+    );
+}
