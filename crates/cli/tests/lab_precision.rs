@@ -11,6 +11,24 @@ use common::{stderr, stdout, Scratch};
 /// that three stable rounds reach it on a busy machine.
 const AA: &str = "name = \"aa\"\nprecision = \"100%\"\nmax_repeats = 4\n[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\ntable_size = 500\ntime = \"1s\"\nprepare_threads = 1\nwarmup = 0\nretries = 0\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n";
 
+/// `lab show aa --format json`.
+fn shown_json(s: &Scratch) -> serde_json::Value {
+    let o = s.run(&["lab", "show", "aa", "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+/// The throughput comparison of a study's first comparison, from `lab show --format json`.
+fn tps_of(v: &serde_json::Value) -> serde_json::Value {
+    v["comparisons"][0]["points"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "tps")
+        .unwrap()
+        .clone()
+}
+
 #[test]
 fn issue_35_a_study_with_a_precision_stops_when_precise_and_says_why() {
     let s = Scratch::new();
@@ -38,13 +56,7 @@ fn issue_35_a_study_with_a_precision_stops_when_precise_and_says_why() {
     let cells = v["cells"].as_array().unwrap();
     assert!(cells.iter().all(|c| c["status"] == "done"), "{v}");
     assert!((6..=8).contains(&cells.len()), "{}", cells.len());
-    let tps = v["comparisons"][0]["points"][0]["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["metric"] == "tps")
-        .unwrap()
-        .clone();
+    let tps = tps_of(&v);
     assert_eq!(tps["precision"], 100.0, "{tps}");
     let used = tps["rounds"]["used"].as_u64().unwrap();
     let dropped = tps["rounds"]["dropped"].as_u64().unwrap();
@@ -292,16 +304,7 @@ fn an_undecided_comparison_says_how_long_the_rounds_that_would_decide_it_take() 
     std::fs::write(&p, spec).unwrap();
     let o = s.run(&["lab", "run", &p.display().to_string()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = s.run(&["lab", "show", "aa", "--format", "json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let tps = v["comparisons"][0]["points"][0]["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["metric"] == "tps")
-        .unwrap()
-        .clone();
+    let tps = tps_of(&shown_json(&s));
     let verdict = tps["verdict"].as_str().unwrap().to_string();
     let timed = tps.get("seconds_to_target").and_then(|t| t.as_f64());
     let n = tps.get("rounds_to_target").and_then(|n| n.as_u64());
@@ -344,15 +347,7 @@ fn a_study_with_planned_looks_stops_only_at_a_look() {
     // Before the first look, no interval: the sequence would give one from the third round.
     assert!(out.contains("an interval from 4"), "{out}");
     assert!(!out.contains("an interval from 3"), "{out}");
-    let o = s.run(&["lab", "show", "aa", "--format", "json"]);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let tps = v["comparisons"][0]["points"][0]["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["metric"] == "tps")
-        .unwrap()
-        .clone();
+    let tps = tps_of(&shown_json(&s));
     if tps["decision"] != "undecided" {
         // The interval is the last look's: four rounds or eight.
         let used = tps["rounds"]["used"].as_u64().unwrap();

@@ -97,33 +97,13 @@ impl LookDesign {
     /// finite.
     pub fn interval(&self, xs: &[f64]) -> Option<AnytimeInterval> {
         let n = self.last_look(xs.len())?;
-        let xs = &xs[..n];
-        if xs.iter().any(|x| !x.is_finite()) {
-            return None;
-        }
-        let mean = xs.iter().sum::<f64>() / n as f64;
-        let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
-        let half = self.multiplier(n) * sd / (n as f64).sqrt();
-        Some(AnytimeInterval {
-            mean,
-            low: mean - half,
-            high: mean + half,
-            sd,
-            n,
-        })
+        AnytimeInterval::of(&xs[..n], self.multiplier(n))
     }
 
     /// The ratio `exp(mean)` of round-paired log ratios with the interval at the last look
     /// mapped back by `exp`.
     pub fn paired_ratio(&self, log_ratios: &[f64]) -> Option<Ratio> {
-        let i = self.interval(log_ratios)?;
-        Some(Ratio {
-            ratio: i.mean.exp(),
-            low: i.low.exp(),
-            high: i.high.exp(),
-            se_log: i.sd / (i.n as f64).sqrt(),
-            df: (i.n - 1) as f64,
-        })
+        self.interval(log_ratios).map(|i| i.ratio())
     }
 
     /// The first look at which the half-width on the log scale would be `half_log` or below

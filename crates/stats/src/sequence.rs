@@ -68,33 +68,16 @@ impl AnytimeDesign {
     /// The anytime-valid interval of the mean of `xs` (one value per round); `None` below
     /// [`MIN_ROUNDS`] or with a value that is not finite.
     pub fn interval(&self, xs: &[f64]) -> Option<AnytimeInterval> {
-        let n = xs.len();
-        if n < MIN_ROUNDS || xs.iter().any(|x| !x.is_finite()) {
+        if xs.len() < MIN_ROUNDS {
             return None;
         }
-        let mean = xs.iter().sum::<f64>() / n as f64;
-        let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
-        let half = self.multiplier(n) * sd / (n as f64).sqrt();
-        Some(AnytimeInterval {
-            mean,
-            low: mean - half,
-            high: mean + half,
-            sd,
-            n,
-        })
+        AnytimeInterval::of(xs, self.multiplier(xs.len()))
     }
 
     /// The ratio `exp(mean)` of round-paired log ratios with its anytime-valid interval mapped
     /// back by `exp`; `None` where [`AnytimeDesign::interval`] has none.
     pub fn paired_ratio(&self, log_ratios: &[f64]) -> Option<Ratio> {
-        let i = self.interval(log_ratios)?;
-        Some(Ratio {
-            ratio: i.mean.exp(),
-            low: i.low.exp(),
-            high: i.high.exp(),
-            se_log: i.sd / (i.n as f64).sqrt(),
-            df: (i.n - 1) as f64,
-        })
+        self.interval(log_ratios).map(|i| i.ratio())
     }
 
     /// Rounds that would bring the half-width on the log scale to `half_log` or below if the
@@ -169,6 +152,38 @@ pub struct AnytimeInterval {
     pub sd: f64,
     /// Rounds.
     pub n: usize,
+}
+
+impl AnytimeInterval {
+    /// The mean of `xs` (two or more, all finite, else `None`) with a half-width of
+    /// `multiplier` standard errors `s/√n`.
+    pub(crate) fn of(xs: &[f64], multiplier: f64) -> Option<AnytimeInterval> {
+        let n = xs.len();
+        if n < 2 || xs.iter().any(|x| !x.is_finite()) {
+            return None;
+        }
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+        let half = multiplier * sd / (n as f64).sqrt();
+        Some(AnytimeInterval {
+            mean,
+            low: mean - half,
+            high: mean + half,
+            sd,
+            n,
+        })
+    }
+
+    /// The interval of a mean log ratio as the ratio `exp(mean)`, its ends mapped by `exp`.
+    pub fn ratio(&self) -> Ratio {
+        Ratio {
+            ratio: self.mean.exp(),
+            low: self.low.exp(),
+            high: self.high.exp(),
+            se_log: self.sd / (self.n as f64).sqrt(),
+            df: (self.n - 1) as f64,
+        }
+    }
 }
 
 /// The fixed-n two-sided t multiplier at `level` (for comparison with the sequence's).
