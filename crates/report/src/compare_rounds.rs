@@ -256,3 +256,7 @@ fn fmt_pct(p: f64) -> String {
         format!("{p}")
     }
 }
+
+#[cfg(test)]
+#[path = "compare_rounds_tests.rs"]
+mod tests;

@@ -1,6 +1,11 @@
 //! Round-paired comparisons of studies: verdicts, looks, the time an undecided one needs.
 
 use super::*;
+use crate::compare::{compare_with, Comparison, LEVEL};
+use crate::model::{points, ReportInput};
+use crate::test_runs::{run, side, tps, RO};
+use qpslab_core::{Instability, Stability};
+use qpslab_stats::{estimate_independent, ratio_of_logs};
 
 /// One side of a study: run `id0 + k` measured `tps[k]` in round `k + 1`.
 fn rounds(name: &str, id0: i64, tps: &[f64]) -> ReportInput {
@@ -11,6 +16,15 @@ fn rounds(name: &str, id0: i64, tps: &[f64]) -> ReportInput {
             .map(|(k, &t)| run(id0 + k as i64, RO, t, 0.01))
             .collect(),
     )
+}
+
+/// The rule of a study that ran rounds until ±5%, within `max_rounds`.
+fn adaptive(max_rounds: usize) -> Sequential {
+    Sequential {
+        adaptive: true,
+        max_rounds,
+        ..Sequential::default()
+    }
 }
 
 fn cmp_seq(a: &ReportInput, b: &ReportInput, seq: &Sequential) -> Comparison {
@@ -56,11 +70,7 @@ fn identical_setups_are_equivalent_within_the_precision_and_stop_as_precise() {
     let noise = [1.01, 0.99, 1.005, 0.995, 1.0, 1.01];
     let same: Vec<f64> = drift.iter().zip(noise).map(|(d, n)| d * n).collect();
     let b = rounds("b", 11, &same);
-    let adaptive = Sequential {
-        adaptive: true,
-        ..Sequential::default()
-    };
-    let c = cmp_seq(&a, &b, &adaptive);
+    let c = cmp_seq(&a, &b, &adaptive(20));
     let m = tps(&c);
     assert_eq!(m.decision, Some(Decision::Equivalent), "{m:?}");
     assert_eq!(m.verdict, "equivalent within ±5%");
@@ -93,12 +103,7 @@ fn a_wide_spread_is_undecided_with_the_rounds_that_would_decide_it() {
         format!("undecided after 3 round(s): ~{n} rounds would decide at ±5%")
     );
     // At the study's last round the same spread stopped at max_repeats.
-    let seq = Sequential {
-        precision_pct: 5.0,
-        max_rounds: 3,
-        adaptive: true,
-        look_every: 0,
-    };
+    let seq = adaptive(3);
     let m = cmp_seq(&a, &b, &seq).points[0].metrics[0].clone();
     assert_eq!(m.stopped, Some(Stopped::MaxRepeats), "{m:?}");
     assert!(
@@ -195,12 +200,7 @@ fn an_undecided_study_says_how_long_the_rounds_that_would_decide_it_take() {
     // Rounds of 8.5 s: A written 4 s into each round, B at its end.
     let a = timed(rounds("a", 1, &[1000.0, 1000.0, 1000.0]), 1000.0 - 4.5, 8.5);
     let b = timed(rounds("b", 11, &[1100.0, 920.0, 1050.0]), 1000.0, 8.5);
-    let seq = Sequential {
-        precision_pct: 5.0,
-        max_rounds: 10,
-        adaptive: true,
-        look_every: 0,
-    };
+    let seq = adaptive(10);
     let m = cmp_seq(&a, &b, &seq).points[0].metrics[0].clone();
     assert_eq!(m.stopped, Some(Stopped::Budget), "{m:?}");
     let n = m.rounds_to_target.unwrap();
@@ -267,14 +267,10 @@ fn rounds_enough_but_too_few_stable_are_undecided_and_say_so() {
     assert_eq!(tps(&two).decision, None);
     assert_eq!(tps(&two).verdict, "improvement");
     // A study that ran rounds until precise never answers with repeats to run.
-    let adaptive = Sequential {
-        adaptive: true,
-        ..Sequential::default()
-    };
     let one = cmp_seq(
         &rounds("a", 1, &[1000.0]),
         &rounds("b", 11, &[1010.0]),
-        &adaptive,
+        &adaptive(20),
     );
     let m = tps(&one);
     assert_eq!(m.decision, Some(Decision::Undecided), "{m:?}");
@@ -288,10 +284,8 @@ fn rounds_enough_but_too_few_stable_are_undecided_and_say_so() {
 #[test]
 fn with_planned_looks_the_verdict_is_the_last_looks() {
     let seq = Sequential {
-        precision_pct: 5.0,
-        max_rounds: 20,
-        adaptive: true,
         look_every: 5,
+        ..adaptive(20)
     };
     let a = rounds("a", 1, &[1000.0; 7]);
     let b = rounds(

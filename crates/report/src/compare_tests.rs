@@ -1,83 +1,15 @@
 //! Verdicts, warnings and refusals of [`compare`](super::compare) on runs built in memory.
 
 use super::*;
-use crate::model::{points, ReportInput, Subject};
+use crate::model::{points, ReportInput};
+use crate::test_runs::{run, side, tps, RO};
 use qpslab_core::fault::Blame;
-use qpslab_core::result::{PhaseResult, Sample};
-use qpslab_core::{Instability, RunPlan, Stability, WorkloadKind, WorkloadOptions};
-use qpslab_stats::ratio_of_logs;
-use qpslab_store::{RunId, RunMeta, RunStatus, StoredPhase, StoredRun};
-
-/// A run of `kind` whose single phase (4 threads) ran `tps` per second, with per-interval noise
-/// of ±`noise` (a fixed alternating pattern, so nothing here is random).
-fn run(id: i64, kind: WorkloadKind, tps: f64, noise: f64) -> StoredRun {
-    let samples: Vec<Sample> = (0..20)
-        .map(|i| Sample {
-            elapsed_s: (i + 1) as f64,
-            interval_s: 1.0,
-            events: (tps * (1.0 + noise * [1.0, -1.0, 0.5, -0.5][i % 4])).round() as u64,
-            ..Default::default()
-        })
-        .collect();
-    let events = samples.iter().map(|s| s.events).sum();
-    let mut plan = RunPlan::new(WorkloadOptions::new(kind));
-    plan.threads = vec![4];
-    StoredRun {
-        id: RunId(id),
-        meta: RunMeta {
-            uuid: format!("run-{id}"),
-            started_at: 0.0,
-            command: String::new(),
-            plan,
-            target: String::new(),
-            server: Default::default(),
-            host: Default::default(),
-            tool_version: String::new(),
-            study_id: None,
-            cell_label: None,
-        },
-        status: RunStatus::Completed,
-        finished_at: None,
-        phases: vec![StoredPhase {
-            seq: 1,
-            recorded_at: 0.0,
-            result: PhaseResult {
-                threads: 4,
-                duration_s: 20.0,
-                events,
-                samples,
-                ..Default::default()
-            },
-            telemetry: Vec::new(),
-        }],
-    }
-}
-
-fn side(name: &str, runs: Vec<StoredRun>) -> ReportInput {
-    ReportInput {
-        subjects: runs
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let mut s = Subject::lone(r);
-                s.cell.variant = name.into();
-                s.cell.repeat = i as u32 + 1;
-                s
-            })
-            .collect(),
-        ..Default::default()
-    }
-}
-
-fn tps(c: &Comparison) -> &MetricComparison {
-    c.points[0].tps().unwrap()
-}
+use qpslab_core::{Instability, Stability, WorkloadKind};
+use qpslab_store::StoredRun;
 
 fn cmp(a: &ReportInput, b: &ReportInput) -> Result<Comparison, Error> {
     compare("a", &points(a), "b", &points(b))
 }
-
-const RO: WorkloadKind = WorkloadKind::OltpReadOnly;
 
 #[test]
 fn repeats_with_a_wide_spread_are_inconclusive_and_say_how_many_repeats() {
@@ -300,6 +232,3 @@ fn a_percentile_is_the_phase_value_not_a_mean_of_intervals() {
     // Throughput is the phase's too: events over the measured time.
     assert_eq!(tps(&c).a, with_latency(1, 5.0).phases[0].result.tps());
 }
-
-#[path = "compare_rounds_tests.rs"]
-mod rounds;

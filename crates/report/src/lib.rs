@@ -40,6 +40,8 @@ mod report;
 pub mod setup;
 pub mod subjects;
 pub mod svg;
+#[cfg(test)]
+mod test_runs;
 pub mod tpcc;
 
 pub use charts::{verdict_word, Chart, Section};
