@@ -25,7 +25,7 @@ use std::sync::{Mutex, OnceLock};
 /// The most looks a design may plan: the boundary is computed on a grid per look.
 pub const MAX_LOOKS: usize = 50;
 
-/// Grid points per look: Pocock's published constants come out within 0.002.
+/// Grid points per look: Pocock's published constants come out within 0.003 (unit tests).
 const GRID: usize = 241;
 
 /// Planned looks: after every `every` paired rounds and at `max_rounds`, at error rate `alpha`.
