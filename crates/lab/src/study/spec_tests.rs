@@ -238,6 +238,14 @@ fn stopping_keys_that_contradict_are_refused_by_name() {
             "look_every: looks need at least 3",
         ),
         (
+            "precision = 5\nlook_every = 0\n",
+            "look_every: looks need at least 3",
+        ),
+        (
+            "precision = 5\nlook_every = 25\n",
+            "look_every (25) is more than max_repeats (20)",
+        ),
+        (
             "precision = 5\nlook_every = 3\nmax_repeats = 300\n",
             "look_every: a look every 3 rounds up to 300 is 100 looks",
         ),

@@ -120,11 +120,16 @@ impl Spec {
                 "min_repeats ({min_rounds}) must be 3 or more and max_repeats ({max_rounds}) between it and 1000"
             ));
         }
-        let look_every = self.look_every.unwrap_or(0);
-        if look_every > 0 {
-            LookDesign::new(0.95, look_every as usize, max_rounds as usize)
+        if let Some(l) = self.look_every {
+            if l > max_rounds {
+                return Err(format!(
+                    "look_every ({l}) is more than max_repeats ({max_rounds}): no look would come"
+                ));
+            }
+            LookDesign::new(0.95, l as usize, max_rounds as usize)
                 .map_err(|e| format!("look_every: {e} (max_repeats {max_rounds})"))?;
         }
+        let look_every = self.look_every.unwrap_or(0);
         Ok(StopRule {
             precision_pct: Some(precision.unwrap_or(DEFAULT_PRECISION_PCT)),
             metric,
