@@ -9,7 +9,8 @@ use crate::proto::{
     column_count, is_eof, parse_eof_status, parse_err, parse_ok, put_lenenc_bytes, OkPacket,
     Reader, SERVER_MORE_RESULTS_EXISTS,
 };
-use crate::rows::{binary_row, parse_column, text_row, Column};
+use crate::rows::{parse_column, Column, Each, Keep, Sink};
+pub use crate::rows::{Row, Streamed};
 use crate::stream::Stream;
 use qpslab_core::ConnectOptions;
 use std::collections::HashMap;
@@ -138,8 +139,29 @@ impl Conn {
     /// Runs a text-protocol query and reads every row. With several result sets (multi-result
     /// procedures) the rows of the first one with columns are kept and the rest are read.
     pub fn query(&mut self, sql: &str) -> Result<QueryResult, Error> {
-        self.command(COM_QUERY, sql.as_bytes())?;
-        self.read_results(false, None)
+        self.query_bytes(sql.as_bytes())
+    }
+
+    /// [`Conn::query`] for a statement given as bytes, sent as they are (a logged statement in
+    /// its connection's character set, which need not be UTF-8). Keeps the first result set's
+    /// rows: for a result of any size, use [`Conn::query_each`].
+    pub fn query_bytes(&mut self, sql: &[u8]) -> Result<QueryResult, Error> {
+        self.command(COM_QUERY, sql)?;
+        let mut keep = Keep::new(false);
+        let s = self.read_results(None, &mut keep)?;
+        Ok(keep.into_result(&s))
+    }
+
+    /// Runs a text-protocol query given as bytes (sent as they are) and hands every row of
+    /// every result set to `each` as it arrives, keeping none: memory stays bounded by the
+    /// largest row (`max_allowed_packet`), whatever the result's size. Returns the counts.
+    pub fn query_each(
+        &mut self,
+        sql: &[u8],
+        each: &mut dyn FnMut(&Row<'_>),
+    ) -> Result<Streamed, Error> {
+        self.command(COM_QUERY, sql)?;
+        self.read_results(None, &mut Each(each))
     }
 
     /// Runs a statement, drops any rows, returns the affected rows.
@@ -224,9 +246,10 @@ impl Conn {
         }
         self.command(COM_STMT_EXECUTE, &b)?;
         let mut cols = self.stmt_columns.remove(&stmt.id).unwrap_or_default();
-        let r = self.read_results(true, Some(&mut cols));
+        let mut keep = Keep::new(true);
+        let r = self.read_results(Some(&mut cols), &mut keep);
         self.stmt_columns.insert(stmt.id, cols);
-        r
+        Ok(keep.into_result(&r?))
     }
 
     /// Runs prepared statement `stmt` once per parameter row (MariaDB's COM_STMT_BULK_EXECUTE,
@@ -253,7 +276,9 @@ impl Conn {
         }
         b.extend_from_slice(rows);
         self.command(COM_STMT_BULK_EXECUTE, &b)?;
-        Ok(self.read_results(false, None)?.affected_rows)
+        Ok(self
+            .read_results(None, &mut Keep::new(false))?
+            .affected_rows)
     }
 
     /// Closes a prepared statement (the server sends no reply).
@@ -296,7 +321,7 @@ impl Conn {
         };
         // The empty packet ends the file, also after a read error, so the session stays usable.
         self.io.write(&[])?;
-        let r = self.read_results(false, None);
+        let r = self.read_results(None, &mut Keep::new(false));
         sent?;
         Ok(r?.affected_rows)
     }
@@ -365,16 +390,16 @@ impl Conn {
         (stream, info)
     }
 
-    /// Reads every result of one command. `cached` holds the columns of a prepared statement:
-    /// used when the server omits them (MariaDB metadata caching on execute) and replaced
-    /// when it sends them (the first execute reports the types the parameters produced).
+    /// Reads every result of one command, handing each result set's columns and rows to
+    /// `sink`. `cached` holds the columns of a prepared statement: used when the server omits
+    /// them (MariaDB metadata caching on execute) and replaced when it sends them (the first
+    /// execute reports the types the parameters produced).
     fn read_results(
         &mut self,
-        binary: bool,
         mut cached: Option<&mut Vec<Column>>,
-    ) -> Result<QueryResult, Error> {
-        let mut out = QueryResult::default();
-        let mut have_rows = false;
+        sink: &mut dyn Sink,
+    ) -> Result<Streamed, Error> {
+        let mut out = Streamed::default();
         loop {
             let p = self.io.read()?;
             let more = match p.first() {
@@ -395,13 +420,9 @@ impl Conn {
                     continue;
                 }
                 _ => {
-                    let (cols, status) =
-                        self.read_result_set(&p, binary, cached.as_deref_mut(), !have_rows)?;
-                    if !have_rows {
-                        out.columns = cols.0;
-                        out.rows = cols.1;
-                        have_rows = true;
-                    }
+                    let status =
+                        self.read_result_set(&p, cached.as_deref_mut(), out.sets, sink, &mut out)?;
+                    out.sets += 1;
                     out.warnings = out.warnings.saturating_add(status.warnings);
                     status.status
                 }
@@ -412,15 +433,16 @@ impl Conn {
         }
     }
 
-    /// Reads one result set after its column-count packet `first`.
-    #[allow(clippy::type_complexity)]
+    /// Reads result set `set` after its column-count packet `first`, each row handed to `sink`
+    /// and counted in `out` as it arrives: nothing is kept here, whatever the result's size.
     fn read_result_set(
         &mut self,
         first: &[u8],
-        binary: bool,
         cached: Option<&mut Vec<Column>>,
-        keep: bool,
-    ) -> Result<((Vec<String>, Vec<Vec<Option<String>>>), OkPacket), Error> {
+        set: usize,
+        sink: &mut dyn Sink,
+        out: &mut Streamed,
+    ) -> Result<OkPacket, Error> {
         let mut r = Reader::new(first);
         let n = column_count(r.lenenc_int()?)?;
         // MariaDB metadata caching adds a "metadata follows" byte to the column count.
@@ -445,12 +467,12 @@ impl Conn {
                 })?
                 .clone()
         };
-        let mut rows = Vec::new();
+        sink.columns(set, &cols);
         let mut p = Vec::new();
         loop {
             self.io.read_into(&mut p)?;
             if is_eof(&p) {
-                let status = if self.info.caps.deprecate_eof() {
+                return Ok(if self.info.caps.deprecate_eof() {
                     parse_ok(&p)?
                 } else {
                     OkPacket {
@@ -461,20 +483,13 @@ impl Conn {
                         ]),
                         ..OkPacket::default()
                     }
-                };
-                let names = cols.iter().map(|c| c.name.clone()).collect();
-                return Ok(((names, rows), status));
+                });
             }
             if p.first() == Some(&0xFF) {
                 return Err(parse_err(&p));
             }
-            if keep {
-                rows.push(if binary {
-                    binary_row(&p, &cols)?
-                } else {
-                    text_row(&p, n)?
-                });
-            }
+            out.rows += 1;
+            sink.row(set, &p, &cols)?;
         }
     }
 }

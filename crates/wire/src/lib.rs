@@ -34,7 +34,7 @@ mod wait;
 mod fuzz_tests;
 
 pub use caps::Capabilities;
-pub use conn::{Conn, QueryResult, Statement, Value};
+pub use conn::{Conn, QueryResult, Row, Statement, Streamed, Value};
 pub use error::Error;
 pub use handshake::SessionInfo;
 pub use stream::{Stream, TlsStream};

@@ -1,7 +1,122 @@
-//! Column definitions and row decoding (text and binary protocol) for the blocking session.
+//! Column definitions and row decoding (text and binary protocol) for the blocking session,
+//! and where a result set's rows go as they arrive: kept ([`Keep`], for
+//! [`crate::Conn::query`]) or handed to the caller one by one and dropped ([`Row`], for
+//! [`crate::Conn::query_each`]).
 
+use crate::conn::QueryResult;
 use crate::error::Error;
 use crate::proto::Reader;
+
+/// A row of a streamed text-protocol result, as the server sent it: valid during the callback
+/// only, nothing of it is kept.
+#[derive(Clone, Copy, Debug)]
+pub struct Row<'a> {
+    /// Which result set of the statement it belongs to (0: the first with columns).
+    pub set: usize,
+    packet: &'a [u8],
+    columns: usize,
+}
+
+impl<'a> Row<'a> {
+    /// The row's packet: each value length-encoded, `0xFB` for NULL.
+    pub fn packet(&self) -> &'a [u8] {
+        self.packet
+    }
+
+    /// The row's values in column order, each as its bytes or `None` for NULL; a malformed
+    /// packet ends with an error.
+    pub fn values(&self) -> impl Iterator<Item = Result<Option<&'a [u8]>, Error>> + 'a {
+        let mut r = Reader::new(self.packet);
+        (0..self.columns).map(move |_| r.lenenc_bytes())
+    }
+}
+
+/// What a statement returned besides its rows, counted as they streamed past.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Streamed {
+    /// Result sets with columns.
+    pub sets: usize,
+    /// Rows of every result set.
+    pub rows: u64,
+    /// Rows changed (OK packets, summed).
+    pub affected_rows: u64,
+    /// Last AUTO_INCREMENT value generated.
+    pub last_insert_id: u64,
+    /// Warning count.
+    pub warnings: u16,
+}
+
+/// Where the rows of a command's result sets go as they are read.
+pub(crate) trait Sink {
+    /// Result set `set` begins, with `cols`.
+    fn columns(&mut self, set: usize, cols: &[Column]);
+    /// A row packet of result set `set`.
+    fn row(&mut self, set: usize, packet: &[u8], cols: &[Column]) -> Result<(), Error>;
+}
+
+/// Keeps the first result set's column names and rows, decoded to text.
+pub(crate) struct Keep {
+    binary: bool,
+    columns: Vec<String>,
+    rows: Vec<Vec<Option<String>>>,
+}
+
+impl Keep {
+    /// Rows in the binary protocol (a prepared statement's) when `binary`, else text.
+    pub(crate) fn new(binary: bool) -> Keep {
+        Keep {
+            binary,
+            columns: Vec::new(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// The kept rows with the counts of `s`.
+    pub(crate) fn into_result(self, s: &Streamed) -> QueryResult {
+        QueryResult {
+            columns: self.columns,
+            rows: self.rows,
+            affected_rows: s.affected_rows,
+            last_insert_id: s.last_insert_id,
+            warnings: s.warnings,
+        }
+    }
+}
+
+impl Sink for Keep {
+    fn columns(&mut self, set: usize, cols: &[Column]) {
+        if set == 0 {
+            self.columns = cols.iter().map(|c| c.name.clone()).collect();
+        }
+    }
+
+    fn row(&mut self, set: usize, p: &[u8], cols: &[Column]) -> Result<(), Error> {
+        if set == 0 {
+            self.rows.push(if self.binary {
+                binary_row(p, cols)?
+            } else {
+                text_row(p, cols.len())?
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Hands each row to a callback and keeps nothing.
+pub(crate) struct Each<'f, 'g>(pub &'f mut (dyn FnMut(&Row<'_>) + 'g));
+
+impl Sink for Each<'_, '_> {
+    fn columns(&mut self, _set: usize, _cols: &[Column]) {}
+
+    fn row(&mut self, set: usize, packet: &[u8], cols: &[Column]) -> Result<(), Error> {
+        (self.0)(&Row {
+            set,
+            packet,
+            columns: cols.len(),
+        });
+        Ok(())
+    }
+}
 
 /// The parts of a column definition needed to decode binary rows.
 #[derive(Clone, Debug, PartialEq, Eq)]
