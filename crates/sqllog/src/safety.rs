@@ -72,7 +72,7 @@ mod lex;
 use std::collections::HashSet;
 
 use judge::ModeValue;
-use lex::{Lexer, Mode, ServerGuess};
+use lex::{Charset, Lexer, Mode, ServerGuess};
 
 /// What a statement may do, from the least to the most harmful.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -200,7 +200,7 @@ impl Dialect {
     }
 
     /// The server readings of `text` to judge, or None when there are too many.
-    fn servers(&self, text: &str) -> Option<Vec<ServerGuess>> {
+    fn servers(&self, text: &[u8]) -> Option<Vec<ServerGuess>> {
         let flavors = self.mariadb.map_or(vec![true, false], |m| vec![m]);
         let versions = match self.version {
             Some(v) => vec![v],
@@ -239,25 +239,33 @@ impl Dialect {
 /// Distinct comment versions judged one by one in a text of unknown version; more is refused.
 const MAX_VERSIONS: usize = 16;
 
-/// Every session state: 4 modes, system database or not.
-const ALL_STATES: u8 = 0xff;
+/// Every session state: 16 modes (4 `sql_mode` flag pairs in 4 character set readings), system
+/// database or not.
+const ALL_STATES: u32 = u32::MAX;
 
 /// The bit of a session state in a set of them.
-fn state_bit(mode: Mode, system_db: bool) -> u8 {
-    1 << (mode.index() + 4 * u8::from(system_db))
+fn state_bit(mode: Mode, system_db: bool) -> u32 {
+    1 << (mode.index() + 16 * u8::from(system_db))
 }
 
 /// The session states in a set of them.
-fn states_of(set: u8) -> impl Iterator<Item = (Mode, bool)> {
-    (0..8u8)
+fn states_of(set: u32) -> impl Iterator<Item = (Mode, bool)> {
+    (0..32u8)
         .filter(move |b| set & (1 << b) != 0)
-        .map(|b| (Mode::ALL[usize::from(b % 4)], b >= 4))
+        .map(|b| (Mode::from_index(b % 16), b >= 16))
+}
+
+/// The modes of `flags` (a set of [`Mode::flags`]) crossed with `charsets` (a set of
+/// [`Charset::index`]).
+fn modes(flags: u8, charsets: u8) -> impl Iterator<Item = Mode> {
+    Mode::all()
+        .filter(move |m| flags & (1 << m.flags()) != 0 && charsets & (1 << m.cs.index()) != 0)
 }
 
 /// The `sql_mode` flags of a value (`'ANSI,NO_BACKSLASH_ESCAPES'`), or None when it names a
 /// mode this classifier does not know (the server may refuse it, or read it otherwise).
 pub(crate) fn mode_of(value: &str) -> Option<Mode> {
-    let mut mode = Mode::ALL[0];
+    let mut mode = Mode::DEFAULT;
     if value.is_empty() {
         return Some(mode);
     }
@@ -339,43 +347,56 @@ const SQL_MODES: [&str; 38] = [
 #[derive(Debug, Clone)]
 pub struct Classifier {
     dialect: Dialect,
-    /// The modes `SET sql_mode = DEFAULT` may restore (a set of [`Mode::index`] bits).
+    /// The `sql_mode` flags `SET sql_mode = DEFAULT` may restore (a set of [`Mode::flags`]).
     global_modes: u8,
     /// The states the session may be in (a set of [`state_bit`]s).
-    states: u8,
+    states: u32,
 }
 
 impl Classifier {
     /// A classifier for a new session on a server of `dialect`, in the default `sql_mode`
-    /// (neither `ANSI_QUOTES` nor `NO_BACKSLASH_ESCAPES`).
+    /// (neither `ANSI_QUOTES` nor `NO_BACKSLASH_ESCAPES`), in a client character set that is
+    /// not known (every reading is judged; see [`Classifier::with_charset`]).
     pub fn new(dialect: Dialect) -> Classifier {
         Classifier {
             dialect,
             global_modes: 1,
-            states: state_bit(Mode::ALL[0], false),
+            states: modes(1, Charset::ANY).fold(0, |a, m| a | state_bit(m, false)),
         }
     }
 
     /// The session starts in the server's `sql_mode` (its `@@sql_mode`); None when it is not
     /// known (both readings of each flag are then judged).
     pub fn with_sql_mode(mut self, sql_mode: Option<&str>) -> Classifier {
-        let modes = match sql_mode {
+        let flags = match sql_mode {
             Some(text) => {
                 // The server's own value: names this classifier does not know change nothing.
-                let mut m = Mode::ALL[0];
+                let mut m = Mode::DEFAULT;
                 for item in text.split(',').map(str::trim) {
                     let item = item.to_ascii_uppercase();
                     m.nbe |= item == "NO_BACKSLASH_ESCAPES";
                     m.ansi |= ANSI_QUOTES_MODES.contains(&item.as_str());
                 }
-                1 << m.index()
+                1 << m.flags()
             }
             None => 0x0f,
         };
-        self.global_modes = modes;
+        self.global_modes = flags;
         self.states = states_of(self.states)
-            .flat_map(|(_, sys)| Mode::ALL.iter().map(move |&m| (m, sys)))
-            .filter(|(m, _)| modes & (1 << m.index()) != 0)
+            .flat_map(|(m, sys)| modes(flags, 1 << m.cs.index()).map(move |m| (m, sys)))
+            .fold(0, |a, (m, sys)| a | state_bit(m, sys));
+        self
+    }
+
+    /// The session starts in this client character set (its `@@character_set_client`, by
+    /// name); None when it is not known, or a name this classifier does not know: every
+    /// reading is then judged.
+    pub fn with_charset(mut self, charset: Option<&str>) -> Classifier {
+        let set = charset
+            .and_then(Charset::of_name)
+            .map_or(Charset::ANY, |c| 1 << c.index());
+        self.states = states_of(self.states)
+            .flat_map(|(m, sys)| modes(1 << m.flags(), set).map(move |m| (m, sys)))
             .fold(0, |a, (m, sys)| a | state_bit(m, sys));
         self
     }
@@ -389,23 +410,23 @@ impl Classifier {
         self.states = states_of(self.states).fold(0, |a, (m, _)| a | state_bit(m, sys));
     }
 
-    /// The verdict on `sql` run next in this session; the session's state follows what it
-    /// sets (`SET sql_mode`, `USE`).
-    pub fn classify(&mut self, sql: &str) -> Verdict {
-        let (verdict, after) = self.walk(sql);
+    /// The verdict on `sql` (bytes as the client sends them) run next in this session; the
+    /// session's state follows what it sets (`SET sql_mode`, `SET NAMES`, `USE`).
+    pub fn classify(&mut self, sql: impl AsRef<[u8]>) -> Verdict {
+        let (verdict, after) = self.walk(sql.as_ref());
         self.states = if after == 0 { ALL_STATES } else { after };
         verdict
     }
 
     /// The verdict on `sql` in the session's current state, which it leaves as it is.
-    pub fn peek(&self, sql: &str) -> Verdict {
-        self.walk(sql).0
+    pub fn peek(&self, sql: impl AsRef<[u8]>) -> Verdict {
+        self.walk(sql.as_ref()).0
     }
 
-    /// The modes a `sql_mode` value may give.
+    /// The `sql_mode` flags a value may give (a set of [`Mode::flags`]).
     fn modes_of(&self, value: ModeValue) -> u8 {
         match value {
-            ModeValue::Known(m) => 1 << m.index(),
+            ModeValue::Known(m) => 1 << m.flags(),
             ModeValue::Default => self.global_modes,
             ModeValue::Unknown => 0x0f,
         }
@@ -413,7 +434,7 @@ impl Classifier {
 
     /// The worst verdict over every reading of `sql` that the session's possible states and
     /// the dialect leave open, and the states the session may be in after it.
-    fn walk(&self, sql: &str) -> (Verdict, u8) {
+    fn walk(&self, sql: &[u8]) -> (Verdict, u32) {
         let too_complex = (
             v(
                 Effect::Admin,
@@ -428,7 +449,10 @@ impl Classifier {
         // times.
         let mut budget = sql.len().saturating_mul(64).saturating_add(1 << 16);
         let mut worst: Option<Verdict> = None;
-        let mut ends = 0u8;
+        let mut ends = 0u32;
+        // Where no byte can be read two ways, every character set reads the text alike: one
+        // reading stands for them all (the states keep their own character sets).
+        let one_charset = !lex::charset_matters(sql);
         let mut toks = Vec::new();
         let mut probe = Vec::new();
         for server in servers {
@@ -454,7 +478,15 @@ impl Classifier {
                 )) {
                     continue;
                 }
-                let mut lx = Lexer::new(sql, p.pos, server, p.mode, p.open_exec);
+                let lexed = if one_charset {
+                    Mode {
+                        cs: Charset::Ascii,
+                        ..p.mode
+                    }
+                } else {
+                    p.mode
+                };
+                let mut lx = Lexer::new(sql, p.pos, server, lexed, p.open_exec);
                 lx.statement(&mut toks);
                 let Some(left) = budget.checked_sub(lx.pos - p.pos + 1) else {
                     return too_complex;
@@ -479,7 +511,7 @@ impl Classifier {
                 // nothing else (else it may fail, or not run): else the session may be in
                 // either state.
                 let whole = j.change.pure && p.first && {
-                    let mut rest = Lexer::new(sql, lx.pos, server, p.mode, lx.open_exec);
+                    let mut rest = Lexer::new(sql, lx.pos, server, lexed, lx.open_exec);
                     loop {
                         rest.statement(&mut probe);
                         if !probe.is_empty() {
@@ -490,17 +522,26 @@ impl Classifier {
                         }
                     }
                 };
-                let mut modes = j.change.mode.map_or(0, |m| self.modes_of(m));
-                if !whole || modes == 0 {
-                    modes |= 1 << p.session_mode.index();
+                let now = p.session_mode;
+                let (flags, charsets) = (1u8 << now.flags(), 1u8 << now.cs.index());
+                let mut next: u16 = modes(
+                    j.change.mode.map_or(flags, |m| self.modes_of(m)),
+                    j.change.charset.unwrap_or(charsets),
+                )
+                .fold(0, |a, m| a | 1 << m.index());
+                if !whole {
+                    next |= 1 << now.index();
                 }
                 let mut systems = j.change.system_db.map_or(0, |s| 1u8 << u8::from(s));
                 if !whole || systems == 0 {
                     systems |= 1 << u8::from(p.system_db);
                 }
-                // SET STATEMENT sql_mode=... FOR stmt: stmt read under that mode too.
-                if let Some(m) = j.change.statement_mode {
-                    for (mode, _) in states_of(self.modes_of(m)) {
+                // SET STATEMENT sql_mode=..., character_set_client=... FOR stmt: stmt read
+                // under those too.
+                if j.change.statement_mode.is_some() || j.change.statement_charset.is_some() {
+                    let flags = j.change.statement_mode.map_or(flags, |m| self.modes_of(m));
+                    let charsets = j.change.statement_charset.unwrap_or(charsets);
+                    for mode in modes(flags, charsets) {
                         stack.push(Path {
                             mode,
                             session_mode: p.session_mode,
@@ -508,7 +549,7 @@ impl Classifier {
                         });
                     }
                 }
-                for (mode, _) in states_of(modes) {
+                for mode in Mode::all().filter(|m| next & (1 << m.index()) != 0) {
                     for system_db in [false, true] {
                         if systems & (1 << u8::from(system_db)) != 0 {
                             stack.push(Path {
@@ -551,10 +592,12 @@ struct Path {
 /// assert_eq!(classify("select 1; SHUTDOWN").effect, Effect::Admin);
 /// assert_eq!(classify("/*!999999 EXPLAIN */ SHUTDOWN").effect, Effect::Admin);
 /// ```
-pub fn classify(sql: &str) -> Verdict {
+pub fn classify(sql: impl AsRef<[u8]>) -> Verdict {
     Classifier::new(Dialect::UNKNOWN).classify(sql)
 }
 
+#[cfg(test)]
+mod charset_tests;
 #[cfg(test)]
 mod hostile_tests;
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Fuzzing of the statement classifier: random bytes and random SQL made of hostile pieces never
-//! panic, and a reading left open (unknown version, flavor or `sql_mode`) is never judged less
-//! harmful than any reading it covers. See `qpslab-fuzzkit` for the long mode.
+//! panic, and a reading left open (unknown version, flavor, `sql_mode` or client character set)
+//! is never judged less harmful than any reading it covers. See `qpslab-fuzzkit` for the long
+//! mode; `crates/cli/tests/replay_charsets.rs` holds the same property against a real server.
 
 use qpslab_fuzzkit::{FuzzRng, Target};
 use qpslab_sqllog::{classify, Classifier, Dialect};
@@ -22,20 +23,29 @@ const MODES: [&str; 4] = [
     "ANSI,NO_BACKSLASH_ESCAPES",
 ];
 
-fn covers(sql: &str) {
+/// Client character sets whose readings an unknown one must cover: one of each way of splitting
+/// bytes into characters, and names of the same ways.
+const CHARSETS: [&str; 7] = [
+    "utf8mb4", "latin1", "gbk", "big5", "sjis", "cp932", "gb18030",
+];
+
+fn covers(sql: &[u8]) {
     let any = Classifier::new(Dialect::UNKNOWN)
         .with_sql_mode(None)
         .peek(sql);
     assert!(any.effect >= classify(sql).effect, "{sql:?}");
     for (version, mariadb) in DIALECTS {
         for mode in MODES {
-            let one = Classifier::new(Dialect::new(Some(version), mariadb))
-                .with_sql_mode(Some(mode))
-                .peek(sql);
-            assert!(
-                any.effect >= one.effect,
-                "{sql:?}: {any:?} unknown, {one:?} on {version} {mode}"
-            );
+            for cs in CHARSETS {
+                let one = Classifier::new(Dialect::new(Some(version), mariadb))
+                    .with_sql_mode(Some(mode))
+                    .with_charset(Some(cs))
+                    .peek(sql);
+                assert!(
+                    any.effect >= one.effect,
+                    "{sql:?}: {any:?} unknown, {one:?} on {version} {mode} {cs}"
+                );
+            }
         }
     }
 }
@@ -45,61 +55,72 @@ fn random_bytes_never_panic() {
     Target::new("safety_random", 3000).run(
         |r| r.bytes(400),
         |b| {
-            let sql = String::from_utf8_lossy(b);
             let mut c = Classifier::new(Dialect::new(Some(101100), true));
-            let _ = (classify(&sql), c.classify(&sql), c.classify(&sql));
+            let _ = (classify(b), c.classify(b), c.classify(b));
         },
     );
 }
 
 #[test]
 fn an_open_reading_is_judged_at_least_as_harmful_as_each_it_covers() {
-    const PIECES: [&str; 40] = [
-        "select ",
-        "SELECT 1",
-        " ",
-        "\n",
-        ";",
-        "'",
-        "\"",
-        "`",
-        "\\",
-        "''",
-        "/*",
-        "*/",
-        "/*!",
-        "/*!999999 ",
-        "/*!50700 ",
-        "/*!40101 ",
-        "/*M!",
-        "/*M!100000 ",
-        "/*m!",
-        "/*!? ",
-        "-- ",
-        "--",
-        "#",
-        "explain ",
-        "delete from t",
-        "update t set v=0",
-        "shutdown",
-        "drop ",
-        "temporary ",
-        "table t",
-        " into outfile '/x'",
-        "db.f()",
-        "mysql.user",
-        "SET sql_mode='NO_BACKSLASH_ESCAPES'",
-        "SET sql_mode='ANSI'",
-        "set sql_mode=@m",
-        "SET STATEMENT sql_mode='ANSI' FOR ",
-        "use mysql",
-        "(",
-        "é",
+    const PIECES: [&[u8]; 52] = [
+        b"select ",
+        b"SELECT 1",
+        b" ",
+        b"\n",
+        b";",
+        b"'",
+        b"\"",
+        b"`",
+        b"\\",
+        b"''",
+        b"/*",
+        b"*/",
+        b"/*!",
+        b"/*!999999 ",
+        b"/*!50700 ",
+        b"/*!40101 ",
+        b"/*M!",
+        b"/*M!100000 ",
+        b"/*m!",
+        b"/*!? ",
+        b"-- ",
+        b"--",
+        b"#",
+        b"explain ",
+        b"delete from t",
+        b"update t set v=0",
+        b"shutdown",
+        b"drop ",
+        b"temporary ",
+        b"table t",
+        b" into outfile '/x'",
+        b"db.f()",
+        b"mysql.user",
+        b"SET sql_mode='NO_BACKSLASH_ESCAPES'",
+        b"SET sql_mode='ANSI'",
+        b"set sql_mode=@m",
+        b"SET STATEMENT sql_mode='ANSI' FOR ",
+        b"use mysql",
+        b"(",
+        b"\xc3\xa9",
+        b"\xbf",
+        b"\x81",
+        b"\xa1",
+        b"\xe0",
+        b"\xf9",
+        b"\xfd",
+        b"SET NAMES gbk",
+        b"SET NAMES 'big5'",
+        b"SET CHARACTER SET sjis",
+        b"SET character_set_client=@cs",
+        b"SET NAMES utf8mb4",
+        b"SET STATEMENT character_set_client=cp932 FOR ",
     ];
     let gen = |r: &mut FuzzRng| {
         (0..r.below(16))
-            .map(|_| *r.pick(&PIECES))
-            .collect::<String>()
+            .flat_map(|_| r.pick(&PIECES).to_vec())
+            .collect::<Vec<u8>>()
     };
     Target::new("safety_cover", 1500).run(gen, |sql| covers(sql));
 }

@@ -1,6 +1,6 @@
 //! One statement's tokens to a verdict, and what it changes in how later text is read.
 
-use super::lex::{string_value, Mode, Tok};
+use super::lex::{string_value, Charset, Mode, Tok};
 use super::{v, Effect, Verdict};
 use Effect::*;
 
@@ -22,10 +22,16 @@ pub(crate) struct Change {
     pub mode: Option<ModeValue>,
     /// `SET STATEMENT sql_mode = ... FOR`: the statement may be read under this mode too.
     pub statement_mode: Option<ModeValue>,
+    /// `SET NAMES`, `SET CHARACTER SET`, `SET character_set_client`: the client character sets
+    /// the session may read text in afterwards (a set of [`Charset::index`] bits).
+    pub charset: Option<u8>,
+    /// `SET STATEMENT character_set_client = ... FOR`: the statement may be read in these too.
+    pub statement_charset: Option<u8>,
     /// `USE db`: whether db is a system schema.
     pub system_db: Option<bool>,
-    /// The statement does nothing else (a SET of `sql_mode` alone, a `USE`): when it is the
-    /// whole text and its value is known, the session's state after it is known.
+    /// The statement does nothing else (a SET of `sql_mode` or the character set alone, a
+    /// `USE`): when it is the whole text and its value is known, the session's state after it
+    /// is known.
     pub pure: bool,
 }
 
@@ -51,10 +57,16 @@ pub(crate) struct Stmt<'a, 'b> {
     pub t: &'b [Tok<'a>],
 }
 
+/// A word's text: keywords and the names compared here are ASCII, so a word that is not UTF-8
+/// (bytes of another character set) is a name that matches none of them.
+fn text(w: &[u8]) -> &str {
+    std::str::from_utf8(w).unwrap_or("\u{fffd}")
+}
+
 impl<'a> Stmt<'a, '_> {
     fn word(&self, i: usize) -> Option<&'a str> {
         match self.t.get(i) {
-            Some(Tok::Word(w)) => Some(w),
+            Some(Tok::Word(w)) => Some(text(w)),
             _ => None,
         }
     }
@@ -62,7 +74,7 @@ impl<'a> Stmt<'a, '_> {
     /// A name, quoted or not.
     fn name(&self, i: usize) -> Option<&'a str> {
         match self.t.get(i) {
-            Some(Tok::Word(w) | Tok::Ident(w)) => Some(w),
+            Some(Tok::Word(w) | Tok::Ident(w)) => Some(text(w)),
             _ => None,
         }
     }
@@ -340,20 +352,27 @@ fn set(s: &Stmt<'_, '_>, depth: u32, system_db: bool) -> Judged {
     {
         out.verdict = out.verdict.or_worse(READ_WRITE);
     }
-    let mut only_mode = true;
+    let mut only_reading = true;
     for a in split_top_level(assignments) {
         let a = Stmt { t: a };
-        let (found, mode) = assignment(&a);
-        match mode {
+        let set = assignment(&a);
+        match set.mode {
             Some(m) if for_stmt => out.change.statement_mode = Some(m),
             Some(m) => out.change.mode = Some(m),
-            None => only_mode = false,
+            None => {}
         }
-        if let Some(f) = found {
+        match set.charset {
+            Some(c) if for_stmt => out.change.statement_charset = Some(c),
+            Some(c) => out.change.charset = Some(c),
+            None => {}
+        }
+        only_reading &= set.mode.is_some() || set.charset.is_some();
+        if let Some(f) = set.verdict {
             out.verdict = out.verdict.or_worse(f);
         }
     }
-    out.change.pure = only_mode && !for_stmt && out.change.mode.is_some();
+    out.change.pure =
+        only_reading && !for_stmt && (out.change.mode.is_some() || out.change.charset.is_some());
     out
 }
 
@@ -370,61 +389,131 @@ fn split_top_level<'a, 'b>(t: &'b [Tok<'a>]) -> impl Iterator<Item = &'b [Tok<'a
     })
 }
 
-/// One `[scope] name = value` of a SET: its verdict when it is more than a session change, and
-/// the value it gives `sql_mode`.
-fn assignment(a: &Stmt<'_, '_>) -> (Option<Verdict>, Option<ModeValue>) {
-    let global = || Some(v(Admin, "SET GLOBAL/PERSIST changes server settings"));
+/// What one assignment of a SET does.
+#[derive(Debug, Default)]
+struct Assigned {
+    /// Its verdict when it is more than a session change.
+    verdict: Option<Verdict>,
+    /// The value it gives `sql_mode`.
+    mode: Option<ModeValue>,
+    /// The client character sets it may leave (a set of [`Charset::index`] bits).
+    charset: Option<u8>,
+}
+
+/// One `[scope] name = value` of a SET (or `NAMES cs`, `CHARACTER SET cs`).
+fn assignment(a: &Stmt<'_, '_>) -> Assigned {
+    let verdict = |v: Verdict| Assigned {
+        verdict: Some(v),
+        ..Assigned::default()
+    };
     let system = a.punct(0, b'@') && a.punct(1, b'@');
     if a.punct(0, b'@') && !system {
-        return (None, None); // a user variable
+        return Assigned::default(); // a user variable
     }
     let mut k = if system { 2 } else { 0 };
     let scope = a.name(k).map(str::to_ascii_lowercase);
     match scope.as_deref() {
-        Some("global" | "persist" | "persist_only") => return (global(), None),
+        Some("global" | "persist" | "persist_only") => {
+            return verdict(v(Admin, "SET GLOBAL/PERSIST changes server settings"))
+        }
         Some("session" | "local") if !system || a.punct(k + 1, b'.') => {
             k += 1 + usize::from(system);
         }
         _ => {}
     }
     let Some(name) = a.name(k).map(str::to_ascii_lowercase) else {
-        return (None, None);
+        return Assigned::default();
     };
+    if !system {
+        // SET NAMES cs [COLLATE c], SET CHARACTER SET cs, SET CHARSET cs.
+        let at = match name.as_str() {
+            "names" | "charset" => Some(k + 1),
+            "character" if a.is(k + 1, "set") => Some(k + 2),
+            _ => None,
+        };
+        if let Some(at) = at {
+            return Assigned {
+                charset: Some(charset_value(&a.t[at.min(a.t.len())..], true)),
+                ..Assigned::default()
+            };
+        }
+    }
     if READ_ONLY_VARS.contains(&name.as_str()) {
         let on = matches!(&a.t[(k + 1).min(a.t.len())..], [Tok::Punct(b'='), Tok::Word(w)]
-            if ["1", "on", "true"].iter().any(|x| w.eq_ignore_ascii_case(x)));
-        return (if on { None } else { Some(READ_WRITE) }, None);
+            if ["1", "on", "true"].iter().any(|x| w.eq_ignore_ascii_case(x.as_bytes())));
+        return if on {
+            Assigned::default()
+        } else {
+            verdict(READ_WRITE)
+        };
     }
     if REPLICATION_VARS.contains(&name.as_str()) {
-        let why = "changes what reaches the binary log and replicas";
-        return (Some(v(Admin, why)), None);
+        return verdict(v(Admin, "changes what reaches the binary log and replicas"));
     }
-    if name != "sql_mode" {
-        return (None, None);
+    if name != "sql_mode" && name != "character_set_client" {
+        return Assigned::default();
     }
     let value = match (
         a.punct(k + 1, b'='),
         a.punct(k + 1, b':'),
         a.punct(k + 2, b'='),
     ) {
-        (true, _, _) => k + 2,
-        (false, true, true) => k + 3,
-        _ => return (None, Some(ModeValue::Unknown)),
+        (true, _, _) => Some(k + 2),
+        (false, true, true) => Some(k + 3),
+        _ => None,
     };
-    (None, Some(mode_value(&a.t[value.min(a.t.len())..])))
+    let rest = value.map(|at| &a.t[at.min(a.t.len())..]);
+    if name == "sql_mode" {
+        Assigned {
+            mode: Some(rest.map_or(ModeValue::Unknown, mode_value)),
+            ..Assigned::default()
+        }
+    } else {
+        Assigned {
+            charset: Some(rest.map_or(Charset::ANY, |t| charset_value(t, false))),
+            ..Assigned::default()
+        }
+    }
+}
+
+/// The readings a character set value may give (`gbk`, `'big5'`, `cp932 COLLATE cp932_bin`
+/// after NAMES): one when the name is known, every one for DEFAULT, a number, an expression or
+/// a name this classifier does not know.
+fn charset_value(t: &[Tok<'_>], names: bool) -> u8 {
+    let value = match t {
+        [first, rest @ ..] if names && rest.first().is_none_or(|r| is_collate(r)) => first,
+        [only] => only,
+        _ => return Charset::ANY,
+    };
+    let name = match value {
+        Tok::Word(w) | Tok::Ident(w) => Some(text(w).to_string()),
+        Tok::Str(raw) => {
+            // Read under both quote flags: only a value both readings agree on is known.
+            let plain = string_value(raw, Mode::DEFAULT);
+            let nbe = string_value(raw, Mode::DEFAULT.with_flags(1));
+            plain.filter(|p| Some(p) == nbe.as_ref())
+        }
+        Tok::Punct(_) => None,
+    };
+    name.and_then(|n| Charset::of_name(&n))
+        .map_or(Charset::ANY, |c| 1 << c.index())
+}
+
+fn is_collate(t: &Tok<'_>) -> bool {
+    matches!(t, Tok::Word(w) if w.eq_ignore_ascii_case(b"collate"))
 }
 
 /// The `sql_mode` flags a value sets (a string, a bare name, DEFAULT).
 fn mode_value(t: &[Tok<'_>]) -> ModeValue {
     match t {
-        [Tok::Word(w)] if w.eq_ignore_ascii_case("default") => ModeValue::Default,
-        [Tok::Word(w) | Tok::Ident(w)] if !w.bytes().all(|b| b.is_ascii_digit()) => {
-            super::mode_of(w).map_or(ModeValue::Unknown, ModeValue::Known)
+        [Tok::Word(w)] if w.eq_ignore_ascii_case(b"default") => ModeValue::Default,
+        [Tok::Word(w) | Tok::Ident(w)] if !w.iter().all(|b| b.is_ascii_digit()) => {
+            super::mode_of(text(w)).map_or(ModeValue::Unknown, ModeValue::Known)
         }
         // Read under both quote flags: only a value both readings agree on is known.
         [Tok::Str(raw)] => {
-            let plain = string_value(raw, Mode::ALL[0]);
-            let nbe = string_value(raw, Mode::ALL[1]);
+            let plain = string_value(raw, Mode::DEFAULT);
+            let nbe = string_value(raw, Mode::DEFAULT.with_flags(1));
             match (plain, nbe) {
                 (Some(a), Some(b)) if a == b => {
                     super::mode_of(&a).map_or(ModeValue::Unknown, ModeValue::Known)
@@ -468,7 +557,7 @@ fn ddl(s: &Stmt<'_, '_>, verb: &str) -> Verdict {
     let object = loop {
         match s.t.get(i) {
             None => break None,
-            Some(Tok::Word(w)) if w.eq_ignore_ascii_case("definer") && s.punct(i + 1, b'=') => {
+            Some(Tok::Word(w)) if w.eq_ignore_ascii_case(b"definer") && s.punct(i + 1, b'=') => {
                 // DEFINER = user@host (or CURRENT_USER[()]): the user is no object keyword.
                 i += 3;
                 if s.punct(i, b'(') && s.punct(i + 1, b')') {
@@ -479,10 +568,13 @@ fn ddl(s: &Stmt<'_, '_>, verb: &str) -> Verdict {
                 }
                 continue;
             }
-            Some(Tok::Word(w)) if w.eq_ignore_ascii_case("temporary") => temporary = true,
-            Some(Tok::Word(w)) if w.eq_ignore_ascii_case("tables") => break Some("table"),
+            Some(Tok::Word(w)) if w.eq_ignore_ascii_case(b"temporary") => temporary = true,
+            Some(Tok::Word(w)) if w.eq_ignore_ascii_case(b"tables") => break Some("table"),
             Some(Tok::Word(w)) => {
-                if let Some(o) = OBJECTS.iter().find(|o| w.eq_ignore_ascii_case(o)) {
+                if let Some(o) = OBJECTS
+                    .iter()
+                    .find(|o| w.eq_ignore_ascii_case(o.as_bytes()))
+                {
                     break Some(*o);
                 }
             }

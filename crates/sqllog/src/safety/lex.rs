@@ -5,32 +5,169 @@
 //! a string ends, `ANSI_QUOTES` makes `"x"` a name): a [`Lexer`] reads under one [`ServerGuess`]
 //! hypothesis and one [`Mode`]; the caller tries every reading it cannot rule out. The lexer is
 //! a single forward pass with no recursion: its work is linear in the text.
+//!
+//! The text is bytes, as the client sent them: what they mean also depends on the connection's
+//! client character set. In `gbk`, `big5`, `sjis` and `cp932` (and MySQL's `gb18030`) the second
+//! byte of a two-byte character may be `\`, `` ` `` or another ASCII byte; the server reads such
+//! a character whole, so `0xbf 0x5c` before a quote is one character and the quote closes the
+//! string (see [`Charset`]).
 
-/// The two `sql_mode` flags that change how text is tokenized.
+/// How a client character set splits bytes into characters, as far as reading SQL goes: the
+/// character sets whose two-byte characters may end in an ASCII byte, each by its lead and
+/// trail byte ranges (MariaDB's `ismbchar` for each), and all the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Charset {
+    /// Every character set whose characters hold no ASCII byte but as a whole character:
+    /// latin1, utf8mb3, utf8mb4, ujis, eucjpms, gb2312, binary, ... (euckr's trail bytes may be
+    /// ASCII letters, which no reading tells from a name's own letters).
+    Ascii,
+    /// gbk (and MySQL's gb18030, whose four-byte characters end where gbk's bytes do): a lead
+    /// 0x81-0xfe, a trail 0x40-0x7e or 0x80-0xfe.
+    Gbk,
+    /// big5: a lead 0xa1-0xf9, a trail 0x40-0x7e or 0xa1-0xfe.
+    Big5,
+    /// sjis and cp932: a lead 0x81-0x9f or 0xe0-0xfc, a trail 0x40-0x7e or 0x80-0xfc.
+    Sjis,
+}
+
+impl Charset {
+    /// Every reading, by [`Charset::index`].
+    pub const ALL: [Charset; 4] = [Charset::Ascii, Charset::Gbk, Charset::Big5, Charset::Sjis];
+
+    /// The set of every reading (a bit per [`Charset::index`]).
+    pub const ANY: u8 = 0x0f;
+
+    /// 0..4.
+    pub fn index(self) -> u8 {
+        self as u8
+    }
+
+    /// The reading of a character set by its name (`gbk`, `utf8mb4`, `'cp932'`), or None for
+    /// a name this classifier does not know (the server may refuse it, or know it).
+    pub fn of_name(name: &str) -> Option<Charset> {
+        let name = name.to_ascii_lowercase();
+        match name.as_str() {
+            "gbk" | "gb18030" => Some(Charset::Gbk),
+            "big5" => Some(Charset::Big5),
+            "sjis" | "cp932" => Some(Charset::Sjis),
+            _ if ASCII_SAFE.contains(&name.as_str()) => Some(Charset::Ascii),
+            _ => None,
+        }
+    }
+
+    /// The length of the character at `s[i]`: 2 for a lead byte followed by a trail byte of
+    /// this character set, else 1.
+    #[inline]
+    pub fn char_len(self, s: &[u8], i: usize) -> usize {
+        let (Some(&a), Some(&b)) = (s.get(i), s.get(i + 1)) else {
+            return 1;
+        };
+        let pair = match self {
+            Charset::Ascii => false,
+            Charset::Gbk => (0x81..=0xfe).contains(&a) && matches!(b, 0x40..=0x7e | 0x80..=0xfe),
+            Charset::Big5 => (0xa1..=0xf9).contains(&a) && matches!(b, 0x40..=0x7e | 0xa1..=0xfe),
+            Charset::Sjis => {
+                matches!(a, 0x81..=0x9f | 0xe0..=0xfc) && matches!(b, 0x40..=0x7e | 0x80..=0xfc)
+            }
+        };
+        1 + usize::from(pair)
+    }
+}
+
+/// Whether any reading of `text` by character set differs from another: only a byte 0x81 or
+/// above followed by an ASCII byte can be read two ways.
+pub(crate) fn charset_matters(text: &[u8]) -> bool {
+    text.windows(2).any(|w| w[0] >= 0x81 && w[1] < 0x80)
+}
+
+/// The client character sets whose characters hold no ASCII byte but as a whole character
+/// (MariaDB's and MySQL's; ucs2, utf16 and utf32 cannot be a client's).
+const ASCII_SAFE: [&str; 36] = [
+    "armscii8",
+    "ascii",
+    "binary",
+    "cp1250",
+    "cp1251",
+    "cp1256",
+    "cp1257",
+    "cp850",
+    "cp852",
+    "cp866",
+    "dec8",
+    "eucjpms",
+    "euckr",
+    "gb2312",
+    "geostd8",
+    "greek",
+    "hebrew",
+    "hp8",
+    "keybcs2",
+    "koi8r",
+    "koi8u",
+    "latin1",
+    "latin2",
+    "latin5",
+    "latin7",
+    "macce",
+    "macroman",
+    "swe7",
+    "tis620",
+    "ujis",
+    "utf8",
+    "utf8mb3",
+    "utf8mb4",
+    "filename",
+    "cp1252",
+    "iso-8859-1",
+];
+
+/// How the session reads text: the two `sql_mode` flags that change how it is tokenized, and
+/// the client character set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Mode {
     /// `NO_BACKSLASH_ESCAPES`: `\` is an ordinary character in strings.
     pub nbe: bool,
     /// `ANSI_QUOTES`: `"x"` is a quoted name, not a string.
     pub ansi: bool,
+    /// The client character set's reading.
+    pub cs: Charset,
 }
 
 impl Mode {
-    /// Every mode, by [`Mode::index`].
-    pub const ALL: [Mode; 4] = [
-        Mode::of(false, false),
-        Mode::of(true, false),
-        Mode::of(false, true),
-        Mode::of(true, true),
-    ];
+    /// The default `sql_mode`'s flags in an ASCII-safe character set.
+    pub const DEFAULT: Mode = Mode::of(false, false, Charset::Ascii);
 
-    const fn of(nbe: bool, ansi: bool) -> Mode {
-        Mode { nbe, ansi }
+    /// Every mode, by [`Mode::index`].
+    pub fn all() -> impl Iterator<Item = Mode> {
+        (0..16u8).map(Mode::from_index)
     }
 
-    /// 0..4, the bit of this mode in a set of modes.
-    pub fn index(self) -> u8 {
+    /// The mode of index `i` (0..16).
+    pub fn from_index(i: u8) -> Mode {
+        Mode::of(
+            i & 1 != 0,
+            i & 2 != 0,
+            Charset::ALL[usize::from((i >> 2) & 3)],
+        )
+    }
+
+    const fn of(nbe: bool, ansi: bool, cs: Charset) -> Mode {
+        Mode { nbe, ansi, cs }
+    }
+
+    /// 0..4, the bit of the `sql_mode` flags in a set of them.
+    pub fn flags(self) -> u8 {
         u8::from(self.nbe) | (u8::from(self.ansi) << 1)
+    }
+
+    /// 0..16, the bit of this mode in a set of modes.
+    pub fn index(self) -> u8 {
+        self.flags() | (self.cs.index() << 2)
+    }
+
+    /// These flags (a [`Mode::flags`]) in this mode's character set.
+    pub fn with_flags(self, flags: u8) -> Mode {
+        Mode::of(flags & 1 != 0, flags & 2 != 0, self.cs)
     }
 }
 
@@ -50,13 +187,13 @@ pub(crate) struct ServerGuess {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Tok<'a> {
     /// A keyword or an unquoted name (or a number).
-    Word(&'a str),
+    Word(&'a [u8]),
     /// A quoted name's raw content (backquotes, or double quotes under `ANSI_QUOTES`): never a
     /// keyword.
-    Ident(&'a str),
+    Ident(&'a [u8]),
     /// A string literal, or adjacent ones (`'a' 'b'` is one string): the raw text from the
     /// first opening quote to the last closing one.
-    Str(&'a str),
+    Str(&'a [u8]),
     /// Any other character.
     Punct(u8),
 }
@@ -77,7 +214,7 @@ enum Fate {
 
 /// A reader of one text under one reading.
 pub(crate) struct Lexer<'a> {
-    text: &'a str,
+    text: &'a [u8],
     /// The next byte to read.
     pub pos: usize,
     server: ServerGuess,
@@ -89,7 +226,13 @@ pub(crate) struct Lexer<'a> {
 
 impl<'a> Lexer<'a> {
     /// A lexer at `pos` of `text`.
-    pub fn new(text: &'a str, pos: usize, server: ServerGuess, mode: Mode, open_exec: u32) -> Self {
+    pub fn new(
+        text: &'a [u8],
+        pos: usize,
+        server: ServerGuess,
+        mode: Mode,
+        open_exec: u32,
+    ) -> Self {
         Lexer {
             text,
             pos,
@@ -100,13 +243,14 @@ impl<'a> Lexer<'a> {
     }
 
     fn at(&self, i: usize) -> u8 {
-        self.text.as_bytes().get(i).copied().unwrap_or(0)
+        self.text.get(i).copied().unwrap_or(0)
     }
 
     /// The tokens of the next statement into `out` (cleared), through its `;`.
     pub fn statement(&mut self, out: &mut Vec<Tok<'a>>) {
         out.clear();
-        let s = self.text.as_bytes();
+        let s = self.text;
+        let cs = self.mode.cs;
         while self.pos < s.len() {
             let i = self.pos;
             let c = s[i];
@@ -137,15 +281,18 @@ impl<'a> Lexer<'a> {
                 b'\'' => self.string(out, c),
                 b'"' if !self.mode.ansi => self.string(out, c),
                 b'"' | b'`' => {
-                    let (end, closed) = quoted_end(s, i, c, false);
+                    let (end, closed) = quoted_end(s, i, c, false, cs);
                     out.push(Tok::Ident(&self.text[i + 1..end - usize::from(closed)]));
                     self.pos = end;
                 }
                 _ if is_ident(c) => {
+                    // A lead byte takes its trail byte (`0x81 0x60` is a letter, not a
+                    // backquote) wherever it stands.
                     let mut j = i;
                     while j < s.len() && is_ident(s[j]) {
-                        j += 1;
+                        j += cs.char_len(s, j);
                     }
+                    let j = j.min(s.len());
                     out.push(Tok::Word(&self.text[i..j]));
                     self.pos = j;
                 }
@@ -160,7 +307,7 @@ impl<'a> Lexer<'a> {
     /// A string literal at `pos`, joined to the one before it when they are adjacent.
     fn string(&mut self, out: &mut Vec<Tok<'a>>, q: u8) {
         let i = self.pos;
-        let (end, _) = quoted_end(self.text.as_bytes(), i, q, !self.mode.nbe);
+        let (end, _) = quoted_end(self.text, i, q, !self.mode.nbe, self.mode.cs);
         let start = match out.last().copied() {
             Some(Tok::Str(prev)) => {
                 out.pop();
@@ -210,7 +357,7 @@ impl<'a> Lexer<'a> {
         }
         let number = |n: usize| {
             self.text[v..v + n]
-                .bytes()
+                .iter()
                 .fold(0u32, |a, d| a * 10 + u32::from(d - b'0'))
         };
         if sv.mariadb {
@@ -235,8 +382,8 @@ impl<'a> Lexer<'a> {
 }
 
 /// Versions that executable comments in `text` compare against (anywhere: a superset).
-pub(crate) fn comment_versions(text: &str) -> Vec<u32> {
-    let s = text.as_bytes();
+pub(crate) fn comment_versions(text: &[u8]) -> Vec<u32> {
+    let s = text;
     let mut out = Vec::new();
     for at in memchr::memmem::find_iter(s, b"/*") {
         let v = match s.get(at + 2..at + 4) {
@@ -263,8 +410,8 @@ pub(crate) fn comment_versions(text: &str) -> Vec<u32> {
 }
 
 /// Whether `text` holds an executable comment whose fate no version settles.
-pub(crate) fn has_unsure_comment(text: &str) -> bool {
-    let s = text.as_bytes();
+pub(crate) fn has_unsure_comment(text: &[u8]) -> bool {
+    let s = text;
     memchr::memmem::find_iter(s, b"/*").any(|at| match s.get(at + 2..at + 4) {
         Some([b'm', b'!']) | Some([b'!', b'?']) => true,
         Some([b'!', _]) | Some([b'M', b'!']) => {
@@ -280,10 +427,16 @@ fn line_end(s: &[u8], i: usize) -> usize {
 }
 
 /// The index after the quoted run opened by `q` at `i` (doubled quotes, and `\` escapes when
-/// `escapes`), and whether its closing quote was found.
-pub(crate) fn quoted_end(s: &[u8], i: usize, q: u8, escapes: bool) -> (usize, bool) {
+/// `escapes`), and whether its closing quote was found. A two-byte character of `cs` is read
+/// whole, as the server reads it: its trail byte is neither an escape nor a quote.
+pub(crate) fn quoted_end(s: &[u8], i: usize, q: u8, escapes: bool, cs: Charset) -> (usize, bool) {
     let mut j = i + 1;
     while j < s.len() {
+        let n = cs.char_len(s, j);
+        if n > 1 {
+            j += n;
+            continue;
+        }
         let c = s[j];
         j += 1;
         if c == b'\\' && escapes {
@@ -300,9 +453,9 @@ pub(crate) fn quoted_end(s: &[u8], i: usize, q: u8, escapes: bool) -> (usize, bo
 
 /// The value of a [`Tok::Str`] read under `mode`, or None when it holds a backslash escape (its
 /// value then depends on more than this reading) or is not only literals and spaces.
-pub(crate) fn string_value(raw: &str, mode: Mode) -> Option<String> {
-    let s = raw.as_bytes();
-    let mut out = String::new();
+pub(crate) fn string_value(raw: &[u8], mode: Mode) -> Option<String> {
+    let s = raw;
+    let mut out = Vec::new();
     let mut i = 0;
     while i < s.len() {
         let q = s[i];
@@ -313,14 +466,26 @@ pub(crate) fn string_value(raw: &str, mode: Mode) -> Option<String> {
         if !(q == b'\'' || (q == b'"' && !mode.ansi)) {
             return None;
         }
-        let (end, closed) = quoted_end(s, i, q, !mode.nbe);
+        let (end, closed) = quoted_end(s, i, q, !mode.nbe, mode.cs);
         let body = raw.get(i + 1..end - usize::from(closed))?;
-        if body.contains('\\') && !mode.nbe {
+        if body.contains(&b'\\') && !mode.nbe {
             return None;
         }
-        let doubled = [q as char, q as char].iter().collect::<String>();
-        out.push_str(&body.replace(&doubled, &(q as char).to_string()));
+        let mut k = 0;
+        while k < body.len() {
+            // A doubled quote is one; a two-byte character is copied whole.
+            let n = if body[k] == q {
+                2
+            } else {
+                mode.cs.char_len(body, k)
+            };
+            out.extend_from_slice(&body[k..(k + n).min(body.len())]);
+            if body[k] == q {
+                out.pop();
+            }
+            k += n;
+        }
         i = end;
     }
-    Some(out)
+    Some(String::from_utf8_lossy(&out).into_owned())
 }
