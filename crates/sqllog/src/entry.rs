@@ -95,11 +95,19 @@ pub struct Entry {
     pub rows_affected: Option<u64>,
     /// The other `# Name: value` pairs (`Pages_accessed`, `Full_scan`, `explain`, ...).
     pub extras: Vec<(String, String)>,
-    /// The statement text, without the trailing `;` and without the `use` and
-    /// `SET timestamp` lines the log adds.
-    pub sql: String,
+    /// The statement's bytes as logged (a log may hold bytes that are not UTF-8: a client's
+    /// gbk, say), without the trailing `;` and without the `use` and `SET timestamp` lines the
+    /// log adds. Replay sends them unchanged; [`Entry::text`] is their text for people.
+    pub sql: Vec<u8>,
     /// What the entry records.
     pub command: Command,
+}
+
+impl Entry {
+    /// The statement as text, for people: bytes that are not UTF-8 read as U+FFFD.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(&self.sql)
+    }
 }
 
 /// One entry borrowed from the reader's buffers, valid until the next read: the digest's
@@ -167,7 +175,7 @@ impl<'a> EntryRef<'a> {
                 .extras()
                 .map(|(n, v)| (n.to_string(), v.to_string()))
                 .collect(),
-            sql: String::from_utf8_lossy(self.sql).into_owned(),
+            sql: self.sql.to_vec(),
             command: Command::from_name(self.command),
         }
     }

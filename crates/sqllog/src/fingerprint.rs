@@ -25,9 +25,10 @@
 /// assert_eq!(fingerprint("SELECT c FROM sbtest12 WHERE id IN (1, 2,3)"),
 ///            "select c from sbtest12 where id in(?+)");
 /// ```
-pub fn fingerprint(sql: &str) -> String {
+pub fn fingerprint(sql: impl AsRef<[u8]>) -> String {
+    let sql = sql.as_ref();
     let mut out = Vec::with_capacity(sql.len());
-    fingerprint_into(sql.as_bytes(), &mut out);
+    fingerprint_into(sql, &mut out);
     match String::from_utf8(out) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),

@@ -20,7 +20,7 @@
 //! );
 //! let mut r = LogReader::new(log.as_bytes(), LogType::Slow).unwrap();
 //! let e = r.next().unwrap().unwrap();
-//! assert_eq!((e.db.as_deref(), e.sql.as_str()), (Some("shop"), "SELECT c FROM sbtest12 WHERE id=42"));
+//! assert_eq!((e.db.as_deref(), e.text().as_ref()), (Some("shop"), "SELECT c FROM sbtest12 WHERE id=42"));
 //! assert_eq!(fingerprint(&e.sql), "select c from sbtest12 where id=?");
 //! ```
 

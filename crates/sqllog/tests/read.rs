@@ -49,7 +49,7 @@ fn mariadb_slow_log_with_verbosity_extras() {
         (Some(0), Some(0), Some(3))
     );
     assert_eq!(
-        first.sql,
+        first.text(),
         "INSERT INTO sbtest1 VALUES (1,1,'a'),(2,2,'b'),(3,3,'c')"
     );
     let extra = |e: &Entry, name: &str| {
@@ -64,18 +64,18 @@ fn mariadb_slow_log_with_verbosity_extras() {
     assert_eq!(extra(first, "explain").len(), 2);
     assert!(extra(first, "explain")[1].starts_with("1\tINSERT\tsbtest1"));
     assert_eq!(
-        e[4].sql,
+        e[4].text(),
         "SELECT c\n  FROM sbtest1\n WHERE k > 1 \n ORDER BY k"
     );
     assert_eq!(extra(&e[4], "Filesort"), ["Yes"]);
     // `Schema:` empty: no database, not the next field's text
     assert_eq!(
-        (e[5].sql.as_str(), e[5].db.as_deref()),
+        (e[5].text().as_ref(), e[5].db.as_deref()),
         ("SELECT DATABASE()", None)
     );
-    assert_eq!(e[7].sql, "SELECT 'it''s;' AS x, NULL");
+    assert_eq!(e[7].text(), "SELECT 'it''s;' AS x, NULL");
     assert!(e.iter().all(|e| e.command == Command::Query));
-    assert_eq!(e.last().unwrap().sql, "SHOW DATABASES");
+    assert_eq!(e.last().unwrap().text(), "SHOW DATABASES");
 }
 
 #[test]
@@ -94,7 +94,11 @@ fn mariadb_general_log() {
         (Command::Connect, Some(6), Some("root"), Some("shop"))
     );
     assert_eq!(
-        (e[5].sql.as_str(), e[5].db.as_deref(), e[5].host.as_deref()),
+        (
+            e[5].text().as_ref(),
+            e[5].db.as_deref(),
+            e[5].host.as_deref()
+        ),
         (
             "INSERT INTO sbtest1 VALUES (1,1,'a'),(2,2,'b'),(3,3,'c')",
             Some("shop"),
@@ -102,13 +106,13 @@ fn mariadb_general_log() {
         )
     );
     assert_eq!(
-        e[11].sql,
+        e[11].text(),
         "SELECT c\n  FROM sbtest1\n WHERE k > 1 \n ORDER BY k"
     );
     assert_eq!(e[12].command, Command::Quit);
     // thread 8 connects without a database, then `Init DB shop`
     assert_eq!(
-        (e[14].sql.as_str(), e[14].db.as_deref()),
+        (e[14].text().as_ref(), e[14].db.as_deref()),
         ("SELECT DATABASE()", None)
     );
     assert_eq!(e[15].command, Command::Other("Init DB".into()));
@@ -141,7 +145,11 @@ fn mysql_slow_logs() {
         .map(|(_, v)| v.as_str());
     assert_eq!(end, Some("2026-11-23T04:11:58.123392Z"));
     assert_eq!(
-        (e[1].sql.as_str(), e[1].db.as_deref(), e[1].host.as_deref()),
+        (
+            e[1].text().as_ref(),
+            e[1].db.as_deref(),
+            e[1].host.as_deref()
+        ),
         (
             "SELECT c\nFROM sbtest12\nWHERE id IN (1,2)",
             Some("shop"),
@@ -149,7 +157,7 @@ fn mysql_slow_logs() {
         )
     );
     assert_eq!(
-        (e[2].command.clone(), e[2].sql.as_str()),
+        (e[2].command.clone(), e[2].text().as_ref()),
         (Command::Quit, "administrator command: Quit")
     );
     let (e, flavor, _) = read_all("mysql-5.7-slow.log", LogType::Slow);
@@ -168,9 +176,9 @@ fn mysql_general_log() {
         (e[1].at_us, e[1].db.as_deref(), e[1].user.as_deref()),
         (Some(1_795_407_118_100_200), Some("shop"), Some("app"))
     );
-    assert_eq!(e[2].sql, "SELECT c\nFROM sbtest12\nWHERE id IN (1,2)");
+    assert_eq!(e[2].text(), "SELECT c\nFROM sbtest12\nWHERE id IN (1,2)");
     assert_eq!(
-        (e[4].sql.as_str(), e[4].db.as_deref()),
+        (e[4].text().as_ref(), e[4].db.as_deref()),
         ("SELECT 1", Some("other"))
     );
     assert_eq!(e[5].command, Command::Quit);
@@ -187,7 +195,7 @@ fn truncated_entries_are_skipped_and_counted() {
     assert_eq!((e.len(), skipped), (2, 2));
     let (e, skipped) = read_str(&format!("{ENTRY}SELECT 2;\n"), LogType::Slow).unwrap();
     assert_eq!(
-        (e.len(), skipped, e[0].sql.as_str()),
+        (e.len(), skipped, e[0].text().as_ref()),
         (1, 0, "SELECT 1;\nSELECT 2")
     );
     let general = "261123  4:11:58\t    5 Query\tSELECT 1\n\t\t    5 Query\tSELECT 2";
@@ -249,13 +257,13 @@ fn a_log_cut_mid_entry_starts_at_its_first_whole_entry() {
     let cut = &slow[slow.find("Rows_affected: 3").unwrap()..];
     let (e, skipped) = read_str(cut, LogType::Slow).unwrap();
     assert_eq!(
-        (e.len(), skipped, e[0].sql.as_str()),
+        (e.len(), skipped, e[0].text().as_ref()),
         (14, 1, "INSERT INTO sbtest12 VALUES (1,1,'x')")
     );
     let general = std::fs::read_to_string(data("mysql-8.0-general.log")).unwrap();
     let cut = &general[general.find("FROM sbtest12").unwrap()..];
     let (e, skipped) = read_str(cut, LogType::General).unwrap();
-    assert_eq!((e.len(), skipped, e[0].sql.as_str()), (3, 1, "other"));
+    assert_eq!((e.len(), skipped, e[0].text().as_ref()), (3, 1, "other"));
     let prose = "This is a README.\nIt has lines.\n".repeat(200);
     let Err(err) = read_str(&prose, LogType::Slow) else {
         panic!("read prose")

@@ -67,7 +67,7 @@ fn stmt(log: &mut ReplayLog, conn: u64, at_s: i64, sql: &str, db: &str) {
         conn,
         start_us: Some(at_s * 1_000_000),
         query_s: 0.0,
-        sql: sql.to_string(),
+        sql: sql.as_bytes().to_vec(),
         fingerprint,
         verdict: qpslab_sqllog::classify(sql),
         db: Some(db.to_string()),

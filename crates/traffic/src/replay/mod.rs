@@ -71,8 +71,8 @@ pub struct Stmt {
     pub start_us: i64,
     /// When it ended in the log's clock, µs (its start when the log has no duration).
     pub end_us: i64,
-    /// The statement's text.
-    pub sql: String,
+    /// The statement's bytes as logged, sent to the server unchanged.
+    pub sql: Vec<u8>,
     /// Index of its class in [`ReplayLog::classes`].
     pub class: u32,
     /// Read, write or other.
@@ -114,8 +114,8 @@ pub struct Logged {
     pub start_us: Option<i64>,
     /// How long it ran, seconds (0 when the log does not say).
     pub query_s: f64,
-    /// The statement's text.
-    pub sql: String,
+    /// The statement's bytes as logged.
+    pub sql: Vec<u8>,
     /// Its class key.
     pub fingerprint: String,
     /// What it may do.
@@ -186,7 +186,9 @@ impl ReplayLog {
     pub fn classify_for(&mut self, servers: &[Reading]) {
         let mut worst: Vec<Option<Verdict>> = vec![None; self.stmts.len()];
         for r in servers {
-            let fresh = Classifier::new(r.dialect).with_sql_mode(r.sql_mode.as_deref());
+            let fresh = Classifier::new(r.dialect)
+                .with_sql_mode(r.sql_mode.as_deref())
+                .with_charset(r.charset.as_deref());
             let mut by_conn: std::collections::HashMap<u64, Classifier> = Default::default();
             for (s, w) in self.stmts.iter().zip(worst.iter_mut()) {
                 let c = by_conn.entry(s.conn).or_insert_with(|| fresh.clone());
@@ -211,7 +213,8 @@ impl ReplayLog {
     }
 }
 
-/// How a server reads SQL: its version and flavor, and the `sql_mode` its new sessions start in.
+/// How a server reads SQL: its version and flavor, and the `sql_mode` and client character set
+/// replay's new sessions start in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reading {
     /// The server's dialect.
@@ -219,29 +222,52 @@ pub struct Reading {
     /// Its sessions' initial `sql_mode`; none when it is not known (both readings of each flag
     /// are judged).
     pub sql_mode: Option<String>,
+    /// The client character set replay's sessions start in (`@@character_set_client`, by
+    /// name); none when it is not known (every reading is judged: see
+    /// [`Classifier::with_charset`]).
+    pub charset: Option<String>,
 }
 
 impl Reading {
-    /// A server of unknown version and flavor in the default `sql_mode`, as a log is read
-    /// before any server is reached.
+    /// A server of unknown version and flavor in the default `sql_mode`, with sessions in a
+    /// client character set that is not known, as a log is read before any server is reached.
     pub fn unknown() -> Reading {
         Reading {
             dialect: Dialect::UNKNOWN,
             sql_mode: Some(String::new()),
+            charset: None,
         }
     }
 
-    /// How the server reached by `conn` reads SQL: its version string, and its global
-    /// `sql_mode` when the connection's own is the same (else an `init_connect` or the account
-    /// may change it: not known).
+    /// How the server reached by `conn` reads SQL: its version string, its global `sql_mode`
+    /// when the connection's own is the same (else an `init_connect` or the account may change
+    /// it: not known), and the client character set of a session qpslab opens (the one
+    /// replay's sessions start in: `conn` must be opened as they are).
     pub fn of(conn: &mut Conn) -> Result<Reading, qpslab_wire::Error> {
         let dialect = Dialect::of_server(conn.server_version());
-        let r = conn.query("SELECT @@GLOBAL.sql_mode, @@SESSION.sql_mode")?;
-        let sql_mode = match r.rows.first().map(|row| row.as_slice()) {
-            Some([Some(global), Some(session)]) if global == session => Some(global.clone()),
+        let r = conn.query(
+            "SELECT @@GLOBAL.sql_mode, @@SESSION.sql_mode, @@SESSION.character_set_client, \
+             @@GLOBAL.init_connect",
+        )?;
+        // An `init_connect` runs for accounts without SUPER (replay's read-only account) and
+        // may set either: then neither is known.
+        let row = match r.rows.first().map(|row| row.as_slice()) {
+            Some([.., Some(init)]) if !init.trim().is_empty() => None,
+            row => row,
+        };
+        let sql_mode = match row {
+            Some([Some(global), Some(session), ..]) if global == session => Some(global.clone()),
             _ => None,
         };
-        Ok(Reading { dialect, sql_mode })
+        let charset = match row {
+            Some([_, _, Some(cs), _]) => Some(cs.clone()),
+            _ => None,
+        };
+        Ok(Reading {
+            dialect,
+            sql_mode,
+            charset,
+        })
     }
 }
 
@@ -456,7 +482,7 @@ pub(crate) mod tests {
             conn,
             start_us: start_s.map(|s| s * 1_000_000),
             query_s,
-            sql: sql.to_string(),
+            sql: sql.as_bytes().to_vec(),
             fingerprint: sql.to_string(),
             verdict: qpslab_sqllog::classify(sql),
             db: None,
@@ -521,6 +547,7 @@ pub(crate) mod tests {
         let mariadb = |sql_mode: &str| Reading {
             dialect: Dialect::of_server("10.11.19-MariaDB"),
             sql_mode: Some(sql_mode.into()),
+            charset: Some("utf8mb4".into()),
         };
         log.classify_for(&[mariadb("STRICT_TRANS_TABLES")]);
         assert_eq!(

@@ -71,9 +71,9 @@ fn expands_sql_execute(e: &Entry, after_execute: &mut HashSet<u64>) -> bool {
     let follows = after_execute.remove(&conn);
     let is_sql_execute = e.command == Command::Query
         && e.sql
-            .trim_start()
+            .trim_ascii_start()
             .get(..8)
-            .is_some_and(|w| w.eq_ignore_ascii_case("execute "));
+            .is_some_and(|w| w.eq_ignore_ascii_case(b"execute "));
     if is_sql_execute {
         after_execute.insert(conn);
     }
@@ -137,7 +137,7 @@ mod tests {
         assert_eq!(l.sha256.len(), 64);
         let first = &l.log.stmts[0];
         assert!(
-            first.sql.starts_with("INSERT INTO sbtest1 VALUES"),
+            first.sql.starts_with(b"INSERT INTO sbtest1 VALUES"),
             "{first:?}"
         );
         assert_eq!((first.conn, first.kind), (6, Kind::Write));
@@ -153,7 +153,7 @@ mod tests {
             .stmts
             .iter()
             .filter(|s| s.conn == 8)
-            .map(|s| s.sql.as_str())
+            .map(|s| std::str::from_utf8(&s.sql).unwrap())
             .collect();
         assert_eq!(
             conn8[..2],
@@ -167,7 +167,7 @@ mod tests {
             .stmts
             .iter()
             .filter(|s| s.conn == 9)
-            .map(|s| s.sql.as_str())
+            .map(|s| std::str::from_utf8(&s.sql).unwrap())
             .collect();
         assert!(conn9.contains(&"EXECUTE s USING @a"), "{conn9:?}");
         assert!(
@@ -178,7 +178,7 @@ mod tests {
             .log
             .stmts
             .iter()
-            .find(|s| s.sql.starts_with("UPDATE"))
+            .find(|s| s.sql.starts_with(b"UPDATE"))
             .unwrap();
         assert_eq!(
             (update.db.as_deref(), update.kind),
