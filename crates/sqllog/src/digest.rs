@@ -2,6 +2,13 @@
 //! fixed-size histogram and the slowest example. Memory grows with the number of classes
 //! (and connections), never with the log's length; no allocation per entry once a class
 //! exists.
+//!
+//! The classes are bounded ([`Bound`]): past `max_classes` classes, or `max_bytes` of them,
+//! the lightest quarter is folded into one [`Other`] tally, whose sums are exact, so every
+//! entry is counted once, in a class or in other. A class folded and seen again starts a new
+//! tally; it says that some of its entries may be in other ([`ClassSummary::partial`]).
+//! pt-query-digest keeps every class (its memory grows with them) and lists those beyond
+//! `--limit` in one `MISC` row; here `other` holds both.
 
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -36,6 +43,8 @@ struct Class {
     example_time: Option<f64>,
     dbs: Vec<String>,
     more_dbs: bool,
+    /// Made after a fold that may have taken some of its entries.
+    partial: bool,
 }
 
 fn add_opt<T: std::ops::Add<Output = T> + Copy>(sum: &mut Option<T>, v: Option<T>) {
@@ -88,17 +97,130 @@ impl Class {
     }
 }
 
+impl Class {
+    /// What the class holds in memory besides its map slot's fixed part: the key, the example
+    /// and the databases' names (their capacities), and the histogram's counters.
+    fn heap_bytes(&self, key: usize) -> usize {
+        key + self.example.capacity()
+            + self.dbs.iter().map(|d| d.capacity() + 24).sum::<usize>()
+            + crate::hist::HEAP_BYTES
+    }
+
+    /// The order of weight: total query time, then count (the order of the report).
+    fn lighter(&self, other: &Class) -> std::cmp::Ordering {
+        self.query_total
+            .total_cmp(&other.query_total)
+            .then(self.count.cmp(&other.count))
+    }
+}
+
+/// How many classes a digest keeps, and how many bytes they may take, before it folds the
+/// lightest into [`Other`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bound {
+    /// Classes kept at most (at least 1).
+    pub max_classes: usize,
+    /// Bytes the kept classes may take at most (their text, histograms and map slots).
+    pub max_bytes: usize,
+}
+
+impl Bound {
+    /// No bound: every class is kept.
+    pub const NONE: Bound = Bound {
+        max_classes: usize::MAX,
+        max_bytes: usize::MAX,
+    };
+
+    /// The bound that fits `budget` bytes of memory: as many classes as `budget` holds at
+    /// [`CLASS_BYTES`] each, and `budget` bytes.
+    pub fn for_memory(budget: u64) -> Bound {
+        let budget = usize::try_from(budget).unwrap_or(usize::MAX);
+        Bound {
+            max_classes: (budget / CLASS_BYTES).max(1),
+            max_bytes: budget,
+        }
+    }
+}
+
+/// What one class takes, counted for [`Bound::for_memory`]: the fixed part (the map's slot,
+/// the tally, the histogram's counters) and a statement of about 1 KiB as its key and example.
+pub const CLASS_BYTES: usize = SLOT_BYTES + crate::hist::HEAP_BYTES + 1024;
+/// A class's slot in the map: its key's box, the tally, and the map's control byte (rounded
+/// up for the map's spare capacity).
+const SLOT_BYTES: usize = 2 * (std::mem::size_of::<(Box<[u8]>, Class)>() + 1);
+
+/// The entries folded out of the classes: exact sums over every entry of every class folded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Other {
+    /// Class tallies folded (a class folded twice counts twice).
+    pub tallies: u64,
+    /// Entries.
+    pub count: u64,
+    /// Sum of their query times in seconds (slow logs).
+    pub query_time_s: Option<f64>,
+    /// Sum of their lock times in seconds.
+    pub lock_time_s: Option<f64>,
+    /// Rows sent.
+    pub rows_sent: Option<u64>,
+    /// Rows examined.
+    pub rows_examined: Option<u64>,
+}
+
+impl Other {
+    fn fold(&mut self, c: &Class) {
+        self.tallies += 1;
+        self.count += c.count;
+        if c.timed > 0 {
+            add_opt(&mut self.query_time_s, Some(c.query_total));
+        }
+        add_opt(&mut self.lock_time_s, c.lock_total);
+        add_opt(&mut self.rows_sent, c.rows_sent);
+        add_opt(&mut self.rows_examined, c.rows_examined);
+    }
+}
+
 /// Entries grouped into classes.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Digest {
     classes: HashMap<Box<[u8]>, Class>,
     fp: Vec<u8>,
     entries: u64,
     first: Option<i64>,
     last: Option<i64>,
+    bound: Bound,
+    /// Bytes the classes take (as [`Class::heap_bytes`] counts, plus a slot each).
+    bytes: usize,
+    other: Other,
+    /// One bit per hash of a folded class's key (empty until the first fold): a class made
+    /// again whose bit is set may have entries in other.
+    folded: Vec<u64>,
+}
+
+impl Default for Digest {
+    fn default() -> Digest {
+        Digest::new(Bound::NONE)
+    }
 }
 
 impl Digest {
+    /// An empty digest that keeps its classes within `bound`.
+    pub fn new(bound: Bound) -> Digest {
+        Digest {
+            classes: HashMap::new(),
+            fp: Vec::new(),
+            entries: 0,
+            first: None,
+            last: None,
+            bound: Bound {
+                max_classes: bound.max_classes.max(1),
+                ..bound
+            },
+            bytes: 0,
+            other: Other::default(),
+            folded: Vec::new(),
+        }
+    }
+
     /// Adds one entry to its class: statements by fingerprint, other commands as
     /// `administrator command: NAME` (as pt-query-digest names them).
     pub fn add(&mut self, e: &EntryRef<'_>) {
@@ -114,14 +236,93 @@ impl Digest {
             self.fp.extend_from_slice(b"administrator command: ");
             self.fp.extend_from_slice(e.command.as_bytes());
         }
+        let key = self.fp.len();
         match self.classes.get_mut(self.fp.as_slice()) {
-            Some(c) => c.add(e),
-            None => {
-                let mut c = Class::default();
+            Some(c) => {
+                let before = c.heap_bytes(key);
                 c.add(e);
+                self.bytes = (self.bytes + c.heap_bytes(key)).saturating_sub(before);
+            }
+            None => {
+                let mut c = Class {
+                    partial: self.was_folded(),
+                    ..Class::default()
+                };
+                c.add(e);
+                self.bytes += c.heap_bytes(key) + SLOT_BYTES;
                 self.classes.insert(self.fp.as_slice().into(), c);
             }
         }
+        if self.classes.len() > self.bound.max_classes || self.bytes > self.bound.max_bytes {
+            self.fold();
+        }
+    }
+
+    /// Folds the lightest classes into other until at most three quarters of the bound is
+    /// used (so a fold, which sorts the classes, comes once per quarter of them).
+    fn fold(&mut self) {
+        let mut order: Vec<(&[u8], &Class)> =
+            self.classes.iter().map(|(k, c)| (&k[..], c)).collect();
+        order.sort_by(|a, b| a.1.lighter(b.1).then(a.0.cmp(b.0)));
+        let keep_classes = self.bound.max_classes - self.bound.max_classes / 4;
+        let keep_bytes = self.bound.max_bytes - self.bound.max_bytes / 4;
+        let mut classes = self.classes.len();
+        let mut bytes = self.bytes;
+        let mut gone = Vec::new();
+        for (k, c) in order {
+            if classes <= keep_classes && bytes <= keep_bytes {
+                break;
+            }
+            classes -= 1;
+            bytes = bytes.saturating_sub(c.heap_bytes(k.len()) + SLOT_BYTES);
+            gone.push(k.to_vec());
+        }
+        if self.folded.is_empty() {
+            // 8 bits per class kept, two per key: a class made again is called partial
+            // wrongly for about one in 60 once as many classes are folded as are kept, more
+            // as the folds go on (a partial class says "may").
+            let bits = self
+                .bound
+                .max_classes
+                .saturating_mul(8)
+                .clamp(1 << 16, 1 << 30);
+            self.folded = vec![0; bits / 64];
+        }
+        for k in gone {
+            if let Some(c) = self.classes.remove(k.as_slice()) {
+                self.other.fold(&c);
+                for b in self.bits(&k) {
+                    self.folded[b / 64] |= 1 << (b % 64);
+                }
+            }
+        }
+        self.bytes = bytes;
+        self.classes
+            .shrink_to(self.bound.max_classes.min(self.classes.len() * 2));
+    }
+
+    /// The two bits of `key` among [`Digest::folded`]'s.
+    fn bits(&self, key: &[u8]) -> [usize; 2] {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        key.hash(&mut h);
+        let h = h.finish();
+        let n = self.folded.len() as u64 * 64;
+        [(h % n) as usize, (h.rotate_left(32) % n) as usize]
+    }
+
+    /// Whether the class of the current fingerprint may have been folded before.
+    fn was_folded(&self) -> bool {
+        !self.folded.is_empty()
+            && self
+                .bits(&self.fp)
+                .iter()
+                .all(|&b| self.folded[b / 64] & (1 << (b % 64)) != 0)
+    }
+
+    /// What was folded out of the classes.
+    pub fn other(&self) -> &Other {
+        &self.other
     }
 
     /// Entries added.
@@ -133,10 +334,7 @@ impl Digest {
     /// times, by count otherwise; at most `limit`.
     pub fn summaries(&self, limit: Option<usize>) -> Vec<ClassSummary> {
         let mut all: Vec<(&[u8], &Class)> = self.classes.iter().map(|(k, c)| (&k[..], c)).collect();
-        all.sort_by(|a, b| {
-            let time = b.1.query_total.total_cmp(&a.1.query_total);
-            time.then(b.1.count.cmp(&a.1.count)).then(a.0.cmp(b.0))
-        });
+        all.sort_by(|a, b| b.1.lighter(a.1).then(a.0.cmp(b.0)));
         all.iter()
             .take(limit.unwrap_or(usize::MAX))
             .map(|(k, c)| summary(k, c))
@@ -202,6 +400,8 @@ pub struct ClassSummary {
     pub databases: Vec<String>,
     /// One entry of the class.
     pub example: Example,
+    /// Some of the class's entries may be in [`Report::other`]: it was folded and seen again.
+    pub partial: bool,
 }
 
 fn summary(key: &[u8], c: &Class) -> ClassSummary {
@@ -255,6 +455,7 @@ fn summary(key: &[u8], c: &Class) -> ClassSummary {
             query_time_s: c.example_time,
             sql: example,
         },
+        partial: c.partial,
     }
 }
 
@@ -273,8 +474,12 @@ pub struct Report {
     pub entries: u64,
     /// Incomplete entries skipped.
     pub skipped: u64,
-    /// Classes found (all of them, whatever the limit).
+    /// Classes kept (all of them, whatever the limit, but those folded into `other`).
     pub classes: usize,
+    /// Classes kept at most (`None`: no bound).
+    pub max_classes: Option<usize>,
+    /// The entries of the classes folded beyond the bound.
+    pub other: Other,
     /// The earliest entry's time.
     pub first_seen: Option<String>,
     /// The latest entry's time.
@@ -285,18 +490,19 @@ pub struct Report {
     pub top: Vec<ClassSummary>,
 }
 
-/// Reads the whole log into a digest, calling `progress` with the bytes read every few
-/// thousand entries; returns the report of its `limit` heaviest classes.
+/// Reads the whole log into a digest kept within `bound`, calling `progress` with the bytes
+/// read every few thousand entries; returns the report of its `limit` heaviest classes.
 pub fn digest_log<R: BufRead>(
     reader: &mut LogReader<R>,
     log: &str,
     limit: Option<usize>,
+    bound: Bound,
     mut progress: impl FnMut(u64),
 ) -> Result<Report, LogError> {
-    let mut d = Digest::default();
+    let mut d = Digest::new(bound);
     while let Some(e) = reader.next_ref() {
         d.add(&e?);
-        if d.entries % 4096 == 0 {
+        if d.entries.is_multiple_of(4096) {
             progress(reader.bytes_read());
         }
     }
@@ -311,6 +517,8 @@ pub fn digest_log<R: BufRead>(
         entries: d.entries,
         skipped: reader.skipped(),
         classes: d.classes.len(),
+        max_classes: (d.bound.max_classes != usize::MAX).then_some(d.bound.max_classes),
+        other: d.other.clone(),
         first_seen: d.first.map(format_iso),
         last_seen: d.last.map(format_iso),
         span_s: d.first.zip(d.last).map(|(f, l)| (l - f) as f64 / 1e6),

@@ -7,6 +7,8 @@ const SUB: u64 = 1 << SUB_BITS;
 /// The largest power of two kept apart; longer durations share the last buckets.
 const MAX_EXP: u32 = 40;
 const BUCKETS: usize = ((MAX_EXP - SUB_BITS + 2) as usize) * SUB as usize;
+/// What a histogram's counters take on the heap, whatever it counts.
+pub(crate) const HEAP_BYTES: usize = BUCKETS * std::mem::size_of::<u64>();
 
 /// Counts of durations by bucket.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! what digesting it once does, plus a small record per connection the log opens.
 
 use qpslab_fuzzkit::measure;
-use qpslab_sqllog::digest::digest_log;
+use qpslab_sqllog::digest::{digest_log, Bound};
 use qpslab_sqllog::{LogReader, LogType};
 
 #[global_allocator]
@@ -11,7 +11,9 @@ static ALLOC: qpslab_fuzzkit::CountingAlloc = qpslab_fuzzkit::CountingAlloc;
 fn allocated(log: &[u8], kind: LogType) -> (usize, u64) {
     let (entries, used) = measure(|| {
         let mut r = LogReader::new(log, kind).unwrap();
-        digest_log(&mut r, "x", Some(3), |_| {}).unwrap().entries
+        digest_log(&mut r, "x", Some(3), Bound::NONE, |_| {})
+            .unwrap()
+            .entries
     });
     (used.total, entries)
 }

@@ -25,6 +25,10 @@ pub struct DigestArgs {
     /// Classes shown, heaviest first (default: 20 for table and md, all for json).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Classes kept in memory at most; those beyond it, the lightest, are folded into one
+    /// `other` row with exact sums (default: what a quarter of the memory free now holds).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_classes: Option<u64>,
     /// Output: table (then each class's example), json (every class unless --limit is
     /// given) or md.
     #[command(flatten)]

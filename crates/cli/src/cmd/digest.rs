@@ -1,5 +1,5 @@
-//! `qpslab digest LOG`: reads a slow or general log (streaming, constant memory) and prints
-//! its statement classes, heaviest first.
+//! `qpslab digest LOG`: reads a slow or general log (streaming, in bounded memory) and prints
+//! its statement classes, heaviest first, with what was folded beyond `--max-classes`.
 
 use crate::render::digest as render;
 
@@ -7,7 +7,7 @@ use crate::args::{DigestArgs, Format, LogTypeArg};
 use crate::error::{fail, user};
 use crate::out::Output;
 use anyhow::Result;
-use qpslab_sqllog::digest::{digest_log, Report};
+use qpslab_sqllog::digest::{digest_log, Bound, Report};
 use qpslab_sqllog::{LogReader, LogType};
 use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal};
@@ -21,7 +21,10 @@ const DEFAULT_SHOWN: usize = 20;
 /// Logs smaller than this are read without a progress line.
 const PROGRESS_FROM: u64 = 64 << 20;
 
-/// Runs `qpslab digest`.
+/// The share of the memory free at the start that the classes may take: the rest is for the
+/// report built from them (its JSON text included) and the sort of a fold.
+const MEMORY_SHARE: u64 = 4;
+
 /// The reader's log type for `--log-type` (digest and replay).
 pub fn log_type(a: LogTypeArg) -> LogType {
     match a {
@@ -30,6 +33,7 @@ pub fn log_type(a: LogTypeArg) -> LogType {
     }
 }
 
+/// Runs `qpslab digest`.
 pub fn digest(a: DigestArgs) -> Result<()> {
     let kind = log_type(a.log_type);
     // The report keeps every class unless --limit is given (the JSON forms list them all);
@@ -41,7 +45,7 @@ pub fn digest(a: DigestArgs) -> Result<()> {
     let out = Output::new(&a.output, "digest")?;
     let (input, size) = open(&a.log, &name)?;
     let mut reader = LogReader::new(input, kind).map_err(|e| fail(e.digesting(&name)))?;
-    let report = read(&mut reader, &name, size, limit)?;
+    let report = read(&mut reader, &name, size, limit, bound(a.max_classes))?;
     out.emit(|f| match f {
         Format::Json => crate::out::json(&report),
         Format::Md => Ok(render::markdown(&report, shown)),
@@ -69,12 +73,69 @@ fn read<R: BufRead>(
     name: &str,
     size: Option<u64>,
     limit: Option<usize>,
+    bound: Bound,
 ) -> Result<Report> {
     let mut progress = Progress::new(size);
-    let report = digest_log(reader, name, limit, |bytes| progress.tick(bytes))
+    let report = digest_log(reader, name, limit, bound, |bytes| progress.tick(bytes))
         .map_err(|e| fail(e.digesting(name)));
     progress.done();
     report
+}
+
+/// The classes' bound: [`MEMORY_SHARE`] of the memory this process may still take, in bytes
+/// and in classes of [`qpslab_sqllog::digest::CLASS_BYTES`]; `--max-classes` lowers the
+/// count (never the bytes: a bound past the memory would abort instead of folding).
+fn bound(max_classes: Option<u64>) -> Bound {
+    let mut b = Bound::for_memory(memory_left() / MEMORY_SHARE);
+    if let Some(n) = max_classes {
+        b.max_classes = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    b
+}
+
+/// Bytes this process may still allocate, read now: the least of the memory the kernel calls
+/// available, the room left under the address-space limit (`ulimit -v`), and the room left in
+/// its cgroup's `memory.max`. Only what can be read counts; none readable: 1 GiB.
+fn memory_left() -> u64 {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib = |text: &str, key: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(key))?;
+        Some(
+            line[key.len()..]
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()?
+                * 1024,
+        )
+    };
+    let mut left = vec![kib(&meminfo, "MemAvailable:")];
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0
+        && lim.rlim_cur != libc::RLIM_INFINITY
+    {
+        let used = kib(&status, "VmSize:").unwrap_or(0);
+        left.push(Some(lim.rlim_cur.saturating_sub(used)));
+    }
+    left.push(cgroup_left());
+    left.into_iter().flatten().min().unwrap_or(1 << 30)
+}
+
+/// Room left under this process's cgroup v2 `memory.max` (none when unlimited or unread).
+fn cgroup_left() -> Option<u64> {
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = std::path::Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
+    let max: u64 = read("memory.max")?.trim().parse().ok()?;
+    let current: u64 = read("memory.current")?.trim().parse().ok()?;
+    Some(max.saturating_sub(current))
 }
 
 /// A once-a-second progress line on a terminal's stderr, for big logs only.

@@ -2,7 +2,7 @@
 
 use crate::render::table as aligned;
 use qpslab_core::units::binary_size;
-use qpslab_sqllog::digest::{ClassSummary, Report};
+use qpslab_sqllog::digest::{ClassSummary, Other, Report};
 use std::fmt::Write;
 
 /// The longest fingerprint a table row shows.
@@ -52,8 +52,11 @@ fn facts(r: &Report, shown: usize) -> Vec<(&'static str, String)> {
         (
             "entries",
             format!(
-                "{} ({} skipped) in {} classes",
-                r.entries, r.skipped, r.classes
+                "{} ({} skipped) in {} classes{}",
+                r.entries,
+                r.skipped,
+                r.classes,
+                folded(r)
             ),
         ),
         ("time", span(r)),
@@ -62,6 +65,49 @@ fn facts(r: &Report, shown: usize) -> Vec<(&'static str, String)> {
             format!("{} heaviest classes by {order}", shown.min(r.top.len())),
         ),
     ]
+}
+
+/// What the bound folded, after the class count: `` (at most 1000 kept; 5 entries of 12
+/// classes folded into other)``; nothing when nothing was folded.
+fn folded(r: &Report) -> String {
+    let o = &r.other;
+    if o.tallies == 0 {
+        return String::new();
+    }
+    let at_most = r
+        .max_classes
+        .map_or(String::new(), |m| format!("at most {m} kept; "));
+    format!(
+        " ({at_most}{} entries of {} classes folded into other)",
+        o.count, o.tallies
+    )
+}
+
+/// The other row's cells (sums only: its classes' histograms and maxima are gone).
+fn other_cells(o: &Other, timed: bool) -> Vec<String> {
+    let mut row = vec!["-".to_string(), o.count.to_string()];
+    if timed {
+        let dash = || "-".to_string();
+        row.push(o.query_time_s.map_or_else(dash, |t| format!("{t:.3}")));
+        row.push(
+            o.query_time_s
+                .map_or_else(dash, |t| format!("{:.3}", t * 1e3 / o.count.max(1) as f64)),
+        );
+        row.extend([dash(), dash()]);
+        row.push(o.lock_time_s.map_or_else(dash, |s| format!("{s:.3}")));
+        for rows in [o.rows_sent, o.rows_examined] {
+            row.push(rows.map_or_else(dash, |r| r.to_string()));
+            row.push(
+                rows.map_or_else(dash, |r| format!("{:.1}", r as f64 / o.count.max(1) as f64)),
+            );
+        }
+    }
+    row
+}
+
+/// The other row's class cell.
+fn other_label(r: &Report) -> String {
+    format!("other ({} classes folded)", r.other.tallies)
 }
 
 /// The numbers of one class, as the table's cells (time columns only when `timed`).
@@ -109,7 +155,12 @@ fn seen(c: &ClassSummary) -> String {
         (Some(f), Some(l)) => format!(" · first {f} · last {l}"),
         _ => String::new(),
     };
-    format!("{} · db {dbs}{when}", c.kind)
+    let partial = if c.partial {
+        " · folded once, seen again: some entries in other"
+    } else {
+        ""
+    };
+    format!("{} · db {dbs}{when}{partial}", c.kind)
 }
 
 fn example_label(c: &ClassSummary) -> String {
@@ -139,6 +190,11 @@ pub fn table(r: &Report, shown: usize) -> String {
             row.push(shorten(&c.fingerprint, CLASS_WIDTH));
             row
         })
+        .chain((r.other.tallies > 0).then(|| {
+            let mut row = other_cells(&r.other, timed);
+            row.push(other_label(r));
+            row
+        }))
         .collect();
     out.push('\n');
     out.push_str(&aligned(&header(timed), &rows));
@@ -186,6 +242,11 @@ pub fn markdown(r: &Report, shown: usize) -> String {
             "`{}`",
             md_cell(&shorten(&c.fingerprint, CLASS_WIDTH))
         ));
+        let _ = writeln!(out, "| {} |", row.join(" | "));
+    }
+    if r.other.tallies > 0 {
+        let mut row = other_cells(&r.other, timed);
+        row.push(other_label(r));
         let _ = writeln!(out, "| {} |", row.join(" | "));
     }
     for (i, c) in top.iter().enumerate() {
