@@ -143,7 +143,7 @@ fn read_only(
     };
     let mut accesses = Vec::new();
     for (members, dbs) in groups {
-        let access = account::prepare_in(&sides[members[0]].options, &ledger, &dbs, o)
+        let access = account::prepare_in(&sides[members[0]].options, &ledger, &dbs, o, "diff")
             .map_err(exec_error)?;
         for &i in &members {
             eprintln!("diff: side {}: {}", ["A", "B"][i], access.note);

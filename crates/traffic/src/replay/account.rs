@@ -1,10 +1,12 @@
 //! The first line of defence of a read-only replay: the server itself refuses its writes.
 //!
 //! `--read-only` runs the log's statements as an account that holds only read privileges
-//! (SELECT and SHOW VIEW on the log's databases; EXECUTE only with `--grant-execute`), each
-//! session in a read-only transaction (see [`super::exec`]). The statement classifier stays
-//! the second line: a text filter loses to SQL's corners (versioned comments, dynamic SQL), a
-//! privilege does not.
+//! (SELECT and SHOW VIEW on the log's databases; with `--grant-execute`, EXECUTE on each SQL
+//! SECURITY INVOKER routine there, never on a DEFINER one: see [`routines`]), each session in a
+//! read-only transaction (see [`super::exec`]). The statement classifier stays the second
+//! line: a text filter loses to SQL's corners (versioned comments, dynamic SQL), a privilege
+//! does not; and a privilege is a barrier the session cannot undo, which a read-only
+//! transaction is not.
 //!
 //! - Where the connecting account may create users (`CREATE USER` or `ALL PRIVILEGES` on
 //!   `*.*`, with `GRANT OPTION`: a sandbox's root), [`prepare`] creates such an account with a
@@ -18,7 +20,13 @@
 //! Either way the session account's effective grants are checked, those it inherits from
 //! `PUBLIC` included (MariaDB grants `PUBLIC` everything on `test` and `test\_%`): a grant to
 //! `PUBLIC` on databases the server does not have, or on none of the replay's databases, is
-//! left out (the read-only transaction still refuses writes there).
+//! left out (the read-only transaction still refuses writes there). EXECUTE counts as a read
+//! grant only on an INVOKER routine, and only with `--grant-execute`.
+//!
+//! The account's threads are killed before it is dropped, here and by `qpslab restore`: a
+//! statement of the account never outlives it.
+
+mod routines;
 
 use super::ReplayLog;
 use qpslab_core::{ConnectOptions, Endpoint, Secret};
@@ -32,7 +40,8 @@ use std::io::Read;
 pub struct AccessOptions {
     /// Replay as the connecting account even when it can write (`--trust-account`).
     pub trust_account: bool,
-    /// Grant EXECUTE too (`--grant-execute`): stored functions and procedures may write.
+    /// Grant EXECUTE on the SQL SECURITY INVOKER routines too (`--grant-execute`): they run
+    /// with the account's read privileges; DEFINER routines stay refused by the server.
     pub grant_execute: bool,
 }
 
@@ -84,6 +93,8 @@ impl Created {
         let mut conn = Conn::connect(&self.control).map_err(connect)?;
         for a in &self.accounts {
             let Some(account) = a.sql() else { continue };
+            qpslab_lab::server::restore::end_sessions(&mut conn, a)
+                .map_err(|e| ExecError::Replay(format!("ending the sessions of {account}: {e}")))?;
             conn.execute(&format!("DROP USER IF EXISTS {account}"))
                 .map_err(|e| ExecError::Replay(format!("dropping {account}: {e}")))?;
         }
@@ -108,16 +119,18 @@ pub fn prepare(
         Some(d) => vec![d.to_string()],
         None => log.databases().into_iter().map(str::to_string).collect(),
     };
-    prepare_in(target, ledger, &dbs, o)
+    prepare_in(target, ledger, &dbs, o, "replay --read-only")
 }
 
 /// As [`prepare`], for statements that run in databases `dbs` (none: anywhere), such as a
-/// diff's two sides on one server.
+/// diff's two sides on one server, for `command` (what the restore trail says created the
+/// account: `replay --read-only`, `diff`).
 pub fn prepare_in(
     target: &ConnectOptions,
     ledger: &Ledger,
     dbs: &[String],
     o: AccessOptions,
+    command: &str,
 ) -> Result<ReadOnlyAccess, ExecError> {
     let connect = |source| ExecError::Connect {
         target: target.describe(),
@@ -125,8 +138,13 @@ pub fn prepare_in(
     };
     let mut conn = Conn::connect(target).map_err(connect)?;
     let own = grants(&mut conn)?;
+    let invoker = if o.grant_execute {
+        routines::invoker(&mut conn, dbs)?
+    } else {
+        Vec::new()
+    };
     if !may_create_users(&own) {
-        let writing = writing_grants(&mut conn, &own, o.grant_execute, dbs)?;
+        let writing = writing_grants(&mut conn, &own, &invoker, dbs)?;
         if !writing.is_empty() && !o.trust_account {
             return Err(ExecError::Replay(refusal(target, &writing, dbs)));
         }
@@ -157,7 +175,7 @@ pub fn prepare_in(
             host: host.to_string(),
         })
         .collect();
-    let guard = ledger.begin_accounts(target, "replay --read-only", accounts.clone())?;
+    let guard = ledger.begin_accounts(target, command, accounts.clone())?;
     let mut access = ReadOnlyAccess {
         session: ConnectOptions {
             user: user.clone(),
@@ -171,11 +189,7 @@ pub fn prepare_in(
             guard: Some(guard),
         }),
     };
-    let privileges = if o.grant_execute {
-        "SELECT, SHOW VIEW, EXECUTE"
-    } else {
-        "SELECT, SHOW VIEW"
-    };
+    let privileges = "SELECT, SHOW VIEW";
     let on = on_what(dbs);
     // The password goes to the server only as its hash, so no server log can show it.
     let hash = native_password_hash(&password);
@@ -192,6 +206,10 @@ pub fn prepare_in(
             conn.execute(&format!("GRANT {privileges} ON {object} TO {account}"))
                 .map_err(fail)?;
         }
+        for r in &invoker {
+            conn.execute(&format!("GRANT EXECUTE ON {} TO {account}", r.object()))
+                .map_err(fail)?;
+        }
     }
     // What the new account can really do, PUBLIC's grants included.
     let mut as_it = Conn::connect(&access.session).map_err(|source| ExecError::Connect {
@@ -199,7 +217,7 @@ pub fn prepare_in(
         source,
     })?;
     let effective = grants(&mut as_it)?;
-    let writing = writing_grants(&mut conn, &effective, o.grant_execute, dbs)?;
+    let writing = writing_grants(&mut conn, &effective, &invoker, dbs)?;
     if !writing.is_empty() && !o.trust_account {
         return Err(ExecError::Replay(format!(
             "--read-only: every account of this server inherits grants that write ({}): revoke \
@@ -207,9 +225,23 @@ pub fn prepare_in(
             writing.join("; ")
         )));
     }
+    let what = command.split_whitespace().next().unwrap_or(command);
+    let execute = if o.grant_execute {
+        format!(
+            ", EXECUTE on {} SQL SECURITY INVOKER routine(s) (DEFINER routines are refused)",
+            invoker.len()
+        )
+    } else {
+        String::new()
+    };
     access.note = format!(
-        "read-only: replaying as {user} (created for this replay with {privileges} on {}; \
+        "read-only: {} as {user} (created for this {what} with {privileges} on {}{execute}; \
          dropped at its end)",
+        if what == "replay" {
+            "replaying"
+        } else {
+            "running"
+        },
         on.join(", ")
     );
     Ok(access)
@@ -330,25 +362,31 @@ fn may_create_users(lines: &[String]) -> bool {
     })
 }
 
-/// Whether a privilege only reads.
-fn reads_only(privilege: &str, execute: bool) -> bool {
-    matches!(privilege, "USAGE" | "SELECT" | "SHOW VIEW") || (execute && privilege == "EXECUTE")
+/// Whether a privilege only reads; EXECUTE does on an INVOKER routine (`invoker`: the grant's
+/// object is one), which runs with the caller's privileges.
+fn reads_only(privilege: &str, invoker: bool) -> bool {
+    matches!(privilege, "USAGE" | "SELECT" | "SHOW VIEW") || (invoker && privilege == "EXECUTE")
 }
 
-/// The grants among `lines` that write or administer (a granted role counts: it may), less
+/// The grants among `lines` that write or administer (a granted role counts: it may; EXECUTE
+/// does, unless on one of `invoker`, the INVOKER routines `--grant-execute` allows), less
 /// those to PUBLIC on databases the server reached by `conn` does not have.
 fn writing_grants(
     conn: &mut Conn,
     lines: &[String],
-    execute: bool,
+    invoker: &[routines::Routine],
     dbs: &[String],
 ) -> Result<Vec<String>, ExecError> {
     let mut out = Vec::new();
     for line in lines {
         let Some(g) = parse(line) else { continue };
+        let on_invoker = g
+            .object
+            .as_deref()
+            .is_some_and(|o| routines::is_one_of(o, invoker));
         let writes = g.object.is_none()
             || g.grant_option
-            || g.privileges.iter().any(|p| !reads_only(p, execute));
+            || g.privileges.iter().any(|p| !reads_only(p, on_invoker));
         if !writes {
             continue;
         }

@@ -17,6 +17,7 @@
 //! A command may also create accounts for its own use (a read-only replay's account,
 //! [`Ledger::begin_accounts`]): they are recorded before they are created and dropped by the
 //! command at its end, or by [`Ledger::restore`] after a kill; a restart does not drop them.
+//! Their sessions are killed first ([`end_sessions`]), so nothing they ran outlives them.
 //!
 //! ```no_run
 //! # fn demo(target: &qpslab_core::ConnectOptions) -> Result<(), qpslab_lab::server::restore::RestoreError> {
@@ -31,9 +32,11 @@
 
 mod at;
 mod record;
+mod sessions;
 
 use record::Owner;
 pub use record::{restore_line, same, Account, Record, Saved, ServerId};
+pub use sessions::end_sessions;
 
 use crate::server::control::{self, ControlError};
 use at::At;
@@ -530,11 +533,16 @@ impl Server {
         }
     }
 
-    /// Drops `r`'s accounts; each one that could not be dropped, with why.
+    /// Drops `r`'s accounts, their sessions killed first; each one that could not be
+    /// dropped, with why.
     fn drop_accounts(&mut self, r: &Record) -> Vec<String> {
         let mut failed = Vec::new();
         for a in &r.accounts {
             let Some(account) = a.sql() else { continue };
+            if let Err(e) = end_sessions(&mut self.conn, a) {
+                failed.push(format!("{account} (ending its sessions: {e})"));
+                continue;
+            }
             if let Err(e) = self.conn.query(&format!("DROP USER IF EXISTS {account}")) {
                 failed.push(format!("{account} ({e})"));
             }
