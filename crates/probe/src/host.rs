@@ -84,8 +84,22 @@ pub(crate) fn parse_cpuinfo(text: &str) -> CpuInfo {
 
 /// `MemTotal` of `/proc/meminfo` in bytes.
 pub(crate) fn parse_mem_total(text: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let mut words = line["MemTotal:".len()..].split_whitespace();
+    meminfo_field(text, "MemTotal:")
+}
+
+/// The memory the kernel says can be taken now without swapping (`MemAvailable`), when it
+/// says.
+pub fn memory_available() -> Option<u64> {
+    meminfo_field(
+        &std::fs::read_to_string("/proc/meminfo").ok()?,
+        "MemAvailable:",
+    )
+}
+
+/// One `Name: N kB` field of `/proc/meminfo`, in bytes.
+fn meminfo_field(text: &str, name: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(name))?;
+    let mut words = line[name.len()..].split_whitespace();
     let n: u64 = words.next()?.parse().ok()?;
     let unit = match words.next() {
         Some("kB") => 1024,

@@ -1,7 +1,8 @@
 //! The knob space: a curated list of the InnoDB and server variables that matter for OLTP, each
 //! with candidate values tied to the host (memory) and the data (its size), kept only when the
-//! live server has the variable and can change it with `SET GLOBAL`. Durability knobs join only
-//! with `--durability relaxed`.
+//! live server has the variable, can change it with `SET GLOBAL`, and the change can do
+//! something here (no larger buffer pool for data the pool already holds, no `sync_binlog`
+//! without a binary log). Durability knobs join only with `--durability relaxed`.
 
 use crate::TuneError;
 use qpslab_core::advise::Durability;
@@ -17,49 +18,90 @@ const POOL_STEP: u64 = 128 * MIB;
 pub struct Sizes {
     /// The host's memory (0 when unknown: a server elsewhere).
     pub memory_bytes: u64,
+    /// The host's memory free to take now (`MemAvailable`; None when unknown: a server
+    /// elsewhere).
+    pub available_bytes: Option<u64>,
     /// InnoDB data and indexes on the server.
     pub data_bytes: u64,
 }
+
+/// A knob's candidate values, or why it has none worth trying on this server.
+type Values = Result<Vec<String>, String>;
 
 /// One entry of the curated list.
 struct KnobDef {
     name: &'static str,
     /// Changing it trades crash safety for speed.
     durability: bool,
-    values: fn(&Sizes, &BTreeMap<String, String>) -> Vec<String>,
+    values: fn(&Sizes, &BTreeMap<String, String>) -> Values,
 }
 
-fn fixed(values: &[&str]) -> Vec<String> {
-    values.iter().map(|v| v.to_string()).collect()
+fn fixed(values: &[&str]) -> Values {
+    Ok(values.iter().map(|v| v.to_string()).collect())
 }
 
-/// Enough for the data with room to grow, a quarter of memory, and 60% of it (the usual ceiling
-/// for a dedicated server), in 128 MiB steps.
-fn pool_sizes(s: &Sizes, _: &BTreeMap<String, String>) -> Vec<String> {
-    let fit = (s.data_bytes * 3 / 2).div_ceil(POOL_STEP).max(1) * POOL_STEP;
-    let mut sizes = vec![fit];
-    if s.memory_bytes > 0 {
-        let cap = s.memory_bytes * 6 / 10 / POOL_STEP * POOL_STEP;
-        sizes.retain(|&b| b <= cap);
-        sizes.extend([s.memory_bytes / 4 / POOL_STEP * POOL_STEP, cap]);
+/// What the data warrants, within what the host can spare: a pool that holds the data with
+/// half again to grow, and at most one of twice the data; never more than the pool now plus half
+/// of the memory free now, nor 60% of the host's memory (the usual ceiling for a dedicated
+/// server); in 128 MiB steps. A pool that already holds the data with that room has nothing to
+/// gain from growing.
+fn pool_sizes(s: &Sizes, vars: &BTreeMap<String, String>) -> Values {
+    let step_up = |b: u64| b.div_ceil(POOL_STEP).max(1) * POOL_STEP;
+    let current = vars
+        .get("innodb_buffer_pool_size")
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    let fit = step_up(s.data_bytes.saturating_mul(3) / 2);
+    if current >= fit {
+        return Err(format!(
+            "the pool ({} MiB) already holds the data ({} MiB) with room to grow",
+            current / MIB,
+            s.data_bytes.div_ceil(MIB)
+        ));
     }
-    sizes.retain(|&b| b >= POOL_STEP);
-    sizes.sort_unstable();
+    let mut ceiling = step_up(s.data_bytes.saturating_mul(2));
+    if s.memory_bytes > 0 {
+        ceiling = ceiling.min(s.memory_bytes * 6 / 10 / POOL_STEP * POOL_STEP);
+    }
+    if let Some(free) = s.available_bytes {
+        ceiling = ceiling.min((current + free / 2) / POOL_STEP * POOL_STEP);
+    }
+    let mut sizes: Vec<u64> = [fit, ceiling]
+        .into_iter()
+        .filter(|&b| b > current && b <= ceiling)
+        .collect();
     sizes.dedup();
-    sizes.iter().map(|b| format!("{}M", b / MIB)).collect()
+    if sizes.is_empty() {
+        return Err(format!(
+            "no room on this host for a pool larger than {} MiB (the data: {} MiB)",
+            current / MIB,
+            s.data_bytes.div_ceil(MIB)
+        ));
+    }
+    Ok(sizes.iter().map(|b| format!("{}M", b / MIB)).collect())
 }
 
 /// Up to the server's own ceiling (`innodb_io_capacity_max`), which refuses more.
-fn io_capacity(_: &Sizes, vars: &BTreeMap<String, String>) -> Vec<String> {
+fn io_capacity(_: &Sizes, vars: &BTreeMap<String, String>) -> Values {
     let max = vars
         .get("innodb_io_capacity_max")
         .and_then(|v| v.parse::<u64>().ok())
         .unwrap_or(2000);
-    [200u64, 1000, 2000]
+    Ok([200u64, 1000, 2000]
         .into_iter()
         .filter(|&v| v <= max)
         .map(|v| v.to_string())
-        .collect()
+        .collect())
+}
+
+/// `sync_binlog` does nothing without a binary log.
+fn sync_binlog(_: &Sizes, vars: &BTreeMap<String, String>) -> Values {
+    match vars.get("log_bin").map(|v| v.to_ascii_uppercase()) {
+        Some(v) if v == "OFF" || v == "0" => {
+            Err("no binary log here (log_bin is OFF): it does nothing".into())
+        }
+        _ => fixed(&["0", "1"]),
+    }
 }
 
 const KNOBS: &[KnobDef] = &[
@@ -111,7 +153,7 @@ const KNOBS: &[KnobDef] = &[
     KnobDef {
         name: "sync_binlog",
         durability: true,
-        values: |_, _| fixed(&["0", "1"]),
+        values: sync_binlog,
     },
     KnobDef {
         name: "innodb_doublewrite",
@@ -184,7 +226,14 @@ pub fn space(
                 .push(format!("{}: durability (strict)", def.name));
             continue;
         }
-        let values: Vec<String> = (def.values)(sizes, server.variables)
+        let values: Vec<String> = match (def.values)(sizes, server.variables) {
+            Ok(values) => values,
+            Err(why) => {
+                out.skipped.push(format!("{}: {why}", def.name));
+                continue;
+            }
+        };
+        let values: Vec<String> = values
             .into_iter()
             .filter(|v| !same_value(v, current))
             .collect();
@@ -198,9 +247,13 @@ pub fn space(
         }
     }
     if out.knobs.is_empty() {
-        return Err(TuneError::Knobs(
-            "no knob left to tune on this server (see --knobs and --durability)".into(),
-        ));
+        let why = match out.skipped.is_empty() {
+            true => String::new(),
+            false => format!(": {}", out.skipped.join("; ")),
+        };
+        return Err(TuneError::Knobs(format!(
+            "no knob left to tune on this server (see --knobs and --durability){why}"
+        )));
     }
     Ok(out)
 }
@@ -259,6 +312,7 @@ mod tests {
 
     const SIZES: Sizes = Sizes {
         memory_bytes: 16 << 30,
+        available_bytes: Some(12 << 30),
         data_bytes: 300 * MIB,
     };
 
@@ -291,12 +345,73 @@ mod tests {
         assert!(e.contains("no variable 'innodb_io_capacity'"), "{e}");
     }
 
+    fn pools(current: u64, sizes: Sizes) -> Values {
+        pool_sizes(
+            &sizes,
+            &vars(&[("innodb_buffer_pool_size", &current.to_string())]),
+        )
+    }
+
     #[test]
-    fn pool_sizes_follow_data_and_memory_and_skip_the_current_value() {
-        let v = vars(&[("innodb_buffer_pool_size", "512M")]);
-        let s = space_of(&v, Durability::Strict, &[]).unwrap();
-        // 300 MiB of data → 512 MiB (the current value, dropped), 4 GiB, 60% of 16 GiB.
-        assert_eq!(s.knobs[0].values, ["4096M", "9728M"]);
+    fn pool_sizes_follow_the_data_within_the_memory_free() {
+        // 300 MiB of data behind the stock 128 MiB: 1.5x and 2x the data, in 128 MiB steps.
+        assert_eq!(pools(128 * MIB, SIZES).unwrap(), ["512M", "640M"]);
+        // Issue 47: 20 MB of data on a 24 GiB host: the stock pool holds it, nothing to grow.
+        let small = Sizes {
+            memory_bytes: 24 << 30,
+            available_bytes: Some(20 << 30),
+            data_bytes: 20 * MIB,
+        };
+        let why = pools(128 * MIB, small).unwrap_err();
+        assert!(why.contains("already holds the data (20 MiB)"), "{why}");
+        // Little memory free: no more than the pool now plus half of it.
+        let tight = Sizes {
+            available_bytes: Some(600 * MIB),
+            ..SIZES
+        };
+        assert_eq!(pools(128 * MIB, tight).unwrap(), ["384M"]);
+        let none = Sizes {
+            available_bytes: Some(100 * MIB),
+            ..SIZES
+        };
+        assert!(pools(128 * MIB, none).unwrap_err().contains("no room"));
+        // A server elsewhere: the data alone decides.
+        let remote = Sizes {
+            memory_bytes: 0,
+            available_bytes: None,
+            data_bytes: 10 << 30,
+        };
+        assert_eq!(pools(128 * MIB, remote).unwrap(), ["15360M", "20480M"]);
+        // Data far beyond the host: half the memory free binds first...
+        let big = Sizes {
+            data_bytes: 40 << 30,
+            available_bytes: Some(15 << 30),
+            ..SIZES
+        };
+        assert_eq!(pools(128 * MIB, big).unwrap(), ["7808M"]);
+        // ...and 60% of the host's memory above a pool that is large already.
+        let grown = Sizes {
+            available_bytes: Some(6 << 30),
+            ..big
+        };
+        assert_eq!(pools(8 << 30, grown).unwrap(), ["9728M"]);
+    }
+
+    #[test]
+    fn sync_binlog_is_left_out_without_a_binary_log() {
+        let v = vars(&[
+            ("innodb_flush_log_at_trx_commit", "1"),
+            ("sync_binlog", "0"),
+            ("log_bin", "OFF"),
+        ]);
+        let s = space_of(&v, Durability::Relaxed, &[]).unwrap();
+        let names: Vec<&str> = s.knobs.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names, ["innodb_flush_log_at_trx_commit"]);
+        assert!(
+            s.skipped[0].starts_with("sync_binlog: no binary log"),
+            "{:?}",
+            s.skipped
+        );
     }
 
     #[test]

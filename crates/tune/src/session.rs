@@ -120,6 +120,10 @@ fn space(facts: &Facts, req: &Request) -> Result<Space, TuneError> {
     };
     let sizes = Sizes {
         memory_bytes: facts.local.as_ref().map_or(0, |l| l.host.memory_bytes),
+        available_bytes: facts
+            .local
+            .as_ref()
+            .and_then(|_| qpslab_probe::memory_available()),
         data_bytes: facts.innodb_bytes,
     };
     knobs::space(&server, &sizes, req.durability, &req.knobs)
