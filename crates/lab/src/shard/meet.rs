@@ -8,6 +8,10 @@
 //!   arrived, writes a start instant a little ahead (the server's clock); every shard sleeps
 //!   until it and starts its warm-up then, so all measure from one start to one end (the
 //!   phase's `--time` after it). A shard missing after the timeout fails the run, named.
+//! - What the table says is checked before it is used: arrivals with an index outside the
+//!   group, a start set before all arrived, a start not between now and the end of the wait
+//!   fail the shard with the reason. Every wait, the sleep until the start included, is
+//!   bounded by the timeout and ends at the first signal.
 //!
 //! Times are the server's (`UNIX_TIMESTAMP(NOW(6))`): shards on hosts whose clocks disagree
 //! still start together, each turning the server's instant into its own clock by the offset
@@ -27,6 +31,10 @@ pub const SCHEMA: &str = "qpslab_shards";
 const START_AHEAD_S: f64 = 1.0;
 /// How often a waiting shard looks again.
 const POLL: Duration = Duration::from_millis(20);
+/// What the meeting leaves of the wait for the start to the engine, which cannot be
+/// interrupted: short enough that a signal ends the meeting at once, long enough that the
+/// engine, not a 20 ms poll, sets the instant.
+const FINAL_WAIT: Duration = Duration::from_millis(30);
 /// The meeting row that carries the start (or the dataset's readiness), beside the shards'.
 const LEAD: i64 = -1;
 /// The wait for the other shards when `--shard-timeout` is not given, besides settling and an
@@ -133,20 +141,22 @@ impl<'a> Meeting<'a> {
         let sql = format!(
             "SELECT count(*) FROM {SCHEMA}.meeting WHERE grp = {g} AND meeting = {m} AND idx = {LEAD}"
         );
-        self.poll(|| Ok(Self::sql(&mut conn, &sql)?.first_value() == Some("1")))
-            .map_err(|e| match e {
-                RunError::Meeting(_) => failed(format!(
-                    "shard 0 of {} (group {}) did not make the dataset ready within {:.0} s",
-                    self.shard.count,
-                    self.shard.group,
-                    self.timeout.as_secs_f64()
-                )),
-                e => e,
-            })
+        if self.poll(|| Ok(Self::sql(&mut conn, &sql)?.first_value() == Some("1")))? {
+            return Ok(());
+        }
+        Err(failed(format!(
+            "shard 0 of {} (group {}) did not make the dataset ready within {:.0} s",
+            self.shard.count,
+            self.shard.group,
+            self.timeout.as_secs_f64()
+        )))
     }
 
-    /// Arrives at meeting `phase` and waits for the others: returns the agreed start in this
-    /// host's clock, and the offset of the server's clock from ours.
+    /// Arrives at meeting `phase` and waits for the others and for the agreed start, all
+    /// within the timeout: returns the start in this host's clock (a few milliseconds ahead at
+    /// most, see [`FINAL_WAIT`]), and the offset of the server's clock from ours. What the
+    /// table says is checked first: every arrival's index within 0..N-1, all N of them, a
+    /// finite start that lies between now and the end of the timeout.
     pub fn start(&self, phase: &str) -> Result<(SystemTime, f64), RunError> {
         let mut conn = self.connect()?;
         Self::table(&mut conn)?;
@@ -166,21 +176,25 @@ impl<'a> Meeting<'a> {
                AND arrived > {}",
             arrived - self.timeout.as_secs_f64()
         );
-        let n = self.shard.count as usize;
-        let waited = if self.shard.index == 0 {
-            self.poll(|| Ok(Self::sql(&mut conn, &arrivals)?.rows.len() >= n))
-                .and_then(|()| {
-                    let (now, _) = Self::offset(&mut conn)?;
-                    let at = now + START_AHEAD_S;
-                    Self::sql(
-                        &mut conn,
-                        &format!(
-                            "REPLACE INTO {SCHEMA}.meeting VALUES ({g}, {m}, {LEAD}, {now}, {at}, {})",
-                            quote(&host())
-                        ),
-                    )?;
-                    Ok(at)
-                })
+        let until = Instant::now() + self.timeout;
+        let at = if self.shard.index == 0 {
+            let mut all = false;
+            if !self.poll(|| {
+                all = self.arrivals(&mut conn, &arrivals)?;
+                Ok(all)
+            })? {
+                return Err(self.missing(&mut conn, &arrivals));
+            }
+            let (now, _) = Self::offset(&mut conn)?;
+            let at = now + START_AHEAD_S;
+            Self::sql(
+                &mut conn,
+                &format!(
+                    "REPLACE INTO {SCHEMA}.meeting VALUES ({g}, {m}, {LEAD}, {now}, {at}, {})",
+                    quote(&host())
+                ),
+            )?;
+            at
         } else {
             // A start written before this shard arrived is a stale one, of an earlier run of
             // the group that failed.
@@ -188,23 +202,84 @@ impl<'a> Meeting<'a> {
                 "SELECT start_at FROM {SCHEMA}.meeting
                   WHERE grp = {g} AND meeting = {m} AND idx = {LEAD} AND start_at > {arrived}"
             );
-            let mut at = None;
-            self.poll(|| {
-                at = Self::sql(&mut conn, &sql)?
+            let mut read = None;
+            let found = self.poll(|| {
+                read = Self::sql(&mut conn, &sql)?
                     .first_value()
-                    .and_then(|v| v.parse::<f64>().ok());
-                Ok(at.is_some())
-            })
-            .map(|()| at.unwrap_or(arrived))
+                    .map(|v| v.parse::<f64>().unwrap_or(f64::NAN));
+                Ok(read.is_some())
+            })?;
+            match read {
+                Some(at) if found => {
+                    if !self.arrivals(&mut conn, &arrivals)? {
+                        return Err(self.refused(format!(
+                            "a start was set before all {} shards arrived",
+                            self.shard.count
+                        )));
+                    }
+                    at
+                }
+                _ => return Err(self.missing(&mut conn, &arrivals)),
+            }
         };
-        let at = match waited {
-            Ok(at) => at,
-            Err(RunError::Meeting(_)) => return Err(self.missing(&mut conn, &arrivals)),
-            Err(e) => return Err(e),
+        let server_now = unix_now() + offset;
+        let latest = server_now
+            + until
+                .saturating_duration_since(Instant::now())
+                .as_secs_f64();
+        let local = match start_within(at, server_now, latest) {
+            Ok(()) => at - offset,
+            Err(why) => return Err(self.refused(why)),
         };
-        let local = at - offset;
-        let start = UNIX_EPOCH + Duration::from_secs_f64(local.max(0.0));
-        Ok((start, offset))
+        self.sleep_until(local)?;
+        Ok((UNIX_EPOCH + Duration::from_secs_f64(local), offset))
+    }
+
+    /// Whether every shard of the group has arrived (the `arrivals` query's indexes are
+    /// exactly 0..N-1); an index outside them fails the meeting at once: it is another
+    /// group's shard or a row nobody of this group wrote, and counting it would let a shard
+    /// start without one of its own.
+    fn arrivals(&self, conn: &mut Conn, arrivals: &str) -> Result<bool, RunError> {
+        let rows = Self::sql(conn, arrivals)?.rows;
+        let mut here = vec![false; self.shard.count as usize];
+        for row in &rows {
+            let cell = row.first().and_then(|c| c.as_deref()).unwrap_or("NULL");
+            match cell.parse::<usize>().ok().filter(|&i| i < here.len()) {
+                Some(i) => here[i] = true,
+                None => {
+                    return Err(self.refused(format!(
+                        "an arrival with index {cell} (the group has shards 0 to {})",
+                        self.shard.count - 1
+                    )))
+                }
+            }
+        }
+        Ok(here.iter().all(|&h| h))
+    }
+
+    /// The meeting refused for what its table says.
+    fn refused(&self, why: String) -> RunError {
+        failed(format!(
+            "the meeting of group {} ({} shards) in {SCHEMA}.meeting is not one this shard \
+             can trust: {why}; start the group again, under a new --shard-group",
+            self.shard.group, self.shard.count
+        ))
+    }
+
+    /// Sleeps until [`FINAL_WAIT`] before `local` (Unix seconds, this host's clock), looking
+    /// at the stop flag every [`POLL`].
+    fn sleep_until(&self, local: f64) -> Result<(), RunError> {
+        let interrupts = qpslab_wire::interrupts();
+        loop {
+            if self.stop.load(Ordering::SeqCst) || qpslab_wire::interrupts() != interrupts {
+                return Err(RunError::Interrupted);
+            }
+            let left = local - FINAL_WAIT.as_secs_f64() - unix_now();
+            if left <= 0.0 {
+                return Ok(());
+            }
+            std::thread::sleep(POLL.min(Duration::from_secs_f64(left)));
+        }
     }
 
     /// The shards that did not arrive, named in the error.
@@ -255,24 +330,55 @@ impl<'a> Meeting<'a> {
         let _ = conn.query(&sql);
     }
 
-    /// Calls `done` every [`POLL`] until it says yes, the timeout passes
-    /// ([`RunError::Meeting`]) or `stop` is raised ([`RunError::Interrupted`]).
-    fn poll(&self, mut done: impl FnMut() -> Result<bool, RunError>) -> Result<(), RunError> {
+    /// Calls `done` every [`POLL`] until it says yes (true) or the timeout passes (false);
+    /// [`RunError::Interrupted`] once `stop` is raised or a signal arrives.
+    fn poll(&self, mut done: impl FnMut() -> Result<bool, RunError>) -> Result<bool, RunError> {
         let until = Instant::now() + self.timeout;
         let interrupts = qpslab_wire::interrupts();
         loop {
             if done()? {
-                return Ok(());
+                return Ok(true);
             }
             if self.stop.load(Ordering::SeqCst) || qpslab_wire::interrupts() != interrupts {
                 return Err(RunError::Interrupted);
             }
             if Instant::now() >= until {
-                return Err(failed("timed out"));
+                return Ok(false);
             }
             std::thread::sleep(POLL);
         }
     }
+}
+
+/// Why a start `at` (the server's Unix seconds) read from the table cannot be met, when the
+/// server's clock says `now` and the meeting's wait ends at `latest`: a start not finite
+/// (`Duration` would panic on it), already past (this shard would measure a window the others
+/// do not), or beyond the wait (a sleep no timeout bounds).
+fn start_within(at: f64, now: f64, latest: f64) -> Result<(), String> {
+    if !at.is_finite() {
+        return Err(format!("its start {at} is not a time"));
+    }
+    if at < now {
+        return Err(format!(
+            "its start passed {:.3} s before this shard read it",
+            now - at
+        ));
+    }
+    if at > latest {
+        // A forged start may be any double: its distance said in a few digits.
+        let ahead = at - now;
+        let ahead = if ahead < 1e9 {
+            format!("{ahead:.0}")
+        } else {
+            format!("{ahead:.1e}")
+        };
+        return Err(format!(
+            "its start is {ahead} s ahead, past the end of the wait ({:.0} s ahead; \
+             --shard-timeout)",
+            latest - now
+        ));
+    }
+    Ok(())
 }
 
 /// The wait for the other shards of `plan`: `--shard-timeout`, else [`BASE_TIMEOUT_S`] plus
@@ -326,5 +432,27 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(timeout_s(&p), 5.0);
+    }
+
+    #[test]
+    fn a_start_is_met_only_between_now_and_the_end_of_the_wait() {
+        assert_eq!(start_within(1001.0, 1000.0, 1010.0), Ok(()));
+        assert_eq!(start_within(1000.0, 1000.0, 1010.0), Ok(()));
+        let past = start_within(999.5, 1000.0, 1010.0).unwrap_err();
+        assert!(past.contains("passed 0.500 s before"), "{past}");
+        let ahead = start_within(4600.0, 1000.0, 1010.0).unwrap_err();
+        assert!(
+            ahead.contains("3600 s ahead, past the end of the wait (10 s"),
+            "{ahead}"
+        );
+        for at in [1e300, f64::INFINITY, f64::NAN] {
+            assert!(start_within(at, 1000.0, 1010.0).is_err(), "{at}");
+        }
+        assert!(start_within(1e300, 1000.0, 1010.0)
+            .unwrap_err()
+            .contains("its start is 1.0e300 s ahead"));
+        assert!(start_within(f64::NAN, 1000.0, 1010.0)
+            .unwrap_err()
+            .contains("not a time"));
     }
 }
