@@ -1,14 +1,19 @@
 //! The endpoint: one thread accepting on a `TcpListener` and answering `GET /metrics` (and
 //! `HEAD`) with the registry's text. Connections are served side by side by a small poll loop
 //! over non-blocking sockets: a scraper that connects and sends nothing holds no one else up.
-//! Each connection has [`IO_TIMEOUT`] in all to send its request and read the answer, a
-//! request's head is capped, and at most [`MAX_CONNECTIONS`] are open at once (the oldest is
-//! closed to make room), so idle or slow clients cost the thread a little memory, never the
-//! run or the next scrape. Dropping the [`Exporter`] stops the thread and closes the port.
+//!
+//! Scrapes come first under a flood of connections. A new connection is read at once (under a
+//! flood the accept comes late, so a scraper's request is already there and is answered
+//! before anything is closed); a connection that has sent nothing is idle and closed after
+//! [`IDLE_TIMEOUT`], one that has begun its request has [`IO_TIMEOUT`] in all; a request's head
+//! is capped. At most [`PER_CLIENT`] connections per client address and [`MAX_CONNECTIONS`] in
+//! all are open: room is made by closing an idle connection of the client with the most
+//! (its oldest), else the new one is refused, so one flooding client fills its own share, not
+//! the scrapers'. Dropping the [`Exporter`] stops the thread and closes the port.
 
 use crate::{Format, MetricsError, Registry};
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -19,8 +24,13 @@ const IO_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long the thread sleeps when no connection moved: how late a new request is seen, and
 /// how often an idle endpoint looks at its stop flag.
 const POLL: Duration = Duration::from_millis(10);
-/// The most connections open at once; a new one closes the oldest (most likely idle).
+/// How long a connection may stay open without sending a byte: long enough for a scraper
+/// across a slow link, short enough that idle ones cannot hold the slots.
+const IDLE_TIMEOUT: Duration = Duration::from_millis(500);
+/// The most connections open at once.
 const MAX_CONNECTIONS: usize = 64;
+/// The most connections open at once from one client address.
+const PER_CLIENT: usize = 8;
 /// The largest request head read; a longer one is answered 431.
 const MAX_HEAD: usize = 16 << 10;
 
@@ -93,7 +103,7 @@ fn serve(listener: &TcpListener, registry: &Registry, stop: &AtomicBool) {
         let mut moved = false;
         // Bounded, so a flood of connections cannot keep the loop from serving.
         for _ in 0..MAX_CONNECTIONS {
-            let Ok((stream, _)) = listener.accept() else {
+            let Ok((stream, peer)) = listener.accept() else {
                 break;
             };
             moved = true;
@@ -101,10 +111,15 @@ fn serve(listener: &TcpListener, registry: &Registry, stop: &AtomicBool) {
             if stream.set_nonblocking(true).is_err() {
                 continue;
             }
-            if clients.len() >= MAX_CONNECTIONS {
-                clients.remove(0);
+            let mut c = Client::new(stream, peer.ip());
+            // Read at once: a request already there is answered before any room is made.
+            match c.step(registry) {
+                Ok(Step::Done) | Err(_) => continue,
+                Ok(_) => {}
             }
-            clients.push(Client::new(stream));
+            if make_room(&mut clients, &c) {
+                clients.push(c);
+            }
         }
         // A failed exchange concerns that scraper only: its connection is closed. A scraper
         // that trickles its bytes still has IO_TIMEOUT in all.
@@ -112,7 +127,7 @@ fn serve(listener: &TcpListener, registry: &Registry, stop: &AtomicBool) {
             Ok(Step::Done) | Err(_) => false,
             Ok(step) => {
                 moved |= matches!(step, Step::Moved);
-                c.since.elapsed() < IO_TIMEOUT
+                c.since.elapsed() < c.timeout()
             }
         });
         if !moved {
@@ -121,9 +136,39 @@ fn serve(listener: &TcpListener, registry: &Registry, stop: &AtomicBool) {
     }
 }
 
+/// Makes room for `new` among `clients` within [`PER_CLIENT`] and [`MAX_CONNECTIONS`] by
+/// closing the oldest idle connection of its own address (at its share) or of the address
+/// with the most connections (all full); false when there is no idle one to close: `new` is
+/// refused then, unless it has begun a request and an idle one of its own address can go.
+fn make_room(clients: &mut Vec<Client>, new: &Client) -> bool {
+    let of = |ip: IpAddr, clients: &[Client]| clients.iter().filter(|c| c.peer == ip).count();
+    let victim_ip = if of(new.peer, clients) >= PER_CLIENT {
+        new.peer
+    } else if clients.len() >= MAX_CONNECTIONS {
+        let mut ips: Vec<IpAddr> = clients.iter().map(|c| c.peer).collect();
+        ips.sort();
+        ips.dedup();
+        match ips.into_iter().max_by_key(|&ip| of(ip, clients)) {
+            Some(ip) => ip,
+            None => return true,
+        }
+    } else {
+        return true;
+    };
+    // Clients are in the order they came: the first idle one of that address is its oldest.
+    match clients.iter().position(|c| c.peer == victim_ip && c.idle()) {
+        Some(i) => {
+            clients.remove(i);
+            true
+        }
+        None => false,
+    }
+}
+
 /// One scraper's connection: its request as read so far, then the answer as written so far.
 struct Client {
     stream: TcpStream,
+    peer: IpAddr,
     since: Instant,
     head: Vec<u8>,
     /// The whole answer, once the request is read.
@@ -142,13 +187,28 @@ enum Step {
 }
 
 impl Client {
-    fn new(stream: TcpStream) -> Client {
+    fn new(stream: TcpStream, peer: IpAddr) -> Client {
         Client {
             stream,
+            peer,
             since: Instant::now(),
             head: Vec::new(),
             out: None,
             sent: 0,
+        }
+    }
+
+    /// Nothing received yet.
+    fn idle(&self) -> bool {
+        self.head.is_empty() && self.out.is_none()
+    }
+
+    /// How long the connection may stay open: [`IDLE_TIMEOUT`] while idle, else [`IO_TIMEOUT`].
+    fn timeout(&self) -> Duration {
+        if self.idle() {
+            IDLE_TIMEOUT
+        } else {
+            IO_TIMEOUT
         }
     }
 
@@ -314,6 +374,122 @@ mod tests {
         // Well under one idle connection's timeout, with room for a busy machine.
         assert!(took < IO_TIMEOUT, "{took:?}");
         drop(idle);
+    }
+
+    /// A connection to `addr` (IPv4) from the address `from` (any of 127/8 on Linux), so one
+    /// host can be several clients; `None` when the connect fails or takes over a second.
+    fn connect_from(from: std::net::Ipv4Addr, addr: SocketAddr) -> Option<TcpStream> {
+        use std::os::fd::FromRawFd;
+        let SocketAddr::V4(to) = addr else {
+            return None;
+        };
+        let sin = |ip: std::net::Ipv4Addr, port: u16| libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: port.to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(ip).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        // SAFETY: a new socket; the addresses and the timeout are valid values of their types
+        // and sizes; the descriptor is owned by the TcpStream (or closed) afterwards.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+            assert!(fd >= 0, "socket");
+            let stream = TcpStream::from_raw_fd(fd);
+            let second = libc::timeval {
+                tv_sec: 1,
+                tv_usec: 0,
+            };
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_SNDTIMEO,
+                (&second as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            );
+            let src = sin(from, 0);
+            if libc::bind(fd, (&src as *const libc::sockaddr_in).cast(), len) != 0 {
+                return None;
+            }
+            let dst = sin(*to.ip(), to.port());
+            if libc::connect(fd, (&dst as *const libc::sockaddr_in).cast(), len) != 0 {
+                return None;
+            }
+            Some(stream)
+        }
+    }
+
+    /// Opens connections to `addr` from 127.0.0.2 that send nothing, as fast as it can,
+    /// keeping at most `open` of them (the oldest closed), until `stop`.
+    fn flood(addr: SocketAddr, open: usize, stop: Arc<AtomicBool>) -> JoinHandle<usize> {
+        std::thread::spawn(move || {
+            let mut held = std::collections::VecDeque::new();
+            let mut made = 0;
+            while !stop.load(Ordering::SeqCst) {
+                if let Some(s) = connect_from([127, 0, 0, 2].into(), addr) {
+                    made += 1;
+                    held.push_back(s);
+                }
+                if held.len() > open {
+                    held.pop_front();
+                }
+            }
+            made
+        })
+    }
+
+    #[test]
+    fn issue_45_scrapes_are_answered_under_a_flood_of_idle_connections() {
+        let e = Exporter::start("127.0.0.1:0").unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let floods: Vec<_> = (0..3)
+            .map(|_| flood(e.local_addr(), 300, stop.clone()))
+            .collect();
+        std::thread::sleep(Duration::from_millis(300));
+        let mut failed = Vec::new();
+        let mut served = 0;
+        for i in 0..10 {
+            let Some(mut s) = connect_from([127, 0, 0, 1].into(), e.local_addr()) else {
+                failed.push((i, "no connection".to_string()));
+                continue;
+            };
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            // A scraper across a slow link: its request comes a while after its connection,
+            // while the flood goes on.
+            std::thread::sleep(Duration::from_millis(150));
+            s.write_all(b"GET /metrics HTTP/1.1\r\n\r\n").unwrap();
+            let mut out = Vec::new();
+            let _ = s.read_to_end(&mut out);
+            if out.starts_with(b"HTTP/1.1 200 OK") {
+                served += 1;
+            } else {
+                failed.push((i, String::from_utf8_lossy(&out).into_owned()));
+            }
+        }
+        // One from the flood's own address, its request sent at once, is answered too.
+        let mut own = connect_from([127, 0, 0, 2].into(), e.local_addr()).expect("connect");
+        own.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        own.write_all(b"GET /metrics HTTP/1.1\r\n\r\n").unwrap();
+        let mut out = Vec::new();
+        let _ = own.read_to_end(&mut out);
+        stop.store(true, Ordering::SeqCst);
+        let made: usize = floods.into_iter().map(|f| f.join().unwrap()).sum();
+        assert!(
+            failed.is_empty(),
+            "{} of 10 scrapes failed ({served} served; flood of {made}): {failed:?}",
+            failed.len()
+        );
+        assert!(
+            made > 2 * MAX_CONNECTIONS,
+            "a flood of {made} connections only"
+        );
+        assert!(
+            out.starts_with(b"HTTP/1.1 200 OK"),
+            "{}",
+            String::from_utf8_lossy(&out)
+        );
     }
 
     #[test]
