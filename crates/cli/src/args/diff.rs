@@ -67,8 +67,9 @@ pub struct DiffArgs {
     /// administer (you accept the risk).
     #[arg(long, conflicts_with = "allow_writes")]
     pub trust_account: bool,
-    /// Without --allow-writes: also grant EXECUTE to the diff's account (stored functions and
-    /// procedures run; they may write).
+    /// Without --allow-writes: also grant the diff's account EXECUTE on each SQL SECURITY
+    /// INVOKER routine of its databases (they run with its read privileges); DEFINER routines
+    /// run with their definer's rights and stay refused by the server.
     #[arg(long, conflicts_with = "allow_writes")]
     pub grant_execute: bool,
     /// Compare only the N most frequent classes.

@@ -47,8 +47,9 @@ pub struct ReplayArgs {
     /// connecting one may create users).
     #[arg(long, requires = "read_only")]
     pub trust_account: bool,
-    /// With --read-only: also grant EXECUTE to the replay's account (stored functions and
-    /// procedures run; they may write).
+    /// With --read-only: also grant the replay's account EXECUTE on each SQL SECURITY INVOKER
+    /// routine of its databases (they run with its read privileges); DEFINER routines run with
+    /// their definer's rights and stay refused by the server.
     #[arg(long, requires = "read_only")]
     pub grant_execute: bool,
     /// Also run server-level statements (SHUTDOWN, KILL, SET GLOBAL, accounts, GRANT, plugins,

@@ -13,7 +13,7 @@ const PASSES: usize = 3;
 type Counters = BTreeMap<String, f64>;
 
 fn status(conn: &mut SideConn) -> Result<Counters, qpslab_wire::Error> {
-    let r = conn.conn().query("SHOW SESSION STATUS LIKE 'Handler%'")?;
+    let r = conn.guard(|c| c.query("SHOW SESSION STATUS LIKE 'Handler%'"))?;
     Ok(r.rows
         .iter()
         .filter_map(|row| {

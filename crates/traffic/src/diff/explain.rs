@@ -88,13 +88,16 @@ fn table(t: &Value, above: Above) -> TableFacts {
 
 /// The facts of `sql` on `conn`: its EXPLAIN, with pages accessed from ANALYZE where the
 /// server has it (MariaDB ≥ 10.9; ANALYZE runs the statement, so only for reads).
-pub fn explain(conn: &mut Conn, sql: &str) -> Result<Vec<TableFacts>, qpslab_wire::Error> {
-    let plan = json(conn, &format!("EXPLAIN FORMAT=JSON {sql}"))?;
+pub fn explain(conn: &mut Conn, sql: &[u8]) -> Result<Vec<TableFacts>, qpslab_wire::Error> {
+    let plan = json(conn, &[&b"EXPLAIN FORMAT=JSON "[..], sql].concat())?;
     let mut tables = facts(&plan);
     if conn.is_mariadb() {
         // Older servers lack r_engine_stats (or ANALYZE): the plan alone is still evidence.
-        if let Ok(analyzed) = json(conn, &format!("ANALYZE FORMAT=JSON {sql}")) {
-            add_pages(&mut tables, &facts(&analyzed));
+        match json(conn, &[&b"ANALYZE FORMAT=JSON "[..], sql].concat()) {
+            Ok(analyzed) => add_pages(&mut tables, &facts(&analyzed)),
+            // The reply not read: the statement may still run, the caller kills it.
+            Err(e) if crate::replay::exec::limits::left_running(&e) => return Err(e),
+            Err(_) => {}
         }
     }
     Ok(tables)
@@ -108,8 +111,8 @@ fn add_pages(tables: &mut [TableFacts], analyzed: &[TableFacts]) {
     }
 }
 
-fn json(conn: &mut Conn, sql: &str) -> Result<Value, qpslab_wire::Error> {
-    let r = conn.query(sql)?;
+fn json(conn: &mut Conn, sql: &[u8]) -> Result<Value, qpslab_wire::Error> {
+    let r = conn.query_bytes(sql)?;
     let text = r.first_value().unwrap_or("{}");
     Ok(serde_json::from_str(text).unwrap_or(Value::Null))
 }

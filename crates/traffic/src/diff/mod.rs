@@ -59,7 +59,8 @@ pub struct DiffSide {
     /// logged databases are mapped onto it); without, each runs in its logged database.
     pub options: ConnectOptions,
     /// The longest a statement may take before the side is called stalled (a locked table, a
-    /// hung server); none: unbounded.
+    /// hung server); none: unbounded. It is also the server's limit on each statement of the
+    /// side's sessions (see [`crate::replay::exec::limits`]).
     pub statement_timeout: Option<Duration>,
     /// Every session of the side runs in read-only transactions (`SET SESSION TRANSACTION READ
     /// ONLY`), as an account that only reads (see [`crate::replay::account`]): a statement the
@@ -70,8 +71,8 @@ pub struct DiffSide {
 /// One logged statement of a class's sample.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sampled {
-    /// The statement.
-    pub sql: String,
+    /// The statement, as the log holds its bytes.
+    pub sql: Vec<u8>,
     /// The database it ran in, as logged.
     pub db: Option<String>,
 }

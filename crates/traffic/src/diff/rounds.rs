@@ -73,7 +73,7 @@ pub fn measure(
                     source: e,
                 }))
             }
-            Err(e) => match crate::replay::exec::refusal(&e) {
+            Err(e) => match crate::replay::exec::refusal(&e, sides[0].read_only) {
                 // The server refused it (a read-only side): the class is skipped, with why.
                 Some(reason) => {
                     out.skipped.push(SkippedClass {
@@ -130,7 +130,7 @@ fn class(
         if !c.write {
             if let Some(s) = c.sample.first() {
                 conn.use_database(s)?;
-                m.explain[side] = match explain::explain(conn.conn(), &s.sql) {
+                m.explain[side] = match conn.guard(|c| explain::explain(c, &s.sql)) {
                     Ok(facts) => facts,
                     // A read the server cannot EXPLAIN (SHOW...) just has no plan to compare.
                     Err(e) if !e.is_connection_lost() => Vec::new(),

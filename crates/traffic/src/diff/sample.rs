@@ -37,7 +37,7 @@ pub fn plan(log: &ReplayLog, o: &DiffOptions) -> (Work, Vec<SkippedClass>) {
         let sample = spread(idx, o.sample)
             .into_iter()
             .map(|i| Sampled {
-                sql: log.stmts[i].sql.clone(),
+                sql: AsRef::<[u8]>::as_ref(&log.stmts[i].sql).to_vec(),
                 db: log.stmts[i].db.clone(),
             })
             .collect();

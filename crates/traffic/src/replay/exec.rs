@@ -20,10 +20,22 @@
 //! reset first (COM_RESET_CONNECTION), so no transaction, lock, temporary table, prepared
 //! statement or user variable of one logged connection is seen by the next. A replay whose
 //! server is gone at its end (its own SHUTDOWN, say) ended early, whatever it ran.
+//!
+//! Nothing is left running ([`limits`]): every session carries the server's limit on a
+//! statement's time (the connection's `--read-timeout`), set again after each reset and
+//! reconnection; a statement whose reply a session stopped reading (its read timeout, an
+//! interrupt, a broken connection) is killed with its connection before the session goes on;
+//! and once the replay is stopped or halted, the coordinator kills the statements still
+//! running (`KILL QUERY`), so every session sees the stop at once. Rows are counted as they
+//! arrive and never kept ([`Conn::query_each`]), and a statement goes to the server as the
+//! bytes the log holds.
+
+pub mod limits;
 
 use super::lanes::{self, Lanes};
 use super::tally::{Tally, LOST_CONNECTION};
 use super::{ReplayLog, ReplayOptions, Stmt};
+use limits::Kill;
 use qpslab_core::replay::ReplayMode;
 use qpslab_core::result::{CpuUsage, PhaseResult, Sample};
 use qpslab_core::ConnectOptions;
@@ -33,7 +45,7 @@ use qpslab_engine::run::{
 use qpslab_lab::error::ExecError;
 use qpslab_wire::Conn;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -67,6 +79,9 @@ struct Shared<'a> {
     gone: Mutex<Option<String>>,
     /// Raised with `gone`: every session stops.
     halt: AtomicBool,
+    /// The connection id of each session's statement in flight (0: none), for the kill when
+    /// the replay stops.
+    running: Vec<AtomicU32>,
 }
 
 impl Shared<'_> {
@@ -135,6 +150,7 @@ pub fn replay(
         done: AtomicUsize::new(0),
         gone: Mutex::new(None),
         halt: AtomicBool::new(false),
+        running: (0..sessions).map(|_| AtomicU32::new(0)).collect(),
     };
     let (total, samples) = std::thread::scope(|scope| {
         for (i, conn) in conns.into_iter().enumerate() {
@@ -170,6 +186,7 @@ fn open(target: &ConnectOptions, opts: &ReplayOptions) -> Result<Conn, qpslab_wi
         t.database.clone_from(&opts.database);
     }
     let mut conn = Conn::connect(&t)?;
+    limits::limit(&mut conn, t.timeouts.read)?;
     read_only(&mut conn, opts)?;
     Ok(conn)
 }
@@ -186,12 +203,24 @@ fn read_only(conn: &mut Conn, opts: &ReplayOptions) -> Result<(), qpslab_wire::E
 /// server's `read_only`, or a privilege the account lacks.
 const REFUSALS: [u16; 8] = [1044, 1142, 1143, 1211, 1227, 1290, 1370, 1792];
 
-/// Why the server refused a statement, when its error is a refusal (replay's and diff's).
-pub(crate) fn refusal(e: &qpslab_wire::Error) -> Option<String> {
+/// `ER_PROCACCESS_DENIED_ERROR`: no EXECUTE on the routine.
+const NO_EXECUTE: u16 = 1370;
+
+/// Why the server refused a statement, when its error is a refusal (replay's and diff's);
+/// `read_only`: the sessions run as a read-only account, which may execute only SQL SECURITY
+/// INVOKER routines (see [`super::account`]).
+pub(crate) fn refusal(e: &qpslab_wire::Error, read_only: bool) -> Option<String> {
     match e {
         qpslab_wire::Error::Server { code, message, .. } if REFUSALS.contains(code) => {
             let message: String = message.chars().take(200).collect();
-            Some(format!("refused by the server: {code} {message}"))
+            let why = if read_only && *code == NO_EXECUTE {
+                " (under --read-only only SQL SECURITY INVOKER routines run, with \
+                 --grant-execute: a SQL SECURITY DEFINER routine runs with its definer's \
+                 rights, which no read-only account limits)"
+            } else {
+                ""
+            };
+            Some(format!("refused by the server: {code} {message}{why}"))
         }
         _ => None,
     }
@@ -223,8 +252,12 @@ fn coordinate(
     let mut last = Duration::ZERO;
     let mut next = interval;
     let mut cpu = CpuSnapshot::now();
+    let mut stopping = Stopping::default();
     loop {
         let finished = shared.done.load(Ordering::Acquire) == sessions;
+        if !finished && shared.halted() {
+            stopping.kill_running(shared);
+        }
         let now = shared.t0.elapsed();
         if finished || now >= next {
             let tally = take(shared);
@@ -252,6 +285,51 @@ fn coordinate(
             return (total, samples);
         }
         std::thread::sleep(next.saturating_sub(shared.t0.elapsed()).min(NAP));
+    }
+}
+
+/// The coordinator's kills once the replay is stopped or halted: each statement still running
+/// is killed once (`KILL QUERY`: its session sees an error, then the stop), from one control
+/// connection opened for it; [`CONTROL_TRIES`] failures to open one end the attempts (the
+/// server is gone: its statements with it).
+#[derive(Default)]
+struct Stopping {
+    control: Option<Conn>,
+    tries: u32,
+    killed: std::collections::BTreeSet<u32>,
+}
+
+/// Attempts at a control connection for the kills of a stopped replay.
+const CONTROL_TRIES: u32 = 3;
+
+impl Stopping {
+    fn kill_running(&mut self, shared: &Shared<'_>) {
+        for r in &shared.running {
+            let id = r.load(Ordering::Acquire);
+            if id == 0 || self.killed.contains(&id) {
+                continue;
+            }
+            let Some(control) = self.control(shared.target) else {
+                return;
+            };
+            if limits::kill_on(control, id, Kill::Query).is_ok() {
+                self.killed.insert(id);
+            } else {
+                self.control = None;
+            }
+        }
+    }
+
+    fn control(&mut self, target: &ConnectOptions) -> Option<&mut Conn> {
+        if self.control.is_none() && self.tries < CONTROL_TRIES {
+            self.tries += 1;
+            let t = ConnectOptions {
+                database: None,
+                ..target.clone()
+            };
+            self.control = Conn::connect_timeout(&t, limits::KILL_WAIT).ok();
+        }
+        self.control.as_mut()
     }
 }
 
@@ -359,7 +437,7 @@ impl<'a> Session<'a> {
             self.tally().skipped(s.class, reason);
             return;
         }
-        if opts.database.is_some() && is_use(&s.sql) {
+        if opts.database.is_some() && is_use(s.sql.as_ref()) {
             // `--database` maps the log's `use` onto the one database.
             return;
         }
@@ -378,16 +456,21 @@ impl<'a> Session<'a> {
             return;
         }
         let t = Instant::now();
-        match self.conn.query(&s.sql) {
+        let running = &self.shared.running[self.index];
+        running.store(self.conn.connection_id(), Ordering::Release);
+        // Rows are counted by the session as they pass, never kept.
+        let r = self.conn.query_each(s.sql.as_ref(), &mut |_| {});
+        running.store(0, Ordering::Release);
+        match r {
             Ok(_) => {
                 let us = t.elapsed().as_micros() as u64;
                 self.tally().ok(s.class, s.kind, us);
-                self.shared.xa.note(&s.sql);
-                if is_use(&s.sql) {
+                self.shared.xa.note(s.sql.as_ref());
+                if is_use(s.sql.as_ref()) {
                     self.db.clone_from(&s.db);
                 }
             }
-            Err(e) => match refusal(&e) {
+            Err(e) => match refusal(&e, opts.policy.read_only) {
                 Some(why) => self.tally().skipped(s.class, why),
                 None => self.failed(s, &e),
             },
@@ -402,6 +485,8 @@ impl<'a> Session<'a> {
             return Ok(());
         }
         self.conn.reset()?;
+        // The reset dropped the session's settings: its limit and read-only mode again.
+        limits::limit(&mut self.conn, self.shared.target.timeouts.read)?;
         read_only(&mut self.conn, self.shared.opts)
     }
 
@@ -428,11 +513,20 @@ impl<'a> Session<'a> {
         switch_database(&mut self.conn, &mut self.db, &s.db)
     }
 
-    /// Counts a failed statement; re-establishes a lost connection.
+    /// Counts a failed statement; re-establishes a lost connection, after killing the
+    /// statement the session stopped waiting for (the server may still run it).
     fn failed(&mut self, s: &Stmt, e: &qpslab_wire::Error) {
         let lost = e.is_connection_lost() || e.server_code().is_none();
         let code = e.server_code().unwrap_or(LOST_CONNECTION);
         self.tally().failed(s.class, code);
+        if limits::left_running(e) {
+            let control = ConnectOptions {
+                database: None,
+                ..self.shared.target.clone()
+            };
+            // A server that is gone took the statement with it: nothing to report.
+            let _ = limits::kill(&control, self.conn.connection_id(), Kill::Connection);
+        }
         if lost {
             self.reconnect();
         }
@@ -478,10 +572,10 @@ impl<'a> Session<'a> {
 }
 
 /// Whether `sql` is a `USE db` statement.
-fn is_use(sql: &str) -> bool {
-    sql.trim_start()
+fn is_use(sql: &[u8]) -> bool {
+    sql.trim_ascii_start()
         .get(..4)
-        .is_some_and(|w| w.eq_ignore_ascii_case("use "))
+        .is_some_and(|w| w.eq_ignore_ascii_case(b"use "))
 }
 
 /// Makes `wanted` (a logged statement's database) the connection's current one (`current`),
@@ -503,9 +597,9 @@ pub(crate) fn switch_database(
 mod tests {
     #[test]
     fn use_statements_are_recognised() {
-        assert!(super::is_use("USE shop"));
-        assert!(super::is_use("  use `a b`"));
-        assert!(!super::is_use("user_select()"));
-        assert!(!super::is_use("update users set a = 1"));
+        assert!(super::is_use(b"USE shop"));
+        assert!(super::is_use(b"  use `a b`"));
+        assert!(!super::is_use(b"user_select()"));
+        assert!(!super::is_use(b"update users set a = 1"));
     }
 }

@@ -75,8 +75,8 @@ pub struct Started(Mutex<BTreeSet<Xid>>);
 
 impl Started {
     /// Notes that a session ran `sql` without error: when it is `XA START`/`XA BEGIN`, its xid.
-    pub fn note(&self, sql: &str) {
-        if let Some(x) = started(sql) {
+    pub fn note(&self, sql: &[u8]) {
+        if let Some(x) = started(&String::from_utf8_lossy(sql)) {
             self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(x);
         }
     }
