@@ -401,6 +401,13 @@ impl Classifier {
         self
     }
 
+    /// The session may also be in any state `other` may be in (a session that may have been
+    /// reset, or that runs statements of several logged connections).
+    pub fn absorb(&mut self, other: &Classifier) {
+        self.states |= other.states;
+        self.global_modes |= other.global_modes;
+    }
+
     /// The session's current database, as the log gives it for an entry (None: unchanged).
     pub fn set_database(&mut self, db: Option<&str>) {
         let Some(db) = db else { return };

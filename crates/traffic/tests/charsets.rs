@@ -8,7 +8,7 @@
 
 use qpslab_core::ConnectOptions;
 use qpslab_sqllog::{Classifier, Dialect, Effect, LogType};
-use qpslab_traffic::replay::{source, Reading};
+use qpslab_traffic::replay::{source, Reading, Sessions};
 use qpslab_wire::Conn;
 use std::path::Path;
 
@@ -170,7 +170,8 @@ fn issue_45_every_multibyte_charset_is_read_as_the_server_reads_it() {
             let mut loaded = source::load(&path, kind).unwrap().log;
             // As replay judges it once the target is reached: sessions start in utf8mb4 and
             // follow the log's SET NAMES.
-            loaded.classify_for(&[Reading::of(&mut Conn::connect(&opts).unwrap()).unwrap()]);
+            let target = Reading::of(&mut Conn::connect(&opts).unwrap()).unwrap();
+            loaded.classify_for(&[target], Sessions::Kept);
             let judged: Vec<_> = loaded
                 .stmts
                 .iter()

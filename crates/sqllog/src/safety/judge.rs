@@ -366,7 +366,7 @@ fn set(s: &Stmt<'_, '_>, depth: u32, system_db: bool) -> Judged {
             Some(c) => out.change.charset = Some(c),
             None => {}
         }
-        only_reading &= set.mode.is_some() || set.charset.is_some();
+        only_reading &= (set.mode.is_some() || set.charset.is_some()) && !set.may_fail;
         if let Some(f) = set.verdict {
             out.verdict = out.verdict.or_worse(f);
         }
@@ -398,6 +398,8 @@ struct Assigned {
     mode: Option<ModeValue>,
     /// The client character sets it may leave (a set of [`Charset::index`] bits).
     charset: Option<u8>,
+    /// It may fail and change nothing (`SET NAMES cs COLLATE c` of another character set).
+    may_fail: bool,
 }
 
 /// One `[scope] name = value` of a SET (or `NAMES cs`, `CHARACTER SET cs`).
@@ -432,8 +434,10 @@ fn assignment(a: &Stmt<'_, '_>) -> Assigned {
             _ => None,
         };
         if let Some(at) = at {
+            let value = &a.t[at.min(a.t.len())..];
             return Assigned {
-                charset: Some(charset_value(&a.t[at.min(a.t.len())..], true)),
+                charset: Some(charset_value(value, true)),
+                may_fail: value.iter().any(is_collate),
                 ..Assigned::default()
             };
         }

@@ -182,20 +182,42 @@ impl ReplayLog {
     /// Judges every statement again as each server of `servers` reads it, keeping the worst
     /// verdict: one [`Classifier`] per logged connection, fed its statements in log order with
     /// their logged database, so a versioned comment is read by the server's version and a
-    /// `SET sql_mode` of the log changes how the connection's later statements are read.
-    pub fn classify_for(&mut self, servers: &[Reading]) {
+    /// `SET sql_mode` or `SET NAMES` of the log changes how the connection's later statements
+    /// are read.
+    ///
+    /// What the log sets holds only while the session lasts: a session that lost its
+    /// connection goes on in a new one, as the server's new sessions start. So each statement
+    /// is also read in the state a new session starts in (and in what the log set since).
+    /// Where `sessions` is [`Sessions::Interleaved`] (replay's max mode, diff's classes) one of
+    /// our sessions runs statements of any logged connection: each is read in every state any
+    /// logged connection may leave a session in.
+    pub fn classify_for(&mut self, servers: &[Reading], sessions: Sessions) {
         let mut worst: Vec<Option<Verdict>> = vec![None; self.stmts.len()];
+        let worsen = |w: &mut Option<Verdict>, v: Verdict| {
+            if w.is_none_or(|w| v.effect > w.effect) {
+                *w = Some(v);
+            }
+        };
         for r in servers {
             let fresh = Classifier::new(r.dialect)
                 .with_sql_mode(r.sql_mode.as_deref())
                 .with_charset(r.charset.as_deref());
             let mut by_conn: std::collections::HashMap<u64, Classifier> = Default::default();
+            // Every state a session may be in before one of the log's statements.
+            let mut any = fresh.clone();
             for (s, w) in self.stmts.iter().zip(worst.iter_mut()) {
                 let c = by_conn.entry(s.conn).or_insert_with(|| fresh.clone());
+                c.absorb(&fresh);
                 c.set_database(s.db.as_deref());
-                let v = c.classify(&s.sql);
-                if w.is_none_or(|w| v.effect > w.effect) {
-                    *w = Some(v);
+                any.absorb(c);
+                worsen(w, c.classify(&s.sql));
+            }
+            if sessions == Sessions::Interleaved {
+                by_conn.values().for_each(|c| any.absorb(c));
+                for (s, w) in self.stmts.iter().zip(worst.iter_mut()) {
+                    let mut c = any.clone();
+                    c.set_database(s.db.as_deref());
+                    worsen(w, c.peek(&s.sql));
                 }
             }
         }
@@ -210,6 +232,25 @@ impl ReplayLog {
     /// The databases the statements ran in, as logged.
     pub fn databases(&self) -> std::collections::BTreeSet<&str> {
         self.stmts.iter().filter_map(|s| s.db.as_deref()).collect()
+    }
+}
+
+/// How our sessions take the log's statements (see [`ReplayLog::classify_for`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sessions {
+    /// Each session runs one logged connection's statements in order (replay's sessions mode).
+    Kept,
+    /// A session runs statements of any logged connection (replay's max mode, diff).
+    Interleaved,
+}
+
+impl Sessions {
+    /// How replay's `mode` takes them.
+    pub fn of(mode: ReplayMode) -> Sessions {
+        match mode {
+            ReplayMode::Sessions => Sessions::Kept,
+            ReplayMode::Max => Sessions::Interleaved,
+        }
     }
 }
 
@@ -273,7 +314,11 @@ impl Reading {
 
 /// Judges `log`'s statements again as the servers of `targets` read them (the worst of their
 /// readings; see [`ReplayLog::classify_for`]), on a short connection to each.
-pub fn classify_on(targets: &[&ConnectOptions], log: &mut ReplayLog) -> Result<(), ExecError> {
+pub fn classify_on(
+    targets: &[&ConnectOptions],
+    log: &mut ReplayLog,
+    sessions: Sessions,
+) -> Result<(), ExecError> {
     let mut readings = Vec::new();
     for t in targets {
         // The server's defaults, not those of a database that may not exist yet.
@@ -288,7 +333,7 @@ pub fn classify_on(targets: &[&ConnectOptions], log: &mut ReplayLog) -> Result<(
         let mut conn = Conn::connect(&t).map_err(fail)?;
         readings.push(Reading::of(&mut conn).map_err(fail)?);
     }
-    log.classify_for(&readings);
+    log.classify_for(&readings, sessions);
     Ok(())
 }
 
@@ -536,7 +581,7 @@ pub(crate) mod tests {
         let effects = |l: &ReplayLog| l.stmts.iter().map(|s| s.verdict.effect).collect::<Vec<_>>();
         // One statement at a time, connection 1's string ends at its backslash unseen.
         assert_eq!(effects(&log)[2], Effect::Read);
-        log.classify_for(&[Reading::unknown()]);
+        log.classify_for(&[Reading::unknown()], Sessions::Kept);
         assert_eq!(
             effects(&log),
             [Effect::Session, Effect::Read, Effect::Write, Effect::Write]
@@ -549,21 +594,59 @@ pub(crate) mod tests {
             sql_mode: Some(sql_mode.into()),
             charset: Some("utf8mb4".into()),
         };
-        log.classify_for(&[mariadb("STRICT_TRANS_TABLES")]);
+        log.classify_for(&[mariadb("STRICT_TRANS_TABLES")], Sessions::Kept);
         assert_eq!(
             effects(&log),
             [Effect::Session, Effect::Read, Effect::Write, Effect::Read]
         );
-        log.classify_for(&[mariadb("NO_BACKSLASH_ESCAPES")]);
+        log.classify_for(&[mariadb("NO_BACKSLASH_ESCAPES")], Sessions::Kept);
         assert_eq!(effects(&log)[1], Effect::Write);
         // Two servers (diff's sides): the worst of their readings.
         let mut both = Reading::unknown();
         both.dialect = Dialect::of_server("11.4.2-MariaDB");
-        log.classify_for(&[mariadb(""), both]);
+        log.classify_for(&[mariadb(""), both], Sessions::Kept);
         assert_eq!(
             effects(&log),
             [Effect::Session, Effect::Read, Effect::Write, Effect::Write]
         );
+    }
+
+    /// A statement given as bytes.
+    fn logged_bytes(conn: u64, sql: &[u8]) -> Logged {
+        Logged {
+            sql: sql.to_vec(),
+            verdict: qpslab_sqllog::classify(sql),
+            ..logged(conn, Some(1), 0.0, "")
+        }
+    }
+
+    #[test]
+    fn what_a_session_set_is_read_with_a_new_sessions_state_and_across_interleaved_sessions() {
+        // In gbk the string closes after `0xbf 0x5c` and SHUTDOWN runs; in utf8mb4 it does
+        // not. The other way round, `0xbf 0x5c 0x5c` hides the clause from gbk only.
+        let gbk_reveals = b"SELECT '\xbf\x5c', 1; SHUTDOWN -- '";
+        let utf8_reveals = b"SET @s='\xbf\x5c\x5c', SESSION tx_read_only=0 -- '";
+        let mut log = ReplayLog::default();
+        log.add_statement(logged_bytes(1, b"SET NAMES gbk"));
+        log.add_statement(logged_bytes(1, gbk_reveals));
+        log.add_statement(logged_bytes(1, utf8_reveals));
+        log.add_statement(logged_bytes(2, gbk_reveals));
+        let target = Reading {
+            dialect: Dialect::of_server("10.11.19-MariaDB"),
+            sql_mode: Some(String::new()),
+            charset: Some("utf8mb4".into()),
+        };
+        let effects = |l: &ReplayLog| l.stmts.iter().map(|s| s.verdict.effect).collect::<Vec<_>>();
+        // Connection 1 read in gbk, and as a new session (a reconnection) reads it; connection
+        // 2 never set gbk.
+        log.classify_for(std::slice::from_ref(&target), Sessions::Kept);
+        assert_eq!(
+            effects(&log),
+            [Effect::Session, Effect::Admin, Effect::Write, Effect::Read]
+        );
+        // One of our sessions may run connection 2's statement after connection 1's SET NAMES.
+        log.classify_for(&[target], Sessions::Interleaved);
+        assert_eq!(effects(&log)[3], Effect::Admin);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! logged connection by its own classifier; once the target is reached, its caller judges them
 //! again as that server reads them ([`ReplayLog::classify_for`], [`super::Reading::of`]).
 
-use super::{Logged, Reading, ReplayLog};
+use super::{Logged, Reading, ReplayLog, Sessions};
 use qpslab_core::fault::Blame;
 use qpslab_lab::ExecError;
 use qpslab_sqllog::{classify, fingerprint, Command, Entry, LogError, LogType};
@@ -43,7 +43,8 @@ pub fn load(path: &Path, kind: LogType) -> Result<Loaded, ExecError> {
     }
     log.skipped_unparsed = reader.skipped();
     // Each connection's statements in order: a `SET sql_mode` changes how later ones are read.
-    log.classify_for(&[Reading::unknown()]);
+    // How the sessions will take them is not known yet: as any of them may.
+    log.classify_for(&[Reading::unknown()], Sessions::Interleaved);
     let (bytes, sha256) = digest(path).map_err(|e| log_error(LogError::Io(e)))?;
     Ok(Loaded {
         log,
