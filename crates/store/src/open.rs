@@ -140,8 +140,10 @@ impl Store {
 }
 
 impl Store {
-    /// Refuses a path that cannot hold a store (a directory, or a file in a missing directory)
-    /// before anything is measured for it.
+    /// Refuses a path that cannot hold a store (a directory, a device, a FIFO, a socket, or a
+    /// file in a missing directory) before anything is measured for it, and before anything is
+    /// created: SQLite would put its `-journal`, `-wal` and `-shm` files beside whatever it
+    /// is given (`/dev/zero-journal`).
     pub fn check_path(path: &Path) -> Result<(), Error> {
         check_path(path)
     }
@@ -155,8 +157,25 @@ fn check_path(path: &Path) -> Result<(), Error> {
             why,
         })
     };
-    if path.is_dir() {
-        return bad("is a directory".into());
+    if let Ok(meta) = std::fs::metadata(path) {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        let kind = if t.is_dir() {
+            "is a directory"
+        } else if t.is_char_device() {
+            "is a character device, not a file"
+        } else if t.is_block_device() {
+            "is a block device, not a file"
+        } else if t.is_fifo() {
+            "is a FIFO, not a file"
+        } else if t.is_socket() {
+            "is a socket, not a file"
+        } else {
+            ""
+        };
+        if !kind.is_empty() {
+            return bad(kind.into());
+        }
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,

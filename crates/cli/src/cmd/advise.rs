@@ -48,8 +48,8 @@ pub fn advise(a: AdviseArgs) -> Result<()> {
         _ => Ok(render::table(&doc)),
     })?;
     if let Some(cnf) = &a.cnf {
-        crate::outfile::write("--cnf", cnf, &render::cnf(&doc))?;
-        eprintln!("recommended server settings written to {}", cnf.display());
+        crate::outfile::write("--cnf", cnf, render::cnf(&doc))?;
+        crate::outfile::tell("recommended server settings", cnf);
     }
     Ok(())
 }

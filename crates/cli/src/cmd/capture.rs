@@ -11,6 +11,7 @@
 use crate::args::{CaptureArgs, Format, TargetArgs};
 use crate::error::user;
 use crate::out::Output;
+use crate::outfile::Sink;
 use crate::signals::INTERRUPTED;
 use crate::target::{connect, sandbox_home};
 use anyhow::Result;
@@ -44,7 +45,8 @@ struct CaptureDoc<'a> {
 pub fn capture(a: CaptureArgs) -> Result<()> {
     check_out(&a.out, a.force)?;
     let output = Output::new(&a.output, "capture")?;
-    if output.format() != Format::Table && a.out == Path::new("-") {
+    let sink = crate::outfile::sink("--out", &a.out)?;
+    if output.format() != Format::Table && sink == Sink::Stdout {
         return Err(user(
             "--out - writes the log to standard output: write the --format document with \
              --export-json PATH instead",
@@ -61,15 +63,23 @@ pub fn capture(a: CaptureArgs) -> Result<()> {
     let options = connected.server_options();
     check_local(&options.endpoint)?;
     let target = options.describe();
-    let mut stdout;
-    let out = if a.out == Path::new("-") {
-        stdout = std::io::BufWriter::new(std::io::stdout().lock());
-        LogOut::Writer(&mut stdout)
-    } else {
-        LogOut::File {
-            path: &a.out,
-            replace: a.force,
+    // A FIFO or a device is written into as standard output is, never replaced.
+    let mut stream: Box<dyn std::io::Write>;
+    let out = match &sink {
+        Sink::Stdout => {
+            stream = Box::new(std::io::BufWriter::new(std::io::stdout().lock()));
+            LogOut::Writer(&mut *stream)
         }
+        Sink::Into(path) => {
+            let f = crate::outfile::into(path)
+                .map_err(|e| user(format!("--out {}: {e}", a.out.display())))?;
+            stream = Box::new(std::io::BufWriter::with_capacity(1 << 20, f));
+            LogOut::Writer(&mut *stream)
+        }
+        Sink::Whole(path) => LogOut::File {
+            path,
+            replace: a.force,
+        },
     };
     let request = Request {
         target: &options,
@@ -148,9 +158,6 @@ fn summary(d: &CaptureDoc) -> String {
 
 /// FILE must be new (or `--force`) in a directory that exists; `-` is standard output.
 fn check_out(out: &Path, force: bool) -> Result<()> {
-    if out == Path::new("-") {
-        return Ok(());
-    }
     crate::outfile::check("--out", out, force)
 }
 

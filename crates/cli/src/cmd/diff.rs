@@ -294,7 +294,7 @@ fn render(r: &DiffReport, f: Format) -> String {
 fn output(a: &DiffArgs, out: &Output, r: &DiffReport) -> Result<()> {
     out.emit_to(a.out.as_deref(), |f| Ok(render(r, f)))?;
     if let Some(path) = &a.out {
-        eprintln!("diff: report written to {}", path.display());
+        crate::outfile::tell("diff: report", path);
     }
     Ok(())
 }

@@ -45,7 +45,7 @@ pub fn report(a: ReportArgs) -> Result<()> {
         Ok(format.renderer().render(&report)?)
     })?;
     if let Some(path) = &a.out {
-        eprintln!("report written to {}", path.display());
+        crate::outfile::tell("report", path);
     }
     if let Some(dir) = &a.png {
         let written =

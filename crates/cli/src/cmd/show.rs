@@ -7,7 +7,6 @@ use crate::out::Output;
 use crate::render::{sweep_rows, table};
 use anyhow::Result;
 use qpslab_store::{RunId, Store};
-use std::io::Write;
 use std::path::Path;
 
 /// Runs `qpslab show`.
@@ -80,17 +79,8 @@ fn hlog(store: &Store, id: RunId, path: &Path) -> Result<()> {
             id.0
         )));
     }
-    if path == Path::new("-") {
-        std::io::stdout().lock().write_all(&text)?;
-    } else {
-        qpslab_core::files::write_atomically(path, &text)
-            .map_err(|e| user(format!("--hlog {}: {e}", path.display())))?;
-        eprintln!(
-            "{lines} histogram(s) of run {} written to {}",
-            id.0,
-            path.display()
-        );
-    }
+    crate::outfile::write("--hlog", path, &text)?;
+    crate::outfile::tell(&format!("{lines} histogram(s) of run {}", id.0), path);
     Ok(())
 }
 

@@ -66,7 +66,7 @@ fn render(a: &TuneArgs, req: &Request, done: &TuneOutcome) -> Result<()> {
     if let Some(out) = &a.out {
         let text = render_tune::render(&render_tune::cnf(&context, outcome));
         crate::outfile::write("--out", out, &text)?;
-        eprintln!("written to {}", out.display());
+        crate::outfile::tell("the tuned settings", out);
     }
     Output::new(&a.output, "tune")?.emit(|f| match f {
         Format::Json => crate::out::json(&render_tune::json_doc(outcome)),
