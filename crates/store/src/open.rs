@@ -44,6 +44,7 @@ impl Store {
     /// process that no longer exists are marked `interrupted` here.
     pub fn open(path: &Path) -> Result<Store, Error> {
         check_path(path)?;
+        companions_writable(path)?;
         // Any failure here (no permission) is reported by the open below.
         let _ = create_private(path);
         let mut conn = Connection::open(path).map_err(|source| Error::Open {
@@ -183,6 +184,41 @@ fn check_path(path: &Path) -> Result<(), Error> {
     };
     if !dir.is_dir() {
         return bad(format!("directory {} does not exist", dir.display()));
+    }
+    Ok(())
+}
+
+/// Refuses a store whose WAL files, left by a process that has it open (or had it when it
+/// died), this process may not write: SQLite maps the `-shm` file into memory, and one it
+/// cannot write or grow ends the process with SIGBUS once a write needs it, after a phase
+/// was measured. A file without its owner's write bit counts as read-only even for root:
+/// someone made it so.
+fn companions_writable(path: &Path) -> Result<(), Error> {
+    use std::os::unix::fs::PermissionsExt;
+    for suffix in ["-shm", "-wal"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        let file = Path::new(&name);
+        let Ok(meta) = std::fs::metadata(file) else {
+            continue;
+        };
+        let why = if !meta.is_file() {
+            Some("is not a regular file".to_string())
+        } else if meta.permissions().mode() & 0o200 == 0 {
+            Some("is read-only (mode without write permission)".to_string())
+        } else {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(file)
+                .err()
+                .map(|e| format!("cannot be written: {e}"))
+        };
+        if let Some(why) = why {
+            return Err(Error::ReadOnly {
+                path: path.to_path_buf(),
+                why: format!("{} {why}", file.display()),
+            });
+        }
     }
     Ok(())
 }

@@ -152,6 +152,11 @@ impl Observer for LiveObserver<'_> {
 /// reported, the summary, stability verdict and histograms at the end. When the phase fails or
 /// is interrupted, what was measured is kept and the phase is closed as `interrupted` (see
 /// `Store::interrupt_phase`). The engine's phases and log replays share this path.
+///
+/// A store that cannot take the phase's first rows (locked by another writer past its busy
+/// wait, gone read-only, full) does not stop the measurement: the phase is measured, tried
+/// again at its end, and when the store still refuses it, returned as
+/// [`ExecError::Unstored`] for its caller to print and keep elsewhere.
 pub fn measure_with(
     store: &mut Store,
     meta: &RunMeta,
@@ -163,16 +168,27 @@ pub fn measure_with(
     let plan = &meta.plan;
     sampler.begin()?;
     let host = crate::run::contention::HostCpu::read();
-    let mut handle = store.begin_phase(meta, threads)?;
+    let (mut handle, mut write_error) = match store.begin_phase(meta, threads) {
+        Ok(h) => (Some(h), None),
+        Err(e) => {
+            obs.message(&format!(
+                "warning: {e}; the phase is measured and written when it ends"
+            ));
+            (None, Some(e))
+        }
+    };
     // Profiles (when asked for) are named after the run they belong to.
-    let name = format!("{}-t{threads}", handle.run_id.0);
+    let run = handle
+        .as_ref()
+        .map_or_else(|| "unstored".to_string(), |h| h.run_id.to_string());
+    let name = format!("{run}-t{threads}");
     let title = format!("server on-CPU · {threads} thread(s)");
     if let Err(e) = sampler.start_profile(&name, &title) {
-        let _ = store.interrupt_phase(&handle);
+        if let Some(h) = &handle {
+            let _ = store.interrupt_phase(h);
+        }
         return Err(e.into());
     }
-    let mut write_error = None;
-    let run = handle.run_id.to_string();
     let result = {
         let mut on_sample = |s: &Sample| {
             sampler.tick(s.elapsed_s);
@@ -189,10 +205,10 @@ pub fn measure_with(
                 sample: s,
                 telemetry: sampler.last_tick(),
             });
-            if write_error.is_some() {
+            let Some(handle) = handle.as_mut().filter(|_| write_error.is_none()) else {
                 return;
-            }
-            if let Err(e) = store.append_interval(&mut handle, s, sampler.last_tick()) {
+            };
+            if let Err(e) = store.append_interval(handle, s, sampler.last_tick()) {
                 obs.message(&format!(
                     "warning: results store: {e}; the phase is written when it ends"
                 ));
@@ -210,19 +226,37 @@ pub fn measure_with(
         Err(e) => {
             // The phase's own error is the one to report; a store failure here is secondary
             // (the run then stays `running` until its process is found dead).
-            let _ = store.interrupt_phase(&handle);
+            if let Some(h) = &handle {
+                let _ = store.interrupt_phase(h);
+            }
             return Err(e);
         }
     };
     let others = crate::run::contention::others_share(host, &telemetry);
     phase.stability = Some(judge_phase(&phase, plan, others));
-    if let Err(source) = store.finish_phase(&handle, &phase, &telemetry) {
-        // What the store kept of it so far stays, closed as interrupted when it can be.
-        let _ = store.interrupt_phase(&handle);
+    // A phase the store refused at its start is tried again now (the other writer may be
+    // gone); one it refuses again goes to the caller whole.
+    let begun = match handle {
+        Some(h) => Ok(h),
+        None => store.begin_phase(meta, threads),
+    };
+    // Its place in the store when it has one; a phase the store never took has none.
+    let (run_id, seq) = begun
+        .as_ref()
+        .map_or((qpslab_store::RunId(0), 0), |h| (h.run_id, h.seq));
+    let stored = begun.and_then(|h| {
+        let done = store.finish_phase(&h, &phase, &telemetry);
+        if done.is_err() {
+            // What the store kept of it so far stays, closed as interrupted when it can be.
+            let _ = store.interrupt_phase(&h);
+        }
+        done
+    });
+    if let Err(source) = stored {
         return Err(ExecError::Unstored {
             measured: Box::new(Measured {
-                run_id: handle.run_id,
-                seq: handle.seq,
+                run_id,
+                seq,
                 phase,
                 telemetry,
             }),
@@ -235,8 +269,8 @@ pub fn measure_with(
         }
     }
     Ok(Measured {
-        run_id: handle.run_id,
-        seq: handle.seq,
+        run_id,
+        seq,
         phase,
         telemetry,
     })

@@ -42,24 +42,35 @@ pub fn keep(
     );
     let mut text = serde_json::to_string_pretty(&doc)?;
     text.push('\n');
-    let name = file_name(store_path, meta, measured.seq);
     let beside = store_path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .join(&name);
+        .unwrap_or(Path::new("."));
     let mut failures = Vec::new();
-    for path in [beside, std::env::temp_dir().join(&name)] {
-        match write_new(&path, &text) {
-            Ok(()) => return Ok(path),
-            Err(e) => failures.push(format!("{}: {e}", path.display())),
+    for dir in [beside, &std::env::temp_dir()] {
+        // A name taken (another phase the store never numbered, an earlier try) is never
+        // replaced: the next free one is used.
+        for n in 1..=MAX_TRIES {
+            let path = dir.join(file_name(store_path, meta, measured.seq, n));
+            match write_new(&path, &text) {
+                Ok(()) => return Ok(path),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < MAX_TRIES => {}
+                Err(e) => {
+                    failures.push(format!("{}: {e}", path.display()));
+                    break;
+                }
+            }
         }
     }
     Err(UnstoredError::Nowhere(failures))
 }
 
-/// `qpslab.db.unstored-1a2b3c4d-2.json`: the store's name, the run's uuid and the phase.
-fn file_name(store_path: &Path, meta: &RunMeta, seq: u32) -> String {
+/// How many names `keep` tries in one directory.
+const MAX_TRIES: u32 = 100;
+
+/// `qpslab.db.unstored-1a2b3c4d-2.json`: the store's name, the run's uuid and the phase (0
+/// for a phase the store never numbered), then `-N` from the `n`th try on.
+fn file_name(store_path: &Path, meta: &RunMeta, seq: u32, n: u32) -> String {
     let store = store_path
         .file_name()
         .map_or("qpslab.db".into(), |n| n.to_string_lossy().into_owned());
@@ -69,7 +80,12 @@ fn file_name(store_path: &Path, meta: &RunMeta, seq: u32) -> String {
         .filter(char::is_ascii_hexdigit)
         .take(8)
         .collect();
-    format!("{store}.unstored-{uuid}-{seq}.json")
+    let again = if n > 1 {
+        format!("-{n}")
+    } else {
+        String::new()
+    };
+    format!("{store}.unstored-{uuid}-{seq}{again}.json")
 }
 
 /// Writes `text` to a new file at `path` (mode 0600: the plan may name hosts and users), whole
@@ -132,7 +148,12 @@ mod tests {
         // A second phase of the same run gets its own file; an existing file is never replaced.
         let again = keep(&dir.path().join("q.db"), &meta, &m).unwrap();
         assert_ne!(again, path);
-        let _ = std::fs::remove_file(again);
+        assert_eq!(again.parent(), Some(dir.path()));
+        assert!(
+            again.to_string_lossy().ends_with("-2-2.json"),
+            "{}",
+            again.display()
+        );
     }
 
     #[test]
