@@ -28,12 +28,34 @@ pub fn import(a: ImportArgs) -> Result<()> {
             a.from.display()
         )));
     }
-    let mut store = crate::db::open_to_write(&a.db.db)?;
-    let done = store.import(&a.from, &picks).map_err(crate::error::fail)?;
+    // A store this import creates goes again when the import is refused: a failed import
+    // leaves the target as it was, absent included.
+    let created = !a.db.db.exists();
+    let imported = crate::db::open_to_write(&a.db.db)
+        .and_then(|mut store| store.import(&a.from, &picks).map_err(crate::error::fail));
+    let done = match imported {
+        Ok(done) => done,
+        Err(e) => {
+            if created {
+                remove_store(&a.db.db);
+            }
+            return Err(e);
+        }
+    };
     out.emit(|f| match f {
         Format::Json => crate::out::json(&done),
         _ => Ok(table(&a.from.display().to_string(), &done)),
     })
+}
+
+/// Removes the store at `path` with the files SQLite keeps beside it.
+fn remove_store(path: &std::path::Path) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        // Absent files are what is wanted.
+        let _ = std::fs::remove_file(p);
+    }
 }
 
 /// A line per run and per study: what it became here.

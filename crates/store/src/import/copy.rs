@@ -4,7 +4,6 @@
 use super::plan::{chosen, plan_studies, unfinished};
 use super::tables::{insert, rows, statements, tables, Ids, Table};
 use super::{ImportError, Imported, ImportedRun, Pick};
-use crate::error::Error;
 use crate::model::{RunId, StudyId};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
@@ -16,6 +15,7 @@ pub(super) fn copy(
     conn: &mut Connection,
     other: &Path,
     picks: &[Pick],
+    check: &dyn Fn(i64) -> Result<(), ImportError>,
 ) -> Result<Imported, ImportError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let (mut runs, studies) = chosen(&tx, other, picks)?;
@@ -26,13 +26,20 @@ pub(super) fn copy(
         ..Imported::default()
     };
     let renamed = plan_studies(&tx, &studies, &mut ids, &mut done)?;
-    let origin = other.display().to_string();
     for table in &tables {
         match table.name.as_str() {
-            "runs" => copy_runs(&tx, table, &runs, &renamed, &origin, &mut ids, &mut done)?,
-            "studies" => copy_studies(&tx, table, &renamed, &origin, &mut ids)?,
-            "tune_trials" => copy_trials(&tx, table, &renamed, &mut ids)?,
-            _ => copy_owned(&tx, table, &mut ids)?,
+            "runs" => {
+                let to = Copy {
+                    other,
+                    chosen: &runs,
+                    renamed: &renamed,
+                    check,
+                };
+                copy_runs(&tx, table, &to, &mut ids, &mut done)?
+            }
+            "studies" => copy_studies(&tx, other, table, &renamed, &mut ids)?,
+            "tune_trials" => copy_trials(&tx, other, table, &renamed, &mut ids)?,
+            _ => copy_owned(&tx, other, table, &mut ids)?,
         }
     }
     for s in &mut done.studies {
@@ -45,15 +52,28 @@ pub(super) fn copy(
 }
 
 /// Copies the chosen runs that are not here yet (by uuid), keeping their origin.
+/// What `copy_runs` copies, and how it checks each run.
+struct Copy<'a> {
+    other: &'a Path,
+    chosen: &'a [i64],
+    renamed: &'a [(i64, String, String)],
+    check: &'a dyn Fn(i64) -> Result<(), ImportError>,
+}
+
 fn copy_runs(
     tx: &Transaction<'_>,
     table: &Table,
-    chosen: &[i64],
-    renamed: &[(i64, String, String)],
-    origin: &str,
+    to: &Copy<'_>,
     ids: &mut Ids,
     done: &mut Imported,
-) -> Result<(), Error> {
+) -> Result<(), ImportError> {
+    let Copy {
+        other,
+        chosen,
+        renamed,
+        check,
+    } = *to;
+    let origin = other.display().to_string();
     let (select, insert_sql) = statements(table);
     let [id, uuid, study, original, from, host, workload] = [
         "id",
@@ -105,6 +125,7 @@ fn copy_runs(
             });
             continue;
         }
+        check(old)?;
         if let Value::Text(name) = &row[study] {
             if let Some((_, _, new)) = renamed.iter().find(|(_, n, _)| n == name) {
                 row[study] = Value::Text(new.clone());
@@ -113,9 +134,9 @@ fn copy_runs(
         // Measured elsewhere first: keep where it was measured, not where it passed through.
         if row[original] == Value::Null {
             row[original] = Value::Integer(old);
-            row[from] = Value::Text(origin.to_string());
+            row[from] = Value::Text(origin.clone());
         }
-        let new = insert(tx, table, &insert_sql, row, ids)?;
+        let new = insert(tx, other, table, &insert_sql, row, ids)?;
         done.runs.push(ImportedRun {
             original: old,
             id: RunId(new),
@@ -130,11 +151,12 @@ fn copy_runs(
 /// Copies the studies `plan_studies` chose to copy, under their names here.
 fn copy_studies(
     tx: &Transaction<'_>,
+    other: &Path,
     table: &Table,
     renamed: &[(i64, String, String)],
-    origin: &str,
     ids: &mut Ids,
-) -> Result<(), Error> {
+) -> Result<(), ImportError> {
+    let origin = other.display().to_string();
     let (select, insert_sql) = statements(table);
     let [id, name, original, from] =
         ["id", "name", "original_id", "imported_from"].map(|c| table.col(c));
@@ -149,9 +171,9 @@ fn copy_studies(
         row[name] = Value::Text(new.clone());
         if row[original] == Value::Null {
             row[original] = Value::Integer(old);
-            row[from] = Value::Text(origin.to_string());
+            row[from] = Value::Text(origin.clone());
         }
-        insert(tx, table, &insert_sql, row, ids)?;
+        insert(tx, other, table, &insert_sql, row, ids)?;
     }
     Ok(())
 }
@@ -160,10 +182,11 @@ fn copy_studies(
 /// its study), under the study's name here, each pointed at its run here.
 fn copy_trials(
     tx: &Transaction<'_>,
+    other: &Path,
     table: &Table,
     renamed: &[(i64, String, String)],
     ids: &mut Ids,
-) -> Result<(), Error> {
+) -> Result<(), ImportError> {
     let (select, insert_sql) = statements(table);
     let (session, run) = (table.col("session")?, table.col("run_id")?);
     for mut row in rows(tx, table, &format!("{select} ORDER BY id"))? {
@@ -177,7 +200,7 @@ fn copy_trials(
         if let Value::Integer(old) = row[run] {
             row[run] = ids.get("runs", old).map_or(Value::Null, Value::Integer);
         }
-        insert(tx, table, &insert_sql, row, ids)?;
+        insert(tx, other, table, &insert_sql, row, ids)?;
     }
     Ok(())
 }
@@ -185,7 +208,12 @@ fn copy_trials(
 /// Copies the rows of `table` that belong to rows copied now (phases of a copied run, samples
 /// of a copied phase, cells of a copied study...), their references pointed at the new ids. A
 /// table whose rows belong to nothing is not copied.
-fn copy_owned(tx: &Transaction<'_>, table: &Table, ids: &mut Ids) -> Result<(), Error> {
+fn copy_owned(
+    tx: &Transaction<'_>,
+    other: &Path,
+    table: &Table,
+    ids: &mut Ids,
+) -> Result<(), ImportError> {
     if !table.refs.iter().any(|r| r.owner) {
         return Ok(());
     }
@@ -209,7 +237,7 @@ fn copy_owned(tx: &Transaction<'_>, table: &Table, ids: &mut Ids) -> Result<(), 
                 None => row[r.col] = Value::Null,
             }
         }
-        insert(tx, table, &insert_sql, row, ids)?;
+        insert(tx, other, table, &insert_sql, row, ids)?;
     }
     Ok(())
 }

@@ -1,8 +1,9 @@
 //! `qpslab import`: runs and studies copied from another store into this one, so results
 //! measured on several hosts meet in one store to be compared.
 //!
-//! Every row is copied with a new id, in one transaction: a failure leaves this store as it
-//! was. An imported run keeps its uuid, its host facts and, in `original_id` and
+//! Every row is copied with a new id, in one transaction, and checked before it is written
+//! (`check`: JSON columns parsed, histograms decoded, each run read back whole with its counts
+//! against its contents): a failure leaves this store as it was. An imported run keeps its uuid, its host facts and, in `original_id` and
 //! `imported_from`, the id it had where it was measured and the file it came from; a run whose
 //! uuid is already here is recognised and not copied again. A study is recognised by its
 //! creation time and spec hash; an imported study whose name is taken here by another study
@@ -33,6 +34,7 @@ use qpslab_core::fault::{user_if, Blame, Fault};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use std::path::{Path, PathBuf};
 
+mod check;
 mod copy;
 mod plan;
 mod tables;
@@ -136,6 +138,15 @@ pub enum ImportError {
         /// The newest this build reads.
         supported: i64,
     },
+    /// The other store holds something that does not read back (a JSON column that is not
+    /// JSON, a histogram that does not decode, counts that disagree with what is stored).
+    #[error("{path} is damaged ({what}); nothing imported")]
+    Damaged {
+        /// The other store.
+        path: PathBuf,
+        /// What does not read, and where.
+        what: String,
+    },
     /// The file to import from is this store itself.
     #[error("{0} is this results store itself; import from another store file")]
     SameStore(PathBuf),
@@ -171,9 +182,12 @@ impl Store {
             return Err(ImportError::SameStore(other.to_path_buf()));
         }
         let source = Source::open(other)?;
+        // The other store read as `show` reads it, to check each run before it is copied.
+        let reader = Store::open_read_only(&source.path)?;
+        let check = |id: i64| check::run(&reader, other, id);
         self.conn
             .execute("ATTACH DATABASE ?1 AS src", [source.uri()])?;
-        let done = copy::copy(&mut self.conn, other, picks);
+        let done = copy::copy(&mut self.conn, other, picks, &check);
         // Detached whatever happened, so this store is left as it was opened.
         let detached = self.conn.execute("DETACH DATABASE src", []);
         let done = done?;

@@ -1,10 +1,12 @@
 //! The schema as an import walks it: each table's columns, its `id` and its references, in
 //! an order where every table comes after those it references; and the old-to-new id maps.
 
+use super::ImportError;
 use crate::error::Error;
 use rusqlite::types::Value;
 use rusqlite::Transaction;
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 /// A table of the schema, as its copy needs it.
 pub(super) struct Table {
@@ -129,14 +131,21 @@ pub(super) fn statements(table: &Table) -> (String, String) {
     )
 }
 
-/// Inserts `row` into `table` with a new id (when it has one), recording old id to new.
+/// Inserts `row` of the store at `other` into `table` with a new id (when it has one),
+/// recording old id to new; a row whose JSON or histogram columns do not read
+/// ([`super::check::row`]) is refused instead.
 pub(super) fn insert(
     tx: &Transaction<'_>,
+    other: &Path,
     table: &Table,
     sql: &str,
     mut row: Vec<Value>,
     ids: &mut Ids,
-) -> Result<i64, Error> {
+) -> Result<i64, ImportError> {
+    super::check::row(&table.name, &table.cols, &row).map_err(|what| ImportError::Damaged {
+        path: other.to_path_buf(),
+        what,
+    })?;
     let old = table.id.and_then(|i| match row[i] {
         Value::Integer(v) => Some(v),
         _ => None,

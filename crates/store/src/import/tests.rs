@@ -15,29 +15,69 @@ fn store_with_run(path: &Path, uuid: &str, host: &str, study: &str, first: i64) 
     store
 }
 
-/// The rows of [`store_with_run`], written through `conn`.
+/// `value` as JSON in an SQL string literal.
+fn json(value: &impl serde::Serialize) -> String {
+    format!(
+        "'{}'",
+        serde_json::to_string(value).unwrap().replace('\'', "''")
+    )
+}
+
+/// A V2 histogram of `values` microseconds as an SQL blob literal.
+fn histogram(values: &[u64]) -> String {
+    use hdrhistogram::serialization::{Serializer, V2Serializer};
+    let mut h = qpslab_core::latency::new_histogram();
+    for v in values {
+        h.record(*v).unwrap();
+    }
+    let mut v2 = Vec::new();
+    V2Serializer::new().serialize(&h, &mut v2).unwrap();
+    let hex: String = v2.iter().map(|b| format!("{b:02x}")).collect();
+    format!("x'{hex}'")
+}
+
+/// The rows of [`store_with_run`], written through `conn`: each JSON column as qpslab writes
+/// it, the phase's histogram holding its 10 events.
 fn fill(conn: &Connection, uuid: &str, host: &str, study: &str, first: i64) {
+    use qpslab_core::{PhaseResult, RunPlan, WorkloadKind, WorkloadOptions};
+    let plan = json(&RunPlan::new(WorkloadOptions::new(
+        WorkloadKind::OltpReadOnly,
+    )));
+    let server = json(&qpslab_core::ServerInfo::default());
+    let mut facts = serde_json::to_value(qpslab_core::env::HostFacts::default()).unwrap();
+    facts["hostname"] = host.into();
+    facts["cpu_model"] = "cpu".into();
+    let facts = json(&facts);
+    let mut summary = PhaseResult {
+        threads: 4,
+        duration_s: 1.0,
+        events: 10,
+        ..Default::default()
+    };
+    summary.latency.count = 10;
+    let summary = json(&summary);
+    let h = histogram(&[1000; 10]);
     conn.execute_batch(&format!(
             "INSERT INTO runs (id, uuid, started_at, finished_at, status, command, workload,
                                plan_json, target, server_version, server_json, host_json,
                                tool_version, study_id, cell_label)
              VALUES ({first}, '{uuid}', 1.0, 2.0, 'completed', 'qpslab run', 'oltp_read_only',
-                     '{{}}', 'root@h:3306/sbtest', '10.11', '{{}}',
-                     '{{\"hostname\": \"{host}\", \"cpu_model\": \"cpu\"}}', '0.1', '{study}', 'c1');
+                     {plan}, 'root@h:3306/sbtest', '10.11', {server},
+                     {facts}, '0.1', '{study}', 'c1');
              INSERT INTO phases (id, run_id, seq, recorded_at, threads, duration_s, events,
                                  reads, writes, other, errors_json, reconnects, tps, qps,
                                  lat_min_ms, lat_avg_ms, lat_max_ms, percentiles_json,
                                  statements_json, client_cpu_user_s, client_cpu_sys_s,
                                  client_max_rss_kib, summary_json)
              VALUES ({first}, {first}, 1, 1.0, 4, 1.0, 10, 0, 0, 0, '{{}}', 0, 10.0, 10.0, 1, 1,
-                     1, '[]', '[]', 0, 0, 0, '{{}}');
+                     1, '[]', '[]', 0, 0, 0, {summary});
              INSERT INTO samples (phase_id, seq, elapsed_s, interval_s, events, reads, writes,
                                   other, errors, reconnects, lat_count, lat_min_ms, lat_avg_ms,
                                   lat_max_ms, p_json, client_cpu_user_s, client_cpu_sys_s,
                                   client_max_rss_kib, late_events, max_lag_ms)
              VALUES ({first}, 1, 0.5, 0.5, 4, 0, 0, 0, 0, 0, 4, 1, 1, 1, '[]', 0, 0, 0, 0, 0),
                     ({first}, 2, 1.0, 0.5, 6, 0, 0, 0, 0, 0, 6, 1, 1, 1, '[]', 0, 0, 0, 0, 0);
-             INSERT INTO histograms (phase_id, seq, name, v2) VALUES ({first}, 0, 'event', x'1c84');
+             INSERT INTO histograms (phase_id, seq, name, v2) VALUES ({first}, 0, 'event', {h});
              INSERT INTO telemetry (phase_id, seq, elapsed_s, source, json)
              VALUES ({first}, 1, 0.5, 'server_status', '{{}}');
              INSERT INTO studies (id, name, spec_toml, spec_hash, created_at, status, env_json,
@@ -219,4 +259,69 @@ fn an_older_store_is_migrated_in_a_copy_and_left_as_it_was() {
     let id = done.runs[0].id.0;
     let sql = format!("SELECT original_id FROM runs WHERE id = {id}");
     assert_eq!(count(&store, &sql), 7);
+}
+
+#[test]
+fn a_damaged_run_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (here, there) = (dir.path().join("here.db"), dir.path().join("there.db"));
+    let mut store = Store::open(&here).unwrap();
+    let summary = "SELECT summary_json FROM phases";
+    for (damage, says) in [
+        (
+            "UPDATE runs SET plan_json = '{\"workload\": '".to_string(),
+            "run 7: results store JSON: EOF while parsing",
+        ),
+        (
+            "UPDATE runs SET plan_json = '{}'".into(),
+            "run 7: results store JSON: missing field",
+        ),
+        (
+            "UPDATE samples SET p_json = 'p99' WHERE seq = 2".into(),
+            "run 7: results store JSON: expected value",
+        ),
+        (
+            "UPDATE studies SET factors_json = '[{'".into(),
+            "studies.factors_json holds something that is not JSON",
+        ),
+        (
+            "UPDATE histograms SET v2 = x'1c84'".into(),
+            "run 7: phase 1: histogram event is not a V2 HDR histogram",
+        ),
+        (
+            // The header claims 4 GB of payload: refused, not allocated.
+            "UPDATE histograms SET v2 =
+               CAST(substr(v2, 1, 4) || x'ffffffff' || substr(v2, 9) AS BLOB)"
+                .into(),
+            "run 7: phase 1: histogram event is not a V2 HDR histogram",
+        ),
+        (
+            format!(
+                "UPDATE phases SET summary_json =
+                   json_set(({summary}), '$.latency.count', 11)"
+            ),
+            "run 7: phase 1: histogram event holds 10 values, its summary counts 11",
+        ),
+    ] {
+        let _ = std::fs::remove_file(&there);
+        drop(store_with_run(&there, "u-there", "beta", "s", 7));
+        Connection::open(&there)
+            .unwrap()
+            .execute_batch(&damage)
+            .unwrap();
+        let e = store.import(&there, &[]).unwrap_err();
+        assert!(
+            matches!(e, ImportError::Damaged { .. }) && e.is_user_error(),
+            "{damage}: {e}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains(says) && text.ends_with("; nothing imported"),
+            "{damage}: {text}"
+        );
+        for table in ["runs", "phases", "studies", "cells", "tune_trials"] {
+            let n = count(&store, &format!("SELECT count(*) FROM {table}"));
+            assert_eq!(n, 0, "{damage}: {table}");
+        }
+    }
 }
