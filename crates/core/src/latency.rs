@@ -74,9 +74,26 @@ impl LatencySummary {
     }
 }
 
+/// The cookie that opens an uncompressed V2 histogram, the form the engine writes.
+const V2_COOKIE: u32 = 0x1c84_9313;
+/// A V2 header: cookie, payload length, normalizing offset, significant digits (4 bytes
+/// each), lowest and highest trackable values and the integer-to-double ratio (8 each).
+const V2_HEADER: usize = 40;
+
 impl HistogramBlob {
-    /// The histogram this blob holds (none: not a V2 histogram).
+    /// The histogram this blob holds (none: not an uncompressed V2 histogram, or one whose
+    /// header claims more payload than the blob holds). The payload length is checked before
+    /// the decoder sees it: it sizes a buffer from it, so a damaged or hostile blob claiming
+    /// 4 GB would otherwise be allocated, not refused.
     pub fn histogram(&self) -> Option<Histogram<u64>> {
+        let word = |at: usize| {
+            let b = self.v2.get(at..at + 4)?;
+            Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        let payload = usize::try_from(word(4)?).ok()?;
+        if word(0)? != V2_COOKIE || payload > self.v2.len().saturating_sub(V2_HEADER) {
+            return None;
+        }
         Deserializer::new()
             .deserialize(&mut self.v2.as_slice())
             .ok()
@@ -150,5 +167,21 @@ mod tests {
         assert_eq!(cut.percentile_ms(50.0), None);
         assert_eq!(cut.percentile_ms(99.0), asked.percentile_ms(99.0));
         assert_eq!(PhaseResult::default().max_ms(), None);
+    }
+
+    #[test]
+    fn a_blob_claiming_more_payload_than_it_holds_is_refused_before_decoding() {
+        let good = phase(&[]).histograms.remove(0);
+        assert!(good.histogram().is_some());
+        // 4 GB claimed: the decoder would size its buffer from this and abort.
+        let mut claims = good.clone();
+        claims.v2[4..8].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert!(claims.histogram().is_none());
+        let mut short = good.clone();
+        short.v2.truncate(V2_HEADER - 1);
+        assert!(short.histogram().is_none());
+        let mut cookie = good;
+        cookie.v2[3] ^= 1;
+        assert!(cookie.histogram().is_none());
     }
 }

@@ -27,14 +27,26 @@ pub enum MergeError {
     #[error("the runs are shards of {} groups ({}): pick one run of a group as FILE:RUN_ID", .0.len(), .0.join(", "))]
     Groups(Vec<String>),
     /// Some shards of the group are missing.
-    #[error("group {group}: shard(s) {} of {count} missing", missing.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))]
+    #[error("group {group}: shard(s) {}{} of {count} missing", missing.iter().map(u32::to_string).collect::<Vec<_>>().join(", "), if *more > 0 { format!(" and {more} more") } else { String::new() })]
     Missing {
         /// The group.
         group: String,
         /// Its shard count.
         count: u32,
-        /// The indexes not found.
+        /// The first indexes not found (at most [`NAMED_MISSING`]).
         missing: Vec<u32>,
+        /// How many more are missing than `missing` names.
+        more: u32,
+    },
+    /// A stored shard's index is not below its group's count (a damaged or hand-edited store).
+    #[error("group {group}: a run claims to be shard {index} of {count}; the store is damaged")]
+    Index {
+        /// The group.
+        group: String,
+        /// The index stored.
+        index: u32,
+        /// The count stored.
+        count: u32,
     },
     /// The shards did not measure the same phases.
     #[error("group {group}: shard {index} has {phases} phase(s), shard 0 has {expected}")]
@@ -63,6 +75,9 @@ impl qpslab_core::fault::Blame for MergeError {
     }
 }
 
+/// How many missing shards an error names before it counts the rest.
+pub const NAMED_MISSING: usize = 10;
+
 /// A merged phase with the telemetry stored beside it.
 pub type MergedPhase = (PhaseResult, Vec<TelemetrySample>);
 
@@ -80,6 +95,13 @@ pub fn one_group(runs: Vec<StoredRun>, source: &str) -> Result<Vec<StoredRun>, M
         let Some((group, count, index)) = place(&run) else {
             continue;
         };
+        if index >= count {
+            return Err(MergeError::Index {
+                group,
+                index,
+                count,
+            });
+        }
         let g = groups.entry(group).or_insert((count, BTreeMap::new()));
         g.0 = g.0.max(count);
         let later =
@@ -95,12 +117,21 @@ pub fn one_group(runs: Vec<StoredRun>, source: &str) -> Result<Vec<StoredRun>, M
     let Some((group, (count, shards))) = groups.into_iter().next() else {
         return Err(MergeError::NoShards(source.to_string()));
     };
-    let missing: Vec<u32> = (0..count).filter(|i| !shards.contains_key(i)).collect();
-    if !missing.is_empty() {
+    // The count is read from the store: it is checked against the shards the stores hold
+    // (never more than the runs read), and the missing ones are named a few at a time, so a
+    // count of 1e9 costs nothing to refuse.
+    let held = shards.len() as u64;
+    if u64::from(count) > held {
+        let missing = (0..count)
+            .filter(|i| !shards.contains_key(i))
+            .take(NAMED_MISSING)
+            .collect::<Vec<_>>();
+        let more = (u64::from(count) - held - missing.len() as u64) as u32;
         return Err(MergeError::Missing {
             group,
             count,
             missing,
+            more,
         });
     }
     Ok(shards.into_values().collect())
@@ -484,6 +515,24 @@ mod tests {
         assert_eq!(
             e.unwrap_err().to_string(),
             "group g: shard(s) 1 of 3 missing"
+        );
+        // A count read from a store is never allocated from: 1e9 claimed, one held.
+        let e = one_group(vec![shard(0, 1_000_000_000, "g", &[1])], "x");
+        assert_eq!(
+            e.unwrap_err().to_string(),
+            "group g: shard(s) 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 999999989 more of 1000000000 missing"
+        );
+        let e = one_group(vec![shard(5, 3, "g", &[1])], "x").unwrap_err();
+        assert!(
+            matches!(
+                e,
+                MergeError::Index {
+                    index: 5,
+                    count: 3,
+                    ..
+                }
+            ),
+            "{e}"
         );
         let e = one_group(vec![shard(0, 1, "g", &[1]), shard(0, 2, "h", &[1])], "x");
         assert!(matches!(e, Err(MergeError::Groups(g)) if g == ["g", "h"]));
