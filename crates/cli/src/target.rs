@@ -300,9 +300,10 @@ fn option_files(t: &TargetArgs) -> Result<BTreeMap<String, String>> {
 fn explicit_options(t: &TargetArgs) -> Result<ConnectOptions> {
     let file = option_files(t)?;
     let file_port = match file.get("port") {
-        Some(p) => p
-            .parse()
-            .map_err(|_| user(format!("option file: bad port '{p}'")))?,
+        Some(p) => p.parse().map_err(|_| {
+            let p = qpslab_core::optfile::quoted(p);
+            user(format!("option file: bad port {p}"))
+        })?,
         None => 3306,
     };
     let file_host = || {

@@ -280,16 +280,20 @@ impl<'g> Reader<'g> {
             if let Some(directive) = line.strip_prefix('!') {
                 self.directive(directive.trim_start(), file, n)?;
             } else if let Some(rest) = line.strip_prefix('[') {
-                let (name, _) = rest
-                    .split_once(']')
-                    .ok_or_else(|| err(file, Some(n), format!("unclosed group header '{line}'")))?;
+                let (name, _) = rest.split_once(']').ok_or_else(|| {
+                    err(
+                        file,
+                        Some(n),
+                        format!("unclosed group header {}", quoted(line)),
+                    )
+                })?;
                 group = Some(name.trim().to_ascii_lowercase());
             } else {
                 let wanted = match group.as_deref() {
                     Some(g) => self.groups.names.contains(&g),
                     None if top && self.groups.headerless => true,
                     None => {
-                        let reason = format!("option '{line}' outside of any [group]");
+                        let reason = format!("option {} outside of any [group]", quoted(line));
                         return Err(err(file, Some(n), reason));
                     }
                 };
@@ -337,6 +341,65 @@ fn read_error(e: &InputError, included: bool) -> String {
         ),
         InputError::NotText { .. } => "is not UTF-8 text".into(),
     }
+}
+
+/// The most characters of a file's text an error quotes.
+const QUOTE_MAX: usize = 60;
+/// Parts of a name that make its value a secret (compared in lower case): `password`,
+/// `MYSQL_PWD`, `api_token`, `client_secret`.
+const SECRET_NAMES: [&str; 5] = ["pass", "pwd", "secret", "token", "credential"];
+
+/// `text` (a line of a file) as an error may quote it, in single quotes: the value of every
+/// `name=value` whose name looks like a password's shown as `***`, control characters
+/// escaped, and cut at [`QUOTE_MAX`] characters with `…`. The file may not be an option file
+/// at all (`--defaults-file /proc/self/environ`): what it holds must not reach a terminal or
+/// a log because it was quoted.
+pub fn quoted(text: &str) -> String {
+    let mut masked = String::new();
+    // Segment by segment between control characters (an environment's NULs, a line's end):
+    // a secret's value runs to the end of its segment (`password = two words`).
+    let mut rest = text;
+    while !rest.is_empty() && masked.chars().count() <= QUOTE_MAX {
+        let end = rest.find(char::is_control).unwrap_or(rest.len());
+        masked.push_str(&mask(&rest[..end]));
+        let sep = rest[end..].chars().next().map_or(0, char::len_utf8);
+        masked.push_str(&rest[end..end + sep]);
+        rest = &rest[end + sep..];
+    }
+    let mut out = String::from("'");
+    for (i, c) in masked.chars().enumerate() {
+        if i == QUOTE_MAX {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// `segment` up to the first `=` whose name looks like a password's, then `***`.
+fn mask(segment: &str) -> String {
+    for (at, _) in segment.match_indices('=') {
+        let before = segment[..at].trim_end();
+        let name_from = before
+            .rfind(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | ',' | '['))
+            .map_or(0, |i| i + 1);
+        if is_secret_name(&before[name_from..]) {
+            return format!("{}***", &segment[..=at]);
+        }
+    }
+    segment.to_string()
+}
+
+/// Whether a variable or option of this name holds a secret.
+fn is_secret_name(name: &str) -> bool {
+    let name = name.trim().to_ascii_lowercase();
+    SECRET_NAMES.iter().any(|s| name.contains(s))
 }
 
 fn err(file: &Path, line: Option<usize>, reason: String) -> OptFileError {

@@ -328,3 +328,39 @@ fn sizes_are_bounded_per_file_and_in_total() {
         )
     );
 }
+
+#[test]
+fn issue_45_an_error_quotes_a_line_cut_short_and_never_a_password() {
+    // What `--defaults-file /proc/self/environ` reads: one line of NUL-separated variables.
+    let environ = "MYSQL_PWD=hunter2\0HOME=/root\0DB_PASSWORD=s3cr3t\0api_token=tok\0PATH=/usr/bin:/bin\0TERM=xterm-256color\0LANG=C.UTF-8\0";
+    let e = parse_client_options(environ).unwrap_err().to_string();
+    for secret in ["hunter2", "s3cr3t", "tok\\0", "xterm-256color"] {
+        assert!(!e.contains(secret), "{secret}: {e}");
+    }
+    assert!(
+        e.contains("'MYSQL_PWD=***\\u{0}HOME=/root\\u{0}DB_PASSWORD=***"),
+        "{e}"
+    );
+    assert!(e.contains("…'"), "{e}");
+    assert!(!e.contains('\0'), "{e}");
+    assert!(e.chars().count() < 200, "{e}");
+    // A header left open is quoted the same way.
+    let e = parse_client_options("[client password=abc def")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.ends_with("unclosed group header '[client password=***'"),
+        "{e}"
+    );
+    let e = parse_client_options("password = two words")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.ends_with("option 'password =***' outside of any [group]"),
+        "{e}"
+    );
+    // Short, harmless lines are quoted whole.
+    assert_eq!(quoted("user=bench"), "'user=bench'");
+    assert_eq!(quoted("ünïcode=ok é"), "'ünïcode=ok é'");
+    assert_eq!(quoted(&"x".repeat(100)), format!("'{}…'", "x".repeat(60)));
+}
