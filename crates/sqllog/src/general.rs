@@ -140,8 +140,7 @@ fn finish<R>(st: &mut State<R>) -> bool {
                 .get(..4)
                 .is_some_and(|w| w.eq_ignore_ascii_case(b"use "));
             if lower && !arg.contains(&b'\n') {
-                let db = text(&arg[4..]).trim().trim_matches('`');
-                set(&mut conn.db, db);
+                set(&mut conn.db, &crate::state::use_name(text(&arg[4..])));
             }
         }
         _ => {}

@@ -249,7 +249,7 @@ fn finish<R>(st: &mut State<R>, seen: &Seen) -> bool {
             .strip_prefix(b"use ")
             .and_then(|d| d.strip_suffix(b";"))
         {
-            put(&mut c.db, text(trim_db(db)));
+            put(&mut c.db, &crate::state::use_name(text(db)));
         } else if let Some(ts) = line
             .strip_prefix(b"SET timestamp=")
             .and_then(|d| d.strip_suffix(b";"))
@@ -285,11 +285,6 @@ fn finish<R>(st: &mut State<R>, seen: &Seen) -> bool {
     c.body = body;
     carry_db(st);
     whole
-}
-
-fn trim_db(db: &[u8]) -> &[u8] {
-    let db = db.strip_prefix(b"`").unwrap_or(db);
-    db.strip_suffix(b"`").unwrap_or(db)
 }
 
 /// The connections remembered at most: slow logs rarely record a connection's end, so the

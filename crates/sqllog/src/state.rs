@@ -3,6 +3,7 @@
 //! formats need. It sits below the reader and the two format modules (`slow`, `general`),
 //! which read into it.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::entry::EntryRef;
@@ -153,10 +154,58 @@ pub(crate) fn is_server_header(l: &[u8]) -> bool {
     }
 }
 
+/// The database a `use NAME` names: `NAME` bare, or in backticks with each backtick inside
+/// doubled (`` `a``b` `` is ``a`b``), as the server reads it and the slow log writes it.
+/// Borrowed unless a doubled backtick must be undone (the digest allocates nothing per entry).
+pub(crate) fn use_name(name: &str) -> Cow<'_, str> {
+    let name = name.trim();
+    let name = name.strip_suffix(';').map_or(name, str::trim_end);
+    match name.strip_prefix('`').and_then(|n| n.strip_suffix('`')) {
+        Some(inner) if inner.contains("``") => Cow::Owned(inner.replace("``", "`")),
+        Some(inner) => Cow::Borrowed(inner),
+        None => Cow::Borrowed(name),
+    }
+}
+
 /// Where `needle` first occurs in `hay` (short lines: no searcher to build).
 pub(crate) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     if needle.is_empty() {
         return Some(0);
     }
     hay.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{LogReader, LogType};
+
+    /// The database of each entry of `log`.
+    fn dbs(log: &str, kind: LogType) -> Vec<Option<String>> {
+        let mut r = LogReader::new(log.as_bytes(), kind).unwrap();
+        let mut out = Vec::new();
+        while let Some(e) = r.next_ref() {
+            out.push(e.unwrap().db.map(str::to_string));
+        }
+        out
+    }
+
+    #[test]
+    fn issue_45_use_takes_a_doubled_backtick_as_one() {
+        assert_eq!(use_name("`a``b`"), "a`b");
+        assert_eq!(use_name(" `shop` "), "shop");
+        assert_eq!(use_name("shop;"), "shop");
+        assert_eq!(use_name("`a``b`;"), "a`b");
+        assert_eq!(use_name("`x````y`"), "x``y");
+        assert_eq!(use_name("`"), "`");
+        assert!(matches!(use_name("`shop`"), Cow::Borrowed(_)));
+        let slow = "# Time: 261123  4:25:49\n# User@Host: root[root] @ localhost []\n\
+                    # Thread_id: 6  Schema:   QC_hit: No\n\
+                    # Query_time: 0.1  Lock_time: 0.0  Rows_sent: 1  Rows_examined: 1\n\
+                    use `a``b`;\nSET timestamp=1795407949;\nSELECT 1;\n";
+        assert_eq!(dbs(slow, LogType::Slow), [Some("a`b".to_string())]);
+        let general = "261123  4:25:49\t     5 Query\tUSE `a``b`\n\
+                       \t\t     5 Query\tSELECT 1\n";
+        assert_eq!(dbs(general, LogType::General)[1].as_deref(), Some("a`b"));
+    }
 }
