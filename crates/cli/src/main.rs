@@ -48,7 +48,7 @@ fn main() -> ExitCode {
                 std::thread::park();
             }
             qpslab_sandbox::registry::stop_all_started();
-            let _ = writeln!(std::io::stderr(), "qpslab: error: {}", one_line(&err));
+            out::write_error(format_args!("qpslab: error: {}\n", one_line(&err)));
             error::exit_code(&err)
         }
     };

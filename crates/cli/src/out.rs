@@ -20,9 +20,11 @@
 use crate::args::{Asked, Format};
 use crate::error::user;
 use anyhow::Result;
-use std::io::Write;
+use std::borrow::Cow;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::OnceLock;
 
 /// How much qpslab says besides its results and errors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -69,25 +71,87 @@ pub enum Stream {
     Err,
 }
 
+/// Whether each stream is a terminal, looked at once.
+static STDOUT_TTY: OnceLock<bool> = OnceLock::new();
+static STDERR_TTY: OnceLock<bool> = OnceLock::new();
+
+fn is_tty(stream: Stream) -> bool {
+    match stream {
+        Stream::Out => *STDOUT_TTY.get_or_init(|| std::io::stdout().is_terminal()),
+        Stream::Err => *STDERR_TTY.get_or_init(|| std::io::stderr().is_terminal()),
+    }
+}
+
 /// Writes formatted text to `stream`; a closed pipe (EPIPE) silences that stream from then on,
-/// any other failure is ignored too (there is nowhere left to report it).
+/// any other failure is ignored too (there is nowhere left to report it). On a terminal the
+/// text's control characters are escaped ([`crate::render::escape_controls`]): logged SQL or
+/// an imported name never sends the terminal an escape sequence. Pipes and files get the text
+/// as it is.
 pub fn write_out(stream: Stream, args: std::fmt::Arguments<'_>) {
+    if matches!(stream, Stream::Err) && quiet() {
+        return;
+    }
+    write_text(stream, args);
+}
+
+/// Writes the error line that ends a command to standard error, as [`write_out`] does but
+/// under `--quiet` too.
+pub fn write_error(args: std::fmt::Arguments<'_>) {
+    write_text(Stream::Err, args);
+}
+
+fn write_text(stream: Stream, args: std::fmt::Arguments<'_>) {
+    if is_tty(stream) {
+        let text = args
+            .as_str()
+            .map_or_else(|| Cow::Owned(args.to_string()), Cow::Borrowed);
+        write_to(stream, |w| {
+            w.write_all(crate::render::escape_controls(&text).as_bytes())
+        });
+    } else {
+        write_to(stream, |w| w.write_fmt(args));
+    }
+}
+
+/// Writes `text` to `stream` as it is: only for qpslab's own control sequences.
+fn write_raw(stream: Stream, text: &str) {
+    if matches!(stream, Stream::Err) && quiet() {
+        return;
+    }
+    write_to(stream, |w| w.write_all(text.as_bytes()));
+}
+
+fn write_to(stream: Stream, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
     let closed = match stream {
         Stream::Out => &STDOUT_CLOSED,
         Stream::Err => &STDERR_CLOSED,
     };
-    if closed.load(Ordering::Relaxed) || matches!(stream, Stream::Err) && quiet() {
+    if closed.load(Ordering::Relaxed) {
         return;
     }
     let result = match stream {
-        Stream::Out => std::io::stdout().lock().write_fmt(args),
-        Stream::Err => std::io::stderr().lock().write_fmt(args),
+        Stream::Out => write(&mut std::io::stdout().lock()),
+        Stream::Err => write(&mut std::io::stderr().lock()),
     };
     if let Err(e) = result {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             closed.store(true, Ordering::Relaxed);
         }
     }
+}
+
+/// Rewrites the status line on standard error (a terminal's: progress): a carriage return,
+/// `text` with its control characters escaped, the rest of the line cleared.
+pub fn status_line(text: &str) {
+    write_raw(Stream::Err, "\r");
+    write_out(Stream::Err, format_args!("{text}"));
+    write_raw(Stream::Err, "\x1b[K");
+    let _ = std::io::stderr().flush();
+}
+
+/// Clears the status line [`status_line`] wrote.
+pub fn clear_status_line() {
+    write_raw(Stream::Err, "\r\x1b[K");
 }
 
 macro_rules! print {

@@ -5,7 +5,7 @@
 //! run`'s cells, `tune`'s trials, `replay`'s statements, `io`'s seconds, `diff`'s classes and
 //! `digest`'s bytes all take their ETA from it.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 /// Seconds left until `total` units are done, `done` of them after `elapsed`, at the pace so
@@ -62,8 +62,7 @@ impl Line {
         }
         self.last = Some(Instant::now());
         if self.rewrite {
-            eprint!("\r{}\x1b[K", text());
-            let _ = std::io::stderr().flush();
+            crate::out::status_line(&text());
             self.shown = true;
         } else {
             eprintln!("{}", text());

@@ -166,13 +166,13 @@ impl Progress {
         }
         self.last = Instant::now();
         let line = progress_line(bytes, self.size, self.started.elapsed());
-        eprint!("\r{line}\x1b[K");
+        crate::out::status_line(&line);
         self.shown = true;
     }
 
     fn done(&self) {
         if self.shown {
-            eprint!("\r\x1b[K");
+            crate::out::clear_status_line();
         }
     }
 }

@@ -3,6 +3,10 @@
 //! commands print alike: the live line per interval, the sysbench-style phase summary, the
 //! sweep table and the aligned table every other table is drawn with. Pure functions from
 //! results to text, so they are tested against golden files.
+//!
+//! Text that came from elsewhere (logged SQL, names imported from another store, a server's
+//! messages) may hold control characters; [`escape_controls`] is how they reach a terminal,
+//! applied once for every write in `crate::out`.
 
 pub mod advise;
 pub mod diff;
@@ -17,7 +21,32 @@ pub mod tpcc;
 pub mod tune;
 
 use qpslab_core::result::{PhaseResult, Sample};
+use std::borrow::Cow;
 use std::fmt::Write;
+
+/// `text` with its control characters escaped, but line ends and tabs: `\x1b` for ESC (C0
+/// controls and DEL as `\xNN`), `\u{9b}` for the C1 controls (some terminals read U+009B as
+/// ESC `[`). A terminal shown it displays the text; it never receives an escape sequence,
+/// a carriage return that hides a line, or a bell. Borrowed when there is nothing to escape.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    let plain = |c: char| !c.is_control() || c == '\n' || c == '\t';
+    if text.chars().all(plain) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            c if plain(c) => out.push(c),
+            c if (c as u32) < 0x80 => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+        }
+    }
+    Cow::Owned(out)
+}
 
 fn pct_label(p: f64) -> String {
     let s = format!("{p}");
@@ -360,6 +389,18 @@ pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
 pub(crate) mod tests {
     use super::*;
     use qpslab_core::result::{CpuUsage, LatencySummary, Percentile, QueryCounts, RateStats};
+
+    #[test]
+    fn issue_45_control_characters_are_escaped_but_lines_and_tabs() {
+        assert!(matches!(
+            escape_controls("a\tb\nc é"),
+            Cow::Borrowed("a\tb\nc é")
+        ));
+        assert_eq!(
+            escape_controls("\x1b]0;t\x07\r\x7f\u{9b}2J\0"),
+            "\\x1b]0;t\\x07\\x0d\\x7f\\u{9b}2J\\x00"
+        );
+    }
 
     fn latency(avg: f64) -> LatencySummary {
         LatencySummary {
