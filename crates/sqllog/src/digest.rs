@@ -97,88 +97,6 @@ impl Class {
     }
 }
 
-impl Class {
-    /// What the class holds in memory besides its map slot's fixed part: the key, the example
-    /// and the databases' names (their capacities), and the histogram's counters.
-    fn heap_bytes(&self, key: usize) -> usize {
-        key + self.example.capacity()
-            + self.dbs.iter().map(|d| d.capacity() + 24).sum::<usize>()
-            + crate::hist::HEAP_BYTES
-    }
-
-    /// The order of weight: total query time, then count (the order of the report).
-    fn lighter(&self, other: &Class) -> std::cmp::Ordering {
-        self.query_total
-            .total_cmp(&other.query_total)
-            .then(self.count.cmp(&other.count))
-    }
-}
-
-/// How many classes a digest keeps, and how many bytes they may take, before it folds the
-/// lightest into [`Other`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bound {
-    /// Classes kept at most (at least 1).
-    pub max_classes: usize,
-    /// Bytes the kept classes may take at most (their text, histograms and map slots).
-    pub max_bytes: usize,
-}
-
-impl Bound {
-    /// No bound: every class is kept.
-    pub const NONE: Bound = Bound {
-        max_classes: usize::MAX,
-        max_bytes: usize::MAX,
-    };
-
-    /// The bound that fits `budget` bytes of memory: as many classes as `budget` holds at
-    /// [`CLASS_BYTES`] each, and `budget` bytes.
-    pub fn for_memory(budget: u64) -> Bound {
-        let budget = usize::try_from(budget).unwrap_or(usize::MAX);
-        Bound {
-            max_classes: (budget / CLASS_BYTES).max(1),
-            max_bytes: budget,
-        }
-    }
-}
-
-/// What one class takes, counted for [`Bound::for_memory`]: the fixed part (the map's slot,
-/// the tally, the histogram's counters) and a statement of about 1 KiB as its key and example.
-pub const CLASS_BYTES: usize = SLOT_BYTES + crate::hist::HEAP_BYTES + 1024;
-/// A class's slot in the map: its key's box, the tally, and the map's control byte (rounded
-/// up for the map's spare capacity).
-const SLOT_BYTES: usize = 2 * (std::mem::size_of::<(Box<[u8]>, Class)>() + 1);
-
-/// The entries folded out of the classes: exact sums over every entry of every class folded.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Other {
-    /// Class tallies folded (a class folded twice counts twice).
-    pub tallies: u64,
-    /// Entries.
-    pub count: u64,
-    /// Sum of their query times in seconds (slow logs).
-    pub query_time_s: Option<f64>,
-    /// Sum of their lock times in seconds.
-    pub lock_time_s: Option<f64>,
-    /// Rows sent.
-    pub rows_sent: Option<u64>,
-    /// Rows examined.
-    pub rows_examined: Option<u64>,
-}
-
-impl Other {
-    fn fold(&mut self, c: &Class) {
-        self.tallies += 1;
-        self.count += c.count;
-        if c.timed > 0 {
-            add_opt(&mut self.query_time_s, Some(c.query_total));
-        }
-        add_opt(&mut self.lock_time_s, c.lock_total);
-        add_opt(&mut self.rows_sent, c.rows_sent);
-        add_opt(&mut self.rows_examined, c.rows_examined);
-    }
-}
-
 /// Entries grouped into classes.
 #[derive(Debug)]
 pub struct Digest {
@@ -256,68 +174,6 @@ impl Digest {
         if self.classes.len() > self.bound.max_classes || self.bytes > self.bound.max_bytes {
             self.fold();
         }
-    }
-
-    /// Folds the lightest classes into other until at most three quarters of the bound is
-    /// used (so a fold, which sorts the classes, comes once per quarter of them).
-    fn fold(&mut self) {
-        let mut order: Vec<(&[u8], &Class)> =
-            self.classes.iter().map(|(k, c)| (&k[..], c)).collect();
-        order.sort_by(|a, b| a.1.lighter(b.1).then(a.0.cmp(b.0)));
-        let keep_classes = self.bound.max_classes - self.bound.max_classes / 4;
-        let keep_bytes = self.bound.max_bytes - self.bound.max_bytes / 4;
-        let mut classes = self.classes.len();
-        let mut bytes = self.bytes;
-        let mut gone = Vec::new();
-        for (k, c) in order {
-            if classes <= keep_classes && bytes <= keep_bytes {
-                break;
-            }
-            classes -= 1;
-            bytes = bytes.saturating_sub(c.heap_bytes(k.len()) + SLOT_BYTES);
-            gone.push(k.to_vec());
-        }
-        if self.folded.is_empty() {
-            // 8 bits per class kept, two per key: a class made again is called partial
-            // wrongly for about one in 60 once as many classes are folded as are kept, more
-            // as the folds go on (a partial class says "may").
-            let bits = self
-                .bound
-                .max_classes
-                .saturating_mul(8)
-                .clamp(1 << 16, 1 << 30);
-            self.folded = vec![0; bits / 64];
-        }
-        for k in gone {
-            if let Some(c) = self.classes.remove(k.as_slice()) {
-                self.other.fold(&c);
-                for b in self.bits(&k) {
-                    self.folded[b / 64] |= 1 << (b % 64);
-                }
-            }
-        }
-        self.bytes = bytes;
-        self.classes
-            .shrink_to(self.bound.max_classes.min(self.classes.len() * 2));
-    }
-
-    /// The two bits of `key` among [`Digest::folded`]'s.
-    fn bits(&self, key: &[u8]) -> [usize; 2] {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        key.hash(&mut h);
-        let h = h.finish();
-        let n = self.folded.len() as u64 * 64;
-        [(h % n) as usize, (h.rotate_left(32) % n) as usize]
-    }
-
-    /// Whether the class of the current fingerprint may have been folded before.
-    fn was_folded(&self) -> bool {
-        !self.folded.is_empty()
-            && self
-                .bits(&self.fp)
-                .iter()
-                .all(|&b| self.folded[b / 64] & (1 << (b % 64)) != 0)
     }
 
     /// What was folded out of the classes.
@@ -525,6 +381,11 @@ pub fn digest_log<R: BufRead>(
         top: d.summaries(limit),
     })
 }
+
+#[path = "digest_bound.rs"]
+mod bound;
+use bound::SLOT_BYTES;
+pub use bound::{Bound, Other, CLASS_BYTES};
 
 #[cfg(test)]
 #[path = "digest_tests.rs"]
