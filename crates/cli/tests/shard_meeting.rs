@@ -181,3 +181,28 @@ fn issue_45_an_arrival_outside_the_group_does_not_let_shard_0_measure_alone() {
         "{err}"
     );
 }
+
+#[test]
+fn the_first_sigterm_ends_the_wait_for_the_dataset() {
+    let s = Scratch::new();
+    prepared(&s);
+    table();
+    let group = format!("dataset{}", std::process::id());
+    let child = shard(&s, "1/2", &group, "60");
+    std::thread::sleep(Duration::from_secs(3));
+    let signalled = Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = finish(child, Duration::from_secs(20));
+    let took = signalled.elapsed();
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("waiting for shard 0 to ready the dataset"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(took < Duration::from_secs(5), "left {took:?} after SIGTERM");
+}
