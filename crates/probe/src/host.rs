@@ -96,7 +96,39 @@ pub fn memory_available() -> Option<u64> {
     )
 }
 
-/// One `Name: N kB` field of `/proc/meminfo`, in bytes.
+/// Bytes this process may still allocate, read now: the least of the memory the kernel calls
+/// available, the room left under the address-space limit (`ulimit -v`), and the room left in
+/// its cgroup's `memory.max`. Only what can be read counts; none readable: 1 GiB.
+pub fn memory_left() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let mut left = vec![memory_available()];
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0
+        && lim.rlim_cur != libc::RLIM_INFINITY
+    {
+        let used = meminfo_field(&status, "VmSize:").unwrap_or(0);
+        left.push(Some(lim.rlim_cur.saturating_sub(used)));
+    }
+    left.push(cgroup_left());
+    left.into_iter().flatten().min().unwrap_or(1 << 30)
+}
+
+/// Room left under this process's cgroup v2 `memory.max` (none when unlimited or unread).
+fn cgroup_left() -> Option<u64> {
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = std::path::Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
+    let max: u64 = read("memory.max")?.trim().parse().ok()?;
+    let current: u64 = read("memory.current")?.trim().parse().ok()?;
+    Some(max.saturating_sub(current))
+}
+
+/// One `Name: N kB` field of `/proc/meminfo` (or `/proc/PID/status`), in bytes.
 fn meminfo_field(text: &str, name: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with(name))?;
     let mut words = line[name.len()..].split_whitespace();

@@ -38,7 +38,7 @@ mod storage;
 pub mod threads;
 
 pub use error::Error;
-pub use host::{host_facts, memory_available};
+pub use host::{host_facts, memory_available, memory_left};
 pub use process::{process_cpu, self_cpu};
 pub use qpslab_core::status::{is_gauge, status_from_rows, GlobalStatus, StatusDelta, StatusValue};
 pub use sampler::{process_io, IoBytes, Sampler};

@@ -86,56 +86,11 @@ fn read<R: BufRead>(
 /// and in classes of [`qpslab_sqllog::digest::CLASS_BYTES`]; `--max-classes` lowers the
 /// count (never the bytes: a bound past the memory would abort instead of folding).
 fn bound(max_classes: Option<u64>) -> Bound {
-    let mut b = Bound::for_memory(memory_left() / MEMORY_SHARE);
+    let mut b = Bound::for_memory(qpslab_probe::memory_left() / MEMORY_SHARE);
     if let Some(n) = max_classes {
         b.max_classes = usize::try_from(n).unwrap_or(usize::MAX);
     }
     b
-}
-
-/// Bytes this process may still allocate, read now: the least of the memory the kernel calls
-/// available, the room left under the address-space limit (`ulimit -v`), and the room left in
-/// its cgroup's `memory.max`. Only what can be read counts; none readable: 1 GiB.
-fn memory_left() -> u64 {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib = |text: &str, key: &str| -> Option<u64> {
-        let line = text.lines().find(|l| l.starts_with(key))?;
-        Some(
-            line[key.len()..]
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .ok()?
-                * 1024,
-        )
-    };
-    let mut left = vec![kib(&meminfo, "MemAvailable:")];
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes one rlimit into the struct it is given.
-    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0
-        && lim.rlim_cur != libc::RLIM_INFINITY
-    {
-        let used = kib(&status, "VmSize:").unwrap_or(0);
-        left.push(Some(lim.rlim_cur.saturating_sub(used)));
-    }
-    left.push(cgroup_left());
-    left.into_iter().flatten().min().unwrap_or(1 << 30)
-}
-
-/// Room left under this process's cgroup v2 `memory.max` (none when unlimited or unread).
-fn cgroup_left() -> Option<u64> {
-    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let path = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let dir = std::path::Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
-    let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
-    let max: u64 = read("memory.max")?.trim().parse().ok()?;
-    let current: u64 = read("memory.current")?.trim().parse().ok()?;
-    Some(max.saturating_sub(current))
 }
 
 /// A once-a-second progress line on a terminal's stderr, for big logs only.
