@@ -208,6 +208,46 @@ pub struct PhaseResult {
     /// ordinary run's phase).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::shard::ShardPhase>,
+    /// How evenly the sessions shared the events and their time (sysbench's "Threads
+    /// fairness"; none: not a load-loop phase, a merged one, or stored before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness: Option<Fairness>,
+}
+
+/// How evenly a phase's sessions shared its events, as sysbench's "Threads fairness" block
+/// reports it: the mean and the population standard deviation over the sessions of the events
+/// each completed and of the seconds its events took (the sum of their latencies).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Fairness {
+    pub events_avg: f64,
+    pub events_stddev: f64,
+    pub time_avg_s: f64,
+    pub time_stddev_s: f64,
+}
+
+impl Fairness {
+    /// The figures of sessions that each completed `events` taking `busy_s` seconds in all,
+    /// `(events, busy_s)` per session; none for no session.
+    pub fn of(sessions: &[(u64, f64)]) -> Option<Fairness> {
+        if sessions.is_empty() {
+            return None;
+        }
+        let n = sessions.len() as f64;
+        let mean_sd = |v: &mut dyn Iterator<Item = f64>| {
+            let v: Vec<f64> = v.collect();
+            let mean = v.iter().sum::<f64>() / n;
+            let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+            (mean, var.sqrt())
+        };
+        let (events_avg, events_stddev) = mean_sd(&mut sessions.iter().map(|s| s.0 as f64));
+        let (time_avg_s, time_stddev_s) = mean_sd(&mut sessions.iter().map(|s| s.1));
+        Some(Fairness {
+            events_avg,
+            events_stddev,
+            time_avg_s,
+            time_stddev_s,
+        })
+    }
 }
 
 impl PhaseResult {
@@ -264,6 +304,14 @@ mod hex_bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fairness_is_the_mean_and_population_deviation_over_sessions() {
+        assert_eq!(Fairness::of(&[]), None);
+        let f = Fairness::of(&[(10, 1.0), (30, 3.0)]).unwrap();
+        assert_eq!((f.events_avg, f.events_stddev), (20.0, 10.0));
+        assert_eq!((f.time_avg_s, f.time_stddev_s), (2.0, 1.0));
+    }
 
     #[test]
     fn rates_and_hex_round_trip() {

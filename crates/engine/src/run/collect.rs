@@ -10,7 +10,7 @@ use super::placement::Placement;
 use super::schedule::Boundaries;
 use super::stats::{blob, client_lateness, summarize, IntervalStats, IN_FLIGHT_FLOOR_US};
 use hdrhistogram::Histogram;
-use qpslab_core::result::{PhaseResult, RateStats, Sample, StatementLatency};
+use qpslab_core::result::{Fairness, PhaseResult, RateStats, Sample, StatementLatency};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -292,6 +292,12 @@ impl Collector {
             client: Some(placement.record(busy, waited)),
             tpcc: None,
             shard: None,
+            fairness: Fairness::of(
+                &t.sessions
+                    .iter()
+                    .map(|&(n, us)| (n, us as f64 / 1e6))
+                    .collect::<Vec<_>>(),
+            ),
         }
     }
 

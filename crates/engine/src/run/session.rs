@@ -87,6 +87,9 @@ pub(crate) struct Session {
     pub warm: bool,
     /// The socket is also registered for writability (a write is pending).
     pub want_write: bool,
+    /// Measured events this session completed, and the µs they took (sysbench's threads
+    /// fairness): two additions per event, read once at the phase's end.
+    pub measured: (u64, u64),
 }
 
 /// "This command is not supported in the prepared statement protocol yet".
@@ -195,6 +198,7 @@ impl Session {
             call_start: now,
             warm: false,
             want_write: false,
+            measured: (0, 0),
         }
     }
 

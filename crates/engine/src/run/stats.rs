@@ -61,6 +61,9 @@ pub(crate) struct IntervalStats {
     /// as an event's latency counts): the phase's max latency includes it, so an event that
     /// never completed is not missing from it. Set in a loop's last interval only.
     pub unfinished_max_us: u64,
+    /// Each session's measured events and the µs they took, `(events, µs)`. Set in a loop's
+    /// last interval only.
+    pub sessions: Vec<(u64, u64)>,
 }
 
 /// Requests waiting at least this long at a report tick are reported to the coordinator
@@ -86,6 +89,7 @@ impl IntervalStats {
             loop_wait_s: 0.0,
             in_flight_us: Vec::new(),
             unfinished_max_us: 0,
+            sessions: Vec::new(),
         }
     }
 
@@ -115,6 +119,7 @@ impl IntervalStats {
         }
         self.in_flight_us.extend_from_slice(&other.in_flight_us);
         self.unfinished_max_us = self.unfinished_max_us.max(other.unfinished_max_us);
+        self.sessions.extend_from_slice(&other.sessions);
     }
 
     /// Records the start of an event under a fixed rate: `lag_us` after its intended start,

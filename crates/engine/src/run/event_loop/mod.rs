@@ -262,6 +262,7 @@ impl<'a> EventLoop<'a> {
         self.stamp_cpu();
         self.note_in_flight(at);
         self.stats.unfinished_max_us = self.oldest_event_us(at);
+        self.stats.sessions = self.sessions.iter().map(|s| s.measured).collect();
         let stats = std::mem::replace(&mut self.stats, Box::new(IntervalStats::new(0)));
         let _ = tx.send(LoopMsg::Finished {
             index: self.index,

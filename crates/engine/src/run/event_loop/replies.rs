@@ -168,6 +168,8 @@ impl EventLoop<'_> {
         if !s.warm {
             let us = now.saturating_duration_since(s.event_start).as_micros() as u64;
             record_us(&mut self.stats.events, us);
+            s.measured.0 += 1;
+            s.measured.1 += us;
             if let Some(Some(k)) =
                 s.ev.calls
                     .last()
