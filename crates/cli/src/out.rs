@@ -53,6 +53,19 @@ pub fn verbosity() -> Verbosity {
     }
 }
 
+static SYSBENCH: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Says that the process was called as `sysbench` (a link of that name, or `qpslab sysbench`):
+/// standard output is sysbench's lines, and qpslab's own go to standard error.
+pub fn set_sysbench() {
+    SYSBENCH.store(true, Ordering::Relaxed);
+}
+
+/// Whether standard output is sysbench's ([`set_sysbench`]).
+pub fn sysbench() -> bool {
+    SYSBENCH.load(Ordering::Relaxed)
+}
+
 /// True under `--quiet`: progress and live lines, which go to standard output during a run,
 /// are left out too.
 pub fn quiet() -> bool {
@@ -173,6 +186,18 @@ macro_rules! eprintln {
     () => { $crate::out::write_out($crate::out::Stream::Err, format_args!("\n")) };
     ($($arg:tt)*) => {
         $crate::out::write_out($crate::out::Stream::Err, format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// A line of qpslab's own, which is not sysbench's: on standard output, or on standard error
+/// when called as sysbench ([`sysbench`]), so that sysbench's lines stay as scripts read them.
+macro_rules! own {
+    ($($arg:tt)*) => {
+        if $crate::out::sysbench() {
+            eprintln!($($arg)*)
+        } else {
+            println!($($arg)*)
+        }
     };
 }
 

@@ -64,14 +64,16 @@ impl qpslab_lab::run::exec::Observer for Printer {
             return tpcc_prepared(w, report, loaders);
         }
         if report.already_present {
-            println!(
+            own!(
                 "{} table(s) × {} rows already prepared in {} by qpslab: nothing to do",
-                w.tables, w.table_size, report.database
+                w.tables,
+                w.table_size,
+                report.database
             );
             return;
         }
         let secs = report.elapsed.as_secs_f64();
-        println!(
+        own!(
             "prepared {} table(s) × {} rows in {:.1}s ({:.0} rows/s, {} loader connection(s), {})",
             w.tables,
             w.table_size,
@@ -92,6 +94,15 @@ impl qpslab_lab::run::exec::Observer for Printer {
         if crate::out::quiet() || !self.live_lines {
             return;
         }
+        if crate::out::sysbench() {
+            println!("{}", crate::render::sysbench::interval_line(threads, s));
+            // qpslab's warnings of the interval; its other figures are in the store.
+            if s.stuck_sessions > 0 || s.late_events > 0 {
+                let extras = crate::render::live_extras(s);
+                eprintln!("qpslab: [ {:.0}s ]{extras}", s.elapsed_s);
+            }
+            return;
+        }
         let line = crate::render::live_line(threads, s);
         match lag {
             Some(lag) => println!("{line} {}", crate::render::lag::lag_text(&lag)),
@@ -105,7 +116,7 @@ impl qpslab_lab::run::exec::Observer for Printer {
 
     fn profiled(&mut self, _threads: u32, files: &qpslab_core::telemetry::ProfileFiles) {
         match crate::render::run::profile_text(files) {
-            Ok(line) => println!("{line}"),
+            Ok(line) => own!("{line}"),
             Err(warning) => eprintln!("{warning}"),
         }
     }
@@ -114,11 +125,11 @@ impl qpslab_lab::run::exec::Observer for Printer {
         if crate::out::quiet() {
             return;
         }
-        println!("client: {placement}");
+        own!("client: {placement}");
     }
 
     fn action(&mut self, _threads: u32, r: &qpslab_core::live::ActionRecord) {
-        println!("{}", crate::render::live::action_line(r));
+        own!("{}", crate::render::live::action_line(r));
     }
 
     fn warmed_up(&mut self, _threads: u32, took_s: f64) {
@@ -133,6 +144,15 @@ impl qpslab_lab::run::sweep::SweepObserver for Printer {
     }
 
     fn phase_begins(&mut self, plan: &qpslab_core::RunPlan, threads: u32) {
+        if crate::out::sysbench() {
+            let interval = self.live_lines.then_some(plan.report_interval_s);
+            let rate = plan.rate.as_ref().map(|r| r.per_second);
+            print!(
+                "{}",
+                crate::render::sysbench::header(threads, interval, rate)
+            );
+            return;
+        }
         if crate::out::quiet() {
             return;
         }
@@ -144,6 +164,17 @@ impl qpslab_lab::run::sweep::SweepObserver for Printer {
         phase: &qpslab_core::PhaseResult,
         client: Option<&qpslab_lab::run::client_bound::ClientCheck>,
     ) {
+        if crate::out::sysbench() {
+            print!(
+                "{}",
+                crate::render::sysbench::summary(phase, self.histogram)
+            );
+            eprint!("{}", crate::render::sysbench::own_lines(phase));
+            if let Some(c) = client {
+                eprint!("{}", crate::render::run::client_text(c));
+            }
+            return;
+        }
         println!();
         // `--quiet` drops the phase's header line, which said whose summary follows.
         if crate::out::quiet() {
@@ -163,7 +194,8 @@ impl qpslab_lab::run::sweep::SweepObserver for Printer {
     }
 
     fn actions_judged(&mut self, actions: &[qpslab_core::live::ActionRecord]) {
-        print!("{}", crate::render::live::actions_table(actions));
+        let table = crate::render::live::actions_table(actions);
+        own!("{}", table.trim_end_matches('\n'));
     }
 
     fn run_closed(&mut self, closed: &qpslab_lab::run::sweep::Closed) {
@@ -191,14 +223,14 @@ pub fn closed_note(closed: &qpslab_lab::run::sweep::Closed) {
 fn tpcc_prepared(w: &WorkloadOptions, report: &PrepareReport, loaders: u32) {
     let ws = w.warehouses;
     if report.already_present {
-        println!(
+        own!(
             "TPC-C warehouses {ws} already loaded in {} by qpslab, row counts verified: nothing to do",
             report.database
         );
         return;
     }
     let secs = report.elapsed.as_secs_f64();
-    println!(
+    own!(
         "prepared TPC-C warehouses {ws} in {secs:.1}s ({} rows, {:.0} rows/s, {loaders} loader \
          connection(s), {}), row counts verified",
         report.rows,

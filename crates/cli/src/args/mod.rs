@@ -74,6 +74,14 @@ impl Cli {
                 for note in r.notes.iter().filter(|_| !quiet) {
                     eprintln!("qpslab: note: {note}");
                 }
+                if r.sysbench {
+                    crate::out::set_sysbench();
+                    // `sysbench --version`: the line version checks read (`sysbench 1.`).
+                    if r.args.len() == 2 && r.args[1] == "--version" {
+                        println!("{}", crate::render::sysbench::version_line());
+                        std::process::exit(0)
+                    }
+                }
                 Cli::parse_from(r.args)
             }
             Err(why) => {

@@ -16,6 +16,9 @@ pub struct Rewritten {
     pub args: Vec<OsString>,
     /// One line each: an option accepted and ignored, and why.
     pub notes: Vec<String>,
+    /// Called as sysbench (a link named `sysbench`, or `qpslab sysbench ...`): standard output
+    /// is to be sysbench's.
+    pub sysbench: bool,
 }
 
 /// sysbench's commands, in its word order after the test name.
@@ -139,6 +142,7 @@ pub fn rewrite(args: Vec<OsString>) -> Result<Rewritten, String> {
     let unchanged = |args: Vec<OsString>| Rewritten {
         args,
         notes: Vec::new(),
+        sysbench: false,
     };
     // Words that are not text are left to clap, which says so.
     let Some(mut words) = args
@@ -161,9 +165,19 @@ pub fn rewrite(args: Vec<OsString>) -> Result<Rewritten, String> {
             return Err(BARE_H.into());
         }
     }
-    let sysbench = std::path::Path::new(&argv0)
-        .file_name()
-        .is_some_and(|n| n == "sysbench");
+    // `qpslab sysbench ARGS` is the link's line.
+    let called = words.first().is_some_and(|w| w == "sysbench");
+    if called {
+        words.remove(0);
+    }
+    let sysbench = called
+        || std::path::Path::new(&argv0)
+            .file_name()
+            .is_some_and(|n| n == "sysbench");
+    let unchanged = |args: Vec<OsString>| Rewritten {
+        sysbench,
+        ..unchanged(args)
+    };
     let cli = super::Cli::command();
     let items = config_file(items(&words, &cli), &cli)?;
     let is_sub = |w: &str| w == "help" || cli.get_subcommands().any(|c| c.get_name() == w);
@@ -179,7 +193,7 @@ pub fn rewrite(args: Vec<OsString>) -> Result<Rewritten, String> {
         _ => match sysbench_order(&items) {
             Some((command, test)) => (command, Some(test)),
             None if sysbench && first_word.is_none() => {
-                return Ok(unchanged(sysbench_meta(&items, argv0)))
+                return Ok(unchanged(sysbench_meta(&items, argv0)));
             }
             None if sysbench => return Err(SYSBENCH_FORM.into()),
             // Not sysbench's order either: clap says what is wrong.
@@ -254,7 +268,11 @@ pub fn rewrite(args: Vec<OsString>) -> Result<Rewritten, String> {
         out.push("--help".into());
     }
     out.extend(tail.into_iter().map(OsString::from));
-    Ok(Rewritten { args: out, notes })
+    Ok(Rewritten {
+        args: out,
+        notes,
+        sysbench,
+    })
 }
 
 /// Whether `item` is an option of qpslab's own, before any command (`-q`, `--version`).

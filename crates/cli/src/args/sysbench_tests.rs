@@ -388,3 +388,35 @@ fn reads_sysbench_config_files() {
         .starts_with("--config-file=/nonexistent/sb.cfg: cannot read it"));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn qpslab_sysbench_is_the_links_line() {
+    let link = rewrite(
+        ["sysbench", "oltp_point_select", "--time=3", "run"]
+            .map(OsString::from)
+            .to_vec(),
+    )
+    .unwrap();
+    let word = rewrite(
+        ["qpslab", "sysbench", "oltp_point_select", "--time=3", "run"]
+            .map(OsString::from)
+            .to_vec(),
+    )
+    .unwrap();
+    assert!(link.sysbench && word.sysbench);
+    assert_eq!(link.args[1..], word.args[1..]);
+    assert!(
+        !rewrite(["qpslab", "run", "x"].map(OsString::from).to_vec())
+            .unwrap()
+            .sysbench
+    );
+    assert!(
+        rewrite(
+            ["qpslab", "sysbench", "--version"]
+                .map(OsString::from)
+                .to_vec()
+        )
+        .unwrap()
+        .sysbench
+    );
+}

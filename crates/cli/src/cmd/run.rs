@@ -105,20 +105,22 @@ impl RunObserver for RunPrinter {
 /// stored run as `out` asks.
 fn finish(outcome: &RunOutcome, out: &OutputArgs<TableJsonCsv, JsonPath>) -> Result<()> {
     let RunOutcome { swept, store, .. } = outcome;
+    // Called as sysbench, these are qpslab's own lines: standard error (`own!`).
     if let Some(s) = &swept.searched {
-        print!("\n{}", steps_table(s));
-        println!("{}", verdict(s));
+        own!("\n{}", steps_table(s).trim_end_matches('\n'));
+        own!("{}", verdict(s));
     }
     let plan = &swept.meta.plan;
-    println!(
+    own!(
         "\n{} on {} ({} per phase)",
         plan.workload.label(),
         swept.meta.target,
         stop_text(plan)
     );
-    print!("{}", sweep_table(&plan.percentiles, &swept.phases));
+    let table = sweep_table(&plan.percentiles, &swept.phases);
+    own!("{}", table.trim_end_matches('\n'));
     if let Some(id) = swept.run_id {
-        println!(
+        own!(
             "stored as run {} in {}  (qpslab show {})",
             id.0,
             store.path().display(),

@@ -16,6 +16,7 @@ pub mod lag;
 pub mod live;
 pub mod replay;
 pub mod run;
+pub mod sysbench;
 pub mod threads;
 pub mod tpcc;
 pub mod tune;
@@ -63,31 +64,19 @@ fn rate(n: u64, secs: f64) -> f64 {
 
 /// One live line per report interval: sysbench 1.0.20's line as it prints it (`[ 3s ] thds: 16
 /// tps: ... lat (ms,95%): 4.00 err/s: 2.00 reconn/s: 0.00`, the first percentile only), so that
-/// a script parsing sysbench's output parses it; qpslab's further figures come after it.
+/// a script parsing sysbench's output parses it; qpslab's further figures ([`live_extras`])
+/// come after it.
 pub fn live_line(threads: u32, s: &Sample) -> String {
+    sysbench::interval_line(threads, s) + &live_extras(s)
+}
+
+/// qpslab's figures after sysbench's on an interval line, each after a space: the other
+/// percentiles, the client's CPU, stuck sessions and late events.
+pub fn live_extras(s: &Sample) -> String {
     let dt = s.interval_s;
-    let q = &s.queries;
-    let mut line = format!(
-        "[ {:.0}s ] thds: {threads} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2})",
-        s.elapsed_s,
-        rate(s.events, dt),
-        rate(q.total(), dt),
-        rate(q.read, dt),
-        rate(q.write, dt),
-        rate(q.other, dt),
-    );
-    let mut percentiles = s.latency.percentiles.iter();
-    if let Some(p) = percentiles.next() {
-        let _ = write!(line, " lat (ms,{}%): {:.2}", pct_label(p.p), p.ms);
-    }
-    let _ = write!(
-        line,
-        " err/s: {:.2} reconn/s: {:.2}",
-        rate(s.errors, dt),
-        rate(s.reconnects, dt)
-    );
+    let mut line = String::new();
     // The other percentiles, each in sysbench's own form.
-    for p in percentiles {
+    for p in s.latency.percentiles.iter().skip(1) {
         let _ = write!(line, " lat (ms,{}%): {:.2}", pct_label(p.p), p.ms);
     }
     // The client's own CPU, in percent of one CPU, so a saturated client shows at once.

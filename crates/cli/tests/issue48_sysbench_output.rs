@@ -1,0 +1,244 @@
+//! Issue 48: called as `sysbench`, qpslab's standard output is sysbench 1.0.20's, line for
+//! line. The same line runs through sysbench 1.0.20 and through a link named `sysbench` on the
+//! shared server; the layouts agree line for line (numbers aside), and the expressions real
+//! harnesses parse sysbench's output with match both outputs alike:
+//! - PerfKitBenchmarker, `perfkitbenchmarker/linux_packages/sysbench.py`
+//!   (`ParseSysbenchTimeSeries`, `ParseSysbenchTransactions`, `ParseSysbenchLatency`);
+//! - OpenStack Performa, `performa/modules/sysbench_oltp.py` (`PATTERNS`, `TEST_STATS`);
+//! - the shell's: patterns anchored at the end of the interval line and `awk '{print $NF}'`.
+//!
+//! qpslab's own lines (stability, client, its table, the stored run) are on standard error.
+
+mod common;
+use common::*;
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+const DB: &str = "sbout48";
+
+/// The line both tools run: intervals, the histogram, a 2-second phase.
+const LINE: &str = "oltp_read_write --tables=1 --table-size=1000 --threads=2 --time=2 \
+                    --report-interval=1 --histogram run";
+
+fn connect() -> Vec<String> {
+    vec![
+        "--db-driver=mysql".into(),
+        format!("--mysql-socket={}", socket()),
+        "--mysql-user=root".into(),
+        format!("--mysql-db={DB}"),
+    ]
+}
+
+fn words(line: &str) -> Vec<String> {
+    let mut w = connect();
+    w.extend(line.split_whitespace().map(String::from));
+    w
+}
+
+fn sysbench(words: &[String]) -> Output {
+    Command::new("sysbench")
+        .args(words)
+        .output()
+        .expect("sysbench is installed")
+}
+
+/// qpslab through a link named `sysbench`, with `s`'s lab and store.
+fn qpslab_as_sysbench(s: &Scratch, words: &[String]) -> Output {
+    let link = s.path().join("sysbench");
+    if !link.exists() {
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_qpslab"), &link).unwrap();
+    }
+    let scratch = s.cmd(&[]);
+    let mut cmd = Command::new(&link);
+    cmd.args(words);
+    for (k, v) in scratch.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    cmd.output().expect("qpslab as sysbench")
+}
+
+/// Runs a shell `script` with `input` on its standard input; its standard output.
+fn shell(script: &str, input: &str) -> String {
+    let mut sh = Command::new("sh")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("sh");
+    sh.stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let o = sh.wait_with_output().unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// How many times the Perl-compatible `pattern` matches `text` (`grep -oP`; across lines
+/// with `multiline`, as Python's `re.finditer` over the whole output).
+fn matches(text: &str, pattern: &str, multiline: bool) -> usize {
+    let flags = if multiline { "-Pzo" } else { "-Po" };
+    let quoted = pattern.replace('\'', r"'\''");
+    let out = shell(&format!("grep {flags} '{quoted}'"), text);
+    if multiline {
+        out.split('\0').filter(|m| !m.is_empty()).count()
+    } else {
+        out.lines().count()
+    }
+}
+
+/// The interval lines of an output.
+fn intervals(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| l.starts_with('[')).collect()
+}
+
+/// A line's shape: its numbers as `N` and its version as `V`, runs of spaces inside it as one
+/// (the width of a number moves what follows it), and its figures' column: where the first
+/// figure starts, or for Latency's right-aligned figures where the line ends.
+fn shape(line: &str) -> String {
+    let line = match line.strip_prefix("sysbench 1.0.20 (") {
+        Some(_) => "sysbench 1.0.20 (V)",
+        None => line,
+    };
+    let indent = line.len() - line.trim_start().len();
+    let mut out = line[..indent].to_string();
+    let mut chars = line[indent..].chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            while chars
+                .peek()
+                .is_some_and(|d| d.is_ascii_digit() || *d == '.')
+            {
+                chars.next();
+            }
+            out.push('N');
+        } else if c == ' ' {
+            while chars.peek() == Some(&' ') {
+                chars.next();
+            }
+            out.push(' ');
+        } else {
+            out.push(c);
+        }
+    }
+    let right_aligned =
+        line.starts_with("         ") && line.ends_with(|c: char| c.is_ascii_digit());
+    let column = match right_aligned {
+        true => Some(line.len()),
+        false => line.find(|c: char| c.is_ascii_digit()),
+    };
+    format!("{out} @{column:?}")
+}
+
+/// The lines compared for their layout: all but interval lines and histogram rows, whose
+/// count follows the figures.
+fn layout(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.starts_with('[') && !l.contains(" |"))
+        .map(shape)
+        .collect()
+}
+
+#[test]
+fn issue_48_called_as_sysbench_its_output_is_sysbenchs() {
+    let s = Scratch::new();
+    sql(&format!("DROP DATABASE IF EXISTS {DB}"));
+    sql(&format!("CREATE DATABASE {DB}"));
+    let o = sysbench(&words(
+        "oltp_read_write --tables=1 --table-size=1000 prepare",
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let theirs = sysbench(&words(LINE));
+    assert!(theirs.status.success(), "{}", stderr(&theirs));
+    let ours = qpslab_as_sysbench(&s, &words(LINE));
+    assert!(ours.status.success(), "{}", stderr(&ours));
+    let (a, b) = (stdout(&theirs), stdout(&ours));
+
+    // Line for line, numbers aside; the histogram rows in sysbench's columns.
+    assert_eq!(layout(&a), layout(&b), "sysbench:\n{a}\nqpslab:\n{b}");
+    for row in b.lines().filter(|l| l.contains(" |")) {
+        assert_eq!(row.find('|'), Some(13), "{row}");
+        assert!(row[14..54].chars().all(|c| c == '*' || c == ' '), "{row}");
+        assert!(row[55..].parse::<u64>().is_ok(), "{row}");
+    }
+    assert!(
+        !b.contains("qpslab:") && !b.contains("stored as run"),
+        "{b}"
+    );
+    assert!(stderr(&ours).contains("stored as run"), "{}", stderr(&ours));
+    assert!(
+        stderr(&ours).contains("qpslab: stability:"),
+        "{}",
+        stderr(&ours)
+    );
+
+    // The harnesses' expressions: every interval line matches the per-line ones, each summary
+    // expression matches once, in both outputs.
+    let per_interval = [
+        // PerfKitBenchmarker's ParseSysbenchTimeSeries.
+        r"^\[",
+        r"tps: (.*?) ",
+        r"lat \(.*?\): (.*?) ",
+        r"qps: (.*?) \(.*?\) ",
+        r"\[ ([0-9]+)s \]",
+        // Shell patterns anchored at the line's end.
+        r"reconn/s: [0-9.]+$",
+        r"err/s: [0-9.]+ reconn/s: [0-9.]+$",
+    ];
+    let summary = [
+        // PerfKitBenchmarker's ParseSysbenchTransactions and ParseSysbenchLatency.
+        r"transactions: *[0-9]* *\(([0-9]*[.]?[0-9]+) per sec.\)",
+        r"queries: *[0-9]* *\(([0-9]*[.]?[0-9]+) per sec.\)",
+        r"min: *([0-9]*[.]?[0-9]+)",
+        r"avg: *([0-9]*[.]?[0-9]+)",
+        r"max: *([0-9]*[.]?[0-9]+)",
+        r"95th percentile: *([0-9]*[.]?[0-9]+)",
+        // Performa's PATTERNS (the version, then the summary's lines).
+        r"sysbench (?P<version>[\d\.]+)",
+        r"\s+transactions:\s+(?P<transactions>\d+).*\n",
+        r"\s+total time:\s+(?P<duration>[\d\.]+).*\n",
+        // Shell: sysbench's summary lines anchored at their end.
+        r"^\s+sum:\s+[0-9.]+$",
+        r"^\s+events \(avg/stddev\):\s+[0-9.]+/[0-9.]+$",
+        r"^\s+execution time \(avg/stddev\):\s+[0-9.]+/[0-9.]+$",
+    ];
+    // Performa's TEST_STATS, across lines.
+    let queries_performed = r"\s+queries performed:\s*\n\s+read:\s+(?P<queries_read>\d+)\s*\n\s+write:\s+(?P<queries_write>\d+).*\n\s+other:\s+(?P<queries_other>\d+).*\n\s+total:\s+(?P<queries_total>\d+).*\n";
+    for (name, out) in [("sysbench", &a), ("qpslab", &b)] {
+        let n = intervals(out).len();
+        assert!(n >= 1, "{name}: no interval line in\n{out}");
+        for p in per_interval {
+            assert_eq!(matches(out, p, false), n, "{name}: `{p}` in\n{out}");
+        }
+        for p in summary {
+            let multiline = p.ends_with(r"\n");
+            assert_eq!(matches(out, p, multiline), 1, "{name}: `{p}` in\n{out}");
+        }
+        assert_eq!(matches(out, queries_performed, true), 1, "{name}: {out}");
+        // `awk '{print $NF}'` of the interval lines: reconn/s's figure.
+        let last = shell("grep '^\\[' | awk '{print $NF}'", out);
+        assert_eq!(last.lines().count(), n, "{name}: {last}");
+        for v in last.lines() {
+            assert!(v.parse::<f64>().is_ok(), "{name}: $NF is {v:?}");
+        }
+    }
+    let o = sysbench(&words("oltp_read_write --tables=1 cleanup"));
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn issue_48_sysbench_version_keeps_version_checks_true() {
+    let s = Scratch::new();
+    let o = qpslab_as_sysbench(&s, &["--version".to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("sysbench 1.0.20 (qpslab "),
+        "{}",
+        stdout(&o)
+    );
+    let o = s.run(&["sysbench", "--version"]);
+    assert!(stdout(&o).starts_with("sysbench 1."), "{}", stdout(&o));
+}
