@@ -20,19 +20,25 @@ fn with_run() -> Scratch {
     s
 }
 
-/// Makes a FIFO at `path` and reads everything written to it on a thread.
-fn fifo(path: &Path) -> std::thread::JoinHandle<String> {
+/// Makes a FIFO at `path` and reads everything written to it on a thread, until the writer
+/// and the handle returned are both closed: nothing waits on a FIFO that a command replaced
+/// instead of writing into it (the handle, opened read-write, is a writer that never blocks
+/// and lets the reader open at once).
+fn fifo(path: &Path) -> (std::fs::File, std::thread::JoinHandle<String>) {
     let made = Command::new("mkfifo").arg(path).status().unwrap();
     assert!(made.success());
-    let path = path.to_path_buf();
-    std::thread::spawn(move || {
+    let keep = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    let mut reader = std::fs::File::open(path).unwrap();
+    let read = std::thread::spawn(move || {
         let mut text = String::new();
-        std::fs::File::open(path)
-            .unwrap()
-            .read_to_string(&mut text)
-            .unwrap();
+        reader.read_to_string(&mut text).unwrap();
         text
-    })
+    });
+    (keep, read)
 }
 
 fn is_fifo(path: &Path) -> bool {
@@ -50,13 +56,14 @@ fn a_fifo_is_written_into_and_stays_a_fifo() {
         vec!["show", "1", "--export-json"],
     ] {
         let path = s.path().join(format!("{}.fifo", args[0]));
-        let reader = fifo(&path);
+        let (keep, reader) = fifo(&path);
         let mut args = args.clone();
         let p = path.to_str().unwrap();
         args.push(p);
         let o = s.run(&args);
-        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        drop(keep);
         let text = reader.join().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         assert!(text.contains("oltp_point_select"), "{args:?}: {text}");
         assert!(is_fifo(&path), "{args:?}: the FIFO was replaced");
     }
