@@ -4,7 +4,6 @@
 
 use super::{sessions, Line};
 use crate::svg::{LineChart, Series, Size, XAxis};
-use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use qpslab_core::PhaseResult;
 
@@ -13,12 +12,10 @@ const STEPS_PER_DECADE: u32 = 20;
 /// The deepest percentile drawn: 99.9999%.
 const MAX_DECADES: f64 = 6.0;
 
-/// The phase's stored `event` histogram (microsecond values), if it has one that reads.
+/// The phase's stored `event` histogram (microsecond values), if it has one that reads (its
+/// header checked before it is decoded: `HistogramBlob::histogram`).
 fn event_histogram(phase: &PhaseResult) -> Option<Histogram<u64>> {
-    let blob = phase.histograms.iter().find(|h| h.name == "event")?;
-    Deserializer::new()
-        .deserialize(&mut blob.v2.as_slice())
-        .ok()
+    phase.event_histogram()
 }
 
 /// `(1/(1-p), latency in ms)` from the 0th percentile to the deepest one the histogram's count
