@@ -5,8 +5,6 @@
 //! new path: anything else is one line, exit 2, and nothing created beside it.
 
 mod common;
-#[path = "issue45/fixture.rs"]
-mod fixture;
 use common::*;
 use std::io::Read;
 use std::os::unix::fs::FileTypeExt;
@@ -16,7 +14,7 @@ use std::process::Command;
 /// A scratch whose store holds run 1.
 fn with_run() -> Scratch {
     let s = Scratch::new();
-    fixture::run_in(&s.db(), None);
+    stored::run_in(&s.db(), None);
     s
 }
 

@@ -5,8 +5,6 @@
 //! a store claiming 1e9 shards is merged under a 1 GiB address-space cap with a clear exit.
 
 mod common;
-#[path = "issue45/fixture.rs"]
-mod fixture;
 use common::*;
 use std::path::Path;
 use std::process::Command;
@@ -52,7 +50,7 @@ fn a_store_locked_by_another_writer_keeps_the_phase_beside_it() {
     let s = Scratch::new();
     prepared(&s);
     let db = s.path().join("locked.db");
-    fixture::run_in(&db, None);
+    stored::run_in(&db, None);
     // Another writer holds the store for the whole run.
     let other = rusqlite::Connection::open(&db).unwrap();
     other.execute_batch("BEGIN EXCLUSIVE").unwrap();
@@ -89,7 +87,7 @@ fn a_read_only_shm_is_refused_before_measuring() {
     let s = Scratch::new();
     prepared(&s);
     let db = s.path().join("shm.db");
-    fixture::run_in(&db, None);
+    stored::run_in(&db, None);
     // A reader keeps the WAL's files; someone made the shared-memory one read-only.
     let reader = rusqlite::Connection::open(&db).unwrap();
     let n: i64 = reader
@@ -117,7 +115,7 @@ fn a_read_only_shm_is_refused_before_measuring() {
 fn a_damaged_store_is_not_imported_and_a_refused_import_creates_nothing() {
     let s = Scratch::new();
     let there = s.path().join("there.db");
-    fixture::run_in(&there, None);
+    stored::run_in(&there, None);
     let damage = rusqlite::Connection::open(&there).unwrap();
     damage
         .execute("UPDATE runs SET server_json = '{\"version\": '", [])
@@ -143,7 +141,7 @@ fn a_damaged_store_is_not_imported_and_a_refused_import_creates_nothing() {
         .collect();
     assert!(left.is_empty(), "a refused import left {left:?}");
     // Into a store that exists: refused, and the store reads and reports as before.
-    fixture::run_in(&s.db(), None);
+    stored::run_in(&s.db(), None);
     let o = s.run(&["import", there]);
     assert_user_error(&o, "is damaged");
     let o = s.run(&["show", "--format", "csv"]);
@@ -157,10 +155,10 @@ fn a_damaged_store_is_not_imported_and_a_refused_import_creates_nothing() {
 fn a_merge_of_a_store_claiming_1e9_shards_ends_clearly_under_a_1_gib_cap() {
     let s = Scratch::new();
     let claims = s.path().join("claims.db");
-    fixture::run_in(&claims, Some((0, 1_000_000_000)));
+    stored::run_in(&claims, Some((0, 1_000_000_000)));
     // And a histogram whose header claims 4 GB of payload.
     let huge = s.path().join("huge.db");
-    fixture::run_in(&huge, Some((0, 1)));
+    stored::run_in(&huge, Some((0, 1)));
     rusqlite::Connection::open(&huge)
         .unwrap()
         .execute(

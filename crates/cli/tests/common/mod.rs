@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod launchers;
+pub mod stored;
 pub mod tpcc;
 
 use std::path::{Path, PathBuf};
