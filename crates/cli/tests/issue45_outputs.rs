@@ -1,5 +1,5 @@
-//! Issue 45: outputs never replace what they do not own. `--out` and `--export-json` onto a
-//! FIFO, a device, `-` or standard output (`/dev/stdout`, or a link to this process's
+//! Issue 45: outputs never replace what they do not own. `--out` (of `report`, `show --hlog`,
+//! `capture`) and `--export-json` onto a FIFO, a device, `-` or standard output (`/dev/stdout`, or a link to this process's
 //! descriptor 1) write into it and leave it as it was; only a regular file or a new path is
 //! replaced whole, and "written to" is said only of a file. `--db` names a regular file or a
 //! new path: anything else is one line, exit 2, and nothing created beside it.
@@ -164,4 +164,32 @@ fn a_db_that_is_no_regular_file_is_refused_and_nothing_is_created_beside_it() {
             }
         }
     }
+}
+
+#[test]
+fn a_capture_into_a_fifo_writes_the_log_into_it() {
+    let s = Scratch::new();
+    let o = s.run(&["server", "start", "capfifo"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let path = s.path().join("slow.fifo");
+    let (keep, reader) = fifo(&path);
+    let out = path.to_str().unwrap();
+    // No --force: writing into a FIFO replaces nothing.
+    let o = s.run(&[
+        "capture",
+        "--sandbox",
+        "capfifo",
+        "--time",
+        "2s",
+        "--out",
+        out,
+    ]);
+    drop(keep);
+    let text = reader.join().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(is_fifo(&path), "the FIFO was replaced");
+    assert!(
+        text.contains("Time\t\t    Id Command\tArgument"),
+        "the log's head: {text}"
+    );
 }
