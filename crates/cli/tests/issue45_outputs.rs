@@ -1,8 +1,9 @@
 //! Issue 45: outputs never replace what they do not own. `--out` (of `report`, `show --hlog`,
-//! `capture`) and `--export-json` onto a FIFO, a device, `-` or standard output (`/dev/stdout`, or a link to this process's
-//! descriptor 1) write into it and leave it as it was; only a regular file or a new path is
-//! replaced whole, and "written to" is said only of a file. `--db` names a regular file or a
-//! new path: anything else is one line, exit 2, and nothing created beside it.
+//! `capture`) and `--export-json` onto a FIFO, a device, `-` or standard output (`/dev/stdout`,
+//! or a link to this process's descriptor 1) write into it and leave it as it was; only a
+//! regular file or a new path is replaced whole, and "written to" is said only of a file.
+//! `--db` names a regular file or a new path: anything else is one line, exit 2, and nothing
+//! created beside it.
 
 mod common;
 use common::*;
