@@ -242,3 +242,74 @@ fn issue_48_sysbench_version_keeps_version_checks_true() {
     let o = s.run(&["sysbench", "--version"]);
     assert!(stdout(&o).starts_with("sysbench 1."), "{}", stdout(&o));
 }
+
+/// A `set -e` script doing fileio's prepare, run and cleanup, as sysbench's users run it.
+const FILEIO_SCRIPT: &str = "set -e
+sysbench fileio --file-total-size=8M --file-num=4 prepare
+stat -c '%n %s' test_file.*
+sysbench fileio --file-total-size=8M --file-num=4 --file-test-mode=rndrw --time=2 \
+ --report-interval=1 run
+sysbench fileio --file-total-size=8M --file-num=4 cleanup
+ls test_file.* 2>/dev/null || echo no test files left
+";
+
+/// Runs [`FILEIO_SCRIPT`] in a directory of its own, `sysbench` found first in `path_first`
+/// (none: the installed sysbench); its standard output.
+fn fileio_script(s: &Scratch, name: &str, path_first: Option<&std::path::Path>) -> String {
+    let dir = s.path().join(name);
+    std::fs::create_dir(&dir).unwrap();
+    let scratch = s.cmd(&[]);
+    let mut cmd = Command::new("sh");
+    for (k, v) in scratch.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    if let Some(first) = path_first {
+        let path = std::env::var("PATH").unwrap_or_default();
+        cmd.env("PATH", format!("{}:{path}", first.display()));
+    }
+    let o = cmd
+        .args(["-c", FILEIO_SCRIPT])
+        .current_dir(&dir)
+        .output()
+        .expect("sh");
+    assert!(o.status.success(), "{name}: {}{}", stdout(&o), stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn issue_48_fileio_prepare_run_cleanup_pass_under_set_e_as_sysbenchs() {
+    let s = Scratch::new();
+    let links = s.path().join("links");
+    std::fs::create_dir(&links).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_qpslab"), links.join("sysbench")).unwrap();
+    let theirs = fileio_script(&s, "sysbench", None);
+    let ours = fileio_script(&s, "qpslab", Some(&links));
+    // The files prepare left (names and sizes), and none after cleanup.
+    let files = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| l.starts_with("test_file."))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(files(&theirs), files(&ours), "{ours}");
+    assert_eq!(files(&ours).len(), 4, "{ours}");
+    assert!(ours.contains("test_file.3 2097152"), "{ours}");
+    assert!(ours.ends_with("no test files left\n"), "{ours}");
+    // Line for line, numbers aside.
+    assert_eq!(
+        layout(&theirs),
+        layout(&ours),
+        "sysbench:\n{theirs}\nqpslab:\n{ours}"
+    );
+    assert!(!intervals(&ours).is_empty(), "{ours}");
+    for line in intervals(&ours) {
+        assert!(line.ends_with(|c: char| c.is_ascii_digit()), "{line}");
+        assert!(
+            line.contains("] reads: ") && line.contains(" latency (ms,95%): "),
+            "{line}"
+        );
+    }
+}

@@ -81,10 +81,20 @@ fn arg(def: &OptionDef) -> Arg {
     }
 }
 
+/// `io`'s switches that take no test mode (`io --prepare`, `io --cleanup`: declared in
+/// `io.rs`).
+const IO_WITHOUT_MODE: [&str; 2] = ["prepare", "cleanup"];
+
 fn augment(cmd: Command, keep: Keep) -> Command {
     let defs = || OPTIONS.iter().filter(|d| keep(d));
     let cmd = defs().fold(cmd, |cmd, d| cmd.arg(arg(d)));
     let positional = defs().find(|d| d.positional());
+    if positional.is_some_and(|p| p.scope == Scope::FileIo) {
+        return cmd.mut_arg("file_test_mode", |a| {
+            a.required(false)
+                .required_unless_present_any(IO_WITHOUT_MODE)
+        });
+    }
     match (positional, defs().any(|d| d.name == INSTEAD_OF_WORKLOAD)) {
         (Some(p), true) => cmd.mut_arg(p.name, |a| {
             a.required(false)

@@ -243,7 +243,8 @@ pub fn rewrite(args: Vec<OsString>) -> Result<Rewritten, String> {
             Some("report_interval" | "no_live_lines")
         )
     };
-    if sysbench && command == "run" && !rest.iter().any(asks) {
+    let runs = command == "run" || (command == "io" && test_item.is_some());
+    if sysbench && runs && !rest.iter().any(asks) {
         rest.push(Item::Opt {
             raw: vec!["--no-live-lines".into()],
             name: "no_live_lines".into(),
@@ -287,22 +288,46 @@ fn global(item: &Item, cli: &Command) -> bool {
     })
 }
 
-/// sysbench's `fileio ... run` as `qpslab io MODE ...` (`--file-test-mode`'s value).
+/// sysbench's `fileio ... prepare|run|cleanup` as `qpslab io --prepare`, `qpslab io MODE
+/// --prepared` (`--file-test-mode`'s value) and `qpslab io --cleanup`: the test files live from
+/// prepare to cleanup, as sysbench's do. `qpslab io MODE` alone (no `sysbench` word order)
+/// keeps its all-in-one form. sysbench's defaults for the files (128 files, 2G) stand where
+/// the line gives none, so that prepare, run and cleanup agree on them.
 fn fileio(command: &str, rest: Vec<Item>) -> Result<(String, Option<String>, Vec<Item>), String> {
-    if command != "run" {
-        return Err(format!(
-            "fileio {command}: `qpslab io` creates and removes its test files itself; give \
-             `fileio ... run` alone"
-        ));
-    }
     let is_mode = |i: &Item| i.key().as_deref() == Some("file_test_mode");
+    let flag = |name: &str, value: Option<&str>| Item::Opt {
+        raw: vec![match value {
+            Some(v) => format!("--{name}={v}"),
+            None => format!("--{name}"),
+        }],
+        name: name.into(),
+        value: value.map(String::from),
+    };
+    let mut rest: Vec<Item> = rest;
+    for (key, default) in [("file_num", "128"), ("file_total_size", "2G")] {
+        if !rest.iter().any(|i| i.key().as_deref() == Some(key)) {
+            rest.push(flag(&key.replace('_', "-"), Some(default)));
+        }
+    }
     let mode = rest.iter().find_map(|i| match i {
         Item::Opt { value: Some(v), .. } if is_mode(i) => Some(v.clone()),
         _ => None,
     });
-    let mode = mode.ok_or("sysbench's fileio test needs --file-test-mode=MODE")?;
-    let rest = rest.into_iter().filter(|i| !is_mode(i)).collect();
-    Ok(("io".into(), Some(mode), rest))
+    let mut rest: Vec<Item> = rest.into_iter().filter(|i| !is_mode(i)).collect();
+    match command {
+        "prepare" | "cleanup" => {
+            rest.push(flag(command, None));
+            Ok(("io".into(), None, rest))
+        }
+        "run" => {
+            let mode = mode.ok_or("sysbench's fileio test needs --file-test-mode=MODE")?;
+            rest.push(flag("prepared", None));
+            Ok(("io".into(), Some(mode), rest))
+        }
+        _ => Err(format!(
+            "fileio {command}: sysbench's fileio commands are prepare, run and cleanup"
+        )),
+    }
 }
 
 /// sysbench's order: the test (`--test=NAME` as sysbench 0.5 wrote it, else the first word),

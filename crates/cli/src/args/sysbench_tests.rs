@@ -232,13 +232,32 @@ fn takes_sysbench_fileio_as_qpslab_io() {
             "io",
             "rndrw",
             "--file-total-size=64M",
-            "--time=2"
+            "--time=2",
+            "--file-num=128",
+            "--prepared",
+            "--no-live-lines"
         ]
     );
-    assert!(
-        rw(&["sysbench", "fileio", "--file-test-mode=rndrw", "prepare"])
-            .unwrap_err()
-            .contains("creates and removes its test files itself")
+    // The files live from prepare to cleanup, sysbench's defaults standing for both.
+    assert_eq!(
+        args(&["sysbench", "fileio", "--file-test-mode=rndrw", "prepare"]),
+        [
+            "sysbench",
+            "io",
+            "--file-num=128",
+            "--file-total-size=2G",
+            "--prepare"
+        ]
+    );
+    assert_eq!(
+        args(&["qpslab", "sysbench", "fileio", "--file-num=4", "cleanup"]),
+        [
+            "qpslab",
+            "io",
+            "--file-num=4",
+            "--file-total-size=2G",
+            "--cleanup"
+        ]
     );
     assert!(rw(&["sysbench", "cpu", "run"])
         .unwrap_err()

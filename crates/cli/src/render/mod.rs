@@ -17,6 +17,7 @@ pub mod live;
 pub mod replay;
 pub mod run;
 pub mod sysbench;
+pub mod sysbench_fileio;
 pub mod threads;
 pub mod tpcc;
 pub mod tune;

@@ -6,7 +6,7 @@
 //! `sb_histogram.c` (1.0.20).
 
 use super::{pct_label, rate};
-use qpslab_core::result::{PhaseResult, Sample};
+use qpslab_core::result::{Percentile, PhaseResult, Sample};
 use std::fmt::Write;
 
 /// The ratio of sysbench's histogram buckets: `exp(ln(1e5 / 1e-3) / 1023)`.
@@ -20,6 +20,17 @@ pub fn version_line() -> String {
 /// The lines before the first interval: the version, the options, and the workers started.
 /// `report_interval_s` is none when no interval lines are printed.
 pub fn header(threads: u32, report_interval_s: Option<f64>, rate: Option<f64>) -> String {
+    test_header(threads, report_interval_s, rate, "")
+}
+
+/// [`header`] with a test's own lines (`print_mode`, each ending in a newline) before the
+/// workers start, as fileio prints its options.
+pub fn test_header(
+    threads: u32,
+    report_interval_s: Option<f64>,
+    rate: Option<f64>,
+    mode_lines: &str,
+) -> String {
     let mut o = format!("{}\n\n", version_line());
     o.push_str("Running the test with following options:\n");
     let _ = writeln!(o, "Number of threads: {threads}");
@@ -30,6 +41,7 @@ pub fn header(threads: u32, report_interval_s: Option<f64>, rate: Option<f64>) -
         let _ = writeln!(o, "Report intermediate results every {s:.0} second(s)");
     }
     o.push_str("Initializing random number generator from current time\n\n\n");
+    o.push_str(mode_lines);
     o.push_str("Initializing worker threads...\n\n");
     o.push_str("Threads started!\n\n");
     o
@@ -63,12 +75,7 @@ pub fn interval_line(threads: u32, s: &Sample) -> String {
 /// The end of a phase: the histogram when asked (`sb_histogram_print`, then a line of one
 /// space), the SQL statistics, general statistics, latency and threads fairness.
 pub fn summary(p: &PhaseResult, histogram: bool) -> String {
-    let mut o = String::new();
-    if histogram {
-        o.push_str("Latency histogram (values are in milliseconds)\n");
-        o.push_str(&histogram_rows(p));
-        o.push_str(" \n");
-    }
+    let mut o = histogram_block(p, histogram);
     let (d, q) = (p.duration_s, &p.queries);
     let count = |n: u64| format!("{n:<6} ({:.2} per sec.)", rate(n, d));
     let errors = p.error_total();
@@ -97,6 +104,14 @@ pub fn summary(p: &PhaseResult, histogram: bool) -> String {
         "    reconnects:                          {}",
         count(p.reconnects)
     );
+    o.push_str(&general(p, p.latency.percentiles.first()));
+    o
+}
+
+/// `sb_report_cumulative`'s lines: general statistics, latency (with `percentile`, sysbench's
+/// `--percentile`) and threads fairness, each block after an empty line.
+pub fn general(p: &PhaseResult, percentile: Option<&Percentile>) -> String {
+    let (mut o, d) = (String::new(), p.duration_s);
     o.push_str("\nGeneral statistics:\n");
     let _ = writeln!(o, "    total time:                          {d:.4}s");
     let _ = writeln!(o, "    total number of events:              {}", p.events);
@@ -105,7 +120,7 @@ pub fn summary(p: &PhaseResult, histogram: bool) -> String {
     let _ = writeln!(o, "         min: {:39.2}", l.min_ms);
     let _ = writeln!(o, "         avg: {:39.2}", l.avg_ms);
     let _ = writeln!(o, "         max: {:39.2}", l.max_ms);
-    match l.percentiles.first() {
+    match percentile {
         Some(x) => {
             let label = format!("{:>3}th percentile:", pct_label(x.p));
             let _ = writeln!(o, "        {label} {:27.2}", x.ms);
@@ -115,7 +130,13 @@ pub fn summary(p: &PhaseResult, histogram: bool) -> String {
     let sum_ms = l.avg_ms * p.events as f64;
     let _ = writeln!(o, "         sum: {sum_ms:39.2}");
     o.push_str("\nThreads fairness:\n");
-    let f = p.fairness.unwrap_or_default();
+    // A phase that kept no session's figures (fio's) has its means from the totals.
+    let threads = f64::from(p.threads.max(1));
+    let f = p.fairness.unwrap_or(qpslab_core::result::Fairness {
+        events_avg: p.events as f64 / threads,
+        time_avg_s: sum_ms / 1e3 / threads,
+        ..Default::default()
+    });
     let _ = writeln!(
         o,
         "    events (avg/stddev):           {:.4}/{:3.2}",
@@ -128,6 +149,17 @@ pub fn summary(p: &PhaseResult, histogram: bool) -> String {
     );
     o.push('\n');
     o
+}
+
+/// The histogram as sysbench prints it before its summary (`--histogram`), or nothing.
+pub fn histogram_block(p: &PhaseResult, histogram: bool) -> String {
+    if !histogram {
+        return String::new();
+    }
+    format!(
+        "Latency histogram (values are in milliseconds)\n{} \n",
+        histogram_rows(p)
+    )
 }
 
 /// `sb_histogram_print`'s rows: a row per non-empty bucket (its value in ms, buckets 1.8%
@@ -172,6 +204,10 @@ pub fn own_lines(p: &PhaseResult) -> String {
     if let Some(v) = &p.stability {
         let _ = writeln!(o, "qpslab: stability: {v}");
     }
+    if p.io.is_some() {
+        // fio did the I/O: qpslab's own CPU says nothing of it.
+        return o;
+    }
     let c = &p.client_cpu;
     let mut client = format!("cpu user/sys {:.2}s/{:.2}s", c.user_s, c.sys_s);
     if let Some(us) = p.client_cpu_us_per_query() {
@@ -188,7 +224,7 @@ pub fn own_lines(p: &PhaseResult) -> String {
 mod tests {
     use super::*;
     use crate::render::tests::golden;
-    use qpslab_core::result::{Fairness, LatencySummary, Percentile, QueryCounts};
+    use qpslab_core::result::{Fairness, LatencySummary, QueryCounts};
 
     fn phase() -> PhaseResult {
         PhaseResult {

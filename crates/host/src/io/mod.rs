@@ -92,8 +92,19 @@ pub struct IoRun<'a> {
     pub timing: job::Timing,
     /// Where the test files go.
     pub dir: &'a Path,
-    /// Leave the files in place after the run.
-    pub keep_files: bool,
+    /// Where the test files come from and whether they stay.
+    pub files: Files,
+}
+
+/// The life of a run's test files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Files {
+    /// Laid out before the phase, removed after it (`qpslab io`).
+    Temporary,
+    /// Laid out before the phase and left after it (`qpslab io --keep-files`).
+    Kept,
+    /// Laid out by an earlier prepare and left as they are (sysbench's fileio `run`).
+    Prepared,
 }
 
 /// A measured I/O phase.
@@ -117,8 +128,24 @@ pub fn preflight(run: &IoRun<'_>) -> Result<String, IoError> {
         ));
     }
     let version = check::fio_version()?;
-    check::check_dir(run.dir, run.options)?;
+    match run.files {
+        Files::Prepared => drop(files::TestFiles::prepared(run.options, run.dir)?),
+        Files::Temporary | Files::Kept => check::check_dir(run.dir, run.options)?,
+    }
     Ok(version)
+}
+
+/// Lays out the files of `o` in `dir` and leaves them (sysbench's fileio `prepare`), after the
+/// checks of [`preflight`] but fio's version; the bytes each file had before, to say which
+/// were created, extended or reused.
+pub fn prepare(o: &FileIoOptions, dir: &Path, stop: &AtomicBool) -> Result<Vec<u64>, IoError> {
+    check::fio_version()?;
+    check::check_dir(dir, o)?;
+    let before = (0..o.num)
+        .map(|i| std::fs::metadata(dir.join(job::file_name(i))).map_or(0, |m| m.len()))
+        .collect();
+    drop(files::TestFiles::lay_out(o, dir, true, stop)?);
+    Ok(before)
 }
 
 /// Lays out the files, runs the measured phase (each interval handed to `on_sample` as fio
@@ -129,7 +156,13 @@ pub fn measure(
     mut on_sample: impl FnMut(&Sample) -> Result<(), IoError>,
 ) -> Result<FioMeasured, IoError> {
     preflight(run)?;
-    let files = files::TestFiles::lay_out(run.options, run.dir, run.keep_files, stop)?;
+    let files = match run.files {
+        Files::Prepared => files::TestFiles::prepared(run.options, run.dir)?,
+        Files::Temporary | Files::Kept => {
+            let keep = run.files == Files::Kept;
+            files::TestFiles::lay_out(run.options, run.dir, keep, stop)?
+        }
+    };
     let args = job::run_args(run.options, &run.timing, run.dir);
     let mut snaps: Vec<Snapshot> = Vec::new();
     let mut last = Value::Null;

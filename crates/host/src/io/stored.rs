@@ -101,7 +101,7 @@ mod tests {
                 interval_s: 1.0,
             },
             dir: tmp.path(),
-            keep_files: false,
+            files: crate::io::Files::Temporary,
         };
         let never = AtomicBool::new(false);
         let whole = meta(&options);

@@ -49,7 +49,7 @@ impl Runner<'_> {
                 interval_s: plan.report_interval_s,
             },
             dir: &dir,
-            keep_files: false,
+            files: qpslab_host::io::Files::Temporary,
         };
         let target = format!("files in {}", dir.display());
         let meta = RunMeta::new(
