@@ -1,6 +1,6 @@
 //! The results store as every command opens it: one message and one exit code per bad `--db`
-//! (a directory, a missing directory, another program's file, a read-only store: exit 2; a
-//! full disk: exit 1), whether the command measures or only reads.
+//! (a directory, a device or a FIFO, a missing directory, another program's file, a read-only
+//! store or `-shm`: exit 2; a full disk: exit 1), whether the command measures or only reads.
 
 use anyhow::Result;
 use qpslab_store::Store;
@@ -19,4 +19,15 @@ pub fn open_to_write(path: &Path) -> Result<Store> {
 /// The store a reading command reads: never created, read even where it cannot be written.
 pub fn open_to_read(path: &Path) -> Result<Store> {
     Ok(Store::open_to_read(path)?)
+}
+
+/// Removes the store at `path` with the files SQLite keeps beside it: a command that created
+/// it and then failed leaves nothing behind.
+pub fn remove(path: &Path) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        // Absent files are what is wanted.
+        let _ = std::fs::remove_file(p);
+    }
 }

@@ -37,7 +37,7 @@ pub fn import(a: ImportArgs) -> Result<()> {
         Ok(done) => done,
         Err(e) => {
             if created {
-                remove_store(&a.db.db);
+                crate::db::remove(&a.db.db);
             }
             return Err(e);
         }
@@ -46,16 +46,6 @@ pub fn import(a: ImportArgs) -> Result<()> {
         Format::Json => crate::out::json(&done),
         _ => Ok(table(&a.from.display().to_string(), &done)),
     })
-}
-
-/// Removes the store at `path` with the files SQLite keeps beside it.
-fn remove_store(path: &std::path::Path) {
-    for suffix in ["", "-wal", "-shm", "-journal"] {
-        let mut p = path.as_os_str().to_owned();
-        p.push(suffix);
-        // Absent files are what is wanted.
-        let _ = std::fs::remove_file(p);
-    }
 }
 
 /// A line per run and per study: what it became here.

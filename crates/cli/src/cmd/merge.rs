@@ -18,12 +18,26 @@ pub fn merge(a: MergeArgs) -> Result<()> {
     }
     let shards = one_group(runs, &a.sources.join(", ")).map_err(fail)?;
     let (meta, phases) = merge_shards(&shards, crate::target::command_line()).map_err(fail)?;
-    let mut store = crate::db::open_to_write(&a.db.db)?;
-    let mut id = None;
-    for (phase, telemetry) in &phases {
-        id = Some(store.record_phase(&meta, phase, telemetry)?);
-    }
-    store.finish_run(&meta.uuid, RunStatus::Completed)?;
+    // Everything was read and checked above; a store this merge creates goes again when the
+    // write fails, so a failed merge leaves no store that was not there.
+    let created = !a.db.db.exists();
+    let stored = crate::db::open_to_write(&a.db.db).and_then(|mut store| {
+        let mut id = None;
+        for (phase, telemetry) in &phases {
+            id = Some(store.record_phase(&meta, phase, telemetry)?);
+        }
+        store.finish_run(&meta.uuid, RunStatus::Completed)?;
+        Ok((store, id))
+    });
+    let (store, id) = match stored {
+        Ok(done) => done,
+        Err(e) => {
+            if created {
+                crate::db::remove(&a.db.db);
+            }
+            return Err(e);
+        }
+    };
     let hosts: Vec<String> = shards
         .iter()
         .map(|s| s.meta.host.hostname.clone())
