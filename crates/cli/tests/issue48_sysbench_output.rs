@@ -313,3 +313,69 @@ fn issue_48_fileio_prepare_run_cleanup_pass_under_set_e_as_sysbenchs() {
         );
     }
 }
+
+/// sysbench-tpcc's lines (Percona-Lab/sysbench-tpcc's README: `./tpcc.lua --mysql-socket=...
+/// --threads=... --tables=... --scale=... --db-driver=mysql prepare`, then `run`, `cleanup`),
+/// through the link: prepared, run with sysbench's lines, checked and cleaned up.
+#[test]
+fn issue_48_sysbench_tpcc_lines_run_through_the_link() {
+    let s = Scratch::new();
+    let db = "tpcc48";
+    sql(&format!("DROP DATABASE IF EXISTS {db}"));
+    sql(&format!("CREATE DATABASE {db}"));
+    let line = |rest: &str| -> Vec<String> {
+        let mut w = vec![
+            "/usr/share/sysbench/tpcc.lua".to_string(),
+            "--db-driver=mysql".into(),
+            format!("--mysql-socket={}", socket()),
+            "--mysql-user=root".into(),
+            format!("--mysql-db={db}"),
+            "--tables=1".into(),
+            "--scale=1".into(),
+            "--use_fk=0".into(),
+            "--trx_level=RC".into(),
+        ];
+        w.extend(rest.split_whitespace().map(String::from));
+        w
+    };
+    let o = qpslab_as_sysbench(&s, &line("--threads=2 prepare"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = qpslab_as_sysbench(&s, &line("--threads=2 --time=2 --report-interval=1 run"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("sysbench 1.0.20 ("), "{out}");
+    assert!(!intervals(&out).is_empty(), "{out}");
+    for l in intervals(&out) {
+        assert!(matches(l, r"reconn/s: [0-9.]+$", false) == 1, "{l}");
+    }
+    assert_eq!(
+        matches(
+            &out,
+            r"transactions: *[0-9]* *\(([0-9]*[.]?[0-9]+) per sec.\)",
+            false
+        ),
+        1,
+        "{out}"
+    );
+    assert!(
+        stderr(&o).contains("--trx_level=RC ignored"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("qpslab: NewOrder/min:"),
+        "{}",
+        stderr(&o)
+    );
+    let o = qpslab_as_sysbench(&s, &line("check"));
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let o = qpslab_as_sysbench(&s, &line("cleanup"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        sql(&format!(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{db}'"
+        ))
+        .trim(),
+        "0"
+    );
+}

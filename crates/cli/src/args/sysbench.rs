@@ -21,8 +21,8 @@ pub struct Rewritten {
     pub sysbench: bool,
 }
 
-/// sysbench's commands, in its word order after the test name.
-const SYSBENCH_COMMANDS: [&str; 4] = ["prepare", "run", "cleanup", "help"];
+/// sysbench's commands, in its word order after the test name (`check`: sysbench-tpcc's).
+const SYSBENCH_COMMANDS: [&str; 5] = ["prepare", "run", "cleanup", "check", "help"];
 
 /// sysbench's form, for a line called as sysbench that has no command.
 const SYSBENCH_FORM: &str =
@@ -228,6 +228,7 @@ pub fn rewrite(args: Vec<OsString>) -> Result<Rewritten, String> {
     };
     let (command, test_item, mut rest) = match test.and(test_item.as_deref()) {
         Some("fileio") => fileio(&command, rest)?,
+        Some("tpcc") => (command.clone(), test_item, tpcc(&command, rest, &mut notes)),
         Some(t @ ("cpu" | "memory" | "threads" | "mutex")) => {
             return Err(format!(
                 "sysbench's {t} test measures the machine, not a database server: qpslab has \
@@ -328,6 +329,35 @@ fn fileio(command: &str, rest: Vec<Item>) -> Result<(String, Option<String>, Vec
             "fileio {command}: sysbench's fileio commands are prepare, run and cleanup"
         )),
     }
+}
+
+/// sysbench-tpcc's `tpcc.lua` line, once its options have their meaning: `--tables` (its sets
+/// of tables; qpslab's TPC-C loads one) left out with a note unless 1, and its run in stress
+/// mode (sysbench-tpcc has no keying or think times) unless `--mode` says otherwise.
+fn tpcc(command: &str, rest: Vec<Item>, notes: &mut Vec<String>) -> Vec<Item> {
+    let mut out = Vec::new();
+    for item in rest {
+        match (&item, item.key().as_deref()) {
+            (Item::Opt { value, .. }, Some("tables")) => {
+                if value.as_deref().map(str::trim) != Some("1") {
+                    notes.push(format!(
+                        "--tables{} ignored: qpslab's TPC-C loads one set of tables, --scale \
+                         warehouses in it",
+                        shown(value)
+                    ));
+                }
+            }
+            _ => out.push(item),
+        }
+    }
+    if command == "run" && !out.iter().any(|i| i.key().as_deref() == Some("mode")) {
+        out.push(Item::Opt {
+            raw: vec!["--mode=stress".into()],
+            name: "mode".into(),
+            value: Some("stress".into()),
+        });
+    }
+    out
 }
 
 /// sysbench's order: the test (`--test=NAME` as sysbench 0.5 wrote it, else the first word),
@@ -441,7 +471,9 @@ fn options(items: Vec<Item>, command: &str, notes: &mut Vec<String>) -> Result<V
             "{} ignored: {}",
             left_out.join(", "),
             if command == "cleanup" {
-                "cleanup drops every sbtest table qpslab created, whatever their number"
+                "cleanup drops every table of the workload qpslab created, whatever their number"
+            } else if command == "check" {
+                "check reads the tables as they are"
             } else {
                 "prepare takes the workload's options and --threads, not the run's"
             }
@@ -467,7 +499,9 @@ fn unused_by(command: &str, key: &str) -> bool {
     };
     match command {
         "prepare" => def.scope == Scope::Run && def.name != "threads",
-        "cleanup" => matches!(def.scope, Scope::Run | Scope::Workload) && !def.positional(),
+        "cleanup" | "check" => {
+            matches!(def.scope, Scope::Run | Scope::Workload) && !def.positional()
+        }
         _ => false,
     }
 }
@@ -517,6 +551,24 @@ fn meaning(key: &str, value: Option<&str>, events_given: bool) -> Result<Meaning
             "histogram",
             Some(if on(v)? { "on" } else { "off" }.into()),
         )),
+        // Percona's sysbench-tpcc (tpcc.lua): its options on qpslab's TPC-C.
+        "scale" => Ok(Meaning::As("warehouses", v.map(String::from))),
+        "use_fk" => Ok(Meaning::As(
+            "foreign_keys",
+            Some(if on(v)? { "on" } else { "off" }.into()),
+        )),
+        "trx_level" => match v.map(str::to_ascii_uppercase).as_deref() {
+            Some("RR" | "RC" | "SER" | "RU") => no_effect(
+                "qpslab's TPC-C runs at the server's isolation level (its \
+                 transaction_isolation; --set transaction_isolation=... on a sandbox)",
+            ),
+            _ => Err("expects RR, RC, SER or RU".into()),
+        },
+        "enable_purge" => no_effect("qpslab's TPC-C has no purge transaction (sysbench-tpcc's)"),
+        "force_pk" => no_effect("qpslab's TPC-C tables always have their primary keys"),
+        "enable_pp" | "enable_sparse" => {
+            no_effect("qpslab's TPC-C tables are not partitioned or sparse")
+        }
         "mysql_ssl" => Ok(Meaning::As(
             "ssl_mode",
             Some(if on(v)? { "REQUIRED" } else { "DISABLED" }.into()),

@@ -439,3 +439,46 @@ fn qpslab_sysbench_is_the_links_line() {
         .sysbench
     );
 }
+
+#[test]
+fn takes_sysbench_tpcc_lines_as_qpslabs_tpcc() {
+    let (a, notes) = rw(&[
+        "sysbench",
+        "/usr/share/sysbench/tpcc.lua",
+        "--tables=1",
+        "--scale=2",
+        "--use_fk=0",
+        "--trx_level=RC",
+        "--threads=4",
+        "--report-interval=1",
+        "--time=10",
+        "run",
+    ])
+    .unwrap();
+    assert_eq!(
+        a,
+        [
+            "sysbench",
+            "run",
+            "tpcc",
+            "--warehouses=2",
+            "--foreign-keys=off",
+            "--threads=4",
+            "--report-interval=1",
+            "--time=10",
+            "--mode=stress"
+        ]
+    );
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("--trx_level=RC ignored"), "{notes:?}");
+    let (a, notes) = rw(&["sysbench", "tpcc", "--tables=10", "--scale=1", "prepare"]).unwrap();
+    assert_eq!(a, ["sysbench", "prepare", "tpcc", "--warehouses=1"]);
+    assert!(notes[0].starts_with("--tables=10 ignored"), "{notes:?}");
+    assert_eq!(
+        args(&["sysbench", "tpcc.lua", "--scale=1", "check"]),
+        ["sysbench", "check", "tpcc"]
+    );
+    assert!(rw(&["sysbench", "tpcc", "--trx_level=XX", "run"])
+        .unwrap_err()
+        .contains("expects RR, RC, SER or RU"));
+}

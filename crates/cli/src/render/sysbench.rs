@@ -204,6 +204,10 @@ pub fn own_lines(p: &PhaseResult) -> String {
     if let Some(v) = &p.stability {
         let _ = writeln!(o, "qpslab: stability: {v}");
     }
+    // A TPC-C phase's New-Orders, retries and consistency check.
+    for line in super::tpcc_section(p).lines() {
+        let _ = writeln!(o, "qpslab: {}", line.trim_start());
+    }
     if p.io.is_some() {
         // fio did the I/O: qpslab's own CPU says nothing of it.
         return o;
