@@ -66,13 +66,18 @@
 //!   columns or change the engine; `DISCARD TABLESPACE` deletes the data file, `IMPORT
 //!   TABLESPACE` replaces it), `OPTIMIZE` and `REPAIR` (which may drop rows it cannot read).
 
+mod dialect;
 mod judge;
 mod lex;
+mod modes;
 
 use std::collections::HashSet;
 
+pub use dialect::Dialect;
 use judge::ModeValue;
-use lex::{Charset, Lexer, Mode, ServerGuess};
+use lex::{Charset, Lexer, Mode};
+pub(crate) use modes::mode_of;
+use modes::ANSI_QUOTES_MODES;
 
 /// What a statement may do, from the least to the most harmful.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -147,98 +152,6 @@ impl Policy {
     }
 }
 
-/// The server a log's statements will run on, as far as it is known.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Dialect {
-    /// The version as executable comments compare it (10.11.19 is 101119); None when unknown.
-    pub version: Option<u32>,
-    /// MariaDB (true) or MySQL (false); None when unknown.
-    pub mariadb: Option<bool>,
-}
-
-impl Dialect {
-    /// Nothing known: every reading is judged.
-    pub const UNKNOWN: Dialect = Dialect {
-        version: None,
-        mariadb: None,
-    };
-
-    /// A server of this version (101119 for 10.11.19) and flavor.
-    pub fn new(version: Option<u32>, mariadb: bool) -> Dialect {
-        Dialect {
-            version,
-            mariadb: Some(mariadb),
-        }
-    }
-
-    /// The dialect of a server by its version string (`10.11.19-MariaDB-log`, `8.0.36`,
-    /// `5.5.5-10.11.19-MariaDB`).
-    ///
-    /// ```
-    /// use qpslab_sqllog::Dialect;
-    /// assert_eq!(Dialect::of_server("10.11.19-MariaDB-log"), Dialect::new(Some(101119), true));
-    /// assert_eq!(Dialect::of_server("8.0.36"), Dialect::new(Some(80036), false));
-    /// ```
-    pub fn of_server(version: &str) -> Dialect {
-        let mariadb = version.to_ascii_lowercase().contains("mariadb");
-        let text = match version.strip_prefix("5.5.5-") {
-            Some(rest) if mariadb => rest,
-            _ => version,
-        };
-        let mut parts = text
-            .split(|c: char| !c.is_ascii_digit())
-            .take(3)
-            .map(|p| p.parse::<u32>().ok().filter(|&n| n < 100));
-        let number = match (parts.next(), parts.next(), parts.next()) {
-            (Some(Some(a)), Some(Some(b)), Some(Some(c))) => Some(a * 10_000 + b * 100 + c),
-            _ => None,
-        };
-        Dialect {
-            version: number,
-            mariadb: Some(mariadb),
-        }
-    }
-
-    /// The server readings of `text` to judge, or None when there are too many.
-    fn servers(&self, text: &[u8]) -> Option<Vec<ServerGuess>> {
-        let flavors = self.mariadb.map_or(vec![true, false], |m| vec![m]);
-        let versions = match self.version {
-            Some(v) => vec![v],
-            None => {
-                // A server of version N runs every comment up to N: one reading per version
-                // named, and one below them all.
-                let mut vs = lex::comment_versions(text);
-                if vs.len() > MAX_VERSIONS {
-                    return None;
-                }
-                vs.insert(0, 0);
-                vs
-            }
-        };
-        let unsure = if lex::has_unsure_comment(text) {
-            vec![false, true]
-        } else {
-            vec![false]
-        };
-        let mut out = Vec::new();
-        for &mariadb in &flavors {
-            for &version in &versions {
-                for &unsure_runs in &unsure {
-                    out.push(ServerGuess {
-                        mariadb,
-                        version,
-                        unsure_runs,
-                    });
-                }
-            }
-        }
-        Some(out)
-    }
-}
-
-/// Distinct comment versions judged one by one in a text of unknown version; more is refused.
-const MAX_VERSIONS: usize = 16;
-
 /// Every session state: 16 modes (4 `sql_mode` flag pairs in 4 character set readings), system
 /// database or not.
 const ALL_STATES: u32 = u32::MAX;
@@ -261,77 +174,6 @@ fn modes(flags: u8, charsets: u8) -> impl Iterator<Item = Mode> {
     Mode::all()
         .filter(move |m| flags & (1 << m.flags()) != 0 && charsets & (1 << m.cs.index()) != 0)
 }
-
-/// The `sql_mode` flags of a value (`'ANSI,NO_BACKSLASH_ESCAPES'`), or None when it names a
-/// mode this classifier does not know (the server may refuse it, or read it otherwise).
-pub(crate) fn mode_of(value: &str) -> Option<Mode> {
-    let mut mode = Mode::DEFAULT;
-    if value.is_empty() {
-        return Some(mode);
-    }
-    for item in value.split(',') {
-        let item = item.to_ascii_uppercase();
-        if !SQL_MODES.contains(&item.as_str()) {
-            return None;
-        }
-        mode.nbe |= item == "NO_BACKSLASH_ESCAPES";
-        mode.ansi |= ANSI_QUOTES_MODES.contains(&item.as_str());
-    }
-    Some(mode)
-}
-
-/// Modes that include `ANSI_QUOTES`.
-const ANSI_QUOTES_MODES: [&str; 7] = [
-    "ANSI_QUOTES",
-    "ANSI",
-    "ORACLE",
-    "POSTGRESQL",
-    "MSSQL",
-    "DB2",
-    "MAXDB",
-];
-
-/// The `sql_mode` names of MariaDB and MySQL.
-const SQL_MODES: [&str; 38] = [
-    "REAL_AS_FLOAT",
-    "PIPES_AS_CONCAT",
-    "ANSI_QUOTES",
-    "IGNORE_SPACE",
-    "IGNORE_BAD_TABLE_OPTIONS",
-    "ONLY_FULL_GROUP_BY",
-    "NO_UNSIGNED_SUBTRACTION",
-    "NO_DIR_IN_CREATE",
-    "POSTGRESQL",
-    "ORACLE",
-    "MSSQL",
-    "DB2",
-    "MAXDB",
-    "NO_KEY_OPTIONS",
-    "NO_TABLE_OPTIONS",
-    "NO_FIELD_OPTIONS",
-    "MYSQL323",
-    "MYSQL40",
-    "ANSI",
-    "NO_AUTO_VALUE_ON_ZERO",
-    "NO_BACKSLASH_ESCAPES",
-    "STRICT_TRANS_TABLES",
-    "STRICT_ALL_TABLES",
-    "NO_ZERO_IN_DATE",
-    "NO_ZERO_DATE",
-    "ALLOW_INVALID_DATES",
-    "ERROR_FOR_DIVISION_BY_ZERO",
-    "TRADITIONAL",
-    "NO_AUTO_CREATE_USER",
-    "HIGH_NOT_PRECEDENCE",
-    "NO_ENGINE_SUBSTITUTION",
-    "PAD_CHAR_TO_FULL_LENGTH",
-    "EMPTY_STRING_IS_NULL",
-    "SIMULTANEOUS_ASSIGNMENT",
-    "TIME_ROUND_FRACTIONAL",
-    "TIME_TRUNCATE_FRACTIONAL",
-    "NO_ZERO_IN_DATE",
-    "NO_ZERO_DATE",
-];
 
 /// Reads the statements of one logged connection in order, as its server would: the target's
 /// [`Dialect`] settles executable comments, and the session's `sql_mode` and current database
