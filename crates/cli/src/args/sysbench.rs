@@ -210,6 +210,10 @@ pub fn rewrite(args: Vec<OsString>) -> Result<Rewritten, String> {
         Item::Word(w) => test_name(w),
         Item::Opt { value, .. } => test_name(value.as_deref().unwrap_or_default()),
     });
+    let test_item = match test_item {
+        Some(t) => Some(legacy_test(&t, &items)?),
+        None => None,
+    };
     let rest: Vec<Item> = items
         .iter()
         .enumerate()
@@ -275,6 +279,45 @@ pub fn rewrite(args: Vec<OsString>) -> Result<Rewritten, String> {
         notes,
         sysbench,
     })
+}
+
+/// sysbench 0.4's and 0.5's test names (`--test=oltp`, `--test=tests/db/select.lua`) as
+/// sysbench 1.0's: `oltp` is `oltp_read_write`, or `oltp_read_only` with `--oltp-read-only`,
+/// or `oltp_point_select` with `--oltp-test-mode=simple`; 1.0's names pass as they are.
+fn legacy_test(name: &str, items: &[Item]) -> Result<String, String> {
+    let value = |key: &str| {
+        items.iter().find_map(|i| match i {
+            Item::Opt { value, .. } if i.key().as_deref() == Some(key) => {
+                Some(value.clone().unwrap_or_else(|| "on".into()))
+            }
+            _ => None,
+        })
+    };
+    let oltp = match value("oltp_test_mode").as_deref() {
+        None | Some("complex") => match value("oltp_read_only").map(|v| on(Some(&v))) {
+            Some(Ok(true)) => "oltp_read_only",
+            Some(Err(why)) => return Err(format!("--oltp-read-only: {why}")),
+            _ => "oltp_read_write",
+        },
+        Some("simple") => "oltp_point_select",
+        Some(mode) => {
+            return Err(format!(
+                "--oltp-test-mode={mode}: sysbench 1.0 has no such mode; its tests are \
+                 oltp_read_write (complex), oltp_point_select (simple), oltp_update_index, \
+                 oltp_insert and the others of `qpslab run --help`"
+            ))
+        }
+    };
+    Ok(match name {
+        "oltp" | "parallel_prepare" => oltp,
+        "select" | "oltp_simple" => "oltp_point_select",
+        "insert" => "oltp_insert",
+        "delete" => "oltp_delete",
+        "update_index" => "oltp_update_index",
+        "update_non_index" => "oltp_update_non_index",
+        other => other,
+    }
+    .to_string())
 }
 
 /// Whether `item` is an option of qpslab's own, before any command (`-q`, `--version`).
@@ -537,6 +580,25 @@ fn meaning(key: &str, value: Option<&str>, events_given: bool) -> Result<Meaning
             _ => Ok(Meaning::As("events", v.map(String::from))),
         },
         "num_threads" => Ok(Meaning::As("threads", v.map(String::from))),
+        // sysbench 0.4's and 0.5's names, as 1.0's; the test's own (read only, test mode)
+        // chose the test (`legacy_test`).
+        "oltp_read_only" | "oltp_test_mode" => Ok(Meaning::Drop),
+        "oltp_tables_count" => Ok(Meaning::As("tables", v.map(String::from))),
+        "oltp_dist_type" => Ok(Meaning::As("rand_type", v.map(String::from))),
+        "mysql_table_engine" => Ok(Meaning::As("mysql_storage_engine", v.map(String::from))),
+        "mysql_engine_trx" => no_effect(
+            "sysbench 1.0 dropped it: the server says whether the engine has transactions",
+        ),
+        "oltp_table_name" => Err("sysbench 1.0 names its tables sbtest1..N (--tables N); \
+                                  it has no --table-name"
+            .into()),
+        _ if key.starts_with("oltp_") => match qpslab_lab::options::find(&key[5..]) {
+            Some(d) => Ok(Meaning::As(d.name, v.map(String::from))),
+            None => Err(format!(
+                "a sysbench 0.4/0.5 option; sysbench 1.0 has no --{}",
+                key[5..].replace('_', "-")
+            )),
+        },
         "tx_rate" => Ok(Meaning::As("rate", v.map(String::from))),
         // sysbench's 0: no limit. A phase needs one of the two limits.
         "time" if v == Some("0") => match events_given {

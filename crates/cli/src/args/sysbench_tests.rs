@@ -482,3 +482,70 @@ fn takes_sysbench_tpcc_lines_as_qpslabs_tpcc() {
         .unwrap_err()
         .contains("expects RR, RC, SER or RU"));
 }
+
+/// sysbench 0.4's and 0.5's lines as they still circulate (OpenStack Performa's
+/// `sysbench --test=oltp --db-driver=mysql --mysql-table-engine=innodb --mysql-engine-trx=yes
+/// --num-threads=N --max-time=N --max-requests=0 ... --oltp-table-size=N run`).
+#[test]
+fn takes_sysbench_0_4_and_0_5_spellings_as_1_0s() {
+    let (a, notes) = rw(&[
+        "sysbench",
+        "--test=oltp",
+        "--mysql-table-engine=innodb",
+        "--mysql-engine-trx=yes",
+        "--num-threads=4",
+        "--max-time=2",
+        "--max-requests=0",
+        "--oltp-table-size=1000",
+        "--oltp-tables-count=2",
+        "run",
+    ])
+    .unwrap();
+    assert_eq!(
+        a,
+        [
+            "sysbench",
+            "run",
+            "oltp_read_write",
+            "--mysql-storage-engine=innodb",
+            "--threads=4",
+            "--time=2",
+            "--table-size=1000",
+            "--tables=2",
+            "--no-live-lines"
+        ]
+    );
+    assert!(
+        notes[0].starts_with("--mysql-engine-trx=yes ignored"),
+        "{notes:?}"
+    );
+    for (test, extra, want) in [
+        ("--test=oltp", "--oltp-read-only=on", "oltp_read_only"),
+        (
+            "--test=oltp",
+            "--oltp-test-mode=simple",
+            "oltp_point_select",
+        ),
+        (
+            "--test=/usr/share/sysbench/tests/db/select.lua",
+            "--oltp-skip-trx=on",
+            "oltp_point_select",
+        ),
+        (
+            "--test=tests/db/update_index.lua",
+            "--oltp-dist-type=uniform",
+            "oltp_update_index",
+        ),
+    ] {
+        let a = args(&["sysbench", test, extra, "prepare"]);
+        assert_eq!(a[2], want, "{a:?}");
+    }
+    for (line, why) in [
+        (&["sysbench", "--test=oltp", "--oltp-test-mode=nontrx", "run"][..], "--oltp-test-mode=nontrx: sysbench 1.0 has no such mode"),
+        (&["sysbench", "--test=oltp", "--oltp-table-name=t", "run"], "--oltp-table-name=t: sysbench 1.0 names its tables sbtest1..N"),
+        (&["sysbench", "--test=oltp", "--oltp-nontrx-mode=select", "run"], "--oltp-nontrx-mode=select: a sysbench 0.4/0.5 option; sysbench 1.0 has no --nontrx-mode"),
+    ] {
+        let e = rw(line).unwrap_err();
+        assert!(e.starts_with(why), "{line:?}: {e}");
+    }
+}
