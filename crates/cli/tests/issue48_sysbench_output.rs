@@ -379,3 +379,53 @@ fn issue_48_sysbench_tpcc_lines_run_through_the_link() {
         "0"
     );
 }
+
+/// A sysbench 0.4/0.5 option that 1.0 lacks is refused in one line naming 1.0's way (exit 2).
+#[test]
+fn issue_48_old_spellings_without_a_1_0_equivalent_are_refused_in_one_line() {
+    let s = Scratch::new();
+    for (line, why) in [
+        (
+            &["--test=oltp", "--oltp-table-name=t", "run"][..],
+            "--oltp-table-name=t: sysbench 1.0 names its tables sbtest1..N (--tables N)",
+        ),
+        (
+            &["--test=oltp", "--oltp-test-mode=nontrx", "run"],
+            "--oltp-test-mode=nontrx: sysbench 1.0 has no such mode",
+        ),
+    ] {
+        let words: Vec<String> = line.iter().map(|w| w.to_string()).collect();
+        let o = qpslab_as_sysbench(&s, &words);
+        assert_eq!(o.status.code(), Some(2), "{line:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(stderr(&o).contains(why), "{}", stderr(&o));
+    }
+}
+
+/// `qpslab io`'s three steps without sysbench's words: `--prepared` measures only files that are
+/// there (exit 2 naming the first missing), `--prepare` and `--cleanup` need no test mode.
+#[test]
+fn issue_48_io_prepared_needs_the_files_prepare_left() {
+    let s = Scratch::new();
+    let dir = s.path().display().to_string();
+    let files = ["--file-total-size", "1M", "--file-num", "2", "--dir", &dir];
+    let o = s.run(&[&["io", "rndrd", "--prepared", "--time", "1"][..], &files].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("test_file.0: not there"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    let o = s.run(&[&["io", "--prepare"][..], &files].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    for i in 0..2 {
+        let len = std::fs::metadata(s.path().join(format!("test_file.{i}")))
+            .unwrap()
+            .len();
+        assert_eq!(len, 512 * 1024);
+    }
+    let o = s.run(&[&["io", "--cleanup"][..], &files].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!s.path().join("test_file.0").exists());
+}

@@ -47,7 +47,13 @@ fn plan(a: &IoArgs) -> Result<(qpslab_core::RunPlan, FileIoOptions, Timing)> {
 
 /// The fileio options of `a` alone (`--prepare`, `--cleanup`).
 fn options(a: &IoArgs) -> Result<FileIoOptions> {
-    let plan = resolve_flags(&a.options.0)?.plan;
+    // The files do not depend on the test mode; one is named when none was, so that the
+    // fileio options resolve.
+    let mut given = a.options.0.clone();
+    if !given.0.iter().any(|(name, _)| *name == "file_test_mode") {
+        given.0.insert(0, ("file_test_mode", "seqwr".into()));
+    }
+    let plan = resolve_flags(&given)?.plan;
     plan.fileio.context("io: no fileio options")
 }
 
