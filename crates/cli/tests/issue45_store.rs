@@ -83,6 +83,53 @@ fn a_store_locked_by_another_writer_keeps_the_phase_beside_it() {
 }
 
 #[test]
+fn a_study_whose_store_is_locked_mid_cell_keeps_the_phase_beside_it() {
+    use std::io::{BufRead, BufReader};
+    let s = Scratch::new();
+    prepared(&s);
+    let spec = s.path().join("locked.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"locked\"\n[defaults]\nworkload = \"oltp_point_select\"\ntables = 1\n\
+             table_size = 500\nduration = \"3s\"\nwarmup = 0\nthreads = 1\n\
+             [[variant]]\nname = \"ext\"\n\
+             target = \"mysql://root@localhost/{DB}?socket={}\"\n",
+            socket()
+        ),
+    )
+    .unwrap();
+    let mut child = s
+        .cmd(&["lab", "run", spec.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the cell measures, another writer takes the store until the study has ended.
+    let mut other = None;
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if other.is_none() && line.starts_with('[') && line.contains("tps:") {
+            let c = rusqlite::Connection::open(s.db()).unwrap();
+            c.execute_batch("BEGIN EXCLUSIVE").unwrap();
+            other = Some(c);
+        }
+    }
+    let o = child.wait_with_output().unwrap();
+    drop(other.expect("the cell printed no live line"));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let kept = err
+        .split("the store could not keep the phase: kept in ")
+        .nth(1)
+        .and_then(|r| r.lines().next())
+        .unwrap_or_else(|| panic!("{err}"));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(kept.trim()).unwrap()).unwrap();
+    assert!(doc["phases"][0]["events"].as_u64().unwrap() > 0, "{doc}");
+}
+
+#[test]
 fn a_read_only_shm_is_refused_before_measuring() {
     let s = Scratch::new();
     prepared(&s);

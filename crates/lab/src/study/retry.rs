@@ -10,6 +10,7 @@ use crate::error::ExecError;
 use crate::run::contention::wait_quiet;
 use crate::run::exec::{Measured, Observer};
 use crate::run::phase::{Bench, PhaseError, RunOf};
+use crate::run::sweep::close;
 use crate::server::restore::{Guard, Ledger};
 use qpslab_sandbox::SandboxHome;
 use qpslab_store::{CellRecord, RunMeta, RunStatus};
@@ -66,9 +67,20 @@ impl Bench<'_> {
                 Err(PhaseError::WarmUp(e)) => return Err(e),
                 Err(PhaseError::Measure(e)) => {
                     // What the attempt measured before it stopped is kept under its run (resume
-                    // replaces it); the run says how it ended.
-                    let status = e.run_status();
-                    self.store.finish_run(&meta.uuid, status)?;
+                    // replaces it); the run says how it ended. A phase the store would not take
+                    // (locked, full) is written beside it, as `qpslab run`'s is.
+                    let closed = close(self.store, &meta, &e);
+                    match closed.kept {
+                        Some(Ok(path)) => obs.message(&format!(
+                            "the store could not keep the phase: kept in {}",
+                            path.display()
+                        )),
+                        Some(Err(why)) => obs.message(&format!(
+                            "the store could not keep the phase, nor could it be written \
+                             elsewhere: {why}"
+                        )),
+                        None => {}
+                    }
                     return Err(e);
                 }
             };
