@@ -16,7 +16,9 @@ kill -9; Ctrl-C, SIGTERM and SIGHUP restore them and keep what was captured.
 Logging every statement costs throughput, and the more statements per second the server runs, \
 the more it costs: figures measured during a capture are lower than without one. Connections opened before the capture keep their own \
 long_query_time and log nothing (pools): the server's statement count is compared with the \
-entries captured, with a warning when the log misses some.")]
+entries captured, with a warning when the log misses some. The log goes on after a baseline of \
+the server's statements (2 s): start the workload once capture says `slow log on` or once \
+--ready-file's file exists, never after a fixed sleep.")]
 pub struct CaptureArgs {
     #[command(flatten)]
     pub target: TargetArgs,
@@ -31,6 +33,11 @@ pub struct CaptureArgs {
     /// Replace FILE if it exists.
     #[arg(long)]
     pub force: bool,
+    /// Create READY once the log is on (every connection opened from then on is logged) and
+    /// remove it when the capture ends: a script waits for it (`until [ -e READY ]; do sleep
+    /// 0.1; done`) before it starts the workload. A READY left from before is removed first.
+    #[arg(long, value_name = "READY")]
+    pub ready_file: Option<PathBuf>,
     /// Output: table or json (what the capture saw and cost).
     #[command(flatten)]
     pub output: OutputArgs<TableJson, JsonPath>,

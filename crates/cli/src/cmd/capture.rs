@@ -4,6 +4,9 @@
 //! the arguments, prints the restore statement first and each step as it happens, and reports
 //! what the capture saw and cost. Ctrl-C/SIGTERM/SIGHUP end the window early.
 //!
+//! `--ready-file` exists from the moment the log is on until the capture ends, for scripts that
+//! start their workload once every new connection is logged.
+//!
 //! An interrupted capture still restores the server and writes what it captured until the
 //! signal (whole entries: the log is switched off before it is copied); interrupted before the
 //! log went on, it writes nothing.
@@ -58,6 +61,9 @@ pub fn capture(a: CaptureArgs) -> Result<()> {
             "capture needs a server to capture: --target, --host/--port, --socket or --sandbox NAME",
         ));
     }
+    if let Some(ready) = &a.ready_file {
+        ready_gone(ready)?;
+    }
     let home = sandbox_home(&a.home);
     let connected = connect(t, None, &home)?;
     let options = connected.server_options();
@@ -94,12 +100,26 @@ pub fn capture(a: CaptureArgs) -> Result<()> {
             a.time.as_secs_f64(),
         ),
         Step::LogOn => {
+            if let Some(ready) = &a.ready_file {
+                if let Err(e) = std::fs::write(ready, "slow log on\n") {
+                    eprintln!("warning: --ready-file {}: {e}", ready.display());
+                }
+            }
             eprintln!("slow log on: every statement from connections opened from now on is logged")
         }
-        Step::Restored => eprintln!("settings restored"),
+        Step::Restored => {
+            if let Some(ready) = &a.ready_file {
+                let _ = std::fs::remove_file(ready);
+            }
+            eprintln!("settings restored")
+        }
         Step::LedgerWarning(e) => eprintln!("warning: {e}"),
     })
-    .map_err(|e| capture_error(e, t))?;
+    .map_err(|e| capture_error(e, t));
+    if let Some(ready) = &a.ready_file {
+        let _ = std::fs::remove_file(ready);
+    }
+    let taken = taken?;
     let Some(logged) = taken.logged else {
         eprintln!("stopped before the log was switched on: nothing changed, nothing written");
         return Ok(());
@@ -159,6 +179,23 @@ fn summary(d: &CaptureDoc) -> String {
 /// FILE must be new (or `--force`) in a directory that exists; `-` is standard output.
 fn check_out(out: &Path, force: bool) -> Result<()> {
     crate::outfile::check("--out", out, force)
+}
+
+/// `--ready-file` made ready to say when the log is on: a file left from an earlier capture is
+/// removed (a waiting script must not start early), anything but a file is refused, and the
+/// directory must take it.
+fn ready_gone(ready: &Path) -> Result<()> {
+    let refuse = |why: String| user(format!("--ready-file {}: {why}", ready.display()));
+    match std::fs::symlink_metadata(ready) {
+        Ok(m) if m.is_file() => {
+            std::fs::remove_file(ready).map_err(|e| refuse(format!("cannot remove it ({e})")))?
+        }
+        Ok(_) => return Err(refuse("not a regular file".into())),
+        Err(_) => {}
+    }
+    std::fs::write(ready, "")
+        .and_then(|()| std::fs::remove_file(ready))
+        .map_err(|e| refuse(format!("cannot be created ({e})")))
 }
 
 /// The slow log is read from the server's own file: only a server on this host will do.

@@ -1,0 +1,82 @@
+//! Issue 48: the README's capture recipe records the run's statements on a busy machine. The
+//! log goes on after capture's baseline, later still when the CPUs are busy: a script that
+//! waits for `--ready-file` starts its run once every new connection is logged, where a fixed
+//! `sleep 2` let the run's connections open first and the log held none of them.
+
+mod common;
+use common::*;
+use std::process::{Child, Command, Stdio};
+
+/// Two busy loops, one per core of the CI machine, ended by their ids when dropped.
+struct Hogs(Vec<Child>);
+
+impl Hogs {
+    fn start() -> Hogs {
+        let hog = || {
+            Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("sh")
+        };
+        Hogs(vec![hog(), hog()])
+    }
+}
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// The README's recipe, its waits bounded; the capture's window ended once the run is done
+/// (Ctrl-C keeps what was captured; the capture exits 130, as interrupted).
+const RECIPE: &str = "set -e
+qpslab capture --sandbox cap --time 60s --out slow.log --ready-file cap.ready &
+cap=$!
+i=0; until [ -e cap.ready ]; do i=$((i+1)); [ $i -lt 600 ]; sleep 0.1; done
+qpslab run oltp_point_select --sandbox cap --tables 1 --table-size 1000 --time 2 --warmup 0 -q
+kill -INT $cap
+wait $cap || [ $? -eq 130 ]
+[ ! -e cap.ready ]
+";
+
+#[test]
+fn issue_48_the_capture_recipe_records_the_run_on_a_busy_machine() {
+    let s = Scratch::new();
+    let o = s.run(&["server", "start", "cap"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bin = s.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_qpslab"), bin.join("qpslab")).unwrap();
+    let scratch = s.cmd(&[]);
+    let mut sh = Command::new("timeout");
+    sh.args(["120", "sh", "-c", RECIPE]).current_dir(s.path());
+    for (k, v) in scratch.get_envs() {
+        match v {
+            Some(v) => sh.env(k, v),
+            None => sh.env_remove(k),
+        };
+    }
+    let path = std::env::var("PATH").unwrap_or_default();
+    sh.env("PATH", format!("{}:{path}", bin.display()));
+    let hogs = Hogs::start();
+    let o = sh.output().expect("sh");
+    drop(hogs);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let log = std::fs::read_to_string(s.path().join("slow.log")).unwrap();
+    let selects = log
+        .lines()
+        .filter(|l| l.starts_with("SELECT c FROM sbtest1 WHERE id="))
+        .count();
+    assert!(
+        selects > 100,
+        "{selects} point selects logged: {}",
+        stderr(&o)
+    );
+    let o = s.run(&["server", "stop", "cap"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
