@@ -25,6 +25,9 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = args::Cli::parse_args();
+    if cli.sysbench {
+        out::set_sysbench();
+    }
     out::set_verbosity(match (cli.verbosity.quiet, cli.verbosity.verbose) {
         (true, _) => out::Verbosity::Quiet,
         (false, true) => out::Verbosity::Verbose,

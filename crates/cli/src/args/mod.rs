@@ -19,6 +19,7 @@ mod replica;
 mod restore;
 mod study;
 mod sysbench;
+mod sysbench_meaning;
 mod threads;
 mod tune;
 
@@ -59,6 +60,10 @@ pub struct Cli {
     pub verbosity: Verbosity,
     #[command(subcommand)]
     pub command: Command,
+    /// Called as sysbench (a link named `sysbench`, or `qpslab sysbench ...`): standard output
+    /// is to be sysbench's.
+    #[arg(skip)]
+    pub sysbench: bool,
 }
 
 impl Cli {
@@ -74,15 +79,15 @@ impl Cli {
                 for note in r.notes.iter().filter(|_| !quiet) {
                     eprintln!("qpslab: note: {note}");
                 }
-                if r.sysbench {
-                    crate::out::set_sysbench();
-                    // `sysbench --version`: the line version checks read (`sysbench 1.`).
-                    if r.args.len() == 2 && r.args[1] == "--version" {
-                        println!("{}", crate::render::sysbench::version_line());
-                        std::process::exit(0)
-                    }
+                // `sysbench --version`: the line version checks read (`sysbench 1.`).
+                if r.sysbench && r.args.len() == 2 && r.args[1] == "--version" {
+                    println!("{}", crate::render::sysbench::version_line());
+                    std::process::exit(0)
                 }
-                Cli::parse_from(r.args)
+                Cli {
+                    sysbench: r.sysbench,
+                    ..Cli::parse_from(r.args)
+                }
             }
             Err(why) => {
                 eprintln!("qpslab: error: {why}");
