@@ -2,11 +2,11 @@
 //!
 //! `--read-only` runs the log's statements as an account that holds only read privileges
 //! (SELECT and SHOW VIEW on the log's databases; with `--grant-execute`, EXECUTE on each SQL
-//! SECURITY INVOKER routine there, never on a DEFINER one: see [`routines`]), each session in a
-//! read-only transaction (see [`super::exec`]). The statement classifier stays the second
-//! line: a text filter loses to SQL's corners (versioned comments, dynamic SQL), a privilege
-//! does not; and a privilege is a barrier the session cannot undo, which a read-only
-//! transaction is not.
+//! SECURITY INVOKER routine there, never on a DEFINER one, as its `routines` module says),
+//! each session in a read-only transaction (see [`super::exec`]). The statement classifier
+//! stays the second line: a text filter loses to SQL's corners (versioned comments, dynamic
+//! SQL), a privilege does not; and a privilege is a barrier the session cannot undo, which a
+//! read-only transaction is not.
 //!
 //! - Where the connecting account may create users (`CREATE USER` or `ALL PRIVILEGES` on
 //!   `*.*`, with `GRANT OPTION`: a sandbox's root), [`prepare`] creates such an account with a
