@@ -358,15 +358,36 @@ fn issue_48_sysbench_tpcc_lines_run_through_the_link() {
         "{out}"
     );
     assert!(
-        stderr(&o).contains("--trx_level=RC ignored"),
-        "{}",
-        stderr(&o)
-    );
-    assert!(
         stderr(&o).contains("qpslab: NewOrder/min:"),
         "{}",
         stderr(&o)
     );
+    // --trx_level=RC is each session's isolation level: a statement that fails (1242, a
+    // subquery of two rows) unless the session reads committed stops the run.
+    let script = s.path().join("rc.sql");
+    std::fs::write(
+        &script,
+        "SELECT IF(@@session.tx_isolation = 'READ-COMMITTED', 1, (SELECT 1 UNION SELECT 2));\n",
+    )
+    .unwrap();
+    let script = script.display().to_string();
+    let sock = socket();
+    for (level, code) in [("RC", Some(0)), ("RR", Some(1))] {
+        let o = s.run(&[
+            "run",
+            "--script",
+            &script,
+            "--socket",
+            &sock,
+            "-u",
+            "root",
+            "-D",
+            db,
+            "--time=1",
+            &format!("--trx_level={level}"),
+        ]);
+        assert_eq!(o.status.code(), code, "{level}: {}", stderr(&o));
+    }
     let o = qpslab_as_sysbench(&s, &line("check"));
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     let o = qpslab_as_sysbench(&s, &line("cleanup"));

@@ -177,6 +177,72 @@ pub struct RunPlan {
     /// when it is the default, so plans stored before it existed compare equal.
     #[serde(default, skip_serializing_if = "RetryErrors::is_default")]
     pub ignore_errors: RetryErrors,
+    /// `--isolation`: the transaction isolation level every session sets (none: the server's,
+    /// `transaction_isolation`). Left out of the stored plan when none, so plans stored
+    /// before it existed compare equal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<Isolation>,
+}
+
+/// A transaction isolation level, as `SET SESSION TRANSACTION ISOLATION LEVEL` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    ReadUncommitted,
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+impl Isolation {
+    /// The names `--isolation` takes (the server's `transaction_isolation` values, lower
+    /// case).
+    pub const NAMES: &'static [&'static str] = &[
+        "read-uncommitted",
+        "read-committed",
+        "repeatable-read",
+        "serializable",
+    ];
+
+    /// Its name, `read-committed`.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// The words of `SET SESSION TRANSACTION ISOLATION LEVEL ...`: `READ COMMITTED`.
+    pub fn sql(self) -> &'static str {
+        match self {
+            Isolation::ReadUncommitted => "READ UNCOMMITTED",
+            Isolation::ReadCommitted => "READ COMMITTED",
+            Isolation::RepeatableRead => "REPEATABLE READ",
+            Isolation::Serializable => "SERIALIZABLE",
+        }
+    }
+
+    /// A level by its name in any case, with dashes, underscores or spaces
+    /// (`READ-COMMITTED`, `read committed`), or by sysbench-tpcc's `--trx_level` (RU, RC,
+    /// RR, SER).
+    pub fn parse(text: &str) -> Option<Isolation> {
+        let t = text.trim().to_ascii_lowercase().replace(['_', ' '], "-");
+        let by_letters = match t.as_str() {
+            "ru" => Some(Isolation::ReadUncommitted),
+            "rc" => Some(Isolation::ReadCommitted),
+            "rr" => Some(Isolation::RepeatableRead),
+            "ser" => Some(Isolation::Serializable),
+            _ => None,
+        };
+        by_letters.or_else(|| {
+            let at = Self::NAMES.iter().position(|n| *n == t)?;
+            [
+                Isolation::ReadUncommitted,
+                Isolation::ReadCommitted,
+                Isolation::RepeatableRead,
+                Isolation::Serializable,
+            ]
+            .get(at)
+            .copied()
+        })
+    }
 }
 
 /// The server error codes sysbench 1.0.20 ignores by default: 1213 deadlock, 1205 lock wait
@@ -296,6 +362,7 @@ impl RunPlan {
             fileio: None,
             shard: None,
             ignore_errors: RetryErrors::Default,
+            isolation: None,
         }
     }
 
@@ -313,6 +380,25 @@ impl RunPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn isolation_levels_by_name_and_by_sysbench_tpccs_letters() {
+        assert_eq!(
+            Isolation::parse("READ-COMMITTED"),
+            Some(Isolation::ReadCommitted)
+        );
+        assert_eq!(Isolation::parse("rc"), Some(Isolation::ReadCommitted));
+        assert_eq!(Isolation::parse("SER"), Some(Isolation::Serializable));
+        assert_eq!(
+            Isolation::parse("repeatable read"),
+            Some(Isolation::RepeatableRead)
+        );
+        assert_eq!(Isolation::parse("snapshot"), None);
+        for n in Isolation::NAMES {
+            assert_eq!(Isolation::parse(n).map(Isolation::name), Some(*n));
+        }
+        assert_eq!(Isolation::ReadUncommitted.sql(), "READ UNCOMMITTED");
+    }
     use crate::workload::WorkloadKind;
 
     #[test]

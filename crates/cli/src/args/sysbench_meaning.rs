@@ -199,12 +199,9 @@ fn meaning(key: &str, value: Option<&str>, events_given: bool) -> Result<Meaning
             "foreign_keys",
             Some(if on(v)? { "on" } else { "off" }.into()),
         )),
-        "trx_level" => match v.map(str::to_ascii_uppercase).as_deref() {
-            Some("RR" | "RC" | "SER" | "RU") => no_effect(
-                "qpslab's TPC-C runs at the server's isolation level (its \
-                 transaction_isolation; --set transaction_isolation=... on a sandbox)",
-            ),
-            _ => Err("expects RR, RC, SER or RU".into()),
+        "trx_level" => match v.and_then(qpslab_core::plan::Isolation::parse) {
+            Some(level) => Ok(Meaning::As("isolation", Some(level.name().into()))),
+            None => Err("expects RR, RC, SER or RU".into()),
         },
         "enable_purge" => no_effect("qpslab's TPC-C has no purge transaction (sysbench-tpcc's)"),
         "force_pk" => no_effect("qpslab's TPC-C tables always have their primary keys"),

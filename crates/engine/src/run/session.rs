@@ -12,6 +12,7 @@
 use super::error::RunError;
 use crate::workload::script::SLEEP_CALL;
 use crate::workload::{Arg, Call, EventBuf, ParamKind, SessionGen, Workload};
+use qpslab_core::plan::Isolation;
 use qpslab_core::ConnectOptions;
 use qpslab_wire::codec::{write_com_query, ExecPacket, ParamType, ReplyReader};
 use qpslab_wire::{Capabilities, Conn, Stream};
@@ -102,7 +103,8 @@ pub(crate) struct Opened {
     execs: Vec<Option<ExecPacket>>,
 }
 
-/// Connects, prepares every statement (when `ps`), and switches the socket to non-blocking.
+/// Connects, sets the session's isolation level (when given), prepares every statement (when
+/// `ps`), and switches the socket to non-blocking.
 ///
 /// A `pipeline` session runs with `autocommit = 0`: when a statement of a pipeline fails with
 /// a deadlock, the server has rolled its transaction back and runs the statements already
@@ -114,6 +116,7 @@ pub(crate) fn open(
     workload: &Workload,
     ps: bool,
     pipeline: bool,
+    isolation: Option<Isolation>,
 ) -> Result<Opened, RunError> {
     // Every wait is bounded by the target's timeouts and ends at a first Ctrl-C or SIGTERM.
     let mut conn = Conn::connect(target).map_err(|source| match source {
@@ -123,15 +126,23 @@ pub(crate) fn open(
             source,
         },
     })?;
+    // The session's settings, again on every reconnection (a new session starts from the
+    // server's).
+    let mut settings = Vec::new();
     if pipeline {
-        conn.query("SET autocommit = 0")
-            .map_err(|source| match source {
-                qpslab_wire::Error::Interrupted => RunError::Interrupted,
-                source => RunError::Prepare {
-                    sql: "SET autocommit = 0".into(),
-                    source,
-                },
-            })?;
+        settings.push("SET autocommit = 0".to_string());
+    }
+    if let Some(level) = isolation {
+        settings.push(format!(
+            "SET SESSION TRANSACTION ISOLATION LEVEL {}",
+            level.sql()
+        ));
+    }
+    for sql in settings {
+        conn.query(&sql).map_err(|source| match source {
+            qpslab_wire::Error::Interrupted => RunError::Interrupted,
+            source => RunError::Prepare { sql, source },
+        })?;
     }
     let mut execs = Vec::new();
     if ps {

@@ -7,7 +7,7 @@ use super::def::{
 };
 use super::value::{choice, float, int, list, seconds, switch, text};
 use super::Transport;
-use qpslab_core::plan::Arrival;
+use qpslab_core::plan::{Arrival, Isolation};
 
 /// A bound in seconds (zero or more, at most a year) kept in the builder's `$field`.
 macro_rules! seconds_bound {
@@ -233,6 +233,29 @@ pub(crate) static RUN: &[OptionDef] = &[
             |b| on_off(b.plan.pipeline),
         ),
         ON_OFF,
+    ),
+    def(
+        "isolation",
+        Scope::Run,
+        "LEVEL",
+        "Transaction isolation level every session sets: read-uncommitted, read-committed, \
+         repeatable-read, serializable (sysbench-tpcc's RU, RC, RR, SER too); server: the \
+         server's transaction_isolation",
+        "read-committed",
+        |b, v| {
+            let t = text(v)?;
+            b.plan.isolation = match t.as_str() {
+                "server" => None,
+                _ => Some(Isolation::parse(&t).ok_or_else(|| {
+                    format!(
+                        "must be one of {}, or server; not {t}",
+                        Isolation::NAMES.join(", ")
+                    )
+                })?),
+            };
+            Ok(())
+        },
+        |b| b.plan.isolation.map_or("server", Isolation::name).to_string(),
     ),
     def(
         "client_cpus",

@@ -53,6 +53,7 @@ fn open_some(shared: &Shared<'_>, ids: &[u32]) -> Result<Vec<Session>, RunError>
             shared.workload,
             shared.ps(),
             shared.pipeline(),
+            shared.plan.isolation,
         )
         .inspect_err(|_| {
             // No point opening the rest: the phase cannot start.

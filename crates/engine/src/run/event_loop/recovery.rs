@@ -83,6 +83,7 @@ impl EventLoop<'_> {
                 self.shared.workload,
                 self.shared.ps(),
                 self.shared.pipeline(),
+                self.shared.plan.isolation,
             ) {
                 Ok(opened) => {
                     self.reconnecting.swap_remove(n);
