@@ -161,6 +161,11 @@ fn the_server_refuses_definer_routines_under_grant_execute() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
+    // A DEFINER view runs the DEFINER function with its definer's rights too.
+    server.sql(
+        "CREATE SQL SECURITY DEFINER VIEW g45.v_del AS SELECT g45.f_del() AS x; \
+         CREATE SQL SECURITY INVOKER VIEW g45.v_read AS SELECT id FROM g45.t",
+    );
     let hold = "SELECT SLEEP(5)";
     let log = slow_log(
         s.path(),
@@ -172,6 +177,8 @@ fn the_server_refuses_definer_routines_under_grant_execute() {
             // the server refuses the DEFINER functions for want of EXECUTE.
             (1, 0, "SET SESSION TRANSACTION READ WRITE"),
             (1, 0, "SELECT f_del()"),
+            (1, 0, "SELECT x FROM v_del"),
+            (1, 0, "SELECT id FROM v_read"),
             (1, 0, hold),
         ],
     );
@@ -215,11 +222,20 @@ fn the_server_refuses_definer_routines_under_grant_execute() {
         "SELECT COUNT(*) FROM mysql.db WHERE User LIKE 'qpslab\\_ro\\_%' AND Execute_priv = 'Y'",
     );
     assert_eq!(db_execute.trim(), "0");
+    let tables = server.sql(
+        "SELECT GROUP_CONCAT(DISTINCT Table_name ORDER BY Table_name) FROM mysql.tables_priv \
+         WHERE User LIKE 'qpslab\\_ro\\_%'",
+    );
+    assert_eq!(tables.trim(), "t,v_read", "{tables}");
     let o = output_within(child, Duration::from_secs(90));
     let (out, err) = (stdout(&o), stderr(&o));
     assert!(o.status.success(), "{err}");
     assert!(
         err.contains("EXECUTE on 1 SQL SECURITY INVOKER routine(s)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("2 table(s) and view(s) of `g45` (1 SQL SECURITY DEFINER view(s) left out"),
         "{err}"
     );
     assert_eq!(server.sql("SELECT count(*) FROM g45.t").trim(), "3");
@@ -245,8 +261,12 @@ fn the_server_refuses_definer_routines_under_grant_execute() {
         del.contains("refused by the server: 1370") || del.contains("refused by the server: 1792"),
         "{del}"
     );
-    // The INVOKER function ran, with the account's read privileges.
+    // The DEFINER view is refused by the server for want of SELECT on it, whatever the
+    // transaction; the INVOKER function and view ran, with the account's read privileges.
+    let view = skipped(&class("select x from v_del")).unwrap_or_else(|| panic!("{out}"));
+    assert!(view.contains("refused by the server: 1142"), "{view}");
     assert_eq!(skipped(&class("select f_read()")), None, "{out}");
+    assert_eq!(skipped(&class("select id from v_read")), None, "{out}");
     assert_eq!(server.accounts(), "0");
 }
 

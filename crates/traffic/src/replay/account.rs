@@ -1,9 +1,10 @@
 //! The first line of defence of a read-only replay: the server itself refuses its writes.
 //!
 //! `--read-only` runs the log's statements as an account that holds only read privileges
-//! (SELECT and SHOW VIEW on the log's databases; with `--grant-execute`, EXECUTE on each SQL
-//! SECURITY INVOKER routine there, never on a DEFINER one, as its `routines` module says),
-//! each session in a read-only transaction (see [`super::exec`]). The statement classifier
+//! (SELECT and SHOW VIEW on the log's databases, table by table in one that holds SQL SECURITY
+//! DEFINER views, which are left out, as its `views` module says; with `--grant-execute`,
+//! EXECUTE on each SQL SECURITY INVOKER routine there, never on a DEFINER one, as its
+//! `routines` module says), each session in a read-only transaction (see [`super::exec`]). The statement classifier
 //! stays the second line: a text filter loses to SQL's corners (versioned comments, dynamic
 //! SQL), a privilege does not; and a privilege is a barrier the session cannot undo, which a
 //! read-only transaction is not.
@@ -27,6 +28,7 @@
 //! statement of the account never outlives it.
 
 mod routines;
+mod views;
 
 use super::ReplayLog;
 use qpslab_core::{ConnectOptions, Endpoint, Secret};
@@ -190,7 +192,20 @@ pub fn prepare_in(
         }),
     };
     let privileges = "SELECT, SHOW VIEW";
-    let on = on_what(dbs);
+    // A database with DEFINER views is granted object by object, without them.
+    let narrowed = if dbs.is_empty() {
+        Default::default()
+    } else {
+        views::narrowed(&mut conn, dbs)?
+    };
+    let on: Vec<String> = on_what(dbs)
+        .into_iter()
+        .zip(dbs.iter().map(Some).chain(std::iter::repeat(None)))
+        .flat_map(|(object, db)| match db.and_then(|d| narrowed.get(d)) {
+            Some(n) => n.readable.clone(),
+            None => vec![object],
+        })
+        .collect();
     // The password goes to the server only as its hash, so no server log can show it.
     let hash = native_password_hash(&password);
     for a in &accounts {
@@ -242,9 +257,30 @@ pub fn prepare_in(
         } else {
             "running"
         },
-        on.join(", ")
+        shown(dbs, &narrowed)
     );
     Ok(access)
+}
+
+/// What the account reads, for the note: each database, or for one with DEFINER views its
+/// objects counted and the views left out.
+fn shown(dbs: &[String], narrowed: &std::collections::BTreeMap<String, views::Narrowed>) -> String {
+    let all = on_what(dbs);
+    all.iter()
+        .zip(dbs.iter().map(Some).chain(std::iter::repeat(None)))
+        .map(
+            |(object, db)| match db.and_then(|d| narrowed.get(d).map(|n| (d, n))) {
+                Some((d, n)) => format!(
+                "{} table(s) and view(s) of `{d}` ({} SQL SECURITY DEFINER view(s) left out: they \
+                 run with their definer's rights)",
+                n.readable.len(),
+                n.definer_views
+            ),
+                None => object.clone(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The user's error for an account that can write: the grants to remove, or the account to
