@@ -6,6 +6,7 @@
 #[macro_use]
 mod out;
 mod args;
+mod arming;
 mod cmd;
 mod db;
 mod error;

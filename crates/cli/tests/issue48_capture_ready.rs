@@ -80,3 +80,77 @@ fn issue_48_the_capture_recipe_records_the_run_on_a_busy_machine() {
     let o = s.run(&["server", "stop", "cap"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// While a capture arms (its baseline, before the log is on) it marks the server in the lab,
+/// and a run on that server is told the capture will miss it; once the log is on, the mark is
+/// gone.
+#[test]
+fn issue_48_a_run_is_told_when_a_capture_is_still_arming() {
+    let s = Scratch::new();
+    let o = s.run(&["server", "start", "arm", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let socket = info["socket"].as_str().unwrap().to_string();
+    let name: String = socket
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let mark = s.lab().join("capture-arming").join(name);
+    let ready = s.path().join("arm.ready");
+    let (out, ready_arg) = (
+        s.path().join("arm.log").display().to_string(),
+        ready.display().to_string(),
+    );
+    let mut capture = s
+        .cmd(&[
+            "capture",
+            "--sandbox",
+            "arm",
+            "--time",
+            "2s",
+            "--out",
+            &out,
+            "--ready-file",
+            &ready_arg,
+        ])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The mark comes first, the ready file once the log is on (after a 2 s baseline).
+    let started = std::time::Instant::now();
+    let mut marked = false;
+    while !ready.exists() {
+        marked |= mark.exists();
+        assert!(started.elapsed().as_secs() < 60, "no ready file");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(marked, "no arming mark at {}", mark.display());
+    assert!(!mark.exists(), "the mark outlived the arming");
+    assert!(capture.wait().unwrap().success());
+    // A run that starts while the mark is there (a live capture's pid) is told so.
+    std::fs::create_dir_all(mark.parent().unwrap()).unwrap();
+    std::fs::write(&mark, std::process::id().to_string()).unwrap();
+    let o = s.run(&[
+        "run",
+        "oltp_point_select",
+        "--sandbox",
+        "arm",
+        "--tables",
+        "1",
+        "--table-size",
+        "100",
+        "--time",
+        "1",
+        "--warmup",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("has not switched its log on yet"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_file(&mark).unwrap();
+    let o = s.run(&["server", "stop", "arm"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -87,6 +87,8 @@ pub fn capture(a: CaptureArgs) -> Result<()> {
             replace: a.force,
         },
     };
+    // Until the log is on, a run on this server is told that the capture will miss it.
+    let mut arming = crate::arming::Arming::begin(home.path(), &options.endpoint);
     let request = Request {
         target: &options,
         lab: home.path(),
@@ -100,6 +102,7 @@ pub fn capture(a: CaptureArgs) -> Result<()> {
             a.time.as_secs_f64(),
         ),
         Step::LogOn => {
+            arming = None;
             if let Some(ready) = &a.ready_file {
                 if let Err(e) = std::fs::write(ready, "slow log on\n") {
                     eprintln!("warning: --ready-file {}: {e}", ready.display());
@@ -119,6 +122,7 @@ pub fn capture(a: CaptureArgs) -> Result<()> {
     if let Some(ready) = &a.ready_file {
         let _ = std::fs::remove_file(ready);
     }
+    drop(arming);
     let taken = taken?;
     let Some(logged) = taken.logged else {
         eprintln!("stopped before the log was switched on: nothing changed, nothing written");

@@ -51,6 +51,7 @@ pub fn run(a: RunArgs) -> Result<()> {
             rate_search: a.replica.rate_search.then_some(a.replica.max_lag),
         };
         let mut printer = RunPrinter {
+            lab: home.path().to_path_buf(),
             plan: plan_json,
             ready: Printer::new(),
             sweep: Printer::with_metrics(exporter.as_ref())
@@ -68,6 +69,8 @@ pub fn run(a: RunArgs) -> Result<()> {
 /// What `run` prints as it goes: readying the server (the dataset loading) and the sweep each
 /// through a printer of their own, and what the thread placement placed.
 struct RunPrinter {
+    /// The lab directory (where a capture marks that it is arming).
+    lab: std::path::PathBuf,
     /// The plan as JSON, shown once connected (`--verbose`).
     plan: String,
     ready: Printer,
@@ -80,6 +83,13 @@ impl RunObserver for RunPrinter {
     }
 
     fn connected(&mut self, options: &ConnectOptions) {
+        if let Some(pid) = crate::arming::capture_arming(&self.lab, &options.endpoint) {
+            eprintln!(
+                "warning: a capture of this server (pid {pid}) has not switched its log on yet: \
+                 this run's connections will not be in its log; start the run once capture \
+                 says `slow log on` (or its --ready-file exists)"
+            );
+        }
         detail!("target: {}", qpslab_core::dsn::Dsn(options.clone()));
         detail!("plan: {}", self.plan);
     }
