@@ -72,6 +72,10 @@ impl qpslab_lab::run::exec::Observer for Printer {
             );
             return;
         }
+        if crate::out::sysbench() {
+            let lines = crate::render::sysbench::prepare_lines(w.tables, w.table_size, loaders);
+            print!("{lines}");
+        }
         let secs = report.elapsed.as_secs_f64();
         own!(
             "prepared {} table(s) × {} rows in {:.1}s ({:.0} rows/s, {} loader connection(s), {})",

@@ -147,10 +147,10 @@ fn issue_48_called_as_sysbench_its_output_is_sysbenchs() {
     let s = Scratch::new();
     sql(&format!("DROP DATABASE IF EXISTS {DB}"));
     sql(&format!("CREATE DATABASE {DB}"));
-    let o = sysbench(&words(
-        "oltp_read_write --tables=1 --table-size=1000 prepare",
-    ));
+    let prepare = "oltp_read_write --tables=1 --table-size=1000 prepare";
+    let o = sysbench(&words(prepare));
     assert!(o.status.success(), "{}", stderr(&o));
+    let their_prepare = stdout(&o);
     let theirs = sysbench(&words(LINE));
     assert!(theirs.status.success(), "{}", stderr(&theirs));
     let ours = qpslab_as_sysbench(&s, &words(LINE));
@@ -225,8 +225,18 @@ fn issue_48_called_as_sysbench_its_output_is_sysbenchs() {
             assert!(v.parse::<f64>().is_ok(), "{name}: $NF is {v:?}");
         }
     }
-    let o = sysbench(&words("oltp_read_write --tables=1 cleanup"));
+    let cleanup = "oltp_read_write --tables=1 cleanup";
+    let o = sysbench(&words(cleanup));
     assert!(o.status.success(), "{}", stderr(&o));
+    let their_cleanup = stdout(&o);
+    // prepare and cleanup through the link print what sysbench's printed, the version aside.
+    let body = |text: &str| text.split_once('\n').map(|(_, b)| b.to_string());
+    let o = qpslab_as_sysbench(&s, &words(prepare));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(body(&stdout(&o)), body(&their_prepare), "{}", stdout(&o));
+    let o = qpslab_as_sysbench(&s, &words(cleanup));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(body(&stdout(&o)), body(&their_cleanup), "{}", stdout(&o));
 }
 
 #[test]

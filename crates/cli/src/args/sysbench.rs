@@ -233,6 +233,15 @@ pub fn rewrite(args: Vec<OsString>) -> Result<Rewritten, String> {
             value: None,
         });
     }
+    // sysbench prepares with its one default thread unless --threads says otherwise.
+    let threads = |i: &Item| i.key().as_deref() == Some("threads");
+    if sysbench && command == "prepare" && !rest.iter().any(threads) {
+        rest.push(Item::Opt {
+            raw: vec!["--threads=1".into()],
+            name: "threads".into(),
+            value: Some("1".into()),
+        });
+    }
     let mut out: Vec<OsString> = vec![argv0.into()];
     for item in &items[..prefix] {
         if let Item::Opt { raw, .. } = item {

@@ -142,6 +142,14 @@ pub fn cleanup(a: CleanupArgs) -> Result<()> {
     });
     let stopped = target.finish();
     let report = outcome?;
+    if crate::out::sysbench() && out.format() == Format::Table {
+        print!(
+            "{}",
+            crate::render::sysbench::cleanup_lines(&report.dropped)
+        );
+        eprintln!("dropped {} table(s)", report.dropped.len());
+        return stopped;
+    }
     out.emit(|f| match f {
         Format::Json => crate::out::json(&serde_json::json!({ "dropped": report.dropped })),
         _ if report.dropped.is_empty() => {

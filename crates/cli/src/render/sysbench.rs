@@ -47,6 +47,31 @@ pub fn test_header(
     o
 }
 
+/// What sysbench's `prepare` prints for `tables` tables of `rows` rows each, loaded by
+/// `loaders` connections (its `--threads`): the tables in order (qpslab loads them its own
+/// way; the lines say what was made).
+pub fn prepare_lines(tables: u32, rows: u64, loaders: u32) -> String {
+    let mut o = format!("{}\n\n", version_line());
+    if loaders > 1 {
+        o.push_str("Initializing worker threads...\n\n");
+    }
+    for t in 1..=tables {
+        let _ = writeln!(o, "Creating table 'sbtest{t}'...");
+        let _ = writeln!(o, "Inserting {rows} records into 'sbtest{t}'");
+        let _ = writeln!(o, "Creating a secondary index on 'sbtest{t}'...");
+    }
+    o
+}
+
+/// What sysbench's `cleanup` prints for the tables it dropped.
+pub fn cleanup_lines(dropped: &[String]) -> String {
+    let mut o = format!("{}\n\n", version_line());
+    for t in dropped {
+        let _ = writeln!(o, "Dropping table '{t}'...");
+    }
+    o
+}
+
 /// sysbench's interval line (`db_report_intermediate`): it ends at `reconn/s: N`.
 pub fn interval_line(threads: u32, s: &Sample) -> String {
     let dt = s.interval_s;
