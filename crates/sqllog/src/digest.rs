@@ -382,7 +382,6 @@ pub fn digest_log<R: BufRead>(
     })
 }
 
-#[path = "digest_bound.rs"]
 mod bound;
 use bound::SLOT_BYTES;
 pub use bound::{Bound, Other, CLASS_BYTES};
