@@ -132,6 +132,13 @@ fn phase(threads: u32, events: u64) -> PhaseResult {
         replay: None,
         actions: Vec::new(),
         io: None,
+        // sysbench's threads fairness travels with the phase (round-trip checked below).
+        fairness: Some(qpslab_core::result::Fairness {
+            events_avg: 12.5,
+            events_stddev: 0.5,
+            time_avg_s: 2.9,
+            time_stddev_s: 0.01,
+        }),
         // A TPC-C phase's own figures travel with the phase (round-trip checked below).
         tpcc: Some(qpslab_core::tpcc::TpccFigures {
             warehouses: 2,
