@@ -16,6 +16,9 @@ pub struct Printer {
     histogram: bool,
     /// Whether each interval prints its line (sysbench's --report-interval=0: none).
     live_lines: bool,
+    /// Whether this is `prepare`'s printer: called as sysbench, a prepare prints sysbench's
+    /// table lines (a run that loads a missing dataset prints none, as sysbench's run).
+    prepare: bool,
 }
 
 impl Printer {
@@ -27,6 +30,15 @@ impl Printer {
             metrics: None,
             histogram: false,
             live_lines: true,
+            prepare: false,
+        }
+    }
+
+    /// The same, as `prepare`'s printer.
+    pub fn for_prepare(self) -> Printer {
+        Printer {
+            prepare: true,
+            ..self
         }
     }
 
@@ -72,7 +84,7 @@ impl qpslab_lab::run::exec::Observer for Printer {
             );
             return;
         }
-        if crate::out::sysbench() {
+        if crate::out::sysbench() && self.prepare {
             let lines = crate::render::sysbench::prepare_lines(w.tables, w.table_size, loaders);
             print!("{lines}");
         }

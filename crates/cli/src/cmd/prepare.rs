@@ -27,7 +27,7 @@ pub fn prepare(a: PrepareArgs) -> Result<()> {
     let server = target.server(&home, &target_args);
     // A sandbox is ours: its database is created as needed. On the user's server only when asked.
     let mut observer = Prepared {
-        inner: Printer::new(),
+        inner: Printer::new().for_prepare(),
         doc: None,
         // A signal stops prepare at once: on the user's server, say what it leaves there.
         interrupted: (!target.ours).then(|| Interrupted {
