@@ -615,6 +615,42 @@ fn clap_only_in_the_cli_arguments() {
     assert!(offenders.is_empty(), "clap outside args: {offenders:?}");
 }
 
+/// Whether `text` (a source file without its tests) opens a server connection of its own.
+fn opens_a_connection(text: &str) -> bool {
+    let text = without_comments(without_tests(text));
+    ["Conn::connect", "Conn::open", "mysql::Conn", "mysql::Pool"]
+        .iter()
+        .any(|c| text.contains(c))
+}
+
+#[test]
+fn the_cli_opens_no_server_connection() {
+    // The CLI parses, calls and prints: what reaches a server is a library's, with its error's
+    // blame.
+    let offenders: Vec<String> = sources(&workspace().join("crates/cli/src"))
+        .into_iter()
+        .filter(|f| opens_a_connection(&std::fs::read_to_string(f).unwrap()))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "connections in the CLI: {offenders:?}"
+    );
+}
+
+#[test]
+fn the_checker_sees_a_connection() {
+    assert!(opens_a_connection(
+        "fn f() { let c = qpslab_wire::Conn::connect(&o)?; }"
+    ));
+    assert!(!opens_a_connection(
+        "// qpslab_wire::Conn::connect is the library's\nfn f() {}"
+    ));
+    assert!(!opens_a_connection(
+        "fn f() {}\n#[cfg(test)]\nmod tests { fn t() { Conn::connect(&o); } }"
+    ));
+}
+
 #[test]
 fn no_source_file_over_600_lines() {
     let mut long = Vec::new();

@@ -13,10 +13,10 @@ use qpslab_core::{ConnectOptions, Dsn};
 use qpslab_lab::server::restore::Ledger;
 use qpslab_report::diff::{analyze, paired, precise, DiffReport};
 use qpslab_traffic::diff::profile::profile_side;
-use qpslab_traffic::diff::side::{Described, SideError};
+use qpslab_traffic::diff::side::{read_log_as_sides, Described, SideError};
 use qpslab_traffic::diff::{rounds, sample, DiffObserver, DiffOptions, DiffSide, PRECISION_PCT};
 use qpslab_traffic::replay::account::{self, AccessOptions, ReadOnlyAccess};
-use qpslab_traffic::replay::{Reading, ReplayLog};
+use qpslab_traffic::replay::ReplayLog;
 use std::time::Duration;
 
 /// Runs `qpslab diff`.
@@ -37,23 +37,7 @@ pub fn diff(a: DiffArgs) -> Result<()> {
     let kind = crate::cmd::digest::log_type(a.log_type);
     let mut loaded = qpslab_traffic::replay::source::load(&a.log, kind).map_err(exec_error)?;
     // Statements read as both servers read them (the worse reading of the two).
-    let mut readings = Vec::new();
-    for side in &sides {
-        let fail = |source| {
-            exec_error(qpslab_lab::ExecError::Connect {
-                target: side.label.clone(),
-                source,
-            })
-        };
-        // The server's defaults: the side's database is checked when the rounds connect.
-        let server = ConnectOptions {
-            database: None,
-            ..side.options.clone()
-        };
-        let mut conn = qpslab_wire::Conn::connect(&server).map_err(fail)?;
-        readings.push(Reading::of(&mut conn).map_err(fail)?);
-    }
-    loaded.log.classify_for(&readings);
+    read_log_as_sides(&sides, &mut loaded.log).map_err(exec_error)?;
     let (mut work, skipped) = sample::plan(&loaded.log, &o);
     if let Some(n) = a.limit {
         sample::most_frequent(&mut work, n);

@@ -58,7 +58,10 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
     connected.options.database.clone_from(&a.target.database);
     // Each logged connection's statements read as the target reads them: its version for
     // executable comments, its sql_mode and the log's SET sql_mode for strings.
-    if let Err(e) = qpslab_traffic::replay::classify_on(&[&connected.options], &mut loaded.log) {
+    let sessions = qpslab_traffic::replay::Sessions::of(opts.mode);
+    if let Err(e) =
+        qpslab_traffic::replay::classify_on(&[&connected.options], &mut loaded.log, sessions)
+    {
         let _ = connected.finish();
         return Err(exec_error(e));
     }
