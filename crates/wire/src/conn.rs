@@ -10,33 +10,11 @@ use crate::proto::{
     Reader, SERVER_MORE_RESULTS_EXISTS,
 };
 use crate::rows::{parse_column, Column, Each, Keep, Sink};
-pub use crate::rows::{Row, Streamed};
+pub use crate::rows::{QueryResult, Row, Streamed};
 use crate::stream::Stream;
 use qpslab_core::ConnectOptions;
 use std::collections::HashMap;
 use std::time::Duration;
-
-/// Result of a text-protocol query or a statement execution, fully read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct QueryResult {
-    /// Column names (empty for statements without a result set).
-    pub columns: Vec<String>,
-    /// Rows, each value as text or NULL.
-    pub rows: Vec<Vec<Option<String>>>,
-    /// Rows changed (OK packet).
-    pub affected_rows: u64,
-    /// Last AUTO_INCREMENT value generated (OK packet).
-    pub last_insert_id: u64,
-    /// Warning count.
-    pub warnings: u16,
-}
-
-impl QueryResult {
-    /// The first column of the first row, when there is one and it is not NULL.
-    pub fn first_value(&self) -> Option<&str> {
-        self.rows.first()?.first()?.as_deref()
-    }
-}
 
 /// A prepared statement on the server.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,9 +3,30 @@
 //! [`crate::Conn::query`]) or handed to the caller one by one and dropped ([`Row`], for
 //! [`crate::Conn::query_each`]).
 
-use crate::conn::QueryResult;
 use crate::error::Error;
 use crate::proto::Reader;
+
+/// Result of a text-protocol query or a statement execution, fully read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueryResult {
+    /// Column names (empty for statements without a result set).
+    pub columns: Vec<String>,
+    /// Rows, each value as text or NULL.
+    pub rows: Vec<Vec<Option<String>>>,
+    /// Rows changed (OK packet).
+    pub affected_rows: u64,
+    /// Last AUTO_INCREMENT value generated (OK packet).
+    pub last_insert_id: u64,
+    /// Warning count.
+    pub warnings: u16,
+}
+
+impl QueryResult {
+    /// The first column of the first row, when there is one and it is not NULL.
+    pub fn first_value(&self) -> Option<&str> {
+        self.rows.first()?.first()?.as_deref()
+    }
+}
 
 /// A row of a streamed text-protocol result, as the server sent it: valid during the callback
 /// only, nothing of it is kept.
