@@ -252,11 +252,11 @@ fn coordinate(
     let mut last = Duration::ZERO;
     let mut next = interval;
     let mut cpu = CpuSnapshot::now();
-    let mut stopping = Stopping::default();
+    let mut stopping = limits::Stopping::default();
     loop {
         let finished = shared.done.load(Ordering::Acquire) == sessions;
         if !finished && shared.halted() {
-            stopping.kill_running(shared);
+            stopping.kill_running(&shared.running, shared.target);
         }
         let now = shared.t0.elapsed();
         if finished || now >= next {
@@ -285,51 +285,6 @@ fn coordinate(
             return (total, samples);
         }
         std::thread::sleep(next.saturating_sub(shared.t0.elapsed()).min(NAP));
-    }
-}
-
-/// The coordinator's kills once the replay is stopped or halted: each statement still running
-/// is killed once (`KILL QUERY`: its session sees an error, then the stop), from one control
-/// connection opened for it; [`CONTROL_TRIES`] failures to open one end the attempts (the
-/// server is gone: its statements with it).
-#[derive(Default)]
-struct Stopping {
-    control: Option<Conn>,
-    tries: u32,
-    killed: std::collections::BTreeSet<u32>,
-}
-
-/// Attempts at a control connection for the kills of a stopped replay.
-const CONTROL_TRIES: u32 = 3;
-
-impl Stopping {
-    fn kill_running(&mut self, shared: &Shared<'_>) {
-        for r in &shared.running {
-            let id = r.load(Ordering::Acquire);
-            if id == 0 || self.killed.contains(&id) {
-                continue;
-            }
-            let Some(control) = self.control(shared.target) else {
-                return;
-            };
-            if limits::kill_on(control, id, Kill::Query).is_ok() {
-                self.killed.insert(id);
-            } else {
-                self.control = None;
-            }
-        }
-    }
-
-    fn control(&mut self, target: &ConnectOptions) -> Option<&mut Conn> {
-        if self.control.is_none() && self.tries < CONTROL_TRIES {
-            self.tries += 1;
-            let t = ConnectOptions {
-                database: None,
-                ..target.clone()
-            };
-            self.control = Conn::connect_timeout(&t, limits::KILL_WAIT).ok();
-        }
-        self.control.as_mut()
     }
 }
 

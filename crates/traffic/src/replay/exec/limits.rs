@@ -15,6 +15,8 @@
 
 use qpslab_core::ConnectOptions;
 use qpslab_wire::{Conn, Error};
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 /// The longest a kill may wait for the server (connecting included).
@@ -84,6 +86,53 @@ pub fn kill_on(control: &mut Conn, id: u32, what: Kill) -> Result<(), Error> {
         // ER_NO_SUCH_THREAD: it ended meanwhile.
         Err(e) if e.server_code() == Some(1094) => Ok(()),
         r => r.map(|_| ()),
+    }
+}
+
+/// The coordinator's kills once the replay is stopped or halted: each statement still running
+/// is killed once (`KILL QUERY`: its session sees an error, then the stop), from one control
+/// connection opened for it; [`CONTROL_TRIES`] failures to open one end the attempts (the
+/// server is gone: its statements with it).
+#[derive(Default)]
+pub(super) struct Stopping {
+    control: Option<Conn>,
+    tries: u32,
+    killed: BTreeSet<u32>,
+}
+
+/// Attempts at a control connection for the kills of a stopped replay.
+const CONTROL_TRIES: u32 = 3;
+
+impl Stopping {
+    /// Kills the statement of each session whose connection id `running` holds (0: none),
+    /// once each, on the server `target` names.
+    pub(super) fn kill_running(&mut self, running: &[AtomicU32], target: &ConnectOptions) {
+        for r in running {
+            let id = r.load(Ordering::Acquire);
+            if id == 0 || self.killed.contains(&id) {
+                continue;
+            }
+            let Some(control) = self.control(target) else {
+                return;
+            };
+            if kill_on(control, id, Kill::Query).is_ok() {
+                self.killed.insert(id);
+            } else {
+                self.control = None;
+            }
+        }
+    }
+
+    fn control(&mut self, target: &ConnectOptions) -> Option<&mut Conn> {
+        if self.control.is_none() && self.tries < CONTROL_TRIES {
+            self.tries += 1;
+            let t = ConnectOptions {
+                database: None,
+                ..target.clone()
+            };
+            self.control = Conn::connect_timeout(&t, KILL_WAIT).ok();
+        }
+        self.control.as_mut()
     }
 }
 
