@@ -18,6 +18,10 @@ const REPLICATION_VARS: [&str; 7] = [
     "pseudo_slave_mode",
 ];
 
+/// The server's limits on a statement's time (MariaDB's, MySQL's), which replay and diff set on
+/// every session.
+const TIME_LIMIT_VARS: [&str; 2] = ["max_statement_time", "max_execution_time"];
+
 /// The verdict on what makes the session's transactions writable again: under `--read-only`
 /// it would undo the read-only transaction the replay runs in.
 pub(super) const READ_WRITE: Verdict = v(
@@ -170,6 +174,28 @@ fn assignment(a: &Stmt<'_, '_>) -> Assigned {
     if REPLICATION_VARS.contains(&name.as_str()) {
         return verdict(v(Admin, "changes what reaches the binary log and replicas"));
     }
+    if TIME_LIMIT_VARS.contains(&name.as_str()) {
+        // A positive number keeps a limit; 0, DEFAULT (the global, often 0) or an expression
+        // may lift the one replay and diff put on every statement, which ends what a killed
+        // qpslab left running.
+        let number = match &a.t[(k + 1).min(a.t.len())..] {
+            [Tok::Punct(b'='), rest @ ..] if !rest.is_empty() => rest
+                .iter()
+                .map(|t| match t {
+                    Tok::Word(w) => Some(text(w)),
+                    Tok::Punct(b'.') => Some("."),
+                    _ => None,
+                })
+                .collect::<Option<String>>(),
+            _ => None,
+        };
+        let limited = number.is_some_and(|n| n.parse::<f64>().is_ok_and(|n| n > 0.0));
+        return if limited {
+            Assigned::default()
+        } else {
+            verdict(v(Admin, "lifts the server's limit on a statement's time"))
+        };
+    }
     if name != "sql_mode" && name != "character_set_client" {
         return Assigned::default();
     }
@@ -242,5 +268,28 @@ fn mode_value(t: &[Tok<'_>]) -> ModeValue {
             }
         }
         _ => ModeValue::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::{classify, Effect::*};
+
+    #[test]
+    fn lifting_the_statement_time_limit_is_server_level() {
+        for (sql, want) in [
+            ("SET max_statement_time = 0", Admin),
+            ("SET SESSION max_statement_time = DEFAULT", Admin),
+            ("SET @@max_execution_time = @x", Admin),
+            (
+                "SET STATEMENT max_statement_time=0 FOR SELECT SLEEP(600)",
+                Admin,
+            ),
+            ("SET max_statement_time = 2.5", Session),
+            ("SET STATEMENT max_statement_time=5 FOR SELECT 1", Read),
+            ("SET @@session.max_execution_time = 1000", Session),
+        ] {
+            assert_eq!(classify(sql).effect, want, "{sql}");
+        }
     }
 }
