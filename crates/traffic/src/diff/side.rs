@@ -82,6 +82,33 @@ impl Sides {
     }
 }
 
+/// Judges `log`'s statements as both `sides`' servers read them (the worse of their readings):
+/// their versions, `sql_mode` and client character set, on a short connection to each server
+/// with its defaults (the side's database is checked when the rounds connect). A class runs on
+/// sessions that ran any other's statements: each is read in every state the log's connections
+/// may leave a session in ([`crate::replay::Sessions::Interleaved`]). A side that cannot be
+/// reached is named by its label.
+pub fn read_log_as_sides(
+    sides: &[DiffSide],
+    log: &mut crate::replay::ReplayLog,
+) -> Result<(), qpslab_lab::ExecError> {
+    let mut readings = Vec::new();
+    for side in sides {
+        let fail = |source| qpslab_lab::ExecError::Connect {
+            target: side.label.clone(),
+            source,
+        };
+        let server = ConnectOptions {
+            database: None,
+            ..side.options.clone()
+        };
+        let mut conn = qpslab_wire::Conn::connect(&server).map_err(fail)?;
+        readings.push(crate::replay::Reading::of(&mut conn).map_err(fail)?);
+    }
+    log.classify_for(&readings, crate::replay::Sessions::Interleaved);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,31 +157,4 @@ mod tests {
             "the server's process is not known for side B (b)"
         );
     }
-}
-
-/// Judges `log`'s statements as both `sides`' servers read them (the worse of their readings):
-/// their versions, `sql_mode` and client character set, on a short connection to each server
-/// with its defaults (the side's database is checked when the rounds connect). A class runs on
-/// sessions that ran any other's statements: each is read in every state the log's connections
-/// may leave a session in ([`crate::replay::Sessions::Interleaved`]). A side that cannot be
-/// reached is named by its label.
-pub fn read_log_as_sides(
-    sides: &[DiffSide],
-    log: &mut crate::replay::ReplayLog,
-) -> Result<(), qpslab_lab::ExecError> {
-    let mut readings = Vec::new();
-    for side in sides {
-        let fail = |source| qpslab_lab::ExecError::Connect {
-            target: side.label.clone(),
-            source,
-        };
-        let server = ConnectOptions {
-            database: None,
-            ..side.options.clone()
-        };
-        let mut conn = qpslab_wire::Conn::connect(&server).map_err(fail)?;
-        readings.push(crate::replay::Reading::of(&mut conn).map_err(fail)?);
-    }
-    log.classify_for(&readings, crate::replay::Sessions::Interleaved);
-    Ok(())
 }
