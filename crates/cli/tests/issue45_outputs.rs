@@ -147,7 +147,7 @@ fn a_db_that_is_no_regular_file_is_refused_and_nothing_is_created_beside_it() {
         .success());
     for (db, says) in [
         ("/dev/zero", "is a character device, not a file"),
-        (fifo.to_str().unwrap(), "is a FIFO, not a file"),
+        (fifo.to_str().unwrap(), "is a FIFO (named pipe), not a file"),
     ] {
         for args in [
             vec!["show"],

@@ -124,11 +124,22 @@ pub fn open_regular(path: &Path) -> Result<File, InputError> {
 }
 
 fn check_regular(path: &Path, meta: &Metadata) -> Result<(), InputError> {
-    let t = meta.file_type();
-    if t.is_file() {
-        return Ok(());
+    match not_a_file(meta) {
+        None => Ok(()),
+        Some(kind) => Err(InputError::NotFile {
+            path: path.to_path_buf(),
+            kind,
+        }),
     }
-    let kind = if t.is_dir() {
+}
+
+/// What a path whose metadata is `meta` names when it is not a regular file (`a directory`,
+/// `a FIFO (named pipe)`, `a character device`, ...); none for a regular file.
+pub fn not_a_file(meta: &Metadata) -> Option<&'static str> {
+    let t = meta.file_type();
+    Some(if t.is_file() {
+        return None;
+    } else if t.is_dir() {
         "a directory"
     } else if t.is_fifo() {
         "a FIFO (named pipe)"
@@ -140,10 +151,6 @@ fn check_regular(path: &Path, meta: &Metadata) -> Result<(), InputError> {
         "a socket"
     } else {
         "not a file"
-    };
-    Err(InputError::NotFile {
-        path: path.to_path_buf(),
-        kind,
     })
 }
 

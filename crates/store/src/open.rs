@@ -158,25 +158,14 @@ fn check_path(path: &Path) -> Result<(), Error> {
             why,
         })
     };
-    if let Ok(meta) = std::fs::metadata(path) {
-        use std::os::unix::fs::FileTypeExt;
-        let t = meta.file_type();
-        let kind = if t.is_dir() {
-            "is a directory"
-        } else if t.is_char_device() {
-            "is a character device, not a file"
-        } else if t.is_block_device() {
-            "is a block device, not a file"
-        } else if t.is_fifo() {
-            "is a FIFO, not a file"
-        } else if t.is_socket() {
-            "is a socket, not a file"
-        } else {
-            ""
-        };
-        if !kind.is_empty() {
-            return bad(kind.into());
-        }
+    if let Some(kind) = std::fs::metadata(path)
+        .ok()
+        .and_then(|m| qpslab_core::input::not_a_file(&m))
+    {
+        return bad(match kind {
+            "a directory" => "is a directory".into(),
+            _ => format!("is {kind}, not a file"),
+        });
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
