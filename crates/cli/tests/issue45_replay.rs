@@ -7,9 +7,10 @@
 
 mod common;
 
+use common::replay::{self, output_within, text_entries, Private};
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The statement each give-up path abandons.
@@ -17,69 +18,26 @@ const SLEEPER: &str = "SELECT SLEEP(600)";
 
 /// A MariaDB 10.11 slow log of `(thread, second, sql)` entries in database `g45`.
 fn slow_log(dir: &Path, name: &str, entries: &[(u64, i64, &str)]) -> PathBuf {
-    let mut text = String::from(
-        "/usr/sbin/mariadbd, Version: 10.11.19-MariaDB-0+deb12u1 (Debian 12). started with:\n\
-         Tcp port: 3306  Unix socket: /run/mysqld/mysqld.sock\n\
-         Time\t\t    Id Command\tArgument\n",
-    );
-    for (thread, second, sql) in entries {
-        text.push_str(&format!(
-            "# Time: 261123  4:25:{:02}\n# User@Host: root[root] @ localhost []\n\
-             # Thread_id: {thread}  Schema: g45  QC_hit: No\n\
-             # Query_time: 0.000100  Lock_time: 0.000000  Rows_sent: 0  Rows_examined: 0\n\
-             # Rows_affected: 0  Bytes_sent: 11\nuse `g45`;\nSET timestamp={};\n{sql};\n",
-            10 + second,
-            1_795_407_949 + second
-        ));
-    }
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
+    replay::slow_log(dir, name, "g45", &text_entries(entries))
 }
 
 /// A private sandbox with table `g45.t` of 3 rows, a DEFINER function that deletes them and
 /// an INVOKER function that reads them.
-struct Server {
-    socket: String,
-}
-
-impl Server {
-    fn start(s: &Scratch, name: &str) -> Server {
-        let o = s.run(&["server", "start", name, "--json"]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let info: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-        let server = Server {
-            socket: info["socket"].as_str().unwrap().to_string(),
-        };
-        server.sql(
-            "CREATE DATABASE g45; CREATE TABLE g45.t (id INT PRIMARY KEY, v INT); \
-             INSERT INTO g45.t VALUES (1, 0), (2, 0), (3, 0)",
-        );
-        for body in [
+fn server(s: &Scratch, name: &str) -> Private {
+    Private::start(
+        s,
+        name,
+        "g45",
+        &[
             "CREATE FUNCTION g45.f_del() RETURNS INT MODIFIES SQL DATA SQL SECURITY DEFINER \
              BEGIN DELETE FROM g45.t; RETURN 1; END",
             "CREATE FUNCTION g45.f_read() RETURNS INT READS SQL DATA SQL SECURITY INVOKER \
              BEGIN RETURN (SELECT COUNT(*) FROM g45.t); END",
-        ] {
-            let o = Command::new("mariadb")
-                .args(["--socket", &server.socket, "-uroot", "--delimiter=//", "-e"])
-                .arg(body)
-                .output()
-                .expect("mariadb client");
-            assert!(o.status.success(), "{}", stderr(&o));
-        }
-        server
-    }
+        ],
+    )
+}
 
-    fn sql(&self, query: &str) -> String {
-        let o = Command::new("mariadb")
-            .args(["--socket", &self.socket, "-uroot", "-N", "-B", "-e", query])
-            .output()
-            .expect("mariadb client");
-        assert!(o.status.success(), "{query}: {}", stderr(&o));
-        stdout(&o)
-    }
-
+impl Private {
     /// The sessions running the sleeper (any account).
     fn sleepers(&self) -> usize {
         self.sql(&format!(
@@ -112,12 +70,6 @@ impl Server {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
-
-    fn accounts(&self) -> String {
-        self.sql("SELECT count(*) FROM mysql.user WHERE User LIKE 'qpslab\\_ro\\_%'")
-            .trim()
-            .to_string()
-    }
 }
 
 fn spawn(s: &Scratch, args: &[&str]) -> Child {
@@ -128,21 +80,6 @@ fn spawn(s: &Scratch, args: &[&str]) -> Child {
         .unwrap()
 }
 
-/// `child`'s output, or a failed test when it still runs after `limit`.
-fn output_within(child: Child, limit: Duration) -> Output {
-    let pid = child.id() as i32;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()));
-    match rx.recv_timeout(limit) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            // SAFETY: kill(2) takes plain integers; the pid is this test's own child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            panic!("still running after {limit:?}");
-        }
-    }
-}
-
 fn signal(child: &Child, sig: i32) {
     // SAFETY: kill(2) takes plain integers; the pid is this test's own child.
     assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
@@ -151,7 +88,7 @@ fn signal(child: &Child, sig: i32) {
 #[test]
 fn the_server_refuses_definer_routines_under_grant_execute() {
     let s = Scratch::new();
-    let server = Server::start(&s, "definer");
+    let server = server(&s, "definer");
     let o = Command::new("mariadb")
         .args(["--socket", &server.socket, "-uroot", "--delimiter=//", "-e"])
         .arg(
@@ -267,13 +204,13 @@ fn the_server_refuses_definer_routines_under_grant_execute() {
     assert!(view.contains("refused by the server: 1142"), "{view}");
     assert_eq!(skipped(&class("select f_read()")), None, "{out}");
     assert_eq!(skipped(&class("select id from v_read")), None, "{out}");
-    assert_eq!(server.accounts(), "0");
+    assert_eq!(server.replay_accounts(), "0");
 }
 
 #[test]
 fn a_replay_that_gives_up_leaves_nothing_running() {
     let s = Scratch::new();
-    let server = Server::start(&s, "giveup");
+    let server = server(&s, "giveup");
     let log = slow_log(s.path(), "sleep.log", &[(1, 0, SLEEPER)]);
     let replay = |extra: &[&str]| {
         let mut args = vec![
@@ -300,7 +237,7 @@ fn a_replay_that_gives_up_leaves_nothing_running() {
     let o = output_within(child, Duration::from_secs(60));
     assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
     server.assert_nothing_left("SIGTERM");
-    assert_eq!(server.accounts(), "0");
+    assert_eq!(server.replay_accounts(), "0");
 
     // kill -9, then restore: the account's sessions are killed before it is dropped.
     let mut child = replay(&["--read-only"]);
@@ -316,7 +253,7 @@ fn a_replay_that_gives_up_leaves_nothing_running() {
         stdout(&o)
     );
     server.assert_nothing_left("kill -9 and restore");
-    assert_eq!(server.accounts(), "0");
+    assert_eq!(server.replay_accounts(), "0");
 
     // kill -9 without an account to restore: the server's own limit (the read timeout) ends
     // the statement.
@@ -334,7 +271,7 @@ fn a_replay_that_gives_up_leaves_nothing_running() {
 #[test]
 fn a_diff_that_gives_up_leaves_nothing_running_and_restore_names_it() {
     let s = Scratch::new();
-    let server = Server::start(&s, "dgive");
+    let server = server(&s, "dgive");
     server.sql("CREATE DATABASE g45b; CREATE TABLE g45b.t LIKE g45.t");
     let log = slow_log(s.path(), "sleep.log", &[(1, 0, SLEEPER)]);
     let diff = |extra: &[&str]| {
@@ -358,7 +295,7 @@ fn a_diff_that_gives_up_leaves_nothing_running_and_restore_names_it() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("--statement-timeout"), "{err}");
     server.assert_nothing_left("diff --statement-timeout");
-    assert_eq!(server.accounts(), "0");
+    assert_eq!(server.replay_accounts(), "0");
 
     // SIGTERM while it sleeps.
     let child = diff(&[]);
@@ -367,7 +304,7 @@ fn a_diff_that_gives_up_leaves_nothing_running_and_restore_names_it() {
     let o = output_within(child, Duration::from_secs(60));
     assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
     server.assert_nothing_left("diff SIGTERM");
-    assert_eq!(server.accounts(), "0");
+    assert_eq!(server.replay_accounts(), "0");
 
     // kill -9, then restore: it names the diff, and ends the account's sessions.
     let mut child = diff(&[]);
@@ -379,7 +316,7 @@ fn a_diff_that_gives_up_leaves_nothing_running_and_restore_names_it() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(out.contains("left by `diff`"), "{out}");
     server.assert_nothing_left("diff kill -9 and restore");
-    assert_eq!(server.accounts(), "0");
+    assert_eq!(server.replay_accounts(), "0");
 }
 
 /// Runs `qpslab ARGS` under an address-space limit of `limit` bytes (setrlimit RLIMIT_AS).
@@ -410,7 +347,7 @@ fn capped(s: &Scratch, args: &[&str], limit: u64) -> Child {
 #[test]
 fn results_larger_than_memory_are_streamed() {
     let s = Scratch::new();
-    let server = Server::start(&s, "big");
+    let server = server(&s, "big");
     server.sql("CREATE DATABASE g45b");
     // 600,000 rows of 1 KiB: about 620 MB on the wire, more than the command may map.
     let big = "SELECT seq, REPEAT('x', 1024) FROM seq_1_to_600000";
@@ -458,5 +395,5 @@ fn results_larger_than_memory_are_streamed() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("class 1/1"), "{err}");
     assert!(!out.is_empty());
-    assert_eq!(server.accounts(), "0");
+    assert_eq!(server.replay_accounts(), "0");
 }

@@ -8,78 +8,31 @@
 
 mod common;
 
+use common::replay::{self, output_within, text_entries, Private};
 use common::*;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// A MariaDB 10.11 slow log of `(thread, second, sql)` entries in database `safety`.
 fn slow_log(dir: &Path, name: &str, entries: &[(u64, i64, &str)]) -> PathBuf {
-    let mut text = String::from(
-        "/usr/sbin/mariadbd, Version: 10.11.19-MariaDB-0+deb12u1 (Debian 12). started with:\n\
-         Tcp port: 3306  Unix socket: /run/mysqld/mysqld.sock\n\
-         Time\t\t    Id Command\tArgument\n",
-    );
-    let mut seen = std::collections::BTreeSet::new();
-    for (thread, second, sql) in entries {
-        text.push_str(&format!(
-            "# Time: 261123  4:25:{:02}\n# User@Host: root[root] @ localhost []\n\
-             # Thread_id: {thread}  Schema: safety  QC_hit: No\n\
-             # Query_time: 0.000100  Lock_time: 0.000000  Rows_sent: 0  Rows_examined: 0\n\
-             # Rows_affected: 0  Bytes_sent: 11\n",
-            10 + second
-        ));
-        if seen.insert(*thread) {
-            text.push_str("use `safety`;\n");
-        }
-        text.push_str(&format!(
-            "SET timestamp={};\n{sql};\n",
-            1_795_407_949 + second
-        ));
-    }
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
+    replay::slow_log(dir, name, "safety", &text_entries(entries))
 }
 
-/// A private sandbox of `s`'s lab with table `safety.t` of 3 rows and a function that deletes.
-struct Private {
-    socket: String,
+/// A private sandbox of `s`'s lab with table `safety.t` of 3 rows and a function that deletes
+/// (a compound body: the client must not split it at its `;`).
+fn private(s: &Scratch, name: &str) -> Private {
+    Private::start(
+        s,
+        name,
+        "safety",
+        &[
+            "CREATE FUNCTION safety.f_del() RETURNS INT MODIFIES SQL DATA \
+           BEGIN DELETE FROM safety.t; RETURN 1; END",
+        ],
+    )
 }
 
 impl Private {
-    fn start(s: &Scratch, name: &str) -> Private {
-        let o = s.run(&["server", "start", name, "--json"]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let info: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-        let p = Private {
-            socket: info["socket"].as_str().unwrap().to_string(),
-        };
-        p.sql(
-            "CREATE DATABASE safety; CREATE TABLE safety.t (id INT PRIMARY KEY, v INT); \
-             INSERT INTO safety.t VALUES (1, 0), (2, 0), (3, 0)",
-        );
-        // A compound body: the client must not split it at its `;`.
-        let o = std::process::Command::new("mariadb")
-            .args(["--socket", &p.socket, "-uroot", "--delimiter=//", "-e"])
-            .arg(
-                "CREATE FUNCTION safety.f_del() RETURNS INT MODIFIES SQL DATA \
-                 BEGIN DELETE FROM safety.t; RETURN 1; END",
-            )
-            .output()
-            .expect("mariadb client");
-        assert!(o.status.success(), "{}", stderr(&o));
-        p
-    }
-
-    fn sql(&self, query: &str) -> String {
-        let o = std::process::Command::new("mariadb")
-            .args(["--socket", &self.socket, "-uroot", "-N", "-B", "-e", query])
-            .output()
-            .expect("mariadb client");
-        assert!(o.status.success(), "{query}: {}", stderr(&o));
-        stdout(&o)
-    }
-
     /// A client session kept open (its statements written to the stdin returned), holding the
     /// user lock `gate` once this returns: a replay statement waiting for `gate` keeps the
     /// replay running until the test writes `DO RELEASE_LOCK(...)`.
@@ -110,28 +63,6 @@ impl Private {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-
-    /// The replay accounts that exist.
-    fn replay_accounts(&self) -> String {
-        self.sql("SELECT count(*) FROM mysql.user WHERE User LIKE 'qpslab\\_ro\\_%'")
-            .trim()
-            .to_string()
-    }
-}
-
-/// `child`'s output, or a failed test when it still runs after `limit`.
-fn output_within(child: std::process::Child, limit: Duration) -> std::process::Output {
-    let pid = child.id() as i32;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()));
-    match rx.recv_timeout(limit) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            // SAFETY: kill(2) takes plain integers; the pid is this test's own child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            panic!("still running after {limit:?}");
-        }
-    }
 }
 
 fn replay(s: &Scratch, sandbox: &str, log: &Path, extra: &[&str]) -> std::process::Output {
@@ -149,7 +80,7 @@ fn replay(s: &Scratch, sandbox: &str, log: &Path, extra: &[&str]) -> std::proces
 #[test]
 fn read_only_is_enforced_by_the_server_and_no_state_outlives_a_replay() {
     let s = Scratch::new();
-    let server = Private::start(&s, "safety");
+    let server = private(&s, "safety");
     // Issue 34 items 1 and 2, and a call the classifier reads as a plain SELECT.
     let hostile = [
         "/*!999999 EXPLAIN */ DELETE FROM t",
@@ -240,7 +171,7 @@ fn read_only_is_enforced_by_the_server_and_no_state_outlives_a_replay() {
 fn another_clients_prepared_xa_outlives_the_replay() {
     use std::io::Write;
     let s = Scratch::new();
-    let server = Private::start(&s, "xa");
+    let server = private(&s, "xa");
     // Another client holds a lock that the replay's connection 4 waits for, so the replay is
     // still running when that client prepares its own XA transaction.
     let (mut other, mut input) = server.hold_gate("xa_gate");
@@ -289,7 +220,7 @@ fn another_clients_prepared_xa_outlives_the_replay() {
 #[test]
 fn a_replay_killed_leaves_its_account_to_restore() {
     let s = Scratch::new();
-    let server = Private::start(&s, "killed");
+    let server = private(&s, "killed");
     let entries: Vec<(u64, i64, String)> = (0..30)
         .map(|i| (1, i, format!("SELECT v FROM t WHERE id = {i}")))
         .collect();
@@ -361,7 +292,7 @@ fn a_replay_killed_leaves_its_account_to_restore() {
 #[test]
 fn a_replay_that_shuts_its_server_down_exits_1() {
     let s = Scratch::new();
-    let _server = Private::start(&s, "down");
+    let _server = private(&s, "down");
     let entries = [(1, 0, "SELECT v FROM t WHERE id = 1"), (1, 0, "SHUTDOWN")];
     let log = slow_log(s.path(), "down.log", &entries);
     let o = replay(&s, "down", &log, &["--allow-admin", "--speed", "0"]);
@@ -385,7 +316,7 @@ fn a_replay_that_shuts_its_server_down_exits_1() {
 fn a_read_only_replay_blocks_neither_another_nor_a_capture() {
     use std::io::Write;
     let s = Scratch::new();
-    let server = Private::start(&s, "side");
+    let server = private(&s, "side");
     // The test holds a lock that the first replay waits for, so it is running meanwhile.
     let (mut gate, mut input) = server.hold_gate("ro_gate");
     let held = slow_log(

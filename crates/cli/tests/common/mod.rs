@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod launchers;
+pub mod replay;
 pub mod stored;
 pub mod tpcc;
 
