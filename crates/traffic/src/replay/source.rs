@@ -7,7 +7,7 @@
 use super::{Logged, Reading, ReplayLog, Sessions};
 use qpslab_core::fault::Blame;
 use qpslab_lab::ExecError;
-use qpslab_sqllog::{classify, fingerprint, Command, Entry, LogError, LogType};
+use qpslab_sqllog::{fingerprint, Command, Effect, Entry, LogError, LogType, Verdict};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::io::Read;
@@ -81,6 +81,13 @@ fn expands_sql_execute(e: &Entry, after_execute: &mut HashSet<u64>) -> bool {
     follows && e.command == Command::Execute
 }
 
+/// A statement's verdict until [`ReplayLog::classify_for`] gives it its own: the worst kind a
+/// statement may be, as for one that cannot be read.
+const UNJUDGED: Verdict = Verdict {
+    effect: Effect::Admin,
+    why: "not judged yet",
+};
+
 /// One entry into the log: statements are replayed, connections shape the sessions, the rest is
 /// counted as skipped.
 fn add(log: &mut ReplayLog, e: Entry) {
@@ -92,7 +99,8 @@ fn add(log: &mut ReplayLog, e: Entry) {
                 start_us: e.at_us,
                 query_s: e.query_time_s.unwrap_or(0.0),
                 fingerprint: fingerprint(&e.sql),
-                verdict: classify(&e.sql),
+                // Judged once the whole log is read, each connection in order (`load`).
+                verdict: UNJUDGED,
                 sql: e.sql,
                 db: e.db,
             });
