@@ -11,9 +11,23 @@ use common::replay::{self, Private};
 use common::*;
 use std::path::{Path, PathBuf};
 
-/// `a` then `b`, as one statement's bytes.
-fn cat(a: &[u8], b: &[u8]) -> Vec<u8> {
-    [a, b].concat()
+/// `head`, a string ending in the two-byte character `lead 0x5c`, then `tail`: one statement.
+fn hiding(head: &str, lead: u8, tail: &str) -> Vec<u8> {
+    [head.as_bytes(), &[b'\'', lead, b'\\'], tail.as_bytes()].concat()
+}
+
+/// `qpslab replay LOG --sandbox charset --speed 0 EXTRA...` of `s`.
+fn replay(s: &Scratch, log: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "replay",
+        log.to_str().unwrap(),
+        "--sandbox",
+        "charset",
+        "--speed",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    s.run(&args)
 }
 
 /// A slow log of `(thread, sql)` entries in database `safety`, one second apart.
@@ -55,28 +69,19 @@ fn issue_45_a_two_byte_character_ending_in_a_backslash_hides_nothing_from_replay
             (1, names.clone()),
             (
                 1,
-                cat(
-                    &[b"SET @a='" as &[u8], &[lead, b'\\']].concat(),
-                    b"', @@GLOBAL.max_connections=77 -- '",
-                ),
+                hiding("SET @a=", lead, "', @@GLOBAL.max_connections=77 -- '"),
             ),
             (
                 1,
-                cat(
-                    &[b"SELECT '" as &[u8], &[lead, b'\\']].concat(),
-                    format!("' INTO DUMPFILE '{}' -- '", file.display()).as_bytes(),
+                hiding(
+                    "SELECT ",
+                    lead,
+                    &format!("' INTO DUMPFILE '{}' -- '", file.display()),
                 ),
             ),
         ];
         let log = slow_log(s.path(), &format!("{cs}.log"), &entries);
-        let o = s.run(&[
-            "replay",
-            log.to_str().unwrap(),
-            "--sandbox",
-            "charset",
-            "--speed",
-            "0",
-        ]);
+        let o = replay(&s, &log, &[]);
         let (out, err) = (stdout(&o), stderr(&o));
         assert!(o.status.success(), "{cs}: {err}");
         assert_eq!(sql("SELECT @@max_connections"), connections, "{cs}: {out}");
@@ -88,27 +93,12 @@ fn issue_45_a_two_byte_character_ending_in_a_backslash_hides_nothing_from_replay
         // Read-only with EXECUTE: the transaction stays read-only, the rows stay.
         let entries = [
             (2, names.clone()),
-            (
-                2,
-                cat(
-                    &[b"SET @a='" as &[u8], &[lead, b'\\']].concat(),
-                    b"', SESSION tx_read_only=0 -- '",
-                ),
-            ),
+            (2, hiding("SET @a=", lead, "', SESSION tx_read_only=0 -- '")),
             (2, b"SELECT safety.f_del()".to_vec()),
             (2, b"SELECT f_del()".to_vec()),
         ];
         let log = slow_log(s.path(), &format!("{cs}-ro.log"), &entries);
-        let o = s.run(&[
-            "replay",
-            log.to_str().unwrap(),
-            "--sandbox",
-            "charset",
-            "--speed",
-            "0",
-            "--read-only",
-            "--grant-execute",
-        ]);
+        let o = replay(&s, &log, &["--read-only", "--grant-execute"]);
         let (out, err) = (stdout(&o), stderr(&o));
         assert!(o.status.success(), "{cs}: {err}");
         assert_eq!(sql("SELECT count(*) FROM safety.t"), "3", "{cs}: {out}");
