@@ -6,6 +6,7 @@
 mod common;
 use common::*;
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 /// Two busy loops, one per core of the CI machine, ended by their ids when dropped.
 struct Hogs(Vec<Child>);
@@ -96,37 +97,57 @@ fn issue_48_a_run_is_told_when_a_capture_is_still_arming() {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
     let mark = s.lab().join("capture-arming").join(name);
-    let ready = s.path().join("arm.ready");
-    let (out, ready_arg) = (
-        s.path().join("arm.log").display().to_string(),
-        ready.display().to_string(),
-    );
-    let mut capture = s
-        .cmd(&[
-            "capture",
-            "--sandbox",
-            "arm",
-            "--time",
-            "2s",
-            "--out",
-            &out,
-            "--ready-file",
-            &ready_arg,
-        ])
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // The mark comes first, the ready file once the log is on (after a 2 s baseline).
-    let started = std::time::Instant::now();
-    let mut marked = false;
-    while !ready.exists() {
-        marked |= mark.exists();
-        assert!(started.elapsed().as_secs() < 60, "no ready file");
-        std::thread::sleep(std::time::Duration::from_millis(10));
+    // The mark comes first, the ready file once the log is on (after a 2 s baseline). A watch
+    // that was itself kept off the CPU for half a second may have slept through the mark: it
+    // proves nothing either way, so the capture is taken again (three tries).
+    let mut seen = None;
+    for attempt in 0..3 {
+        let ready = s.path().join(format!("arm{attempt}.ready"));
+        let said = s.path().join(format!("arm{attempt}.err"));
+        let (out, ready_arg) = (
+            s.path()
+                .join(format!("arm{attempt}.log"))
+                .display()
+                .to_string(),
+            ready.display().to_string(),
+        );
+        let mut capture = s
+            .cmd(&[
+                "capture",
+                "--sandbox",
+                "arm",
+                "--time",
+                "1s",
+                "--out",
+                &out,
+                "--ready-file",
+                &ready_arg,
+            ])
+            .stderr(std::fs::File::create(&said).unwrap())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let (mut marked, mut last, mut longest) = (false, started, Duration::ZERO);
+        while !ready.exists() {
+            marked |= mark.exists();
+            assert!(started.elapsed().as_secs() < 60, "no ready file");
+            std::thread::sleep(Duration::from_millis(10));
+            longest = longest.max(last.elapsed());
+            last = std::time::Instant::now();
+        }
+        assert!(!mark.exists(), "the mark outlived the arming");
+        assert!(capture.wait().unwrap().success());
+        if marked || longest < Duration::from_millis(500) {
+            seen = Some((marked, std::fs::read_to_string(&said).unwrap_or_default()));
+            break;
+        }
     }
-    assert!(marked, "no arming mark at {}", mark.display());
-    assert!(!mark.exists(), "the mark outlived the arming");
-    assert!(capture.wait().unwrap().success());
+    let (marked, said) = seen.expect("the watch never ran steadily through a capture's arming");
+    assert!(
+        marked,
+        "no arming mark at {}; capture said:\n{said}",
+        mark.display()
+    );
     // A run that starts while the mark is there (a live capture's pid) is told so.
     std::fs::create_dir_all(mark.parent().unwrap()).unwrap();
     std::fs::write(&mark, std::process::id().to_string()).unwrap();
