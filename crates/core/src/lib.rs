@@ -24,6 +24,7 @@ pub mod fileio;
 pub mod files;
 pub mod input;
 pub mod latency;
+pub mod limits;
 pub mod literal;
 pub mod live;
 pub mod optfile;

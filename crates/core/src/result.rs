@@ -212,6 +212,10 @@ pub struct PhaseResult {
     /// fairness"; none: not a load-loop phase, a merged one, or stored before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fairness: Option<Fairness>,
+    /// What limited the phase, with the figures behind it (none: stored before verdicts were
+    /// kept, or a phase that is not a load: an I/O phase, a merged one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<crate::limits::Limits>,
 }
 
 /// How evenly a phase's sessions shared its events, as sysbench's "Threads fairness" block

@@ -80,6 +80,16 @@ pub enum Reading {
     ReplicaLag(ReplicaLag),
     /// The replica server process's CPU and memory over the whole phase (a local replica).
     ReplicaProc(ProcUsage),
+    /// The server's CPU by thread class over the whole phase.
+    Threads(crate::limits::ThreadCpu),
+    /// The sessions' waits in the server over the whole phase.
+    Waits(crate::limits::Waits),
+    /// The datadir's device over the whole phase.
+    Disk(crate::limits::DiskUse),
+    /// The host's network cost over the whole phase (TCP phases).
+    Net(crate::limits::NetUse),
+    /// MariaDB's thread pool over the whole phase (`thread_handling=pool-of-threads`).
+    Pool(crate::limits::ThreadPool),
 }
 
 impl Reading {
@@ -96,6 +106,11 @@ impl Reading {
             Reading::Profile(_) => "profile",
             Reading::ReplicaLag(_) => "replica_lag",
             Reading::ReplicaProc(_) => "replica_proc",
+            Reading::Threads(_) => "threads",
+            Reading::Waits(_) => "waits",
+            Reading::Disk(_) => "disk",
+            Reading::Net(_) => "net",
+            Reading::Pool(_) => "pool",
         }
     }
 

@@ -129,6 +129,14 @@ fn phase(threads: u32, events: u64) -> PhaseResult {
             },
         ],
         stability: None,
+        // The limiter verdict travels with the phase (round-trip checked below).
+        limits: Some(qpslab_core::limits::decide(qpslab_core::limits::Evidence {
+            duration_s: 3.0,
+            events,
+            sessions: threads,
+            row_lock_s: Some(2.5),
+            ..Default::default()
+        })),
         replay: None,
         actions: Vec::new(),
         io: None,

@@ -286,6 +286,7 @@ impl Collector {
             rate,
             histograms,
             stability: None,
+            limits: None,
             replay: None,
             actions: Vec::new(),
             io: None,
