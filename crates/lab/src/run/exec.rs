@@ -234,6 +234,8 @@ pub fn measure_with(
     };
     let others = crate::run::contention::others_share(host, &telemetry);
     phase.stability = Some(judge_phase(&phase, plan, others));
+    let cores = crate::run::client_bound::machine_cores();
+    phase.limits = crate::run::limits::judge(&phase, &telemetry, others, cores);
     // A phase the store refused at its start is tried again now (the other writer may be
     // gone); one it refuses again goes to the caller whole.
     let begun = match handle {

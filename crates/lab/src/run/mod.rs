@@ -4,12 +4,13 @@
 //! ([`rate_search`]), each the one warm-up -> measure -> store step of [`phase`] ([`warmup`]
 //! for `--warmup auto`, [`exec`] for the phase with per-tick telemetry), live actions
 //! ([`live`]) judged, the run stored. [`client_bound`] and [`contention`] say whether the client
-//! or a neighbour limited a phase; [`unstored`] keeps a phase the store could not take;
+//! or a neighbour limited a phase, and [`limits`] what limited it, with the evidence; [`unstored`] keeps a phase the store could not take;
 //! [`sizing`] places the client's loops away from the server's CPUs.
 
 pub mod client_bound;
 pub mod contention;
 pub mod exec;
+pub mod limits;
 pub mod live;
 pub(crate) mod measured;
 pub(crate) mod observer;
