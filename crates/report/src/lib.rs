@@ -31,6 +31,7 @@ pub mod context;
 pub mod diff;
 pub mod effects;
 mod error;
+pub mod limits;
 pub mod live;
 pub mod metrics;
 pub mod model;
