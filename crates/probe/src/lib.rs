@@ -36,6 +36,7 @@ mod sampler;
 mod server;
 mod storage;
 pub mod threads;
+mod why;
 
 pub use error::Error;
 pub use host::{host_facts, memory_available, memory_left};

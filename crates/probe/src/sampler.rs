@@ -67,6 +67,8 @@ pub struct Sampler {
     replica: Option<LagMonitor>,
     /// Where the last tick's readings begin in `samples`.
     tick_from: usize,
+    /// Thread classes, waits, disk, network and thread pool over the phase.
+    why: crate::why::Why,
 }
 
 impl Sampler {
@@ -91,14 +93,22 @@ impl Sampler {
             profile_title: String::new(),
             replica: None,
             tick_from: 0,
+            why: crate::why::Why::default(),
         }
     }
 
     /// Lets the sampler reconnect to `target` when its connection is lost (the options `conn`
     /// was opened with). Without it, readings stop at the first loss.
     pub fn reconnect_to(mut self, target: ConnectOptions) -> Sampler {
+        self.why.set_endpoint(&target.endpoint);
         self.link.set_target(target);
         self
+    }
+
+    /// Whether the measured sessions reach the server over TCP (a `net` reading per phase);
+    /// by default, whether [`Sampler::reconnect_to`]'s target is a TCP one.
+    pub fn set_tcp(&mut self, tcp: bool) {
+        self.why.set_tcp(tcp);
     }
 
     /// Adds the lag of a replica to every tick (a `replica_lag` reading after the `tick`);
@@ -221,6 +231,7 @@ impl Sampler {
         self.last = Some(r);
         self.last_ok_s = 0.0;
         self.perf = self.server_pid.and_then(|p| PerfStat::start(p).ok());
+        self.why.begin(self.link.conn(), self.server_pid);
         Ok(())
     }
 
@@ -244,6 +255,7 @@ impl Sampler {
             },
         };
         self.push(elapsed_s, Reading::Tick(tick));
+        self.why.tick(self.link.conn());
         if let Some(m) = &self.replica {
             let lag = m.take();
             self.push(elapsed_s, Reading::ReplicaLag(lag));

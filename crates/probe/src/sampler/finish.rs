@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 impl Sampler {
     /// Ends the phase: the per-tick samples, then whole-phase totals since [`Sampler::begin`]
     /// (`server_status_delta`, `server_proc`, `client_proc`), `perf` (the counters, or why
-    /// there are none) and `telemetry` (`reconnects`, `gaps`). `elapsed_s` is the phase's
+    /// there are none), `threads`, `waits`, `disk`, `net` (TCP phases) and `pool` (MariaDB's
+    /// thread pool) and `telemetry` (`reconnects`, `gaps`). `elapsed_s` is the phase's
     /// length, warm-up included. A server unreachable at the end leaves a `gap` rather than an
     /// error: the totals then cover the readings that were taken. A profile being recorded
     /// ([`Sampler::start_profile`]) is stopped and folded, its flame graph drawn (or why not
@@ -36,6 +37,9 @@ impl Sampler {
         }
         let perf = self.perf_result();
         self.push(elapsed_s, Reading::Perf(perf));
+        for r in self.why.finish(self.link.conn(), self.server_pid) {
+            self.push(elapsed_s, r);
+        }
         let account = Account {
             reconnects: self.link.reconnects,
             gaps: self.gaps,

@@ -1,0 +1,138 @@
+//! What a phase's limiter verdict is decided from, beyond throughput: the server's CPU by
+//! thread class ([`threads`]), the sessions' waits ([`waits`]), the datadir's device
+//! ([`disk`]), the network's cost ([`net`]) and MariaDB's thread pool ([`pool`]).
+//!
+//! Each is read at the phase's begin and finish only (the thread pool's queue also on each
+//! report tick, when the pool is on) through the sampler's control connection, and becomes
+//! one whole-phase reading. A source that cannot be read gives a reading that says why, never
+//! an error of the phase.
+
+mod disk;
+mod net;
+mod pool;
+mod threads;
+mod waits;
+
+use qpslab_core::telemetry::Reading;
+use qpslab_core::Endpoint;
+use qpslab_wire::Conn;
+use std::time::Instant;
+
+/// The server facts the readings depend on, read once at begin.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct Facts {
+    pub performance_schema: bool,
+    pub datadir: Option<String>,
+    pub thread_handling: Option<String>,
+}
+
+impl Facts {
+    fn read(conn: &mut Conn) -> Option<Facts> {
+        let r = conn
+            .query("SELECT @@performance_schema, @@datadir, @@thread_handling")
+            .ok()?;
+        let row = r.rows.into_iter().next()?;
+        let cell = |i: usize| row.get(i).cloned().flatten().filter(|s| !s.is_empty());
+        Some(Facts {
+            performance_schema: matches!(cell(0).as_deref(), Some("1" | "ON")),
+            datadir: cell(1),
+            thread_handling: cell(2),
+        })
+    }
+}
+
+/// The phase's state for these readings, between [`Why::begin`] and [`Why::finish`].
+#[derive(Default)]
+pub(crate) struct Why {
+    /// Whether the sessions reach the server over TCP (a network reading), and whether the
+    /// server runs on this machine; `None` until known.
+    tcp: Option<bool>,
+    local: Option<bool>,
+    started: Option<Instant>,
+    threads: Option<threads::Start>,
+    waits: Option<waits::Start>,
+    disk: Option<disk::Start>,
+    net: Option<net::Start>,
+    pool: Option<pool::Pool>,
+}
+
+impl Why {
+    /// The sessions' endpoint: TCP phases get a network reading, a remote server no disk.
+    pub fn set_endpoint(&mut self, endpoint: &Endpoint) {
+        self.tcp = Some(matches!(endpoint, Endpoint::Tcp { .. }));
+        self.local = Some(endpoint.is_local());
+    }
+
+    pub fn set_tcp(&mut self, tcp: bool) {
+        self.tcp = Some(tcp);
+    }
+
+    /// Takes the readings the phase is compared against.
+    pub fn begin(&mut self, mut conn: Option<&mut Conn>, server_pid: Option<u32>) {
+        *self = Why {
+            tcp: self.tcp,
+            local: self.local,
+            ..Why::default()
+        };
+        self.started = Some(Instant::now());
+        let facts = conn.as_deref_mut().and_then(Facts::read);
+        let ps = facts.as_ref().is_some_and(|f| f.performance_schema);
+        if let Some(pid) = server_pid {
+            self.threads = Some(threads::Start::take(pid, conn.as_deref_mut(), ps));
+        }
+        self.waits = Some(waits::Start::take(conn.as_deref_mut(), facts.is_some(), ps));
+        let local = server_pid.is_some() || self.local.unwrap_or(false);
+        let datadir = facts.as_ref().and_then(|f| f.datadir.as_deref());
+        self.disk = Some(disk::Start::take(local, datadir));
+        if self.tcp == Some(true) {
+            self.net = net::Start::take();
+        }
+        let pooled = facts
+            .as_ref()
+            .and_then(|f| f.thread_handling.as_deref())
+            .is_some_and(pool::is_pool);
+        if pooled {
+            self.pool = conn.and_then(pool::Pool::begin);
+        }
+    }
+
+    /// One report tick: the thread pool's queue, when the pool is on (nothing otherwise).
+    pub fn tick(&mut self, conn: Option<&mut Conn>) {
+        if let (Some(p), Some(c)) = (self.pool.as_mut(), conn) {
+            p.tick(c);
+        }
+    }
+
+    /// The whole-phase readings since [`Why::begin`] (none before it).
+    pub fn finish(&mut self, mut conn: Option<&mut Conn>, server_pid: Option<u32>) -> Vec<Reading> {
+        let Some(started) = self.started.take() else {
+            return Vec::new();
+        };
+        let elapsed_s = started.elapsed().as_secs_f64();
+        let mut out = Vec::new();
+        if let Some(t) = self.threads.take() {
+            out.push(Reading::Threads(t.finish(server_pid, conn.as_deref_mut())));
+        }
+        if let Some(w) = self.waits.take() {
+            out.push(Reading::Waits(w.finish(conn.as_deref_mut())));
+        }
+        if let Some(d) = self.disk.take() {
+            out.push(Reading::Disk(d.finish(elapsed_s)));
+        }
+        if let Some(n) = self.net.take().and_then(|n| n.finish(elapsed_s)) {
+            out.push(Reading::Net(n));
+        }
+        if let Some(p) = self.pool.take() {
+            out.push(Reading::Pool(p.finish(conn)));
+        }
+        out
+    }
+}
+
+/// The first value of `sql`'s first row, or why there is none.
+pub(crate) fn first_value(conn: &mut Conn, sql: &str) -> Result<Option<String>, String> {
+    match conn.query(sql) {
+        Ok(r) => Ok(r.first_value().map(str::to_owned)),
+        Err(e) => Err(e.to_string()),
+    }
+}
