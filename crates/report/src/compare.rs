@@ -134,6 +134,9 @@ pub struct PointComparison {
     pub b_stability: Vec<PhaseStability>,
     /// One entry per metric both sides have.
     pub metrics: Vec<MetricComparison>,
+    /// What limited each side, as stored with its phases, and the figures that moved most.
+    #[serde(default)]
+    pub limits: crate::limits::SidesLimits,
 }
 
 impl PointComparison {
@@ -228,6 +231,7 @@ pub fn compare_with(
                     .iter()
                     .filter_map(|&m| compare_metric(m, pa, pb, seq))
                     .collect(),
+                limits: crate::limits::sides(&stored_limits(pa), &stored_limits(pb)),
             })
         })
         .collect();
@@ -243,6 +247,10 @@ pub fn compare_with(
         differences,
         warnings,
     })
+}
+
+fn stored_limits<'a>(ps: &[Point<'a>]) -> Vec<Option<&'a qpslab_core::limits::Limits>> {
+    ps.iter().map(|p| p.phase.result.limits.as_ref()).collect()
 }
 
 fn stabilities(ps: &[Point<'_>]) -> Vec<PhaseStability> {

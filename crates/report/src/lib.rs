@@ -53,8 +53,8 @@ pub use compare::{
 pub use error::Error;
 pub use model::{FactorDef, Point, ReportInput, Subject};
 pub use render::{
-    comparison_markdown, difference_cells, metric_cells, metric_header, Format, Html, Json,
-    Markdown, MarkdownWithCharts, Renderer,
+    comparison_markdown, difference_cells, limits_sides_lines, metric_cells, metric_header, Format,
+    Html, Json, Markdown, MarkdownWithCharts, Renderer,
 };
 pub use report::{build, build_with, BestRow, Report, ResultRow};
 pub use subjects::{report_input, side};

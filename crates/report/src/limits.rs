@@ -7,6 +7,13 @@ use qpslab_core::limits::{Evidence, Limits, WaitKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// A phase's verdict as every surface says it: `limited by: <the verdict's line>`, then
+/// `not seen: a; b` when something could not be seen (run's summary, show, reports).
+pub fn verdict_lines(l: &Limits) -> (String, Option<String>) {
+    let unseen = (!l.unseen.is_empty()).then(|| format!("not seen: {}", l.unseen.join("; ")));
+    (format!("limited by: {l}"), unseen)
+}
+
 /// How many moved figures a comparison lists.
 pub const MOVED_SHOWN: usize = 3;
 
@@ -296,6 +303,27 @@ mod tests {
     }
 
     #[test]
+    fn a_verdict_is_one_line_and_what_was_not_seen_another() {
+        let mut l = verdict(0.97, 10, 0);
+        l.unseen.clear();
+        assert_eq!(
+            verdict_lines(&l),
+            (
+                "limited by: server CPU (97% of its 1 CPU)".to_string(),
+                None
+            )
+        );
+        l.unseen = vec![
+            "waits: performance_schema off".into(),
+            "perf counters".into(),
+        ];
+        assert_eq!(
+            verdict_lines(&l).1.as_deref(),
+            Some("not seen: waits: performance_schema off; perf counters")
+        );
+    }
+
+    #[test]
     fn figures_are_per_event_per_session_second_and_by_class() {
         let e = Evidence {
             duration_s: 10.0,
@@ -441,6 +469,73 @@ mod tests {
                 "no limiter verdict for run 1 and run 2: stored before verdicts were kept, or not \
               a load"
             ]
+        );
+    }
+
+    /// Two runs whose verdicts differ, reported and compared: each phase's line in the report,
+    /// each side's limiters in the comparison, in Markdown, HTML and JSON alike.
+    #[test]
+    fn reports_and_comparisons_say_what_limited_each_phase_and_side() {
+        use crate::test_runs::{run, side, RO};
+        let mut a = run(1, RO, 1000.0, 0.01);
+        let mut b = run(2, RO, 1500.0, 0.01);
+        let la = verdict(0.9, 2000, 10);
+        let lb = verdict(0.97, 10, 10);
+        a.phases[0].result.limits = Some(la.clone());
+        b.phases[0].result.limits = Some(lb.clone());
+        let input = crate::ReportInput {
+            subjects: vec![crate::Subject::lone(a), crate::Subject::lone(b)],
+            ..Default::default()
+        };
+        let report = crate::build(&input).unwrap();
+        assert_eq!(report.results[0].limits.as_ref(), Some(&la));
+        let md = crate::Format::Markdown.renderer().render(&report).unwrap();
+        let html = crate::Format::Html.renderer().render(&report).unwrap();
+        let json = crate::Format::Json.renderer().render(&report).unwrap();
+        let first = format!("- run 1 · threads=4: limited by: {la}");
+        assert!(
+            md.contains(&format!("## What limited each phase\n\n{first}\n")),
+            "{md}"
+        );
+        assert!(
+            md.contains(&format!("- run 2 · threads=4: limited by: {lb}\n")),
+            "{md}"
+        );
+        for want in [
+            "What limited each side:\n\n- A run 1: buffer pool + server CPU\n- B run 2: server CPU",
+            "- the limiter moved from buffer pool to server CPU\n",
+            "- moved most: pool reads per event: 2.00 → 0.010",
+        ] {
+            assert!(md.contains(want), "no {want:?} in {md}");
+        }
+        assert!(html.contains("<h2 id=\"limits\">What limited each phase</h2>"));
+        assert!(html.contains("<li>the limiter moved from buffer pool to server CPU</li>"));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let stored: Limits = serde_json::from_value(v["results"][1]["limits"].clone()).unwrap();
+        assert_eq!(stored, lb, "every figure, as stored");
+        let c = &v["comparisons"][0]["points"][0]["limits"];
+        assert_eq!(c["b"], "server CPU");
+        assert_eq!(c["figures"][0]["name"], "pool reads per event");
+
+        // Only one side has verdicts: the comparison says so, the report lists the other as
+        // having none.
+        let mut old = run(3, RO, 1000.0, 0.01);
+        old.phases[0].result.limits = None;
+        let (ia, ib) = (
+            side("old", vec![old]),
+            side("new", vec![input.subjects[1].run.clone()]),
+        );
+        let c = crate::compare(
+            "old",
+            &crate::model::points(&ia),
+            "new",
+            &crate::model::points(&ib),
+        )
+        .unwrap();
+        assert_eq!(
+            crate::limits_sides_lines(&c, &c.points[0]),
+            ["no limiter verdict for old: stored before verdicts were kept, or not a load (new: \
+              server CPU)"]
         );
     }
 }

@@ -59,6 +59,10 @@ pub struct ResultRow {
     pub client_cpu_pct: Option<f64>,
     /// The phase's stability verdict (`None`: not judged).
     pub stability: Option<Stability>,
+    /// What limited the phase, as stored with it (`None`: stored before verdicts were kept,
+    /// or not a load).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<qpslab_core::limits::Limits>,
 }
 
 /// Everything a renderer lays out.
@@ -232,5 +236,6 @@ fn result_row(p: &Point<'_>) -> ResultRow {
         server_cpu_pct: metrics::server_cpu(p).map(pct),
         client_cpu_pct: metrics::client_cpu(ph).map(pct),
         stability: ph.stability.clone(),
+        limits: ph.limits.clone(),
     }
 }

@@ -9,8 +9,9 @@
 
 use super::context::{parts, stability_line, OwnedTable};
 use super::{
-    actions_table, best_of_table, difference_cells, effects_table, metric_cells, metric_header,
-    results_table, summary, tpcc_failures, tpcc_table, Renderer,
+    actions_table, best_of_table, difference_cells, effects_table, limits_sides_lines,
+    metric_cells, metric_header, phase_limits, results_table, summary, tpcc_failures, tpcc_table,
+    Renderer,
 };
 use crate::charts::Section;
 use crate::error::Error;
@@ -199,6 +200,18 @@ impl Renderer for Html {
             let _ = write!(o, "<li>{}</li>", esc(l));
         }
         o.push_str("</ul>\n");
+        let limits = phase_limits(r);
+        if !limits.is_empty() {
+            o.push_str("<h2 id=\"limits\">What limited each phase</h2><ul class=\"limits\">");
+            for (cell, line, unseen) in limits {
+                let _ = write!(o, "<li>{}: {}", esc(&cell), esc(&line));
+                if let Some(u) = unseen {
+                    let _ = write!(o, "<br><span class=\"muted\">{}</span>", esc(&u));
+                }
+                o.push_str("</li>");
+            }
+            o.push_str("</ul>\n");
+        }
         context(&mut o, r);
         charts(&mut o, r);
         for c in &r.comparisons {
@@ -214,6 +227,11 @@ impl Renderer for Html {
                     &metric_header(&c.a, &c.b),
                     p.metrics.iter().map(|m| metric_cells(m).to_vec()),
                 );
+                o.push_str("<p class=\"limits\">What limited each side:</p><ul class=\"limits\">");
+                for l in limits_sides_lines(c, p) {
+                    let _ = write!(o, "<li>{}</li>", esc(&l));
+                }
+                o.push_str("</ul>\n");
             }
             warnings_block(&mut o, &c.warnings, "about these phases");
             if !c.differences.is_empty() {

@@ -4,8 +4,9 @@
 
 use super::context::{parts, stability_line, OwnedTable};
 use super::{
-    actions_table, best_of_table, difference_cells, effects_table, metric_cells, metric_header,
-    results_table, summary, tpcc_failures, tpcc_table, Renderer,
+    actions_table, best_of_table, difference_cells, effects_table, limits_sides_lines,
+    metric_cells, metric_header, phase_limits, results_table, summary, tpcc_failures, tpcc_table,
+    Renderer,
 };
 use crate::charts::Section;
 use crate::compare::Comparison;
@@ -63,6 +64,11 @@ pub fn comparison_markdown(c: &Comparison) -> String {
             &metric_header(&c.a, &c.b),
             p.metrics.iter().map(|m| metric_cells(m).to_vec()),
         );
+        o.push_str("What limited each side:\n\n");
+        for l in limits_sides_lines(c, p) {
+            let _ = writeln!(o, "- {l}");
+        }
+        o.push('\n');
     }
     // After the tables: the answer first, then what to read with it.
     for w in &c.warnings {
@@ -139,6 +145,17 @@ fn markdown(r: &Report, charts: Option<&str>) -> Result<String, Error> {
         let _ = writeln!(o, "- {l}");
     }
     o.push('\n');
+    let limits = phase_limits(r);
+    if !limits.is_empty() {
+        o.push_str("## What limited each phase\n\n");
+        for (cell, line, unseen) in limits {
+            let _ = writeln!(o, "- {cell}: {line}");
+            if let Some(u) = unseen {
+                let _ = writeln!(o, "  - {u}");
+            }
+        }
+        o.push('\n');
+    }
     context(&mut o, r);
     if let Some(dir) = charts {
         if r.charts.iter().any(|c| c.section != Section::Summary) {

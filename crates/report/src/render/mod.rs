@@ -82,6 +82,44 @@ pub fn difference_cells(d: &crate::compare::Difference) -> Vec<String> {
     vec![d.name.clone(), d.a.clone(), d.b.clone()]
 }
 
+/// The lines of a point's "What limited each side" block (see [`crate::limits::lines`]).
+pub fn limits_sides_lines(
+    c: &crate::compare::Comparison,
+    p: &crate::PointComparison,
+) -> Vec<String> {
+    crate::limits::lines(&p.limits, &c.a, &c.b)
+}
+
+/// Each phase's verdict, in the order of the results: the cell it measured (`run 1 ·
+/// threads=4`; a study's `variant · threads=4 · repeat 2 (run 7)`), its `limited by:` line
+/// and its `not seen:` line. Empty when no phase carries a verdict (runs stored before they
+/// were kept).
+pub(crate) fn phase_limits(r: &Report) -> Vec<(String, String, Option<String>)> {
+    if r.results.iter().all(|x| x.limits.is_none()) {
+        return Vec::new();
+    }
+    let repeats = r.results.iter().any(|x| x.repeat > 1);
+    r.results
+        .iter()
+        .map(|x| {
+            let mut cell = format!("{} · {}", x.variant, x.key);
+            if repeats {
+                cell.push_str(&format!(" · repeat {}", x.repeat));
+            }
+            if x.variant != format!("run {}", x.run_id) {
+                cell.push_str(&format!(" (run {})", x.run_id));
+            }
+            match &x.limits {
+                Some(l) => {
+                    let (line, unseen) = crate::limits::verdict_lines(l);
+                    (cell, line, unseen)
+                }
+                None => (cell, "limited by: – (no verdict stored)".into(), None),
+            }
+        })
+        .collect()
+}
+
 /// `Some(x)` as a number, `None` as a dash.
 pub(crate) fn opt(v: Option<f64>) -> String {
     v.map_or_else(|| "–".into(), num)
