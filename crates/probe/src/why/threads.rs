@@ -73,17 +73,27 @@ fn classes_of(list: &[Task], conn: Option<&mut Conn>) -> (BTreeMap<u32, Class>, 
         let mut classes = one_class_each(named);
         // Threads performance_schema does not instrument are named by the OS, if at all.
         for t in list {
-            classes.entry(t.tid).or_insert_with(|| Class::of(&t.comm));
+            classes.entry(t.tid).or_insert_with(|| os_class(&t.comm));
         }
         return (classes, "performance_schema");
     }
-    let names: BTreeSet<&str> = list.iter().map(|t| t.comm.as_str()).collect();
-    if names.len() > 1 {
-        let classes = list.iter().map(|t| (t.tid, Class::of(&t.comm))).collect();
+    // The kernel's own io_uring workers bear names in any server; they name nothing else.
+    if list.iter().any(|t| Class::of(&t.comm) != Class::Other) {
+        let classes = list.iter().map(|t| (t.tid, os_class(&t.comm))).collect();
         return (classes, "name");
     }
-    let classes = list.iter().map(|t| (t.tid, Class::Other)).collect();
+    let classes = list.iter().map(|t| (t.tid, os_class(&t.comm))).collect();
     (classes, "none")
+}
+
+/// The class of an OS thread name; the kernel's io_uring workers (`iou-wrk-TID`) do the
+/// server's asynchronous I/O.
+fn os_class(comm: &str) -> Class {
+    if comm.starts_with("iou-") {
+        Class::Io
+    } else {
+        Class::of(comm)
+    }
 }
 
 /// One class per OS thread: where a thread has several names (a thread-pool worker and the
@@ -188,9 +198,16 @@ mod tests {
         let (c, by) = classes_of(&named, None);
         assert_eq!(by, "name");
         assert_eq!((c[&2], c[&3]), (Class::Connection, Class::PageCleaner));
-        let same = [task(1, "mariadbd"), task(2, "mariadbd")];
+        let same = [
+            task(1, "mariadbd"),
+            task(2, "mariadbd"),
+            task(3, "iou-wrk-1"),
+        ];
         let (c, by) = classes_of(&same, None);
         assert_eq!(by, "none");
-        assert!(c.values().all(|c| *c == Class::Other));
+        assert_eq!(
+            (c[&1], c[&2], c[&3]),
+            (Class::Other, Class::Other, Class::Io)
+        );
     }
 }
