@@ -189,6 +189,10 @@ impl qpslab_lab::run::sweep::SweepObserver for Printer {
             if let Some(c) = client {
                 eprint!("{}", crate::render::run::client_text(c));
             }
+            eprint!(
+                "{}",
+                crate::render::run::limits_text(phase.limits.as_ref(), "")
+            );
             return;
         }
         println!();
@@ -207,6 +211,11 @@ impl qpslab_lab::run::sweep::SweepObserver for Printer {
         if let Some(c) = client {
             print!("{}", crate::render::run::client_text(c));
         }
+        // What limited the phase, in addition to the client check's warning.
+        print!(
+            "{}",
+            crate::render::run::limits_text(phase.limits.as_ref(), "")
+        );
     }
 
     fn actions_judged(&mut self, actions: &[qpslab_core::live::ActionRecord]) {

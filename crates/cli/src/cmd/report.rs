@@ -165,6 +165,10 @@ fn terminal(c: &Comparison) -> String {
             .map(|m| qpslab_report::metric_cells(m).to_vec())
             .collect();
         out.push_str(&table(&header, &rows));
+        out.push_str("what limited each side:\n");
+        for l in qpslab_report::limits_sides_lines(c, p) {
+            out.push_str(&format!("  {l}\n"));
+        }
     }
     out.push_str(&format!("\n{}\n", c.headline()));
     if c.differences.is_empty() {

@@ -186,6 +186,11 @@ fn one(store: &Store, id: RunId) -> Result<()> {
     let phases: Vec<_> = run.phases.iter().map(|p| p.result.clone()).collect();
     print!("{}", phases_table(&m.plan.percentiles, &phases));
     for p in &phases {
+        let limits = crate::render::run::limits_text(p.limits.as_ref(), "    ");
+        if !limits.is_empty() {
+            println!("\n  phase of {} thread(s):", p.threads);
+            print!("{limits}");
+        }
         print!("{}", crate::render::replay::classes(p));
         if p.io.is_some() {
             print!("\n{}", crate::render::io::io_summary(p));

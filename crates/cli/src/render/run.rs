@@ -67,6 +67,21 @@ pub fn client_text(c: &ClientCheck) -> String {
     o
 }
 
+/// What limited a phase, each line after `indent` and ending in a newline: `limited by: ...`,
+/// then `not seen: ...` indented further when something could not be seen (empty for a phase
+/// without a verdict). The same lines in `run`'s summary and `show`.
+pub fn limits_text(limits: Option<&qpslab_core::limits::Limits>, indent: &str) -> String {
+    let Some(l) = limits else {
+        return String::new();
+    };
+    let (line, unseen) = qpslab_report::limits::verdict_lines(l);
+    let mut o = format!("{indent}{line}\n");
+    if let Some(u) = unseen {
+        o.push_str(&format!("{indent}    {u}\n"));
+    }
+    o
+}
+
 /// The rate search's steps as a table.
 pub fn steps_table(s: &Searched) -> String {
     let header: Vec<String> = ["rate/s", "tps", "max lag ms", "lag slope ms/s", "lag"]
@@ -206,6 +221,29 @@ mod tests {
             }),
         };
         assert!(client_text(&loops).starts_with("warning: 1 of 2 event loop(s)"));
+    }
+
+    #[test]
+    fn the_limiter_is_one_line_and_what_was_not_seen_the_next() {
+        use qpslab_core::limits::{decide, Evidence};
+        assert_eq!(limits_text(None, ""), "");
+        let mut l = decide(Evidence {
+            duration_s: 10.0,
+            events: 50_000,
+            sessions: 8,
+            server_cpus_used: Some(0.97),
+            server_cpus_allowed: Some(1.0),
+            ..Evidence::default()
+        });
+        l.unseen = vec![
+            "waits: performance_schema off".into(),
+            "perf counters".into(),
+        ];
+        assert_eq!(
+            limits_text(Some(&l), "  "),
+            "  limited by: server CPU (97% of its 1 CPU)\n      not seen: waits: \
+             performance_schema off; perf counters\n"
+        );
     }
 
     #[test]
