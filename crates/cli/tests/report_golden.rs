@@ -228,6 +228,28 @@ fn record_plan(
     store.finish_run(uuid, RunStatus::Completed).unwrap();
 }
 
+/// `p` with the verdict of a phase whose server used `cpus` of its 1 CPU and read
+/// `pool_reads` pages from disk per 1000 events (buffer pool misses), its waits not seen.
+fn limited(mut p: PhaseResult, cpus: f64, pool_reads: u64) -> PhaseResult {
+    let mut l = qpslab_core::limits::decide(qpslab_core::limits::Evidence {
+        duration_s: p.duration_s,
+        events: 1000,
+        sessions: p.threads,
+        server_cpus_used: Some(cpus),
+        server_cpus_allowed: Some(1.0),
+        client_cpus_used: 0.3,
+        machine_cpus: 2.0,
+        pool_reads: Some(pool_reads),
+        pool_read_requests: Some(100_000),
+        fsyncs: Some(2),
+        ..Default::default()
+    });
+    l.unseen = vec!["latches and wait times: performance_schema is off".into()];
+    p.limits = Some(l);
+    p
+}
+
+/// Run 1 (a small buffer pool) limited by its pool and its CPU, run 2 (a large one) by its CPU.
 fn scratch_with_runs() -> Scratch {
     let s = Scratch::new();
     let mut store = Store::open(&s.db()).unwrap();
@@ -235,13 +257,19 @@ fn scratch_with_runs() -> Scratch {
         &mut store,
         "run-a",
         "134217728",
-        &[phase(1, 900.0, 2.0, 1), phase(4, 3000.0, 3.0, 2)],
+        &[
+            limited(phase(1, 900.0, 2.0, 1), 0.5, 900),
+            limited(phase(4, 3000.0, 3.0, 2), 0.9, 2000),
+        ],
     );
     record(
         &mut store,
         "run-b",
         "1073741824",
-        &[phase(1, 910.0, 2.0, 3), phase(4, 3600.0, 2.4, 4)],
+        &[
+            limited(phase(1, 910.0, 2.0, 3), 0.5, 10),
+            limited(phase(4, 3600.0, 2.4, 4), 0.97, 10),
+        ],
     );
     s
 }
