@@ -436,7 +436,12 @@ fn unseen(e: &Evidence) -> Vec<String> {
         out.push(format!("the datadir's device: {r}"));
     }
     if let Some(r) = &e.perf_reason {
-        out.push(format!("hardware counters: {r}"));
+        // The probe's reasons often name the counters themselves.
+        out.push(if r.starts_with("hardware counters") {
+            r.clone()
+        } else {
+            format!("hardware counters: {r}")
+        });
     }
     out
 }
