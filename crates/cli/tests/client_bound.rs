@@ -118,7 +118,10 @@ fn a_saturated_event_loop_makes_the_phase_client_bound() {
     let limits = &phase["result"]["limits"];
     assert_eq!(limits["limiters"][0]["kind"], "client", "{limits:#}");
     let why = limits["limiters"][0]["evidence"][0].as_str().unwrap();
-    assert!(why.starts_with("1 of 1 event loop(s) busy at least 90%"), "{why}");
+    assert!(
+        why.starts_with("1 of 1 event loop(s) busy at least 90%"),
+        "{why}"
+    );
     let verdict = phase["stability"].as_str().unwrap();
     assert!(
         verdict.contains("client-bound (1 of 1 event loop(s) saturated"),
