@@ -70,14 +70,20 @@ pub fn decide(e: Evidence) -> Limits {
             limiters.push(l);
         }
     }
-    let unclear = limiters.is_empty().then(|| match all.first() {
-        Some(c) => format!(
-            "nearest: {} at {:.0}% of its threshold, {}",
-            label(c),
-            c.ratio * 100.0,
-            c.evidence.first().map_or("", String::as_str)
-        ),
-        None => "nothing was measured beyond throughput".into(),
+    let unclear = limiters.is_empty().then(|| {
+        let nearest = match all.first() {
+            Some(c) => format!(
+                "nearest: {} at {:.0}% of its threshold, {}",
+                label(c),
+                c.ratio * 100.0,
+                c.evidence.first().map_or("", String::as_str)
+            ),
+            None => "nothing was measured beyond throughput".into(),
+        };
+        match few_sessions(&e) {
+            Some(few) => format!("{few}; {nearest}"),
+            None => nearest,
+        }
     });
     if let Some(cpu) = thread_classes(&e) {
         if let Some(l) = limiters.iter_mut().find(|l| l.kind == Kind::ServerCpu) {
@@ -363,6 +369,25 @@ fn storage(e: &Evidence, push: &mut Push) {
     }
 }
 
+/// Sessions too few to load the machine: each spends its time on its own round trips, so
+/// the phase measured their latency, not a limit of the server.
+fn few_sessions(e: &Evidence) -> Option<String> {
+    if e.paced.is_some() || e.machine_cpus <= 0.0 || f64::from(e.sessions) > e.machine_cpus {
+        return None;
+    }
+    let busy =
+        (e.server_cpus_used? + e.client_cpus_used) / e.machine_cpus + e.others_share.unwrap_or(0.0);
+    (busy < 0.5).then(|| {
+        format!(
+            "{} session(s) on {}, the machine {} busy: each waited on its own round trips; more \
+             sessions would load the server further",
+            e.sessions,
+            cpus(e.machine_cpus),
+            pct(busy)
+        )
+    })
+}
+
 /// A paced phase that kept its schedule with the server mostly idle.
 fn under_capacity(e: &Evidence) -> Option<Limiter> {
     let (target, achieved) = e.paced?;
@@ -483,6 +508,19 @@ mod tests {
         assert_eq!(
             l.unseen,
             vec!["latches and wait times: performance_schema is off".to_string()]
+        );
+    }
+
+    #[test]
+    fn one_session_on_an_idle_machine_is_said_to_wait_on_its_round_trips() {
+        let mut e = base();
+        e.sessions = 1;
+        let why = decide(e).unclear.unwrap();
+        assert!(
+            why.starts_with(
+                "1 session(s) on 2 CPUs, the machine 30% busy: each waited on its own round trips"
+            ),
+            "{why}"
         );
     }
 
