@@ -54,17 +54,25 @@ struct Candidate {
 pub fn decide(e: Evidence) -> Limits {
     let mut all = candidates(&e);
     all.sort_by(|a, b| b.ratio.total_cmp(&a.ratio));
-    let mut limiters: Vec<Limiter> = all
-        .iter()
-        .filter(|c| c.ratio >= 1.0)
-        .take(MOST)
-        .map(|c| Limiter {
-            kind: c.kind,
-            name: c.name.clone(),
-            strength: round2(c.ratio.min(CAP)),
-            evidence: c.evidence.clone(),
-        })
-        .collect();
+    // One limiter per kind (and latch): a second figure past its threshold for the same
+    // limiter is more of its evidence.
+    let mut limiters: Vec<Limiter> = Vec::new();
+    for c in all.iter().filter(|c| c.ratio >= 1.0) {
+        let named = limiters.len();
+        if let Some(l) = limiters
+            .iter_mut()
+            .find(|l| l.kind == c.kind && l.name == c.name)
+        {
+            l.evidence.extend(c.evidence.iter().cloned());
+        } else if named < MOST {
+            limiters.push(Limiter {
+                kind: c.kind,
+                name: c.name.clone(),
+                strength: round2(c.ratio.min(CAP)),
+                evidence: c.evidence.clone(),
+            });
+        }
+    }
     if limiters.is_empty() {
         if let Some(l) = under_capacity(&e) {
             limiters.push(l);
@@ -664,6 +672,17 @@ mod tests {
         );
         e.paced = Some((1000.0, 600.0));
         assert!(decide(e).limiters.is_empty());
+    }
+
+    #[test]
+    fn a_limiter_past_two_thresholds_is_named_once_with_both_figures() {
+        let mut e = base();
+        e.pool_reads = Some(25_000);
+        e.pool_wait_free = Some(1_000);
+        e.row_lock_s = Some(20.0);
+        let l = decide(e);
+        assert_eq!(kinds(&l), [Kind::BufferPool, Kind::RowLocks]);
+        assert_eq!(l.limiters[0].evidence.len(), 2, "{l:?}");
     }
 
     #[test]

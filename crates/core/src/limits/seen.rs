@@ -112,7 +112,7 @@ pub struct Waits {
     /// `performance_schema` (its wait summaries) or `status` (status counters only: row lock
     /// time, log waits, pending fsyncs).
     pub source: String,
-    /// Wait time by event, largest first (only those over 0.1% of the sessions' time).
+    /// Wait time by event: every event that waited during the phase.
     pub events: Vec<WaitTime>,
     /// Why the wait summaries are missing, when they are.
     #[serde(default, skip_serializing_if = "Option::is_none")]
