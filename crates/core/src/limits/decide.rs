@@ -93,10 +93,9 @@ pub fn decide(e: Evidence) -> Limits {
             None => nearest,
         }
     });
-    if let Some(cpu) = thread_classes(&e) {
-        if let Some(l) = limiters.iter_mut().find(|l| l.kind == Kind::ServerCpu) {
-            l.evidence.push(cpu);
-        }
+    if let Some(l) = limiters.iter_mut().find(|l| l.kind == Kind::ServerCpu) {
+        l.evidence.extend(thread_classes(&e));
+        l.evidence.extend(hottest(&e));
     }
     Limits {
         limiters,
@@ -443,6 +442,19 @@ fn thread_classes(e: &Evidence) -> Option<String> {
     Some(format!("by thread class: {}", parts.join(", ")))
 }
 
+/// The profile's hottest functions: `on CPU most: ut_delay 23%, ...`.
+fn hottest(e: &Evidence) -> Option<String> {
+    if e.top_functions.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = e
+        .top_functions
+        .iter()
+        .map(|(f, share)| format!("{f} {}", pct(*share)))
+        .collect();
+    Some(format!("on CPU most (profile): {}", parts.join(", ")))
+}
+
 /// What the verdict could not look at, and why.
 fn unseen(e: &Evidence) -> Vec<String> {
     let mut out = Vec::new();
@@ -553,6 +565,22 @@ mod tests {
         assert_eq!(
             l.limiters[0].evidence[1],
             "by thread class: connections 0.90 CPUs (busiest thread 15%)"
+        );
+    }
+
+    #[test]
+    fn the_profile_names_the_hottest_functions_of_a_busy_server() {
+        let folded = "mariadbd;do_command;ut_delay 30\nmariadbd;do_command;my_hash_sort 10\n\
+                      mariadbd;ut_delay 10\nnot a line\nmariadbd;x 50\n";
+        let top = crate::limits::top_functions(folded.lines(), 2);
+        assert_eq!(top, [("x".to_string(), 0.5), ("ut_delay".to_string(), 0.4)]);
+        let mut e = base();
+        e.server_cpus_used = Some(1.9);
+        e.top_functions = top;
+        let l = decide(e);
+        assert_eq!(
+            l.limiters[0].evidence.last().unwrap(),
+            "on CPU most (profile): x 50%, ut_delay 40%"
         );
     }
 

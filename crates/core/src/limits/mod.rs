@@ -176,6 +176,10 @@ pub struct Evidence {
     /// Hardware counters per event (`instructions`, `cycles`, `cache-misses`...), and IPC.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub perf_per_event: std::collections::BTreeMap<String, f64>,
+    /// The server's hottest functions on CPU (their share of the profile's samples as the
+    /// innermost frame), when `--profile` recorded the phase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top_functions: Vec<(String, f64)>,
     /// Why there are no hardware counters, when there are none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub perf_reason: Option<String>,
@@ -194,6 +198,36 @@ pub struct ThreadPool {
     pub size: u32,
     /// Mean connections waiting in the groups' queues at the report ticks.
     pub queued: f64,
+}
+
+/// The `n` functions most often innermost in folded stacks (`frame;frame;frame count` per
+/// line), with their share of all samples, largest first.
+pub fn top_functions<'a>(
+    folded: impl IntoIterator<Item = &'a str>,
+    n: usize,
+) -> Vec<(String, f64)> {
+    let mut by: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    let mut total = 0u64;
+    for line in folded {
+        let Some((stack, count)) = line.trim_end().rsplit_once(' ') else {
+            continue;
+        };
+        let Ok(count) = count.parse::<u64>() else {
+            continue;
+        };
+        let leaf = stack.rsplit(';').next().unwrap_or(stack);
+        *by.entry(leaf).or_insert(0) += count;
+        total += count;
+    }
+    if total == 0 {
+        return Vec::new();
+    }
+    let mut top: Vec<(&str, u64)> = by.into_iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    top.into_iter()
+        .take(n)
+        .map(|(f, c)| (f.to_string(), c as f64 / total as f64))
+        .collect()
 }
 
 impl Evidence {

@@ -86,6 +86,7 @@ pub fn evidence(
             Reading::Net(n) => e.net = Some(n.clone()),
             Reading::Pool(p) => e.thread_pool = Some(*p),
             Reading::Perf(p) => perf(&mut e, p, phase.duration_s / span),
+            Reading::Profile(files) => e.top_functions = hottest(&files.folded),
             _ => {}
         }
     }
@@ -93,6 +94,18 @@ pub fn evidence(
         e.server_cpus_allowed = Some(cores);
     }
     e
+}
+
+/// The profile's five hottest functions, from its folded stacks (the first 64 MiB of them);
+/// none when the file cannot be read.
+fn hottest(folded: &std::path::Path) -> Vec<(String, f64)> {
+    use std::io::Read;
+    let mut text = String::new();
+    let read = std::fs::File::open(folded).and_then(|f| f.take(64 << 20).read_to_string(&mut text));
+    match read {
+        Ok(_) => qpslab_core::limits::top_functions(text.lines(), 5),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// Hardware counters per event (scaled from the span to the measured phase), IPC, or why
