@@ -3,7 +3,8 @@
 //! ([`disk`]), the network's cost ([`net`]) and MariaDB's thread pool ([`pool`]).
 //!
 //! Each is read at the phase's begin and finish only (the thread pool's queue also on each
-//! report tick, when the pool is on) through the sampler's control connection, and becomes
+//! report tick, when the pool is on; the thread classes once more on the first tick, with the
+//! sessions connected) through the sampler's control connection, and becomes
 //! one whole-phase reading. A source that cannot be read gives a reading that says why, never
 //! an error of the phase.
 
@@ -54,6 +55,8 @@ pub(crate) struct Why {
     disk: Option<disk::Start>,
     net: Option<net::Start>,
     pool: Option<pool::Pool>,
+    /// Whether a report tick came since begin.
+    ticked: bool,
 }
 
 impl Why {
@@ -96,8 +99,15 @@ impl Why {
         }
     }
 
-    /// One report tick: the thread pool's queue, when the pool is on (nothing otherwise).
-    pub fn tick(&mut self, conn: Option<&mut Conn>) {
+    /// One report tick: the thread pool's queue, when the pool is on; on the first tick, the
+    /// thread classes once more, with the sessions connected.
+    pub fn tick(&mut self, mut conn: Option<&mut Conn>) {
+        if !self.ticked {
+            self.ticked = true;
+            if let Some(t) = self.threads.as_mut() {
+                t.observe(conn.as_deref_mut());
+            }
+        }
         if let (Some(p), Some(c)) = (self.pool.as_mut(), conn) {
             p.tick(c);
         }

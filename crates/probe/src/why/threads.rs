@@ -31,6 +31,18 @@ impl Start {
         }
     }
 
+    /// Reads the classes again while the phase runs: its sessions connect after begin and
+    /// may be gone by finish (their threads then wait in the thread cache, unnamed).
+    pub fn observe(&mut self, conn: Option<&mut Conn>) {
+        if !self.ps {
+            return;
+        }
+        if let Ok(list) = tasks(self.pid) {
+            let (now, _) = classes_of(&list, conn);
+            merge(&mut self.classes, now);
+        }
+    }
+
     /// The CPU by class since [`Start::take`]; the classes are read again (connections open
     /// after begin).
     pub fn finish(self, server_pid: Option<u32>, conn: Option<&mut Conn>) -> ThreadCpu {
@@ -48,15 +60,26 @@ impl Start {
             Err(e) => return missing(format!("the server's threads could not be read: {e}")),
         };
         let (now, named_by) = classes_of(&list, if self.ps { conn } else { None });
-        // A thread that ended keeps its class from begin; one seen now takes today's.
+        // A thread keeps the class it was last seen with; a named class is not taken back
+        // by a later `other` (a connection's thread idle in the thread cache).
         let mut classes = self.classes;
-        classes.extend(now);
+        merge(&mut classes, now);
         let cpus: BTreeSet<usize> = list.iter().flat_map(|t| t.cpus.iter().copied()).collect();
         ThreadCpu {
             named_by: named_by.into(),
             allowed_cpus: (!cpus.is_empty()).then_some(cpus.len() as u32),
             classes: by_class(&self.cpu, &cpu_of(&list), &classes),
             reason: (named_by == "none").then(|| NOT_NAMED.to_string()),
+        }
+    }
+}
+
+/// `now`'s classes over `classes`, except an `other` over a named class.
+fn merge(classes: &mut BTreeMap<u32, Class>, now: BTreeMap<u32, Class>) {
+    for (tid, c) in now {
+        let e = classes.entry(tid).or_insert(c);
+        if c != Class::Other {
+            *e = c;
         }
     }
 }
@@ -135,13 +158,42 @@ fn by_class(
         c.cpu_s += s;
         c.busiest_s = c.busiest_s.max(s);
     }
-    let mut v: Vec<ClassCpu> = by.into_values().collect();
+    // Clock ticks summed: kept to the millisecond, without the sum's float noise.
+    let ms = |x: f64| (x * 1000.0).round() / 1000.0;
+    let mut v: Vec<ClassCpu> = by
+        .into_values()
+        .map(|c| ClassCpu {
+            cpu_s: ms(c.cpu_s),
+            busiest_s: ms(c.busiest_s),
+            ..c
+        })
+        .collect();
     v.sort_by(|a, b| b.cpu_s.total_cmp(&a.cpu_s).then(a.class.cmp(&b.class)));
     v
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_connection_idle_in_the_thread_cache_stays_a_connection() {
+        let mut classes: BTreeMap<u32, Class> = [(1, Class::Connection), (2, Class::Other)]
+            .into_iter()
+            .collect();
+        merge(
+            &mut classes,
+            [
+                (1, Class::Other),
+                (2, Class::PageCleaner),
+                (3, Class::Other),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        assert_eq!(classes[&1], Class::Connection);
+        assert_eq!(classes[&2], Class::PageCleaner);
+        assert_eq!(classes[&3], Class::Other);
+    }
+
     use super::*;
 
     fn task(tid: u32, comm: &str) -> Task {
