@@ -127,6 +127,8 @@ mod tests {
         "settings",
         "server_cpus",
         "malloc",
+        // A setup key too: `instrument_waits = true`.
+        "instrument_waits",
         "basedir",
         "keep",
         // A sandbox's thread placement: in a study it is a setup's `pin` table, as `set` and

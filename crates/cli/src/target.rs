@@ -195,9 +195,10 @@ pub fn request(t: &TargetArgs, embedded: Option<&EmbeddedArgs>) -> Result<Target
                 || !e.settings.is_empty()
                 || e.server_cpus.is_some()
                 || e.malloc.is_some()
+                || e.instrument_waits
                 || e.basedir.is_some())
         {
-            return Err(user("--set, --server-cpus, --malloc, --basedir and --keep configure the embedded sandbox; they cannot be combined with a server named by --target, --host, --port, --socket, --sandbox, -u, -p, --password-file or an option file"));
+            return Err(user("--set, --server-cpus, --malloc, --instrument-waits, --basedir and --keep configure the embedded sandbox; they cannot be combined with a server named by --target, --host, --port, --socket, --sandbox, -u, -p, --password-file or an option file"));
         }
     }
     let ours = t.sandbox.is_some() || !explicit(t);
@@ -253,13 +254,17 @@ fn overrides(t: &TargetArgs) -> Overrides {
 
 /// The sandbox spec of the embedded default.
 pub fn embedded_spec(e: &EmbeddedArgs) -> Result<SandboxSpec> {
-    sandbox_spec(
+    let mut spec = sandbox_spec(
         EMBEDDED_NAME,
         &e.settings,
         e.server_cpus.as_deref(),
         e.malloc.as_deref(),
         e.basedir.as_deref(),
-    )
+    )?;
+    if e.instrument_waits {
+        spec.instrument_waits()?;
+    }
+    Ok(spec)
 }
 
 /// The client options of the option files the flags call for: only `--defaults-file`, none

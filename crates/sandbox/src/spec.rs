@@ -291,6 +291,45 @@ impl SandboxSpec {
     }
 }
 
+impl SandboxSpec {
+    /// Times the server's waits from its start (`--instrument-waits`, a study's
+    /// `instrument_waits = true`): adds [`instrument_waits_settings`] to its settings.
+    pub fn instrument_waits(&mut self) -> Result<()> {
+        let extra = instrument_waits_settings(&self.settings)?;
+        self.settings.extend(extra);
+        Ok(())
+    }
+}
+
+/// Whether `settings` turn performance_schema off.
+fn performance_schema_off(settings: &[(String, String)]) -> bool {
+    settings.iter().any(|(n, v)| {
+        n.trim().replace('-', "_") == "performance_schema"
+            && matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "off" | "0" | "false"
+            )
+    })
+}
+
+/// The settings that time a server's waits, on top of `settings`: performance_schema on and
+/// every `wait/%` instrument enabled and timed from startup (MariaDB leaves the wait/synch
+/// latches untimed by default). Refused when `settings` turn performance_schema off.
+pub fn instrument_waits_settings(settings: &[(String, String)]) -> Result<Vec<(String, String)>> {
+    if performance_schema_off(settings) {
+        return Err(Error::InvalidSetting {
+            setting: "performance_schema=OFF".into(),
+            reason: "timing waits (--instrument-waits, instrument_waits) needs performance_schema \
+                     ON; drop one of the two"
+                .into(),
+        });
+    }
+    Ok(vec![
+        ("performance_schema".into(), "ON".into()),
+        ("performance_schema_instrument".into(), "wait/%=ON".into()),
+    ])
+}
+
 /// The setting a sandbox with `policy` needs on top of `settings` (`performance_schema=ON`),
 /// none without a policy; a policy with performance_schema turned off is refused.
 pub fn pin_setting(
@@ -300,14 +339,7 @@ pub fn pin_setting(
     if policy.is_empty() {
         return Ok(None);
     }
-    let off = settings.iter().any(|(n, v)| {
-        n.trim().replace('-', "_") == "performance_schema"
-            && matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "off" | "0" | "false"
-            )
-    });
-    if off {
+    if performance_schema_off(settings) {
         return Err(Error::InvalidSetting {
             setting: "performance_schema=OFF".into(),
             reason: "a thread placement policy (pin) needs performance_schema to map thread \
@@ -378,6 +410,27 @@ mod tests {
         ] {
             assert!(e.is_user_error(), "{e}");
         }
+    }
+
+    #[test]
+    fn instrumented_waits_turn_performance_schema_on_and_refuse_it_off() {
+        let mut s = SandboxSpec::new("w");
+        s.instrument_waits().unwrap();
+        assert_eq!(
+            s.settings,
+            vec![
+                ("performance_schema".to_string(), "ON".to_string()),
+                (
+                    "performance_schema_instrument".to_string(),
+                    "wait/%=ON".to_string()
+                ),
+            ]
+        );
+        let off = vec![("performance-schema".to_string(), "OFF".to_string())];
+        let mut s = SandboxSpec::build("w", &off, None, None, None).unwrap();
+        let e = s.instrument_waits().unwrap_err();
+        assert!(e.is_user_error(), "{e}");
+        assert!(e.to_string().contains("performance_schema"), "{e}");
     }
 
     #[test]

@@ -184,6 +184,12 @@ pub struct EmbeddedArgs {
     /// path of a shared library.
     #[arg(long, value_name = "ALLOCATOR")]
     pub malloc: Option<String>,
+    /// Time the embedded sandbox's waits: performance_schema=ON and every wait/% instrument
+    /// (MariaDB's wait/synch latches included) enabled and timed from its start, so a phase's
+    /// verdict can weigh latches. Costs throughput: measured in bench/RESULTS.md ("The cost of
+    /// seeing why").
+    #[arg(long)]
+    pub instrument_waits: bool,
     /// Server installation (unpacked tarball) for the embedded sandbox.
     #[arg(long, value_name = "DIR")]
     pub basedir: Option<PathBuf>,
@@ -348,6 +354,11 @@ pub struct ServerStartArgs {
     /// Allocator to preload: jemalloc, tcmalloc, system, or the path of a shared library.
     #[arg(long, value_name = "ALLOCATOR")]
     pub malloc: Option<String>,
+    /// Time the server's waits: performance_schema=ON and every wait/% instrument (MariaDB's
+    /// wait/synch latches included) enabled and timed from its start, so a phase's verdict can
+    /// weigh latches. Costs throughput: measured in bench/RESULTS.md ("The cost of seeing why").
+    #[arg(long)]
+    pub instrument_waits: bool,
     /// Unpacked server tarball to run instead of the installed server.
     #[arg(long, value_name = "DIR")]
     pub basedir: Option<PathBuf>,

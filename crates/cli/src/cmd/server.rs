@@ -49,6 +49,9 @@ fn start(a: ServerStartArgs) -> Result<()> {
         spec.my_cnf = MyCnf::File(p.clone());
     }
     spec.port = a.port;
+    if a.instrument_waits {
+        spec.instrument_waits()?;
+    }
     spec.set_pin(super::threads::policy(&a.pin)?)?;
     let request = StartRequest {
         spec,
