@@ -50,6 +50,9 @@ pub fn sandbox_spec(study: &str, setup_name: &str, s: &Setup) -> Result<SandboxS
         s.basedir.as_deref(),
     )?;
     spec.my_cnf = s.my_cnf.clone().map_or(MyCnf::Default, MyCnf::File);
+    if s.instrument_waits == Some(true) {
+        spec.instrument_waits()?;
+    }
     crate::server::replica::configure(&mut spec, s);
     placement::configure(&mut spec, s)?;
     Ok(spec)
@@ -199,5 +202,22 @@ mod tests {
         assert!(a.len() <= 32, "{a}");
         qpslab_sandbox::validate_name(&a).unwrap();
         qpslab_sandbox::validate_name(&sandbox_name("s", &"x".repeat(80))).unwrap();
+    }
+
+    #[test]
+    fn instrument_waits_times_the_sandbox_waits() {
+        let spec = crate::study::spec::parse(
+            "s.toml",
+            "name = \"s\"\n[[variant]]\nname = \"w\"\ninstrument_waits = true\n[[variant]]\nname = \"off\"\nset = { performance_schema = \"OFF\" }\ninstrument_waits = true\n",
+        )
+        .unwrap();
+        let w = sandbox_spec("s", "w", &spec.variant[0]).unwrap();
+        assert!(w
+            .settings
+            .contains(&("performance_schema_instrument".into(), "wait/%=ON".into())));
+        assert!(w
+            .settings
+            .contains(&("performance_schema".into(), "ON".into())));
+        assert!(sandbox_spec("s", "off", &spec.variant[1]).is_err());
     }
 }

@@ -97,6 +97,10 @@ pub struct Setup {
     /// Allocator preloaded: `jemalloc`, `tcmalloc`, `system`, or a library path.
     #[serde(default)]
     pub malloc: Option<String>,
+    /// Time the sandbox's waits (`--instrument-waits`): performance_schema on and every
+    /// `wait/%` instrument enabled and timed from its start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instrument_waits: Option<bool>,
     /// An unpacked server tarball to run instead of the installed server.
     #[serde(default)]
     pub basedir: Option<PathBuf>,
@@ -244,6 +248,7 @@ impl Setup {
         replace!(
             cpus,
             malloc,
+            instrument_waits,
             basedir,
             my_cnf,
             target,
@@ -386,13 +391,14 @@ fn check_setup(what: &str, s: &Setup) -> Result<(), String> {
         && (!s.set.is_empty()
             || s.cpus.is_some()
             || s.malloc.is_some()
+            || s.instrument_waits.is_some()
             || s.basedir.is_some()
             || s.storage.is_some()
             || !s.pin.is_empty()
             || s.replica.is_some())
     {
         return Err(format!(
-            "{what}: `target` is an external server; set, cpus, malloc, basedir, storage, pin and replica configure sandboxes"
+            "{what}: `target` is an external server; set, cpus, malloc, instrument_waits, basedir, storage, pin and replica configure sandboxes"
         ));
     }
     Ok(())
