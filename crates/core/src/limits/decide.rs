@@ -233,6 +233,21 @@ fn server_cpu(e: &Evidence, push: &mut Push) {
             );
         }
     }
+    // The CPUs it may run on, busy throughout (with whoever else ran there), left it no more
+    // when it was their main user.
+    if let Some(busy) = e.threads.as_ref().and_then(|t| t.allowed_busy) {
+        let ours = busy / t::MACHINE_BUSY;
+        if ours > ratio && share >= 0.5 {
+            ratio = ours;
+            why = format!(
+                "its {} {} {} busy, {} of it the server's",
+                cpus(allowed),
+                if allowed == 1.0 { "was" } else { "were" },
+                pct(busy),
+                pct(share)
+            );
+        }
+    }
     push(Kind::ServerCpu, None, ratio, vec![why]);
 }
 
@@ -581,6 +596,24 @@ mod tests {
         assert_eq!(
             l.limiters[0].evidence.last().unwrap(),
             "on CPU most (profile): x 50%, ut_delay 40%"
+        );
+    }
+
+    #[test]
+    fn a_server_sharing_its_busy_cpu_is_server_cpu() {
+        let mut e = base();
+        e.server_cpus_used = Some(0.7);
+        e.server_cpus_allowed = Some(1.0);
+        e.threads = Some(ThreadCpu {
+            allowed_cpus: Some(1),
+            allowed_busy: Some(0.98),
+            ..ThreadCpu::default()
+        });
+        let l = decide(e);
+        assert_eq!(kinds(&l), [Kind::ServerCpu]);
+        assert_eq!(
+            l.limiters[0].evidence[0],
+            "its 1 CPU was 98% busy, 70% of it the server's"
         );
     }
 

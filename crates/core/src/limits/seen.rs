@@ -14,6 +14,10 @@ pub struct ThreadCpu {
     /// The CPUs the server may run on (its affinity), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_cpus: Option<u32>,
+    /// Share (0..1) of those CPUs' time that was busy (the server, the client or anyone else
+    /// on them), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_busy: Option<f64>,
     /// CPU seconds per class, largest first; threads that ended during the phase count up to
     /// their last reading.
     pub classes: Vec<ClassCpu>,

@@ -8,6 +8,7 @@
 //! one whole-phase reading. A source that cannot be read gives a reading that says why, never
 //! an error of the phase.
 
+mod cpus;
 mod disk;
 mod net;
 mod pool;

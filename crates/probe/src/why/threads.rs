@@ -17,6 +17,8 @@ pub(crate) struct Start {
     cpu: BTreeMap<u32, f64>,
     classes: BTreeMap<u32, Class>,
     ps: bool,
+    /// Every CPU's ticks, for how busy the server's CPUs were.
+    per_cpu: super::cpus::PerCpu,
 }
 
 impl Start {
@@ -28,6 +30,7 @@ impl Start {
             cpu: cpu_of(&list),
             classes,
             ps,
+            per_cpu: super::cpus::PerCpu::read(),
         }
     }
 
@@ -65,9 +68,13 @@ impl Start {
         let mut classes = self.classes;
         merge(&mut classes, now);
         let cpus: BTreeSet<usize> = list.iter().flat_map(|t| t.cpus.iter().copied()).collect();
+        let allowed: Vec<usize> = cpus.iter().copied().collect();
         ThreadCpu {
             named_by: named_by.into(),
             allowed_cpus: (!cpus.is_empty()).then_some(cpus.len() as u32),
+            allowed_busy: self
+                .per_cpu
+                .busy_share(&super::cpus::PerCpu::read(), &allowed),
             classes: by_class(&self.cpu, &cpu_of(&list), &classes),
             reason: (named_by == "none").then(|| NOT_NAMED.to_string()),
         }
