@@ -308,3 +308,56 @@ fn issue_46_commits_on_a_loop_device_carry_its_flushes_and_fsyncs() {
         assert!(why.contains("fsyncs per transaction; loop"), "{why}");
     }
 }
+
+/// Seed 002's question on MariaDB's terms (10.11 has no log writer thread: the page cleaner
+/// flushes the pages the redo log waits on): write_only with a small redo log, the page cleaner
+/// pinned at the lowest priority to a CPU a busy loop keeps busy. The verdict names the redo
+/// log, with the page cleaner's CPU and the sessions' waits from performance_schema beside it.
+#[test]
+fn issue_46_a_starved_page_cleaner_fills_the_redo_log() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        eprintln!("skipped: needs two CPUs (the page cleaner's kept busy)");
+        return;
+    }
+    let s = Scratch::new();
+    let hog = Hogs(vec![Command::new("taskset")
+        .args(["-c", "1", "sh", "-c", "while :; do :; done"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap()]);
+    let l = run_verdict(
+        &s,
+        &[
+            "run",
+            "oltp_write_only",
+            "--instrument-waits",
+            "--pin",
+            "thread/innodb/page_cleaner_thread=1,nice=19",
+            "--set",
+            "innodb_log_file_size=4M",
+            "--set",
+            "innodb_buffer_pool_size=64M",
+            "--table-size",
+            "50000",
+            "--threads",
+            "8",
+            "--time",
+            "5",
+            "--warmup",
+            "1",
+        ],
+    );
+    drop(hog);
+    assert!(kinds(&l).iter().any(|k| k == "redo_log"), "{l:#}");
+    let e = &l["evidence"];
+    assert!(e["checkpoint_fill"].as_f64().unwrap() >= 0.8, "{l:#}");
+    let why = evidence_of(&l, "redo_log");
+    assert!(why.starts_with("the redo log was"), "{why}");
+    let classes = e["threads"]["classes"].as_array().unwrap();
+    assert!(
+        classes.iter().any(|c| c["class"] == "page_cleaner"),
+        "{classes:?}"
+    );
+    assert_eq!(e["waits"]["source"], "performance_schema", "{l:#}");
+}

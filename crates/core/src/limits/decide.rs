@@ -19,6 +19,9 @@ pub mod thresholds {
     pub const DISK_BUSY: f64 = 0.5;
     /// fsyncs per transaction that make a busy device the redo log's.
     pub const FSYNCS_PER_EVENT: f64 = 0.5;
+    /// The redo log's mean fill (checkpoint age against its flushing point) at which commits
+    /// wait for pages to be flushed.
+    pub const CHECKPOINT_FILL: f64 = 0.8;
     /// Redo log waits (the log buffer full) per transaction.
     pub const LOG_WAITS_PER_EVENT: f64 = 0.01;
     /// Pages read from disk into the buffer pool per transaction.
@@ -327,6 +330,26 @@ fn kind_seconds(w: &super::Waits, kind: WaitKind) -> f64 {
 
 fn storage(e: &Evidence, push: &mut Push) {
     let fsyncs = e.fsyncs.and_then(|n| e.per_event(n));
+    if let Some(fill) = e.checkpoint_fill {
+        let mut why = vec![format!(
+            "the redo log was {} full on average (checkpoint age against the {:.1} MiB at \
+             which InnoDB flushes for it): commits waited for pages to be flushed",
+            pct(fill),
+            e.checkpoint_max_age.unwrap_or(0) as f64 / 1048576.0
+        )];
+        let cleaner = e.threads.as_ref().and_then(|t| {
+            t.classes
+                .iter()
+                .find(|c| c.class == super::Class::PageCleaner)
+        });
+        if let Some(c) = cleaner.filter(|_| e.duration_s > 0.0) {
+            why.push(format!(
+                "the page cleaner used {:.3} CPUs",
+                c.cpu_s / e.duration_s
+            ));
+        }
+        push(Kind::RedoLog, None, fill / t::CHECKPOINT_FILL, why);
+    }
     if let Some(n) = e.log_waits.and_then(|n| e.per_event(n)) {
         push(
             Kind::RedoLog,
@@ -699,6 +722,26 @@ mod tests {
         );
         e.fsyncs = Some(10);
         assert_eq!(kinds(&decide(e)), [Kind::DataIo]);
+    }
+
+    #[test]
+    fn a_full_redo_log_is_named_with_the_page_cleaners_cpu() {
+        let mut e = base();
+        e.checkpoint_fill = Some(0.96);
+        e.checkpoint_max_age = Some(2 * 1048576);
+        e.threads = Some(ThreadCpu {
+            classes: vec![ClassCpu {
+                class: Class::PageCleaner,
+                threads: 1,
+                cpu_s: 0.5,
+                busiest_s: 0.5,
+            }],
+            ..ThreadCpu::default()
+        });
+        let l = decide(e);
+        assert_eq!(kinds(&l), [Kind::RedoLog]);
+        assert!(l.limiters[0].evidence[0].starts_with("the redo log was 96% full on average"));
+        assert_eq!(l.limiters[0].evidence[1], "the page cleaner used 0.050 CPUs");
     }
 
     #[test]

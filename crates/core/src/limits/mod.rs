@@ -163,6 +163,13 @@ pub struct Evidence {
     pub pool_read_requests: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool_wait_free: Option<u64>,
+    /// How full the redo log was: the mean over report ticks of the checkpoint age against
+    /// the age at which InnoDB flushes for it (`Innodb_checkpoint_age` /
+    /// `Innodb_checkpoint_max_age`), and that largest age in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_fill: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_max_age: Option<u64>,
     /// The thread pool (MariaDB's `pool-of-threads`): its size (groups) and the mean
     /// connections queued for a thread over the phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]

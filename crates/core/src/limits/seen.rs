@@ -79,16 +79,13 @@ impl Class {
             "log_flusher",
             "log_write_notifier",
             "log_flush_notifier",
-        ]) || has(&[
-            "ib_log_writer",
-            "ib_log_flush",
-            "ib_log_wr_notif",
-            "ib_log_fl_notif",
+            "log_checkpointer",
+            "ib_log_",
         ]) {
             Class::LogWriter
-        } else if has(&["page_cleaner", "pg_flush", "ib_pg_flush"]) {
+        } else if has(&["page_cleaner", "page_flush", "pg_flush"]) {
             Class::PageCleaner
-        } else if has(&["purge", "ib_purge", "ib_pg_purge"]) {
+        } else if has(&["purge", "srv_worker", "ib_srv_wkr"]) {
             Class::Purge
         } else if has(&["io_", "_io", "io_handler", "ib_io", "aio"]) {
             Class::Io
@@ -282,6 +279,43 @@ mod tests {
             ("thread/innodb/io_write_thread", Class::Io),
             ("thread/sql/main", Class::Other),
             ("mariadbd", Class::Other),
+        ] {
+            assert_eq!(Class::of(name), class, "{name}");
+        }
+    }
+
+    /// MySQL 8.0's threads as its performance_schema.threads lists them, and the OS thread
+    /// names it sets (its reference manual's thread lists): the redo log's own threads are a
+    /// class of their own.
+    #[test]
+    fn mysql_8_threads_are_classed_by_their_names() {
+        for (name, class) in [
+            ("thread/innodb/log_writer_thread", Class::LogWriter),
+            ("thread/innodb/log_flusher_thread", Class::LogWriter),
+            ("thread/innodb/log_write_notifier_thread", Class::LogWriter),
+            ("thread/innodb/log_flush_notifier_thread", Class::LogWriter),
+            ("thread/innodb/log_checkpointer_thread", Class::LogWriter),
+            (
+                "thread/innodb/page_flush_coordinator_thread",
+                Class::PageCleaner,
+            ),
+            ("thread/innodb/page_flush_thread", Class::PageCleaner),
+            ("thread/innodb/srv_purge_thread", Class::Purge),
+            ("thread/innodb/srv_worker_thread", Class::Purge),
+            ("thread/innodb/io_read_thread", Class::Io),
+            ("thread/innodb/io_log_thread", Class::Io),
+            ("thread/sql/one_connection", Class::Connection),
+            ("thread/sql/compress_gtid_table", Class::Other),
+            ("ib_log_writer", Class::LogWriter),
+            ("ib_log_flush", Class::LogWriter),
+            ("ib_log_checkpt", Class::LogWriter),
+            ("ib_pg_flush_co", Class::PageCleaner),
+            ("ib_pg_flush-1", Class::PageCleaner),
+            ("ib_srv_purge", Class::Purge),
+            ("ib_srv_wkr-1", Class::Purge),
+            ("ib_io_rd-1", Class::Io),
+            ("ib_io_wr-2", Class::Io),
+            ("connection", Class::Connection),
         ] {
             assert_eq!(Class::of(name), class, "{name}");
         }

@@ -90,6 +90,7 @@ pub fn evidence(
             _ => {}
         }
     }
+    checkpoint(&mut e, telemetry);
     if e.server_cpus_allowed.is_none() && e.server_cpus_used.is_some() {
         e.server_cpus_allowed = Some(cores);
     }
@@ -105,6 +106,29 @@ fn hottest(folded: &std::path::Path) -> Vec<(String, f64)> {
     match read {
         Ok(_) => qpslab_core::limits::top_functions(text.lines(), 5),
         Err(_) => Vec::new(),
+    }
+}
+
+/// How full the redo log was over the report ticks: the mean of the checkpoint age against
+/// its flushing point, and the largest such point.
+fn checkpoint(e: &mut Evidence, telemetry: &[TelemetrySample]) {
+    let (mut sum, mut n, mut max_age) = (0.0, 0u32, 0u64);
+    for change in telemetry.iter().filter_map(TelemetrySample::tick_change) {
+        let g = &change.status.gauges;
+        if let (Some(&age), Some(&max)) = (
+            g.get("Innodb_checkpoint_age"),
+            g.get("Innodb_checkpoint_max_age"),
+        ) {
+            if max > 0 {
+                sum += (age as f64 / max as f64).min(1.0);
+                n += 1;
+                max_age = max_age.max(max);
+            }
+        }
+    }
+    if n > 0 {
+        e.checkpoint_fill = Some(sum / f64::from(n));
+        e.checkpoint_max_age = Some(max_age);
     }
 }
 

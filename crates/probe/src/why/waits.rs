@@ -1,5 +1,5 @@
-//! The sessions' waits over a phase: performance_schema's global wait summary (picoseconds)
-//! at begin and at finish, plus InnoDB's row lock time from the status counters; with
+//! The sessions' waits over a phase: performance_schema's wait summary of the connected
+//! accounts (picoseconds; background threads' waits left out) at begin and at finish, plus InnoDB's row lock time from the status counters; with
 //! performance_schema off, the row lock time alone.
 
 use super::first_value;
@@ -7,8 +7,11 @@ use qpslab_core::limits::{WaitKind, WaitTime, Waits};
 use qpslab_wire::Conn;
 use std::collections::BTreeMap;
 
-const SUMMARY: &str = "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT \
-     FROM performance_schema.events_waits_summary_global_by_event_name WHERE COUNT_STAR > 0";
+/// The sessions' waits only: summed over the accounts that connected (background threads have
+/// no user), kept by the server after a session disconnects.
+const SUMMARY: &str = "SELECT EVENT_NAME, SUM(COUNT_STAR), SUM(SUM_TIMER_WAIT) \
+     FROM performance_schema.events_waits_summary_by_user_by_event_name \
+     WHERE USER IS NOT NULL AND COUNT_STAR > 0 GROUP BY EVENT_NAME";
 const SYNCH_TIMED: &str = "SELECT COUNT(*) FROM performance_schema.setup_instruments \
      WHERE NAME LIKE 'wait/synch/%' AND ENABLED = 'YES' AND TIMED = 'YES'";
 const SYNCH_OFF: &str = "the wait/synch instruments are disabled: latches are not timed; start \
