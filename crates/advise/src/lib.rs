@@ -7,6 +7,11 @@
 //! ([`restart`]), not from each rule. Durability settings are only ever recommended with
 //! [`Durability::Relaxed`]; otherwise they are listed with their trade-off.
 //!
+//! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): the version-aware
+//! advisor: a server's and its host's facts (`facts.rs`), the rules (`memory.rs`, `io.rs`,
+//! `server.rs`, `host.rs`, `durability.rs`, each building its findings with `rule.rs`) and whether
+//! a change needs a restart (`restart.rs`); used by `qpslab advise` and to seed `tune`.
+//!
 //! ```no_run
 //! # fn demo(conn: &mut qpslab_wire::Conn) -> Result<(), qpslab_probe::Error> {
 //! use qpslab_core::advise::Durability;

@@ -6,6 +6,16 @@
 //! Results cross crate boundaries as these serde types: the engine produces
 //! [`result::PhaseResult`]s, the store persists them, the CLI prints them.
 //!
+//! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): serde types shared
+//! by all: `ConnectOptions`/`Dsn` (password redacted), `RunPlan` (with `EngineKnobs`, and a
+//! replay's `ReplayPlan`), `WorkloadOptions`, `PhaseResult`/`Sample`, the study `Cell`, typed
+//! telemetry (`telemetry.rs`: `Reading`), status snapshots, the stability verdict and its judging
+//! (`stability.rs`, `verdict.rs`), the limiter verdict (`limits/`: vocabulary and `Evidence` in
+//! `mod.rs`, what was seen in `seen.rs`, thresholds and ranking in `decide.rs`), host and server
+//! facts; and two readers of the machine: option files with `!include` (`optfile.rs`) and CPU
+//! lists checked against the machine's CPUs (`cpus.rs`); every parser and printer of durations and
+//! sizes (`units.rs`).
+//!
 //! ```
 //! use qpslab_core::dsn::Dsn;
 //! let dsn: Dsn = "mysql://bench:secret@127.0.0.1:3306/sbtest".parse().unwrap();

@@ -8,6 +8,12 @@
 //! - [`io`] runs sysbench's fileio workloads through fio (`qpslab io`, fileio study cells) and
 //!   stores each interval as fio reports it ([`io::stored`]).
 //!
+//! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): what qpslab does
+//! to the machine below the server: reversible OS toggles (`os.rs`), a setup's storage
+//! (`storage/`: loop images or scratch devices, filesystems, mounts, I/O scheduler and read-ahead,
+//! undone on drop, signals and after `kill -9`), fileio through fio (`io/`: the job, files, the
+//! child process, its reports read into a phase, stored interval by interval as `FioMeasured`).
+//!
 //! ```no_run
 //! let thp = qpslab_host::os::thp_support();
 //! println!("transparent huge pages: {thp:?}");

@@ -9,6 +9,12 @@
 //! that is slow or silent costs the exporter at most its timeouts, never the run: the run only
 //! takes the registry's lock to add an interval.
 //!
+//! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): the live
+//! `--metrics-addr` endpoint (docs/metrics.md): the `Registry` the runs report each interval into
+//! (`registry.rs`, one phase's figures in `phase.rs`), the Prometheus 0.0.4 and OpenMetrics text
+//! from one list of families (`text.rs`), the `Exporter` thread serving `GET /metrics` on a
+//! `TcpListener` (`http.rs`).
+//!
 //! ```
 //! use qpslab_metrics::{Exporter, Labels};
 //! let exporter = Exporter::start("127.0.0.1:0").unwrap();

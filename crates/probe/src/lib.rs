@@ -15,6 +15,14 @@
 //! - [`replica`] reads a replica's state and measures its lag during a run.
 //! - [`storage_facts`] tells where a directory lives (mount options, I/O scheduler).
 //!
+//! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): host and storage
+//! facts, server version/variables/status, per-tick sampler writing typed readings (status deltas,
+//! server and client CPU/RSS, /proc io, perf counters when the machine has them), a phase's
+//! begin-and-finish readings for its limiter verdict (`why/`: CPU by thread class, waits, the
+//! datadir's device, network, the thread pool's queue; docs/explain.md), and on request an on-CPU
+//! profile of the server whose flame graph it draws as the recording stops (`profile/`, the
+//! drawing in `profile/flame.rs`).
+//!
 //! ```no_run
 //! # fn demo(conn: &mut qpslab_wire::Conn) -> Result<(), qpslab_probe::Error> {
 //! use qpslab_probe::{global_status, StatusDelta};

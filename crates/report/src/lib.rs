@@ -12,6 +12,19 @@
 //! what a report or a comparison is about (runs, repeats, studies, `STUDY/VARIANT`) from the
 //! results store.
 //!
+//! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): what differs
+//! between two setups and the same-workload check (`setup.rs`), comparisons, verdicts and warnings
+//! from the intervals of `qpslab-stats` (`compare.rs`), factorial effects (`effects.rs`), what
+//! limited each side and the figures that moved (`limits.rs`), the report's context (what ran, on
+//! what, client placement, provenance: `context.rs`), SVG charts and PNG output (`charts/`: forest
+//! plots of the comparisons `forest.rs`, against sessions as lines or, under three session counts,
+//! dot plots `scaling.rs`, per interval for every session count, HDR latency distributions
+//! `hdr.rs`, server time series from telemetry `server.rs`; `svg.rs` with `svg/`: dot plots
+//! `dots.rs`, legends and markers `legend.rs`, text measured in DejaVu Sans' widths `text.rs`;
+//! `png.rs`), the summary of verdicts that opens a report (`render/summary.rs`), one renderer per
+//! format (`render/`), what a report or a comparison is about read from the store (`subjects.rs`:
+//! runs, repeats, studies, `STUDY/VARIANT`).
+//!
 //! ```no_run
 //! # fn demo(run: qpslab_store::StoredRun) -> Result<(), qpslab_report::Error> {
 //! use qpslab_report::{build, Format, ReportInput, Subject};

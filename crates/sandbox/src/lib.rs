@@ -7,6 +7,12 @@
 //! plus the lab's needs (paths, 127.0.0.1, limits for thousands of sessions), then a my.cnf fragment,
 //! then `--set` overrides.
 //!
+//! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): private server
+//! instances: find binaries, template datadirs, render my.cnf, `SandboxSpec::build` (settings,
+//! CPUs, allocator), start under CPU affinity / an allocator, wait until ready, stop by pid,
+//! registry of what this process started, who uses a sandbox (`lock.rs`: shared or alone, by
+//! `flock`); the directory of sandboxes is a `SandboxHome` (`--lab`).
+//!
 //! ```no_run
 //! use qpslab_sandbox::{start, SandboxHome, SandboxSpec};
 //! let lab = SandboxHome::default_location();

@@ -8,6 +8,15 @@
 //! counted ([`LogReader::skipped`]); bytes that are not a log give
 //! [`LogError::UnknownFormat`].
 //!
+//! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): MariaDB and MySQL
+//! slow and general logs: format detection (`reader.rs`), the line source (`lines.rs`), the entry
+//! and connection state both log types read into (`state.rs`, below the readers), one reader per
+//! log type (`slow.rs`, `general.rs`), header pairs (`pairs.rs`), log timestamps (`time.rs`),
+//! fingerprints and statement kinds (`fingerprint.rs`), the one statement safety classifier and
+//! the replay policy (`safety.rs`: the lexer that reads executable comments by the server's
+//! version and strings by the session's sql_mode in `safety/lex.rs`, the rules per statement in
+//! `safety/judge.rs`), the digest with its fixed-size histogram (`digest.rs`, `hist.rs`).
+//!
 //! ```
 //! use qpslab_sqllog::{fingerprint, LogReader, LogType};
 //! let log = concat!(

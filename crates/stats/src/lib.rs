@@ -26,6 +26,17 @@
 //!   [`nearest_rank`] quantile.
 //! - Multiple tests (`holm.rs`): Holm's step-down correction ([`holm`]).
 //!
+//! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): every statistical
+//! formula, on statrs: normal and t quantiles and p-values (`dist.rs`), means with
+//! autocorrelation-aware standard errors, Welch differences and linear contrasts (`mean.rs`),
+//! ratio intervals on the log scale, paired ratios, minimum detectable effects and repeats needed
+//! (`ratio.rs`), Mann–Kendall, Theil–Sen and least-squares trends (`trend.rs`), medians and
+//! quantiles of samples (`sample.rs`), Holm's correction (`holm.rs`), confidence sequences for
+//! round-paired log ratios (`sequence.rs`), repeated confidence intervals at planned looks with
+//! Pocock's boundary computed by numerical integration (`looks.rs`), and a study's one rule for a
+//! comparison's interval, its answer and when it is settled (`decide.rs`, read by the study's
+//! rounds and by every report).
+//!
 //! ```
 //! use qpslab_stats::{estimate_independent, ratio};
 //! let a = estimate_independent(&[100.0, 102.0, 98.0]).unwrap();

@@ -8,6 +8,16 @@
 //! written whole by [`Store::record_phase`] in one transaction. The schema is versioned
 //! (`PRAGMA user_version`) and migrated on open.
 //!
+//! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): the SQLite results
+//! store: the `Store` handle (`handle.rs`) and its opening (`open.rs`: the path checked, WAL, dead
+//! runs closed), schema, migrations, phases written as they are measured (`write.rs`,
+//! `durable.rs`, `owner.rs`), reads (`read.rs`), studies, cells and attempts (`study.rs`,
+//! `cell.rs`, `attempt.rs`), the one JSON form of a run (`RunDoc`) and the one CSV writer
+//! (`export.rs`), a study's JSON form and its cells' headline figures and CSV rows
+//! (`study_doc.rs`: `StudyDoc`, `CellFigures`, and every study in one line, `StudySummary`), runs
+//! and studies copied in from another store with new ids and their origin kept (`import.rs`,
+//! following the schema's foreign keys).
+//!
 //! ```no_run
 //! # fn demo(meta: qpslab_store::RunMeta, phase: qpslab_core::PhaseResult) -> Result<(), qpslab_store::Error> {
 //! use qpslab_store::{RunStatus, Store};

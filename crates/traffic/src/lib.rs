@@ -9,6 +9,14 @@
 //! - [`diff`] runs a sample of each class of a log on two servers ([`diff::DiffSide`]) in
 //!   alternating rounds, comparing results, timings, counters and plans (`qpslab diff`).
 //!
+//! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): the services that
+//! work from a server's captured traffic (SQL), on the lab's measuring and errors: capturing a
+//! server's statements for a window and restoring what it changed (`capture/`), replaying a log
+//! (`replay/`: the log read once in `source.rs`, sessions planned in `lanes.rs`, the blocking
+//! replay loop in `exec.rs`, per-class tallies in `tally.rs`), the same log's classes on two
+//! servers (`diff/`: the sample, ABBA rounds, result checks, counters, plans, profiles; each
+//! server a `DiffSide`).
+//!
 //! ```no_run
 //! # fn demo() -> Result<(), qpslab_lab::ExecError> {
 //! use qpslab_sqllog::LogType;

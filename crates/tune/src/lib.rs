@@ -20,6 +20,13 @@
 //! and the [`TuneOutcome`] is the caller's to render (summary, `tuned.cnf`, JSON), before it
 //! stops the sandbox the outcome holds.
 //!
+//! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): tuning with proof
+//! (`qpslab tune`): the knob space (`knobs.rs`), the budgeted search (`search.rs`), the
+//! confirmation's A/B order and verdict (`confirm.rs`), `SET GLOBAL` and its restore (`apply.rs`),
+//! trials and the proof study (`bench.rs`), the session (`session.rs`, `conclude.rs`), the whole
+//! command with its target and store (`request.rs`); progress through its `Observer`, the
+//! `Outcome` rendered by the CLI (`render/tune.rs`).
+//!
 //! ```no_run
 //! # fn demo(req: qpslab_tune::TuneRequest, obs: &mut dyn qpslab_tune::Observer)
 //! # -> Result<(), Box<dyn std::error::Error>> {

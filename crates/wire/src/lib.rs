@@ -8,6 +8,10 @@
 //!   and patched in place per call, and an incremental reply parser that counts rows without
 //!   materializing them. An event loop takes an authenticated socket with [`Conn::into_stream`].
 //!
+//! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): the lean client
+//! protocol: handshake, auth plugins, TLS, a blocking `Conn` for the control plane, and the codecs
+//! the hot path uses (`ExecPacket`, `ReplyReader`).
+//!
 //! ```no_run
 //! # fn main() -> Result<(), qpslab_wire::Error> {
 //! let opts: qpslab_core::Dsn = "mysql://root@127.0.0.1:3306/test".parse().unwrap();
