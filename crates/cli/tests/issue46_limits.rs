@@ -168,6 +168,16 @@ fn issue_46_a_small_buffer_pool_is_named_and_a_large_one_moves_the_limit() {
     let o = s.run(&["compare", a, b]);
     let out = stdout(&o);
     assert!(o.status.success(), "{out}{}", stderr(&o));
+    // The answer comes first: the warnings (one run a side, at least) are counted before it
+    // and listed after it.
+    let first = out.lines().next().unwrap_or("");
+    assert!(
+        first.ends_with("warning(s), listed after the answer"),
+        "{out}"
+    );
+    let answer = out.find(" vs run ").expect("the headline");
+    let listed = out.find("\nwarning: ").expect("the warnings listed");
+    assert!(listed > answer, "{out}");
     if kinds(&small).first().is_some_and(|k| k == "buffer_pool") {
         assert!(
             out.contains("the limiter moved from buffer pool to"),

@@ -151,8 +151,12 @@ pub fn sequential(store: &Store, items: [&str; 2]) -> Sequential {
 
 fn terminal(c: &Comparison) -> String {
     let mut out = String::new();
-    for w in &c.warnings {
-        out.push_str(&format!("warning: {w}\n"));
+    // The answer first: the warnings are counted here and listed after it.
+    if !c.warnings.is_empty() {
+        out.push_str(&format!(
+            "{} warning(s), listed after the answer\n",
+            c.warnings.len()
+        ));
     }
     for p in &c.points {
         out.push_str(&format!("\n== {} ==\n", p.key));
@@ -171,6 +175,12 @@ fn terminal(c: &Comparison) -> String {
         }
     }
     out.push_str(&format!("\n{}\n", c.headline()));
+    if !c.warnings.is_empty() {
+        out.push('\n');
+        for w in &c.warnings {
+            out.push_str(&format!("warning: {w}\n"));
+        }
+    }
     if c.differences.is_empty() {
         out.push_str("\nno configuration or environment differences\n");
     } else {
