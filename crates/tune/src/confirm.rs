@@ -2,7 +2,9 @@
 //! and whether B's gain is real. The decision is a paired ratio with its interval on the log
 //! scale, from `qpslab_stats` like every other interval qpslab prints.
 
-use qpslab_stats::{paired_ratio, Ratio};
+use qpslab_stats::paired_ratio;
+/// The ratio with its interval that a [`Gain`] holds.
+pub use qpslab_stats::Ratio;
 
 /// Confidence level of the interval.
 pub const LEVEL: f64 = 0.95;

@@ -5,7 +5,7 @@
 
 use qpslab_tune::knobs::{Knob, Space};
 use qpslab_tune::search::{describe, Config};
-use qpslab_tune::{Outcome, Trial};
+use qpslab_tune::{verdict_words, Outcome, Trial};
 use serde_json::json;
 
 /// One confirmed setting.
@@ -107,20 +107,14 @@ pub fn header(c: &Context, o: &Outcome) -> Vec<String> {
     )];
     h.push(match o.confirmed.map(|c| c.verdict) {
         Some(v) => format!(
-            "confirmed: tuned/baseline tps {:.2} [{:.2}, {:.2}] (95%, {} runs each){}",
-            v.ratio.ratio,
-            v.ratio.low,
-            v.ratio.high,
-            c.repeats,
-            if v.significant {
-                ""
-            } else if v.ratio.low > 1.0 {
-                ": no significant gain (less than the 5% a change must bring)"
-            } else {
-                ": no significant gain"
-            }
+            "{} (tuned over baseline tps, 95%, {} runs each)",
+            verdict_words(&v),
+            c.repeats
         ),
-        None => "no configuration beat the baseline in the search: no significant gain".into(),
+        None if o.best.is_empty() => {
+            "no configuration beat the baseline in the search: nothing to confirm".into()
+        }
+        None => "not confirmed: too few usable measurements to judge".into(),
     });
     h
 }
@@ -239,12 +233,70 @@ mod tests {
         assert_eq!(knob_line(&k), "knob sync_binlog (durability): 1 → 0");
     }
 
+    /// A session whose confirmation found `ratio [low, high]`.
+    fn outcome(best: &str, ratio: Option<(f64, f64, f64)>) -> Outcome {
+        let best: Config = match best {
+            "" => Config::new(),
+            v => Config::from([("innodb_buffer_pool_size".into(), v.into())]),
+        };
+        let confirmed = ratio.map(|(ratio, low, high)| qpslab_tune::Confirmed {
+            verdict: qpslab_tune::confirm::Gain {
+                ratio: qpslab_tune::confirm::Ratio {
+                    ratio,
+                    low,
+                    high,
+                    se_log: 0.1,
+                    df: 2.0,
+                },
+                significant: low > 1.0 && ratio >= qpslab_tune::confirm::MIN_GAIN,
+            },
+            baseline_tps: 100.0,
+            tuned_tps: 100.0 * ratio,
+        });
+        Outcome {
+            session: "tune-1".into(),
+            space: Space::default(),
+            best,
+            alone: Vec::new(),
+            confirmed,
+            trials: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_summary_never_pairs_confirmed_with_no_gain() {
+        let c = Context {
+            workload: "oltp_read_only",
+            threads: 2,
+            target: "sandbox s",
+            budget_s: 120.0,
+            repeats: 3,
+        };
+        let noise = summary(&c, &outcome("256M", Some((1.26, 0.95, 1.67))));
+        assert_eq!(
+            noise[1],
+            "not confirmed: no gain beyond the noise (+26.0% [-5.0%, +67.0%]) \
+             (tuned over baseline tps, 95%, 3 runs each)"
+        );
+        let gain = summary(&c, &outcome("256M", Some((1.5, 1.2, 1.8))));
+        assert!(gain[1].starts_with("confirmed: +50.0% [+20.0%, +80.0%]"));
+        assert_eq!(gain[2], "tuned: innodb_buffer_pool_size=256M");
+        let none = summary(&c, &outcome("", None));
+        assert!(none[1].contains("nothing to confirm"), "{none:?}");
+        for lines in [noise, gain, none] {
+            for l in &lines {
+                let pairs = l.contains("confirmed") && l.contains("no gain");
+                assert!(!pairs || l.starts_with("not confirmed"), "{l}");
+            }
+        }
+    }
+
     #[test]
     fn tuned_cnf_golden() {
         let c = Cnf {
             header: vec![
                 "qpslab tune: oltp_read_only, 4 thread(s), 10.11.6-MariaDB, budget 90 s".into(),
-                "confirmed: tuned/baseline tps 3.12 [2.80, 3.47] (95%, 3 runs each, study tune-1)"
+                "confirmed: +212.0% [+180.0%, +247.0%] (tuned over baseline tps, 95%, 3 runs each)"
                     .into(),
             ],
             settings: vec![
