@@ -249,6 +249,26 @@ impl Isolation {
 /// timeout, 1020 record changed since last read.
 pub const DEFAULT_RETRY_CODES: [u16; 3] = [1213, 1205, 1020];
 
+/// A list of server error codes with an entry that is not one (the entry, trimmed): always the
+/// user's mistake.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("not a server error code: `{0}`")]
+pub struct RetryCodeError(pub String);
+
+impl crate::fault::Blame for RetryCodeError {
+    /// The user's: the list is theirs to fix.
+    fn fault(&self) -> crate::fault::Fault {
+        crate::fault::Fault::User
+    }
+}
+
+/// The message, for the option table, which composes messages as text.
+impl From<RetryCodeError> for String {
+    fn from(e: RetryCodeError) -> String {
+        e.to_string()
+    }
+}
+
 /// Which server errors an event survives (rolled back, counted by code, run again), as
 /// sysbench's `--mysql-ignore-errors` says: its default list, `all`, or the codes given (which
 /// replace the default list, as in sysbench).
@@ -280,7 +300,7 @@ impl RetryErrors {
     }
 
     /// As sysbench's option takes it: `all`, or a comma-separated list of codes.
-    pub fn parse(text: &str) -> Result<RetryErrors, String> {
+    pub fn parse(text: &str) -> Result<RetryErrors, RetryCodeError> {
         let text = text.trim();
         if text.eq_ignore_ascii_case("all") {
             return Ok(RetryErrors::All);
@@ -292,9 +312,9 @@ impl RetryErrors {
                     .parse::<u16>()
                     .ok()
                     .filter(|c| *c > 0)
-                    .ok_or_else(|| format!("not a server error code: `{}`", c.trim()))
+                    .ok_or_else(|| RetryCodeError(c.trim().to_string()))
             })
-            .collect::<Result<Vec<u16>, String>>()?;
+            .collect::<Result<Vec<u16>, RetryCodeError>>()?;
         let mut sorted = codes.clone();
         sorted.sort_unstable();
         let mut default = DEFAULT_RETRY_CODES.to_vec();
@@ -412,7 +432,10 @@ mod tests {
             RetryErrors::parse("1062,1213"),
             Ok(RetryErrors::Codes(vec![1062, 1213]))
         );
-        assert!(RetryErrors::parse("1062,x").unwrap_err().contains("`x`"));
+        assert_eq!(
+            RetryErrors::parse("1062,x").unwrap_err().to_string(),
+            "not a server error code: `x`"
+        );
         assert!(RetryErrors::parse("").is_err());
         let given = RetryErrors::Codes(vec![1062]);
         assert!(given.retries(1062) && !given.retries(1213));

@@ -60,7 +60,7 @@ mod trend;
 pub use decide::{half_log, Decision, Sequential};
 pub use dist::{normal_cdf, normal_quantile, t_p_value, t_quantile};
 pub use holm::holm;
-pub use looks::{crossing_probability, pocock_boundary, LookDesign, MAX_LOOKS};
+pub use looks::{crossing_probability, pocock_boundary, LookDesign, LookDesignError, MAX_LOOKS};
 pub use mean::{
     contrast, difference, effective_sample_size, estimate, estimate_independent, Difference,
     Estimate,

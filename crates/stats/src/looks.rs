@@ -28,6 +28,46 @@ pub const MAX_LOOKS: usize = 50;
 /// Grid points per look: Pocock's published constants come out within 0.003 (unit tests).
 const GRID: usize = 241;
 
+/// Why looks cannot be planned as asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LookDesignError {
+    /// Fewer than [`MIN_ROUNDS`] rounds between looks.
+    TooClose {
+        /// The rounds between looks asked for.
+        every: usize,
+    },
+    /// More than [`MAX_LOOKS`] looks.
+    TooMany {
+        /// The rounds between looks asked for.
+        every: usize,
+        /// The last look asked for.
+        max_rounds: usize,
+        /// The looks that makes.
+        looks: usize,
+    },
+}
+
+impl std::fmt::Display for LookDesignError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            LookDesignError::TooClose { every } => write!(
+                f,
+                "looks need at least {MIN_ROUNDS} rounds between them, not {every}"
+            ),
+            LookDesignError::TooMany {
+                every,
+                max_rounds,
+                looks,
+            } => write!(
+                f,
+                "a look every {every} rounds up to {max_rounds} is {looks} looks, more than {MAX_LOOKS}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LookDesignError {}
+
 /// Planned looks: after every `every` paired rounds and at `max_rounds`, at error rate `alpha`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LookDesign {
@@ -42,11 +82,9 @@ pub struct LookDesign {
 impl LookDesign {
     /// A design at confidence `level` looking every `every` rounds up to `max_rounds`; `Err`
     /// says why it cannot be one (too few rounds between looks, too many looks).
-    pub fn new(level: f64, every: usize, max_rounds: usize) -> Result<LookDesign, String> {
+    pub fn new(level: f64, every: usize, max_rounds: usize) -> Result<LookDesign, LookDesignError> {
         if every < MIN_ROUNDS {
-            return Err(format!(
-                "looks need at least {MIN_ROUNDS} rounds between them, not {every}"
-            ));
+            return Err(LookDesignError::TooClose { every });
         }
         let d = LookDesign {
             alpha: 1.0 - level,
@@ -55,9 +93,11 @@ impl LookDesign {
         };
         let k = d.looks().len();
         if k > MAX_LOOKS {
-            return Err(format!(
-                "a look every {every} rounds up to {max_rounds} is {k} looks, more than {MAX_LOOKS}"
-            ));
+            return Err(LookDesignError::TooMany {
+                every,
+                max_rounds,
+                looks: k,
+            });
         }
         Ok(d)
     }

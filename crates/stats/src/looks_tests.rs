@@ -28,8 +28,14 @@ fn looks_fall_every_few_rounds_and_at_the_last() {
     assert_eq!(d.last_look(14), Some(10));
     assert_eq!(d.last_look(23), Some(23));
     assert_eq!(LookDesign::new(0.95, 5, 35).unwrap().looks().len(), 7);
-    assert!(LookDesign::new(0.95, 2, 20).is_err());
-    assert!(LookDesign::new(0.95, 3, 1000).is_err());
+    assert_eq!(
+        LookDesign::new(0.95, 2, 20).unwrap_err().to_string(),
+        "looks need at least 3 rounds between them, not 2"
+    );
+    assert_eq!(
+        LookDesign::new(0.95, 3, 1000).unwrap_err().to_string(),
+        "a look every 3 rounds up to 1000 is 334 looks, more than 50"
+    );
 }
 
 #[test]
