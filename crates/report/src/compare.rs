@@ -106,6 +106,10 @@ pub struct MetricComparison {
     /// (`rounds_to_target` less the rounds paired); undecided comparisons of a study only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds_to_target: Option<f64>,
+    /// Each paired round's ratio B/A, in round order: the figures the round-paired interval
+    /// is computed from (empty when the sides were not paired by round).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_ratios: Vec<f64>,
 }
 
 /// The stability verdict of one compared phase (`None`: not judged, e.g. an older run).
@@ -377,9 +381,15 @@ fn compare_metric(
     if let Some((logs, dropped)) = &pairs {
         let pace = rounds::round_pace(a, b);
         if let Some(o) = rounds::conclude(m, logs, *dropped, seq, pace) {
-            return Some(paired_comparison(m, va, vb, o, seq));
+            let used = &logs[..o.rounds.used.min(logs.len())];
+            return Some(paired_comparison(m, va, vb, o, seq, ratios(used)));
         }
     }
+    // The rounds are shown only where the verdict is theirs (too few of them to decide).
+    let round_ratios = match &pairs {
+        Some((logs, dropped)) if rounds::too_few(logs, *dropped, seq).is_some() => ratios(logs),
+        _ => Vec::new(),
+    };
     let too_few = pairs.and_then(|(logs, dropped)| rounds::too_few(&logs, dropped, seq));
     let r = logs.and_then(|(la, lb)| ratio_of_logs(&la, &lb, LEVEL));
     let mde = r.map(|r| mde_pct(r.se_log, r.df, LEVEL));
@@ -422,7 +432,13 @@ fn compare_metric(
         interval: None,
         rounds_to_target: None,
         seconds_to_target: None,
+        round_ratios,
     })
+}
+
+/// Each round's ratio from its log.
+fn ratios(logs: &[f64]) -> Vec<f64> {
+    logs.iter().map(|l| l.exp()).collect()
 }
 
 /// A metric compared round by round: the change is the mean round-paired ratio, its interval
@@ -433,6 +449,7 @@ fn paired_comparison(
     vb: f64,
     o: rounds::RoundComparison,
     seq: &Sequential,
+    round_ratios: Vec<f64>,
 ) -> MetricComparison {
     let pct = |ratio: f64| 100.0 * (ratio - 1.0);
     let r = o.ratio;
@@ -455,6 +472,7 @@ fn paired_comparison(
         stopped: Some(o.stopped),
         rounds_to_target: o.rounds_to_target,
         seconds_to_target: o.seconds_to_target,
+        round_ratios,
     }
 }
 

@@ -239,3 +239,7 @@ fn result_row(p: &Point<'_>) -> ResultRow {
         limits: ph.limits.clone(),
     }
 }
+
+#[cfg(test)]
+#[path = "report_tests.rs"]
+mod tests;

@@ -134,6 +134,7 @@ pub(super) fn forest(variants: &[String], comparisons: &[Comparison]) -> Vec<Cha
                 title: chart.title.clone(),
                 section: Section::Summary,
                 svg: chart.to_svg(),
+                caption: String::new(),
             });
         }
     }

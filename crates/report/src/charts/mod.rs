@@ -15,6 +15,8 @@
 pub mod forest;
 mod hdr;
 mod scaling;
+
+pub(crate) use scaling::round_list;
 mod server;
 
 use crate::compare::group_estimate;
@@ -54,12 +56,20 @@ pub struct Chart {
     /// The `<svg>` element.
     #[serde(skip)]
     pub svg: String,
+    /// What the chart shows and what it does not decide, shown under it (empty: its title
+    /// says enough).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub caption: String,
 }
 
 /// A line of the charts: a variant at one setting of the other swept parameters, its points
 /// keyed by sessions.
 struct Line<'a> {
     name: String,
+    /// The variant it measures.
+    variant: String,
+    /// Its setting of the other swept parameters, as in its name (` · ` between parts).
+    rest: String,
     /// The variant's palette index.
     color: usize,
     /// The style of its setting of the other swept parameters.
@@ -139,6 +149,8 @@ fn lines<'a>(variants: &[String], points: &[Point<'a>]) -> Vec<Line<'a>> {
             None => {
                 out.push(Line {
                     name,
+                    variant: p.subject.cell.variant.clone(),
+                    rest: rest.join(" · "),
                     color,
                     style,
                     by_threads: BTreeMap::new(),
@@ -148,6 +160,9 @@ fn lines<'a>(variants: &[String], points: &[Point<'a>]) -> Vec<Line<'a>> {
         };
         out[i].by_threads.entry(p.threads()).or_default().push(*p);
     }
+    // The same order in every chart whichever setup ran first in a round: the variants in
+    // their order (the baseline first), each one's settings in the order first measured.
+    out.sort_by_key(|l| (l.color, l.style));
     out
 }
 
@@ -178,7 +193,7 @@ pub fn charts(variants: &[String], points: &[Point<'_>], comparisons: &[Comparis
     let lines = lines(variants, points);
     let threads = thread_counts(&lines);
     let mut out = forest::forest(variants, comparisons);
-    out.extend(scaling::charts(&lines, &threads));
+    out.extend(scaling::charts(&lines, &threads, comparisons));
     let mut drawn: Vec<(Section, String, LineChart)> = Vec::new();
     for &t in &threads {
         let per_interval = [
@@ -231,6 +246,7 @@ pub fn charts(variants: &[String], points: &[Point<'_>], comparisons: &[Comparis
                 title: chart.title.clone(),
                 section,
                 svg: chart.to_svg(),
+                caption: String::new(),
             }),
     );
     out

@@ -4,7 +4,7 @@
 //! line needs x values to run between.
 
 use super::{cpu_points, metric_points, sessions, Chart, Line, Section};
-use crate::compare::group_estimate;
+use crate::compare::{group_estimate, short_verdict, Comparison, MetricComparison};
 use crate::metrics::{self, CpuRate, Metric};
 use crate::model::Point;
 use crate::svg::dots::{Dot, DotAxis, DotChart};
@@ -14,8 +14,13 @@ use qpslab_stats::t_quantile;
 /// The fewest session counts drawn as lines.
 const MIN_LINE_POINTS: usize = 3;
 
-/// The scaling charts of `lines` measured at `threads`.
-pub(super) fn charts(lines: &[Line<'_>], threads: &[u32]) -> Vec<Chart> {
+/// The scaling charts of `lines` measured at `threads`; a dot plot's caption says what its
+/// per-setup intervals are and gives the paired figure of `comparisons` that decides.
+pub(super) fn charts(
+    lines: &[Line<'_>],
+    threads: &[u32],
+    comparisons: &[Comparison],
+) -> Vec<Chart> {
     if threads.len() >= MIN_LINE_POINTS {
         return line_charts(lines);
     }
@@ -25,12 +30,20 @@ pub(super) fn charts(lines: &[Line<'_>], threads: &[u32]) -> Vec<Chart> {
             ("throughput-at", "Throughput", Metric::Tps, "transactions/s"),
             ("p99-at", "p99 latency", Metric::P99, "ms"),
         ] {
+            let rows: Vec<(&Line<'_>, Dot)> = lines
+                .iter()
+                .filter_map(|l| Some((l, dot(l, m, t)?)))
+                .collect();
             let chart = DotChart {
                 title: format!("{title} · {}", sessions(t)),
-                x_label: format!("{unit} (bars: 95% interval)"),
+                x_label: format!("{unit} (bars: each setup's 95% interval)"),
                 axis: DotAxis::Linear,
-                rows: lines.iter().filter_map(|l| dot(l, m, t)).collect(),
-                note: String::new(),
+                note: if comparisons.is_empty() {
+                    String::new()
+                } else {
+                    "each setup alone; the verdict rests on the paired rounds".into()
+                },
+                rows: rows.iter().map(|(_, d)| d.clone()).collect(),
                 // Two side by side: throughput and p99 at one session count.
                 size: Size::Small,
             };
@@ -40,11 +53,119 @@ pub(super) fn charts(lines: &[Line<'_>], threads: &[u32]) -> Vec<Chart> {
                     title: chart.title.clone(),
                     section: Section::Scaling,
                     svg: chart.to_svg(),
+                    caption: per_setup_caption(&rows, m, t, comparisons),
                 });
             }
         }
     }
     out
+}
+
+/// What a per-setup dot plot is and is not: each setup's own runs and their 95% interval, not
+/// the verdict, which rests on the paired rounds (each round's ratio, and the interval of
+/// their mean), given here for every comparison at `threads` sessions; and, where the setups'
+/// intervals do not overlap but the paired interval does not decide, that it does not.
+fn per_setup_caption(
+    rows: &[(&Line<'_>, Dot)],
+    m: Metric,
+    threads: u32,
+    comparisons: &[Comparison],
+) -> String {
+    if comparisons.is_empty() {
+        return String::new();
+    }
+    let mut paired = Vec::new();
+    let mut apart_undecided = Vec::new();
+    let mut any_rounds = false;
+    for c in comparisons {
+        for p in &c.points {
+            if !p
+                .key
+                .split(' ')
+                .any(|kv| kv == format!("threads={threads}"))
+            {
+                continue;
+            }
+            let Some(mc) = p.metrics.iter().find(|x| x.metric == m.name()) else {
+                continue;
+            };
+            let rest = rest_of_key(&p.key);
+            let label = if rest.is_empty() {
+                format!("{} vs {}", c.b, c.a)
+            } else {
+                format!("{} vs {} · {rest}", c.b, c.a)
+            };
+            any_rounds |= mc.rounds.is_some();
+            let mut figure = format!("{label}: {}", short_verdict(mc));
+            if let Some(r) = round_list(mc) {
+                figure.push_str(&format!(" (rounds: {r})"));
+            }
+            paired.push(figure);
+            let interval = |v: &str| {
+                rows.iter()
+                    .find(|(l, _)| l.variant == v && l.rest == rest)
+                    .and_then(|(_, d)| d.interval)
+            };
+            if let (Some(a), Some(b)) = (interval(&c.a), interval(&c.b)) {
+                let apart = a.1 < b.0 || b.1 < a.0;
+                if apart && !mc.significant {
+                    apart_undecided.push(label);
+                }
+            }
+        }
+    }
+    let mut out = String::from(
+        "Each setup's own runs and their 95% interval: they describe each setup and do not \
+         decide.",
+    );
+    if any_rounds {
+        out.push_str(
+            " The verdict rests on the paired rounds (each round's ratio of the two setups run \
+             side by side, and the anytime-valid interval of their mean), which is wider because \
+             it covers the variation between rounds.",
+        );
+    } else {
+        out.push_str(" The verdict is the comparison's interval of the change.");
+    }
+    if !paired.is_empty() {
+        let what = if any_rounds { "Paired" } else { "Compared" };
+        out.push_str(&format!(" {what}: {}.", paired.join("; ")));
+    }
+    if !apart_undecided.is_empty() {
+        out.push_str(&format!(
+            " Here the setups' intervals do not overlap, yet the interval of the change does not decide \
+             ({}): the chart alone does not show a difference between the setups.",
+            apart_undecided.join("; ")
+        ));
+    }
+    out
+}
+
+/// A comparison key's settings other than sessions, as a line's name writes them.
+fn rest_of_key(key: &str) -> String {
+    key.split(' ')
+        .filter(|kv| !kv.is_empty() && !kv.starts_with("threads="))
+        .map(|kv| kv.strip_prefix("workload=").unwrap_or(kv))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// `1.21, 0.98, 1.35`: each paired round's ratio, the first dozen and `…` for more.
+pub(crate) fn round_list(m: &MetricComparison) -> Option<String> {
+    const SHOWN: usize = 12;
+    if m.round_ratios.is_empty() {
+        return None;
+    }
+    let mut parts: Vec<String> = m
+        .round_ratios
+        .iter()
+        .take(SHOWN)
+        .map(|r| format!("{r:.2}"))
+        .collect();
+    if m.round_ratios.len() > SHOWN {
+        parts.push("…".into());
+    }
+    Some(parts.join(", "))
 }
 
 /// The line's estimate of `m` at `threads` sessions as a row, with its 95% interval when the
@@ -113,6 +234,7 @@ fn line_charts(lines: &[Line<'_>]) -> Vec<Chart> {
             title: c.title.clone(),
             section: Section::Scaling,
             svg: c.to_svg(),
+            caption: String::new(),
         })
         .collect()
 }

@@ -27,7 +27,7 @@ h1{font-size:24px;margin-bottom:4px}h2{font-size:18px;margin-top:28px;border-bot
 table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}.verdicts li{font-size:15px;margin:3px 0}\
 .better{color:#0a7a2a;font-weight:bold}.worse{color:#b3261e;font-weight:bold}\
-.chart{border:1px solid #eee;margin:0}.forest{max-width:900px;margin:8px 0}.chart svg{width:100%;height:auto}.charts{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:10px}\
+.chart{border:1px solid #eee;margin:0}.forest{max-width:900px;margin:8px 0}.chart svg{width:100%;height:auto}.chart figcaption{font-size:12px;color:#555;padding:4px 8px}.charts{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:10px}\
 .muted{color:#666;font-size:13px}.warning{color:#8a5300;background:#fff6e0;padding:4px 8px}\
 td.unstable{color:#b3261e;font-weight:bold}td.stable{color:#0a7a2a}.context td,.context th{text-align:left;max-width:760px;overflow-wrap:break-word}";
 
@@ -171,9 +171,14 @@ fn charts(o: &mut String, r: &Report) {
         }
         o.push_str("<div class=\"charts\">\n");
         for c in charts {
+            let caption = if c.caption.is_empty() {
+                String::new()
+            } else {
+                format!("<figcaption>{}</figcaption>", esc(&c.caption))
+            };
             let _ = writeln!(
                 o,
-                "<figure class=\"chart\" id=\"{}\">{}</figure>",
+                "<figure class=\"chart\" id=\"{}\">{}{caption}</figure>",
                 esc(&c.id),
                 c.svg
             );

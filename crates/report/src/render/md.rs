@@ -35,6 +35,9 @@ impl Renderer for MarkdownWithCharts<'_> {
 fn images(o: &mut String, r: &Report, dir: &str, section: Section) {
     for c in r.charts.iter().filter(|c| c.section == section) {
         let _ = writeln!(o, "![{}]({dir}/{}.png)\n", c.title, c.id);
+        if !c.caption.is_empty() {
+            let _ = writeln!(o, "_{}_\n", c.caption);
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 //! warnings a reader must see before trusting them.
 
 use crate::charts::forest::{natural_key, setting_words};
+use crate::charts::round_list;
 use crate::compare::{MetricComparison, Stopped};
 use crate::report::Report;
 
@@ -61,7 +62,9 @@ pub(crate) fn lines(r: &Report) -> Vec<SummaryLine> {
             let metric = |name: &str| p.metrics.iter().find(|m| m.metric == name);
             let mut parts = Vec::new();
             if let Some(m) = metric("tps") {
-                parts.push(format!("throughput {}", change(m)));
+                // Each round's ratio beside the interval computed from them.
+                let rounds = round_list(m).map_or_else(String::new, |r| format!(" (rounds: {r})"));
+                parts.push(format!("throughput {}{rounds}", change(m)));
             }
             if let Some(m) = metric("p99") {
                 parts.push(format!("p99 {}", change(m)));
