@@ -52,6 +52,7 @@ pub mod png;
 mod render;
 mod report;
 pub mod setup;
+pub mod spec_setups;
 pub mod subjects;
 pub mod svg;
 #[cfg(test)]

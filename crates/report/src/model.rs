@@ -47,6 +47,9 @@ pub struct ReportInput {
     pub factors: Vec<FactorDef>,
     /// The runs. The first variant seen is the baseline of comparisons.
     pub subjects: Vec<Subject>,
+    /// The studies' setups (`[[variant]]`s) as their specs state them, in spec order (empty
+    /// for lone runs).
+    pub setups: Vec<crate::spec_setups::SetupDef>,
 }
 
 /// One measured phase in the design: the unit every statistic is computed over.

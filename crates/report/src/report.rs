@@ -170,6 +170,13 @@ fn what_changed(
     keys.dedup();
     out.push(format!("measured at: {}", keys.join("; ")));
     for c in comparisons {
+        // What the spec set differently, first: the change itself (a CPU set, an allocator...
+        // shows in no server variable).
+        let setup = |name: &str| input.setups.iter().find(|s| s.name == name);
+        let stated: Vec<String> = match (setup(&c.a), setup(&c.b)) {
+            (Some(a), Some(b)) => crate::spec_setups::changed(a, b),
+            _ => Vec::new(),
+        };
         let shown: Vec<String> = c
             .differences
             .iter()
@@ -177,20 +184,28 @@ fn what_changed(
             .take(6)
             .map(|d| format!("{} {} → {}", d.name, or_dash(&d.a), or_dash(&d.b)))
             .collect();
-        let more = c.differences.len().saturating_sub(shown.len());
+        let measured = c
+            .differences
+            .iter()
+            .filter(|d| !d.name.starts_with("factor."))
+            .count();
+        let more = measured.saturating_sub(shown.len());
         let tail = if more > 0 {
             format!(" (+{more} more)")
         } else {
             String::new()
         };
-        if shown.is_empty() {
-            out.push(format!(
-                "{} vs {}: same configuration and environment",
-                c.b, c.a
-            ));
-        } else {
-            out.push(format!("{} vs {}: {}{tail}", c.b, c.a, shown.join(", ")));
-        }
+        let line = match (stated.is_empty(), shown.is_empty()) {
+            (true, true) => "same configuration and environment".to_string(),
+            (true, false) => format!("{}{tail}", shown.join(", ")),
+            (false, true) => format!("as set: {}", stated.join(", ")),
+            (false, false) => format!(
+                "as set: {}; on the server: {}{tail}",
+                stated.join(", "),
+                shown.join(", ")
+            ),
+        };
+        out.push(format!("{} vs {}: {line}", c.b, c.a));
     }
     out
 }

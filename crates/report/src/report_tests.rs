@@ -126,3 +126,44 @@ fn dot_plot_rows_keep_the_variants_order_whichever_ran_first() {
         ]
     );
 }
+
+#[test]
+fn seed_000_what_changed_names_the_cpu_set_the_spec_changed() {
+    // examples/point-select-scaling.toml: `shared-cpus` against `server-cpu0`, which differ
+    // only by `cpus = "0"`; the server shows it only as a thread pool one thread smaller.
+    let spec = include_str!("../../../examples/point-select-scaling.toml");
+    let mut subjects = Vec::new();
+    for k in 1..=3u32 {
+        for (variant, pool, t) in [("shared-cpus", "2", 1000.0), ("server-cpu0", "1", 900.0)] {
+            let mut r = run(subjects.len() as i64 + 1, RO, t, 0.01);
+            r.meta
+                .server
+                .variables
+                .insert("thread_pool_size".into(), pool.into());
+            let mut s = Subject::lone(r);
+            s.cell.variant = variant.into();
+            s.cell.repeat = k;
+            subjects.push(s);
+        }
+    }
+    let input = ReportInput {
+        title: "Study point-select-scaling".into(),
+        studies: vec!["point-select-scaling".into()],
+        subjects,
+        setups: crate::spec_setups::setups(spec),
+        ..Default::default()
+    };
+    let r = build(&input).unwrap();
+    let line = r
+        .what_changed
+        .iter()
+        .find(|l| l.starts_with("server-cpu0 vs shared-cpus"))
+        .expect("a line for the comparison");
+    assert_eq!(
+        line,
+        "server-cpu0 vs shared-cpus: as set: CPU set (cpus) – → 0; on the server: \
+         server.thread_pool_size 2 → 1"
+    );
+    let html = Html.render(&r).unwrap();
+    assert!(html.contains("CPU set (cpus) – → 0"));
+}

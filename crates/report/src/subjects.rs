@@ -2,6 +2,7 @@
 //! of one setup (`3,5,7`), a study's finished cells, or one variant of a study
 //! (`STUDY/VARIANT`), placed in the design as [`Subject`]s.
 
+use crate::spec_setups::SetupDef;
 use crate::{Error, FactorDef, ReportInput, Subject};
 use qpslab_store::{CellStatus, RunId, Store};
 
@@ -15,9 +16,14 @@ pub fn report_input(store: &Store, items: &[String]) -> Result<ReportInput, Erro
             input.subjects.extend(side(store, item)?);
             runs.push(item.clone());
         } else {
-            let (subjects, factors) = study_subjects(store, item, None)?;
+            let (subjects, factors, setups) = study_subjects(store, item, None)?;
             input.subjects.extend(subjects);
             input.factors.extend(factors);
+            for s in setups {
+                if !input.setups.iter().any(|x| x.name == s.name) {
+                    input.setups.push(s);
+                }
+            }
             input.studies.push(item.clone());
         }
     }
@@ -82,13 +88,16 @@ fn run_subject(store: &Store, id: &str) -> Result<Subject, Error> {
     Ok(Subject::lone(run))
 }
 
-/// The finished cells of `study` (only those of `variant` when given) as subjects, and the
-/// study's factors.
+/// A study's subjects, factors and setups.
+type StudyParts = (Vec<Subject>, Vec<FactorDef>, Vec<SetupDef>);
+
+/// The finished cells of `study` (only those of `variant` when given) as subjects, the
+/// study's factors, and its setups as its spec states them.
 fn study_subjects(
     store: &Store,
     study: &str,
     variant: Option<&str>,
-) -> Result<(Vec<Subject>, Vec<FactorDef>), Error> {
+) -> Result<StudyParts, Error> {
     let record = store.study_by_name(study).map_err(|e| match e {
         qpslab_store::Error::StudyNotFound(_) => Error::Subject(format!(
             "no run or study named '{study}' in the results store (see qpslab show, qpslab lab show)"
@@ -124,7 +133,7 @@ fn study_subjects(
             levels: f.levels,
         })
         .collect();
-    Ok((out, factors))
+    Ok((out, factors, crate::spec_setups::setups(&record.spec_toml)))
 }
 
 #[cfg(test)]
