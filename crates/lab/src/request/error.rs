@@ -17,7 +17,7 @@ pub enum RunError {
     /// The target could not be resolved (the embedded sandbox not started, a bad flag).
     Target(TargetError),
     /// `--profile` cannot work for this server (the user's to fix).
-    Profile(String),
+    Profile(crate::request::profile::ProfileCheckError),
     /// The results store could not be opened.
     Store(qpslab_store::Error),
     /// The server could not be readied.
@@ -43,7 +43,7 @@ impl RunError {
     fn said(&self) -> Said {
         match self {
             RunError::Target(e) => target(e),
-            RunError::Profile(why) => Said::user(why.clone()),
+            RunError::Profile(why) => Said::user(why.to_string()),
             RunError::Store(e) => Said::chain(e),
             RunError::Ready {
                 source,
@@ -319,8 +319,13 @@ mod tests {
             "--replica r1 is the server the run loads: name its replica"
         );
         assert_eq!(e.fault(), Fault::User);
-        let e = RunError::Profile("--profile prof: perf is not installed".into());
-        assert_eq!(e.to_string(), "--profile prof: perf is not installed");
+        let e = RunError::Profile(crate::request::profile::ProfileCheckError::UnknownPid {
+            dir: "prof".into(),
+            what: "db.example:3306".into(),
+        });
+        assert!(e
+            .to_string()
+            .starts_with("--profile prof: the server's process is not known for db.example:3306 "));
         assert_eq!(e.fault(), Fault::User);
     }
 

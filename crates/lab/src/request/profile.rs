@@ -3,8 +3,32 @@
 //! Unix socket, whose peer is its process) and perf must be installed.
 
 use crate::run::ready::Server;
+use qpslab_core::fault::{Blame, Fault};
 use qpslab_core::Endpoint;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Why `--profile DIR` cannot work for the server: always the user's to fix (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileCheckError {
+    /// The server's process is not known, so it cannot be sampled.
+    #[error("{}", unknown_pid(.dir, .what))]
+    UnknownPid {
+        /// The `--profile` folder as given.
+        dir: PathBuf,
+        /// The server, as its target describes it.
+        what: String,
+    },
+    /// perf is not installed or does not run.
+    #[error("--profile: {0}")]
+    Perf(#[source] qpslab_probe::profile::ProfileError),
+}
+
+impl Blame for ProfileCheckError {
+    /// The user's: another target, or perf installed.
+    fn fault(&self) -> Fault {
+        Fault::User
+    }
+}
 
 /// Finds the process of a server of the user's reached through a Unix socket on this machine
 /// (the socket's peer), so it can be profiled like a sandbox; its CPU is then sampled too.
@@ -16,11 +40,14 @@ pub fn find_server(server: &mut Server) {
 
 /// Refuses `--profile dir` before the run starts when it cannot work, saying why (the user's
 /// to fix).
-pub fn check(dir: &Path, server: &Server) -> Result<(), String> {
+pub fn check(dir: &Path, server: &Server) -> Result<(), ProfileCheckError> {
     if server.pid.is_none() {
-        return Err(unknown_pid(dir, &server.target.describe()));
+        return Err(ProfileCheckError::UnknownPid {
+            dir: dir.to_path_buf(),
+            what: server.target.describe(),
+        });
     }
-    qpslab_probe::profile::perf_available().map_err(|e| format!("--profile: {e}"))
+    qpslab_probe::profile::perf_available().map_err(ProfileCheckError::Perf)
 }
 
 /// Why `--profile dir` cannot profile the server `what` names: its process is not known.
@@ -53,7 +80,7 @@ mod tests {
         // A TCP server's process is never looked for.
         find_server(&mut server);
         assert_eq!(server.pid, None);
-        let why = check(Path::new("prof"), &server).unwrap_err();
+        let why = check(Path::new("prof"), &server).unwrap_err().to_string();
         assert!(why.starts_with("--profile prof: the server's process is not known for "));
         assert!(why.contains("db.example"), "{why}");
     }

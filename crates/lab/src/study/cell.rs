@@ -55,14 +55,14 @@ impl Runner<'_> {
     ) -> Result<(usize, usize, usize, usize), StudyError> {
         let records = self.store.study_cells(self.study)?;
         let total = records.len();
-        let rule =
-            self.loaded
-                .spec
-                .stop_rule()
-                .map_err(|message| crate::error::SpecError::Value {
-                    file: self.loaded.spec.name.clone(),
-                    message,
-                })?;
+        let rule = self
+            .loaded
+            .spec
+            .stop_rule()
+            .map_err(|e| crate::error::SpecError::Value {
+                file: self.loaded.spec.name.clone(),
+                message: e.to_string(),
+            })?;
         let mut rounds = RoundTracker::new(&rule, &records);
         // A resumed study decides on every round it measured, before the resume too.
         let mut earlier = self.earlier_phases(&records)?;
@@ -193,6 +193,10 @@ impl Runner<'_> {
             _ => active.socket.clone(),
         };
         target.database.get_or_insert_with(|| "sbtest".into());
+        // `max_allowed_packet` reaches the cell's connection as `run --max-allowed-packet` does.
+        if let Some(size) = resolved.max_allowed_packet {
+            target.max_allowed_packet = size;
+        }
         let loaders = resolved.prepare_threads.unwrap_or_else(|| {
             crate::dataset::loaders::default_loaders(
                 &plan.workload,

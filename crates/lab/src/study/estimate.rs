@@ -100,13 +100,35 @@ pub struct Estimate {
     pub budget_needed_s: Option<f64>,
 }
 
+/// Why `lab plan` has no estimate: the spec's stopping rule is wrong (the user's), or the store
+/// could not be read. The message is the cause's own.
+#[derive(Debug, thiserror::Error)]
+pub enum EstimateError {
+    /// The spec's stopping rule.
+    #[error(transparent)]
+    StopRule(#[from] crate::study::stop::StopRuleError),
+    /// Reading the earlier studies.
+    #[error(transparent)]
+    Store(#[from] qpslab_store::Error),
+}
+
+impl qpslab_core::fault::Blame for EstimateError {
+    /// The stopping rule's or the store's.
+    fn fault(&self) -> qpslab_core::fault::Fault {
+        match self {
+            EstimateError::StopRule(e) => e.fault(),
+            EstimateError::Store(e) => e.fault(),
+        }
+    }
+}
+
 /// The estimate of `loaded` from `store` (none: no store yet; `prefer`: a study to take first when it
 /// matches, e.g. the pilot just run).
 pub fn estimate(
     store: Option<&Store>,
     loaded: &Loaded,
     prefer: Option<&str>,
-) -> Result<Estimate, String> {
+) -> Result<Estimate, EstimateError> {
     let rule = loaded.spec.stop_rule()?;
     let mut e = Estimate {
         source: None,
@@ -130,8 +152,7 @@ pub fn estimate(
         return Ok(e);
     };
     let phases: BTreeMap<_, _> = store
-        .cell_figures(study.id)
-        .map_err(|err| err.to_string())?
+        .cell_figures(study.id)?
         .into_iter()
         .filter_map(|f| Some((f.cell.id, f.phase?)))
         .collect();
@@ -252,14 +273,14 @@ fn find_source(
     store: &Store,
     loaded: &Loaded,
     prefer: Option<&str>,
-) -> Result<Option<(StudyRecord, Matched, Vec<CellRecord>)>, String> {
+) -> Result<Option<(StudyRecord, Matched, Vec<CellRecord>)>, qpslab_store::Error> {
     let cells = &loaded.expanded.cells;
     let Some(baseline) = cells.first().map(|c| c.cell.variant.clone()) else {
         return Ok(None);
     };
     let ours: BTreeSet<&str> = cells.iter().map(|c| setup_label(&c.cell)).collect();
     let hash = spec::spec_hash(&loaded.spec);
-    let mut studies = store.list_studies().map_err(|e| e.to_string())?;
+    let mut studies = store.list_studies()?;
     // The preferred study first, then the same spec, then the newest.
     studies.sort_by(|a, b| {
         let key = |s: &StudyRecord| {
@@ -275,8 +296,7 @@ fn find_source(
     });
     for s in studies {
         let mut done: Vec<CellRecord> = store
-            .study_cells(s.id)
-            .map_err(|e| e.to_string())?
+            .study_cells(s.id)?
             .into_iter()
             .filter(|c| c.status == CellStatus::Done && ours.contains(setup_label(&c.cell)))
             .collect();

@@ -29,7 +29,9 @@ mod server;
 pub mod spec;
 pub mod stop;
 pub use create::{create, environment};
-pub use estimate::{estimate, pilot, pilot_name, ComparisonEstimate, Estimate, Matched, Source};
+pub use estimate::{
+    estimate, pilot, pilot_name, ComparisonEstimate, Estimate, EstimateError, Matched, Source,
+};
 pub use plan::{CellPlan, Plan, PlanDoc};
 pub use rounds::{ComparisonState, RoundReport, RoundTracker};
 

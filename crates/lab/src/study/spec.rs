@@ -328,7 +328,7 @@ fn check(file: &str, spec: &Spec) -> Result<(), SpecError> {
     if spec.name.trim().is_empty() {
         return Err(value("name must not be empty".into()));
     }
-    spec.stop_rule().map_err(value)?;
+    spec.stop_rule().map_err(|e| value(e.to_string()))?;
     if let Some(o) = spec
         .order
         .as_deref()

@@ -3,7 +3,65 @@
 //! and its `order` into a [`CellOrder`].
 
 use crate::study::spec::Spec;
-use qpslab_stats::{LookDesign, Sequential};
+use qpslab_stats::{LookDesign, LookDesignError, Sequential};
+
+/// Why a spec's `precision`, `budget`, `precision_metric`, `min_repeats`, `max_repeats`,
+/// `look_every` or `repeats` make no stopping rule; the message names the key. Always the
+/// user's mistake (the study's spec becomes a [`crate::error::SpecError::Value`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StopRuleError {
+    /// `precision` is not a percentage (the value as written).
+    #[error("precision: expects a percentage such as \"5%\", not {0}")]
+    Precision(String),
+    /// `budget` is a text that is not a duration.
+    #[error("budget: expects a duration (\"10m\", \"90s\"), not {0:?}")]
+    BudgetText(String),
+    /// `budget` is neither a positive number nor a text (the value as written).
+    #[error("budget: expects a duration (\"10m\"), not {0}")]
+    Budget(String),
+    /// `precision_metric` is not one of [`PRECISION_METRICS`].
+    #[error("precision_metric: expects one of {metrics}, not {0:?}", metrics = PRECISION_METRICS.join(", "))]
+    Metric(String),
+    /// Keys of an adaptive study without `precision` or `budget`.
+    #[error("precision_metric, min_repeats, max_repeats and look_every need precision or budget")]
+    NotAdaptive,
+    /// `repeats` with `precision` or `budget`.
+    #[error("repeats = N runs exactly N rounds; with precision or budget, set min_repeats and max_repeats instead")]
+    Repeats,
+    /// `min_repeats` or `max_repeats` out of range.
+    #[error("min_repeats ({min_rounds}) must be 3 or more and max_repeats ({max_rounds}) between it and 1000")]
+    Rounds {
+        /// `min_repeats` (3 when not given).
+        min_rounds: u32,
+        /// `max_repeats` (20 when not given).
+        max_rounds: u32,
+    },
+    /// `look_every` past the last round.
+    #[error(
+        "look_every ({look_every}) is more than max_repeats ({max_rounds}): no look would come"
+    )]
+    LookPastEnd {
+        /// `look_every`.
+        look_every: u32,
+        /// `max_repeats`.
+        max_rounds: u32,
+    },
+    /// `look_every` makes no design of looks.
+    #[error("look_every: {design} (max_repeats {max_rounds})")]
+    Looks {
+        /// Why.
+        design: LookDesignError,
+        /// `max_repeats`.
+        max_rounds: u32,
+    },
+}
+
+impl qpslab_core::fault::Blame for StopRuleError {
+    /// The user's: the spec is theirs to fix.
+    fn fault(&self) -> qpslab_core::fault::Fault {
+        qpslab_core::fault::Fault::User
+    }
+}
 
 /// The order of a round's cells ([`crate::study::expand::round_cells`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,28 +123,24 @@ pub const DEFAULT_PRECISION_PCT: f64 = 5.0;
 
 impl Spec {
     /// The spec's stopping rule; `Err` names the key that is wrong.
-    pub fn stop_rule(&self) -> Result<StopRule, String> {
+    pub fn stop_rule(&self) -> Result<StopRule, StopRuleError> {
         let precision = self.precision.as_ref().map(percent).transpose()?;
         let budget_s = match &self.budget {
             None => None,
             Some(toml::Value::Integer(n)) if *n > 0 => Some(*n as f64),
             Some(toml::Value::Float(f)) if *f > 0.0 && f.is_finite() => Some(*f),
-            Some(toml::Value::String(t)) => {
-                Some(qpslab_core::units::budget_seconds(t).map_err(|_| {
-                    format!("budget: expects a duration (\"10m\", \"90s\"), not {t:?}")
-                })?)
-            }
-            Some(v) => return Err(format!("budget: expects a duration (\"10m\"), not {v}")),
+            Some(toml::Value::String(t)) => Some(
+                qpslab_core::units::budget_seconds(t)
+                    .map_err(|_| StopRuleError::BudgetText(t.clone()))?,
+            ),
+            Some(v) => return Err(StopRuleError::Budget(v.to_string())),
         };
         let metric = self
             .precision_metric
             .clone()
             .unwrap_or_else(|| "tps".into());
         if !PRECISION_METRICS.contains(&metric.as_str()) {
-            return Err(format!(
-                "precision_metric: expects one of {}, not {metric:?}",
-                PRECISION_METRICS.join(", ")
-            ));
+            return Err(StopRuleError::Metric(metric));
         }
         let adaptive = precision.is_some() || budget_s.is_some();
         let stop_keys = self.precision_metric.is_some()
@@ -95,10 +149,7 @@ impl Spec {
             || self.look_every.is_some();
         if !adaptive {
             if stop_keys {
-                return Err(
-                    "precision_metric, min_repeats, max_repeats and look_every need precision or budget"
-                        .into(),
-                );
+                return Err(StopRuleError::NotAdaptive);
             }
             let n = self.defaults.repeats();
             return Ok(StopRule {
@@ -111,23 +162,25 @@ impl Spec {
             });
         }
         if self.defaults.get("repeats").is_some() {
-            return Err("repeats = N runs exactly N rounds; with precision or budget, set min_repeats and max_repeats instead".into());
+            return Err(StopRuleError::Repeats);
         }
         let min_rounds = self.min_repeats.unwrap_or(3);
         let max_rounds = self.max_repeats.unwrap_or(20);
         if !(3..=1000).contains(&min_rounds) || !(min_rounds..=1000).contains(&max_rounds) {
-            return Err(format!(
-                "min_repeats ({min_rounds}) must be 3 or more and max_repeats ({max_rounds}) between it and 1000"
-            ));
+            return Err(StopRuleError::Rounds {
+                min_rounds,
+                max_rounds,
+            });
         }
         if let Some(l) = self.look_every {
             if l > max_rounds {
-                return Err(format!(
-                    "look_every ({l}) is more than max_repeats ({max_rounds}): no look would come"
-                ));
+                return Err(StopRuleError::LookPastEnd {
+                    look_every: l,
+                    max_rounds,
+                });
             }
             LookDesign::new(0.95, l as usize, max_rounds as usize)
-                .map_err(|e| format!("look_every: {e} (max_repeats {max_rounds})"))?;
+                .map_err(|design| StopRuleError::Looks { design, max_rounds })?;
         }
         let look_every = self.look_every.unwrap_or(0);
         Ok(StopRule {
@@ -167,7 +220,7 @@ impl Spec {
 }
 
 /// `"5%"`, `"2.5 %"`, `5` or `2.5`: a percentage above 0 and at most 100.
-fn percent(v: &toml::Value) -> Result<f64, String> {
+fn percent(v: &toml::Value) -> Result<f64, StopRuleError> {
     let p = match v {
         toml::Value::Integer(n) => Some(*n as f64),
         toml::Value::Float(f) => Some(*f),
@@ -175,5 +228,5 @@ fn percent(v: &toml::Value) -> Result<f64, String> {
         _ => None,
     };
     p.filter(|p| *p > 0.0 && *p <= 100.0)
-        .ok_or_else(|| format!("precision: expects a percentage such as \"5%\", not {v}"))
+        .ok_or_else(|| StopRuleError::Precision(v.to_string()))
 }
