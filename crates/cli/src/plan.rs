@@ -119,11 +119,9 @@ mod tests {
         "password_file",
         "ssl_mode",
         "ssl_ca",
-        // How long to wait for the target and how large a reply it may send: a study's
-        // sandboxes are its own.
+        // How long to wait for the target: a study's sandboxes are its own.
         "connect_timeout",
         "read_timeout",
-        "max_allowed_packet",
         "settings",
         "server_cpus",
         "malloc",
@@ -146,14 +144,6 @@ mod tests {
         "profile",
         // The live endpoint: `lab run --metrics-addr` serves a study's cells.
         "metrics_addr",
-        // A shard's place (`run --shard`): which process of a run this is, resolved from the
-        // launcher when `run` starts, not what is measured (a study cell is never a shard).
-        "shard",
-        "shards",
-        "shard_group",
-        "shard_timeout",
-        // A rendering of the end of each phase (sysbench's --histogram), not a plan option.
-        "histogram",
         "no_live_lines",
         "help",
     ];
@@ -194,14 +184,47 @@ mod tests {
             .collect()
     }
 
+    /// Whether the spec `[defaults]` with `key = "value"` resolves, or why not.
+    fn spec_takes(key: &str, value: &str) -> Result<(), String> {
+        let text = format!("name = \"keys\"\n[defaults]\n{key} = \"{value}\"\n");
+        let spec = qpslab_lab::study::spec::parse("keys.toml", &text).map_err(|e| e.to_string())?;
+        let cells = qpslab_lab::study::expand::expand("keys.toml", &spec)
+            .map_err(|e| e.to_string())?
+            .cells;
+        cells
+            .iter()
+            .try_for_each(|c| c.options.resolve().map(drop).map_err(|e| e.to_string()))
+    }
+
     /// Every workload and run option of `qpslab run --help` is a study key, in `[defaults]` and
     /// in `[sweep]`, and means the same there: the plans are equal. The list comes from the CLI
     /// definition, so an option added to `run` alone fails here.
     #[test]
     fn every_run_option_is_a_study_key() {
         use clap::CommandFactory;
+        use qpslab_lab::options::{Scope, Study};
         let cmd = crate::args::Cli::command();
         let run = cmd.find_subcommand("run").unwrap();
+        // First every offender at once: an option of `run` that is neither a key a study
+        // takes nor marked in the option table as one that makes no sense in a study.
+        let offenders: Vec<String> = run
+            .get_arguments()
+            .map(|a| a.get_id().as_str())
+            .filter(|id| !NOT_RUN_OPTIONS.contains(id))
+            .filter_map(|id| match qpslab_lab::options::find(id) {
+                None => Some(format!("{id}: not in the option table")),
+                Some(def) if matches!(def.study, Study::Exempt(why) if why.len() > 20) => None,
+                Some(def) => spec_takes(def.name, def.example)
+                    .err()
+                    .map(|e| format!("{id}: a study refuses it ({e})")),
+            })
+            .collect();
+        assert!(
+            offenders.is_empty(),
+            "`run` options that are neither a study key nor exempt with a reason in the \
+             option table:\n  {}",
+            offenders.join("\n  ")
+        );
         let mut checked = 0;
         for arg in run.get_arguments() {
             let id = arg.get_id().as_str();
@@ -210,6 +233,27 @@ mod tests {
             }
             let def = qpslab_lab::options::find(id)
                 .unwrap_or_else(|| panic!("`run` has --{id}, which is not in the option table"));
+            if def.study != Study::Key {
+                continue;
+            }
+            if def.scope == Scope::Study {
+                // A flag declared with `run`'s own arguments (the connection's
+                // `--max-allowed-packet`): the key gives what the flag's parser gives.
+                assert_eq!(def.name, "max_allowed_packet", "--{id}: which flag is it?");
+                let flag = qpslab_lab::request::target::max_allowed_packet(
+                    "--max-allowed-packet",
+                    def.example,
+                )
+                .unwrap();
+                for got in [
+                    spec_plans(&format!("[defaults]\n{id} = \"{}\"\n", def.example)),
+                    spec_plans(&format!("[sweep]\n{id} = [\"{}\"]\n", def.example)),
+                ] {
+                    assert_eq!(got[0].max_allowed_packet, Some(flag), "{id}");
+                }
+                checked += 1;
+                continue;
+            }
             // The one default that differs on purpose (studies warm up until flat) and the
             // clock seed are pinned on both sides.
             let mut flags = vec![];

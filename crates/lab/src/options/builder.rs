@@ -63,6 +63,8 @@ pub(crate) struct Builder {
     pub retries: u32,
     pub repeats: u32,
     pub profile: bool,
+    pub max_allowed_packet: Option<u64>,
+    pub histogram: bool,
     pub actions: Vec<LiveAction>,
     pub settle_after_s: f64,
     /// The fileio options, once one is set (or `workload = "fileio"`).
@@ -94,6 +96,8 @@ impl Builder {
             retries: DEFAULT_RETRIES,
             repeats: 1,
             profile: false,
+            max_allowed_packet: None,
+            histogram: false,
             actions: Vec::new(),
             settle_after_s: DEFAULT_SETTLE_AFTER_S,
             io: None,
@@ -173,6 +177,7 @@ impl Builder {
             retries: self.retries,
             repeats: self.repeats,
             profile: self.profile,
+            max_allowed_packet: self.max_allowed_packet,
         })
     }
 }
@@ -246,6 +251,9 @@ pub struct Resolved {
     /// Record an on-CPU profile of the server during each measured phase (study key
     /// `perf_profile`; `run` has `--profile DIR`).
     pub profile: bool,
+    /// The largest packet the client accepts from the server, in bytes (study key
+    /// `max_allowed_packet`, as `run --max-allowed-packet`; none: the client's default).
+    pub max_allowed_packet: Option<u64>,
 }
 
 /// `pipeline = on` needs events that are transactions: a COMMIT sent only once every reply is

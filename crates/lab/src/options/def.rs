@@ -12,10 +12,22 @@ pub enum Scope {
     Workload,
     /// How a workload is measured: `run` and studies.
     Run,
-    /// Study keys only (repeats, retries, transport).
+    /// No flag made from the table: study keys only (repeats, retries, transport), or an
+    /// option whose `run` flag is declared with `run`'s own arguments (`max_allowed_packet`,
+    /// `histogram`).
     Study,
     /// sysbench fileio's options: `qpslab io` and studies with `workload = "fileio"`.
     FileIo,
+}
+
+/// Whether a study takes an option as a `[defaults]`/`[sweep]` key: every `run` option is one,
+/// or says here why it makes no sense in a study.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Study {
+    /// A study key of the same name, meaning what the flag means.
+    Key,
+    /// Not a study key, for the reason given (refused in a spec with it).
+    Exempt(&'static str),
 }
 
 /// One option.
@@ -43,6 +55,8 @@ pub struct OptionDef {
     /// Whether its values are file paths: a spec's relative paths are taken from the spec
     /// file's directory.
     pub file: bool,
+    /// Whether a study takes it, or why not.
+    pub study: Study,
     pub(crate) apply: fn(&mut Builder, &Value) -> Result<(), String>,
     pub(crate) default: fn(&Builder) -> String,
 }
@@ -85,6 +99,7 @@ pub(crate) const fn def(
         sweepable: true,
         repeatable: false,
         file: false,
+        study: Study::Key,
         apply,
         default,
     }

@@ -3,6 +3,7 @@
 //! engine's [`qpslab_core::RunPlan`].
 
 mod builder;
+mod client_keys;
 mod def;
 mod io_keys;
 mod live_keys;
@@ -22,7 +23,7 @@ pub use builder::{
 };
 pub use resolve::resolve;
 pub use script_keys::with_base_dir;
-pub use table::{find, OptionDef, Scope, OPTIONS};
+pub use table::{find, OptionDef, Scope, Study, OPTIONS};
 
 use crate::error::OptionError;
 use indexmap::IndexMap;
@@ -66,6 +67,9 @@ impl RunOptions {
     /// Sets option `name` (or an alias) after checking the value on its own.
     pub fn set(&mut self, name: &str, v: Value) -> Result<(), OptionError> {
         let def = find(name).ok_or_else(|| OptionError(format!("unknown run option `{name}`")))?;
+        if let Study::Exempt(why) = def.study {
+            return Err(OptionError(format!("{}: not a study key: {why}", def.name)));
+        }
         resolve::check(def, &v).map_err(|e| OptionError(format!("{}: {e}", def.name)))?;
         self.0.insert(def.name, v);
         Ok(())
@@ -87,7 +91,8 @@ impl RunOptions {
         let r = resolve(self.iter(), Origin::Spec)?;
         if r.plan.shard.is_some() {
             return Err(OptionError(
-                "shard: a study measures its cells itself; run the shards of one run with                  `qpslab run --shard I/N` (docs/distributed.md)"
+                "shard: a study measures its cells itself; run the shards of one run with \
+                 `qpslab run --shard I/N` (docs/distributed.md)"
                     .into(),
             ));
         }
@@ -191,6 +196,12 @@ impl<'de> DeserializeSeed<'de> for Key<'_> {
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<&'static OptionDef, D::Error> {
         let key = String::deserialize(d)?;
         let def = find(&key).ok_or_else(|| de::Error::unknown_field(&key, names()))?;
+        if let Study::Exempt(why) = def.study {
+            return Err(de::Error::custom(format!(
+                "{}: not a study key: {why}",
+                def.name
+            )));
+        }
         if self.seen.contains_key(def.name) {
             return Err(de::Error::custom(format!(
                 "{} is given twice ({} is another name for it)",

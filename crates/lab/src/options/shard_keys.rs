@@ -5,7 +5,7 @@
 //! (`crate::shard`), never here.
 
 use super::builder::Builder;
-use super::def::{def, positive_seconds, seconds_text, OptionDef, Scope, U32};
+use super::def::{def, positive_seconds, seconds_text, OptionDef, Scope, Study, U32};
 use super::value::{int, text};
 use qpslab_core::shard::{self, ShardSpec};
 
@@ -13,6 +13,9 @@ use qpslab_core::shard::{self, ShardSpec};
 pub(crate) static SHARD: &[OptionDef] = &[
     OptionDef {
         sweepable: false,
+        study: Study::Exempt(
+            "a study's cells run on one client host, one process each; sharding a run over several processes or hosts is `run`'s multi-host mode",
+        ),
         ..def(
             "shard",
             Scope::Run,
@@ -39,6 +42,9 @@ pub(crate) static SHARD: &[OptionDef] = &[
     },
     OptionDef {
         sweepable: false,
+        study: Study::Exempt(
+            "the shard count of `run --shard auto`: a study's cells run on one client host, never sharded",
+        ),
         ..def(
             "shards",
             Scope::Run,
@@ -59,6 +65,9 @@ pub(crate) static SHARD: &[OptionDef] = &[
     },
     OptionDef {
         sweepable: false,
+        study: Study::Exempt(
+            "the key the shards of one `run` meet under: a study's cells run on one client host, never sharded",
+        ),
         ..def(
             "shard_group",
             Scope::Run,
@@ -85,6 +94,9 @@ pub(crate) static SHARD: &[OptionDef] = &[
     },
     OptionDef {
         sweepable: false,
+        study: Study::Exempt(
+            "how long the shards of one `run` wait for each other: a study's cells run on one client host, never sharded",
+        ),
         ..def(
             "shard_timeout",
             Scope::Run,
@@ -143,12 +155,12 @@ mod tests {
 
     #[test]
     fn a_study_cell_is_not_a_shard() {
-        let mut o = crate::options::RunOptions::default();
-        o.set("shard", json!("1/3")).unwrap();
-        let e = o.resolve().unwrap_err().0;
-        assert!(
-            e.starts_with("shard: a study measures its cells itself"),
-            "{e}"
-        );
+        for key in ["shard", "shards", "shard_group", "shard_timeout"] {
+            let def = crate::options::find(key).unwrap();
+            let mut o = crate::options::RunOptions::default();
+            let e = o.set(key, json!(def.example)).unwrap_err().0;
+            assert!(e.starts_with(&format!("{key}: not a study key: ")), "{e}");
+            assert!(e.contains("one client host"), "{e}");
+        }
     }
 }

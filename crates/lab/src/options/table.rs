@@ -2,7 +2,8 @@
 //! from this table and a spec's `[defaults]` and `[sweep]` accept exactly its keys, so an option
 //! cannot exist in one and not the other.
 
-pub use super::def::{OptionDef, Scope};
+use super::client_keys::CLIENT;
+pub use super::def::{OptionDef, Scope, Study};
 use super::io_keys::FILEIO;
 use super::live_keys::LIVE;
 use super::run_keys::{RUN, STUDY};
@@ -13,8 +14,12 @@ use super::workload_keys::WORKLOAD;
 use std::sync::LazyLock;
 
 /// The options, in the order `run --help` lists them: the workload's, the run's, the study's.
-pub static OPTIONS: LazyLock<Vec<OptionDef>> =
-    LazyLock::new(|| [WORKLOAD, SCRIPT, RUN, SYSBENCH, LIVE, SHARD, STUDY, FILEIO].concat());
+pub static OPTIONS: LazyLock<Vec<OptionDef>> = LazyLock::new(|| {
+    [
+        WORKLOAD, SCRIPT, RUN, SYSBENCH, LIVE, SHARD, CLIENT, STUDY, FILEIO,
+    ]
+    .concat()
+});
 
 /// The option named `name` (or an alias of it).
 pub fn find(name: &str) -> Option<&'static OptionDef> {
