@@ -3,6 +3,7 @@
 
 pub mod launchers;
 pub mod replay;
+pub mod sources;
 pub mod stored;
 pub mod tpcc;
 
