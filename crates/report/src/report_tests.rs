@@ -167,3 +167,27 @@ fn seed_000_what_changed_names_the_cpu_set_the_spec_changed() {
     let html = Html.render(&r).unwrap();
     assert!(html.contains("CPU set (cpus) – → 0"));
 }
+
+#[test]
+fn a_run_reports_its_warm_up_band_as_not_kept_rather_than_empty() {
+    let mut r = run(1, RO, 1000.0, 0.05);
+    r.meta.plan.warmup_s = 5.0;
+    let report = build(&crate::test_runs::side("run 1", vec![r])).unwrap();
+    let c = report
+        .charts
+        .iter()
+        .find(|c| c.id == "throughput-over-time-4")
+        .expect("a per-interval chart");
+    assert!(
+        c.svg.contains("class=\"band\"") && c.svg.contains(">unkept warm-up<"),
+        "{}",
+        c.svg
+    );
+    assert!(
+        c.caption.contains("not kept in the results store"),
+        "{}",
+        c.caption
+    );
+    let html = Html.render(&report).unwrap();
+    assert!(html.contains("<figcaption>The shaded band before 0 is the warm-up"));
+}

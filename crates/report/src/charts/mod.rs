@@ -246,7 +246,11 @@ pub fn charts(variants: &[String], points: &[Point<'_>], comparisons: &[Comparis
                 title: chart.title.clone(),
                 section,
                 svg: chart.to_svg(),
-                caption: String::new(),
+                caption: if section == Section::Intervals && chart.band.is_some() {
+                    WARMUP_CAPTION.into()
+                } else {
+                    String::new()
+                },
             }),
     );
     out
@@ -270,9 +274,14 @@ fn over_time_chart(
         x_axis: XAxis::Linear,
         size: Size::Small,
         series,
-        band: (warmup > 0.0).then(|| (-warmup, 0.0, "warm-up (discarded)".to_string())),
+        band: (warmup > 0.0).then(|| (-warmup, 0.0, "unkept warm-up".to_string())),
     }
 }
+
+/// What the shaded band before 0 of a per-interval chart is, and why it has no line.
+const WARMUP_CAPTION: &str = "The shaded band before 0 is the warm-up: it ran, and its \
+     intervals were discarded and are not kept in the results store, so the band has no line; \
+     the measured phase starts at 0.";
 
 /// The most characters of an action a marker's label shows.
 const MARKER_LABEL: usize = 40;
