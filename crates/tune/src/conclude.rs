@@ -5,7 +5,7 @@
 use crate::bench::Bench;
 use crate::confirm::{self, Gain};
 use crate::knobs::Space;
-use crate::search::{describe, Config, Found};
+use crate::search::{describe, Config, Ended, Found};
 use crate::{Observer, Request, TuneError};
 use qpslab_store::TuneTrial;
 
@@ -31,6 +31,8 @@ pub struct Outcome {
     pub best: Config,
     /// Each one-knob configuration's tps over the baseline's in the search's first round.
     pub alone: Vec<(Config, f64)>,
+    /// Why the search ended: it converged, or the budget ended it.
+    pub ended: Ended,
     /// The confirmation's verdict (`None`: nothing confirmed, or too few usable pairs).
     pub confirmed: Option<Confirmed>,
     /// Every trial of the session, in order.
@@ -59,9 +61,10 @@ pub(crate) fn conclude(
     } else {
         obs.confirming(Some(&best));
         let spec = format!(
-            "# proof study of qpslab tune session {}: baseline vs tuned\n# tuned: {}\n",
+            "# proof study of qpslab tune session {}: baseline vs tuned\n# tuned: {}\n# {}\n",
             b.session,
-            describe(&best)
+            describe(&best),
+            found.ended.words()
         );
         let home = b.target.home;
         let [base, tuned] = b.confirm(&best, req.repeats, (&spec, home), obs)?;
@@ -77,6 +80,7 @@ pub(crate) fn conclude(
         space: space.clone(),
         best,
         alone: found.alone,
+        ended: found.ended,
         confirmed,
     })
 }

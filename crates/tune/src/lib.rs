@@ -174,8 +174,10 @@ pub trait Observer {
     fn space(&mut self, _space: &Space) {}
     /// A line to show: how to restore by hand if killed, a setting put back, a warning.
     fn message(&mut self, _line: &str) {}
-    /// The search begins, with up to `n` configurations.
+    /// The search begins, with up to `n` configurations (successive halving: each round).
     fn search(&mut self, _search: Search, _n: usize) {}
+    /// The search ended: it converged, or the budget ended it.
+    fn search_ended(&mut self, _ended: &search::Ended) {}
     /// A trial of the search was measured.
     fn trial(&mut self, _trial: &Trial<'_>) {}
     /// One report interval of a trial (the session's name as its run, `trial N (PHASE)` as

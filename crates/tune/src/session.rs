@@ -156,6 +156,9 @@ fn left(clock: Clock) -> f64 {
     clock.1 - clock.0.elapsed().as_secs_f64()
 }
 
+/// Successive halving in rounds: each round halves its candidates down to a leader, which the
+/// next round carries with the baseline against configurations not measured yet, until every
+/// configuration of the space was measured (converged) or the budget has no room for a new one.
 fn halving(
     b: &mut Bench,
     knobs: &[Knob],
@@ -164,43 +167,74 @@ fn halving(
     obs: &mut dyn Observer,
 ) -> Result<Found, TuneError> {
     let trial_s = b.plan.stop.time_s.unwrap_or(10.0);
-    let n = search::halving_size(left(clock), trial_s, b.overhead_s).max(2);
+    let candidates = search::space_size(knobs);
     let mut rng = Rng::new(b.plan.workload.rand.seed);
-    let mut alive: Vec<Config> = search::halving_candidates(knobs, seed, n, &mut rng);
-    obs.search(Search::Halving, alive.len());
-    let (mut secs, mut rung, mut alone) = (trial_s, 0, Vec::new());
+    let (mut measured, mut alone, mut leader) = (Vec::<Config>::new(), Vec::new(), Config::new());
     let mut best: Option<(Config, TrialResult)> = None;
-    while alive.len() > 1 {
-        let mut scored = Vec::new();
-        for config in &alive {
-            if !scored.is_empty() && left(clock) < secs + b.overhead_s {
+    let mut round = 0;
+    let ended = loop {
+        let n = search::halving_size(left(clock), trial_s, b.overhead_s);
+        // The first round measures the baseline and one other whatever the budget says.
+        let n = if round == 0 { n.max(2) } else { n };
+        // The baseline runs in every round with room for it beside the leader and a new
+        // configuration; with room for two, the leader meets a new one alone.
+        let carried: Vec<Config> = match (leader.is_empty(), n >= 3) {
+            (true, _) => vec![Config::new()],
+            (false, true) => vec![Config::new(), leader.clone()],
+            (false, false) => vec![leader.clone()],
+        };
+        let mut alive = search::halving_candidates(knobs, seed, (&carried, &measured), n, &mut rng);
+        let room = alive.iter().filter(|c| !measured.contains(*c)).count();
+        if let Some(ended) = search::stop(measured.len(), candidates, room) {
+            break ended;
+        }
+        obs.search(Search::Halving, alive.len());
+        let (mut secs, mut rung) = (trial_s, 0);
+        while alive.len() > 1 {
+            let mut scored = Vec::new();
+            for config in &alive {
+                if !scored.is_empty() && left(clock) < secs + b.overhead_s {
+                    break;
+                }
+                let m = b.trial(config, secs, &format!("round {round} rung {rung}"), obs)?;
+                if !measured.contains(config) {
+                    measured.push(config.clone());
+                }
+                // A longer rung's (or a new round's) first trial outranks the trials before it.
+                let fresh = (rung > 0 || round > 0) && scored.is_empty();
+                if fresh || best.as_ref().is_none_or(|(_, x)| m.tps >= x.tps) {
+                    best = Some((config.clone(), m.clone()));
+                }
+                progress(obs, (b.seq, rung, secs), config, &m, best.as_ref());
+                scored.push((config.clone(), m.tps));
+            }
+            if rung == 0 {
+                for a in relative_to_baseline(&scored) {
+                    if !alone.iter().any(|(c, _)| *c == a.0) {
+                        alone.push(a);
+                    }
+                }
+            }
+            let out_of_time = scored.len() < alive.len();
+            alive = search::survivors(scored).into_iter().map(|s| s.0).collect();
+            (secs, rung) = (secs * 2.0, rung + 1);
+            if out_of_time || left(clock) < alive.len() as f64 * (secs + b.overhead_s) {
                 break;
             }
-            let m = b.trial(config, secs, &format!("rung {rung}"), obs)?;
-            // A longer rung's first trial outranks the shorter trials before it.
-            let new_rung = rung > 0 && scored.is_empty();
-            if new_rung || best.as_ref().is_none_or(|(_, x)| m.tps >= x.tps) {
-                best = Some((config.clone(), m.clone()));
-            }
-            progress(obs, (b.seq, rung, secs), config, &m, best.as_ref());
-            scored.push((config.clone(), m.tps));
         }
-        if rung == 0 {
-            alone = relative_to_baseline(&scored);
-        }
-        let out_of_time = scored.len() < alive.len();
-        alive = search::survivors(scored).into_iter().map(|s| s.0).collect();
-        (secs, rung) = (secs * 2.0, rung + 1);
-        if out_of_time || left(clock) < alive.len() as f64 * (secs + b.overhead_s) {
-            break;
-        }
-    }
+        leader = alive.into_iter().next().unwrap_or_default();
+        round += 1;
+    };
+    obs.search_ended(&ended);
     Ok(Found {
-        best: alive.into_iter().next().unwrap_or_default(),
+        best: leader,
         alone,
+        ended,
     })
 }
 
+/// Random configurations, one trial each, until every configuration of the space was measured
+/// or the budget has no room for another trial.
 fn random(
     b: &mut Bench,
     knobs: &[Knob],
@@ -209,26 +243,38 @@ fn random(
 ) -> Result<Found, TuneError> {
     let trial_s = b.plan.stop.time_s.unwrap_or(10.0);
     let n = search::random_size(left(clock), trial_s, b.overhead_s).max(2);
+    let candidates = search::space_size(knobs);
     let mut rng = Rng::new(b.plan.workload.rand.seed);
-    let candidates = search::random_candidates(knobs, n, &mut rng);
     obs.search(Search::Random, n);
     let mut scored: Vec<(Config, f64)> = Vec::new();
+    let mut measured: Vec<Config> = Vec::new();
     let mut best: Option<(Config, TrialResult)> = None;
-    for config in &candidates {
-        if scored.len() >= 2 && left(clock) < trial_s + b.overhead_s {
-            break;
+    let ended = loop {
+        // The baseline and one other whatever the budget says; then while a trial fits.
+        let fits = scored.len() < 2 || left(clock) >= trial_s + b.overhead_s;
+        if let Some(ended) = search::stop(measured.len(), candidates, usize::from(fits)) {
+            break ended;
         }
-        let m = b.trial(config, trial_s, "random", obs)?;
+        let config = match scored.is_empty() {
+            true => Config::new(),
+            false => search::random_config(knobs, &mut rng),
+        };
+        let m = b.trial(&config, trial_s, "random", obs)?;
+        if !measured.contains(&config) {
+            measured.push(config.clone());
+        }
         if best.as_ref().is_none_or(|(_, x)| m.tps >= x.tps) {
             best = Some((config.clone(), m.clone()));
         }
-        progress(obs, (b.seq, 0, trial_s), config, &m, best.as_ref());
-        scored.push((config.clone(), m.tps));
-    }
+        progress(obs, (b.seq, 0, trial_s), &config, &m, best.as_ref());
+        scored.push((config, m.tps));
+    };
+    obs.search_ended(&ended);
     let alone = relative_to_baseline(&scored);
     Ok(Found {
         best: best.map(|b| b.0).unwrap_or_default(),
         alone,
+        ended,
     })
 }
 

@@ -21,7 +21,7 @@ use qpslab_core::fault::Blame;
 use qpslab_engine::workload::Workload;
 use qpslab_lab::run::ready::ReadyError;
 use qpslab_tune::knobs::{self, Space};
-use qpslab_tune::search::{describe, Config};
+use qpslab_tune::search::{describe, Config, Ended};
 use qpslab_tune::{confirm, Observer, Request, Search, Trial, TuneError, TuneOutcome, TuneRequest};
 
 /// Runs `qpslab tune`.
@@ -143,6 +143,10 @@ impl Observer for TunePrinter<'_> {
             Search::Halving => eprintln!("search: successive halving of {n} configurations"),
             Search::Random => eprintln!("search: random, up to {n} configurations"),
         }
+    }
+
+    fn search_ended(&mut self, ended: &Ended) {
+        eprintln!("{}", ended.words());
     }
 
     fn trial(&mut self, trial: &Trial<'_>) {

@@ -4,7 +4,7 @@
 //! nothing and says why. Pure, the file tested against a golden file.
 
 use qpslab_tune::knobs::{Knob, Space};
-use qpslab_tune::search::{describe, Config};
+use qpslab_tune::search::{describe, Config, Ended};
 use qpslab_tune::{verdict_words, Outcome, Trial};
 use serde_json::json;
 
@@ -99,12 +99,14 @@ pub struct Context<'a> {
     pub repeats: u32,
 }
 
-/// The two header lines: what was tuned, and the confirmation's result.
+/// The three header lines: what was tuned, why the search ended, and the confirmation's
+/// result.
 pub fn header(c: &Context, o: &Outcome) -> Vec<String> {
     let mut h = vec![format!(
         "qpslab tune: {}, {} thread(s), {}, budget {:.0} s, session {}",
         c.workload, c.threads, c.target, c.budget_s, o.session
     )];
+    h.push(o.ended.words());
     h.push(match o.confirmed.map(|c| c.verdict) {
         Some(v) => format!(
             "{} (tuned over baseline tps, 95%, {} runs each)",
@@ -189,6 +191,17 @@ pub fn json_doc(o: &Outcome) -> serde_json::Value {
         "ratio": v.map(|v| v.verdict.ratio.ratio),
         "interval": v.map(|v| [v.verdict.ratio.low, v.verdict.ratio.high]),
         "significant": o.significant(),
+        "search": {
+            "ended": o.ended.key(),
+            "measured": match o.ended {
+                Ended::Converged { measured } | Ended::Budget { measured, .. } => measured,
+            },
+            "candidates": match o.ended {
+                Ended::Converged { measured } => measured,
+                Ended::Budget { candidates, .. } => candidates,
+            },
+            "words": o.ended.words(),
+        },
         "trials": o.trials,
     })
 }
@@ -258,6 +271,10 @@ mod tests {
             space: Space::default(),
             best,
             alone: Vec::new(),
+            ended: Ended::Budget {
+                measured: 5,
+                candidates: 12,
+            },
             confirmed,
             trials: Vec::new(),
         }
@@ -275,14 +292,21 @@ mod tests {
         let noise = summary(&c, &outcome("256M", Some((1.26, 0.95, 1.67))));
         assert_eq!(
             noise[1],
+            "the budget ended the search after 5 of 12 candidates"
+        );
+        assert_eq!(
+            noise[2],
             "not confirmed: no gain beyond the noise (+26.0% [-5.0%, +67.0%]) \
              (tuned over baseline tps, 95%, 3 runs each)"
         );
         let gain = summary(&c, &outcome("256M", Some((1.5, 1.2, 1.8))));
-        assert!(gain[1].starts_with("confirmed: +50.0% [+20.0%, +80.0%]"));
-        assert_eq!(gain[2], "tuned: innodb_buffer_pool_size=256M");
+        assert!(gain[2].starts_with("confirmed: +50.0% [+20.0%, +80.0%]"));
+        assert_eq!(gain[3], "tuned: innodb_buffer_pool_size=256M");
         let none = summary(&c, &outcome("", None));
-        assert!(none[1].contains("nothing to confirm"), "{none:?}");
+        assert!(none[2].contains("nothing to confirm"), "{none:?}");
+        let doc = json_doc(&outcome("", None));
+        assert_eq!(doc["search"]["ended"], "budget");
+        assert_eq!(doc["search"]["candidates"], 12);
         for lines in [noise, gain, none] {
             for l in &lines {
                 let pairs = l.contains("confirmed") && l.contains("no gain");
