@@ -5,7 +5,7 @@
 use qpslab_core::fault::{user_if, Blame, Fault};
 use qpslab_core::ConnectOptions;
 use qpslab_wire::{Conn, QueryResult};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long a control connection waits for the server before giving up on a reply.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -54,4 +54,30 @@ pub fn query(conn: &mut Conn, sql: &str) -> Result<QueryResult, ControlError> {
         sql: sql.to_string(),
         source,
     })
+}
+
+/// How long a restore keeps trying while the server refuses (a buffer-pool resize still in
+/// progress refuses another until it is done).
+const RESTORE_PATIENCE: Duration = Duration::from_secs(30);
+
+/// `SET GLOBAL name = value` (an SQL literal) on a new connection, retried while the server
+/// says an earlier change is still in progress.
+pub(crate) fn put_back(target: &ConnectOptions, name: &str, value: &str) -> Result<(), String> {
+    let stmt = format!("SET GLOBAL {name} = {value}");
+    let started = Instant::now();
+    loop {
+        let result = Conn::connect(target).and_then(|mut c| c.execute(&stmt));
+        match result {
+            Ok(_) => return Ok(()),
+            Err(e) if started.elapsed() < RESTORE_PATIENCE && busy(&e) => {
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// Whether the server refused only because an earlier change is still being applied.
+fn busy(e: &qpslab_wire::Error) -> bool {
+    e.to_string().contains("in progress")
 }

@@ -1,12 +1,13 @@
 //! Carrying out one action on its own connection: one executor per kind of [`Action`], and
 //! putting back what `set` and `pin` changed.
 
+use crate::server::control::put_back;
 use qpslab_core::live::{sql_literal, Action};
 use qpslab_core::placement::{Policy, Rule};
 use qpslab_core::ConnectOptions;
 use qpslab_probe::threads::Placer;
 use qpslab_wire::Conn;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// What an action changed that the end of the phase puts back.
 pub(crate) enum Undo {
@@ -101,36 +102,10 @@ pub(crate) fn undo(target: &ConnectOptions, u: Undo) -> String {
     }
 }
 
-/// How long a restore keeps trying while the server refuses (a buffer-pool resize still in
-/// progress refuses another until it is done).
-const RESTORE_PATIENCE: Duration = Duration::from_secs(30);
-
 /// Puts `name` back to `value` (an SQL literal); the outcome in words.
 fn restore(target: &ConnectOptions, name: &str, value: &str) -> String {
     match put_back(target, name, value) {
         Ok(()) => format!("{name}={value} ok"),
         Err(e) => format!("{name}={value} failed: {e}"),
     }
-}
-
-/// `SET GLOBAL name = value` (an SQL literal) on a new connection, retried while the server
-/// says an earlier change is still in progress.
-pub(crate) fn put_back(target: &ConnectOptions, name: &str, value: &str) -> Result<(), String> {
-    let stmt = format!("SET GLOBAL {name} = {value}");
-    let started = Instant::now();
-    loop {
-        let result = Conn::connect(target).and_then(|mut c| c.execute(&stmt));
-        match result {
-            Ok(_) => return Ok(()),
-            Err(e) if started.elapsed() < RESTORE_PATIENCE && busy(&e) => {
-                std::thread::sleep(Duration::from_millis(250));
-            }
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-}
-
-/// Whether the server refused only because an earlier change is still being applied.
-fn busy(e: &qpslab_wire::Error) -> bool {
-    e.to_string().contains("in progress")
 }

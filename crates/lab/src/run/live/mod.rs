@@ -7,7 +7,6 @@
 mod act;
 mod global;
 
-pub(crate) use act::put_back;
 pub use global::{set_global, Changed, SetRefused};
 
 use qpslab_core::live::{ActionRecord, LiveAction};

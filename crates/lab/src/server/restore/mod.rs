@@ -338,7 +338,7 @@ impl Ledger {
         };
         let mut failed = s.drop_accounts(&r);
         for saved in r.settings.iter().rev() {
-            if let Err(e) = crate::run::live::put_back(target, &saved.name, &saved.literal) {
+            if let Err(e) = crate::server::control::put_back(target, &saved.name, &saved.literal) {
                 failed.push(format!("{} ({e})", saved.name));
             }
         }
