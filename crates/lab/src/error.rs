@@ -88,32 +88,6 @@ impl From<OptionError> for String {
     }
 }
 
-/// Why a study setup could not become a server to measure: the spec's mistakes (pin, password
-/// file, settings) or the machine's failures (placing threads, mounting storage); each
-/// becomes the failure of the setup's cells.
-#[derive(Debug, thiserror::Error)]
-pub enum SetupError {
-    /// The setup's `pin` table is not a placement policy.
-    #[error("{}", .0.to_string().replacen("--pin", "pin", 1))]
-    Pin(#[source] qpslab_core::placement::PinError),
-    /// The password file of its external target could not be read.
-    #[error(transparent)]
-    PasswordFile(#[from] crate::options::password::PasswordFileError),
-    /// Its sandbox spec was refused (settings, CPUs, allocator, server binaries, placement).
-    #[error(transparent)]
-    Sandbox(#[from] qpslab_sandbox::Error),
-    /// Its threads could not be placed on the running server.
-    #[error("placing threads (pin): {0}")]
-    Placing(#[source] qpslab_probe::Error),
-    /// Its sandbox's mount point could not be made.
-    #[error("storage: {0}")]
-    MountDir(#[source] qpslab_sandbox::Error),
-    /// Its storage could not be set up (see [`qpslab_host::storage::StorageError`] for whose
-    /// fault).
-    #[error(transparent)]
-    Storage(#[from] qpslab_host::storage::StorageError),
-}
-
 /// Why a measured cell (or `qpslab run`'s phase) could not be executed.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {

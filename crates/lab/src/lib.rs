@@ -85,4 +85,5 @@ pub mod server;
 pub mod shard;
 pub mod study;
 
-pub use error::{ExecError, OptionError, SetupError, SpecError, StudyError};
+pub use error::{ExecError, OptionError, SpecError, StudyError};
+pub use study::spec::SetupError;

@@ -4,13 +4,10 @@
 //! while its cells run); the server's threads listed (`qpslab server threads`); a policy
 //! applied once (`server start --pin`) or kept while a run lasts (`run --pin`).
 
-use crate::error::SetupError;
-use crate::study::spec::Setup;
 use qpslab_core::fault::{Blame, Fault};
 use qpslab_core::placement::{Applied, PlacementRecord, Policy};
 use qpslab_core::ConnectOptions;
 use qpslab_probe::threads::{self, Keeper, ServerThreads};
-use qpslab_sandbox::SandboxSpec;
 use qpslab_wire::Conn;
 use std::time::Duration;
 
@@ -161,29 +158,20 @@ impl Drop for RunKeeper {
     }
 }
 
-/// Gives a setup's sandbox its policy (and performance_schema, which the policy needs).
-pub fn configure(spec: &mut SandboxSpec, s: &Setup) -> Result<(), SetupError> {
-    Ok(spec.set_pin(s.pin_policy()?)?)
-}
-
 /// Starts keeping the sandbox's policy on its server, if it has one.
 pub fn keep(
     spec: &Policy,
     pid: Option<u32>,
     opts: &ConnectOptions,
-) -> Result<Option<Keeper>, SetupError> {
+) -> Result<Option<Keeper>, qpslab_probe::Error> {
     let Some(pid) = pid.filter(|_| !spec.is_empty()) else {
         return Ok(None);
     };
-    Keeper::start(pid, opts, spec)
-        .map(Some)
-        .map_err(SetupError::Placing)
+    Keeper::start(pid, opts, spec).map(Some)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn a_setup_pin_table_becomes_the_sandbox_policy() {
         let spec = crate::study::spec::parse(
@@ -191,8 +179,8 @@ mod tests {
             "name = \"p\"\n[[variant]]\nname = \"split\"\npin = { \"thread/innodb/page_cleaner_thread\" = \"0\" }\n",
         )
         .unwrap();
-        let mut sb = SandboxSpec::new("x");
-        configure(&mut sb, &spec.variant[0]).unwrap();
+        let mut sb = qpslab_sandbox::SandboxSpec::new("x");
+        sb.set_pin(spec.variant[0].pin_policy().unwrap()).unwrap();
         assert_eq!(sb.pin.rules[0].class, "thread/innodb/page_cleaner_thread");
         assert!(sb
             .settings

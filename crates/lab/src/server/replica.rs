@@ -8,7 +8,6 @@
 //! generated here and handed to `CHANGE MASTER` only: it is never printed or stored by
 //! qpslab (the server keeps it in the replica's `master.info`, inside its private datadir).
 
-use crate::study::spec::Setup;
 use qpslab_core::fault::{user_if, Blame, Fault};
 use qpslab_core::literal::quote;
 use qpslab_core::ConnectOptions;
@@ -96,8 +95,8 @@ pub fn attach(
 }
 
 /// A setup's sandbox writes a binary log when the setup has a replica.
-pub(crate) fn configure(spec: &mut SandboxSpec, setup: &Setup) {
-    if setup.replica.is_some() {
+pub(crate) fn configure(spec: &mut SandboxSpec, has_replica: bool) {
+    if has_replica {
         spec.role = Role::Primary;
     }
 }
@@ -115,20 +114,21 @@ impl Watch {
     }
 }
 
-/// The replica of a study setup (`replica = { set = ... }`), started next to the setup's
-/// sandbox `primary` from the same server installation and replicating, named after it
-/// (`NAME-r`), and the monitor of its lag; nothing without one. An error is one line.
+/// The replica of a study setup (`replica = { set = ... }`: its `settings`, none without a
+/// replica), started next to the setup's sandbox `primary` from the same server installation
+/// (`basedir`) and replicating, named after it (`NAME-r`), and the monitor of its lag; nothing
+/// without one. An error is one line.
 pub(crate) fn for_setup(
     home: &SandboxHome,
-    setup: &Setup,
+    settings: Option<&[(String, String)]>,
+    basedir: Option<&std::path::Path>,
     primary: &Option<Sandbox>,
 ) -> Result<(Option<Sandbox>, Watch), String> {
-    let (Some(r), Some(primary)) = (&setup.replica, primary) else {
+    let (Some(settings), Some(primary)) = (settings, primary) else {
         return Ok((None, Watch(None)));
     };
     let name = format!("{}-r", primary.name());
-    let settings: Vec<_> = r.set.iter().map(|(k, v)| (k.clone(), v.render())).collect();
-    let mut spec = SandboxSpec::build(&name, &settings, None, None, setup.basedir.as_deref())
+    let mut spec = SandboxSpec::build(&name, settings, None, None, basedir)
         .map_err(|e| format!("replica: {e}"))?;
     spec.role = Role::Replica {
         of: primary.name().to_string(),

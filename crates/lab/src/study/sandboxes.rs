@@ -2,10 +2,9 @@
 //! filesystem its datadir lives on when the setup has `storage`.
 
 use crate::dataset::check::DatasetPolicy;
-use crate::error::SetupError;
-use crate::server::placement;
 use crate::study::expand::Expanded;
 use crate::study::spec::Setup;
+use crate::study::spec::SetupError;
 use qpslab_host::storage::{self, Mounted, StorageGuard};
 use qpslab_sandbox::{MyCnf, SandboxHome, SandboxSpec};
 use std::path::{Path, PathBuf};
@@ -53,8 +52,9 @@ pub fn sandbox_spec(study: &str, setup_name: &str, s: &Setup) -> Result<SandboxS
     if s.instrument_waits == Some(true) {
         spec.instrument_waits()?;
     }
-    crate::server::replica::configure(&mut spec, s);
-    placement::configure(&mut spec, s)?;
+    crate::server::replica::configure(&mut spec, s.replica.is_some());
+    // The policy, and performance_schema, which the policy needs.
+    spec.set_pin(s.pin_policy()?)?;
     Ok(spec)
 }
 

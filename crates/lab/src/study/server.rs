@@ -5,7 +5,7 @@
 use super::{start_error, Active, Broken, CellError, Runner, StudyObserver};
 use crate::server::placement;
 use crate::study::sandboxes::{sandbox_spec, start_afresh};
-use crate::study::spec::Setup;
+use crate::study::spec::{Setup, SetupError};
 use qpslab_core::ConnectOptions;
 use qpslab_host::storage::Mounted;
 use qpslab_probe::Sampler;
@@ -86,8 +86,18 @@ impl Runner<'_> {
                 (Some(sb), s, Some(t))
             }
         };
-        let (replica, monitor) = crate::server::replica::for_setup(self.home, &sc.setup, &sandbox)
-            .map_err(setup_failed)?;
+        let replica_settings: Option<Vec<_>> = sc
+            .setup
+            .replica
+            .as_ref()
+            .map(|r| r.set.iter().map(|(k, v)| (k.clone(), v.render())).collect());
+        let (replica, monitor) = crate::server::replica::for_setup(
+            self.home,
+            replica_settings.as_deref(),
+            sc.setup.basedir.as_deref(),
+            &sandbox,
+        )
+        .map_err(setup_failed)?;
         let server_opts = ConnectOptions {
             database: None,
             ..socket.clone()
@@ -101,7 +111,8 @@ impl Runner<'_> {
             .map_err(CellError::Store)?;
         let pid = sandbox.as_ref().map(|s| s.pid());
         let pin = sc.setup.pin_policy().map_err(setup_failed)?;
-        let placement = placement::keep(&pin, pid, &server_opts).map_err(setup_failed)?;
+        let placement = placement::keep(&pin, pid, &server_opts)
+            .map_err(|e| setup_failed(SetupError::Placing(e)))?;
         Ok(Active {
             setup: idx,
             placement,
