@@ -85,5 +85,6 @@ pub mod server;
 pub mod shard;
 pub mod study;
 
-pub use error::{ExecError, OptionError, SpecError, StudyError};
+pub use error::{OptionError, SpecError, StudyError};
+pub use run::ExecError;
 pub use study::spec::SetupError;

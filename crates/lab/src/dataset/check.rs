@@ -3,8 +3,8 @@
 //! different dataset names the commands that would build it. `qpslab run` and studies share
 //! this check.
 
-use crate::error::ExecError;
 use crate::run::observer::Observer;
+use crate::run::ExecError;
 use qpslab_core::{ConnectOptions, WorkloadOptions};
 use qpslab_engine::prepare::{self, DatasetStatus, PrepareProgress, PrepareReport};
 use qpslab_engine::workload::script::run_init;

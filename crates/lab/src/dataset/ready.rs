@@ -13,7 +13,7 @@ use qpslab_sandbox::{Hold, SandboxUse};
 /// [`ensure_dataset`] for `plan`; for a shard of several, only shard 0 makes the dataset
 /// present and says so on the server, and the others wait for it before they look
 /// (`crate::shard::meet`).
-pub(crate) fn shard_dataset(
+pub fn shard_dataset(
     server: &Server,
     plan: &RunPlan,
     loaders: Option<u32>,
@@ -26,7 +26,7 @@ pub(crate) fn shard_dataset(
     let (index, count) = (shard.index, shard.count);
     let timeout = crate::shard::meet::timeout_s(plan);
     let meeting = crate::shard::meet::Meeting::new(server.target, shard, timeout, &never);
-    let met = |e| ReadyError::Dataset(crate::error::ExecError::Run(e));
+    let met = |e| ReadyError::Dataset(crate::run::ExecError::Run(e));
     if index > 0 {
         obs.message(&format!(
             "shard {index} of {count}: waiting for shard 0 to ready the dataset"

@@ -4,9 +4,9 @@
 //! ([`Blame`]), judged as the CLI judges an error chain: by the first error in it that says.
 
 use super::target::TargetError;
-use crate::error::ExecError;
 use crate::run::ready::{MonitorError, ReadyError};
 use crate::run::sweep::{Closed, SweepError};
+use crate::run::ExecError;
 use crate::server::restore::RestoreError;
 use qpslab_core::fault::{Blame, Fault};
 use std::error::Error;

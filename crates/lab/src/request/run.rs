@@ -144,6 +144,7 @@ fn measure(
         replica,
         pin: &pin,
         profile,
+        dataset: crate::dataset::ready::shard_dataset,
     };
     let Ready {
         server: facts,

@@ -2,10 +2,10 @@
 //! as it is measured (its dataset is made present first: [`crate::dataset`]). `qpslab run` and
 //! studies share this loop.
 
-use crate::error::ExecError;
 use crate::run::live::Live;
 pub use crate::run::measured::Measured;
 pub use crate::run::observer::{Interval, Observer, Quiet};
+use crate::run::ExecError;
 use qpslab_core::result::PhaseResult;
 use qpslab_core::stability::{self, Stability};
 use qpslab_core::telemetry::{Reading, ReplicaLag};

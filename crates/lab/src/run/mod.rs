@@ -5,10 +5,12 @@
 //! for `--warmup auto`, [`exec`] for the phase with per-tick telemetry), live actions
 //! ([`live`]) judged, the run stored. [`client_bound`] and [`contention`] say whether the client
 //! or a neighbour limited a phase, and [`limits`] what limited it, with the evidence; [`unstored`] keeps a phase the store could not take;
-//! [`sizing`] places the client's loops away from the server's CPUs.
+//! [`sizing`] places the client's loops away from the server's CPUs; [`error`] says why a phase could
+//! not be executed.
 
 pub mod client_bound;
 pub mod contention;
+pub mod error;
 pub mod exec;
 pub mod limits;
 pub mod live;
@@ -24,3 +26,5 @@ pub mod sweep;
 pub(crate) mod tpcc_check;
 pub mod unstored;
 pub mod warmup;
+
+pub use error::ExecError;

@@ -2,9 +2,9 @@
 //! (`retry`) both take it: the auto warm-up when the plan asks for one, then the phase
 //! measured and stored as it runs ([`crate::run::exec::measure`]).
 
-use crate::error::ExecError;
 use crate::run::exec::{measure, Measured, Observer};
 use crate::run::warmup::auto_warmup;
+use crate::run::ExecError;
 use qpslab_core::ConnectOptions;
 use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;

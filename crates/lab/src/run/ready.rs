@@ -17,13 +17,13 @@
 //! let server = Server { target, sandbox: None, pid: None, target_args: &[] };
 //! let req = Readying {
 //!     server, lab: &lab, loaders: None, replica: None, pin: &policy, profile: None,
+//!     dataset: qpslab_lab::dataset::ready::shard_dataset,
 //! };
 //! let ready = ready(req, &mut plan, &workload, &mut qpslab_lab::run::exec::Quiet)?;
 //! println!("{}", ready.server.version);
 //! # Ok(()) }
 //! ```
 
-use crate::dataset::ready::shard_dataset;
 use crate::run::exec::Observer;
 use crate::server::placement::RunKeeper;
 use crate::server::restore::Ledger;
@@ -37,7 +37,9 @@ use qpslab_sandbox::{SandboxHome, SandboxUse};
 
 // What readying takes and how it fails, in their own module so that the dataset's
 // readiness (`dataset::ready`) uses them without an import circle.
-pub use crate::run::readying::{MonitorError, OurSandbox, ReadyError, Readying, Server};
+pub use crate::run::readying::{
+    DatasetReadier, MonitorError, OurSandbox, ReadyError, Readying, Server,
+};
 
 /// A server ready to measure.
 pub struct Ready {
@@ -77,7 +79,7 @@ pub fn ready(
         ));
     }
     check_server_limits(plan, workload.statements().len(), &server)?;
-    let hold = shard_dataset(&req.server, plan, req.loaders, obs)?;
+    let hold = (req.dataset)(&req.server, plan, req.loaders, obs)?;
     let monitor = req
         .replica
         .map(|r| {

@@ -3,7 +3,7 @@
 //! run's readying ([`crate::run::ready`]) and the dataset's ([`crate::dataset::ready`]) take
 //! them.
 
-use crate::error::ExecError;
+use crate::run::ExecError;
 use crate::server::placement::PlacementError;
 use crate::server::restore::RestoreError;
 use qpslab_core::placement::Policy;
@@ -25,7 +25,19 @@ pub struct Readying<'a> {
     pub pin: &'a Policy,
     /// Where the phases' flame graphs go (`--profile`).
     pub profile: Option<PathBuf>,
+    /// Makes the run's dataset present: `crate::dataset::ready::shard_dataset`, handed in by
+    /// the caller because the dataset's layer sits above the run's.
+    pub dataset: DatasetReadier,
 }
+
+/// Makes a run's dataset present on its server (with `loaders` connections when it is built),
+/// holding the sandbox of ours it is on while the run reads it.
+pub type DatasetReadier = fn(
+    &Server<'_>,
+    &qpslab_core::RunPlan,
+    Option<u32>,
+    &mut dyn crate::run::exec::Observer,
+) -> Result<Option<qpslab_sandbox::SandboxUse>, ReadyError>;
 
 /// The server a run measures.
 #[derive(Clone, Copy, Debug)]

@@ -10,7 +10,7 @@
 //! speed, and restores both; an external server is only checked once
 //! and warned about, never waited for or changed.
 
-use crate::error::ExecError;
+use crate::run::ExecError;
 use crate::server::restore::{restore_line, Saved};
 use qpslab_core::{ConnectOptions, SettleReport, WorkloadOptions};
 use qpslab_wire::Conn;

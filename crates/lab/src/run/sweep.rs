@@ -17,13 +17,13 @@
 //! # Ok(()) }
 //! ```
 
-use crate::error::ExecError;
 use crate::run::client_bound::{check, machine_cores, ClientCheck};
 use crate::run::exec::{Measured, Observer};
 use crate::run::phase::{Bench, PhaseError, RunOf};
 use crate::run::rate_search::{lag_points, search, Searched};
 use crate::run::settle::{settle, ServerKind};
 use crate::run::unstored::keep;
+use crate::run::ExecError;
 use crate::server::restore::{Guard, Ledger, RestoreError};
 use qpslab_core::env::ServerInfo;
 use qpslab_core::live::{judge_actions, ActionRecord};

@@ -3,7 +3,7 @@
 //! (condition 11, which holds only until the first Delivery after the load, is then reported
 //! not applicable unless the phase ran no Delivery).
 
-use crate::error::ExecError;
+use crate::run::ExecError;
 use qpslab_core::{ConnectOptions, PhaseResult, RunPlan};
 
 /// `phase` with the conditions checked on `target` after it, when the plan asks for it and

@@ -5,7 +5,7 @@
 //! show no significant trend (or one too small to matter) it ends that phase and the measured
 //! phase follows, with its own short fixed warm-up for its new sessions.
 
-use crate::error::ExecError;
+use crate::run::ExecError;
 use qpslab_core::plan::StopCondition;
 use qpslab_core::{ConnectOptions, RunPlan, Sample};
 use qpslab_engine::workload::Workload;

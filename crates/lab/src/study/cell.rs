@@ -26,7 +26,7 @@ impl Active {
         plan: &mut qpslab_core::RunPlan,
         obs: &mut dyn Observer,
         stop: &AtomicBool,
-    ) -> Result<(), crate::error::ExecError> {
+    ) -> Result<(), crate::run::ExecError> {
         let Some(s) = plan.settle.as_mut().filter(|_| !self.settled) else {
             return Ok(());
         };
@@ -204,10 +204,10 @@ impl Runner<'_> {
                 active.sampler.server_pid(),
             )
         });
-        let exec = |e: crate::error::ExecError| {
+        let exec = |e: crate::run::ExecError| {
             if e.is_interrupted() {
                 CellError::Interrupted
-            } else if let crate::error::ExecError::Store(s) = e {
+            } else if let crate::run::ExecError::Store(s) = e {
                 CellError::Store(s)
             } else {
                 fail(e.to_string())

@@ -6,11 +6,11 @@
 //! tie), never chosen by its own numbers. The settings a cell's `set` actions change are
 //! recorded before the first attempt (`restore`).
 
-use crate::error::ExecError;
 use crate::run::contention::wait_quiet;
 use crate::run::exec::{Measured, Observer};
 use crate::run::phase::{Bench, PhaseError, RunOf};
 use crate::run::sweep::close;
+use crate::run::ExecError;
 use crate::server::restore::{Guard, Ledger};
 use qpslab_sandbox::SandboxHome;
 use qpslab_store::{CellRecord, RunMeta, RunStatus};

@@ -42,7 +42,7 @@ use qpslab_core::ConnectOptions;
 use qpslab_engine::run::{
     connect_error_code, summarize, CpuSnapshot, FIRST_BACKOFF, MAX_BACKOFF, RECONNECT_FOR,
 };
-use qpslab_lab::error::ExecError;
+use qpslab_lab::ExecError;
 use qpslab_wire::Conn;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
