@@ -96,6 +96,25 @@ impl Bench<'_> {
         Ok(m)
     }
 
+    /// Measures `a` and `b` in `pairs` pairs that alternate which goes first, as search trials
+    /// of `secs` (phase `phase`); the throughputs of each side, pair by pair.
+    pub fn pairs(
+        &mut self,
+        [a, b]: [&Config; 2],
+        pairs: u32,
+        (secs, phase): (f64, &str),
+        obs: &mut dyn Observer,
+    ) -> Result<[Vec<f64>; 2], TuneError> {
+        let mut sides = [Vec::new(), Vec::new()];
+        for side in confirm::order(pairs) {
+            let second = side == ProofVariant::Tuned;
+            let config = if second { b } else { a };
+            let m = self.trial(config, secs, phase, obs)?;
+            sides[usize::from(second)].push(m.tps);
+        }
+        Ok(sides)
+    }
+
     fn record(
         &mut self,
         phase: &str,

@@ -20,6 +20,53 @@ pub struct Confirmed {
     pub tuned_tps: f64,
 }
 
+/// One change of the confirmed set rechecked: the set without it measured against the set with
+/// it in short pairs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Removal {
+    /// The variable.
+    pub name: String,
+    /// Its tuned value.
+    pub value: String,
+    /// The set without it over the set with it (`None`: too few usable pairs; it stays).
+    pub without: Option<qpslab_stats::Ratio>,
+    /// Its removal kept the gain within the noise: it left the set.
+    pub dropped: bool,
+}
+
+impl Removal {
+    /// `dropped NAME=V: without it -1.2% [-8.0%, +6.1%], within the noise` or `kept ...`.
+    pub fn words(&self) -> String {
+        let what = format!("{}={}", self.name, self.value);
+        match (self.without, self.dropped) {
+            (Some(r), true) => format!(
+                "dropped {what}: without it {} [{}, {}], within the noise",
+                percent(r.ratio),
+                percent(r.low),
+                percent(r.high)
+            ),
+            (Some(r), false) => format!(
+                "kept {what}: without it {} [{}, {}]",
+                percent(r.ratio),
+                percent(r.low),
+                percent(r.high)
+            ),
+            (None, _) => format!("kept {what}: too few usable pairs to judge its removal"),
+        }
+    }
+}
+
+/// The smallest set that keeps the confirmed gain: each change removed in turn and rechecked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Minimized {
+    /// The changes kept.
+    pub kept: Config,
+    /// Each recheck, in order.
+    pub removals: Vec<Removal>,
+    /// Why some changes were not rechecked (the budget), when so.
+    pub unchecked: Option<String>,
+}
+
 /// What a session found.
 #[derive(Clone, Debug)]
 pub struct Outcome {
@@ -35,6 +82,9 @@ pub struct Outcome {
     pub ended: Ended,
     /// The confirmation's verdict (`None`: nothing confirmed, or too few usable pairs).
     pub confirmed: Option<Confirmed>,
+    /// The confirmed set reduced to what keeps the gain (`None`: nothing confirmed, or a set
+    /// of one change).
+    pub minimized: Option<Minimized>,
     /// Every trial of the session, in order.
     pub trials: Vec<TuneTrial>,
 }
@@ -44,14 +94,30 @@ impl Outcome {
     pub fn significant(&self) -> bool {
         self.confirmed.is_some_and(|c| c.verdict.significant)
     }
+
+    /// The settings to keep: the smallest set that keeps the gain, or the confirmed set.
+    pub fn reported(&self) -> &Config {
+        self.minimized.as_ref().map_or(&self.best, |m| &m.kept)
+    }
 }
 
-/// Confirms `found.best` (unless the baseline won the search) and gathers the outcome.
+/// Pairs of each recheck of a change's removal.
+pub const RECHECK_PAIRS: u32 = confirm::MIN_REPEATS;
+
+/// Seconds one recheck takes: [`RECHECK_PAIRS`] pairs of trials of `trial_s` with
+/// `overhead_s` each.
+pub fn recheck_cost(trial_s: f64, overhead_s: f64) -> f64 {
+    2.0 * f64::from(RECHECK_PAIRS) * (trial_s + overhead_s)
+}
+
+/// Confirms `found.best` (unless the baseline won the search), reduces a confirmed set of
+/// several changes to the smallest that keeps the gain within what `left` (seconds of the
+/// budget left) allows, and gathers the outcome.
 pub(crate) fn conclude(
     req: &Request,
     b: &mut Bench,
-    space: &Space,
-    found: Found,
+    (space, found): (&Space, Found),
+    left: &dyn Fn() -> f64,
     obs: &mut dyn Observer,
 ) -> Result<Outcome, TuneError> {
     let best = found.best;
@@ -74,7 +140,12 @@ pub(crate) fn conclude(
             tuned_tps: mean(&tuned),
         })
     };
+    let minimized = match confirmed {
+        Some(c) if c.verdict.significant && best.len() > 1 => Some(minimize(b, &best, left, obs)?),
+        _ => None,
+    };
     Ok(Outcome {
+        minimized,
         trials: b.store.tune_trials(&b.session)?,
         session: b.session.clone(),
         space: space.clone(),
@@ -82,6 +153,61 @@ pub(crate) fn conclude(
         alone: found.alone,
         ended: found.ended,
         confirmed,
+    })
+}
+
+/// Removes each change of `best` in turn, rechecking the set without it against the set with
+/// it in short pairs, and drops it when its removal keeps the gain within the noise
+/// ([`confirm::removable`]); the last change is never removed (the confirmation measured the
+/// baseline). Stops, saying so, when a recheck no longer fits the budget.
+fn minimize(
+    b: &mut Bench,
+    best: &Config,
+    left: &dyn Fn() -> f64,
+    obs: &mut dyn Observer,
+) -> Result<Minimized, TuneError> {
+    let trial_s = b.plan.stop.time_s.unwrap_or(10.0);
+    let mut kept = best.clone();
+    let (mut removals, mut unchecked) = (Vec::new(), None);
+    let names: Vec<String> = best.keys().cloned().collect();
+    for (i, name) in names.iter().enumerate() {
+        if kept.len() < 2 {
+            break;
+        }
+        let cost = recheck_cost(trial_s, b.overhead_s);
+        if left() < cost {
+            unchecked = Some(format!(
+                "not minimized further: {} change(s) not rechecked (each recheck takes about \
+                 {cost:.0} s, the budget left {:.0} s)",
+                names.len() - i,
+                left().max(0.0)
+            ));
+            break;
+        }
+        let mut without = kept.clone();
+        let value = without.remove(name).unwrap_or_default();
+        obs.message(&format!("rechecking without {name}={value}"));
+        let phase = format!("without {name}");
+        let [with_tps, without_tps] =
+            b.pairs([&kept, &without], RECHECK_PAIRS, (trial_s, &phase), obs)?;
+        let ratio = confirm::judge(&with_tps, &without_tps).map(|g| g.ratio);
+        let dropped = ratio.is_some_and(|r| confirm::removable(&r));
+        let removal = Removal {
+            name: name.clone(),
+            value,
+            without: ratio,
+            dropped,
+        };
+        obs.message(&removal.words());
+        if dropped {
+            kept = without;
+        }
+        removals.push(removal);
+    }
+    Ok(Minimized {
+        kept,
+        removals,
+        unchecked,
     })
 }
 
@@ -138,6 +264,24 @@ mod tests {
             ratio,
             significant: low > 1.0 && ratio.ratio >= confirm::MIN_GAIN,
         }
+    }
+
+    #[test]
+    fn a_removal_says_what_went_and_why() {
+        let r = |ratio, low, high, dropped| Removal {
+            name: "innodb_io_capacity".into(),
+            value: "2000".into(),
+            without: Some(gain(ratio, low, high).ratio),
+            dropped,
+        };
+        assert_eq!(
+            r(0.99, 0.92, 1.06, true).words(),
+            "dropped innodb_io_capacity=2000: without it -1.0% [-8.0%, +6.0%], within the noise"
+        );
+        assert_eq!(
+            r(0.7, 0.6, 0.8, false).words(),
+            "kept innodb_io_capacity=2000: without it -30.0% [-40.0%, -20.0%]"
+        );
     }
 
     #[test]

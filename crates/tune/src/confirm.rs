@@ -83,9 +83,35 @@ pub fn judge(baseline: &[f64], tuned: &[f64]) -> Option<Gain> {
     })
 }
 
+/// Whether a change can leave the confirmed set: `without` is the set without it over the set
+/// with it, paired. It can when its removal keeps the gain within the noise: the interval
+/// reaches 1 (no loss shown) and the estimate loses less than the least gain worth a change.
+pub fn removable(without: &Ratio) -> bool {
+    without.high >= 1.0 && without.ratio >= 1.0 / MIN_GAIN
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_change_goes_only_when_its_removal_keeps_the_gain() {
+        let r = |ratio, low, high| Ratio {
+            ratio,
+            low,
+            high,
+            se_log: 0.1,
+            df: 2.0,
+        };
+        // Without it: -1% [-8%, +6%]: within the noise, it goes.
+        assert!(removable(&r(0.99, 0.92, 1.06)));
+        // Without it the set is faster: it goes.
+        assert!(removable(&r(1.04, 0.98, 1.10)));
+        // A loss shown by the interval: it stays.
+        assert!(!removable(&r(0.7, 0.6, 0.8)));
+        // A loss of 10% that the noise cannot tell from none: it stays (a change worth 5%).
+        assert!(!removable(&r(0.9, 0.7, 1.15)));
+    }
 
     #[test]
     fn pairs_alternate_which_side_goes_first() {

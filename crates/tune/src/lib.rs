@@ -50,7 +50,7 @@ mod request;
 pub mod search;
 mod session;
 
-pub use conclude::{verdict_words, Confirmed, Outcome};
+pub use conclude::{verdict_words, Confirmed, Minimized, Outcome, Removal};
 pub use error::TuneError;
 pub use request::{tune, TuneOutcome, TuneRequest};
 

@@ -127,23 +127,44 @@ pub fn summary(c: &Context, o: &Outcome) -> Vec<String> {
     if !o.significant() {
         lines.push("no significant gain: the server's settings are left as they were".into());
     } else {
-        lines.push(format!("tuned: {}", describe(&o.best)));
+        lines.push(format!("tuned: {}", describe(o.reported())));
+        lines.extend(minimized_lines(o));
     }
     lines.push(format!("proof study: qpslab report {}", o.session));
+    lines
+}
+
+/// How the confirmed set was reduced: each change rechecked and what became of it, and what
+/// the budget left unchecked; nothing for a set of one change.
+pub fn minimized_lines(o: &Outcome) -> Vec<String> {
+    let Some(m) = &o.minimized else {
+        return Vec::new();
+    };
+    let mut lines = vec![format!(
+        "the smallest set that keeps the gain: {} of the {} confirmed change(s), each removed \
+         and rechecked in turn",
+        m.kept.len(),
+        o.best.len()
+    )];
+    lines.extend(m.removals.iter().map(|r| format!("  {}", r.words())));
+    lines.extend(m.unchecked.iter().map(|u| format!("  {u}")));
     lines
 }
 
 /// The `--out` file of the session.
 pub fn cnf(c: &Context, o: &Outcome) -> Cnf {
     let settings = if o.significant() {
-        cnf_settings(&o.space, &o.best, &o.alone)
+        cnf_settings(&o.space, o.reported(), &o.alone)
     } else {
         Vec::new()
     };
-    Cnf {
-        header: header(c, o),
-        settings,
-    }
+    let mut header = header(c, o);
+    header.extend(
+        minimized_lines(o)
+            .iter()
+            .map(|l| l.trim_start().to_string()),
+    );
+    Cnf { header, settings }
 }
 
 fn cnf_settings(space: &Space, best: &Config, alone: &[(Config, f64)]) -> Vec<CnfSetting> {
@@ -191,6 +212,15 @@ pub fn json_doc(o: &Outcome) -> serde_json::Value {
         "ratio": v.map(|v| v.verdict.ratio.ratio),
         "interval": v.map(|v| [v.verdict.ratio.low, v.verdict.ratio.high]),
         "significant": o.significant(),
+        "minimal": o.minimized.as_ref().map(|m| &m.kept),
+        "rechecks": o.minimized.as_ref().map(|m| m.removals.iter().map(|r| json!({
+            "variable": r.name,
+            "value": r.value,
+            "without_ratio": r.without.map(|x| x.ratio),
+            "without_interval": r.without.map(|x| [x.low, x.high]),
+            "dropped": r.dropped,
+        })).collect::<Vec<_>>()),
+        "not_rechecked": o.minimized.as_ref().and_then(|m| m.unchecked.clone()),
         "search": {
             "ended": o.ended.key(),
             "measured": match o.ended {
@@ -276,6 +306,7 @@ mod tests {
                 candidates: 12,
             },
             confirmed,
+            minimized: None,
             trials: Vec::new(),
         }
     }
@@ -302,6 +333,36 @@ mod tests {
         let gain = summary(&c, &outcome("256M", Some((1.5, 1.2, 1.8))));
         assert!(gain[2].starts_with("confirmed: +50.0% [+20.0%, +80.0%]"));
         assert_eq!(gain[3], "tuned: innodb_buffer_pool_size=256M");
+        // A set of two, reduced to one.
+        let mut two = outcome("256M", Some((1.5, 1.2, 1.8)));
+        two.best.insert("innodb_io_capacity".into(), "2000".into());
+        two.minimized = Some(qpslab_tune::Minimized {
+            kept: outcome("256M", None).best,
+            removals: vec![qpslab_tune::Removal {
+                name: "innodb_io_capacity".into(),
+                value: "2000".into(),
+                without: Some(qpslab_tune::confirm::Ratio {
+                    ratio: 0.99,
+                    low: 0.92,
+                    high: 1.06,
+                    se_log: 0.1,
+                    df: 2.0,
+                }),
+                dropped: true,
+            }],
+            unchecked: None,
+        });
+        let lines = summary(&c, &two);
+        assert_eq!(lines[3], "tuned: innodb_buffer_pool_size=256M");
+        assert!(lines[4].starts_with("the smallest set that keeps the gain: 1 of the 2"));
+        assert!(lines[5].starts_with("  dropped innodb_io_capacity=2000: without it -1.0%"));
+        let file = render(&cnf(&c, &two));
+        assert!(!file.contains("innodb_io_capacity ="), "{file}");
+        assert!(
+            file.contains("\ninnodb_buffer_pool_size = 256M\n"),
+            "{file}"
+        );
+        assert_eq!(json_doc(&two)["rechecks"][0]["dropped"], true);
         let none = summary(&c, &outcome("", None));
         assert!(none[2].contains("nothing to confirm"), "{none:?}");
         let doc = json_doc(&outcome("", None));
