@@ -16,6 +16,11 @@ static MEASURING: Mutex<()> = Mutex::new(());
 
 /// Starts sandbox `name` with `pool` and loads about 50 MiB of oltp_read_only into it.
 fn sandbox_with_pool(s: &Scratch, name: &str, pool: &str) {
+    sandbox_with_rows(s, name, pool, "100000");
+}
+
+/// Starts sandbox `name` with `pool` and loads two tables of `rows` rows into it.
+fn sandbox_with_rows(s: &Scratch, name: &str, pool: &str, rows: &str) {
     let set = format!("innodb_buffer_pool_size={pool}");
     let o = s.run(&["server", "start", name, "--set", &set]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -27,7 +32,7 @@ fn sandbox_with_pool(s: &Scratch, name: &str, pool: &str) {
         "--tables",
         "2",
         "--table-size",
-        "100000",
+        rows,
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
@@ -108,6 +113,13 @@ fn a_small_pool_is_tuned_with_a_confirmed_gain_and_put_back() {
         stderr(&o)
     );
     assert_eq!(pool_of(&s, "small"), "8388608", "the setting is put back");
+    // One knob with one candidate: the search measures both configurations and says so.
+    assert_eq!(doc["search"]["ended"], "converged", "{doc}");
+    assert!(
+        stderr(&o).contains("the search converged: every candidate was measured (2)"),
+        "{}",
+        stderr(&o)
+    );
     // The proof study is a study like any other.
     let study = doc["study"].as_str().unwrap();
     let md = s.path().join("proof.md");
@@ -190,4 +202,142 @@ fn bad_arguments_are_user_errors() {
     assert_user_error(&trial("3s", "20s"), "of 3 s");
     assert_user_error(&trial("500ms", "5m"), "at least 1 second");
     assert_user_error(&trial("soon", "5m"), "soon");
+}
+
+/// The host's memory, from `/proc/meminfo`.
+fn host_memory() -> u64 {
+    let info = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kib: u64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kib * 1024
+}
+
+/// `134217728`, `128M`, `1G` as bytes.
+fn bytes(v: &str) -> u64 {
+    let (n, unit) = match v.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => (&v[..i], &v[i..]),
+        None => (v, ""),
+    };
+    let n: u64 = n.parse().unwrap_or_else(|_| panic!("a size: {v}"));
+    n * match unit.to_ascii_uppercase().as_str() {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        u => panic!("unit {u} of {v}"),
+    }
+}
+
+/// Issue 47: on 20,000 rows (a few MiB) with every knob of the list and `--durability relaxed`,
+/// a short budget: the pool's candidates stay within what the data warrants (one 128 MiB step
+/// holds twice these data) and 60% of the host, `sync_binlog` is left out for want of a binary
+/// log, and the session says whether the search converged or the budget ended it (printed,
+/// in the JSON document and in `--out`'s header).
+#[test]
+fn a_small_dataset_gets_no_oversized_pool_no_noop_setting_and_an_end_said() {
+    let _one = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new();
+    sandbox_with_rows(&s, "tiny", "8M", "10000");
+    let (json, cnf) = (s.path().join("t.json"), s.path().join("tuned.cnf"));
+    let budget = 36.0;
+    let o = s.run(&[
+        "tune",
+        "oltp_read_only",
+        "--sandbox",
+        "tiny",
+        "--tables",
+        "2",
+        "--table-size",
+        "10000",
+        "--threads",
+        "2",
+        "--budget",
+        "36s",
+        "--trial-time",
+        "2",
+        "--durability",
+        "relaxed",
+        "--out",
+        cnf.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // The buffer pool: no candidate above one 128 MiB step (twice a few MiB of data, rounded
+    // up) nor 60% of the host's memory.
+    let pool = err
+        .lines()
+        .find_map(|l| l.strip_prefix("knob innodb_buffer_pool_size: "))
+        .unwrap_or_else(|| panic!("the pool is searched: {err}"));
+    let (_, values) = pool.split_once(" → ").unwrap();
+    let limit = (128u64 << 20).min(host_memory() * 6 / 10);
+    for v in values.split(", ") {
+        assert!(bytes(v) <= limit, "pool candidate {v} above {limit}: {err}");
+    }
+    // No setting that does nothing here.
+    assert!(!err.contains("knob sync_binlog"), "{err}");
+    assert!(
+        err.contains("not tuned: sync_binlog: no binary log"),
+        "{err}"
+    );
+    for t in doc["trials"].as_array().unwrap() {
+        assert!(t["settings"].get("sync_binlog").is_none(), "{t}");
+        if let Some(v) = t["settings"]["innodb_buffer_pool_size"].as_str() {
+            assert!(bytes(v) <= limit, "{t}");
+        }
+    }
+    // The budget spent, or convergence said, in words and in the JSON document.
+    let search = &doc["search"];
+    let words = search["words"].as_str().unwrap();
+    assert!(err.contains(words), "{err}");
+    assert!(std::fs::read_to_string(&cnf).unwrap().contains(words));
+    let (measured, candidates) = (
+        search["measured"].as_u64().unwrap(),
+        search["candidates"].as_u64().unwrap(),
+    );
+    match search["ended"].as_str().unwrap() {
+        "converged" => {
+            assert_eq!(measured, candidates, "{doc}");
+            assert!(words.starts_with("the search converged: every candidate"));
+        }
+        "budget" => {
+            assert!(measured < candidates, "{doc}");
+            assert!(words.starts_with("the budget ended the search after"));
+            // The search's share (the budget less the six 2 s confirmation runs, 18 s) was
+            // spent, give or take one last trial that did not fit.
+            let spent: f64 = err
+                .lines()
+                .find_map(|l| l.strip_suffix(&format!(" s of a {budget:.0} s budget")))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("the time spent: {err}"));
+            assert!(
+                spent >= budget - 18.0 - 8.0,
+                "{spent} s of {budget} s: {err}"
+            );
+        }
+        e => panic!("ended: {e}"),
+    }
+    // A confirmed set of several changes is rechecked one change at a time, or says why not.
+    let best = doc["best"]["settings"].as_object().unwrap();
+    if doc["significant"] == true && best.len() > 1 {
+        let minimal = doc["minimal"].as_object().unwrap();
+        let rechecks = doc["rechecks"].as_array().unwrap();
+        let dropped = rechecks.iter().filter(|r| r["dropped"] == true).count();
+        assert_eq!(minimal.len(), best.len() - dropped, "{doc}");
+        assert!(
+            rechecks.len() == best.len() - 1
+                || doc["not_rechecked"].is_string()
+                || minimal.len() == 1,
+            "{doc}"
+        );
+    } else {
+        assert!(doc["minimal"].is_null(), "{doc}");
+    }
+    eprintln!("{err}");
+    let _ = s.run(&["server", "stop", "tiny", "--rm"]);
 }
