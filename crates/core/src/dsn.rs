@@ -33,6 +33,15 @@ impl Endpoint {
     }
 }
 
+/// The client's largest packet, from a size such as `64M`: 4 KiB to 1 GiB (the mysql client's
+/// own bounds), none outside them or unreadable.
+pub fn max_allowed_packet(v: &str) -> Option<u64> {
+    const LEAST: u64 = 4 << 10;
+    crate::units::parse_size(v)
+        .ok()
+        .filter(|n| (LEAST..=ConnectOptions::DEFAULT_MAX_ALLOWED_PACKET).contains(n))
+}
+
 impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

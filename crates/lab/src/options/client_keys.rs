@@ -16,8 +16,10 @@ pub(crate) static CLIENT: &[OptionDef] = &[
          `run --max-allowed-packet`",
         "32M",
         |b, v| {
-            let size = crate::request::target::max_allowed_packet("max_allowed_packet", &text(v)?)
-                .map_err(|e| e.to_string())?;
+            let v = text(v)?;
+            let size = qpslab_core::dsn::max_allowed_packet(&v).ok_or_else(|| {
+                format!("max_allowed_packet '{v}': give a size from 4K to 1G (e.g. 64M)")
+            })?;
             b.max_allowed_packet = Some(size);
             Ok(())
         },

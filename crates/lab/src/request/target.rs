@@ -240,13 +240,11 @@ fn start_embedded(
 /// A `--max-allowed-packet` size (`64M`, `1G`, bytes), within the mysql client's bounds;
 /// `what` names where it was given.
 pub fn max_allowed_packet(what: &str, v: &str) -> Result<u64, TargetError> {
-    const LEAST: u64 = 4 << 10;
-    match qpslab_core::units::parse_size(v) {
-        Ok(n) if (LEAST..=ConnectOptions::DEFAULT_MAX_ALLOWED_PACKET).contains(&n) => Ok(n),
-        _ => Err(TargetError::Input(format!(
+    qpslab_core::dsn::max_allowed_packet(v).ok_or_else(|| {
+        TargetError::Input(format!(
             "{what} '{v}': give a size from 4K to 1G (e.g. 64M)"
-        ))),
-    }
+        ))
+    })
 }
 
 /// The waits `--connect-timeout` and `--read-timeout` ask for (a read timeout of 0: none).
