@@ -177,10 +177,23 @@ fn trend(samples: &[&Sample], stalled: &[bool]) -> Option<Instability> {
     let z = mann_kendall_z(&rates);
     let level = median(rates);
     let span = samples.last()?.elapsed_s - (samples[0].elapsed_s - samples[0].interval_s);
-    if level <= 0.0 || z <= Z_CRITICAL {
+    if level <= 0.0 || z <= Z_CRITICAL || span <= 0.0 {
         return None;
     }
-    let change_pct = theil_sen_slope(&pts) * span / level * 100.0;
+    // The fitted line (Theil-Sen slope through the median point) from the phase's start to its
+    // end, each end at least zero; the change against the larger end cannot pass 100%.
+    let slope = theil_sen_slope(&pts);
+    let mid = median(pts.iter().map(|p| p.1 - slope * p.0).collect());
+    let t0 = samples[0].elapsed_s - samples[0].interval_s;
+    let (a, b) = (
+        (mid + slope * t0).max(0.0),
+        (mid + slope * (t0 + span)).max(0.0),
+    );
+    let top = a.max(b);
+    if top <= 0.0 {
+        return None;
+    }
+    let change_pct = (b - a) / top * 100.0;
     (change_pct.abs() > TREND_PCT).then_some(Instability::Trend { change_pct })
 }
 
@@ -216,6 +229,30 @@ fn spikes(samples: &[&Sample]) -> Option<Instability> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_trend_to_nothing_is_at_most_minus_100_percent() {
+        // Throughput falling steeply to nothing: the fitted line would end below zero.
+        let samples: Vec<Sample> = [1000.0, 800.0, 600.0, 300.0, 50.0, 0.0, 0.0, 0.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &events)| Sample {
+                elapsed_s: i as f64 + 1.0,
+                interval_s: 1.0,
+                events: events as u64,
+                ..Sample::default()
+            })
+            .collect();
+        let refs: Vec<&Sample> = samples.iter().collect();
+        let stalled = vec![false; refs.len()];
+        match trend(&refs, &stalled) {
+            Some(Instability::Trend { change_pct }) => {
+                assert!((-100.0..-30.0).contains(&change_pct), "{change_pct}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
     use super::*;
 
     use crate::result::{LatencySummary, Percentile};

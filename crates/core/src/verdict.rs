@@ -17,7 +17,8 @@ pub enum Instability {
     /// other sessions go on, and a stuck event completes nothing.
     Stuck { sessions: u32, of: u32, for_s: f64 },
     /// Throughput drifted over the measured phase: `change_pct` from its start to its end
-    /// (fitted line), significant against the interval-to-interval noise.
+    /// (fitted line, each end at least zero), against the larger end, so within ±100%;
+    /// significant against the interval-to-interval noise.
     Trend { change_pct: f64 },
     /// Intervals whose p99 latency was far above the phase's median p99; `worst_ratio` is the
     /// largest such ratio.
