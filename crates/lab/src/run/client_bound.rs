@@ -60,9 +60,15 @@ pub fn check(
         .iter()
         .find_map(TelemetrySample::server_proc)
         .map(|p| p.cpu_s());
+    // The server's reading covers the telemetry's whole span (the warm-up, a shard's wait for
+    // the others), so its share is taken over that span: never above the machine.
+    let span = telemetry
+        .iter()
+        .map(|t| t.elapsed_s)
+        .fold(phase.duration_s, f64::max);
     let server = server_s.map(|s| ServerCpu {
         seconds: s,
-        machine_share: s / phase.duration_s / cores,
+        machine_share: (s / span / cores).min(1.0),
     });
     let limit = if let Some(l) = phase.client.as_ref().filter(|l| l.saturated() > 0) {
         Some(ClientLimit::Loops {
@@ -125,6 +131,17 @@ mod tests {
                 machine_share: 0.15,
                 over_server: Some((6.0, 4.0))
             })
+        );
+        // A server reading over a longer span (warm-up included) is a share of that span.
+        let mut long = server(8.0);
+        long[0].elapsed_s = 16.0;
+        assert_eq!(
+            check(&phase(2.0), &long, 2.0)
+                .unwrap()
+                .server
+                .unwrap()
+                .machine_share,
+            0.25
         );
         // No server process known: only the machine's CPUs count.
         assert_eq!(check(&phase(6.0), &[], 4.0).unwrap().limit, None);
