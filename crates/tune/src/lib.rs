@@ -138,7 +138,9 @@ impl<'a> Target<'a> {
 pub struct Trial<'a> {
     /// From 1, in the order measured.
     pub seq: u32,
-    /// The rung of successive halving (0 for random search).
+    /// The round of successive halving (0 for random search).
+    pub round: u32,
+    /// The rung of successive halving within its round (0 for random search).
     pub rung: u32,
     /// Seconds measured.
     pub secs: f64,

@@ -208,7 +208,7 @@ fn halving(
                 if fresh || best.as_ref().is_none_or(|(_, x)| m.tps >= x.tps) {
                     best = Some((config.clone(), m.clone()));
                 }
-                progress(obs, (b.seq, rung, secs), config, &m, best.as_ref());
+                progress(obs, (b.seq, [round, rung], secs), config, &m, best.as_ref());
                 scored.push((config.clone(), m.tps));
             }
             if rung == 0 {
@@ -269,7 +269,7 @@ fn random(
         if best.as_ref().is_none_or(|(_, x)| m.tps >= x.tps) {
             best = Some((config.clone(), m.clone()));
         }
-        progress(obs, (b.seq, 0, trial_s), &config, &m, best.as_ref());
+        progress(obs, (b.seq, [0, 0], trial_s), &config, &m, best.as_ref());
         scored.push((config, m.tps));
     };
     obs.search_ended(&ended);
@@ -293,10 +293,11 @@ fn relative_to_baseline(scored: &[(Config, f64)]) -> Vec<(Config, f64)> {
         .collect()
 }
 
-/// Tells `obs` of a trial (`(seq, rung, secs)`), with the best so far and its interval.
+/// Tells `obs` of a trial (`(seq, [round, rung], secs)`), with the best so far and its
+/// interval.
 fn progress(
     obs: &mut dyn Observer,
-    (seq, rung, secs): (u32, u32, f64),
+    (seq, [round, rung], secs): (u32, [u32; 2], f64),
     config: &Config,
     m: &TrialResult,
     best: Option<&(Config, TrialResult)>,
@@ -316,6 +317,7 @@ fn progress(
     });
     obs.trial(&Trial {
         seq,
+        round,
         rung,
         secs,
         config,

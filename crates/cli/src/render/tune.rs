@@ -61,10 +61,15 @@ pub fn knob_line(k: &Knob) -> String {
     )
 }
 
-/// `trial 3 · rung 0 · 5 s · knob=value · 812.4 tps · best: knob=value 1630.2 tps [1580.1, 1680.3]`
+/// `trial 3 · rung 0 · 5 s · knob=value · 812.4 tps · best: knob=value 1630.2 tps [1580.1, 1680.3]`;
+/// after the first round of the search, `round N · rung M`.
 pub fn trial_line(t: &Trial) -> String {
+    let round = match t.round {
+        0 => String::new(),
+        r => format!("round {r} · "),
+    };
     let mut line = format!(
-        "trial {} · rung {} · {:.0} s · {} · {:.1} tps",
+        "trial {} · {round}rung {} · {:.0} s · {} · {:.1} tps",
         t.seq,
         t.rung,
         t.secs,
@@ -247,6 +252,7 @@ mod tests {
         let pool = Config::from([("innodb_buffer_pool_size".into(), "512M".into())]);
         let mut t = Trial {
             seq: 3,
+            round: 0,
             rung: 1,
             secs: 10.0,
             config: &Config::new(),
@@ -267,6 +273,8 @@ mod tests {
             "trial 3 · rung 1 · 10 s · baseline · 812.4 tps · best: \
              innodb_buffer_pool_size=512M 1630.2 tps [1580.1, 1680.3]"
         );
+        t.round = 2;
+        assert!(trial_line(&t).starts_with("trial 3 · round 2 · rung 1 · 10 s"));
         let k = Knob {
             name: "sync_binlog".into(),
             current: "1".into(),
