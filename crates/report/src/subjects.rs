@@ -93,11 +93,7 @@ type StudyParts = (Vec<Subject>, Vec<FactorDef>, Vec<SetupDef>);
 
 /// The finished cells of `study` (only those of `variant` when given) as subjects, the
 /// study's factors, and its setups as its spec states them.
-fn study_subjects(
-    store: &Store,
-    study: &str,
-    variant: Option<&str>,
-) -> Result<StudyParts, Error> {
+fn study_subjects(store: &Store, study: &str, variant: Option<&str>) -> Result<StudyParts, Error> {
     let record = store.study_by_name(study).map_err(|e| match e {
         qpslab_store::Error::StudyNotFound(_) => Error::Subject(format!(
             "no run or study named '{study}' in the results store (see qpslab show, qpslab lab show)"
