@@ -221,6 +221,9 @@ impl Sampler {
         self.recording = None;
         self.totals = Totals::default();
         self.link.reset_count();
+        // The readings' own statements (`SELECT @@…`) go before the status the phase counts
+        // from, so they are not counted as the phase's.
+        self.why.begin(self.link.conn(), self.server_pid);
         let r = self.read()?;
         // A reconnection between phases is no gap of this one.
         self.gap = None;
@@ -231,7 +234,6 @@ impl Sampler {
         self.last = Some(r);
         self.last_ok_s = 0.0;
         self.perf = self.server_pid.and_then(|p| PerfStat::start(p).ok());
-        self.why.begin(self.link.conn(), self.server_pid);
         Ok(())
     }
 
