@@ -20,26 +20,45 @@ use qpslab_core::Endpoint;
 use qpslab_wire::Conn;
 use std::time::Instant;
 
-/// The server facts the readings depend on, read once at begin.
+/// The server facts the readings depend on, read once at begin (through SHOW, which the
+/// server does not count as the sessions' `Com_select`).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub(crate) struct Facts {
     pub performance_schema: bool,
     pub datadir: Option<String>,
     pub thread_handling: Option<String>,
+    pub thread_pool_size: Option<u32>,
 }
 
 impl Facts {
     fn read(conn: &mut Conn) -> Option<Facts> {
         let r = conn
-            .query("SELECT @@performance_schema, @@datadir, @@thread_handling")
+            .query(
+                "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
+                 ('performance_schema', 'datadir', 'thread_handling', 'thread_pool_size')",
+            )
             .ok()?;
-        let row = r.rows.into_iter().next()?;
-        let cell = |i: usize| row.get(i).cloned().flatten().filter(|s| !s.is_empty());
-        Some(Facts {
-            performance_schema: matches!(cell(0).as_deref(), Some("1" | "ON")),
-            datadir: cell(1),
-            thread_handling: cell(2),
-        })
+        Some(Facts::from_rows(r.rows))
+    }
+
+    fn from_rows(rows: Vec<Vec<Option<String>>>) -> Facts {
+        let mut f = Facts::default();
+        for row in rows {
+            let (Some(Some(name)), Some(Some(value))) = (row.first(), row.get(1)) else {
+                continue;
+            };
+            let value = (!value.is_empty()).then(|| value.clone());
+            match name.to_ascii_lowercase().as_str() {
+                "performance_schema" => {
+                    f.performance_schema = matches!(value.as_deref(), Some("1" | "ON"))
+                }
+                "datadir" => f.datadir = value,
+                "thread_handling" => f.thread_handling = value,
+                "thread_pool_size" => f.thread_pool_size = value.and_then(|v| v.parse().ok()),
+                _ => {}
+            }
+        }
+        f
     }
 }
 
@@ -96,7 +115,10 @@ impl Why {
             .and_then(|f| f.thread_handling.as_deref())
             .is_some_and(pool::is_pool);
         if pooled {
-            self.pool = conn.and_then(pool::Pool::begin);
+            self.pool = facts
+                .as_ref()
+                .and_then(|f| f.thread_pool_size)
+                .map(pool::Pool::new);
         }
     }
 
@@ -145,5 +167,29 @@ pub(crate) fn first_value(conn: &mut Conn, sql: &str) -> Result<Option<String>, 
     match conn.query(sql) {
         Ok(r) => Ok(r.first_value().map(str::to_owned)),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn facts_are_read_from_show_variables_rows() {
+        let row = |k: &str, v: &str| vec![Some(k.to_string()), Some(v.to_string())];
+        let f = Facts::from_rows(vec![
+            row("datadir", "/var/lib/mysql/"),
+            row("performance_schema", "ON"),
+            row("thread_handling", "pool-of-threads"),
+            row("thread_pool_size", "4"),
+        ]);
+        assert!(f.performance_schema);
+        assert_eq!(f.datadir.as_deref(), Some("/var/lib/mysql/"));
+        assert_eq!(f.thread_handling.as_deref(), Some("pool-of-threads"));
+        assert_eq!(f.thread_pool_size, Some(4));
+        // MySQL without the pool, and an empty datadir.
+        let f = Facts::from_rows(vec![row("datadir", ""), row("performance_schema", "OFF")]);
+        assert!(!f.performance_schema);
+        assert_eq!((f.datadir, f.thread_pool_size), (None, None));
     }
 }

@@ -21,13 +21,12 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
-    /// The pool's size; none when the server does not say.
-    pub fn begin(conn: &mut Conn) -> Option<Pool> {
-        let size = first_value(conn, "SELECT @@thread_pool_size").ok()??;
-        Some(Pool {
-            size: size.parse().ok()?,
+    /// A pool of `size` groups (`@@thread_pool_size`), no queue seen yet.
+    pub fn new(size: u32) -> Pool {
+        Pool {
+            size,
             ..Pool::default()
-        })
+        }
     }
 
     /// One tick's queue; a failed read is skipped.
