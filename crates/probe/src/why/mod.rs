@@ -103,7 +103,7 @@ impl Why {
         if let Some(pid) = server_pid {
             self.threads = Some(threads::Start::take(pid, conn.as_deref_mut(), ps));
         }
-        self.waits = Some(waits::Start::take(conn.as_deref_mut(), facts.is_some(), ps));
+        self.waits = Some(waits::Start::take(conn, facts.is_some(), ps));
         let local = server_pid.is_some() || self.local.unwrap_or(false);
         let datadir = facts.as_ref().and_then(|f| f.datadir.as_deref());
         self.disk = Some(disk::Start::take(local, datadir));
