@@ -7,30 +7,11 @@
 //! (`durable::close()`) are its dependencies; only its `mod` lines and `pub use` re-exports,
 //! the crate's table of contents, are not.
 
+mod common;
+
+use common::sources::{rust_files as sources, workspace};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Every `.rs` file below `dir`.
-fn sources(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(sources(&p));
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-    out.sort();
-    out
-}
 
 /// `a::b` for `src/a/b.rs` or `src/a/b/mod.rs`; `crate` for `lib.rs`/`main.rs`.
 fn module_name(src: &Path, file: &Path) -> String {

@@ -7,9 +7,9 @@
 //! tries) before it is judged.
 
 mod common;
+use common::busy::BusyLoops;
 use common::*;
 use serde_json::Value;
-use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -238,34 +238,12 @@ fn issue_46_a_thread_pool_of_one_queues_its_sessions() {
     assert_eq!(l["evidence"]["thread_pool"]["size"], 1, "{l:#}");
 }
 
-/// Two busy loops, one per CPU of a 2-core machine, ended when dropped.
-struct Hogs(Vec<Child>);
-
-impl Drop for Hogs {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
 #[test]
 fn issue_46_a_cpu_hog_beside_the_run_is_the_neighbour() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let hogs = Hogs(
-        (0..cpus)
-            .map(|_| {
-                Command::new("sh")
-                    .args(["-c", "while :; do :; done"])
-                    .stdout(Stdio::null())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect(),
-    );
+    let hogs = BusyLoops::start(cpus);
     let l = run_verdict(&s, &with(POINT, &["--threads", "4"]));
     drop(hogs);
     assert_eq!(
@@ -331,11 +309,7 @@ fn issue_46_a_starved_page_cleaner_fills_the_redo_log() {
         return;
     }
     let s = Scratch::new();
-    let hog = Hogs(vec![Command::new("taskset")
-        .args(["-c", "1", "sh", "-c", "while :; do :; done"])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap()]);
+    let hog = BusyLoops::on_cpu(1);
     let l = run_verdict(
         &s,
         &[

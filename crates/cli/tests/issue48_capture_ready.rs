@@ -4,34 +4,10 @@
 //! `sleep 2` let the run's connections open first and the log held none of them.
 
 mod common;
+use common::busy::BusyLoops;
 use common::*;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
-
-/// Two busy loops, one per core of the CI machine, ended by their ids when dropped.
-struct Hogs(Vec<Child>);
-
-impl Hogs {
-    fn start() -> Hogs {
-        let hog = || {
-            Command::new("sh")
-                .args(["-c", "while :; do :; done"])
-                .stdout(Stdio::null())
-                .spawn()
-                .expect("sh")
-        };
-        Hogs(vec![hog(), hog()])
-    }
-}
-
-impl Drop for Hogs {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 /// The README's recipe, its waits bounded; the capture's window ended once the run is done
 /// (Ctrl-C keeps what was captured; the capture exits 130, as interrupted).
@@ -64,7 +40,7 @@ fn issue_48_the_capture_recipe_records_the_run_on_a_busy_machine() {
     }
     let path = std::env::var("PATH").unwrap_or_default();
     sh.env("PATH", format!("{}:{path}", bin.display()));
-    let hogs = Hogs::start();
+    let hogs = BusyLoops::start(2);
     let o = sh.output().expect("sh");
     drop(hogs);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));

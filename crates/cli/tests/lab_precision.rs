@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::busy::BusyLoops;
 use common::{stderr, stdout, Scratch};
 
 /// Two identical setups, one-second cells: an A/A study. Its precision (±100%) is loose so
@@ -201,33 +202,6 @@ fn issue_35_lab_plan_says_when_it_has_nothing_to_estimate_from() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["estimate"]["source"], serde_json::Value::Null, "{v}");
     assert_eq!(v["estimate"]["precision_pct"], 100.0, "{v}");
-}
-
-/// Busy loops on every CPU while they live.
-struct BusyLoops(Vec<std::process::Child>);
-
-impl BusyLoops {
-    fn start(n: usize) -> BusyLoops {
-        BusyLoops(
-            (0..n)
-                .map(|_| {
-                    std::process::Command::new("sh")
-                        .args(["-c", "while :; do :; done"])
-                        .spawn()
-                        .unwrap()
-                })
-                .collect(),
-        )
-    }
-}
-
-impl Drop for BusyLoops {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
 }
 
 /// An attempt whose only mark is a busy neighbour: `unstable: other processes used N% ...`.

@@ -1,6 +1,7 @@
 //! Helpers for running the real `qpslab` binary in tests.
 #![allow(dead_code)]
 
+pub mod busy;
 pub mod launchers;
 pub mod replay;
 pub mod sources;

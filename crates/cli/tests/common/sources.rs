@@ -64,13 +64,40 @@ pub fn code_of(text: &str) -> String {
     split_tests(&blank(text)).0
 }
 
+/// A blanked character: a space, or the line break it was (lines keep their numbers).
+fn keep(out: &mut String, ch: char) {
+    out.push(if ch == '\n' { '\n' } else { ' ' });
+}
+
+/// Blanks the string or character literal opening at `c[start]` (its quotes kept, its
+/// escapes honoured) into `out`; returns the index after its closing quote.
+fn quoted(c: &[char], start: usize, out: &mut String) -> usize {
+    let quote = c[start];
+    out.push(quote);
+    let mut i = start + 1;
+    while i < c.len() && c[i] != quote {
+        if c[i] == '\\' {
+            keep(out, c[i]);
+            i += 1;
+        }
+        if i < c.len() {
+            keep(out, c[i]);
+            i += 1;
+        }
+    }
+    if i < c.len() {
+        out.push(quote);
+        i += 1;
+    }
+    i
+}
+
 /// `text` with comments and the contents of string and character literals replaced by
 /// spaces (line breaks kept), so that what is left is code.
 pub fn blank(text: &str) -> String {
     let c: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
-    let keep = |out: &mut String, ch: char| out.push(if ch == '\n' { '\n' } else { ' ' });
     while i < c.len() {
         let next = c.get(i + 1).copied();
         if c[i] == '/' && next == Some('/') {
@@ -123,40 +150,10 @@ pub fn blank(text: &str) -> String {
                 i += 1;
             }
         } else if c[i] == '"' {
-            out.push('"');
-            i += 1;
-            while i < c.len() && c[i] != '"' {
-                if c[i] == '\\' {
-                    keep(&mut out, c[i]);
-                    i += 1;
-                }
-                if i < c.len() {
-                    keep(&mut out, c[i]);
-                    i += 1;
-                }
-            }
-            if i < c.len() {
-                out.push('"');
-                i += 1;
-            }
+            i = quoted(&c, i, &mut out);
         } else if c[i] == '\'' && (next == Some('\\') || c.get(i + 2) == Some(&'\'')) {
             // A character literal ('x', '\n', '\u{..}'); a lifetime ('a) is code.
-            out.push('\'');
-            i += 1;
-            while i < c.len() && c[i] != '\'' {
-                if c[i] == '\\' {
-                    keep(&mut out, c[i]);
-                    i += 1;
-                }
-                if i < c.len() {
-                    keep(&mut out, c[i]);
-                    i += 1;
-                }
-            }
-            if i < c.len() {
-                out.push('\'');
-                i += 1;
-            }
+            i = quoted(&c, i, &mut out);
         } else {
             out.push(c[i]);
             i += 1;

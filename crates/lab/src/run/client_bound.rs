@@ -62,10 +62,7 @@ pub fn check(
         .map(|p| p.cpu_s());
     // The server's reading covers the telemetry's whole span (the warm-up, a shard's wait for
     // the others), so its share is taken over that span: never above the machine.
-    let span = telemetry
-        .iter()
-        .map(|t| t.elapsed_s)
-        .fold(phase.duration_s, f64::max);
+    let span = span(phase, telemetry);
     let server = server_s.map(|s| ServerCpu {
         seconds: s,
         machine_share: (s / span / cores).min(1.0),
@@ -87,6 +84,15 @@ pub fn check(
         None
     };
     Some(ClientCheck { server, limit })
+}
+
+/// The seconds a phase's whole-phase readings cover: its telemetry's span (warm-up and waits
+/// included), at least the measured phase.
+pub fn span(phase: &PhaseResult, telemetry: &[TelemetrySample]) -> f64 {
+    telemetry
+        .iter()
+        .map(|t| t.elapsed_s)
+        .fold(phase.duration_s, f64::max)
 }
 
 /// The CPUs of this machine, as [`check`] counts them.

@@ -31,10 +31,7 @@ pub fn evidence(
 ) -> Evidence {
     // Telemetry spans the warm-up too; the figures the verdict divides by the phase's length
     // are whole-phase totals, so they are taken over the same span.
-    let span = telemetry
-        .iter()
-        .map(|t| t.elapsed_s)
-        .fold(phase.duration_s, f64::max);
+    let span = client_bound::span(phase, telemetry);
     let check = client_bound::check(phase, telemetry, cores);
     let server = telemetry.iter().find_map(TelemetrySample::server_proc);
     let mut e = Evidence {
