@@ -63,7 +63,7 @@ impl Runner<'_> {
                 file: self.loaded.spec.name.clone(),
                 message: e.to_string(),
             })?;
-        let mut rounds = RoundTracker::new(&rule, &records);
+        let mut rounds = RoundTracker::new(&rule, &records).counting_from(self.started);
         // A resumed study decides on every round it measured, before the resume too.
         let mut earlier = self.earlier_phases(&records)?;
         let (mut done, mut failed, mut skipped) = (0, 0, 0);
@@ -109,7 +109,11 @@ impl Runner<'_> {
             obs.cell_started(rec, total);
             self.store.cell_running(rec.id)?;
             let started = Instant::now();
-            match self.run_cell(cell, rec, obs, stop) {
+            let outcome = self.run_cell(cell, rec, obs, stop);
+            if let Some(s) = self.stop_s.take() {
+                rounds.record_stop(s);
+            }
+            match outcome {
                 Ok(phase) => {
                     done += 1;
                     measured = true;
@@ -125,6 +129,7 @@ impl Runner<'_> {
                     self.store
                         .cell_failed(rec.id, &error, log_tail.as_deref())?;
                     failed += 1;
+                    rounds.record_failed();
                     obs.cell_finished(rec, Err(&error));
                     // A server that died takes its setup with it: start it again next time.
                     if let Some(a) = &self.active {
@@ -139,6 +144,11 @@ impl Runner<'_> {
         }
         if measured {
             obs.round_finished(&rounds.report());
+        }
+        if let Some(end) = rounds.budget_end() {
+            obs.message(&end.describe());
+            let record = end.record();
+            self.update_env(|env| env["budget"] = record)?;
         }
         let dropped = self.store.drop_pending_cells(&not_needed)?;
         Ok((done, failed, skipped, dropped))

@@ -16,6 +16,7 @@ use qpslab_store::{CellRecord, Factor, Store, StudyId, StudyRecord, StudyStatus}
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+mod budget;
 mod cell;
 mod create;
 mod estimate;
@@ -28,6 +29,7 @@ pub mod sandboxes;
 mod server;
 pub mod spec;
 pub mod stop;
+pub use budget::BudgetEnd;
 pub use create::{create, environment};
 pub use estimate::{
     estimate, pilot, pilot_name, ComparisonEstimate, Estimate, EstimateError, Matched, Source,
@@ -185,6 +187,8 @@ pub fn run_study<O: StudyObserver>(
     obs: &mut O,
     stop: &AtomicBool,
 ) -> Result<StudyOutcome, StudyError> {
+    // The budget counts from here: what is set up for the study is spent from it too.
+    let started = std::time::Instant::now();
     let spec = &loaded.spec;
     let id = match mode {
         Mode::Run => create_from(store, loaded, home)?,
@@ -217,6 +221,8 @@ pub fn run_study<O: StudyObserver>(
         io_mount: None,
         undo_errors: Vec::new(),
         host: qpslab_probe::host_facts(),
+        started,
+        stop_s: None,
     };
     for line in crate::study::sandboxes::clean_stale_storage(home, &spec.name, &loaded.expanded) {
         obs.message(&line);
@@ -280,6 +286,10 @@ struct Runner<'a> {
     /// What the storage guard failed to undo, told at the end.
     undo_errors: Vec<String>,
     host: qpslab_core::HostFacts,
+    /// When the study started, for its budget.
+    started: std::time::Instant,
+    /// Seconds the last server stop took, until the budget has been told.
+    stop_s: Option<f64>,
 }
 
 enum CellError {

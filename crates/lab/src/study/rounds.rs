@@ -18,14 +18,16 @@
 //! the round still ends within the budget (the budget is the study's wall time: it can cut
 //! the minimum rounds too, and the comparisons then say they are undecided). A comparison
 //! nearly precise thus gives way to one
-//! far from it when the budget cannot pay for both; once it is spent no cell starts, even
-//! within a round. The ETA ([`RoundReport::eta_s`]) is the rounds each open comparison still
+//! far from it when the budget cannot pay for both; and no cell starts, even within a round,
+//! unless the time cells like it took so far fits in what is left ([`super::budget`]), so the
+//! study ends within its budget and at worst one cell's misjudged length past it. The ETA ([`RoundReport::eta_s`]) is the rounds each open comparison still
 //! needs at its spread so far, at the cells' pace, within what is left of the budget. With
 //! `repeats = N` every round runs.
 //!
 //! A resumed study loads the rounds measured before ([`RoundTracker::record_earlier`]): they
 //! count in the pairing and their time in the budget, so the resume decides on the whole study.
 
+use crate::study::budget::{may_start, BudgetEnd, CellKind, Pace};
 use crate::study::stop::{StopRule, DEFAULT_PRECISION_PCT};
 use qpslab_core::PhaseResult;
 use qpslab_stats::{half_log, Decision, Ratio, Sequential};
@@ -108,8 +110,14 @@ pub struct RoundTracker {
     started: Instant,
     /// Seconds the cells measured before a resume took: they count in the budget.
     earlier_s: f64,
-    /// Seconds each measured cell took, start-up and load included.
-    cell_s: Vec<f64>,
+    /// Seconds each measured cell took, start-up and load included, by kind.
+    pace: Pace,
+    /// The setup of the last cell measured (`None` at the start or after a failed cell: the
+    /// next cell starts its server) and every setup measured in this run.
+    last_setup: Option<String>,
+    seen: BTreeSet<String>,
+    /// Why the budget ended the study, once it did.
+    budget_end: Option<BudgetEnd>,
     /// Comparisons that need the round being run (decided when it starts).
     open: BTreeSet<Key>,
     round: u32,
@@ -152,11 +160,49 @@ impl RoundTracker {
             values: BTreeMap::new(),
             started: Instant::now(),
             earlier_s: 0.0,
-            cell_s: Vec::new(),
+            pace: Pace::default(),
+            last_setup: None,
+            seen: BTreeSet::new(),
+            budget_end: None,
             open: BTreeSet::new(),
             round: 0,
             out_of_budget: false,
         }
+    }
+
+    /// Counts the budget from `started` (the study's start, before anything was set up for
+    /// it) instead of from when the tracker was made.
+    pub fn counting_from(mut self, started: Instant) -> RoundTracker {
+        self.started = started;
+        self
+    }
+
+    /// What cell `rec` starts before it measures, from the cells measured before it.
+    fn kind(&self, rec: &CellRecord) -> CellKind {
+        let s = setup(rec);
+        if self.last_setup.as_ref() == Some(&s) {
+            CellKind::SameSetup
+        } else if self.seen.contains(&s) {
+            CellKind::SetupChange
+        } else {
+            CellKind::FirstOfSetup
+        }
+    }
+
+    /// Why the budget ended the study, if it did.
+    pub fn budget_end(&self) -> Option<&BudgetEnd> {
+        self.budget_end.as_ref()
+    }
+
+    /// Stopping a server took `seconds`: the study keeps that much for its last stop.
+    pub fn record_stop(&mut self, seconds: f64) {
+        self.pace.record_stop(seconds);
+    }
+
+    /// A cell failed: its time does not tell a measured cell's, and the next cell starts
+    /// its server.
+    pub fn record_failed(&mut self) {
+        self.last_setup = None;
     }
 
     /// The precision metric of a phase.
@@ -173,7 +219,15 @@ impl RoundTracker {
 
     /// Records a measured cell and the seconds it took.
     pub fn record(&mut self, rec: &CellRecord, phase: &PhaseResult, seconds: f64) {
-        self.cell_s.push(seconds);
+        let kind = self.kind(rec);
+        self.pace.record(Some(kind), seconds);
+        self.last_setup = Some(setup(rec));
+        self.seen.insert(setup(rec));
+        self.record_value(rec, phase);
+    }
+
+    /// Pairs a measured cell's value.
+    fn record_value(&mut self, rec: &CellRecord, phase: &PhaseResult) {
         if let Some(v) = self.value(phase) {
             // Paired as the comparison pairs it: a busy neighbour alone leaves it in.
             let stable = phase.stability.as_ref().is_none_or(|s| s.fit_to_pair());
@@ -186,7 +240,8 @@ impl RoundTracker {
     /// its round is paired and its time spent from the budget, as if this process had run it.
     pub fn record_earlier(&mut self, rec: &CellRecord, phase: &PhaseResult, seconds: f64) {
         self.earlier_s += seconds;
-        self.record(rec, phase, seconds);
+        self.pace.record(None, seconds);
+        self.record_value(rec, phase);
     }
 
     /// Wall time spent on the study: this process's, and the earlier cells' of a resume.
@@ -299,8 +354,7 @@ impl RoundTracker {
 
     /// Seconds one cell took on average so far.
     pub(super) fn cell_mean_s(&self) -> Option<f64> {
-        (!self.cell_s.is_empty())
-            .then(|| self.cell_s.iter().sum::<f64>() / self.cell_s.len() as f64)
+        self.pace.mean_s()
     }
 
     /// Cells a round of the `open` comparisons runs: each candidate's, and the baseline's at
@@ -312,8 +366,8 @@ impl RoundTracker {
 
     /// Starts round `round`: decides which comparisons run in it. Before `min_repeats`
     /// rounds every comparison runs; after, only those not yet precise. From the second round
-    /// on, a round starts only if the time its cells took so far says it ends within the
-    /// budget.
+    /// on, a round starts only if the time cells of later rounds took so far says it ends
+    /// within the budget, with the last server's stop.
     pub fn start_round(&mut self, round: u32) {
         self.round = round;
         if !self.rule.adaptive() {
@@ -325,11 +379,11 @@ impl RoundTracker {
         } else {
             self.open_by_width()
         };
-        self.open = match (self.rule.budget_s, self.cell_mean_s()) {
+        self.open = match (self.rule.budget_s, self.pace.round_cell_s()) {
             (Some(budget), Some(per_cell)) => {
                 // The widest first, each while the round still ends within the budget (with
                 // planned looks: while the rounds to its next look do).
-                let left = budget - self.elapsed_s();
+                let left = budget - self.elapsed_s() - self.pace.stop_s();
                 let mut open = BTreeSet::new();
                 for key in &ranked {
                     let mut with = open.clone();
@@ -341,6 +395,12 @@ impl RoundTracker {
                 }
                 if open.is_empty() && !ranked.is_empty() {
                     self.out_of_budget = true;
+                    let cells = Self::cells_in_round(&ranked.iter().take(1).cloned().collect());
+                    self.budget_end = Some(BudgetEnd {
+                        budget_s: budget,
+                        used_s: self.elapsed_s(),
+                        next_s: per_cell * cells as f64 + self.pace.stop_s(),
+                    });
                 }
                 open
             }
@@ -351,21 +411,33 @@ impl RoundTracker {
         }
     }
 
-    /// Whether the cell is needed in the round being run; none is once the budget is spent.
+    /// Whether the cell is needed in the round being run, and may start: with a budget, only
+    /// if the time cells of its kind took so far fits in what is left (else the budget ends
+    /// the study and no cell starts any more).
     pub fn needed(&mut self, rec: &CellRecord) -> bool {
-        if let Some(b) = self.rule.budget_s {
-            if self.elapsed_s() >= b {
-                self.out_of_budget = true;
-                self.open.clear();
-            }
-        }
         let (s, p) = (setup(rec), point(rec));
-        if s == self.baseline {
+        let wanted = if s == self.baseline {
             // A study of one setup has nothing to compare: its rounds all run (in its budget).
             (self.comparisons.is_empty() && !self.out_of_budget)
                 || self.open.iter().any(|(_, op)| *op == p)
         } else {
             self.open.contains(&(s, p))
+        };
+        if !wanted {
+            return false;
+        }
+        let Some(budget) = self.rule.budget_s else {
+            return true;
+        };
+        let expected = self.pace.expected_s(self.kind(rec));
+        match may_start(budget, self.elapsed_s(), expected, self.pace.stop_s()) {
+            Ok(()) => true,
+            Err(end) => {
+                self.budget_end.get_or_insert(end);
+                self.out_of_budget = true;
+                self.open.clear();
+                false
+            }
         }
     }
 
@@ -410,7 +482,8 @@ impl RoundTracker {
             elapsed_s: self.elapsed_s(),
             budget_s: self.rule.budget_s,
             next_round_s: self
-                .cell_mean_s()
+                .pace
+                .round_cell_s()
                 .map(|c| c * Self::cells_in_round(&open) as f64),
             eta_s: self.eta_s(&open),
         }
@@ -443,7 +516,7 @@ impl RoundTracker {
     /// Time the rounds the `open` comparisons still need would take: round by round, the
     /// cells of those still needing it, at the cells' pace; within what is left of the budget.
     fn eta_s(&self, open: &BTreeSet<Key>) -> Option<f64> {
-        let per_cell = self.cell_mean_s()?;
+        let per_cell = self.pace.round_cell_s()?;
         if !self.rule.adaptive() || self.out_of_budget {
             return Some(0.0);
         }

@@ -164,6 +164,36 @@ fn no_round_starts_that_the_budget_cannot_finish() {
 }
 
 #[test]
+fn issue_47_no_cell_starts_within_a_round_that_the_budget_cannot_finish() {
+    let recs = records(20);
+    // The first cell took 1.2 s (a server started, a dataset loaded): the second, the first of
+    // its setup too, is expected to take as long and does not fit in a budget of 1 s, though
+    // only a moment of wall time has passed. The budget ends the study and says so.
+    let mut t = RoundTracker::new(&rule(1.0, Some(1.0), 20), &recs);
+    t.start_round(1);
+    assert!(t.needed(&recs[0]));
+    t.record(&recs[0], &phase(1000.0), 1.2);
+    assert!(!t.needed(&recs[1]));
+    let end = t.budget_end().expect("the budget ended the study");
+    assert_eq!((end.budget_s, end.next_s), (1.0, 1.2));
+    assert!(end.used_s < 1.0, "{end:?}");
+    // And no later cell starts.
+    t.start_round(2);
+    assert!(recs[2..].iter().all(|r| !t.needed(r)));
+    assert!(t.finished());
+    // The last server's stop is kept from the budget too: 1 s of cell and 1.5 s of stop do
+    // not fit in 2 s.
+    let mut t = RoundTracker::new(&rule(1.0, Some(2.0), 20), &recs);
+    t.start_round(1);
+    assert!(t.needed(&recs[0]));
+    t.record(&recs[0], &phase(1000.0), 1.0);
+    assert!(t.needed(&recs[1]));
+    t.record_stop(1.5);
+    assert!(!t.needed(&recs[1]));
+    assert_eq!(t.budget_end().map(|e| e.next_s), Some(2.5));
+}
+
+#[test]
 fn with_planned_looks_a_comparison_stops_only_at_a_look() {
     let recs = records(20);
     let looks = StopRule {

@@ -14,7 +14,11 @@ use qpslab_wire::Conn;
 use serde_json::json;
 
 impl Runner<'_> {
+    /// Stops the active server and undoes its storage; the time it took is kept for the
+    /// budget, which saves that much for the study's last stop.
     pub(super) fn stop_server(&mut self) {
+        let started = std::time::Instant::now();
+        let stopped = self.active.is_some() || self.io_mount.is_some();
         if let Some(a) = self.active.take() {
             drop(a.sampler); // its lag monitor first, then the replica, then its primary
             for sb in [a.replica, a.sandbox].into_iter().flatten() {
@@ -25,6 +29,9 @@ impl Runner<'_> {
         self.io_mount = None;
         let failed = self.storage.restore();
         self.undo_errors.extend(failed);
+        if stopped {
+            self.stop_s = Some(started.elapsed().as_secs_f64());
+        }
     }
 
     pub(super) fn ensure_server<O: StudyObserver>(
