@@ -17,6 +17,14 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+/// The least a cell takes: its fixed warm-up and its phase's time, as planned (0 where the
+/// phase ends on a count of events).
+fn planned_s(cell: &PlannedCell) -> f64 {
+    cell.options.resolve().map_or(0.0, |r| {
+        r.plan.warmup_s.max(0.0) + r.plan.stop.time_s.unwrap_or(0.0).max(0.0)
+    })
+}
+
 impl Active {
     /// Settles the server unless it was settled since it started and since the last prepare;
     /// the report goes into `plan` (the cell that paid for it).
@@ -86,20 +94,20 @@ impl Runner<'_> {
                 skipped += 1;
                 continue;
             }
-            if !rounds.needed(rec) {
+            let cell = self
+                .loaded
+                .expanded
+                .cells
+                .iter()
+                .find(|c| c.cell.label == rec.cell.label);
+            if !rounds.needed_at_least(rec, cell.map_or(0.0, planned_s)) {
                 not_needed.push(rec.id);
                 continue;
             }
             if stop.load(Ordering::SeqCst) {
                 return Err(StudyError::Interrupted(self.loaded.spec.name.clone()));
             }
-            let Some(cell) = self
-                .loaded
-                .expanded
-                .cells
-                .iter()
-                .find(|c| c.cell.label == rec.cell.label)
-            else {
+            let Some(cell) = cell else {
                 // The spec was compared on resume, so every stored label is in the expansion.
                 self.store
                     .cell_failed(rec.id, "cell not in the spec", None)?;

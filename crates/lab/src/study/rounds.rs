@@ -415,6 +415,12 @@ impl RoundTracker {
     /// if the time cells of its kind took so far fits in what is left (else the budget ends
     /// the study and no cell starts any more).
     pub fn needed(&mut self, rec: &CellRecord) -> bool {
+        self.needed_at_least(rec, 0.0)
+    }
+
+    /// [`Self::needed`], for a cell that takes at least `planned_s` (its warm-up and phase as
+    /// planned): a cell is never expected to be shorter, timed cells or not.
+    pub fn needed_at_least(&mut self, rec: &CellRecord, planned_s: f64) -> bool {
         let (s, p) = (setup(rec), point(rec));
         let wanted = if s == self.baseline {
             // A study of one setup has nothing to compare: its rounds all run (in its budget).
@@ -429,7 +435,10 @@ impl RoundTracker {
         let Some(budget) = self.rule.budget_s else {
             return true;
         };
-        let expected = self.pace.expected_s(self.kind(rec));
+        let expected = match self.pace.expected_s(self.kind(rec)) {
+            Some(e) => Some(e.max(planned_s)),
+            None => (planned_s > 0.0).then_some(planned_s),
+        };
         match may_start(budget, self.elapsed_s(), expected, self.pace.stop_s()) {
             Ok(()) => true,
             Err(end) => {

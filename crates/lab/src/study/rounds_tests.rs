@@ -191,6 +191,12 @@ fn issue_47_no_cell_starts_within_a_round_that_the_budget_cannot_finish() {
     t.record_stop(1.5);
     assert!(!t.needed(&recs[1]));
     assert_eq!(t.budget_end().map(|e| e.next_s), Some(2.5));
+    // A cell is never expected to be shorter than its planned phase, timed cells or not: a
+    // first cell of 3 s does not start in a budget of 2 s.
+    let mut t = RoundTracker::new(&rule(1.0, Some(2.0), 20), &recs);
+    t.start_round(1);
+    assert!(!t.needed_at_least(&recs[0], 3.0));
+    assert_eq!(t.budget_end().map(|e| e.next_s), Some(3.0));
 }
 
 #[test]
