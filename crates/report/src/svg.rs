@@ -52,8 +52,20 @@ pub enum XAxis {
     /// Log2 (sessions: 1, 2, 4 ... 1024), ticks at powers of two.
     Log2,
     /// HdrHistogram's percentile axis: x is `1/(1-p)` on a log10 scale, ticks labelled as
-    /// percentiles (0%, 90%, 99%, 99.9%...).
+    /// percentiles (0%, 50%, 90%, 99%, 99.9%...); the latency against it is drawn on a log10
+    /// y axis.
     Percentile,
+}
+
+/// How a chart's y values map onto its axis: chosen by its x axis (see [`LineChart::y_axis`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum YAxis {
+    /// Linear from 0, with round ticks.
+    Linear,
+    /// Log10 over the values' range, ticks at 1, 2 and 5 times powers of ten: a latency
+    /// distribution, whose tail is tens or hundreds of times its median, keeps its median
+    /// readable.
+    Log10,
 }
 
 /// A chart's size.
@@ -153,6 +165,16 @@ pub struct LineChart {
 }
 
 impl LineChart {
+    /// The y axis' scale: log10 under a percentile axis (a latency distribution, whose tail is
+    /// tens or hundreds of times its median: on a linear axis the median and p99 share a few
+    /// pixels), linear from 0 otherwise.
+    fn y_axis(&self) -> YAxis {
+        match self.x_axis {
+            XAxis::Percentile => YAxis::Log10,
+            XAxis::Linear | XAxis::Log2 => YAxis::Linear,
+        }
+    }
+
     /// Whether any series has a point to draw.
     pub fn has_data(&self) -> bool {
         self.series.iter().any(|s| !s.points.is_empty())
@@ -254,27 +276,38 @@ struct Frame {
     /// The x range, after the log2 transform when there is one.
     x0: f64,
     x1: f64,
-    /// Round y ticks from 0, the last one the top of the plot.
+    /// The y axis' scale.
+    y_axis: YAxis,
+    /// Round y ticks (values, not transformed): from 0 on a linear axis, the last one the top
+    /// of the plot.
     y_ticks: Vec<f64>,
-    ymax: f64,
+    /// The y range, after the log10 transform when there is one.
+    y0: f64,
+    y1: f64,
 }
 
 impl Frame {
-    /// The frame that holds every point and the band of `chart`; y starts at 0.
+    /// The frame that holds every point and the band of `chart`; on a linear axis y starts
+    /// at 0.
     fn fit(chart: &LineChart, note: bool) -> Frame {
         let mut frame = Frame {
             g: Geom::of(chart.size, note),
             x_axis: chart.x_axis,
             x0: f64::MAX,
             x1: f64::MIN,
+            y_axis: chart.y_axis(),
             y_ticks: Vec::new(),
-            ymax: 0.0,
+            y0: 0.0,
+            y1: 1.0,
         };
-        let mut y1 = 0.0f64;
+        let (mut ymin, mut y1) = (f64::MAX, 0.0f64);
         for (x, y) in chart.series.iter().flat_map(|s| s.points.iter().copied()) {
             frame.x0 = frame.x0.min(frame.tx(x));
             frame.x1 = frame.x1.max(frame.tx(x));
             y1 = y1.max(y);
+            if y > 0.0 {
+                ymin = ymin.min(y);
+            }
         }
         if let Some((a, b, _)) = &chart.band {
             frame.x0 = frame.x0.min(frame.tx(*a));
@@ -286,8 +319,29 @@ impl Frame {
         if frame.x1 - frame.x0 < 1e-9 {
             (frame.x0, frame.x1) = (frame.x0 - 1.0, frame.x1 + 1.0);
         }
-        (frame.y_ticks, frame.ymax) = nice_ticks(if y1 > 0.0 { y1 } else { 1.0 });
+        match frame.y_axis {
+            YAxis::Linear => {
+                let ymax;
+                (frame.y_ticks, ymax) = nice_ticks(if y1 > 0.0 { y1 } else { 1.0 });
+                frame.y1 = ymax;
+            }
+            YAxis::Log10 => {
+                let (lo, hi) = if ymin <= y1 { (ymin, y1) } else { (1.0, 1.0) };
+                let (ticks, a, b) = log_ticks(lo, hi);
+                (frame.y_ticks, frame.y0, frame.y1) = (ticks, a.log10(), b.log10());
+            }
+        }
         frame
+    }
+
+    /// `y` on the axis' scale (its log10 on a log axis, where a value at or below 0 sits at the
+    /// bottom).
+    fn ty(&self, y: f64) -> f64 {
+        match self.y_axis {
+            YAxis::Linear => y,
+            YAxis::Log10 if y > 0.0 => y.log10(),
+            YAxis::Log10 => self.y0,
+        }
     }
 
     /// `x` on the axis' scale (its log2 on a log2 axis, its log10 on a percentile axis).
@@ -306,7 +360,8 @@ impl Frame {
 
     /// The vertical position of `y` in the picture.
     fn sy(&self, y: f64) -> f64 {
-        self.g.top + self.g.ph() - y / self.ymax * self.g.ph()
+        let f = (self.ty(y) - self.y0) / (self.y1 - self.y0);
+        self.g.top + self.g.ph() - f * self.g.ph()
     }
 
     /// A shaded x range from `a` to `b` with its label centred at the top.
@@ -350,7 +405,10 @@ impl Frame {
                 x2 = self.g.left + self.g.pw(),
                 tx = self.g.left - 6.0,
                 ty = y + 4.0,
-                v = fmt_num(v)
+                v = match self.y_axis {
+                    YAxis::Linear => fmt_num(v),
+                    YAxis::Log10 => fmt_small(v),
+                }
             );
         }
         for v in self.x_ticks() {
@@ -378,13 +436,19 @@ impl Frame {
         }
     }
 
-    /// Round x ticks over the frame's range: powers of two on a log2 axis, powers of ten of
-    /// `1/(1-p)` (0%, 90%, 99%...) on a percentile axis.
+    /// Round x ticks over the frame's range: powers of two on a log2 axis, the median and
+    /// powers of ten of `1/(1-p)` (0%, 50%, 90%, 99%...) on a percentile axis.
     fn x_ticks(&self) -> Vec<f64> {
         let (x0, x1) = (self.x0, self.x1);
         if self.x_axis == XAxis::Percentile {
             let (a, b) = (x0.ceil().max(0.0) as i32, (x1 + 1e-9).floor() as i32);
-            (a..=b).map(|e| 10f64.powi(e)).collect()
+            let mut out: Vec<f64> = (a..=b).map(|e| 10f64.powi(e)).collect();
+            // The median, between 0% and 90%.
+            if (x0..=x1).contains(&2f64.log10()) {
+                out.push(2.0);
+                out.sort_by(f64::total_cmp);
+            }
+            out
         } else if self.x_axis == XAxis::Log2 {
             // Powers of two over the transformed range, thinned to at most 12 labels.
             let (a, b) = (x0.floor() as i32, x1.ceil() as i32);
@@ -434,15 +498,23 @@ impl Frame {
     }
 }
 
-/// A tick of the percentile axis (`1/(1-p)`, a power of ten) as its percentile: `0%`, `90%`,
-/// `99.9%`.
+/// A tick of the percentile axis (`1/(1-p)`: 2 or a power of ten) as its percentile: `0%`,
+/// `50%`, `90%`, `99.9%`.
 fn percentile_label(x: f64) -> String {
     let k = x.max(1.0).log10().round() as i32;
-    if k == 0 {
-        return "0%".into();
-    }
-    let p = 100.0 - 100.0 * 10f64.powi(-k);
+    let p = 100.0 - 100.0 / x.max(1.0);
     format!("{p:.*}%", (k - 2).max(0) as usize)
+}
+
+/// A tick of a log axis: as [`fmt_num`], with the digits a value under 0.01 needs (`0.002`,
+/// `0.0005`).
+fn fmt_small(v: f64) -> String {
+    if v > 0.0 && v < 0.01 {
+        let digits = (-v.log10()).ceil() as usize;
+        format!("{v:.digits$}")
+    } else {
+        fmt_num(v)
+    }
 }
 
 /// The series' stroke colour from the palette.
@@ -474,6 +546,38 @@ fn nice_step(raw: f64) -> f64 {
         10.0
     };
     n * mag
+}
+
+/// Ticks of a log axis over `[lo, hi]` (both above 0) and the axis' ends: the ends snap to the
+/// nearest 1, 2 or 5 times a power of ten outside the range, and the ticks between are those
+/// values too, or only the powers of ten when the range spans more than three decades, so
+/// labels never crowd.
+fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, f64, f64) {
+    let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let b = b.max(a + 1);
+    let all: Vec<f64> = (a..=b)
+        .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
+        .collect();
+    let bottom = all
+        .iter()
+        .copied()
+        .rfind(|t| *t <= lo * (1.0 + 1e-9))
+        .unwrap_or(all[0]);
+    let top = all
+        .iter()
+        .copied()
+        .find(|t| *t >= hi * (1.0 - 1e-9) && *t > bottom)
+        .unwrap_or(all[all.len() - 1]);
+    let decades_only = b - a > 3;
+    let ticks = all
+        .into_iter()
+        .filter(|t| *t >= bottom && *t <= top)
+        .filter(|t| {
+            let power = (t.log10() - t.log10().round()).abs() < 1e-9;
+            !decades_only || power || *t == bottom || *t == top
+        })
+        .collect();
+    (ticks, bottom, top)
 }
 
 /// Ticks from 0 to a round maximum at or above `max`, and that maximum.

@@ -85,7 +85,7 @@ fn charts_match_golden_files() {
     let distribution = LineChart {
         title: "Latency by percentile · 4 sessions".into(),
         x_label: "percentile (log scale of 1/(1-p))".into(),
-        y_label: "latency, ms".into(),
+        y_label: "latency, ms (log scale)".into(),
         x_axis: XAxis::Percentile,
         size: Size::Small,
         series: vec![series(
@@ -115,11 +115,11 @@ fn round_ticks_and_labels() {
     assert_eq!(fmt_num(2_000_000.0), "2M");
     assert_eq!(fmt_num(0.25), "0.25");
     assert_eq!(fmt_num(250.0), "250");
-    let labels: Vec<String> = [1.0, 10.0, 100.0, 1000.0, 1e5]
+    let labels: Vec<String> = [1.0, 2.0, 10.0, 100.0, 1000.0, 1e5]
         .into_iter()
         .map(percentile_label)
         .collect();
-    assert_eq!(labels, ["0%", "90%", "99%", "99.9%", "99.999%"]);
+    assert_eq!(labels, ["0%", "50%", "90%", "99%", "99.9%", "99.999%"]);
 }
 
 #[test]
@@ -165,4 +165,82 @@ fn the_legend_wraps_below_the_plot_and_common_words_are_said_once() {
     }
     // Same colour, another style: another dash pattern.
     assert!(svg.contains(r##"stroke="#0072B2" stroke-width="2" stroke-dasharray="7 4""##));
+}
+
+/// The y of each point of the first series path of `svg`.
+fn path_ys(svg: &str) -> Vec<f64> {
+    let d = svg.split("class=\"series\"").nth(1).unwrap();
+    let d = &d[d.find(" d=\"").unwrap() + 4..];
+    d[..d.find('"').unwrap()]
+        .split(' ')
+        .map(|p| p[1..].split(',').nth(1).unwrap().parse().unwrap())
+        .collect()
+}
+
+/// Issue 47: a latency distribution whose tail is 500 times its median is drawn on a log
+/// latency axis, so the median and p99 lie far apart (on a linear axis to 250 ms they shared
+/// three pixels), with ticks at 1-2-5 and the percentile axis labelled from 50%.
+#[test]
+fn a_latency_distribution_keeps_its_median_and_p99_apart() {
+    // x = 1/(1-p): p50 at 2, p99 at 100, p99.99 at 10 000.
+    let latency = |x: f64| {
+        if x < 2.0 {
+            0.3 + 0.2 * (x - 1.0)
+        } else if x <= 100.0 {
+            0.5 * x.powf(0.5)
+        } else {
+            5.0 * (x / 100.0).powf(0.85)
+        }
+    };
+    let points: Vec<(f64, f64)> = (0..=80)
+        .map(|i| {
+            let x = 10f64.powf(i as f64 / 20.0);
+            (x, latency(x))
+        })
+        .collect();
+    let at = |x: f64| points.iter().position(|p| (p.0 - x).abs() < 1e-6).unwrap();
+    let (p50, p99) = (at(10f64.powf(6.0 / 20.0)), at(100.0));
+    let c = LineChart {
+        title: "Latency by percentile · 4 sessions".into(),
+        y_label: "latency, ms (log scale)".into(),
+        x_axis: XAxis::Percentile,
+        size: Size::Small,
+        series: vec![Series {
+            name: "a".into(),
+            points,
+            color: 0,
+            style: 0,
+        }],
+        ..Default::default()
+    };
+    let svg = c.to_svg();
+    let ys = path_ys(&svg);
+    let g = Geom::of(Size::Small, false);
+    // A factor of five between p50 and p99 takes at least a sixth of the plot's height.
+    assert!(ys[p50] - ys[p99] > g.ph / 6.0, "{} {}", ys[p50], ys[p99]);
+    // The curve still fills the plot: its top at the plot's top or within a tick of it.
+    assert!(ys.last().unwrap() - g.top < g.ph / 4.0, "{ys:?}");
+    for t in [
+        ">0.2<", ">1<", ">10<", ">100<", ">500<", ">50%<", ">99%<", ">99.99%<",
+    ] {
+        assert!(svg.contains(t), "{t} missing:\n{svg}");
+    }
+}
+
+#[test]
+fn log_ticks_are_round_and_hold_the_range() {
+    assert_eq!(
+        log_ticks(0.3, 40.0),
+        (vec![0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0], 0.2, 50.0)
+    );
+    // Over more than three decades, powers of ten between the ends.
+    assert_eq!(
+        log_ticks(0.002, 30.0),
+        (vec![0.002, 0.01, 0.1, 1.0, 10.0, 50.0], 0.002, 50.0)
+    );
+    // One value: a range around it all the same.
+    let (_, a, b) = log_ticks(5.0, 5.0);
+    assert!(a < b, "{a} {b}");
+    assert_eq!(fmt_small(0.0005), "0.0005");
+    assert_eq!(percentile_label(2.0), "50%");
 }

@@ -1,6 +1,8 @@
 //! Latency distributions as HdrHistogram plots them: latency against percentile on a log-scaled
-//! `1/(1-p)` axis, so the tail (99%, 99.9%, 99.99%) gets as much room as the median. Each line
-//! is one setup at one session count, its repeats' stored event histograms merged.
+//! `1/(1-p)` axis, so the tail (99%, 99.9%, 99.99%) gets as much room as the median, and the
+//! latency on a log axis, so a tail a hundred times the median leaves the median and p99
+//! readable. Each line is one setup at one session count, its repeats' stored event histograms
+//! merged.
 
 use super::{sessions, Line};
 use crate::svg::{LineChart, Series, Size, XAxis};
@@ -67,7 +69,7 @@ pub(super) fn distribution(lines: &[Line<'_>], threads: u32) -> LineChart {
     LineChart {
         title: format!("Latency by percentile · {}", sessions(threads)),
         x_label: "percentile (log scale of 1/(1-p))".into(),
-        y_label: "latency, ms".into(),
+        y_label: "latency, ms (log scale)".into(),
         x_axis: XAxis::Percentile,
         size: Size::Small,
         series,
