@@ -85,8 +85,9 @@ fn two_variant_study_report_answers_without_the_terminal() {
         !html.contains("rand.seed") && !html.contains("seed="),
         "a seed is listed"
     );
-    // How the client was placed, beside each phase's verdict.
-    let placement = &context[context.find("id=\"placement\"").unwrap()..];
+    // How the client was placed, beside each phase's verdict: below the charts, folded.
+    let placement = section(&html, "placement");
+    assert!(placement.contains("<details"), "{placement}");
     assert_eq!(placement.matches("event loop").count(), 4, "{placement}");
     assert!(placement.contains("stable"), "{placement}");
     // How fast, how stable, per interval at every session count; how latency is distributed;

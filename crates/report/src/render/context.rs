@@ -18,7 +18,8 @@ pub(crate) struct Part {
 }
 
 /// The context section's parts in order: provenance, the shared facts, the differences (with
-/// more than one setup), the client's placement per phase.
+/// more than one setup). The client's placement per phase ([`placement`]) comes after the
+/// charts.
 pub(crate) fn parts(r: &Report) -> Vec<Part> {
     let mut out = vec![
         Part {
@@ -39,13 +40,23 @@ pub(crate) fn parts(r: &Report) -> Vec<Part> {
             when_empty: "none: the setups share every fact above",
         });
     }
-    out.push(Part {
-        heading: Some(("placement", "Client placement and stability per phase")),
-        table: placement_table(r),
-        when_empty: "",
-    });
     out
 }
+
+/// Where the client ran each phase, how busy its loops were, and each phase's verdict: a row
+/// per phase (74 for a study of a few dozen cells), so every format places it below the charts
+/// and HTML folds it, open on demand; `None` when no phase was measured.
+pub(crate) fn placement(r: &Report) -> Option<Part> {
+    let table = placement_table(r);
+    (!table.1.is_empty()).then_some(Part {
+        heading: Some(("placement", PLACEMENT_HEADING)),
+        table,
+        when_empty: "",
+    })
+}
+
+/// The placement table's heading.
+const PLACEMENT_HEADING: &str = "Client placement and stability per phase";
 
 fn head(names: &[&str]) -> Vec<String> {
     names.iter().map(|s| s.to_string()).collect()

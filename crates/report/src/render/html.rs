@@ -7,7 +7,7 @@
 //! (NewOrder/min, the server's NOPM, the consistency check),
 //! factor effects and every phase's results with its stability verdict.
 
-use super::context::{parts, stability_line, OwnedTable};
+use super::context::{parts, placement, stability_line, OwnedTable};
 use super::{
     actions_table, best_of_table, difference_cells, effects_table, limits_sides_lines,
     metric_cells, metric_header, phase_limits, results_table, summary, tpcc_failures, tpcc_table,
@@ -73,6 +73,25 @@ fn context(o: &mut String, r: &Report) {
         }
     }
     o.push_str("</div>\n");
+}
+
+/// The client's placement and each phase's verdict, a row per phase, folded under a line that
+/// counts them (open on demand).
+fn placement_block(o: &mut String, r: &Report) {
+    let Some(p) = placement(r) else {
+        return;
+    };
+    if let Some((id, heading)) = p.heading {
+        let _ = write!(o, "<h2 id=\"{id}\">{heading}</h2>");
+    }
+    let n = p.table.1.len();
+    let _ = write!(
+        o,
+        "<details class=\"context placement\"><summary>{n} phase{}: where the client ran, how busy its loops were, each phase's stability verdict</summary>",
+        if n == 1 { "" } else { "s" }
+    );
+    owned_table(o, p.table);
+    o.push_str("</details>\n");
 }
 
 /// The answer first: one line per comparison, the warnings to read with them, and the forest
@@ -145,7 +164,7 @@ fn charts(o: &mut String, r: &Report) {
             Section::Latency,
             "latency-distribution",
             "Latency distribution",
-            "Latency by percentile as HdrHistogram plots it: the x axis is 1/(1-p) on a log scale; repeats merged.",
+            "Latency by percentile as HdrHistogram plots it: the x axis is 1/(1-p) on a log scale (50%, 90%, 99%, 99.9%...), the latency on a log scale; repeats merged.",
         ),
         (
             Section::Server,
@@ -219,6 +238,7 @@ impl Renderer for Html {
         }
         context(&mut o, r);
         charts(&mut o, r);
+        placement_block(&mut o, r);
         for c in &r.comparisons {
             let _ = write!(o, "<h2>{} vs {}</h2>", esc(&c.b), esc(&c.a));
             // The tables (the answer) first, then what to read with them.

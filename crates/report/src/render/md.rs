@@ -2,7 +2,7 @@
 //! verdict), what changed, then the context (what ran, on what, how the client was placed),
 //! then tables.
 
-use super::context::{parts, stability_line, OwnedTable};
+use super::context::{parts, placement, stability_line, OwnedTable};
 use super::{
     actions_table, best_of_table, difference_cells, effects_table, limits_sides_lines,
     metric_cells, metric_header, phase_limits, results_table, summary, tpcc_failures, tpcc_table,
@@ -172,6 +172,13 @@ fn markdown(r: &Report, charts: Option<&str>) -> Result<String, Error> {
         ] {
             images(&mut o, r, dir, section);
         }
+    }
+    // A row per phase: below the charts, so it does not stand between the answer and them.
+    if let Some(p) = placement(r) {
+        if let Some((_, heading)) = p.heading {
+            let _ = writeln!(o, "## {heading}\n");
+        }
+        owned_table(&mut o, p.table);
     }
     for c in &r.comparisons {
         o.push_str(&comparison_markdown(c));

@@ -3,6 +3,8 @@
 mod context;
 mod html;
 mod json;
+#[cfg(test)]
+mod layout_tests;
 mod md;
 mod summary;
 
