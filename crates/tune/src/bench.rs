@@ -1,7 +1,8 @@
 //! Measuring configurations: a search trial is one engine phase with the configuration applied
 //! (its throughput goes to the trial history only); the confirmation's measurements go through
 //! the lab's `exec::measure` as the cells of the session's proof study, created by the lab's
-//! `study::create` and stored like any study.
+//! `study::create` and stored like any study, one round at a time ([`Bench::proof_round`]),
+//! each phase with its stability verdict.
 
 use crate::apply::Applier;
 use crate::confirm::{self, ProofVariant};
@@ -13,7 +14,7 @@ use qpslab_engine::workload::Workload;
 use qpslab_lab::run::exec::Interval;
 use qpslab_lab::ExecError;
 use qpslab_sandbox::SandboxHome;
-use qpslab_store::{RunId, RunMeta, Store, StudyStatus, TuneTrial};
+use qpslab_store::{CellRecord, RunId, RunMeta, Store, StudyId, StudyStatus, TuneTrial};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -135,37 +136,77 @@ impl Bench<'_> {
         Ok(())
     }
 
-    /// Measures baseline and `config` in the confirmation's order, `repeats` times each, as
-    /// the proof study named after the session (`spec`: its description, the environment
-    /// read in `home`); the throughputs of each side.
-    pub fn confirm(
+    /// Creates the proof study named after the session (`spec`: its spec, the environment
+    /// read in `home`) with `max_rounds` rounds of cells in the confirmation's order; the
+    /// rounds not run are removed when it closes ([`Bench::close_proof`]).
+    pub fn open_proof(
         &mut self,
-        config: &Config,
-        repeats: u32,
+        max_rounds: u32,
         (spec, home): (&str, &SandboxHome),
-        obs: &mut dyn Observer,
-    ) -> Result<[Vec<f64>; 2], TuneError> {
-        let order = confirm::order(repeats);
+    ) -> Result<Proof, TuneError> {
+        let order = confirm::order(max_rounds);
         let cells = study_cells(&order);
         let name = (self.session.as_str(), spec, self.session.as_str());
         let id = qpslab_lab::study::create(self.store, home, name, Vec::new(), &cells)
             .map_err(TuneError::Study)?;
         let records = self.store.study_cells(id)?;
-        let mut sides = [Vec::new(), Vec::new()];
-        for (rec, side) in records.iter().zip(&order) {
+        Ok(Proof {
+            id,
+            cells: records.into_iter().zip(order).collect(),
+            next: 0,
+        })
+    }
+
+    /// Measures the proof study's next round: baseline and `config` in the round's order, each
+    /// a cell of the study and a trial of the session.
+    pub fn proof_round(
+        &mut self,
+        proof: &mut Proof,
+        config: &Config,
+        obs: &mut dyn Observer,
+    ) -> Result<confirm::Round, TuneError> {
+        let started = Instant::now();
+        let (mut tps, mut stable) = ([0.0; 2], true);
+        let end = (proof.next + 2).min(proof.cells.len());
+        for (rec, side) in &proof.cells[proof.next..end] {
             let chosen = match side {
                 ProofVariant::Baseline => Config::new(),
                 ProofVariant::Tuned => config.clone(),
             };
-            let (tps, run) = self.measure_cell(&chosen, &rec.cell.label, obs)?;
+            let (m, run, fit) = self.measure_cell(&chosen, &rec.cell.label, obs)?;
             self.store.cell_done(rec.id, run)?;
             let phase = format!("confirm {}", side.name());
             let secs = self.plan.stop.time_s.unwrap_or(0.0);
-            self.record(&phase, &chosen, (tps, secs), Some(run))?;
-            sides[usize::from(*side == ProofVariant::Tuned)].push(tps);
+            self.record(&phase, &chosen, (m, secs), Some(run))?;
+            tps[usize::from(*side == ProofVariant::Tuned)] = m;
+            stable &= fit;
         }
-        self.store.set_study_status(id, StudyStatus::Done)?;
-        Ok(sides)
+        proof.next = end;
+        Ok(confirm::Round {
+            baseline: tps[0],
+            tuned: tps[1],
+            stable,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Ends the proof study: the cells of rounds not run removed (as a study that stopped on
+    /// its precision removes them), `conclusion` added to its environment under
+    /// `confirmation`, and its status done.
+    pub fn close_proof(
+        &mut self,
+        proof: Proof,
+        conclusion: serde_json::Value,
+    ) -> Result<(), TuneError> {
+        let unused: Vec<_> = proof.cells[proof.next..].iter().map(|c| c.0.id).collect();
+        self.store.drop_pending_cells(&unused)?;
+        let mut env = self.store.study_by_name(&self.session)?.env;
+        if let Some(env) = env.as_object_mut() {
+            env.insert("confirmation".into(), conclusion);
+        }
+        self.store.set_study_env(proof.id, &env)?;
+        self.store.set_study_status(proof.id, StudyStatus::Done)?;
+        Ok(())
     }
 
     fn measure_cell(
@@ -173,7 +214,7 @@ impl Bench<'_> {
         config: &Config,
         label: &str,
         obs: &mut dyn Observer,
-    ) -> Result<(f64, RunId), TuneError> {
+    ) -> Result<(f64, RunId, bool), TuneError> {
         self.applier.apply(config)?;
         let server_options = self.target.server_options();
         let mut control = qpslab_wire::Conn::connect(&server_options)?;
@@ -210,7 +251,9 @@ impl Bench<'_> {
         self.store
             .finish_run(&meta.uuid, qpslab_store::RunStatus::Completed)?;
         self.stop_if_interrupted()?;
-        Ok((m.phase.tps(), m.run_id))
+        // Paired as a study pairs it: a busy neighbour alone leaves the round in.
+        let fit = m.phase.stability.as_ref().is_none_or(|s| s.fit_to_pair());
+        Ok((m.phase.tps(), m.run_id, fit))
     }
 
     /// A signal stops the session between measurements, as the engine stops within one.
@@ -220,6 +263,13 @@ impl Bench<'_> {
         }
         Ok(())
     }
+}
+
+/// The proof study being measured: its cells, each with its side, and the next to run.
+pub struct Proof {
+    id: StudyId,
+    cells: Vec<(CellRecord, ProofVariant)>,
+    next: usize,
 }
 
 /// Passes a confirmation measurement's intervals to the session's observer; nothing else of

@@ -1,6 +1,7 @@
 //! Tuning with proof (`qpslab tune`): searches a server's settings for a workload within a
-//! wall-time budget, then confirms the best configuration against the baseline in interleaved
-//! repeats stored as a study, and crowns it only when the interval of the throughput ratio lies
+//! wall-time budget, then confirms the best configuration against the baseline in paired rounds
+//! stored as a study, until the anytime-valid interval of the throughput ratio decides or the
+//! confirmation's share of the budget is spent, and crowns it only when that interval lies
 //! above 1.
 //!
 //! The tuner sits above the lab and `report`: its decisions need `report`'s statistics (a ratio
@@ -9,7 +10,8 @@
 //!
 //! - [`knobs`] (pure): the curated knob list and the candidate values of a server;
 //! - [`search`] (pure): which configurations to try, how many fit, who survives a rung;
-//! - [`confirm`] (pure): the A/B order of the confirmation and its verdict;
+//! - [`budget`] (pure): the budget split between the search, the confirmation and the rechecks;
+//! - [`confirm`] (pure): the A/B order of the confirmation, when it stops, and its verdict;
 //! - `apply`: changing the settings with `SET GLOBAL` and putting them back;
 //! - `bench`: a search trial (one engine phase) and the proof study's measurements;
 //! - `session`: the flow and the two searches; `conclude`: the confirmation and the outcome;
@@ -42,6 +44,7 @@
 
 mod apply;
 mod bench;
+pub mod budget;
 mod conclude;
 pub mod confirm;
 mod error;
@@ -50,7 +53,7 @@ mod request;
 pub mod search;
 mod session;
 
-pub use conclude::{verdict_words, Confirmed, Minimized, Outcome, Removal};
+pub use conclude::{confirmation_json, verdict_words, Confirmed, Minimized, Outcome, Removal};
 pub use error::TuneError;
 pub use request::{tune, TuneOutcome, TuneRequest};
 
@@ -82,13 +85,15 @@ pub struct Request {
     pub workload: Workload,
     /// The sessions measured (the plan's one thread count).
     pub threads: u32,
-    /// Seconds for the whole search and its confirmation.
+    /// Seconds for the whole session: the search, the confirmation and the rechecks
+    /// ([`budget::Shares`]).
     pub budget_s: f64,
     /// Whether knobs that trade crash safety for speed may be tuned.
     pub durability: Durability,
     /// Only these knobs (empty: every knob of the list the server can change).
     pub knobs: Vec<String>,
-    /// Measurements of each side in the confirmation.
+    /// Fewest rounds of the confirmation (one measurement of each side a round), before its
+    /// interval may stop it.
     pub repeats: u32,
     /// How the knob space is searched.
     pub search: Search,
@@ -163,6 +168,19 @@ pub struct Best<'a> {
     pub interval: Option<(f64, f64)>,
 }
 
+/// A round of the confirmation, as it is reported.
+#[derive(Clone, Copy, Debug)]
+pub struct ConfirmRound {
+    /// From 1.
+    pub round: usize,
+    /// Its two throughputs, whether both sides were stable, and its length.
+    pub measured: confirm::Round,
+    /// The verdict so far (`None`: fewer than three rounds fit to pair).
+    pub gain: Option<confirm::Gain>,
+    /// Rounds so far left out for an unstable side.
+    pub dropped: usize,
+}
+
 /// Where a session's progress goes. Every method may do nothing.
 pub trait Observer {
     /// Connected: the server's version and comment; `target` is its redacted description.
@@ -185,14 +203,18 @@ pub trait Observer {
     /// One report interval of a trial (the session's name as its run, `trial N (PHASE)` as
     /// its cell) or of a confirmation's measurement (its run and cell).
     fn interval(&mut self, _i: &qpslab_lab::run::exec::Interval<'_>) {}
-    /// The confirmation begins for `best`; `None`: the baseline won, nothing to confirm.
-    fn confirming(&mut self, _best: Option<&Config>) {}
+    /// The confirmation begins for `best` with `share_s` seconds (its share of the budget and
+    /// what the search left); `None`: the baseline won, nothing to confirm.
+    fn confirming(&mut self, _best: Option<&Config>, _share_s: f64) {}
+    /// A round of the confirmation was measured.
+    fn confirm_round(&mut self, _round: &ConfirmRound) {}
     /// The search and the confirmation took `elapsed_s` of the budget.
     fn spent(&mut self, _elapsed_s: f64, _budget_s: f64) {}
 }
 
-/// Seconds a confirmation of `repeats` measurements per side takes, by the plan: each
-/// measurement's time and warm-up, and a second for the settings.
+/// Seconds `repeats` rounds of the confirmation take by the plan (its minimum, and before any
+/// round was measured the estimate of one): each measurement's time and warm-up, and a second
+/// for the settings.
 pub fn confirmation_cost(plan: &RunPlan, repeats: u32) -> f64 {
     let one = plan.stop.time_s.unwrap_or(0.0) + plan.warmup_s + 1.0;
     2.0 * f64::from(repeats) * one

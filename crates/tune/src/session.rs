@@ -1,9 +1,10 @@
 //! One tune session on a connected server: the dataset, the knob space from the server's own
-//! variables, the budgeted search seeded by advise, the confirmation, and the outcome.
+//! variables, the budget split, the search seeded by advise, the confirmation, and the outcome.
 
 use crate::apply::Applier;
 use crate::bench::{Bench, TrialResult};
-use crate::conclude::{conclude, Outcome};
+use crate::budget::Shares;
+use crate::conclude::{conclude, recheck_cost, Outcome};
 use crate::knobs::{self, Knob, Sizes, Space};
 use crate::search::{self, Config, Found};
 use crate::{
@@ -92,7 +93,8 @@ pub fn tune(
     Ok(outcome)
 }
 
-/// The search within what the budget leaves after the confirmation, then the confirmation.
+/// The budget split ([`Shares`]), the search within its share, then the confirmation and the
+/// rechecks within theirs.
 fn search_and_confirm(
     req: &Request,
     bench: &mut Bench,
@@ -101,17 +103,21 @@ fn search_and_confirm(
     obs: &mut dyn Observer,
     started: Instant,
 ) -> Result<Outcome, TuneError> {
-    let reserve = confirmation_cost(&req.plan, req.repeats);
+    let trial_s = req.plan.stop.time_s.unwrap_or(10.0);
+    let shares = Shares::split(
+        req.budget_s,
+        confirmation_cost(&req.plan, req.repeats),
+        recheck_cost(trial_s, bench.overhead_s),
+        space.knobs.len() > 1,
+    );
+    obs.message(&format!("budget: {}", shares.words()));
     let seed = seed_config(facts, req, &space.knobs);
-    // The search spends all but the confirmation's share; rechecking a confirmed set one
-    // change at a time gets what the search and the confirmation leave (a converged search).
-    let clock = (started, req.budget_s - reserve);
+    let clock = (started, shares.search_s);
     let found = match req.search {
         Search::Halving => halving(bench, &space.knobs, &seed, clock, obs)?,
         Search::Random => random(bench, &space.knobs, clock, obs)?,
     };
-    let left = || req.budget_s - started.elapsed().as_secs_f64();
-    conclude(req, bench, (space, found), &left, obs)
+    conclude(req, bench, (space, found), (started, shares), obs)
 }
 
 /// The knob space of the server.

@@ -33,8 +33,8 @@ pub struct TuneArgs {
     pub db: DbArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
-    /// Wall time for the whole search and its confirmation: 90s, 10m, 1h (a number alone is
-    /// seconds).
+    /// Wall time for the whole session (search, confirmation, rechecks): 90s, 10m, 1h (a
+    /// number alone is seconds).
     #[arg(long, value_name = "TIME")]
     pub budget: String,
     /// strict: durability settings are never changed; relaxed: they may be, and are listed.
@@ -48,7 +48,8 @@ pub struct TuneArgs {
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = super::capture::duration)]
     pub trial_time: std::time::Duration,
     #[arg(long, value_name = "N", default_value_t = confirm::MIN_REPEATS, help = format!(
-        "Measurements of each side in the confirmation (at least {})",
+        "Fewest rounds of the confirmation, one measurement of each side a round (at least \
+         {}); it runs more until its interval decides or its share of the budget is spent",
         confirm::MIN_REPEATS
     ))]
     pub repeats: u32,
@@ -75,11 +76,13 @@ fn after_help() -> String {
          the server has them and can change them at run time (SET GLOBAL: only such settings \
          are tuned), with ranges from the host's memory and the data size. The search is \
          seeded by `qpslab advise`'s findings. The best configuration is confirmed against the \
-         baseline in interleaved repeats (AB BA AB ...) stored as a study (`qpslab report \
-         NAME`); it is written to --out only when the {:.0}% interval of its throughput ratio \
-         lies above 1 and the ratio is at least {:.0}% above the baseline. The budget counts \
-         every trial, setting change and warm-up (not the dataset's preparation). Every setting \
-         is put back at the end, on error and on Ctrl-C.",
+         baseline in paired rounds (AB BA AB ...) stored as a study (`qpslab report NAME`), \
+         until the anytime-valid interval decides or the confirmation's share of the budget \
+         ({:.0}%, with what the search leaves) is spent; it is written to --out only when the \
+         {:.0}% interval of its throughput ratio lies above 1 and the ratio is at least {:.0}% \
+         above the baseline. The budget counts every trial, setting change and warm-up (not the \
+         dataset's preparation). Every setting is put back at the end, on error and on Ctrl-C.",
+        qpslab_tune::budget::CONFIRM_SHARE * 100.0,
         confirm::LEVEL * 100.0,
         (confirm::MIN_GAIN - 1.0) * 100.0
     )

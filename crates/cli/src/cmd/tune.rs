@@ -1,6 +1,7 @@
 //! `qpslab tune`: searches the server's settings for the workload within a wall-time budget,
-//! then confirms the best configuration against the baseline in interleaved repeats stored as
-//! a study, and crowns it only when the interval of the throughput ratio excludes 1.
+//! then confirms the best configuration against the baseline in paired rounds stored as a
+//! study, until its anytime-valid interval decides or its share of the budget is spent, and
+//! crowns it only when the interval of the throughput ratio lies above 1.
 //!
 //! The tuner is `qpslab_tune`; this module checks the arguments into its `TuneRequest`, calls
 //! `qpslab_tune::tune` once (which starts the embedded sandbox, opens the store and runs the
@@ -22,7 +23,9 @@ use qpslab_engine::workload::Workload;
 use qpslab_lab::run::ready::ReadyError;
 use qpslab_tune::knobs::{self, Space};
 use qpslab_tune::search::{describe, Config, Ended};
-use qpslab_tune::{confirm, Observer, Request, Search, Trial, TuneError, TuneOutcome, TuneRequest};
+use qpslab_tune::{
+    confirm, ConfirmRound, Observer, Request, Search, Trial, TuneError, TuneOutcome, TuneRequest,
+};
 
 /// Runs `qpslab tune`.
 pub fn tune(a: TuneArgs) -> Result<()> {
@@ -61,7 +64,6 @@ fn render(a: &TuneArgs, req: &Request, done: &TuneOutcome) -> Result<()> {
         threads: req.threads,
         target: &done.target.options.describe(),
         budget_s: req.budget_s,
-        repeats: req.repeats,
     };
     if let Some(out) = &a.out {
         let text = render_tune::render(&render_tune::cnf(&context, outcome));
@@ -165,16 +167,21 @@ impl Observer for TunePrinter<'_> {
         crate::metrics::report(self.metrics.as_ref(), i);
     }
 
-    fn confirming(&mut self, best: Option<&Config>) {
+    fn confirming(&mut self, best: Option<&Config>, share_s: f64) {
         match best {
             None => eprintln!("the baseline was best in the search: nothing to confirm"),
             Some(best) => eprintln!(
-                "confirming {} against the baseline: {} measurements of {} s each, interleaved",
+                "confirming {} against the baseline: paired rounds of {} s a side, at least {}, \
+                 until the interval decides or {share_s:.0} s are spent",
                 describe(best),
-                2 * self.a.repeats,
-                self.a.trial_time.as_secs_f64()
+                self.a.trial_time.as_secs_f64(),
+                self.a.repeats
             ),
         }
+    }
+
+    fn confirm_round(&mut self, round: &ConfirmRound) {
+        eprintln!("{}", render_tune::confirm_round_line(round));
     }
 
     fn spent(&mut self, elapsed_s: f64, budget_s: f64) {
@@ -219,8 +226,9 @@ fn check(a: &TuneArgs) -> Result<Request> {
     let confirm_s = qpslab_tune::confirmation_cost(&plan, a.repeats);
     if budget_s < confirm_s + trial_s * 2.0 {
         return Err(user(format!(
-            "--budget {}: too small; the confirmation alone takes about {confirm_s:.0} s \
-             (2 × {} measurements of {} s): give at least {:.0} s or a shorter --trial-time",
+            "--budget {}: too small; the confirmation's fewest rounds alone take about \
+             {confirm_s:.0} s ({} rounds of 2 measurements of {} s): give at least {:.0} s or a \
+             shorter --trial-time",
             a.budget,
             a.repeats,
             trial_s,

@@ -5,7 +5,7 @@
 
 use qpslab_tune::knobs::{Knob, Space};
 use qpslab_tune::search::{describe, Config, Ended};
-use qpslab_tune::{verdict_words, Outcome, Trial};
+use qpslab_tune::{confirmation_json, ConfirmRound, Outcome, Trial};
 use serde_json::json;
 
 /// One confirmed setting.
@@ -89,8 +89,33 @@ pub fn trial_line(t: &Trial) -> String {
     line
 }
 
+/// `confirmation round 4 · baseline 812.4 tps · tuned 901.2 tps · +10.9% [-2.1%, +25.3%] (4
+/// paired, 0 left out)`; a round with an unstable side says it is left out.
+pub fn confirm_round_line(r: &ConfirmRound) -> String {
+    let m = &r.measured;
+    let mut line = format!(
+        "confirmation round {} · baseline {:.1} tps · tuned {:.1} tps",
+        r.round, m.baseline, m.tuned
+    );
+    if !m.stable {
+        line.push_str(" · a side unstable: left out");
+    }
+    let paired = r.round - r.dropped;
+    match r.gain {
+        Some(g) => line.push_str(&format!(
+            " · {:+.1}% [{:+.1}%, {:+.1}%] ({paired} paired, {} left out)",
+            (g.ratio.ratio - 1.0) * 100.0,
+            (g.ratio.low - 1.0) * 100.0,
+            (g.ratio.high - 1.0) * 100.0,
+            r.dropped
+        )),
+        None => line.push_str(&format!(" · {paired} paired, {} left out", r.dropped)),
+    }
+    line
+}
+
 /// What the summary and the cnf's header say of the session: the workload, its sessions, the
-/// server, the budget and how many measurements each side had.
+/// server and the budget.
 pub struct Context<'a> {
     /// The workload's label.
     pub workload: &'a str,
@@ -100,29 +125,26 @@ pub struct Context<'a> {
     pub target: &'a str,
     /// Seconds of budget.
     pub budget_s: f64,
-    /// Measurements of each side.
-    pub repeats: u32,
 }
 
-/// The three header lines: what was tuned, why the search ended, and the confirmation's
-/// result.
+/// The header lines: what was tuned, how the budget was split, why the search ended, the
+/// confirmation's result and why it stopped (its rounds, those left out, its interval).
 pub fn header(c: &Context, o: &Outcome) -> Vec<String> {
     let mut h = vec![format!(
         "qpslab tune: {}, {} thread(s), {}, budget {:.0} s, session {}",
         c.workload, c.threads, c.target, c.budget_s, o.session
     )];
+    h.push(format!("budget: {}", o.shares.words()));
     h.push(o.ended.words());
-    h.push(match o.confirmed.map(|c| c.verdict) {
-        Some(v) => format!(
-            "{} (tuned over baseline tps, 95%, {} runs each)",
-            verdict_words(&v),
-            c.repeats
-        ),
-        None if o.best.is_empty() => {
-            "no configuration beat the baseline in the search: nothing to confirm".into()
+    match &o.confirmed {
+        Some(c) => {
+            h.push(c.verdict_line());
+            h.push(c.stop_words());
         }
-        None => "not confirmed: too few usable measurements to judge".into(),
-    });
+        None => {
+            h.push("no configuration beat the baseline in the search: nothing to confirm".into())
+        }
+    }
     h
 }
 
@@ -192,7 +214,8 @@ fn cnf_settings(space: &Space, best: &Config, alone: &[(Config, f64)]) -> Vec<Cn
 }
 
 /// The `--json` document: knobs, baseline and best with their tps, the ratio and its
-/// interval, whether it is significant, and every trial.
+/// interval, whether it is significant, the confirmation (rounds, those left out, why it
+/// stopped), the budget's split, and every trial.
 pub fn json_doc(o: &Outcome) -> serde_json::Value {
     let space = &o.space;
     let baseline: Config = space
@@ -207,6 +230,7 @@ pub fn json_doc(o: &Outcome) -> serde_json::Value {
         .map(|k| k.name.as_str())
         .collect();
     let v = o.confirmed;
+    let verdict = v.and_then(|c| c.verdict);
     json!({
         "session": o.session,
         "study": o.session,
@@ -214,9 +238,17 @@ pub fn json_doc(o: &Outcome) -> serde_json::Value {
         "durability_knobs": durability,
         "baseline": {"settings": baseline, "tps": v.map(|v| v.baseline_tps)},
         "best": {"settings": o.best, "tps": v.map(|v| v.tuned_tps)},
-        "ratio": v.map(|v| v.verdict.ratio.ratio),
-        "interval": v.map(|v| [v.verdict.ratio.low, v.verdict.ratio.high]),
+        "ratio": verdict.map(|v| v.ratio.ratio),
+        "interval": verdict.map(|v| [v.ratio.low, v.ratio.high]),
         "significant": o.significant(),
+        "confirmation": v.as_ref().map(confirmation_json),
+        "budget": {
+            "budget_s": o.shares.budget_s,
+            "search_s": o.shares.search_s,
+            "confirm_s": o.shares.confirm_s,
+            "recheck_s": o.shares.recheck_s,
+            "words": o.shares.words(),
+        },
         "minimal": o.minimized.as_ref().map(|m| &m.kept),
         "rechecks": o.minimized.as_ref().map(|m| m.removals.iter().map(|r| json!({
             "variable": r.name,
@@ -282,6 +314,39 @@ mod tests {
             durability: true,
         };
         assert_eq!(knob_line(&k), "knob sync_binlog (durability): 1 → 0");
+        let mut r = ConfirmRound {
+            round: 2,
+            measured: qpslab_tune::confirm::Round {
+                baseline: 812.44,
+                tuned: 901.25,
+                stable: false,
+                seconds: 9.0,
+            },
+            gain: None,
+            dropped: 1,
+        };
+        assert_eq!(
+            confirm_round_line(&r),
+            "confirmation round 2 · baseline 812.4 tps · tuned 901.2 tps · a side unstable: \
+             left out · 1 paired, 1 left out"
+        );
+        r.round = 4;
+        r.measured.stable = true;
+        r.gain = Some(qpslab_tune::confirm::Gain {
+            ratio: qpslab_tune::confirm::Ratio {
+                ratio: 1.109,
+                low: 0.979,
+                high: 1.253,
+                se_log: 0.05,
+                df: 2.0,
+            },
+            significant: false,
+        });
+        assert_eq!(
+            confirm_round_line(&r),
+            "confirmation round 4 · baseline 812.4 tps · tuned 901.2 tps · \
+             +10.9% [-2.1%, +25.3%] (3 paired, 1 left out)"
+        );
     }
 
     /// A session whose confirmation found `ratio [low, high]`.
@@ -291,7 +356,7 @@ mod tests {
             v => Config::from([("innodb_buffer_pool_size".into(), v.into())]),
         };
         let confirmed = ratio.map(|(ratio, low, high)| qpslab_tune::Confirmed {
-            verdict: qpslab_tune::confirm::Gain {
+            verdict: Some(qpslab_tune::confirm::Gain {
                 ratio: qpslab_tune::confirm::Ratio {
                     ratio,
                     low,
@@ -300,9 +365,16 @@ mod tests {
                     df: 2.0,
                 },
                 significant: low > 1.0 && ratio >= qpslab_tune::confirm::MIN_GAIN,
-            },
+            }),
             baseline_tps: 100.0,
             tuned_tps: 100.0 * ratio,
+            rounds: 7,
+            dropped: 1,
+            stopped: match low > 1.0 || high < qpslab_tune::confirm::MIN_GAIN {
+                true => qpslab_tune::confirm::Stopped::Decided,
+                false => qpslab_tune::confirm::Stopped::Budget,
+            },
+            share_s: 60.0,
         });
         Outcome {
             session: "tune-1".into(),
@@ -314,6 +386,7 @@ mod tests {
                 candidates: 12,
             },
             confirmed,
+            shares: qpslab_tune::budget::Shares::split(120.0, 18.0, 24.0, true),
             minimized: None,
             trials: Vec::new(),
         }
@@ -326,21 +399,42 @@ mod tests {
             threads: 2,
             target: "sandbox s",
             budget_s: 120.0,
-            repeats: 3,
         };
         let noise = summary(&c, &outcome("256M", Some((1.26, 0.95, 1.67))));
         assert_eq!(
             noise[1],
-            "the budget ended the search after 5 of 12 candidates"
+            "budget: search 48 s, confirmation 48 s, rechecks 24 s of a 120 s budget"
         );
         assert_eq!(
             noise[2],
+            "the budget ended the search after 5 of 12 candidates"
+        );
+        assert_eq!(
+            noise[3],
             "not confirmed: no gain beyond the noise (+26.0% [-5.0%, +67.0%]) \
-             (tuned over baseline tps, 95%, 3 runs each)"
+             (tuned over baseline tps, 95% anytime-valid, 6 of 7 rounds paired)"
+        );
+        assert_eq!(
+            noise[4],
+            "the budget ended the confirmation after 7 rounds, undecided \
+             (1 left out for an unstable side)"
         );
         let gain = summary(&c, &outcome("256M", Some((1.5, 1.2, 1.8))));
-        assert!(gain[2].starts_with("confirmed: +50.0% [+20.0%, +80.0%]"));
-        assert_eq!(gain[3], "tuned: innodb_buffer_pool_size=256M");
+        assert!(gain[3].starts_with("confirmed: +50.0% [+20.0%, +80.0%]"));
+        assert!(gain[4].starts_with("the confirmation decided after 7 rounds"));
+        assert_eq!(gain[5], "tuned: innodb_buffer_pool_size=256M");
+        // The JSON document and --out's header say the same.
+        let doc = json_doc(&outcome("256M", Some((1.26, 0.95, 1.67))));
+        let confirmation = &doc["confirmation"];
+        assert_eq!(confirmation["rounds"], 7);
+        assert_eq!(confirmation["dropped"], 1);
+        assert_eq!(confirmation["stopped"], "budget");
+        assert_eq!(confirmation["words"], noise[4].as_str());
+        assert_eq!(doc["interval"][0], 0.95);
+        assert_eq!(doc["budget"]["confirm_s"], 48.0);
+        let file = render(&cnf(&c, &outcome("256M", Some((1.26, 0.95, 1.67)))));
+        assert!(file.contains(&format!("# {}\n", noise[4])), "{file}");
+        assert!(file.contains("# budget: search 48 s"), "{file}");
         // A set of two, reduced to one.
         let mut two = outcome("256M", Some((1.5, 1.2, 1.8)));
         two.best.insert("innodb_io_capacity".into(), "2000".into());
@@ -361,9 +455,9 @@ mod tests {
             unchecked: None,
         });
         let lines = summary(&c, &two);
-        assert_eq!(lines[3], "tuned: innodb_buffer_pool_size=256M");
-        assert!(lines[4].starts_with("the smallest set that keeps the gain: 1 of the 2"));
-        assert!(lines[5].starts_with("  dropped innodb_io_capacity=2000: without it -1.0%"));
+        assert_eq!(lines[5], "tuned: innodb_buffer_pool_size=256M");
+        assert!(lines[6].starts_with("the smallest set that keeps the gain: 1 of the 2"));
+        assert!(lines[7].starts_with("  dropped innodb_io_capacity=2000: without it -1.0%"));
         let file = render(&cnf(&c, &two));
         assert!(!file.contains("innodb_io_capacity ="), "{file}");
         assert!(
@@ -372,7 +466,7 @@ mod tests {
         );
         assert_eq!(json_doc(&two)["rechecks"][0]["dropped"], true);
         let none = summary(&c, &outcome("", None));
-        assert!(none[2].contains("nothing to confirm"), "{none:?}");
+        assert!(none[3].contains("nothing to confirm"), "{none:?}");
         let doc = json_doc(&outcome("", None));
         assert_eq!(doc["search"]["ended"], "budget");
         assert_eq!(doc["search"]["candidates"], 12);
