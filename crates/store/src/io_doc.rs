@@ -85,3 +85,67 @@ impl IoDoc {
         })
     }
 }
+
+/// A fileio phase in one line: what `lab show` gives per cell of a fileio study (its table,
+/// `--format csv`, and each cell's `io` in `--format json`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IoHeadline {
+    /// MiB/s read and written, as fio computed them.
+    pub mib_s: f64,
+    /// MiB/s read.
+    pub read_mib_s: f64,
+    /// MiB/s written.
+    pub write_mib_s: f64,
+    /// I/O operations per second.
+    pub iops: f64,
+    /// Average completion latency, ms.
+    pub lat_avg_ms: f64,
+    /// 99th percentile of the completion latency, ms (fio's own, from its histograms).
+    pub p99_ms: Option<f64>,
+}
+
+impl IoHeadline {
+    /// The headline of `p`, if it is an I/O phase.
+    pub fn of(p: &PhaseResult) -> Option<IoHeadline> {
+        let io = p.io.as_ref()?;
+        Some(IoHeadline {
+            mib_s: io.read_mib_s + io.write_mib_s,
+            read_mib_s: io.read_mib_s,
+            write_mib_s: io.write_mib_s,
+            iops: p.tps(),
+            lat_avg_ms: p.latency.avg_ms,
+            p99_ms: p.percentile_ms(99.0),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qpslab_core::fileio::IoFigures;
+    use qpslab_core::result::{LatencySummary, Percentile};
+
+    #[test]
+    fn a_fileio_phase_gives_its_mib_s_iops_and_latency_and_another_none() {
+        let p = PhaseResult {
+            events: 4000,
+            duration_s: 2.0,
+            latency: LatencySummary {
+                avg_ms: 0.004,
+                percentiles: vec![Percentile { p: 99.0, ms: 0.011 }],
+                ..Default::default()
+            },
+            io: Some(IoFigures {
+                read_mib_s: 30.0,
+                write_mib_s: 1.25,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let h = IoHeadline::of(&p).unwrap();
+        assert_eq!((h.mib_s, h.iops), (31.25, 2000.0));
+        assert_eq!((h.lat_avg_ms, h.p99_ms), (0.004, Some(0.011)));
+        let oltp = PhaseResult { io: None, ..p };
+        assert_eq!(IoHeadline::of(&oltp), None);
+    }
+}

@@ -8,6 +8,7 @@ use crate::attempt::{AttemptStatus, CellAttempt};
 use crate::cell::{CellRecord, CellStatus};
 use crate::error::Error;
 use crate::export::RunDoc;
+use crate::io_doc::IoHeadline;
 use crate::model::{RunId, StudyId, UnixSeconds};
 use crate::study::{Factor, StudyRecord, StudyStatus};
 use crate::Store;
@@ -45,6 +46,9 @@ pub struct CellDoc {
     pub cell: CellRecord,
     /// Each measurement, in order.
     pub attempts: Vec<AttemptDoc>,
+    /// A fileio cell's MiB/s, IOPS and latency (absent for other cells).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoHeadline>,
     /// The run the cell uses.
     pub run: Option<RunDoc>,
 }
@@ -97,6 +101,55 @@ pub const STUDY_CSV_HEADER: &[&str] = &[
 ];
 
 impl CellFigures {
+    /// The header of [`CellFigures::io_csv_row`], a fileio study's CSV.
+    pub const IO_CSV_HEADER: &'static [&'static str] = &[
+        "seq",
+        "label",
+        "variant",
+        "repeat",
+        "status",
+        "params",
+        "run_id",
+        "attempts",
+        "mib_s",
+        "read_mib_s",
+        "write_mib_s",
+        "iops",
+        "lat_avg_ms",
+        "p99_ms",
+        "error",
+    ];
+
+    /// A fileio cell's MiB/s, IOPS and latency; `None` without a phase or for another
+    /// workload.
+    pub fn io(&self) -> Option<IoHeadline> {
+        self.phase.as_ref().and_then(IoHeadline::of)
+    }
+
+    /// Whether `cells` are a fileio study's: one of them measured I/O.
+    pub fn is_io_study(cells: &[CellFigures]) -> bool {
+        cells.iter().any(|c| c.io().is_some())
+    }
+
+    /// The cell's row under [`CellFigures::IO_CSV_HEADER`]: figures with 3 decimals (latency
+    /// in ms to the microsecond), empty where there are none.
+    pub fn io_csv_row(&self) -> Result<Vec<String>, Error> {
+        let mut row = self.csv_row()?;
+        row.truncate(8);
+        let io = self.io();
+        let figures = [
+            io.as_ref().map(|h| h.mib_s),
+            io.as_ref().map(|h| h.read_mib_s),
+            io.as_ref().map(|h| h.write_mib_s),
+            io.as_ref().map(|h| h.iops),
+            io.as_ref().map(|h| h.lat_avg_ms),
+            io.as_ref().and_then(|h| h.p99_ms),
+        ];
+        row.extend(figures.map(|v| v.map_or(String::new(), |v| format!("{v:.3}"))));
+        row.push(self.cell.error.clone().unwrap_or_default());
+        Ok(row)
+    }
+
     /// tps, qps, then the latency's average, p50, p95, p99 and maximum in milliseconds (as
     /// [`PhaseResult::percentile_ms`] gives them); `None` without a phase.
     pub fn headline(&self) -> [Option<f64>; 7] {
@@ -164,6 +217,7 @@ impl Store {
             .into_iter()
             .map(|cell| CellDoc {
                 attempts: attempts_of(&cell, &attempts),
+                io: self.cell_phase(&cell).as_ref().and_then(IoHeadline::of),
                 run: cell.run_id.and_then(|id| self.run_doc(id).ok()),
                 cell,
             })
@@ -250,4 +304,66 @@ fn attempts_of(c: &CellRecord, all: &[CellAttempt]) -> Vec<AttemptDoc> {
             used: a.run_id.is_some() && a.run_id == c.run_id,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cell::CellId;
+    use qpslab_core::fileio::IoFigures;
+
+    fn figures(io: Option<IoFigures>) -> CellFigures {
+        CellFigures {
+            cell: CellRecord {
+                id: CellId(1),
+                study_id: StudyId(1),
+                cell: qpslab_core::Cell {
+                    seq: 1,
+                    label: "default/file_test_mode=rndrd/r1".into(),
+                    variant: "default".into(),
+                    levels: Default::default(),
+                    params: Default::default(),
+                    repeat: 1,
+                },
+                status: CellStatus::Done,
+                run_id: Some(RunId(7)),
+                error: None,
+                log_tail: None,
+                started_at: None,
+                finished_at: None,
+            },
+            attempts: 1,
+            phase: Some(PhaseResult {
+                events: 3000,
+                duration_s: 1.0,
+                latency: qpslab_core::result::LatencySummary {
+                    avg_ms: 0.0042,
+                    ..Default::default()
+                },
+                io,
+                ..Default::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn a_fileio_cells_csv_row_gives_mib_s_iops_and_latency_under_its_header() {
+        let io = figures(Some(IoFigures {
+            read_mib_s: 46.875,
+            ..Default::default()
+        }));
+        assert!(CellFigures::is_io_study(std::slice::from_ref(&io)));
+        let row = io.io_csv_row().unwrap();
+        assert_eq!(row.len(), CellFigures::IO_CSV_HEADER.len());
+        let at = |name: &str| {
+            let i = CellFigures::IO_CSV_HEADER.iter().position(|h| *h == name);
+            row[i.unwrap()].clone()
+        };
+        assert_eq!(at("mib_s"), "46.875");
+        assert_eq!(at("iops"), "3000.000");
+        assert_eq!(at("lat_avg_ms"), "0.004");
+        assert_eq!(at("run_id"), "7");
+        // An OLTP cell is not a fileio study's.
+        assert!(!CellFigures::is_io_study(&[figures(None)]));
+    }
 }

@@ -13,12 +13,18 @@ fn per_s(n: f64, secs: f64) -> f64 {
     }
 }
 
+/// A fileio latency as `qpslab io` prints it: ms to the microsecond (`0.140`), since most
+/// I/O completes in well under a millisecond. `lab show` prints a fileio study's with it.
+pub fn latency_ms(ms: f64) -> String {
+    format!("{ms:.3}")
+}
+
 fn p95(s: &Sample) -> String {
     s.latency
         .percentiles
         .iter()
         .find(|p| p.p == 95.0)
-        .map_or("-".into(), |p| format!("{:.3}", p.ms))
+        .map_or("-".into(), |p| latency_ms(p.ms))
 }
 
 /// One interval: `[ 2s ] iops: 812.00 reads: 12.69 MiB/s writes: 0.00 MiB/s fsyncs: 0.00/s
@@ -70,12 +76,12 @@ pub fn io_summary(p: &PhaseResult) -> String {
     row(&mut o, "total number of events:", p.events);
     let _ = writeln!(o, "\nLatency (ms, fio's completion latency):");
     let l = &p.latency;
-    row(&mut o, "min:", format!("{:.3}", l.min_ms));
-    row(&mut o, "avg:", format!("{:.3}", l.avg_ms));
+    row(&mut o, "min:", latency_ms(l.min_ms));
+    row(&mut o, "avg:", latency_ms(l.avg_ms));
     for x in &l.percentiles {
-        row(&mut o, &format!("p{}:", x.p), format!("{:.3}", x.ms));
+        row(&mut o, &format!("p{}:", x.p), latency_ms(x.ms));
     }
-    row(&mut o, "max:", format!("{:.3}", l.max_ms));
+    row(&mut o, "max:", latency_ms(l.max_ms));
     if let Some(s) = &p.stability {
         let _ = writeln!(o, "\nStability: {s}");
     }

@@ -54,6 +54,10 @@ pub(super) fn show(a: &LabShowArgs) -> Result<()> {
                 )
             }
         );
+        // A study the budget ended says so, with what it used and what the next cell needed.
+        if let Some(reason) = s.env["budget"]["reason"].as_str() {
+            println!("{reason}");
+        }
         print_cells(&store, &s.name)?;
         let comparisons = study_comparisons(&store, &s)?;
         print!("{}", verdict_text(&comparisons, &precision_metric(&s)));

@@ -96,16 +96,40 @@ fn headline(f: &CellFigures, decimals: usize) -> [String; 7] {
         .map(|v| v.map_or(String::new(), |v| format!("{v:.decimals$}")))
 }
 
+/// A fileio cell's MiB/s and IOPS as `qpslab io` prints them, then its average and p99
+/// latency in ms to the microsecond ([`crate::render::io::latency_ms`]); empty where it has none.
+fn io_headline(f: &CellFigures) -> [String; 4] {
+    use crate::render::io::latency_ms;
+    let Some(h) = f.io() else {
+        return Default::default();
+    };
+    [
+        format!("{:.2}", h.mib_s),
+        format!("{:.2}", h.iops),
+        latency_ms(h.lat_avg_ms),
+        h.p99_ms.map_or(String::new(), latency_ms),
+    ]
+}
+
 pub(super) fn print_cells(store: &Store, name: &str) -> Result<()> {
     let s = store.study_by_name(name)?;
-    let header: Vec<String> = [
-        "seq", "cell", "status", "tries", "tps", "qps", "avg ms", "p50 ms", "p95 ms", "p99 ms",
-        "max ms", "run",
-    ]
-    .map(String::from)
-    .to_vec();
-    let rows: Vec<Vec<String>> = store
-        .cell_figures(s.id)?
+    let cells = store.cell_figures(s.id)?;
+    // A fileio study's cells are MiB/s, IOPS and sub-millisecond latencies, not transactions.
+    let io = CellFigures::is_io_study(&cells);
+    let figures: &[&str] = if io {
+        &["MiB/s", "IOPS", "avg ms", "p99 ms"]
+    } else {
+        &[
+            "tps", "qps", "avg ms", "p50 ms", "p95 ms", "p99 ms", "max ms",
+        ]
+    };
+    let header: Vec<String> = ["seq", "cell", "status", "tries"]
+        .iter()
+        .chain(figures)
+        .chain(&["run"])
+        .map(|h| h.to_string())
+        .collect();
+    let rows: Vec<Vec<String>> = cells
         .iter()
         .map(|f| {
             let c = &f.cell;
@@ -123,7 +147,11 @@ pub(super) fn print_cells(store: &Store, name: &str) -> Result<()> {
                 },
                 f.attempts.to_string(),
             ];
-            row.extend(headline(f, 2));
+            if io {
+                row.extend(io_headline(f));
+            } else {
+                row.extend(headline(f, 2));
+            }
             row.push(c.run_id.map_or(String::new(), |r| r.to_string()));
             row
         })
@@ -155,12 +183,14 @@ pub(super) fn emit_study(
             Ok(qpslab_store::redact_url_passwords(&text))
         }
         Csv => {
-            let rows = store
-                .cell_figures(s.id)?
-                .iter()
-                .map(CellFigures::csv_row)
-                .collect::<Result<Vec<_>, _>>()?;
-            crate::out::csv(STUDY_CSV_HEADER, rows)
+            let cells = store.cell_figures(s.id)?;
+            let (header, row): (_, fn(&CellFigures) -> _) = if CellFigures::is_io_study(&cells) {
+                (CellFigures::IO_CSV_HEADER, CellFigures::io_csv_row)
+            } else {
+                (STUDY_CSV_HEADER, CellFigures::csv_row)
+            };
+            let rows = cells.iter().map(row).collect::<Result<Vec<_>, _>>()?;
+            crate::out::csv(header, rows)
         }
         _ => table().map(|()| String::new()),
     })
