@@ -111,7 +111,8 @@ pub struct RunPlan {
     pub threads: Vec<u32>,
     /// End of each measured phase.
     pub stop: StopCondition,
-    /// `--warmup`: seconds run before each measured phase and discarded.
+    /// `--warmup`: seconds run before each measured phase, never counted (its whole report
+    /// intervals are kept apart in [`crate::result::PhaseResult::warmup`]).
     pub warmup_s: f64,
     /// `--report-interval`: seconds per sample (default 1).
     pub report_interval_s: f64,

@@ -177,6 +177,12 @@ pub struct PhaseResult {
     pub statements: Vec<StatementLatency>,
     /// One sample per report interval.
     pub samples: Vec<Sample>,
+    /// The warm-up's whole report intervals, drawn but never counted in anything above: each
+    /// sample's `elapsed_s` is where its interval ended, in seconds before measurement began
+    /// (negative; 0 for the last). Empty without a warm-up, for phases measured by other tools
+    /// and for phases stored before warm-ups were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warmup: Vec<Sample>,
     /// Client CPU and memory over the measured phase.
     pub client_cpu: CpuUsage,
     /// Fixed-rate statistics, when `--rate` was used.

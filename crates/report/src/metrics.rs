@@ -69,7 +69,7 @@ impl Metric {
         matches!(self, Metric::Tps | Metric::Qps)
     }
 
-    fn percentile(self) -> Option<f64> {
+    pub(crate) fn percentile(self) -> Option<f64> {
         match self {
             Metric::P50 => Some(50.0),
             Metric::P95 => Some(95.0),
@@ -82,39 +82,42 @@ impl Metric {
     /// series for spread and charts over time. For a percentile these are each interval's own
     /// percentile, a different statistic from the phase's ([`Metric::phase_value`]).
     pub fn series(self, stored: &StoredPhase) -> Vec<f64> {
-        let phase = &stored.result;
-        let per_s = |s: &Sample, n: u64| (s.interval_s > 0.0).then(|| n as f64 / s.interval_s);
         match self {
-            Metric::Tps => phase
-                .samples
-                .iter()
-                .filter_map(|s| per_s(s, s.events))
-                .collect(),
-            Metric::Qps => phase
-                .samples
+            Metric::ServerCpuPerTxn => server_cpu_per_txn_series(stored),
+            Metric::ReplicaLag => replica_lag_series(stored),
+            _ => self.of_samples(&stored.result.samples).unwrap_or_default(),
+        }
+    }
+
+    /// This metric per interval of `samples` for the metrics the client measures itself
+    /// (`None` for those read from the server's telemetry): the measured intervals, or the
+    /// warm-up's ([`PhaseResult::warmup`]).
+    pub fn of_samples(self, samples: &[Sample]) -> Option<Vec<f64>> {
+        let per_s = |s: &Sample, n: u64| (s.interval_s > 0.0).then(|| n as f64 / s.interval_s);
+        Some(match self {
+            Metric::Tps => samples.iter().filter_map(|s| per_s(s, s.events)).collect(),
+            Metric::Qps => samples
                 .iter()
                 .filter_map(|s| per_s(s, s.queries.total()))
                 .collect(),
             Metric::P50 | Metric::P95 | Metric::P99 => {
                 let p = self.percentile().unwrap_or_default();
-                let vals: Vec<f64> = phase
-                    .samples
+                let vals: Vec<f64> = samples
                     .iter()
                     .filter(|s| s.events > 0)
                     .filter_map(|s| s.latency.percentile(p))
                     .collect();
                 // A series with holes would bias the mean; use it only when every interval
                 // that saw events reported this percentile.
-                let with_events = phase.samples.iter().filter(|s| s.events > 0).count();
+                let with_events = samples.iter().filter(|s| s.events > 0).count();
                 if vals.len() == with_events {
                     vals
                 } else {
                     Vec::new()
                 }
             }
-            Metric::ServerCpuPerTxn => server_cpu_per_txn_series(stored),
-            Metric::ReplicaLag => replica_lag_series(stored),
-        }
+            Metric::ServerCpuPerTxn | Metric::ReplicaLag => return None,
+        })
     }
 
     /// The value of this metric for one run at one point, the one every surface prints:

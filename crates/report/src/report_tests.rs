@@ -191,3 +191,36 @@ fn a_run_reports_its_warm_up_band_as_not_kept_rather_than_empty() {
     let html = Html.render(&report).unwrap();
     assert!(html.contains("<figcaption>The shaded band before 0 is the warm-up"));
 }
+
+#[test]
+fn a_run_draws_its_kept_warm_up_intervals_in_their_band() {
+    let mut r = run(1, RO, 1000.0, 0.05);
+    r.meta.plan.warmup_s = 3.0;
+    let measured = r.phases[0].result.samples.len();
+    r.phases[0].result.warmup = (0..3)
+        .map(|i| qpslab_core::result::Sample {
+            elapsed_s: f64::from(i - 2),
+            interval_s: 1.0,
+            events: 300 * (i as u64 + 1),
+            ..Default::default()
+        })
+        .collect();
+    let report = build(&crate::test_runs::side("run 1", vec![r])).unwrap();
+    let c = report
+        .charts
+        .iter()
+        .find(|c| c.id == "throughput-over-time-4")
+        .expect("a per-interval chart");
+    assert!(c.svg.contains(">warm-up<"), "{}", c.svg);
+    let drawn = format!("data-points=\"{}\"", measured + 3);
+    assert!(
+        c.svg.contains(&drawn),
+        "the warm-up's 3 points lead the line: {}",
+        c.svg
+    );
+    assert!(
+        c.caption.contains("its intervals are drawn"),
+        "{}",
+        c.caption
+    );
+}

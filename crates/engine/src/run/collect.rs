@@ -1,7 +1,9 @@
 //! The coordinator's bookkeeping: merges the loops' interval statistics, in order, into one
 //! [`Sample`] per report interval and into the phase totals.
 //!
-//! Interval `k` covers `[b_{k-1}, b_k)`; interval 0 is the warm-up and is discarded. A loop
+//! Interval `k` covers `[b_{k-1}, b_k)`; interval 0 is the part of the warm-up shorter than one
+//! interval and is discarded; the whole warm-up intervals after it are kept apart, drawn but
+//! never counted ([`PhaseResult::warmup`]); the measured intervals follow. A loop
 //! sends every interval it crosses, then a final partial one when it ends; interval `k` is
 //! complete once every loop has either sent it or ended before it.
 
@@ -32,6 +34,8 @@ pub(crate) struct Collector {
     /// The phase's measured totals.
     total: IntervalStats,
     samples: Vec<Sample>,
+    /// The warm-up's whole intervals, apart from the measured ones.
+    warmup: Vec<Sample>,
     /// When the last loop ended.
     end: Option<Instant>,
     /// Per loop: its thread's seconds on a CPU and waiting for one over the measured intervals.
@@ -61,6 +65,7 @@ impl Collector {
             cpu_at: BTreeMap::new(),
             total,
             samples: Vec::new(),
+            warmup: Vec::new(),
             end: None,
             loop_cpu_s: vec![0.0; loops],
             loop_wait_s: vec![0.0; loops],
@@ -100,7 +105,7 @@ impl Collector {
         on_sample: &mut dyn FnMut(&Sample),
     ) {
         self.next_from[index] = k + 1;
-        if k > 0 {
+        if self.bounds.measured(k) {
             self.loop_cpu_s[index] += stats.loop_cpu_s;
             self.loop_wait_s[index] += stats.loop_wait_s;
         }
@@ -160,7 +165,11 @@ impl Collector {
                 .remove(&k)
                 .unwrap_or_else(|| IntervalStats::new(self.kinds.len()));
             self.next_k += 1;
-            if k > 0 {
+            if self.bounds.warm_up(k) {
+                stats.in_flight_us.clear();
+                let sample = self.sample(k, &stats, is_last);
+                self.warmup.push(sample);
+            } else if self.bounds.measured(k) {
                 // The interval's ages are judged here and not kept in the totals, which
                 // would otherwise grow by one entry per stuck session and tick.
                 let in_flight = std::mem::take(&mut stats.in_flight_us);
@@ -194,8 +203,12 @@ impl Collector {
             _ => Default::default(),
         };
         let own = client_lateness(s.client_late.as_ref());
+        let since_start = |at: Instant| match at.checked_duration_since(self.bounds.measure_start) {
+            Some(d) => d.as_secs_f64(),
+            None => -self.bounds.measure_start.duration_since(at).as_secs_f64(),
+        };
         Sample {
-            elapsed_s: end.duration_since(self.bounds.measure_start).as_secs_f64(),
+            elapsed_s: since_start(end),
             interval_s: end.duration_since(start).as_secs_f64(),
             events: s.events.len(),
             queries: s.queries,
@@ -209,7 +222,8 @@ impl Collector {
             client_max_late_ms: own.client_max_late_ms,
             stuck_sessions: 0,
             longest_in_flight_s: 0.0,
-            histogram: self.keep_histograms.then(|| blob("event", &s.events)),
+            histogram: (self.keep_histograms && self.bounds.measured(k))
+                .then(|| blob("event", &s.events)),
         }
     }
 
@@ -220,7 +234,10 @@ impl Collector {
             .saturating_duration_since(self.bounds.measure_start)
             .as_secs_f64();
         let t = &self.total;
-        let cpu = match (self.cpu_at.get(&0), self.cpu_at.get(&self.last_k())) {
+        let cpu = match (
+            self.cpu_at.get(&self.bounds.warm),
+            self.cpu_at.get(&self.last_k()),
+        ) {
             (Some(a), Some(b)) => b.since(a),
             _ => Default::default(),
         };
@@ -282,6 +299,7 @@ impl Collector {
             latency,
             statements,
             samples: self.samples,
+            warmup: self.warmup,
             client_cpu: cpu,
             rate,
             histograms,
@@ -367,6 +385,7 @@ mod tests {
             measure_start: t0 + Duration::from_secs(1),
             interval: Duration::from_secs(1),
             end: None,
+            warm: 0,
         };
         let mut c = Collector::new(bounds, 2, vec!["point_selects".into()], vec![50.0]);
         let seen: std::cell::RefCell<Vec<Sample>> = Default::default();
@@ -442,12 +461,70 @@ mod tests {
     }
 
     #[test]
+    fn whole_warm_up_intervals_are_kept_apart_and_never_counted() {
+        let t0 = Instant::now();
+        let bounds = Boundaries {
+            measure_start: t0 + Duration::from_millis(2500),
+            interval: Duration::from_secs(1),
+            end: None,
+            warm: 2,
+        };
+        let mut c = Collector::new(bounds, 1, vec!["q".into()], vec![50.0]);
+        let seen: std::cell::RefCell<Vec<Sample>> = Default::default();
+        let mut on = |s: &Sample| seen.borrow_mut().push(s.clone());
+        for k in 0..=3 {
+            c.cpu_at_boundary(k, CpuSnapshot::now(), &mut on);
+        }
+        // The first half interval, then two whole warm-up intervals, then a measured one.
+        c.interval(0, 0, &stats_with(&[5]), &mut on);
+        c.interval(0, 1, &stats_with(&[1_000, 1_000]), &mut on);
+        c.interval(0, 2, &stats_with(&[2_000, 2_000, 2_000]), &mut on);
+        assert!(
+            seen.borrow().is_empty(),
+            "warm-up intervals are not reported"
+        );
+        c.interval(0, 3, &stats_with(&[100]), &mut on);
+        assert_eq!(seen.borrow().len(), 1);
+        c.finished(
+            0,
+            4,
+            bounds.measure_start + Duration::from_millis(1500),
+            &stats_with(&[200]),
+            CpuSnapshot::now(),
+            &mut on,
+        );
+        let placement = Placement {
+            loops: 1,
+            cpus: vec![0],
+            pinned: false,
+            shares_server: None,
+            chosen_by: "test".into(),
+        };
+        let r = c.result(1, None, &placement);
+        assert_eq!(r.events, 2, "warm-up events never count");
+        assert_eq!(r.samples.len(), 2);
+        assert_eq!(r.warmup.len(), 2);
+        assert_eq!(r.warmup[0].events, 2);
+        assert_eq!(r.warmup[1].events, 3);
+        assert!(
+            (r.warmup[0].elapsed_s + 1.0).abs() < 1e-6,
+            "{:?}",
+            r.warmup[0]
+        );
+        assert!(r.warmup[1].elapsed_s.abs() < 1e-6, "{:?}", r.warmup[1]);
+        assert!((r.warmup[1].interval_s - 1.0).abs() < 1e-6);
+        assert_eq!(r.warmup[1].latency.avg_ms, 2.0);
+        assert!((r.duration_s - 1.5).abs() < 1e-6);
+    }
+
+    #[test]
     fn stuck_requests_are_judged_against_the_phase_p99_and_unfinished_events_count_in_the_max() {
         let t0 = Instant::now();
         let bounds = Boundaries {
             measure_start: t0,
             interval: Duration::from_secs(1),
             end: None,
+            warm: 0,
         };
         let mut c = Collector::new(bounds, 1, vec!["q".into()], vec![99.0]);
         let seen: std::cell::RefCell<Vec<Sample>> = Default::default();

@@ -425,10 +425,12 @@ fn timeline(plan: &RunPlan, start_at: Option<SystemTime>) -> Clock {
         } => Some(DEFAULT_TIME_S),
         StopCondition { time_s, .. } => time_s,
     };
+    let interval = Duration::from_secs_f64(plan.report_interval_s);
     let bounds = Boundaries {
         measure_start,
-        interval: Duration::from_secs_f64(plan.report_interval_s),
+        interval,
         end: time_s.map(|t| measure_start + Duration::from_secs_f64(t)),
+        warm: Boundaries::warm_intervals(measure_start - t0, interval),
     };
     Clock { t0, bounds }
 }

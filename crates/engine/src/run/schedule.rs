@@ -10,8 +10,11 @@
 use qpslab_core::plan::Arrival;
 use std::time::{Duration, Instant};
 
-/// Report boundaries: `b_0` = end of warm-up, `b_k = b_0 + k * interval`, and only those strictly
-/// before the time limit (the final interval runs until the last in-flight event completes).
+/// Report boundaries on one grid of `interval` through the end of warm-up: the first `warm`
+/// whole intervals before measurement are warm-up intervals (`b_warm` = end of warm-up,
+/// `b_k = b_warm + (k - warm) * interval`), and only boundaries strictly before the time limit
+/// count (the final interval runs until the last in-flight event completes). Interval 0, from
+/// the phase's start to `b_0`, is the part of the warm-up shorter than one interval.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Boundaries {
     /// End of warm-up, start of measurement.
@@ -20,18 +23,49 @@ pub(crate) struct Boundaries {
     pub interval: Duration,
     /// Time limit of the measured phase, if any.
     pub end: Option<Instant>,
+    /// Whole warm-up intervals before `measure_start`, drawn but never counted.
+    pub warm: u64,
 }
 
+/// Most warm-up intervals kept: a longer warm-up keeps its last ones.
+pub(crate) const MAX_WARM_INTERVALS: u64 = 3600;
+
 impl Boundaries {
-    /// Boundary `k` (0 = end of warm-up), or `None` when it lies at or past the time limit.
+    /// The whole warm-up intervals of `warmup` on a grid of `interval` (at most
+    /// [`MAX_WARM_INTERVALS`]).
+    pub fn warm_intervals(warmup: Duration, interval: Duration) -> u64 {
+        if interval.is_zero() {
+            return 0;
+        }
+        u64::try_from(warmup.as_nanos() / interval.as_nanos())
+            .unwrap_or(u64::MAX)
+            .min(MAX_WARM_INTERVALS)
+    }
+
+    /// Boundary `k` (`warm` = end of warm-up), or `None` when it lies at or past the time limit.
     pub fn get(&self, k: u64) -> Option<Instant> {
-        let nanos = self.interval.as_nanos().saturating_mul(u128::from(k));
-        let offset = Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX));
-        let at = self.measure_start.checked_add(offset)?;
+        let steps = |n: u64| {
+            let nanos = self.interval.as_nanos().saturating_mul(u128::from(n));
+            Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+        };
+        if k < self.warm {
+            return self.measure_start.checked_sub(steps(self.warm - k));
+        }
+        let at = self.measure_start.checked_add(steps(k - self.warm))?;
         match self.end {
-            Some(end) if k > 0 && at >= end => None,
+            Some(end) if k > self.warm && at >= end => None,
             _ => Some(at),
         }
+    }
+
+    /// Whether interval `k` (between boundaries `k - 1` and `k`) is measured.
+    pub fn measured(&self, k: u64) -> bool {
+        k > self.warm
+    }
+
+    /// Whether interval `k` is a whole warm-up interval, drawn but not counted.
+    pub fn warm_up(&self, k: u64) -> bool {
+        (1..=self.warm).contains(&k)
     }
 }
 
@@ -129,6 +163,7 @@ mod tests {
             measure_start: t0,
             interval: Duration::from_secs(1),
             end: Some(t0 + Duration::from_secs(3)),
+            warm: 0,
         };
         assert_eq!(b.get(0), Some(t0));
         assert_eq!(b.get(2), Some(t0 + Duration::from_secs(2)));
@@ -139,6 +174,35 @@ mod tests {
         let zero = Boundaries { end: Some(t0), ..b };
         assert_eq!(zero.get(0), Some(t0));
         assert_eq!(zero.get(1), None);
+    }
+
+    #[test]
+    fn warm_up_intervals_end_where_measurement_starts() {
+        let t0 = Instant::now() + Duration::from_secs(10);
+        let s = Duration::from_secs(1);
+        assert_eq!(
+            Boundaries::warm_intervals(Duration::from_millis(2500), s),
+            2
+        );
+        assert_eq!(Boundaries::warm_intervals(Duration::ZERO, s), 0);
+        assert_eq!(Boundaries::warm_intervals(s, Duration::ZERO), 0);
+        let b = Boundaries {
+            measure_start: t0,
+            interval: s,
+            end: Some(t0 + Duration::from_secs(2)),
+            warm: 2,
+        };
+        assert_eq!(b.get(0), Some(t0 - 2 * s));
+        assert_eq!(b.get(1), Some(t0 - s));
+        assert_eq!(b.get(2), Some(t0), "the end of warm-up");
+        assert_eq!(b.get(3), Some(t0 + s));
+        assert_eq!(b.get(4), None, "the time limit");
+        assert!(
+            !b.measured(0) && !b.warm_up(0),
+            "the part shorter than an interval"
+        );
+        assert!(b.warm_up(1) && b.warm_up(2) && !b.measured(2));
+        assert!(b.measured(3) && !b.warm_up(3));
     }
 
     #[test]

@@ -90,8 +90,9 @@ pub(crate) static RUN: &[OptionDef] = &[
             "warmup",
             Scope::Run,
             "S|auto",
-            "Seconds run before each measured phase and discarded, or auto: until throughput has \
-             no trend, at most --warmup-max (studies' default: auto)",
+            "Seconds run before each measured phase and never counted (its intervals are kept \
+             apart and drawn in reports), or auto: until throughput has no trend, at most \
+             --warmup-max (studies' default: auto)",
             "auto",
             |b, v| {
                 b.warmup = match text(v)?.as_str() {

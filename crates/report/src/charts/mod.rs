@@ -246,18 +246,23 @@ pub fn charts(variants: &[String], points: &[Point<'_>], comparisons: &[Comparis
                 title: chart.title.clone(),
                 section,
                 svg: chart.to_svg(),
-                caption: if section == Section::Intervals && chart.band.is_some() {
-                    WARMUP_CAPTION.into()
-                } else {
-                    String::new()
+                caption: match &chart.band {
+                    Some((_, _, label)) if section == Section::Intervals => {
+                        if label == "unkept warm-up" {
+                            UNKEPT_WARMUP_CAPTION.into()
+                        } else {
+                            WARMUP_CAPTION.into()
+                        }
+                    }
+                    _ => String::new(),
                 },
             }),
     );
     out
 }
 
-/// A metric per interval over time at `threads` sessions (small), with the discarded warm-up
-/// shaded before 0.
+/// A metric per interval over time at `threads` sessions (small), with the warm-up shaded
+/// before 0: its intervals drawn there where the store kept them.
 fn over_time_chart(
     lines: &[Line<'_>],
     title: &str,
@@ -265,7 +270,12 @@ fn over_time_chart(
     unit: &str,
     threads: u32,
 ) -> LineChart {
-    let (series, warmup) = over_time(lines, m, threads);
+    let (series, warmup, drawn) = over_time(lines, m, threads);
+    let label = if drawn {
+        "warm-up"
+    } else {
+        "unkept warm-up"
+    };
     LineChart {
         markers: action_markers(lines, threads),
         title: format!("{title} · {}", sessions(threads)),
@@ -274,14 +284,18 @@ fn over_time_chart(
         x_axis: XAxis::Linear,
         size: Size::Small,
         series,
-        band: (warmup > 0.0).then(|| (-warmup, 0.0, "unkept warm-up".to_string())),
+        band: (warmup > 0.0).then(|| (-warmup, 0.0, label.to_string())),
     }
 }
 
-/// What the shaded band before 0 of a per-interval chart is, and why it has no line.
-const WARMUP_CAPTION: &str = "The shaded band before 0 is the warm-up: it ran, and its \
-     intervals were discarded and are not kept in the results store, so the band has no line; \
-     the measured phase starts at 0.";
+/// What the shaded band before 0 of a per-interval chart is, with its intervals drawn.
+const WARMUP_CAPTION: &str = "The shaded band before 0 is the warm-up: its intervals are drawn \
+     there, and none of them counts in any figure of this report; the measured phase starts at 0.";
+
+/// What the shaded band is where the store kept none of the warm-up's intervals.
+const UNKEPT_WARMUP_CAPTION: &str = "The shaded band before 0 is the warm-up: it ran, and its \
+     intervals were not kept in the results store (runs stored before warm-ups were kept), so \
+     the band has no line; the measured phase starts at 0.";
 
 /// The most characters of an action a marker's label shows.
 const MARKER_LABEL: usize = 40;
@@ -304,9 +318,11 @@ fn action_markers(lines: &[Line<'_>], threads: u32) -> Vec<(f64, String)> {
 }
 
 /// Per-interval series of each line at `threads` sessions (first repeat), each named with its
-/// phase's stability verdict, and the longest warm-up among them.
-fn over_time(lines: &[Line<'_>], m: Metric, threads: u32) -> (Vec<Series>, f64) {
+/// phase's stability verdict and led by its warm-up's intervals where they were kept; the
+/// longest warm-up among them; whether any warm-up interval is drawn.
+fn over_time(lines: &[Line<'_>], m: Metric, threads: u32) -> (Vec<Series>, f64, bool) {
     let mut warmup = 0.0f64;
+    let mut drawn = false;
     let mut out = Vec::new();
     for l in lines {
         let Some(p) = l.first_at(threads) else {
@@ -324,16 +340,39 @@ fn over_time(lines: &[Line<'_>], m: Metric, threads: u32) -> (Vec<Series>, f64) 
             continue;
         }
         warmup = warmup.max(p.meta().plan.warmup_s);
+        let warm = warm_points(m, &p.phase.result.warmup);
+        drawn |= !warm.is_empty();
         out.push(Series {
             name: format!(
                 "{} · ({})",
                 l.name,
                 verdict_word(p.phase.result.stability.as_ref())
             ),
-            points: xs.into_iter().zip(values).collect(),
+            points: warm.into_iter().chain(xs.into_iter().zip(values)).collect(),
             color: l.color,
             style: l.style,
         });
     }
-    (out, warmup)
+    (out, warmup, drawn)
+}
+
+/// The warm-up's intervals of metric `m` as points before 0 (none where the metric is not the
+/// client's own, or where its percentiles have holes).
+fn warm_points(m: Metric, warmup: &[qpslab_core::result::Sample]) -> Vec<(f64, f64)> {
+    let percentile = m.percentile().is_some();
+    let xs: Vec<f64> = warmup
+        .iter()
+        .filter(|s| {
+            if percentile {
+                s.events > 0
+            } else {
+                s.interval_s > 0.0
+            }
+        })
+        .map(|s| s.elapsed_s)
+        .collect();
+    match m.of_samples(warmup) {
+        Some(values) if values.len() == xs.len() => xs.into_iter().zip(values).collect(),
+        _ => Vec::new(),
+    }
 }

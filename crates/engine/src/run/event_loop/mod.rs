@@ -465,6 +465,13 @@ impl<'a> EventLoop<'a> {
             .is_some_and(|end| now >= end + END_GRACE)
     }
 
+    /// Whether what an event started now (`warm`: during warm-up) does is kept in the current
+    /// interval: a measured event's always; a warm-up event's while the interval is a warm-up
+    /// one (drawn, never counted), not once measurement has begun.
+    pub(super) fn kept(&self, warm: bool) -> bool {
+        !warm || !self.clock.bounds.measured(self.k)
+    }
+
     fn time_is_up(&self, now: Instant) -> bool {
         self.clock.bounds.end.is_some_and(|end| now >= end)
     }

@@ -111,9 +111,11 @@ impl EventLoop<'_> {
                     statement: "ROLLBACK".into(),
                 });
             }
-            if !s.warm {
+            let warm = s.warm;
+            if self.kept(warm) {
                 self.stats.queries.other += 1;
             }
+            let s = &mut self.sessions[i];
             s.call = 0;
             s.state = State::Call;
             return self.send(i, now);
@@ -147,7 +149,7 @@ impl EventLoop<'_> {
     /// Records the reply to statement `stmt` of session `i`: its latency and class.
     fn record(&mut self, i: usize, stmt: usize, now: Instant) {
         let s = &self.sessions[i];
-        if !s.warm {
+        if self.kept(s.warm) {
             let us = now.saturating_duration_since(s.call_start).as_micros();
             record_us(&mut self.stats.kinds[self.shared.kind_of[stmt]], us as u64);
             match self.shared.class_of[stmt] {
@@ -165,11 +167,15 @@ impl EventLoop<'_> {
         if s.call < s.ev.calls.len() {
             return self.send(i, now);
         }
-        if !s.warm {
+        let warm = s.warm;
+        if self.kept(warm) {
+            let s = &mut self.sessions[i];
             let us = now.saturating_duration_since(s.event_start).as_micros() as u64;
             record_us(&mut self.stats.events, us);
-            s.measured.0 += 1;
-            s.measured.1 += us;
+            if !warm {
+                s.measured.0 += 1;
+                s.measured.1 += us;
+            }
             if let Some(Some(k)) =
                 s.ev.calls
                     .last()
@@ -179,7 +185,7 @@ impl EventLoop<'_> {
             }
         }
         if self.arrivals.is_some() {
-            s.state = State::Idle;
+            self.sessions[i].state = State::Idle;
             self.make_idle(i, now);
             Ok(())
         } else {
@@ -198,7 +204,7 @@ impl EventLoop<'_> {
         // A lost session reconnects whatever the retried codes are (`all` too).
         if !LOST_CODES.contains(&code) && self.shared.plan.ignore_errors.retries(code) {
             let s = &self.sessions[i];
-            if !s.warm {
+            if self.kept(s.warm) {
                 *self.stats.errors.entry(code).or_insert(0) += 1;
                 // The type of the event retried, when events have types (TPC-C's).
                 let last = s.ev.calls.last().map(|c| c.stmt as usize);
