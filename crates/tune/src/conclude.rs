@@ -31,6 +31,8 @@ pub struct Confirmed {
     pub stopped: Stopped,
     /// Seconds it had when it started: its share and what the search left.
     pub share_s: f64,
+    /// Seconds its rounds took.
+    pub seconds: f64,
 }
 
 impl Confirmed {
@@ -254,6 +256,7 @@ fn confirm_rounds(
         dropped: confirm::paired_logs(&rounds).1,
         stopped,
         share_s,
+        seconds: rounds.iter().map(|r| r.seconds).sum(),
     };
     obs.message(&c.stop_words());
     b.close_proof(proof, confirmation_json(&c))?;
@@ -275,6 +278,7 @@ pub fn confirmation_json(c: &Confirmed) -> serde_json::Value {
         "significant": c.verdict.is_some_and(|v| v.significant),
         "verdict": c.verdict_line(),
         "share_s": c.share_s,
+        "seconds": c.seconds,
     })
 }
 

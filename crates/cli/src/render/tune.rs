@@ -375,6 +375,7 @@ mod tests {
                 false => qpslab_tune::confirm::Stopped::Budget,
             },
             share_s: 60.0,
+            seconds: 56.0,
         });
         Outcome {
             session: "tune-1".into(),
