@@ -226,16 +226,20 @@ const PROBE: &str = r#"<script>
 })();
 </script>"#;
 
-/// The report of `study` with the probe in it, as Chromium laid it out at 1400 px: the probe's
-/// findings as JSON, and the report's text.
+/// The report of `study` (a study's name or a run's id) with the probe in it, as Chromium laid
+/// it out at 1400 px: the probe's findings as JSON, and the report's text.
 fn measure(s: &Scratch, study: &str) -> (serde_json::Value, String) {
-    let html = s.path().join(format!("{study}.html"));
+    let file = match study.parse::<u64>() {
+        Ok(id) => format!("run-{id}"),
+        Err(_) => study.replace(|c: char| !c.is_alphanumeric() && c != '-', "-"),
+    };
+    let html = s.path().join(format!("{file}.html"));
     let o = s.run(&["report", study, "--out", html.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&html).unwrap();
-    std::fs::copy(&html, artifacts().join(format!("{study}.html"))).unwrap();
+    std::fs::copy(&html, artifacts().join(format!("{file}.html"))).unwrap();
     // The report forbids scripts (its Content-Security-Policy); the probed copy drops that.
-    let probed = s.path().join(format!("{study}-probed.html"));
+    let probed = s.path().join(format!("{file}-probed.html"));
     let page = text
         .replace(
             "http-equiv=\"Content-Security-Policy\"",
@@ -261,12 +265,15 @@ fn measure(s: &Scratch, study: &str) -> (serde_json::Value, String) {
     (serde_json::from_str(&json).unwrap(), text)
 }
 
-fn assert_readable(s: &Scratch, study: &str) -> String {
-    let (v, text) = measure(s, study);
+/// The report of `subject` (a study, a run...) as Chromium laid it out, with no clipped or
+/// too small text and no two series of a chart drawn alike: the probe's findings and the
+/// report's text.
+fn assert_legible(s: &Scratch, subject: &str) -> (serde_json::Value, String) {
+    let (v, text) = measure(s, subject);
     let problems = v["problems"].as_array().unwrap();
     assert!(
         problems.is_empty(),
-        "{study}: {} problems:\n{}",
+        "{subject}: {} problems:\n{}",
         problems.len(),
         problems
             .iter()
@@ -274,6 +281,11 @@ fn assert_readable(s: &Scratch, study: &str) -> String {
             .collect::<Vec<_>>()
             .join("\n")
     );
+    (v, text)
+}
+
+fn assert_readable(s: &Scratch, study: &str) -> String {
+    let (v, text) = assert_legible(s, study);
     assert!(v["charts"].as_u64().unwrap() >= 3, "{v}");
     assert_eq!(v["first_section"], "summary", "{v}");
     assert_eq!(v["first_chart"], "forest", "{v}");
@@ -435,4 +447,224 @@ fn markdown_links_the_charts_written_beside_it() {
     for l in links {
         assert!(s.path().join(l).is_file(), "{l} not written");
     }
+}
+
+/// The fileio settings of [`store_fileio_study`]: test mode and block size.
+const IO_SETTINGS: [(&str, &str); 6] = [
+    ("rndrd", "4K"),
+    ("rndrd", "16K"),
+    ("seqwr", "4K"),
+    ("seqwr", "16K"),
+    ("rndrw", "4K"),
+    ("rndrw", "16K"),
+];
+
+/// A fileio phase of `n` half-second intervals: `iops` operations per second of `bs` bytes,
+/// read, written or both as `mode` does, p99 `p99` ms.
+fn io_phase(mode: &str, bs: u64, iops: f64, p99: f64, n: usize, k: usize) -> PhaseResult {
+    let mut p = phase(16, iops, p99, n, k);
+    let split = |ops: u64| match mode {
+        "rndrd" | "seqrd" => (ops, 0),
+        "rndrw" => (ops * 3 / 5, ops - ops * 3 / 5),
+        _ => (0, ops),
+    };
+    for s in &mut p.samples {
+        let (read, write) = split(s.events);
+        s.queries = QueryCounts {
+            read,
+            write,
+            other: 0,
+        };
+    }
+    let (read, write) = split(p.events);
+    p.queries = QueryCounts {
+        read,
+        write,
+        other: 0,
+    };
+    let mib_s = |ops: u64| ops as f64 * bs as f64 / qpslab_core::fileio::MIB / p.duration_s;
+    p.io = Some(qpslab_core::fileio::IoFigures {
+        read_ops: read,
+        write_ops: write,
+        read_bytes: read * bs,
+        write_bytes: write * bs,
+        read_mib_s: mib_s(read),
+        write_mib_s: mib_s(write),
+        fsyncs: write / 100,
+        fio_version: "fio-3.33".into(),
+        fio_command: vec!["fio".into()],
+    });
+    p
+}
+
+/// A finished fileio study `name` as `lab run` stores one (no server): two storage setups over
+/// three test modes and two block sizes at 16 sessions, two rounds, each phase `intervals`
+/// half-seconds long; the phases `unstable` picks (variant, mode, block size) judged unstable
+/// (a stall).
+fn store_fileio_study(
+    store: &mut Store,
+    name: &str,
+    intervals: usize,
+    unstable: impl Fn(&str, &str, &str) -> bool,
+) {
+    let variants = ["ext4-relatime", "xfs-noatime"];
+    let mut cells = Vec::new();
+    for repeat in 1..=2 {
+        for variant in variants {
+            for (mode, bs) in IO_SETTINGS {
+                cells.push(Cell {
+                    seq: cells.len() as u32 + 1,
+                    label: format!(
+                        "{variant}/file_test_mode={mode}/file_block_size={bs}/r{repeat}"
+                    ),
+                    variant: variant.into(),
+                    levels: BTreeMap::new(),
+                    params: [
+                        ("file_test_mode".to_string(), serde_json::json!(mode)),
+                        ("file_block_size".to_string(), serde_json::json!(bs)),
+                    ]
+                    .into(),
+                    repeat,
+                });
+            }
+        }
+    }
+    let new = NewStudy {
+        name: name.into(),
+        spec_toml: String::new(),
+        spec_hash: name.into(),
+        env: serde_json::json!({}),
+        factors: vec![],
+    };
+    let id = store.create_study(&new, &cells).unwrap();
+    for rec in store.study_cells(id).unwrap() {
+        let c = &rec.cell;
+        let mode = c.params["file_test_mode"].as_str().unwrap();
+        let bs_text = c.params["file_block_size"].as_str().unwrap();
+        let bs: u64 = if bs_text == "4K" { 4096 } else { 16384 };
+        let mut plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpReadOnly));
+        plan.threads = vec![16];
+        plan.report_interval_s = 0.5;
+        plan.fileio = Some(qpslab_core::fileio::FileIoOptions {
+            mode: mode.parse().unwrap(),
+            block_size: bs,
+            num: 4,
+            total_size: 32 << 20,
+            ..Default::default()
+        });
+        let uuid = format!("{name}-{}", c.label);
+        let meta = RunMeta {
+            uuid: uuid.clone(),
+            started_at: 1_700_000_000.0,
+            command: "qpslab lab run".into(),
+            plan,
+            target: format!("files in /lab/io/{name}/{}", c.variant),
+            server: Default::default(),
+            host: Default::default(),
+            tool_version: "0.1.0".into(),
+            study_id: None,
+            cell_label: None,
+        }
+        .in_study(name, &c.label);
+        store.cell_running(rec.id).unwrap();
+        let xfs = c.variant.starts_with("xfs");
+        // Random reads of small blocks are the most operations, sequential writes the fewest.
+        let base = match mode {
+            "rndrd" => 40_000.0,
+            "rndrw" => 12_000.0,
+            _ => 6_000.0,
+        } * if bs == 4096 { 1.0 } else { 0.6 };
+        let iops = base * if xfs { 1.2 } else { 1.0 } * (1.0 + 0.01 * c.repeat as f64);
+        let mut p = io_phase(mode, bs, iops, 0.4, intervals, c.seq as usize * 10);
+        if unstable(&c.variant, mode, bs_text) {
+            p.stability = Some(Stability {
+                reasons: vec![Instability::Stall {
+                    at_s: 1.0,
+                    duration_s: 0.7,
+                }],
+            });
+        }
+        let run = store.record_phase(&meta, &p, &[]).unwrap();
+        store.finish_run(&uuid, RunStatus::Completed).unwrap();
+        store.cell_done(rec.id, run).unwrap();
+    }
+}
+
+/// The text between `<h2 id="ID">` and the next `<h2`.
+fn section<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html
+        .find(&format!("<h2 id=\"{id}\">"))
+        .unwrap_or_else(|| panic!("no section '{id}'"));
+    let rest = &html[start + 4..];
+    &rest[..rest.find("<h2").unwrap_or(rest.len())]
+}
+
+/// Issue 47: a fileio study's charts name each row by its test mode and block size (not
+/// `file_block_size=4K · file_test_mode=...` cut short), count throughput in MiB/s and IOPS,
+/// never transactions, and its best result is never an unstable cell; the legibility probe
+/// finds nothing.
+#[test]
+fn a_fileio_study_report_names_modes_counts_mib_and_iops_and_never_calls_unstable_best() {
+    let s = Scratch::new();
+    let mut store = Store::open(&s.db()).unwrap();
+    // xfs' random 4K reads are its most operations, and unstable.
+    store_fileio_study(&mut store, "fileio", 8, |v, m, bs| {
+        v.starts_with("xfs") && m == "rndrd" && bs == "4K"
+    });
+    store_fileio_study(&mut store, "fileio-unstable", 8, |_, _, _| true);
+    drop(store);
+    let (v, html) = assert_legible(&s, "fileio");
+    assert_eq!(v["first_chart"], "forest", "{v}");
+    assert!(
+        !html.contains("transactions"),
+        "transactions in a fileio report"
+    );
+    assert!(
+        !html.contains("file_block_size=4K · "),
+        "a label by its keys"
+    );
+    for (id, unit) in [
+        ("mib-s-at-16", "MiB/s (bars"),
+        ("throughput-at-16", "IOPS (bars"),
+        ("throughput-over-time-16", ">IOPS<"),
+    ] {
+        let at = html
+            .find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("no chart {id}"));
+        let chart = &html[at..];
+        let chart = &chart[..chart.find("</figure>").unwrap()];
+        assert!(chart.contains(unit), "{id} not in {unit}: {chart}");
+        if id.ends_with("-at-16") {
+            // Every row says its mode and block size, whole.
+            for variant in ["ext4-relatime", "xfs-noatime"] {
+                for (mode, bs) in IO_SETTINGS {
+                    let label = format!(">{variant} · {mode} · {bs}<");
+                    assert!(chart.contains(&label), "{id} lacks {label}: {chart}");
+                }
+            }
+        }
+    }
+    // The forest plot and the summary say each setting by its mode.
+    let summary = section(&html, "summary");
+    assert!(
+        summary.contains("xfs-noatime vs ext4-relatime, rndrd, 16K, 16 sessions: throughput +"),
+        "{summary}"
+    );
+    let best = section(&html, "best");
+    let xfs = &best[best.find("<td>xfs-noatime</td>").expect("xfs' best")..];
+    let xfs = &xfs[..xfs.find("</tr>").unwrap()];
+    // Its unstable random 4K reads are left out: its random 16K reads are the best stable.
+    assert!(
+        xfs.contains("file_block_size=16K file_test_mode=rndrd"),
+        "xfs' best is not its best stable setting: {xfs}"
+    );
+    assert!(best.contains("<th>IOPS</th><th>MiB/s</th>"), "{best}");
+    // None stable: the best result says so.
+    let (_, html) = assert_legible(&s, "fileio-unstable");
+    let best = section(&html, "best");
+    assert_eq!(
+        best.matches("none: no setting was stable").count(),
+        2,
+        "{best}"
+    );
 }

@@ -12,12 +12,13 @@ use crate::setup;
 use qpslab_core::Stability;
 use serde::{Deserialize, Serialize};
 
-/// A variant's best throughput over every combination of the swept settings.
+/// A variant's best throughput over every combination of the swept settings whose phases were
+/// all judged stable (or not judged): a setting with an unstable phase is never the best.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BestRow {
     /// The variant.
     pub variant: String,
-    /// The settings that gave it.
+    /// The settings that gave it; empty when no setting of the variant was stable.
     pub key: String,
     /// Transactions per second (mean over repeats of each run's phase value).
     pub tps: f64,
@@ -26,6 +27,9 @@ pub struct BestRow {
     /// p99 latency at that point, ms: each run's phase p99 (from its histogram), mean over
     /// repeats.
     pub p99_ms: Option<f64>,
+    /// File I/O: MiB/s read and written, mean over repeats (none: not file I/O).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mib_s: Option<f64>,
 }
 
 /// One measured phase's headline numbers.
@@ -43,6 +47,9 @@ pub struct ResultRow {
     pub tps: f64,
     /// Queries per second.
     pub qps: f64,
+    /// File I/O: MiB/s read and written (none: not file I/O).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mib_s: Option<f64>,
     /// Median latency, ms (from the phase's histogram, as every latency figure).
     #[serde(default)]
     pub p50_ms: Option<f64>,
@@ -218,20 +225,50 @@ fn or_dash(s: &str) -> &str {
     }
 }
 
+/// The variant's best throughput among its settings whose phases are all stable (or not
+/// judged); a row with an empty key when it measured some but none was stable.
 fn best(variant: &str, ps: &[Point<'_>]) -> Option<BestRow> {
-    compare::by_key(ps)
+    let unstable = |p: &Point<'_>| {
+        p.phase
+            .result
+            .stability
+            .as_ref()
+            .is_some_and(|s| !s.is_stable())
+    };
+    let groups = compare::by_key(ps);
+    if groups.is_empty() {
+        return None;
+    }
+    let best = groups
         .into_iter()
+        .filter(|(_, g)| !g.iter().any(unstable))
         .filter_map(|(key, g)| {
             let tps = group_estimate(Metric::Tps, &g)?.mean;
+            let mib: Vec<f64> = g.iter().filter_map(mib_s).collect();
             Some(BestRow {
                 variant: variant.to_string(),
                 key,
                 tps,
                 qps: group_estimate(Metric::Qps, &g).map_or(0.0, |e| e.mean),
                 p99_ms: group_estimate(Metric::P99, &g).map(|e| e.mean),
+                mib_s: (!mib.is_empty()).then(|| mib.iter().sum::<f64>() / mib.len() as f64),
             })
         })
-        .max_by(|a, b| a.tps.total_cmp(&b.tps))
+        .max_by(|a, b| a.tps.total_cmp(&b.tps));
+    Some(best.unwrap_or_else(|| BestRow {
+        variant: variant.to_string(),
+        key: String::new(),
+        tps: 0.0,
+        qps: 0.0,
+        p99_ms: None,
+        mib_s: None,
+    }))
+}
+
+/// A file I/O phase's MiB/s, read and written.
+fn mib_s(p: &Point<'_>) -> Option<f64> {
+    let io = p.phase.result.io.as_ref()?;
+    Some(io.read_mib_s + io.write_mib_s)
 }
 
 fn result_row(p: &Point<'_>) -> ResultRow {
@@ -244,6 +281,7 @@ fn result_row(p: &Point<'_>) -> ResultRow {
         run_id: p.subject.run.id.0,
         tps: ph.tps(),
         qps: ph.qps(),
+        mib_s: mib_s(p),
         p50_ms: Metric::P50.phase_value(p),
         p95_ms: Metric::P95.phase_value(p),
         p99_ms: Metric::P99.phase_value(p),

@@ -10,25 +10,18 @@ use crate::svg::dots::{Dot, DotAxis, DotChart};
 use crate::svg::Size;
 
 /// A setting's key in words: `threads=8 workload=oltp_read_write` → `oltp_read_write, 8
-/// sessions`; other swept settings stay `name=value`.
+/// sessions`; `file_block_size=4K file_test_mode=rndrd threads=16` → `rndrd, 4K, 16 sessions`;
+/// other swept settings stay `name=value` (see [`super::labels`]).
 pub fn setting_words(key: &str) -> String {
     setting_parts(key).join(", ")
 }
 
-/// The parts of [`setting_words`]: the workload first, the sessions last.
+/// The parts of [`setting_words`]: what ran first, the sessions last.
 fn setting_parts(key: &str) -> Vec<String> {
-    let mut sessions = None;
-    let mut rest = Vec::new();
-    for kv in key.split(' ').filter(|kv| !kv.is_empty()) {
-        match kv.split_once('=') {
-            Some(("threads", n)) => {
-                sessions = Some(format!("{n} session{}", if n == "1" { "" } else { "s" }))
-            }
-            Some(("workload", w)) => rest.insert(0, w.to_string()),
-            _ => rest.push(kv.to_string()),
-        }
+    let mut rest = super::labels::parts(key);
+    if let Some(n) = key.split(' ').find_map(|kv| kv.strip_prefix("threads=")) {
+        rest.push(format!("{n} session{}", if n == "1" { "" } else { "s" }));
     }
-    rest.extend(sessions);
     rest
 }
 

@@ -14,6 +14,7 @@
 
 pub mod forest;
 mod hdr;
+pub(crate) mod labels;
 mod scaling;
 
 pub(crate) use scaling::round_list;
@@ -125,13 +126,8 @@ fn lines<'a>(variants: &[String], points: &[Point<'a>]) -> Vec<Line<'a>> {
             .iter()
             .position(|v| *v == p.subject.cell.variant)
             .unwrap_or(0);
-        let rest: Vec<String> = p
-            .key()
-            .split(' ')
-            .filter(|kv| !kv.starts_with("threads="))
-            // A workload's name says what it is without its key.
-            .map(|kv| kv.strip_prefix("workload=").unwrap_or(kv).to_string())
-            .collect();
+        // Short values, what ran first: a label cut to fit still says it.
+        let rest = labels::parts(&p.key());
         let style = match settings.iter().position(|r| *r == rest) {
             Some(i) => i,
             None => {
@@ -195,13 +191,14 @@ pub fn charts(variants: &[String], points: &[Point<'_>], comparisons: &[Comparis
     let mut out = forest::forest(variants, comparisons);
     out.extend(scaling::charts(&lines, &threads, comparisons));
     let mut drawn: Vec<(Section, String, LineChart)> = Vec::new();
+    let events_unit = labels::throughput_unit(&lines);
     for &t in &threads {
         let per_interval = [
             (
                 "throughput-over-time",
                 "Throughput per interval",
                 Metric::Tps,
-                "transactions/s",
+                events_unit,
             ),
             (
                 "p99-over-time",
@@ -271,11 +268,7 @@ fn over_time_chart(
     threads: u32,
 ) -> LineChart {
     let (series, warmup, drawn) = over_time(lines, m, threads);
-    let label = if drawn {
-        "warm-up"
-    } else {
-        "unkept warm-up"
-    };
+    let label = if drawn { "warm-up" } else { "unkept warm-up" };
     LineChart {
         markers: action_markers(lines, threads),
         title: format!("{title} · {}", sessions(threads)),

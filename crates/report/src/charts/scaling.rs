@@ -1,8 +1,10 @@
 //! How each setup fares against sessions, drawn as the sweep allows: with three or more session
 //! counts, lines on a log2 axis (throughput, p99 and p95 latency, server and client CPU); with
 //! one or two, a dot plot with 95% intervals per session count (throughput and p99), since a
-//! line needs x values to run between.
+//! line needs x values to run between. File I/O's throughput is drawn twice, in MiB/s and in
+//! IOPS.
 
+use super::labels::{is_io, mib_per_op, throughput_unit};
 use super::{cpu_points, metric_points, sessions, Chart, Line, Section};
 use crate::compare::{group_estimate, short_verdict, Comparison, MetricComparison};
 use crate::metrics::{self, CpuRate, Metric};
@@ -25,14 +27,32 @@ pub(super) fn charts(
         return line_charts(lines);
     }
     let mut out = Vec::new();
+    // File I/O: MiB/s (its IOPS times its block size) and IOPS.
+    let io = is_io(lines);
+    let mut kinds = vec![
+        ("throughput-at", "Throughput", Metric::Tps, None),
+        ("p99-at", "p99 latency", Metric::P99, None),
+    ];
+    if io {
+        kinds.insert(0, ("mib-s-at", "Throughput", Metric::Tps, Some("MiB/s")));
+        kinds[1].1 = "I/O operations";
+    }
     for &t in threads {
-        for (id, title, m, unit) in [
-            ("throughput-at", "Throughput", Metric::Tps, "transactions/s"),
-            ("p99-at", "p99 latency", Metric::P99, "ms"),
-        ] {
+        for &(id, title, m, mib) in &kinds {
+            let unit = match (mib, m) {
+                (Some(u), _) => u,
+                (None, Metric::Tps) => throughput_unit(lines),
+                _ => "ms",
+            };
             let rows: Vec<(&Line<'_>, Dot)> = lines
                 .iter()
-                .filter_map(|l| Some((l, dot(l, m, t)?)))
+                .filter_map(|l| {
+                    let d = dot(l, m, t)?;
+                    match mib {
+                        Some(_) => Some((l, scaled(d, mib_per_op(l)?))),
+                        None => Some((l, d)),
+                    }
+                })
                 .collect();
             let chart = DotChart {
                 title: format!("{title} · {}", sessions(t)),
@@ -143,11 +163,16 @@ fn per_setup_caption(
 
 /// A comparison key's settings other than sessions, as a line's name writes them.
 fn rest_of_key(key: &str) -> String {
-    key.split(' ')
-        .filter(|kv| !kv.is_empty() && !kv.starts_with("threads="))
-        .map(|kv| kv.strip_prefix("workload=").unwrap_or(kv))
-        .collect::<Vec<_>>()
-        .join(" · ")
+    super::labels::parts(key).join(" · ")
+}
+
+/// A row's value and interval times `k` (IOPS to MiB/s: times MiB per operation).
+fn scaled(d: Dot, k: f64) -> Dot {
+    Dot {
+        value: d.value * k,
+        interval: d.interval.map(|(a, b)| (a * k, b * k)),
+        ..d
+    }
 }
 
 /// `1.21, 0.98, 1.35`: each paired round's ratio, the first dozen and `…` for more.
@@ -190,12 +215,30 @@ fn dot(l: &Line<'_>, m: Metric, threads: u32) -> Option<Dot> {
 fn line_charts(lines: &[Line<'_>]) -> Vec<Chart> {
     let server = |p: &Point<'_>| metrics::server_cpu(p);
     let client = |p: &Point<'_>| metrics::client_cpu(&p.phase.result);
+    let mib = |l: &Line<'_>| -> Vec<(f64, f64)> {
+        let Some(k) = mib_per_op(l) else {
+            return Vec::new();
+        };
+        let points = metric_points(l, Metric::Tps);
+        points.into_iter().map(|(x, y)| (x, y * k)).collect()
+    };
     let charts = [
         (
+            "mib-s-vs-sessions",
+            vs_sessions("Throughput vs sessions", "MiB/s", lines, mib),
+        ),
+        (
             "throughput-vs-sessions",
-            vs_sessions("Throughput vs sessions", "transactions/s", lines, |l| {
-                metric_points(l, Metric::Tps)
-            }),
+            vs_sessions(
+                if is_io(lines) {
+                    "I/O operations vs sessions"
+                } else {
+                    "Throughput vs sessions"
+                },
+                throughput_unit(lines),
+                lines,
+                |l| metric_points(l, Metric::Tps),
+            ),
         ),
         (
             "latency-vs-sessions",

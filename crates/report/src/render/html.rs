@@ -11,7 +11,7 @@ use super::context::{parts, placement, stability_line, OwnedTable};
 use super::{
     actions_table, best_of_table, difference_cells, effects_table, limits_sides_lines,
     metric_cells, metric_header, phase_limits, results_table, summary, tpcc_failures, tpcc_table,
-    Renderer,
+    Renderer, BEST_HEADING,
 };
 use crate::charts::Section;
 use crate::error::Error;
@@ -269,7 +269,7 @@ impl Renderer for Html {
             }
         }
         if !r.best_of.is_empty() {
-            o.push_str("<h2>Best result per variant</h2>");
+            let _ = write!(o, "<h2 id=\"best\">{BEST_HEADING}</h2>");
             let (head, rows) = best_of_table(r);
             table(&mut o, head, rows);
         }

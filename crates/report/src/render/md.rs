@@ -6,7 +6,7 @@ use super::context::{parts, placement, stability_line, OwnedTable};
 use super::{
     actions_table, best_of_table, difference_cells, effects_table, limits_sides_lines,
     metric_cells, metric_header, phase_limits, results_table, summary, tpcc_failures, tpcc_table,
-    Renderer,
+    Renderer, BEST_HEADING,
 };
 use crate::charts::Section;
 use crate::compare::Comparison;
@@ -189,7 +189,7 @@ fn markdown(r: &Report, charts: Option<&str>) -> Result<String, Error> {
         }
     }
     if !r.best_of.is_empty() {
-        o.push_str("## Best result per variant\n\n");
+        let _ = writeln!(o, "## {BEST_HEADING}\n");
         let (head, rows) = best_of_table(r);
         table(&mut o, head, rows);
     }

@@ -130,22 +130,41 @@ pub(crate) fn opt(v: Option<f64>) -> String {
 /// A table as header and rows, for the renderers to format each in its own syntax.
 pub(crate) type Table = (&'static [&'static str], Vec<Vec<String>>);
 
-/// Each variant's best result.
+/// Whether the report measured file I/O: its throughput is IOPS and MiB/s, not tps and qps.
+fn is_io(r: &Report) -> bool {
+    r.results.iter().any(|x| x.mib_s.is_some())
+}
+
+/// The heading of the best results: only stable settings may be a best result.
+pub(crate) const BEST_HEADING: &str = "Best result per variant, among stable settings";
+
+/// Each variant's best stable result (a setting none of whose phases was unstable), or a row
+/// that says none was stable; file I/O in IOPS and MiB/s.
 pub(crate) fn best_of_table(r: &Report) -> Table {
+    let io = is_io(r);
     let rows = r
         .best_of
         .iter()
         .map(|b| {
+            if b.key.is_empty() {
+                let none = "none: no setting was stable".to_string();
+                return vec![b.variant.clone(), none, "–".into(), "–".into(), "–".into()];
+            }
+            let second = if io { opt(b.mib_s) } else { num(b.qps) };
             vec![
                 b.variant.clone(),
                 b.key.clone(),
                 num(b.tps),
-                num(b.qps),
+                second,
                 opt(b.p99_ms),
             ]
         })
         .collect();
-    (&["variant", "at", "tps", "qps", "p99 ms"], rows)
+    if io {
+        (&["variant", "at", "IOPS", "MiB/s", "p99 ms"], rows)
+    } else {
+        (&["variant", "at", "tps", "qps", "p99 ms"], rows)
+    }
 }
 
 /// Factorial main effects and interactions.
@@ -266,6 +285,7 @@ pub(crate) fn tpcc_failures(r: &Report) -> Vec<String> {
 
 pub(crate) fn results_table(r: &Report) -> Table {
     let judged = r.results.iter().any(|x| x.stability.is_some());
+    let io = is_io(r);
     let rows = r
         .results
         .iter()
@@ -276,7 +296,7 @@ pub(crate) fn results_table(r: &Report) -> Table {
                 x.repeat.to_string(),
                 x.run_id.to_string(),
                 num(x.tps),
-                num(x.qps),
+                if io { opt(x.mib_s) } else { num(x.qps) },
                 opt(x.p50_ms),
                 opt(x.p95_ms),
                 opt(x.p99_ms),
@@ -309,10 +329,22 @@ pub(crate) fn results_table(r: &Report) -> Table {
         "client CPU %",
         "stability",
     ];
-    let head = if judged {
-        HEAD
-    } else {
-        &HEAD[..HEAD.len() - 1]
-    };
+    const IO_HEAD: &[&str] = &[
+        "variant",
+        "at",
+        "repeat",
+        "run",
+        "IOPS",
+        "MiB/s",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "max ms",
+        "server CPU %",
+        "client CPU %",
+        "stability",
+    ];
+    let all = if io { IO_HEAD } else { HEAD };
+    let head = if judged { all } else { &all[..all.len() - 1] };
     (head, rows)
 }
