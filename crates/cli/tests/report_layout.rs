@@ -668,3 +668,226 @@ fn a_fileio_study_report_names_modes_counts_mib_and_iops_and_never_calls_unstabl
         "{best}"
     );
 }
+
+/// An event histogram of `n` latencies as a loaded server gives them: most near `p50` ms, p99
+/// ten times that, and a tail to a hundred times it.
+fn event_histogram(n: u64, p50: f64) -> qpslab_core::result::HistogramBlob {
+    use hdrhistogram::serialization::{Serializer, V2Serializer};
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+    for i in 0..n {
+        // 1/(1-f) is HdrHistogram's x: latency grows as its square root, then steeper.
+        let x = 1.0 / (1.0 - i as f64 / n as f64);
+        let ms = p50 * (x / 2.0).sqrt() * if x > 100.0 { x / 100.0 } else { 1.0 };
+        h.record((ms.min(p50 * 100.0) * 1000.0) as u64).unwrap();
+    }
+    let mut v2 = Vec::new();
+    V2Serializer::new().serialize(&h, &mut v2).unwrap();
+    qpslab_core::result::HistogramBlob {
+        name: "event".into(),
+        v2,
+    }
+}
+
+/// The server's readings at each interval of `p`: rows read, threads running, dirty pages and
+/// its CPU.
+fn telemetry(p: &PhaseResult) -> Vec<qpslab_store::TelemetrySample> {
+    use qpslab_core::telemetry::{ProcUsage, Reading, StatusCounts, Tick, TickChange};
+    p.samples
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut status = StatusCounts::default();
+            status
+                .counters
+                .insert("Rows_read".into(), (s.events * 10) as i64);
+            status.gauges.insert(
+                "Threads_running".into(),
+                u64::from(p.threads) + (i % 2) as u64,
+            );
+            status
+                .gauges
+                .insert("Innodb_buffer_pool_pages_dirty".into(), 100 + 7 * i as u64);
+            qpslab_store::TelemetrySample {
+                elapsed_s: s.elapsed_s,
+                reading: Reading::Tick(Tick::Change(TickChange {
+                    interval_s: s.interval_s,
+                    status,
+                    server: Some(ProcUsage {
+                        user_s: 0.2,
+                        sys_s: 0.1,
+                        rss_kib: 100_000,
+                        io: None,
+                    }),
+                    client: None,
+                })),
+            }
+        })
+        .collect()
+}
+
+/// A lone run (`qpslab run`) at 1, 4 and 16 sessions, each phase with its kept warm-up, its
+/// event histogram and the server's readings; its id.
+fn store_run(store: &mut Store) -> i64 {
+    let mut plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpReadWrite));
+    plan.threads = vec![1, 4, 16];
+    plan.warmup_s = 2.0;
+    plan.report_interval_s = 0.5;
+    let meta = RunMeta {
+        uuid: "lone-run".into(),
+        started_at: 1_700_000_000.0,
+        command: "qpslab run --threads 1,4,16".into(),
+        plan,
+        target: "root@localhost/sbtest".into(),
+        server: qpslab_core::ServerInfo {
+            version: "10.11.6-MariaDB".into(),
+            flavor: "mariadb".into(),
+            ..Default::default()
+        },
+        host: Default::default(),
+        tool_version: "0.1.0".into(),
+        study_id: None,
+        cell_label: None,
+    };
+    let mut run = None;
+    for (k, t) in [1u32, 4, 16].into_iter().enumerate() {
+        let tps = 600.0 * f64::from(t).sqrt();
+        let p50 = 1.5 + 0.5 * k as f64;
+        let mut p = phase(t, tps, p50 * 10.0, 24, k);
+        p.warmup = phase(t, tps * 0.7, p50 * 20.0, 4, k + 7)
+            .samples
+            .into_iter()
+            .map(|mut s| {
+                s.elapsed_s -= 2.0;
+                s
+            })
+            .collect();
+        p.histograms = vec![event_histogram(5000, p50)];
+        p.stability = Some(Stability { reasons: vec![] });
+        let ticks = telemetry(&p);
+        run = Some(store.record_phase(&meta, &p, &ticks).unwrap());
+    }
+    store.finish_run("lone-run", RunStatus::Completed).unwrap();
+    run.unwrap().0
+}
+
+/// A tune session's proof study as `qpslab tune` stores it: its spec from
+/// [`qpslab_tune::confirm::proof_spec`], baseline and tuned cells in the confirmation's order
+/// ([`qpslab_tune::confirm::order`]) at 8 sessions on one workload, the tuned server's variables
+/// changed, and the confirmation's conclusion in its environment.
+fn store_tune_study(store: &mut Store, name: &str, rounds: u32) {
+    let order = qpslab_tune::confirm::order(rounds);
+    let mut seen: BTreeMap<&str, u32> = BTreeMap::new();
+    let cells: Vec<Cell> = order
+        .iter()
+        .enumerate()
+        .map(|(i, side)| {
+            let n = seen.entry(side.name()).or_default();
+            *n += 1;
+            Cell {
+                seq: i as u32 + 1,
+                label: format!("{}/r{n}", side.name()),
+                variant: side.name().to_string(),
+                levels: BTreeMap::new(),
+                params: BTreeMap::new(),
+                repeat: *n,
+            }
+        })
+        .collect();
+    let description = vec![
+        "qpslab tune: confirming innodb_buffer_pool_size=512M, innodb_log_file_size=256M".into(),
+    ];
+    let spec = qpslab_tune::confirm::proof_spec(name, &description, [3, rounds], 120.0);
+    let new = NewStudy {
+        name: name.into(),
+        spec_toml: spec,
+        spec_hash: name.into(),
+        env: serde_json::json!({"confirmation": {"verdict": "improvement"}}),
+        factors: vec![],
+    };
+    let id = store.create_study(&new, &cells).unwrap();
+    for rec in store.study_cells(id).unwrap() {
+        let c = &rec.cell;
+        let tuned = c.variant == "tuned";
+        let mut plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpReadWrite));
+        plan.threads = vec![8];
+        plan.report_interval_s = 0.5;
+        let uuid = format!("{name}-{}", c.label);
+        let variables: BTreeMap<String, String> = [
+            (
+                "innodb_buffer_pool_size",
+                if tuned { "536870912" } else { "134217728" },
+            ),
+            (
+                "innodb_log_file_size",
+                if tuned { "268435456" } else { "100663296" },
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let meta = RunMeta {
+            uuid: uuid.clone(),
+            started_at: 1_700_000_000.0,
+            command: "qpslab tune".into(),
+            plan,
+            target: "root@localhost/sbtest".into(),
+            server: qpslab_core::ServerInfo {
+                version: "10.11.6-MariaDB".into(),
+                flavor: "mariadb".into(),
+                variables: variables.into_iter().collect(),
+                ..Default::default()
+            },
+            host: Default::default(),
+            tool_version: "0.1.0".into(),
+            study_id: None,
+            cell_label: None,
+        }
+        .in_study(name, &c.label);
+        store.cell_running(rec.id).unwrap();
+        let tps =
+            1500.0 * if tuned { 1.25 } else { 1.0 } * (1.0 + 0.02 * wobble(c.seq as usize, 3));
+        let mut p = phase(8, tps, if tuned { 9.0 } else { 12.0 }, 12, c.seq as usize);
+        p.histograms = vec![event_histogram(4000, if tuned { 2.0 } else { 2.6 })];
+        p.stability = Some(Stability { reasons: vec![] });
+        let run = store.record_phase(&meta, &p, &[]).unwrap();
+        store.finish_run(&uuid, RunStatus::Completed).unwrap();
+        store.cell_done(rec.id, run).unwrap();
+    }
+}
+
+/// Issue 47: the legibility probe passes on a lone run's report (its phases' warm-up, latency
+/// distributions and server readings drawn) and on a tune session's proof study.
+#[test]
+fn a_run_and_a_tune_study_report_have_no_clipped_text_and_distinct_series() {
+    let s = Scratch::new();
+    let mut store = Store::open(&s.db()).unwrap();
+    let run = store_run(&mut store);
+    store_tune_study(&mut store, "tune-1700000000-42", 6);
+    drop(store);
+    let (v, html) = assert_legible(&s, &run.to_string());
+    assert!(v["charts"].as_u64().unwrap() >= 8, "{v}");
+    for id in [
+        "throughput-vs-sessions",
+        "throughput-over-time-16",
+        "latency-distribution-4",
+        "rows-read-over-time-1",
+    ] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "no chart {id}");
+    }
+    // The distribution's latency axis is log: ticks a decade apart.
+    let at = html.find("id=\"latency-distribution-4\"").unwrap();
+    let chart = &html[at..at + html[at..].find("</figure>").unwrap()];
+    assert!(
+        chart.contains(">1<") && chart.contains(">10<") && chart.contains(">50%<"),
+        "{chart}"
+    );
+    let (v, html) = assert_legible(&s, "tune-1700000000-42");
+    assert_eq!(v["first_section"], "summary", "{v}");
+    assert_eq!(v["first_chart"], "forest", "{v}");
+    let summary = section(&html, "summary");
+    assert!(summary.contains("tuned vs baseline"), "{summary}");
+    assert!(
+        section(&html, "what-changed").contains("innodb_buffer_pool_size"),
+        "{html}"
+    );
+}
