@@ -650,6 +650,11 @@ fn a_fileio_study_report_names_modes_counts_mib_and_iops_and_never_calls_unstabl
         summary.contains("xfs-noatime vs ext4-relatime, rndrd, 16K, 16 sessions: throughput +"),
         "{summary}"
     );
+    // The comparison's tables count I/O operations, not transactions or queries.
+    let compared = &html[html.find("<h2>xfs-noatime vs ext4-relatime</h2>").unwrap()..];
+    let compared = &compared[..compared.find("<h2 id=").unwrap()];
+    assert_eq!(compared.matches("<td>IOPS</td>").count(), 6, "{compared}");
+    assert!(!compared.contains("<td>qps"), "{compared}");
     let best = section(&html, "best");
     let xfs = &best[best.find("<td>xfs-noatime</td>").expect("xfs' best")..];
     let xfs = &xfs[..xfs.find("</tr>").unwrap()];

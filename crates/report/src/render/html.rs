@@ -9,9 +9,9 @@
 
 use super::context::{parts, placement, stability_line, OwnedTable};
 use super::{
-    actions_table, best_of_table, difference_cells, effects_table, limits_sides_lines,
-    metric_cells, metric_header, phase_limits, results_table, summary, tpcc_failures, tpcc_table,
-    Renderer, BEST_HEADING,
+    actions_table, best_of_table, compared_rows, difference_cells, effects_table, is_io,
+    limits_sides_lines, metric_header, phase_limits, results_table, summary, tpcc_failures,
+    tpcc_table, Renderer, BEST_HEADING,
 };
 use crate::charts::Section;
 use crate::error::Error;
@@ -250,7 +250,7 @@ impl Renderer for Html {
                 table(
                     &mut o,
                     &metric_header(&c.a, &c.b),
-                    p.metrics.iter().map(|m| metric_cells(m).to_vec()),
+                    compared_rows(&p.metrics, is_io(r)),
                 );
                 o.push_str("<p class=\"limits\">What limited each side:</p><ul class=\"limits\">");
                 for l in limits_sides_lines(c, p) {

@@ -4,9 +4,9 @@
 
 use super::context::{parts, placement, stability_line, OwnedTable};
 use super::{
-    actions_table, best_of_table, difference_cells, effects_table, limits_sides_lines,
-    metric_cells, metric_header, phase_limits, results_table, summary, tpcc_failures, tpcc_table,
-    Renderer, BEST_HEADING,
+    actions_table, best_of_table, compared_rows, difference_cells, effects_table, is_io,
+    limits_sides_lines, metric_header, phase_limits, results_table, summary, tpcc_failures,
+    tpcc_table, Renderer, BEST_HEADING,
 };
 use crate::charts::Section;
 use crate::compare::Comparison;
@@ -58,6 +58,11 @@ fn table(out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<Str
 
 /// One comparison as Markdown: a table per setting, its warnings, then the differences.
 pub fn comparison_markdown(c: &Comparison) -> String {
+    comparison_md(c, false)
+}
+
+/// [`comparison_markdown`], naming file I/O's figures as such when `io`.
+fn comparison_md(c: &Comparison, io: bool) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "## {} vs {}\n", c.b, c.a);
     for p in &c.points {
@@ -65,7 +70,7 @@ pub fn comparison_markdown(c: &Comparison) -> String {
         table(
             &mut o,
             &metric_header(&c.a, &c.b),
-            p.metrics.iter().map(|m| metric_cells(m).to_vec()),
+            compared_rows(&p.metrics, io),
         );
         o.push_str("What limited each side:\n\n");
         for l in limits_sides_lines(c, p) {
@@ -181,7 +186,7 @@ fn markdown(r: &Report, charts: Option<&str>) -> Result<String, Error> {
         owned_table(&mut o, p.table);
     }
     for c in &r.comparisons {
-        o.push_str(&comparison_markdown(c));
+        o.push_str(&comparison_md(c, is_io(r)));
         for p in &c.points {
             if let Some(line) = stability_line(r, [&c.a, &c.b], &p.key) {
                 let _ = writeln!(o, "{} {line}\n", p.key);

@@ -130,8 +130,24 @@ pub(crate) fn opt(v: Option<f64>) -> String {
 /// A table as header and rows, for the renderers to format each in its own syntax.
 pub(crate) type Table = (&'static [&'static str], Vec<Vec<String>>);
 
+/// The rows of a point's compared metrics ([`metric_cells`]); with `io` (file I/O) its events
+/// are I/O operations, named so, and its queries, the same operations counted again, left out.
+pub(crate) fn compared_rows(metrics: &[MetricComparison], io: bool) -> Vec<Vec<String>> {
+    metrics
+        .iter()
+        .filter(|m| !(io && m.metric == "qps"))
+        .map(|m| {
+            let mut cells = metric_cells(m).to_vec();
+            if io && m.metric == "tps" {
+                cells[0] = "IOPS".into();
+            }
+            cells
+        })
+        .collect()
+}
+
 /// Whether the report measured file I/O: its throughput is IOPS and MiB/s, not tps and qps.
-fn is_io(r: &Report) -> bool {
+pub(crate) fn is_io(r: &Report) -> bool {
     r.results.iter().any(|x| x.mib_s.is_some())
 }
 
