@@ -1,9 +1,10 @@
 //! One self-contained HTML file: inline CSS and SVG, no script, and a Content-Security-Policy
 //! that forbids every fetch, so the file reads the same offline and cannot leak a request.
 //! Sections, each with an `id`: the summary (one line per comparison with its verdict, and the
-//! forest plots), what changed, context (what ran, on what, how the
-//! client was placed, who ran it when), charts against sessions, per-interval small multiples,
-//! latency distributions, the server over time, comparisons, best results, live actions, TPC-C
+//! forest plots), what changed, context (what ran, on what, who ran it when), charts against
+//! sessions, per-interval small multiples, latency distributions, the server over time, how the
+//! client was placed per phase (folded: a row per phase), comparisons, best stable results, live
+//! actions, TPC-C
 //! (NewOrder/min, the server's NOPM, the consistency check),
 //! factor effects and every phase's results with its stability verdict.
 

@@ -1,6 +1,6 @@
 //! Markdown for pasting into a ticket: the summary first (one line per comparison with its
-//! verdict), what changed, then the context (what ran, on what, how the client was placed),
-//! then tables.
+//! verdict), what changed, then the context (what ran, on what), the charts when asked, how the
+//! client was placed per phase, then tables.
 
 use super::context::{parts, placement, stability_line, OwnedTable};
 use super::{
