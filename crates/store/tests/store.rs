@@ -140,6 +140,13 @@ fn phase(threads: u32, events: u64) -> PhaseResult {
         replay: None,
         actions: Vec::new(),
         io: None,
+        // The warm-up's intervals travel with the phase (round-trip checked below).
+        warmup: vec![Sample {
+            elapsed_s: -1.0,
+            interval_s: 1.0,
+            events: 7,
+            ..Default::default()
+        }],
         // sysbench's threads fairness travels with the phase (round-trip checked below).
         fairness: Some(qpslab_core::result::Fairness {
             events_avg: 12.5,
