@@ -6,7 +6,7 @@
 //! verdict per comparison, comparisons with 95% confidence intervals of the ratio on the log
 //! scale and a minimum detectable effect ([`qpslab_stats::ratio`]) from repeats or, with one run a
 //! side, from per-interval samples ([`qpslab_stats::estimate`]), warnings (different run options, unstable phases), each
-//! variant's best result, factorial effects ([`effects`]), results and SVG charts. Runs of
+//! variant's best stable result, factorial effects ([`effects`]), results and SVG charts. Runs of
 //! different workloads side by side are refused ([`setup`]). A [`Renderer`] lays it out as HTML, Markdown or JSON; [`png`] renders the charts
 //! to PNG. [`subjects`] reads
 //! what a report or a comparison is about (runs, repeats, studies, `STUDY/VARIANT`) from the
@@ -19,7 +19,8 @@
 //! what, client placement, provenance: `context.rs`), SVG charts and PNG output (`charts/`: forest
 //! plots of the comparisons `forest.rs`, against sessions as lines or, under three session counts,
 //! dot plots `scaling.rs`, per interval for every session count, HDR latency distributions
-//! `hdr.rs`, server time series from telemetry `server.rs`; `svg.rs` with `svg/`: dot plots
+//! `hdr.rs`, server time series from telemetry `server.rs`, how rows and lines name their
+//! settings and what throughput is counted in `labels.rs`; `svg.rs` with `svg/`: dot plots
 //! `dots.rs`, legends and markers `legend.rs`, text measured in DejaVu Sans' widths `text.rs`;
 //! `png.rs`), the summary of verdicts that opens a report (`render/summary.rs`), one renderer per
 //! format (`render/`), what a report or a comparison is about read from the store (`subjects.rs`:
