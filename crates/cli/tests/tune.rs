@@ -373,7 +373,8 @@ fn a_small_dataset_gets_no_oversized_pool_no_noop_setting_and_an_end_said() {
         "budget" => {
             assert!(measured < candidates, "{doc}");
             assert!(words.starts_with("the budget ended the search after"));
-            // The search's share was spent, give or take one last trial that did not fit.
+            // The search's share was spent, give or take the last trials that did not fit
+            // (the confirmation's share goes unspent when the baseline led).
             let spent: f64 = err
                 .lines()
                 .find_map(|l| {
@@ -382,7 +383,7 @@ fn a_small_dataset_gets_no_oversized_pool_no_noop_setting_and_an_end_said() {
                 })
                 .unwrap_or_else(|| panic!("the time spent: {err}"));
             let search_s = doc["budget"]["search_s"].as_f64().unwrap();
-            assert!(spent >= search_s - 4.0, "{spent} s of {budget} s: {err}");
+            assert!(spent >= search_s - 8.0, "{spent} s of {budget} s: {err}");
         }
         e => panic!("ended: {e}"),
     }
