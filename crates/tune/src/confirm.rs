@@ -124,12 +124,19 @@ pub struct Round {
     pub seconds: f64,
 }
 
+impl Round {
+    /// Whether the round counts in the interval: both sides stable and measured something.
+    pub fn paired(&self) -> bool {
+        self.stable && self.baseline > 0.0 && self.tuned > 0.0
+    }
+}
+
 /// The log ratios `ln(tuned / baseline)` of the rounds fit to pair, and how many rounds were
 /// left out for an unstable side (or a side that measured nothing).
 pub fn paired_logs(rounds: &[Round]) -> (Vec<f64>, usize) {
     let logs: Vec<f64> = rounds
         .iter()
-        .filter(|r| r.stable && r.baseline > 0.0 && r.tuned > 0.0)
+        .filter(|r| r.paired())
         .map(|r| (r.tuned / r.baseline).ln())
         .collect();
     let dropped = rounds.len() - logs.len();

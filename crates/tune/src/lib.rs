@@ -14,7 +14,8 @@
 //! - [`confirm`] (pure): the A/B order of the confirmation, when it stops, and its verdict;
 //! - `apply`: changing the settings with `SET GLOBAL` and putting them back;
 //! - `bench`: a search trial (one engine phase) and the proof study's measurements;
-//! - `session`: the flow and the two searches; `conclude`: the confirmation and the outcome;
+//! - `session`: the flow, the budget's split and the two searches; `proof`: the confirmation's
+//!   rounds; `conclude`: the rechecks and the outcome;
 //! - `request`: the whole command: the target resolved (the embedded sandbox started), the
 //!   store opened, the session.
 //!
@@ -23,11 +24,12 @@
 //! stops the sandbox the outcome holds.
 //!
 //! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): tuning with proof
-//! (`qpslab tune`): the knob space (`knobs.rs`), the budgeted search (`search.rs`), the
-//! confirmation's A/B order and verdict (`confirm.rs`), `SET GLOBAL` and its restore (`apply.rs`),
-//! trials and the proof study (`bench.rs`), the session (`session.rs`, `conclude.rs`), the whole
-//! command with its target and store (`request.rs`); progress through its `Observer`, the
-//! `Outcome` rendered by the CLI (`render/tune.rs`).
+//! (`qpslab tune`): the knob space (`knobs.rs`), the budget's split (`budget.rs`), the budgeted
+//! search (`search.rs`), the confirmation's A/B order, stopping rule and verdict
+//! (`confirm.rs`), `SET GLOBAL` and its restore (`apply.rs`), trials and the proof study
+//! (`bench.rs`), the session (`session.rs`, `proof.rs`, `conclude.rs`), the whole command with its target
+//! and store (`request.rs`); progress through its `Observer`, the `Outcome` rendered by the CLI
+//! (`render/tune.rs`).
 //!
 //! ```no_run
 //! # fn demo(req: qpslab_tune::TuneRequest, obs: &mut dyn qpslab_tune::Observer)
@@ -49,12 +51,14 @@ mod conclude;
 pub mod confirm;
 mod error;
 pub mod knobs;
+mod proof;
 mod request;
 pub mod search;
 mod session;
 
-pub use conclude::{confirmation_json, verdict_words, Confirmed, Minimized, Outcome, Removal};
+pub use conclude::{verdict_words, Minimized, Outcome, Removal};
 pub use error::TuneError;
+pub use proof::{confirmation_json, Confirmed};
 pub use request::{tune, TuneOutcome, TuneRequest};
 
 use knobs::Space;
