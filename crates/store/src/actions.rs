@@ -1,15 +1,15 @@
 //! Live actions of a phase (`run --at`): one row per action with its outcome and judgment,
 //! written with the phase and rewritten once the actions are judged.
 
+use crate::db::{params, Conn, Tx};
 use crate::error::Error;
 use crate::model::RunId;
 use crate::Store;
 use qpslab_core::live::ActionRecord;
-use rusqlite::{params, Connection, Transaction};
 
 /// Replaces the action rows of phase `phase_id` with `records`.
 pub(crate) fn write_actions(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     phase_id: i64,
     records: &[ActionRecord],
 ) -> Result<(), Error> {
@@ -35,7 +35,7 @@ pub(crate) fn write_actions(
 }
 
 /// The action rows of phase `phase_id`, in order.
-pub(crate) fn load_actions(conn: &Connection, phase_id: i64) -> Result<Vec<ActionRecord>, Error> {
+pub(crate) fn load_actions(conn: &Conn, phase_id: i64) -> Result<Vec<ActionRecord>, Error> {
     let mut st =
         conn.prepare("SELECT record_json FROM phase_actions WHERE phase_id = ?1 ORDER BY seq")?;
     let rows = st.query_map([phase_id], |r| r.get::<_, String>(0))?;

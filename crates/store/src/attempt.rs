@@ -2,12 +2,12 @@
 //! a run of its own with its verdict.
 
 use crate::cell::CellId;
+use crate::db::{params, Tx};
 use crate::error::Error;
 use crate::model::StudyId;
 use crate::model::{unix_now, RunId};
 use crate::status::{corrupt, status_words};
 use crate::Store;
-use rusqlite::{params, Transaction};
 use serde::{Deserialize, Serialize};
 
 /// How one measurement of a cell came out.
@@ -47,7 +47,7 @@ pub struct CellAttempt {
 
 /// Records `run` as the next attempt of `cell` within `tx`; returns its number (from 1).
 pub(crate) fn insert_attempt(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     cell: CellId,
     run: RunId,
     status: AttemptStatus,

@@ -2,13 +2,13 @@
 //! Cells are written all at once when their study is created (status `pending`) and then move
 //! through `running` to `done` or `failed`, each change in its own small transaction.
 
+use crate::db::{params, Row, Tx};
 use crate::error::Error;
 use crate::model::StudyId;
 use crate::model::{unix_now, RunId, UnixSeconds};
 use crate::status::{corrupt, status_words};
 use crate::Store;
 use qpslab_core::cell::Cell;
-use rusqlite::{params, Row, Transaction};
 use serde::{Deserialize, Serialize};
 
 /// The store's id of a cell (its `cells.id`).
@@ -67,7 +67,7 @@ const CELL_COLUMNS: &str = "id, study_id, seq, label, variant, levels_json, para
 
 /// Writes `cells` as `pending` cells of study `study` within `tx`.
 pub(crate) fn insert_cells<'a>(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     study: i64,
     cells: impl IntoIterator<Item = &'a Cell>,
 ) -> Result<(), Error> {
@@ -100,7 +100,7 @@ struct RawCell {
 }
 
 impl RawCell {
-    fn read(r: &Row<'_>) -> rusqlite::Result<RawCell> {
+    fn read(r: &Row<'_>) -> Result<RawCell, Error> {
         Ok(RawCell {
             record: CellRecord {
                 id: CellId(r.get(0)?),

@@ -8,6 +8,7 @@
 //! stored so far (`interrupted`). A run left `running` by a process that no longer exists is
 //! closed the same way the next time a store is opened ([`close_dead_runs`]).
 
+use crate::db::{params, Behavior, Conn, OptionalExtension, Tx};
 use crate::error::Error;
 use crate::model::{unix_now, RunId, RunMeta, TelemetrySample};
 use crate::owner::Owner;
@@ -15,7 +16,6 @@ use crate::read::{samples_of, summary_of_samples};
 use crate::write::{fill_phase, insert_children, insert_phase_row, insert_sample, run_row};
 use crate::Store;
 use qpslab_core::result::{PhaseResult, Sample};
-use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 /// A phase being written: where its rows are, and the next sequence numbers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,9 +33,7 @@ impl Store {
     /// Starts writing a phase of `run` with `threads` sessions: the run's row (written with its
     /// first phase, owned by this process) and a phase row marked `running`, in one transaction.
     pub fn begin_phase(&mut self, run: &RunMeta, threads: u32) -> Result<PhaseHandle, Error> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.conn.transaction_with_behavior(Behavior::Immediate)?;
         let (run_id, seq) = run_row(&tx, run)?;
         let phase_id = insert_phase_row(&tx, run_id, seq, threads)?;
         tx.commit()?;
@@ -90,9 +88,7 @@ impl Store {
         phase: &PhaseResult,
         telemetry: &[TelemetrySample],
     ) -> Result<(), Error> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.conn.transaction_with_behavior(Behavior::Immediate)?;
         for table in ["samples", "histograms", "telemetry"] {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE phase_id = ?1"),
@@ -109,9 +105,7 @@ impl Store {
     /// from its samples, status `interrupted`. A phase without a single sample is removed, and
     /// its run too when nothing else was recorded in it.
     pub fn interrupt_phase(&mut self, h: &PhaseHandle) -> Result<(), Error> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.conn.transaction_with_behavior(Behavior::Immediate)?;
         close_phase(&tx, h.run_id.0, h.phase_id)?;
         tx.commit()?;
         Ok(())
@@ -121,7 +115,7 @@ impl Store {
 /// Marks `interrupted` every run left `running` by a process that is gone, closing its running
 /// phases from their stored samples. Runs of live processes, and runs written before owners were
 /// recorded, are left alone. Returns how many runs were closed.
-pub(crate) fn close_dead_runs(conn: &mut Connection) -> Result<usize, Error> {
+pub(crate) fn close_dead_runs(conn: &mut Conn) -> Result<usize, Error> {
     let owners: Vec<(i64, Owner)> = {
         let mut st = conn.prepare(
             "SELECT id, owner_pid, owner_boot_id, owner_started FROM runs
@@ -139,15 +133,16 @@ pub(crate) fn close_dead_runs(conn: &mut Connection) -> Result<usize, Error> {
         })?;
         rows.collect::<Result<_, _>>()?
     };
+    let shared = conn.is_server();
     let dead: Vec<i64> = owners
         .into_iter()
-        .filter(|(_, o)| !o.alive())
+        .filter(|(_, o)| !o.alive_seen_from_here(shared))
         .map(|(id, _)| id)
         .collect();
     if dead.is_empty() {
         return Ok(0);
     }
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = conn.transaction_with_behavior(Behavior::Immediate)?;
     for &run in &dead {
         // Another process may have closed it between the read and this write lock.
         let still: Option<i64> = tx
@@ -176,7 +171,7 @@ pub(crate) fn close_dead_runs(conn: &mut Connection) -> Result<usize, Error> {
     Ok(dead.len())
 }
 
-fn close_phase(tx: &Transaction<'_>, run_id: i64, phase_id: i64) -> Result<(), Error> {
+fn close_phase(tx: &Tx<'_>, run_id: i64, phase_id: i64) -> Result<(), Error> {
     let threads: u32 = tx.query_row(
         "SELECT threads FROM phases WHERE id = ?1",
         [phase_id],

@@ -90,6 +90,15 @@ pub enum Error {
     /// A stored value that this build cannot read back (hand-edited or damaged store).
     #[error("damaged results store: {0}")]
     Corrupt(String),
+    /// A query that should have found a row found none (see `db::OptionalExtension`).
+    #[error("results store: a query found no row")]
+    NoRows,
+    /// The store's server failed a statement or went away.
+    #[error("results store server: {0}")]
+    Server(String),
+    /// Another writer held the store's write lock too long.
+    #[error("results store busy: {0}")]
+    Busy(String),
     /// Any other SQLite failure.
     #[error("results store: {0}")]
     Sqlite(#[from] rusqlite::Error),

@@ -2,11 +2,11 @@
 //! beside what they do (`open.rs` opens it, `durable` writes as a phase is measured,
 //! `read` loads runs, ...), each module adding its own `impl Store`.
 
-use rusqlite::Connection;
+use crate::db::Conn;
 use std::path::PathBuf;
 
 /// An open results store.
 pub struct Store {
-    pub(crate) conn: Connection,
+    pub(crate) conn: Conn,
     pub(crate) path: PathBuf,
 }

@@ -2,6 +2,7 @@
 //! migrated, WAL switched on, and runs whose process died closed as `interrupted`; or, for a
 //! store that cannot be written, opened to read only.
 
+use crate::db::Conn;
 use crate::durable;
 use crate::error::Error;
 use crate::handle::Store;
@@ -42,7 +43,13 @@ impl Store {
     /// A new file is created readable by its owner only (0600; SQLite gives its `-wal` and
     /// `-shm` files the same mode); an existing one keeps its mode. Runs left `running` by a
     /// process that no longer exists are marked `interrupted` here.
+    ///
+    /// A `mysql://user@host:port/schema` URL opens the store on that server instead
+    /// (`open_server.rs`).
     pub fn open(path: &Path) -> Result<Store, Error> {
+        if let Some(url) = crate::open_server::url(path) {
+            return Store::open_server(url);
+        }
         check_path(path)?;
         companions_writable(path)?;
         // Any failure here (no permission) is reported by the open below.
@@ -68,6 +75,7 @@ impl Store {
         use_wal(&conn)?;
         conn.pragma_update(None, "foreign_keys", true)?;
         conn.pragma_update(None, "synchronous", "normal")?;
+        let mut conn = Conn::Lite(conn);
         durable::close_dead_runs(&mut conn)?;
         Ok(Store {
             conn,
@@ -80,6 +88,9 @@ impl Store {
     /// mount) through [`Store::open_read_only`]. Where it can write, it opens as [`Store::open`]
     /// does, so runs whose process died are closed as `interrupted` first.
     pub fn open_to_read(path: &Path) -> Result<Store, Error> {
+        if let Some(url) = crate::open_server::url(path) {
+            return Store::open_server(url);
+        }
         check_path(path)?;
         if !path.exists() {
             return Err(Error::Missing {
@@ -96,6 +107,9 @@ impl Store {
     /// or read-only file system still reads (runs whose process died still show `running`). A
     /// store of an older schema is migrated first, which needs [`Store::open`]'s write access.
     pub fn open_read_only(path: &Path) -> Result<Store, Error> {
+        if let Some(url) = crate::open_server::url(path) {
+            return Store::open_server(url);
+        }
         check_path(path)?;
         if !path.exists() {
             return Err(Error::Missing {
@@ -129,14 +143,19 @@ impl Store {
             return Store::open(path);
         }
         Ok(Store {
-            conn,
+            conn: Conn::Lite(conn),
             path: path.to_path_buf(),
         })
     }
 
-    /// The file this store lives in.
+    /// The file this store lives in, or its server's URL without the password.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether this store lives on a server (`--db mysql://...`) rather than in a file.
+    pub fn is_server(&self) -> bool {
+        self.conn.is_server()
     }
 }
 
@@ -150,8 +169,11 @@ impl Store {
     }
 }
 
-/// See [`Store::check_path`].
+/// See [`Store::check_path`]; a server URL is checked for its form only.
 fn check_path(path: &Path) -> Result<(), Error> {
+    if let Some(url) = crate::open_server::url(path) {
+        return crate::open_server::parse(url).map(|_| ());
+    }
     let bad = |why: String| {
         Err(Error::BadPath {
             path: path.to_path_buf(),

@@ -1,5 +1,6 @@
 //! Reading runs back.
 
+use crate::db::{Conn, OptionalExtension, Row};
 use crate::error::Error;
 use crate::model::{
     RunId, RunMeta, RunStatus, RunSummary, StoredPhase, StoredRun, TelemetrySample,
@@ -9,14 +10,13 @@ use qpslab_core::result::{
     CpuUsage, HistogramBlob, LatencySummary, PhaseResult, QueryCounts, Sample,
 };
 use qpslab_core::telemetry::Reading;
-use rusqlite::{Connection, OptionalExtension, Row};
 
 fn status(s: String) -> Result<RunStatus, Error> {
     s.parse().map_err(Error::from)
 }
 
 /// A stored integer as the counter it was.
-fn count(row: &Row<'_>, idx: usize) -> rusqlite::Result<u64> {
+fn count(row: &Row<'_>, idx: usize) -> Result<u64, Error> {
     let v: i64 = row.get(idx)?;
     // Counters are written from u64 through a checked conversion, so a negative one can only come
     // from a hand-edited file; reading it as 0 beats refusing the whole run.
@@ -69,24 +69,22 @@ impl Store {
 
     /// The id of the most recently started run, if any.
     pub fn latest_run_id(&self) -> Result<Option<RunId>, Error> {
-        Ok(self
-            .conn
+        self.conn
             .query_row(
                 "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1",
                 [],
                 |r| r.get(0).map(RunId),
             )
-            .optional()?)
+            .optional()
     }
 
     /// The id of the run with this uuid, if it was recorded.
     pub fn run_id_by_uuid(&self, uuid: &str) -> Result<Option<RunId>, Error> {
-        Ok(self
-            .conn
+        self.conn
             .query_row("SELECT id FROM runs WHERE uuid = ?1", [uuid], |r| {
                 r.get(0).map(RunId)
             })
-            .optional()?)
+            .optional()
     }
 
     /// A whole run: its meta and every phase with samples, histograms and telemetry.
@@ -159,7 +157,7 @@ impl Store {
             .conn
             .prepare("SELECT status FROM phases WHERE run_id = ?1 ORDER BY seq")?;
         let rows = st.query_map([id.0], |r| r.get(0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        rows.collect::<Result<_, _>>()
     }
 
     fn load_phases(&self, id: RunId) -> Result<Vec<StoredPhase>, Error> {
@@ -209,7 +207,7 @@ impl Store {
                 v2: r.get(1)?,
             })
         })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        rows.collect::<Result<_, _>>()
     }
 
     fn load_telemetry(&self, phase_id: i64) -> Result<Vec<TelemetrySample>, Error> {
@@ -240,7 +238,7 @@ impl Store {
 }
 
 /// The samples of phase `phase_id`, in order.
-pub(crate) fn samples_of(conn: &Connection, phase_id: i64) -> Result<Vec<Sample>, Error> {
+pub(crate) fn samples_of(conn: &Conn, phase_id: i64) -> Result<Vec<Sample>, Error> {
     let mut st = conn.prepare(
         "SELECT elapsed_s, interval_s, events, reads, writes, other, errors, reconnects,
                 lat_count, lat_min_ms, lat_avg_ms, lat_max_ms, p_json, client_cpu_user_s,

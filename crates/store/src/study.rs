@@ -8,13 +8,13 @@
 
 use crate::attempt::AttemptStatus;
 use crate::cell::{insert_cells, CellId};
+use crate::db::{params, Behavior, OptionalExtension, Row, Tx};
 use crate::error::Error;
 use crate::model::{unix_now, RunId, StudyId, UnixSeconds};
 use crate::owner::Owner;
 use crate::status::{corrupt, status_words};
 use crate::Store;
 use qpslab_core::cell::Cell;
-use rusqlite::{params, OptionalExtension, Row, Transaction, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 
 /// Where a study stands.
@@ -86,7 +86,7 @@ pub struct NewStudy {
     pub factors: Vec<Factor>,
 }
 
-fn study_row(r: &Row<'_>) -> rusqlite::Result<[Option<String>; 6]> {
+fn study_row(r: &Row<'_>) -> Result<[Option<String>; 6], Error> {
     Ok([
         r.get(1)?,
         r.get(2)?,
@@ -105,9 +105,7 @@ impl Store {
         study: &NewStudy,
         cells: impl IntoIterator<Item = &'a Cell>,
     ) -> Result<StudyId, Error> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.conn.transaction_with_behavior(Behavior::Immediate)?;
         let exists: Option<i64> = tx
             .query_row(
                 "SELECT id FROM studies WHERE name = ?1",
@@ -151,9 +149,7 @@ impl Store {
     /// another live process drives it ([`Error::StudyBusy`], naming its pid). The claim ends
     /// with the process, or when the study stops ([`Store::set_study_status`]).
     pub fn claim_study(&mut self, name: &str) -> Result<StudyRecord, Error> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.conn.transaction_with_behavior(Behavior::Immediate)?;
         let id: i64 = tx
             .query_row("SELECT id FROM studies WHERE name = ?1", [name], |r| {
                 r.get(0)
@@ -236,9 +232,7 @@ impl Store {
     /// claims (an attempt cut short, or killed before it was judged) becomes an `interrupted`
     /// attempt of its cell. Nothing is deleted. Returns how many cells were reset.
     pub fn reopen_unfinished_cells(&mut self, study: StudyId) -> Result<usize, Error> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.conn.transaction_with_behavior(Behavior::Immediate)?;
         let orphans: Vec<(i64, i64, String)> = tx
             .prepare(
                 "SELECT c.id, r.id, r.status FROM runs r
@@ -279,7 +273,7 @@ impl Store {
 }
 
 /// The live process, other than this one, that drives study `id`, if any.
-fn driver(tx: &Transaction<'_>, id: i64) -> Result<Option<u32>, Error> {
+fn driver(tx: &Tx<'_>, id: i64) -> Result<Option<u32>, Error> {
     let owner: Option<Owner> = tx.query_row(
         "SELECT owner_pid, owner_boot_id, owner_started FROM studies WHERE id = ?1",
         [id],
@@ -293,8 +287,9 @@ fn driver(tx: &Transaction<'_>, id: i64) -> Result<Option<u32>, Error> {
             }))
         },
     )?;
+    let shared = tx.is_server();
     Ok(owner
-        .filter(|o| o.pid != std::process::id() && o.alive())
+        .filter(|o| !o.is_me() && o.alive_seen_from_here(shared))
         .map(|o| o.pid))
 }
 

@@ -2,10 +2,10 @@
 //! The search's short trials are rows only; the confirmation's measurements are also runs of
 //! the session's proof study, and their rows point at them.
 
+use crate::db::params;
 use crate::error::Error;
 use crate::model::{unix_now, RunId};
 use crate::Store;
-use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

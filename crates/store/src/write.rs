@@ -1,13 +1,13 @@
 //! Writing runs: a whole phase in one transaction, and the rows that phases written as they
 //! are measured share with it (see `durable`).
 
+use crate::db::{params, Behavior, OptionalExtension, Tx};
 use crate::error::Error;
 use crate::model::{redact_url_passwords, unix_now, RunId, RunMeta, RunStatus, TelemetrySample};
 use crate::owner::Owner;
 use crate::Store;
 use qpslab_core::env::ServerInfo;
 use qpslab_core::result::{PhaseResult, Sample};
-use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 
 /// A counter as SQLite's signed integer.
 pub(crate) fn int(what: &'static str, value: u64) -> Result<i64, Error> {
@@ -27,9 +27,7 @@ impl Store {
     ) -> Result<RunId, Error> {
         // IMMEDIATE takes the write lock up front, so two processes sharing a store cannot both
         // read the next phase number and then collide on it.
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.conn.transaction_with_behavior(Behavior::Immediate)?;
         let (run_id, seq) = run_row(&tx, run)?;
         let phase_id = insert_phase_row(&tx, run_id, seq, phase.threads)?;
         fill_phase(&tx, phase_id, phase, "done")?;
@@ -57,7 +55,7 @@ fn server_without_secrets(server: &ServerInfo) -> ServerInfo {
     s
 }
 
-fn insert_run(tx: &Transaction<'_>, run: &RunMeta) -> Result<i64, Error> {
+fn insert_run(tx: &Tx<'_>, run: &RunMeta) -> Result<i64, Error> {
     let owner = Owner::me();
     tx.execute(
         "INSERT INTO runs (uuid, started_at, status, command, workload, plan_json, target,
@@ -86,7 +84,7 @@ fn insert_run(tx: &Transaction<'_>, run: &RunMeta) -> Result<i64, Error> {
 }
 
 /// The id of `run`'s row, inserted now if this is its first phase, and the next phase number.
-pub(crate) fn run_row(tx: &Transaction<'_>, run: &RunMeta) -> Result<(i64, i64), Error> {
+pub(crate) fn run_row(tx: &Tx<'_>, run: &RunMeta) -> Result<(i64, i64), Error> {
     let run_id = match tx
         .query_row("SELECT id FROM runs WHERE uuid = ?1", [&run.uuid], |r| {
             r.get(0)
@@ -106,7 +104,7 @@ pub(crate) fn run_row(tx: &Transaction<'_>, run: &RunMeta) -> Result<(i64, i64),
 
 /// A phase row with nothing measured yet, status `running`.
 pub(crate) fn insert_phase_row(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     run_id: i64,
     seq: i64,
     threads: u32,
@@ -135,7 +133,7 @@ pub(crate) fn insert_phase_row(
 
 /// Writes the summary of phase `phase_id` from `p` and sets its status.
 pub(crate) fn fill_phase(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     phase_id: i64,
     p: &PhaseResult,
     status: &str,
@@ -184,7 +182,7 @@ pub(crate) fn fill_phase(
 }
 
 pub(crate) fn insert_children(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     phase_id: i64,
     p: &PhaseResult,
     telemetry: &[TelemetrySample],
@@ -224,7 +222,7 @@ pub(crate) const INSERT_SAMPLE: &str =
              ?19, ?20, ?21, ?22, ?23, ?24, ?25)";
 
 pub(crate) fn insert_sample(
-    st: &mut rusqlite::Statement<'_>,
+    st: &mut crate::db::Stmt<'_>,
     phase_id: i64,
     seq: usize,
     s: &Sample,

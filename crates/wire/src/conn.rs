@@ -9,8 +9,8 @@ use crate::proto::{
     column_count, is_eof, parse_eof_status, parse_err, parse_ok, put_lenenc_bytes, OkPacket,
     Reader, SERVER_MORE_RESULTS_EXISTS,
 };
-use crate::rows::{parse_column, Column, Each, Keep, Sink};
-pub use crate::rows::{QueryResult, Row, Streamed};
+use crate::rows::{parse_column, Column, Each, Keep, KeepTyped, Sink};
+pub use crate::rows::{Cell, QueryResult, Row, Streamed, Typed};
 use crate::stream::Stream;
 use qpslab_core::ConnectOptions;
 use std::collections::HashMap;
@@ -28,12 +28,14 @@ pub struct Statement {
 }
 
 /// A parameter value for [`Conn::exec`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     /// SQL NULL.
     Null,
     /// A signed integer.
     Int(i64),
+    /// A double, sent as its 8 bytes (exact).
+    Double(f64),
     /// A string or blob.
     Bytes(Vec<u8>),
 }
@@ -186,48 +188,30 @@ impl Conn {
     /// Executes a prepared statement with `params` (binary protocol); values come back as
     /// text formatted like the text protocol's.
     pub fn exec(&mut self, stmt: &Statement, params: &[Value]) -> Result<QueryResult, Error> {
-        if params.len() != stmt.params as usize {
-            return Err(Error::Protocol(format!(
-                "statement {} takes {} parameters, {} given",
-                stmt.id,
-                stmt.params,
-                params.len()
-            )));
-        }
-        let mut b = Vec::with_capacity(16 + params.len() * 12);
-        b.extend_from_slice(&stmt.id.to_le_bytes());
-        b.push(0); // CURSOR_TYPE_NO_CURSOR
-        b.extend_from_slice(&1u32.to_le_bytes()); // iteration count
-        if !params.is_empty() {
-            let mut nulls = vec![0u8; params.len().div_ceil(8)];
-            for (i, v) in params.iter().enumerate() {
-                if *v == Value::Null {
-                    nulls[i / 8] |= 1 << (i % 8);
-                }
-            }
-            b.extend_from_slice(&nulls);
-            b.push(1); // new parameters bound: types follow
-            for v in params {
-                b.extend_from_slice(match v {
-                    Value::Null => &[6, 0],
-                    Value::Int(_) => &[8, 0],
-                    Value::Bytes(_) => &[0xFE, 0],
-                });
-            }
-            for v in params {
-                match v {
-                    Value::Null => {}
-                    Value::Int(i) => b.extend_from_slice(&i.to_le_bytes()),
-                    Value::Bytes(x) => put_lenenc_bytes(&mut b, x),
-                }
-            }
-        }
+        let b = execute_packet(stmt, params)?;
         self.command(COM_STMT_EXECUTE, &b)?;
         let mut cols = self.stmt_columns.remove(&stmt.id).unwrap_or_default();
         let mut keep = Keep::new(true);
         let r = self.read_results(Some(&mut cols), &mut keep);
         self.stmt_columns.insert(stmt.id, cols);
         Ok(keep.into_result(&r?))
+    }
+
+    /// Executes a prepared statement with `params` and keeps its rows' values as the server
+    /// sent them ([`Cell`]): integers and doubles exact, blobs as their bytes.
+    pub fn exec_typed(&mut self, stmt: &Statement, params: &[Value]) -> Result<Typed, Error> {
+        let b = execute_packet(stmt, params)?;
+        self.command(COM_STMT_EXECUTE, &b)?;
+        let mut cols = self.stmt_columns.remove(&stmt.id).unwrap_or_default();
+        let mut keep = KeepTyped::default();
+        let r = self.read_results(Some(&mut cols), &mut keep);
+        self.stmt_columns.insert(stmt.id, cols);
+        let r = r?;
+        Ok(Typed {
+            rows: keep.rows,
+            affected_rows: r.affected_rows,
+            last_insert_id: r.last_insert_id,
+        })
     }
 
     /// Runs prepared statement `stmt` once per parameter row (MariaDB's COM_STMT_BULK_EXECUTE,
@@ -470,4 +454,47 @@ impl Conn {
             sink.row(set, &p, &cols)?;
         }
     }
+}
+
+/// The COM_STMT_EXECUTE payload of `stmt` with `params`.
+fn execute_packet(stmt: &Statement, params: &[Value]) -> Result<Vec<u8>, Error> {
+    if params.len() != stmt.params as usize {
+        return Err(Error::Protocol(format!(
+            "statement {} takes {} parameters, {} given",
+            stmt.id,
+            stmt.params,
+            params.len()
+        )));
+    }
+    let mut b = Vec::with_capacity(16 + params.len() * 12);
+    b.extend_from_slice(&stmt.id.to_le_bytes());
+    b.push(0); // CURSOR_TYPE_NO_CURSOR
+    b.extend_from_slice(&1u32.to_le_bytes()); // iteration count
+    if !params.is_empty() {
+        let mut nulls = vec![0u8; params.len().div_ceil(8)];
+        for (i, v) in params.iter().enumerate() {
+            if *v == Value::Null {
+                nulls[i / 8] |= 1 << (i % 8);
+            }
+        }
+        b.extend_from_slice(&nulls);
+        b.push(1); // new parameters bound: types follow
+        for v in params {
+            b.extend_from_slice(match v {
+                Value::Null => &[6, 0],
+                Value::Int(_) => &[8, 0],
+                Value::Double(_) => &[5, 0],
+                Value::Bytes(_) => &[0xFE, 0],
+            });
+        }
+        for v in params {
+            match v {
+                Value::Null => {}
+                Value::Int(i) => b.extend_from_slice(&i.to_le_bytes()),
+                Value::Double(f) => b.extend_from_slice(&f.to_le_bytes()),
+                Value::Bytes(x) => put_lenenc_bytes(&mut b, x),
+            }
+        }
+    }
+    Ok(b)
 }

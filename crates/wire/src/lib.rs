@@ -38,7 +38,7 @@ mod wait;
 mod fuzz_tests;
 
 pub use caps::Capabilities;
-pub use conn::{Conn, QueryResult, Row, Statement, Streamed, Value};
+pub use conn::{Cell, Conn, QueryResult, Row, Statement, Streamed, Typed, Value};
 pub use error::Error;
 pub use handshake::SessionInfo;
 pub use stream::{Stream, TlsStream};

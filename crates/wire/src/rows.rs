@@ -123,6 +123,109 @@ impl Sink for Keep {
     }
 }
 
+/// A value of a binary-protocol row as the server sent it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    /// NULL.
+    Null,
+    /// A signed integer column.
+    Int(i64),
+    /// An unsigned integer column.
+    UInt(u64),
+    /// A FLOAT or DOUBLE column (a DECIMAL, parsed).
+    Double(f64),
+    /// A column of the binary character set (BLOB, VARBINARY).
+    Bytes(Vec<u8>),
+    /// Any other column, as text (temporal types formatted as the text protocol does).
+    Text(String),
+}
+
+/// A prepared statement's result with its values as sent ([`crate::Conn::exec_typed`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Typed {
+    /// Rows of the first result set.
+    pub rows: Vec<Vec<Cell>>,
+    /// Rows changed (OK packet).
+    pub affected_rows: u64,
+    /// Last AUTO_INCREMENT value generated (OK packet).
+    pub last_insert_id: u64,
+}
+
+/// Keeps the first result set's rows as [`Cell`]s.
+#[derive(Default)]
+pub(crate) struct KeepTyped {
+    pub rows: Vec<Vec<Cell>>,
+}
+
+impl Sink for KeepTyped {
+    fn columns(&mut self, _set: usize, _cols: &[Column]) {}
+
+    fn row(&mut self, set: usize, p: &[u8], cols: &[Column]) -> Result<(), Error> {
+        if set == 0 {
+            self.rows.push(typed_row(p, cols)?);
+        }
+        Ok(())
+    }
+}
+
+/// Decodes a binary-protocol row into [`Cell`]s.
+pub(crate) fn typed_row(p: &[u8], cols: &[Column]) -> Result<Vec<Cell>, Error> {
+    let mut r = Reader::new(p);
+    r.u8()?;
+    let bitmap = r.take((cols.len() + 7 + 2) / 8)?;
+    let mut out = Vec::with_capacity(cols.len());
+    for (i, c) in cols.iter().enumerate() {
+        let bit = i + 2;
+        if bitmap[bit / 8] & (1 << (bit % 8)) != 0 {
+            out.push(Cell::Null);
+            continue;
+        }
+        let int = |b: &[u8]| -> Cell {
+            let mut w = [0u8; 8];
+            w[..b.len()].copy_from_slice(b);
+            let u = u64::from_le_bytes(w);
+            if c.unsigned {
+                Cell::UInt(u)
+            } else {
+                let shift = 64 - 8 * b.len() as u32;
+                Cell::Int(((u << shift) as i64) >> shift)
+            }
+        };
+        out.push(match c.kind {
+            1 => int(r.take(1)?),
+            2 | 13 => int(r.take(2)?),
+            3 | 9 => int(r.take(4)?),
+            8 => int(r.take(8)?),
+            4 => {
+                let b = r.take(4)?;
+                Cell::Double(f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+            }
+            5 => {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(r.take(8)?);
+                Cell::Double(f64::from_le_bytes(w))
+            }
+            0 | 246 => {
+                let t = String::from_utf8_lossy(r.lenenc_bytes()?.unwrap_or(&[])).into_owned();
+                match t.parse::<f64>() {
+                    Ok(f) => Cell::Double(f),
+                    Err(_) => Cell::Text(t),
+                }
+            }
+            7 | 10 | 11 | 12 | 6 => Cell::Text(binary_value(&mut r, c)?),
+            _ => {
+                let b = r.lenenc_bytes()?.unwrap_or(&[]).to_vec();
+                if c.binary {
+                    Cell::Bytes(b)
+                } else {
+                    Cell::Text(String::from_utf8_lossy(&b).into_owned())
+                }
+            }
+        });
+    }
+    Ok(out)
+}
+
 /// Hands each row to a callback and keeps nothing.
 pub(crate) struct Each<'f, 'g>(pub &'f mut (dyn FnMut(&Row<'_>) + 'g));
 
@@ -145,6 +248,8 @@ pub(crate) struct Column {
     pub name: String,
     pub kind: u8,
     pub unsigned: bool,
+    /// The binary character set (63): bytes, not text.
+    pub binary: bool,
 }
 
 /// `UNSIGNED_FLAG` in column flags.
@@ -159,7 +264,7 @@ pub(crate) fn parse_column(p: &[u8]) -> Result<Column, Error> {
     let name = String::from_utf8_lossy(r.lenenc_bytes()?.unwrap_or(&[])).into_owned();
     r.lenenc_bytes()?; // org_name
     r.lenenc_int()?; // length of the fixed fields (0x0c)
-    r.u16()?; // character set
+    let charset = r.u16()?;
     r.u32()?; // column length
     let kind = r.u8()?;
     let flags = r.u16()?;
@@ -167,6 +272,7 @@ pub(crate) fn parse_column(p: &[u8]) -> Result<Column, Error> {
         name,
         kind,
         unsigned: flags & UNSIGNED != 0,
+        binary: charset == 63,
     })
 }
 

@@ -26,12 +26,13 @@
 //! # Ok(()) }
 //! ```
 
+use crate::db::{Conn, OptionalExtension};
 use crate::error::Error;
 use crate::model::{RunId, StudyId};
 use crate::schema;
 use crate::Store;
 use qpslab_core::fault::{user_if, Blame, Fault};
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
 mod check;
@@ -185,11 +186,17 @@ impl Store {
         // The other store read as `show` reads it, to check each run before it is copied.
         let reader = Store::open_read_only(&source.path)?;
         let check = |id: i64| check::run(&reader, other, id);
-        self.conn
-            .execute("ATTACH DATABASE ?1 AS src", [source.uri()])?;
-        let done = copy::copy(&mut self.conn, other, picks, &check);
+        let Conn::Lite(conn) = &mut self.conn else {
+            return Err(ImportError::Store(Error::Server(
+                "importing into a server's store is not supported by this build; import into \
+                 an SQLite store"
+                    .into(),
+            )));
+        };
+        conn.execute("ATTACH DATABASE ?1 AS src", [source.uri()])?;
+        let done = copy::copy(conn, other, picks, &check);
         // Detached whatever happened, so this store is left as it was opened.
-        let detached = self.conn.execute("DETACH DATABASE src", []);
+        let detached = conn.execute("DETACH DATABASE src", []);
         let done = done?;
         detached?;
         Ok(done)
@@ -200,14 +207,15 @@ impl Store {
     /// The host each of `runs` was measured on (`uname -n`; empty when not recorded), in the
     /// order given: `show` names them when a store holds runs of several hosts.
     pub fn run_hosts(&self, runs: &[RunId]) -> Result<Vec<String>, Error> {
-        let mut st = self.conn.prepare_cached(
-            "SELECT coalesce(json_extract(host_json, '$.hostname'), '') FROM runs WHERE id = ?1",
-        )?;
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT host_json FROM runs WHERE id = ?1")?;
         runs.iter()
             .map(|id| {
-                Ok(st
-                    .query_row([id.0], |r| r.get::<_, String>(0))
-                    .optional()?
+                let host = st.query_row([id.0], |r| r.get::<_, String>(0)).optional()?;
+                Ok(host
+                    .and_then(|h| serde_json::from_str::<serde_json::Value>(&h).ok())
+                    .and_then(|h| h.get("hostname")?.as_str().map(str::to_string))
                     .unwrap_or_default())
             })
             .collect()

@@ -11,7 +11,10 @@ use rusqlite::Connection;
 /// attempt. Ids start at `first` so that copies can be told from originals.
 fn store_with_run(path: &Path, uuid: &str, host: &str, study: &str, first: i64) -> Store {
     let store = Store::open(path).unwrap();
-    fill(&store.conn, uuid, host, study, first);
+    let crate::db::Conn::Lite(conn) = &store.conn else {
+        unreachable!("a file's store")
+    };
+    fill(conn, uuid, host, study, first);
     store
 }
 

@@ -15,6 +15,7 @@ fn binary_time_with_a_huge_day_count_is_not_an_overflow() {
         name: "t".into(),
         kind: 11,
         unsigned: false,
+        binary: false,
     };
     let p = [0, 0, 8, 0, 0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3];
     let row = binary_row(&p, &[col]).unwrap();

@@ -19,7 +19,8 @@ fn column(r: &mut FuzzRng) -> (Column, Vec<u8>) {
     put_lenenc_bytes(&mut p, name.as_bytes());
     put_lenenc_bytes(&mut p, &r.bytes(12));
     put_lenenc(&mut p, 0x0c);
-    p.extend_from_slice(&(r.u64() as u16).to_le_bytes());
+    let charset = if r.one_in(4) { 63 } else { r.u64() as u16 };
+    p.extend_from_slice(&charset.to_le_bytes());
     p.extend_from_slice(&(r.u64() as u32).to_le_bytes());
     p.push(kind);
     p.extend_from_slice(&flags.to_le_bytes());
@@ -28,6 +29,7 @@ fn column(r: &mut FuzzRng) -> (Column, Vec<u8>) {
         name,
         kind,
         unsigned: flags & 0x20 != 0,
+        binary: charset == 63,
     };
     (c, p)
 }
@@ -180,6 +182,15 @@ fn fuzz_binary_rows() {
         |(cols, want, p, bad)| {
             assert_eq!(&binary_row(p, cols).unwrap(), want);
             let (_, m) = measure(|| binary_row(bad, cols));
+            assert!(m.largest <= alloc_bound(bad.len()), "{m:?}");
+            // The same row kept as sent: NULL where the text form has none, and the same
+            // bounded allocation on garbage.
+            let typed = typed_row(p, cols).unwrap();
+            assert_eq!(typed.len(), want.len());
+            for (t, w) in typed.iter().zip(want) {
+                assert_eq!(*t == Cell::Null, w.is_none(), "{t:?} {w:?}");
+            }
+            let (_, m) = measure(|| typed_row(bad, cols));
             assert!(m.largest <= alloc_bound(bad.len()), "{m:?}");
         },
     );

@@ -1,0 +1,186 @@
+//! The server backend: the store's tables on a MariaDB or MySQL server, through qpslab's own
+//! client, every statement prepared once per session (binary protocol: integers, doubles and
+//! blobs cross exactly).
+//!
+//! SQLite serialises writers with one file lock; here an immediate transaction takes a named
+//! lock of the schema (`GET_LOCK`) before it begins, so the store's read-then-write steps (the
+//! next phase number, a study's driver) behave as on SQLite. The lock belongs to the session:
+//! a writer killed mid-transaction loses its session, and the server rolls its work back and
+//! frees the lock.
+
+use super::dialect::{translate, Translated};
+use super::{Behavior, Value};
+use crate::error::Error;
+use qpslab_wire::{Cell as Sent, Conn, Statement, Value as Param};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// How long an immediate transaction waits for the store's write lock (SQLite's busy wait).
+pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(30);
+
+/// A session on the store's schema.
+pub(crate) struct Session {
+    conn: RefCell<Conn>,
+    stmts: RefCell<HashMap<String, (Statement, Vec<usize>)>>,
+    last_id: Cell<i64>,
+    lock: String,
+    locked: Cell<bool>,
+}
+
+impl Session {
+    /// A session on `conn`, whose default schema is the store's.
+    pub fn new(conn: Conn, schema: &str) -> Session {
+        Session {
+            conn: RefCell::new(conn),
+            stmts: RefCell::new(HashMap::new()),
+            last_id: Cell::new(0),
+            // GET_LOCK names are at most 64 characters.
+            lock: format!(
+                "qpslab-store:{}",
+                schema.chars().take(50).collect::<String>()
+            ),
+            locked: Cell::new(false),
+        }
+    }
+
+    /// Runs a statement without parameters through the text protocol (DDL, transactions).
+    pub fn plain(&self, sql: &str) -> Result<(), Error> {
+        self.conn.borrow_mut().query(sql).map_err(server)?;
+        Ok(())
+    }
+
+    fn prepared(&self, sql: &str) -> Result<(Statement, Vec<usize>), Error> {
+        if let Some(p) = self.stmts.borrow().get(sql) {
+            return Ok(p.clone());
+        }
+        let Translated { sql: text, order } = translate(sql);
+        let st = self.conn.borrow_mut().prepare(&text).map_err(server)?;
+        self.stmts
+            .borrow_mut()
+            .insert(sql.to_string(), (st.clone(), order.clone()));
+        Ok((st, order))
+    }
+
+    fn run(&self, sql: &str, values: &[Value]) -> Result<qpslab_wire::Typed, Error> {
+        let (st, order) = self.prepared(sql)?;
+        let params = order
+            .iter()
+            .map(|&i| {
+                values.get(i).map(param).ok_or_else(|| {
+                    Error::Corrupt(format!(
+                        "statement takes parameter {} of {}",
+                        i + 1,
+                        values.len()
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        let r = self
+            .conn
+            .borrow_mut()
+            .exec_typed(&st, &params)
+            .map_err(server)?;
+        if r.last_insert_id > 0 {
+            self.last_id
+                .set(i64::try_from(r.last_insert_id).unwrap_or(i64::MAX));
+        }
+        Ok(r)
+    }
+
+    /// Runs one statement; returns the rows it changed.
+    pub fn execute(&self, sql: &str, values: &[Value]) -> Result<usize, Error> {
+        Ok(self.run(sql, values)?.affected_rows as usize)
+    }
+
+    /// The rows of a query, at most `limit`.
+    pub fn rows(
+        &self,
+        sql: &str,
+        values: &[Value],
+        limit: Option<usize>,
+    ) -> Result<Vec<Vec<Value>>, Error> {
+        let mut rows = self.run(sql, values)?.rows;
+        if let Some(l) = limit {
+            rows.truncate(l);
+        }
+        rows.into_iter()
+            .map(|r| r.into_iter().map(value).collect())
+            .collect()
+    }
+
+    /// The id the last INSERT of this session gave its row.
+    pub fn last_insert_id(&self) -> i64 {
+        self.last_id.get()
+    }
+
+    /// Begins a transaction, an immediate one holding the store's write lock.
+    pub fn begin(&self, how: Behavior) -> Result<(), Error> {
+        if how == Behavior::Immediate {
+            let got = self.rows(
+                "SELECT GET_LOCK(?1, ?2)",
+                &[
+                    Value::Text(self.lock.clone()),
+                    Value::Integer(LOCK_WAIT.as_secs() as i64),
+                ],
+                Some(1),
+            )?;
+            if got.first().and_then(|r| r.first()) != Some(&Value::Integer(1)) {
+                return Err(Error::Busy(format!(
+                    "another qpslab held the store's write lock for {} s",
+                    LOCK_WAIT.as_secs()
+                )));
+            }
+            self.locked.set(true);
+        }
+        let begun = self.plain("START TRANSACTION");
+        if begun.is_err() {
+            self.unlock();
+        }
+        begun
+    }
+
+    /// Ends the transaction with `COMMIT` or `ROLLBACK`, and frees the write lock.
+    pub fn end(&self, commit: bool) -> Result<(), Error> {
+        let r = self.plain(if commit { "COMMIT" } else { "ROLLBACK" });
+        self.unlock();
+        r
+    }
+
+    fn unlock(&self) {
+        if self.locked.replace(false) {
+            let _ = self.rows(
+                "SELECT RELEASE_LOCK(?1)",
+                &[Value::Text(self.lock.clone())],
+                Some(1),
+            );
+        }
+    }
+}
+
+fn param(v: &Value) -> Param {
+    match v {
+        Value::Null => Param::Null,
+        Value::Integer(i) => Param::Int(*i),
+        Value::Real(f) => Param::Double(*f),
+        Value::Text(s) => Param::Bytes(s.as_bytes().to_vec()),
+        Value::Blob(b) => Param::Bytes(b.clone()),
+    }
+}
+
+fn value(c: Sent) -> Result<Value, Error> {
+    Ok(match c {
+        Sent::Null => Value::Null,
+        Sent::Int(i) => Value::Integer(i),
+        Sent::UInt(u) => Value::Integer(
+            i64::try_from(u).map_err(|_| Error::Corrupt(format!("{u} beyond 64-bit integers")))?,
+        ),
+        Sent::Double(f) => Value::Real(f),
+        Sent::Bytes(b) => Value::Blob(b),
+        Sent::Text(t) => Value::Text(t),
+    })
+}
+
+fn server(e: qpslab_wire::Error) -> Error {
+    Error::Server(e.to_string())
+}

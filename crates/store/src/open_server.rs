@@ -1,0 +1,88 @@
+//! Opening a store on a MariaDB or MySQL server (`--db mysql://user@host:port/schema`):
+//! the URL checked, a session through qpslab's own client (TLS options and password rules as
+//! for a target's), the schema created when missing, the store's tables checked or created,
+//! and runs whose process died on this host closed as `interrupted`.
+
+use crate::db::{server::Session, Conn};
+use crate::error::Error;
+use crate::handle::Store;
+use crate::{durable, server_schema};
+use qpslab_core::Dsn;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long one statement of the store's session may wait for the server.
+const READ_WAIT: Duration = Duration::from_secs(120);
+
+/// The server URL `path` spells, if it is one (`mysql://` or `mariadb://`).
+pub(crate) fn url(path: &Path) -> Option<&str> {
+    let s = path.to_str()?;
+    (s.starts_with("mysql://") || s.starts_with("mariadb://")).then_some(s)
+}
+
+/// The URL as a store is named in messages: without its password.
+fn shown(dsn: &Dsn) -> PathBuf {
+    PathBuf::from(dsn.to_string())
+}
+
+/// Parses a store URL, which must name its schema.
+pub(crate) fn parse(url: &str) -> Result<Dsn, Error> {
+    let dsn: Dsn = url
+        .parse()
+        .map_err(|e: qpslab_core::dsn::DsnError| Error::BadPath {
+            path: PathBuf::from(redacted(url)),
+            why: e.to_string(),
+        })?;
+    match dsn.options().database.as_deref() {
+        Some(db) if !db.is_empty() => Ok(dsn),
+        _ => Err(Error::BadPath {
+            path: shown(&dsn),
+            why: "the URL names no schema (mysql://user@host:port/SCHEMA)".into(),
+        }),
+    }
+}
+
+/// `url` with any password replaced, for a message about a URL that did not parse.
+fn redacted(url: &str) -> String {
+    crate::model::redact_url_passwords(url)
+}
+
+fn session_error(dsn: &Dsn, e: qpslab_wire::Error) -> Error {
+    Error::Server(format!("{}: {e}", shown(dsn).display()))
+}
+
+impl Store {
+    /// Opens (creating its tables if the schema is empty) the store on the server `url`
+    /// names.
+    pub(crate) fn open_server(url: &str) -> Result<Store, Error> {
+        let dsn = parse(url)?;
+        let mut opts = dsn.options().clone();
+        opts.timeouts.read = Some(READ_WAIT);
+        let schema = opts.database.clone().unwrap_or_default();
+        let conn = match qpslab_wire::Conn::connect(&opts) {
+            Err(qpslab_wire::Error::Server { code: 1049, .. }) => {
+                // No such schema yet: create it, as a new SQLite file would be.
+                let mut bare = opts.clone();
+                bare.database = None;
+                let mut c =
+                    qpslab_wire::Conn::connect(&bare).map_err(|e| session_error(&dsn, e))?;
+                c.query(&format!(
+                    "CREATE DATABASE IF NOT EXISTS `{}` CHARACTER SET utf8mb4",
+                    schema.replace('`', "``")
+                ))
+                .map_err(|e| session_error(&dsn, e))?;
+                drop(c);
+                qpslab_wire::Conn::connect(&opts).map_err(|e| session_error(&dsn, e))?
+            }
+            other => other.map_err(|e| session_error(&dsn, e))?,
+        };
+        let session = Session::new(conn, &schema);
+        session.plain("SET NAMES utf8mb4")?;
+        session.plain("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'")?;
+        let mut conn = Conn::Server(session);
+        let path = shown(&dsn);
+        server_schema::check_and_create(&mut conn, &path)?;
+        durable::close_dead_runs(&mut conn)?;
+        Ok(Store { conn, path })
+    }
+}

@@ -1,0 +1,293 @@
+//! A store's tables on a MariaDB or MySQL server: the SQLite schema at [`SCHEMA_VERSION`], in
+//! the server's types (`BIGINT`, `DOUBLE`, `LONGTEXT`, `LONGBLOB`, InnoDB, utf8mb4), created
+//! at once in a new schema and marked in its own table, `qpslab_store`. A schema holding other
+//! tables, or a newer qpslab's store, is refused as an SQLite file would be.
+//!
+//! Migrations after this version append here as they do to the SQLite list: each server step
+//! beside its SQLite one, under the same version number.
+
+use crate::db::{Behavior, Conn, OptionalExtension};
+use crate::error::Error;
+use crate::schema::{APPLICATION_ID, SCHEMA_VERSION};
+use std::path::Path;
+
+/// The tables, in the order their references need. Names and columns are the SQLite store's.
+const TABLES: &[&str] = &[
+    "CREATE TABLE runs (
+    id             BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    uuid           VARCHAR(64) NOT NULL UNIQUE,
+    started_at     DOUBLE NOT NULL,
+    finished_at    DOUBLE,
+    status         VARCHAR(16) NOT NULL,
+    command        LONGTEXT NOT NULL,
+    workload       VARCHAR(255) NOT NULL,
+    plan_json      LONGTEXT NOT NULL,
+    target         TEXT NOT NULL,
+    server_version VARCHAR(255) NOT NULL,
+    server_json    LONGTEXT NOT NULL,
+    host_json      LONGTEXT NOT NULL,
+    tool_version   VARCHAR(64) NOT NULL,
+    study_id       VARCHAR(255),
+    cell_label     TEXT,
+    owner_pid      BIGINT,
+    owner_boot_id  VARCHAR(64),
+    owner_started  BIGINT,
+    original_id    BIGINT,
+    imported_from  TEXT,
+    KEY runs_started (started_at),
+    KEY runs_study (study_id),
+    KEY runs_running (status)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+    "CREATE TABLE phases (
+    id                 BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    run_id             BIGINT NOT NULL,
+    seq                BIGINT NOT NULL,
+    recorded_at        DOUBLE NOT NULL,
+    threads            BIGINT NOT NULL,
+    duration_s         DOUBLE NOT NULL,
+    events             BIGINT NOT NULL,
+    `reads`            BIGINT NOT NULL,
+    writes             BIGINT NOT NULL,
+    other              BIGINT NOT NULL,
+    errors_json        LONGTEXT NOT NULL,
+    reconnects         BIGINT NOT NULL,
+    tps                DOUBLE NOT NULL,
+    qps                DOUBLE NOT NULL,
+    lat_min_ms         DOUBLE NOT NULL,
+    lat_avg_ms         DOUBLE NOT NULL,
+    lat_max_ms         DOUBLE NOT NULL,
+    percentiles_json   LONGTEXT NOT NULL,
+    statements_json    LONGTEXT NOT NULL,
+    client_cpu_user_s  DOUBLE NOT NULL,
+    client_cpu_sys_s   DOUBLE NOT NULL,
+    client_max_rss_kib BIGINT NOT NULL,
+    rate_json          LONGTEXT,
+    summary_json       LONGTEXT NOT NULL,
+    status             VARCHAR(16) NOT NULL DEFAULT 'done',
+    UNIQUE KEY (run_id, seq),
+    FOREIGN KEY (run_id) REFERENCES runs (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+    "CREATE TABLE samples (
+    phase_id            BIGINT NOT NULL,
+    seq                 BIGINT NOT NULL,
+    elapsed_s           DOUBLE NOT NULL,
+    interval_s          DOUBLE NOT NULL,
+    events              BIGINT NOT NULL,
+    `reads`             BIGINT NOT NULL,
+    writes              BIGINT NOT NULL,
+    other               BIGINT NOT NULL,
+    errors              BIGINT NOT NULL,
+    reconnects          BIGINT NOT NULL,
+    lat_count           BIGINT NOT NULL,
+    lat_min_ms          DOUBLE NOT NULL,
+    lat_avg_ms          DOUBLE NOT NULL,
+    lat_max_ms          DOUBLE NOT NULL,
+    p_json              LONGTEXT NOT NULL,
+    client_cpu_user_s   DOUBLE NOT NULL,
+    client_cpu_sys_s    DOUBLE NOT NULL,
+    client_max_rss_kib  BIGINT NOT NULL,
+    late_events         BIGINT NOT NULL,
+    max_lag_ms          DOUBLE NOT NULL,
+    client_late_events  BIGINT NOT NULL DEFAULT 0,
+    client_max_late_ms  DOUBLE NOT NULL DEFAULT 0,
+    stuck_sessions      BIGINT NOT NULL DEFAULT 0,
+    longest_in_flight_s DOUBLE NOT NULL DEFAULT 0,
+    histogram           LONGBLOB,
+    PRIMARY KEY (phase_id, seq),
+    FOREIGN KEY (phase_id) REFERENCES phases (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+    "CREATE TABLE histograms (
+    phase_id BIGINT NOT NULL,
+    seq      BIGINT NOT NULL,
+    name     VARCHAR(255) NOT NULL,
+    v2       LONGBLOB NOT NULL,
+    PRIMARY KEY (phase_id, seq),
+    FOREIGN KEY (phase_id) REFERENCES phases (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+    "CREATE TABLE telemetry (
+    phase_id  BIGINT NOT NULL,
+    seq       BIGINT NOT NULL,
+    elapsed_s DOUBLE NOT NULL,
+    source    VARCHAR(64) NOT NULL,
+    json      LONGTEXT NOT NULL,
+    PRIMARY KEY (phase_id, seq),
+    FOREIGN KEY (phase_id) REFERENCES phases (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+    "CREATE TABLE studies (
+    id            BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    name          VARCHAR(255) NOT NULL UNIQUE,
+    spec_toml     LONGTEXT NOT NULL,
+    spec_hash     VARCHAR(128) NOT NULL,
+    created_at    DOUBLE NOT NULL,
+    finished_at   DOUBLE,
+    status        VARCHAR(16) NOT NULL,
+    env_json      LONGTEXT NOT NULL,
+    factors_json  LONGTEXT NOT NULL,
+    owner_pid     BIGINT,
+    owner_boot_id VARCHAR(64),
+    owner_started BIGINT,
+    original_id   BIGINT,
+    imported_from TEXT
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+    "CREATE TABLE cells (
+    id          BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    study_id    BIGINT NOT NULL,
+    seq         BIGINT NOT NULL,
+    label       VARCHAR(700) NOT NULL,
+    variant     VARCHAR(255) NOT NULL,
+    levels_json LONGTEXT NOT NULL,
+    params_json LONGTEXT NOT NULL,
+    `repeat`    BIGINT NOT NULL,
+    status      VARCHAR(16) NOT NULL,
+    run_id      BIGINT,
+    error       LONGTEXT,
+    log_tail    LONGTEXT,
+    started_at  DOUBLE,
+    finished_at DOUBLE,
+    UNIQUE KEY (study_id, seq),
+    UNIQUE KEY (study_id, label),
+    FOREIGN KEY (study_id) REFERENCES studies (id) ON DELETE CASCADE,
+    FOREIGN KEY (run_id) REFERENCES runs (id) ON DELETE SET NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+    "CREATE TABLE cell_attempts (
+    id          BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    cell_id     BIGINT NOT NULL,
+    attempt     BIGINT NOT NULL,
+    run_id      BIGINT,
+    status      VARCHAR(16) NOT NULL,
+    reason      LONGTEXT,
+    recorded_at DOUBLE NOT NULL,
+    UNIQUE KEY (cell_id, attempt),
+    FOREIGN KEY (cell_id) REFERENCES cells (id) ON DELETE CASCADE,
+    FOREIGN KEY (run_id) REFERENCES runs (id) ON DELETE SET NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+    "CREATE TABLE phase_actions (
+    id          BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    phase_id    BIGINT NOT NULL,
+    seq         BIGINT NOT NULL,
+    at_s        DOUBLE NOT NULL,
+    action      LONGTEXT NOT NULL,
+    outcome     LONGTEXT NOT NULL,
+    took_ms     DOUBLE NOT NULL,
+    judgment    TEXT NOT NULL,
+    record_json LONGTEXT NOT NULL,
+    UNIQUE KEY (phase_id, seq),
+    FOREIGN KEY (phase_id) REFERENCES phases (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+    "CREATE TABLE tune_trials (
+    id            BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    session       VARCHAR(255) NOT NULL,
+    seq           BIGINT NOT NULL,
+    phase         TEXT NOT NULL,
+    settings_json LONGTEXT NOT NULL,
+    tps           DOUBLE NOT NULL,
+    duration_s    DOUBLE NOT NULL,
+    run_id        BIGINT,
+    recorded_at   DOUBLE NOT NULL,
+    UNIQUE KEY (session, seq),
+    FOREIGN KEY (run_id) REFERENCES runs (id) ON DELETE SET NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+];
+
+/// Views for other tools (Grafana's MySQL data source, a notebook): documented in
+/// docs/store.md, stable across schema versions.
+const VIEWS: &[&str] = &[
+    "CREATE OR REPLACE VIEW qpslab_runs AS
+SELECT r.id AS run_id, r.uuid, FROM_UNIXTIME(r.started_at) AS started, FROM_UNIXTIME(r.finished_at) AS finished,
+       r.status, r.workload, r.target, r.server_version, r.tool_version,
+       JSON_UNQUOTE(JSON_EXTRACT(r.host_json, '$.hostname')) AS host,
+       r.study_id AS study, r.cell_label AS cell
+FROM runs r",
+    "CREATE OR REPLACE VIEW qpslab_phases AS
+SELECT r.id AS run_id, p.seq AS phase, FROM_UNIXTIME(r.started_at) AS run_started, r.workload,
+       r.server_version, JSON_UNQUOTE(JSON_EXTRACT(r.host_json, '$.hostname')) AS host,
+       r.study_id AS study, r.cell_label AS cell, p.status, p.threads, p.duration_s, p.events,
+       p.tps, p.qps, p.lat_min_ms, p.lat_avg_ms, p.lat_max_ms, p.errors_json, p.reconnects
+FROM runs r JOIN phases p ON p.run_id = r.id",
+    "CREATE OR REPLACE VIEW qpslab_series AS
+SELECT r.id AS run_id, p.seq AS phase, r.workload, p.threads,
+       FROM_UNIXTIME(r.started_at + s.elapsed_s) AS time, s.elapsed_s,
+       CASE WHEN s.interval_s > 0 THEN s.events / s.interval_s ELSE 0 END AS tps,
+       CASE WHEN s.interval_s > 0 THEN (s.`reads` + s.writes + s.other) / s.interval_s ELSE 0 END AS qps,
+       s.lat_avg_ms, s.lat_max_ms, s.errors, s.reconnects
+FROM runs r JOIN phases p ON p.run_id = r.id JOIN samples s ON s.phase_id = p.id",
+];
+
+/// The table that marks a schema as a qpslab store and holds its version.
+const MARK: &str = "CREATE TABLE qpslab_store (
+    id             TINYINT NOT NULL PRIMARY KEY,
+    application_id BIGINT NOT NULL,
+    version        BIGINT NOT NULL
+) ENGINE=InnoDB";
+
+/// Checks that the schema behind `conn` is empty or a qpslab store this build can read, and
+/// creates the store in an empty one (under the store's write lock: of several processes
+/// opening a new schema at once, the first creates it, the others find it made). `shown` names
+/// the store in errors.
+pub(crate) fn check_and_create(conn: &mut Conn, shown: &Path) -> Result<(), Error> {
+    if version(conn, shown)?.is_some() {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(Behavior::Immediate)?;
+    if version(&tx, shown)?.is_none() {
+        // DDL commits by itself on MySQL: the write lock, not the transaction, keeps others out.
+        for sql in TABLES.iter().chain(VIEWS) {
+            tx.execute_batch(sql)?;
+        }
+        tx.execute_batch(MARK)?;
+        tx.execute(
+            "INSERT INTO qpslab_store (id, application_id, version) VALUES (1, ?1, ?2)",
+            [i64::from(APPLICATION_ID), SCHEMA_VERSION],
+        )?;
+    }
+    tx.commit()
+}
+
+/// The store's schema version, `None` for an empty schema; refuses a schema with other tables,
+/// another program's, or a newer qpslab's.
+pub(crate) fn version(conn: &Conn, shown: &Path) -> Result<Option<i64>, Error> {
+    let tables: i64 = conn.query_row(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE()",
+        [],
+        |r| r.get(0),
+    )?;
+    if tables == 0 {
+        return Ok(None);
+    }
+    let marked: i64 = conn.query_row(
+        "SELECT count(*) FROM information_schema.tables
+          WHERE table_schema = DATABASE() AND table_name = 'qpslab_store'",
+        [],
+        |r| r.get(0),
+    )?;
+    let row = if marked == 1 {
+        conn.query_row(
+            "SELECT application_id, version FROM qpslab_store WHERE id = 1",
+            [],
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+        )
+        .optional()?
+    } else {
+        None
+    };
+    let Some((_, version)) = row.filter(|(app, _)| *app == i64::from(APPLICATION_ID)) else {
+        return Err(Error::BadPath {
+            path: shown.to_path_buf(),
+            why: "the schema holds tables that are not a qpslab results store's".into(),
+        });
+    };
+    if version > SCHEMA_VERSION {
+        return Err(Error::NewerSchema {
+            path: shown.to_path_buf(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    if version < SCHEMA_VERSION {
+        return Err(Error::Corrupt(format!(
+            "server store at schema version {version}, older than this build's {SCHEMA_VERSION}, \
+             and no migration to it is known"
+        )));
+    }
+    Ok(Some(version))
+}
