@@ -33,6 +33,7 @@ impl Store {
     /// Starts writing a phase of `run` with `threads` sessions: the run's row (written with its
     /// first phase, owned by this process) and a phase row marked `running`, in one transaction.
     pub fn begin_phase(&mut self, run: &RunMeta, threads: u32) -> Result<PhaseHandle, Error> {
+        self.keep_alive()?;
         let tx = self.conn.transaction_with_behavior(Behavior::Immediate)?;
         let (run_id, seq) = run_row(&tx, run)?;
         let phase_id = insert_phase_row(&tx, run_id, seq, threads)?;
@@ -116,9 +117,9 @@ impl Store {
 /// phases from their stored samples. Runs of live processes, and runs written before owners were
 /// recorded, are left alone. Returns how many runs were closed.
 pub(crate) fn close_dead_runs(conn: &mut Conn) -> Result<usize, Error> {
-    let owners: Vec<(i64, Owner)> = {
+    let owners: Vec<(i64, Owner, Option<f64>)> = {
         let mut st = conn.prepare(
-            "SELECT id, owner_pid, owner_boot_id, owner_started FROM runs
+            "SELECT id, owner_pid, owner_boot_id, owner_started, heartbeat_at FROM runs
              WHERE status = 'running' AND owner_pid IS NOT NULL",
         )?;
         let rows = st.query_map([], |r| {
@@ -129,15 +130,16 @@ pub(crate) fn close_dead_runs(conn: &mut Conn) -> Result<usize, Error> {
                     boot_id: r.get(2)?,
                     started: r.get::<_, Option<i64>>(3)?.map(|t| t as u64),
                 },
+                r.get::<_, Option<f64>>(4)?,
             ))
         })?;
         rows.collect::<Result<_, _>>()?
     };
-    let shared = conn.is_server();
+    let (shared, now) = (conn.is_server(), crate::lease::now(conn)?);
     let dead: Vec<i64> = owners
         .into_iter()
-        .filter(|(_, o)| !o.alive_seen_from_here(shared))
-        .map(|(id, _)| id)
+        .filter(|(_, o, beat)| !crate::lease::alive(o, shared, *beat, now))
+        .map(|(id, _, _)| id)
         .collect();
     if dead.is_empty() {
         return Ok(0);

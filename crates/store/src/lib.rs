@@ -39,6 +39,7 @@ mod export;
 mod handle;
 mod hlog;
 mod import;
+mod lease;
 pub use import::{ImportError, Imported, ImportedRun, ImportedStudy, Pick};
 mod phase_csv;
 pub use hlog::write_hlog;

@@ -80,6 +80,8 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            server: None,
+            keepalive: None,
         })
     }
 
@@ -145,6 +147,8 @@ impl Store {
         Ok(Store {
             conn: Conn::Lite(conn),
             path: path.to_path_buf(),
+            server: None,
+            keepalive: None,
         })
     }
 

@@ -47,8 +47,31 @@ fn redacted(url: &str) -> String {
     crate::model::redact_url_passwords(url)
 }
 
-fn session_error(dsn: &Dsn, e: qpslab_wire::Error) -> Error {
-    Error::Server(format!("{}: {e}", shown(dsn).display()))
+/// A session on the store's schema (created when missing), set up as the store speaks:
+/// utf8mb4, strict.
+pub(crate) fn session(opts: &qpslab_core::ConnectOptions, shown: &Path) -> Result<Session, Error> {
+    let failed = |e: qpslab_wire::Error| Error::Server(format!("{}: {e}", shown.display()));
+    let schema = opts.database.clone().unwrap_or_default();
+    let conn = match qpslab_wire::Conn::connect(opts) {
+        Err(qpslab_wire::Error::Server { code: 1049, .. }) => {
+            // No such schema yet: create it, as a new SQLite file would be.
+            let mut bare = opts.clone();
+            bare.database = None;
+            let mut c = qpslab_wire::Conn::connect(&bare).map_err(failed)?;
+            c.query(&format!(
+                "CREATE DATABASE IF NOT EXISTS `{}` CHARACTER SET utf8mb4",
+                schema.replace('`', "``")
+            ))
+            .map_err(failed)?;
+            drop(c);
+            qpslab_wire::Conn::connect(opts).map_err(failed)?
+        }
+        other => other.map_err(failed)?,
+    };
+    let session = Session::new(conn, &schema);
+    session.plain("SET NAMES utf8mb4")?;
+    session.plain("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'")?;
+    Ok(session)
 }
 
 impl Store {
@@ -58,31 +81,15 @@ impl Store {
         let dsn = parse(url)?;
         let mut opts = dsn.options().clone();
         opts.timeouts.read = Some(READ_WAIT);
-        let schema = opts.database.clone().unwrap_or_default();
-        let conn = match qpslab_wire::Conn::connect(&opts) {
-            Err(qpslab_wire::Error::Server { code: 1049, .. }) => {
-                // No such schema yet: create it, as a new SQLite file would be.
-                let mut bare = opts.clone();
-                bare.database = None;
-                let mut c =
-                    qpslab_wire::Conn::connect(&bare).map_err(|e| session_error(&dsn, e))?;
-                c.query(&format!(
-                    "CREATE DATABASE IF NOT EXISTS `{}` CHARACTER SET utf8mb4",
-                    schema.replace('`', "``")
-                ))
-                .map_err(|e| session_error(&dsn, e))?;
-                drop(c);
-                qpslab_wire::Conn::connect(&opts).map_err(|e| session_error(&dsn, e))?
-            }
-            other => other.map_err(|e| session_error(&dsn, e))?,
-        };
-        let session = Session::new(conn, &schema);
-        session.plain("SET NAMES utf8mb4")?;
-        session.plain("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'")?;
-        let mut conn = Conn::Server(session);
         let path = shown(&dsn);
+        let mut conn = Conn::Server(session(&opts, &path)?);
         server_schema::check_and_create(&mut conn, &path)?;
         durable::close_dead_runs(&mut conn)?;
-        Ok(Store { conn, path })
+        Ok(Store {
+            conn,
+            path,
+            server: Some(opts),
+            keepalive: None,
+        })
     }
 }

@@ -47,19 +47,15 @@ impl Owner {
 }
 
 impl Owner {
-    /// Whether the owner is alive as far as this host can tell. A store on a server is shared
-    /// by hosts: an owner on another machine (another boot id) cannot be judged from here and
-    /// counts as alive.
-    pub fn alive_seen_from_here(&self, shared: bool) -> bool {
-        if shared && self.boot_id != boot_id() {
-            return true;
-        }
-        self.alive()
+    /// Whether the owner runs on this machine (the same boot; an owner recorded without a
+    /// boot id counts as here, as stores before boot ids were kept were files).
+    pub fn on_this_host(&self) -> bool {
+        self.boot_id.is_none() || self.boot_id == boot_id()
     }
 
     /// Whether the owner is this process (the same pid on this machine).
     pub fn is_me(&self) -> bool {
-        self.pid == std::process::id() && (self.boot_id.is_none() || self.boot_id == boot_id())
+        self.pid == std::process::id() && self.on_this_host()
     }
 }
 

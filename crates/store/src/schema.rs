@@ -161,7 +161,16 @@ CREATE TABLE cells (
     Sql(STUCK_SESSIONS),
     Sql(IMPORT_ORIGINS),
     Sql(SAMPLE_HISTOGRAMS),
+    Sql(LEASES),
 ];
+
+/// When a run's or a study's owner last said it was alive (Unix seconds, by the store's
+/// clock): on a store shared by hosts (a server's), an owner on another host is judged by it
+/// (`lease.rs`). NULL where it never said (a file's store, rows written before).
+const LEASES: &str = r#"
+ALTER TABLE runs ADD COLUMN heartbeat_at REAL;
+ALTER TABLE studies ADD COLUMN heartbeat_at REAL;
+"#;
 
 /// Per interval, its serialized event histogram (HDR V2, µs), kept for sharded runs so that
 /// `qpslab merge` computes each merged interval's percentiles exactly; NULL otherwise.

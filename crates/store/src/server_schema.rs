@@ -34,6 +34,7 @@ const TABLES: &[&str] = &[
     owner_started  BIGINT,
     original_id    BIGINT,
     imported_from  TEXT,
+    heartbeat_at   DOUBLE,
     KEY runs_started (started_at),
     KEY runs_study (study_id),
     KEY runs_running (status)
@@ -127,7 +128,8 @@ const TABLES: &[&str] = &[
     owner_boot_id VARCHAR(64),
     owner_started BIGINT,
     original_id   BIGINT,
-    imported_from TEXT
+    imported_from TEXT,
+    heartbeat_at  DOUBLE
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
     "CREATE TABLE cells (
     id          BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
@@ -213,6 +215,16 @@ SELECT r.id AS run_id, p.seq AS phase, r.workload, p.threads,
 FROM runs r JOIN phases p ON p.run_id = r.id JOIN samples s ON s.phase_id = p.id",
 ];
 
+/// The server's steps after the first server schema (version 11), each to the version named,
+/// beside the SQLite migration of the same number.
+const STEPS: &[(i64, &[&str])] = &[(
+    12,
+    &[
+        "ALTER TABLE runs ADD COLUMN heartbeat_at DOUBLE",
+        "ALTER TABLE studies ADD COLUMN heartbeat_at DOUBLE",
+    ],
+)];
+
 /// The table that marks a schema as a qpslab store and holds its version.
 const MARK: &str = "CREATE TABLE qpslab_store (
     id             TINYINT NOT NULL PRIMARY KEY,
@@ -225,20 +237,30 @@ const MARK: &str = "CREATE TABLE qpslab_store (
 /// opening a new schema at once, the first creates it, the others find it made). `shown` names
 /// the store in errors.
 pub(crate) fn check_and_create(conn: &mut Conn, shown: &Path) -> Result<(), Error> {
-    if version(conn, shown)?.is_some() {
+    if version(conn, shown)? == Some(SCHEMA_VERSION) {
         return Ok(());
     }
     let tx = conn.transaction_with_behavior(Behavior::Immediate)?;
-    if version(&tx, shown)?.is_none() {
-        // DDL commits by itself on MySQL: the write lock, not the transaction, keeps others out.
-        for sql in TABLES.iter().chain(VIEWS) {
-            tx.execute_batch(sql)?;
+    // DDL commits by itself on MySQL: the write lock, not the transaction, keeps others out.
+    match version(&tx, shown)? {
+        None => {
+            for sql in TABLES.iter().chain(VIEWS) {
+                tx.execute_batch(sql)?;
+            }
+            tx.execute_batch(MARK)?;
+            tx.execute(
+                "INSERT INTO qpslab_store (id, application_id, version) VALUES (1, ?1, ?2)",
+                [i64::from(APPLICATION_ID), SCHEMA_VERSION],
+            )?;
         }
-        tx.execute_batch(MARK)?;
-        tx.execute(
-            "INSERT INTO qpslab_store (id, application_id, version) VALUES (1, ?1, ?2)",
-            [i64::from(APPLICATION_ID), SCHEMA_VERSION],
-        )?;
+        Some(found) => {
+            for (to, sqls) in STEPS.iter().filter(|(to, _)| *to > found) {
+                for sql in *sqls {
+                    tx.execute_batch(sql)?;
+                }
+                tx.execute("UPDATE qpslab_store SET version = ?1 WHERE id = 1", [*to])?;
+            }
+        }
     }
     tx.commit()
 }
@@ -283,10 +305,11 @@ pub(crate) fn version(conn: &Conn, shown: &Path) -> Result<Option<i64>, Error> {
             supported: SCHEMA_VERSION,
         });
     }
-    if version < SCHEMA_VERSION {
+    let first = STEPS.first().map_or(SCHEMA_VERSION, |(to, _)| to - 1);
+    if version < first {
         return Err(Error::Corrupt(format!(
-            "server store at schema version {version}, older than this build's {SCHEMA_VERSION}, \
-             and no migration to it is known"
+            "server store at schema version {version}, older than any this build migrates \
+             ({first})"
         )));
     }
     Ok(Some(version))

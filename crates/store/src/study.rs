@@ -140,8 +140,10 @@ impl Store {
             ],
         )?;
         let id = tx.last_insert_rowid();
+        crate::lease::own(&tx)?;
         insert_cells(&tx, id, cells)?;
         tx.commit()?;
+        self.keep_alive()?;
         Ok(StudyId(id))
     }
 
@@ -168,7 +170,9 @@ impl Store {
              WHERE id = ?4",
             params![me.pid, me.boot_id, me.started.map(|t| t as i64), id],
         )?;
+        crate::lease::own(&tx)?;
         tx.commit()?;
+        self.keep_alive()?;
         self.study_by_name(name)
     }
 
@@ -274,23 +278,28 @@ impl Store {
 
 /// The live process, other than this one, that drives study `id`, if any.
 fn driver(tx: &Tx<'_>, id: i64) -> Result<Option<u32>, Error> {
-    let owner: Option<Owner> = tx.query_row(
-        "SELECT owner_pid, owner_boot_id, owner_started FROM studies WHERE id = ?1",
+    let owner: Option<(Owner, Option<f64>)> = tx.query_row(
+        "SELECT owner_pid, owner_boot_id, owner_started, heartbeat_at FROM studies
+         WHERE id = ?1",
         [id],
         |r| {
             let (pid, boot_id) = (r.get::<_, Option<u32>>(0)?, r.get(1)?);
             let started: Option<i64> = r.get(2)?;
-            Ok(pid.map(|pid| Owner {
-                pid,
-                boot_id,
-                started: started.map(|t| t as u64),
+            let beat: Option<f64> = r.get(3)?;
+            Ok(pid.map(|pid| {
+                let owner = Owner {
+                    pid,
+                    boot_id,
+                    started: started.map(|t| t as u64),
+                };
+                (owner, beat)
             }))
         },
     )?;
-    let shared = tx.is_server();
+    let (shared, now) = (tx.is_server(), crate::lease::now(tx)?);
     Ok(owner
-        .filter(|o| !o.is_me() && o.alive_seen_from_here(shared))
-        .map(|o| o.pid))
+        .filter(|(o, beat)| !o.is_me() && crate::lease::alive(o, shared, *beat, now))
+        .map(|(o, _)| o.pid))
 }
 
 fn study_record(

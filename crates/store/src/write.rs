@@ -27,6 +27,7 @@ impl Store {
     ) -> Result<RunId, Error> {
         // IMMEDIATE takes the write lock up front, so two processes sharing a store cannot both
         // read the next phase number and then collide on it.
+        self.keep_alive()?;
         let tx = self.conn.transaction_with_behavior(Behavior::Immediate)?;
         let (run_id, seq) = run_row(&tx, run)?;
         let phase_id = insert_phase_row(&tx, run_id, seq, phase.threads)?;
@@ -80,7 +81,9 @@ fn insert_run(tx: &Tx<'_>, run: &RunMeta) -> Result<i64, Error> {
             owner.started.and_then(|t| i64::try_from(t).ok()),
         ],
     )?;
-    Ok(tx.last_insert_rowid())
+    let id = tx.last_insert_rowid();
+    crate::lease::own(tx)?;
+    Ok(id)
 }
 
 /// The id of `run`'s row, inserted now if this is its first phase, and the next phase number.
