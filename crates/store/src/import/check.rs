@@ -6,10 +6,10 @@
 //! ([`run`]). Any failure refuses the import before its transaction commits.
 
 use super::ImportError;
+use crate::db::Value;
 use crate::handle::Store;
 use crate::model::RunId;
 use qpslab_core::result::{HistogramBlob, LatencySummary};
-use rusqlite::types::Value;
 use std::path::Path;
 
 /// The other store's run `id`, read as `show` reads it: its plan, server and host facts, each

@@ -1,45 +1,57 @@
-//! The copy itself: runs (recognised by uuid), studies (under their names here), tune trials
-//! with their study, and every row owned by a copied row, in one transaction.
+//! The copy itself: runs (recognised by uuid), studies (under their names in the store
+//! written), tune trials with their study, and every row owned by a copied row, read from one
+//! store and written to the other in one transaction. Both stores are reached through the
+//! store's one door (`db::Conn`), so a file and a server are copied the same way, either way.
 
 use super::plan::{chosen, plan_studies, unfinished};
 use super::tables::{insert, rows, statements, tables, Ids, Table};
 use super::{ImportError, Imported, ImportedRun, Pick};
+use crate::db::{Behavior, Conn, OptionalExtension, Value};
+use crate::error::Error;
 use crate::model::{RunId, StudyId};
-use rusqlite::types::Value;
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
+use crate::Store;
 use std::collections::HashSet;
 use std::path::Path;
 
-/// The import itself, in one transaction on `conn` with the other store attached as `src`.
+/// Copies `picks` (every run and study when empty) of `from` (named `other` in messages and
+/// in each copied row's origin) into `to`, in one transaction on `to`, with `from` read in one
+/// snapshot.
 pub(super) fn copy(
-    conn: &mut Connection,
+    from: &Store,
     other: &Path,
+    to: &mut Conn,
     picks: &[Pick],
-    check: &dyn Fn(i64) -> Result<(), ImportError>,
 ) -> Result<Imported, ImportError> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let (mut runs, studies) = chosen(&tx, other, picks)?;
+    let snapshot = Snapshot::begin(&from.conn)?;
+    let check = |id: i64| super::check::run(from, other, id);
+    let src = &from.conn;
+    let tx = to.transaction_with_behavior(Behavior::Immediate)?;
+    let (mut runs, studies) = chosen(src, other, picks)?;
     let tables = tables(&tx)?;
     let mut ids = Ids::default();
     let mut done = Imported {
-        still_running: unfinished(&tx, &mut runs)?,
+        still_running: unfinished(src, &mut runs)?,
         ..Imported::default()
     };
-    let renamed = plan_studies(&tx, &studies, &mut ids, &mut done)?;
+    let renamed = plan_studies(src, &tx, &studies, &mut ids, &mut done)?;
+    let ends = Ends {
+        from: src,
+        other,
+        to: &tx,
+    };
     for table in &tables {
         match table.name.as_str() {
             "runs" => {
-                let to = Copy {
-                    other,
-                    chosen: &runs,
+                let chosen = Chosen {
+                    runs: &runs,
                     renamed: &renamed,
-                    check,
+                    check: &check,
                 };
-                copy_runs(&tx, table, &to, &mut ids, &mut done)?
+                copy_runs(&ends, table, &chosen, &mut ids, &mut done)?
             }
-            "studies" => copy_studies(&tx, other, table, &renamed, &mut ids)?,
-            "tune_trials" => copy_trials(&tx, other, table, &renamed, &mut ids)?,
-            _ => copy_owned(&tx, other, table, &mut ids)?,
+            "studies" => copy_studies(&ends, table, &renamed, &mut ids)?,
+            "tune_trials" => copy_trials(&ends, table, &renamed, &mut ids)?,
+            _ => copy_owned(&ends, table, &mut ids)?,
         }
     }
     for s in &mut done.studies {
@@ -48,34 +60,67 @@ pub(super) fn copy(
         }
     }
     tx.commit()?;
+    snapshot.end()?;
     Ok(done)
 }
 
-/// Copies the chosen runs that are not here yet (by uuid), keeping their origin.
-/// What `copy_runs` copies, and how it checks each run.
-struct Copy<'a> {
+/// A read transaction on the store read, so that every table is read as it was at one moment
+/// while other processes may write it (a server's store, a file being measured into); ended
+/// (rolled back: nothing was written) when dropped.
+struct Snapshot<'c>(&'c Conn);
+
+impl<'c> Snapshot<'c> {
+    fn begin(conn: &'c Conn) -> Result<Snapshot<'c>, Error> {
+        // `BEGIN` is a deferred transaction in SQLite and `START TRANSACTION` on a server.
+        conn.execute_batch("BEGIN")?;
+        Ok(Snapshot(conn))
+    }
+
+    fn end(self) -> Result<(), Error> {
+        let conn = self.0;
+        std::mem::forget(self);
+        conn.execute_batch("ROLLBACK")
+    }
+}
+
+impl Drop for Snapshot<'_> {
+    fn drop(&mut self) {
+        // Nothing was written in it: a failed rollback loses nothing.
+        let _ = self.0.execute_batch("ROLLBACK");
+    }
+}
+
+/// The two stores of a copy: `from` (named `other`) and `to`.
+struct Ends<'a> {
+    from: &'a Conn,
     other: &'a Path,
-    chosen: &'a [i64],
+    to: &'a Conn,
+}
+
+/// What `copy_runs` copies, and how it checks each run.
+struct Chosen<'a> {
+    runs: &'a [i64],
     renamed: &'a [(i64, String, String)],
     check: &'a dyn Fn(i64) -> Result<(), ImportError>,
 }
 
+/// Copies the chosen runs that are not in `to` yet (by uuid), keeping their origin.
 fn copy_runs(
-    tx: &Transaction<'_>,
+    ends: &Ends<'_>,
     table: &Table,
-    to: &Copy<'_>,
+    chosen: &Chosen<'_>,
     ids: &mut Ids,
     done: &mut Imported,
 ) -> Result<(), ImportError> {
-    let Copy {
-        other,
-        chosen,
+    let Ends { from, other, to } = *ends;
+    let Chosen {
+        runs: chosen,
         renamed,
         check,
-    } = *to;
+    } = *chosen;
     let origin = other.display().to_string();
     let (select, insert_sql) = statements(table);
-    let [id, uuid, study, original, from, host, workload] = [
+    let [id, uuid, study, original, imported, host, workload] = [
         "id",
         "uuid",
         "study_id",
@@ -85,10 +130,10 @@ fn copy_runs(
         "workload",
     ]
     .map(|c| table.col(c));
-    let (id, uuid, study, original, from) = (id?, uuid?, study?, original?, from?);
+    let (id, uuid, study, original, imported) = (id?, uuid?, study?, original?, imported?);
     let (host, workload) = (host?, workload?);
     let chosen: HashSet<i64> = chosen.iter().copied().collect();
-    for mut row in rows(tx, table, &format!("{select} ORDER BY id"))? {
+    for mut row in rows(from, table, &format!("{select} ORDER BY id"))? {
         let Value::Integer(old) = row[id] else {
             continue;
         };
@@ -99,13 +144,10 @@ fn copy_runs(
             Value::Text(s) => s.clone(),
             _ => String::new(),
         };
-        let hostname = serde_json::from_str::<serde_json::Value>(&text(&row[host]))
-            .ok()
-            .and_then(|h| h.get("hostname")?.as_str().map(str::to_string))
-            .unwrap_or_default();
-        let here: Option<i64> = tx
+        let hostname = super::hostname(&text(&row[host]));
+        let here: Option<i64> = to
             .query_row(
-                "SELECT id FROM main.runs WHERE uuid = ?1",
+                "SELECT id FROM runs WHERE uuid = ?1",
                 [text(&row[uuid])],
                 |r| r.get(0),
             )
@@ -134,9 +176,9 @@ fn copy_runs(
         // Measured elsewhere first: keep where it was measured, not where it passed through.
         if row[original] == Value::Null {
             row[original] = Value::Integer(old);
-            row[from] = Value::Text(origin.clone());
+            row[imported] = Value::Text(origin.clone());
         }
-        let new = insert(tx, other, table, &insert_sql, row, ids)?;
+        let new = insert(to, other, table, &insert_sql, row, ids)?;
         done.runs.push(ImportedRun {
             original: old,
             id: RunId(new),
@@ -148,20 +190,20 @@ fn copy_runs(
     Ok(())
 }
 
-/// Copies the studies `plan_studies` chose to copy, under their names here.
+/// Copies the studies `plan_studies` chose to copy, under their names in `to`.
 fn copy_studies(
-    tx: &Transaction<'_>,
-    other: &Path,
+    ends: &Ends<'_>,
     table: &Table,
     renamed: &[(i64, String, String)],
     ids: &mut Ids,
 ) -> Result<(), ImportError> {
+    let Ends { from, other, to } = *ends;
     let origin = other.display().to_string();
     let (select, insert_sql) = statements(table);
-    let [id, name, original, from] =
+    let [id, name, original, imported] =
         ["id", "name", "original_id", "imported_from"].map(|c| table.col(c));
-    let (id, name, original, from) = (id?, name?, original?, from?);
-    for mut row in rows(tx, table, &format!("{select} ORDER BY id"))? {
+    let (id, name, original, imported) = (id?, name?, original?, imported?);
+    for mut row in rows(from, table, &format!("{select} ORDER BY id"))? {
         let Value::Integer(old) = row[id] else {
             continue;
         };
@@ -171,9 +213,9 @@ fn copy_studies(
         row[name] = Value::Text(new.clone());
         if row[original] == Value::Null {
             row[original] = Value::Integer(old);
-            row[from] = Value::Text(origin.clone());
+            row[imported] = Value::Text(origin.clone());
         }
-        insert(tx, other, table, &insert_sql, row, ids)?;
+        insert(to, other, table, &insert_sql, row, ids)?;
     }
     Ok(())
 }
@@ -181,15 +223,15 @@ fn copy_studies(
 /// Copies the trials of each tune session whose proof study is copied (a session is named as
 /// its study), under the study's name here, each pointed at its run here.
 fn copy_trials(
-    tx: &Transaction<'_>,
-    other: &Path,
+    ends: &Ends<'_>,
     table: &Table,
     renamed: &[(i64, String, String)],
     ids: &mut Ids,
 ) -> Result<(), ImportError> {
+    let Ends { from, other, to } = *ends;
     let (select, insert_sql) = statements(table);
     let (session, run) = (table.col("session")?, table.col("run_id")?);
-    for mut row in rows(tx, table, &format!("{select} ORDER BY id"))? {
+    for mut row in rows(from, table, &format!("{select} ORDER BY id"))? {
         let Value::Text(name) = &row[session] else {
             continue;
         };
@@ -200,7 +242,7 @@ fn copy_trials(
         if let Value::Integer(old) = row[run] {
             row[run] = ids.get("runs", old).map_or(Value::Null, Value::Integer);
         }
-        insert(tx, other, table, &insert_sql, row, ids)?;
+        insert(to, other, table, &insert_sql, row, ids)?;
     }
     Ok(())
 }
@@ -208,17 +250,18 @@ fn copy_trials(
 /// Copies the rows of `table` that belong to rows copied now (phases of a copied run, samples
 /// of a copied phase, cells of a copied study...), their references pointed at the new ids. A
 /// table whose rows belong to nothing is not copied.
-fn copy_owned(
-    tx: &Transaction<'_>,
-    other: &Path,
-    table: &Table,
-    ids: &mut Ids,
-) -> Result<(), ImportError> {
+fn copy_owned(ends: &Ends<'_>, table: &Table, ids: &mut Ids) -> Result<(), ImportError> {
     if !table.refs.iter().any(|r| r.owner) {
         return Ok(());
     }
+    let Ends { from, other, to } = *ends;
     let (select, insert_sql) = statements(table);
-    'rows: for mut row in rows(tx, table, &select)? {
+    // In the store read's order (its key), so that rows come out in the same order here.
+    let order = match table.id {
+        Some(_) => " ORDER BY id".to_string(),
+        None => format!(" ORDER BY {}", owner_order(table)),
+    };
+    'rows: for mut row in rows(from, table, &format!("{select}{order}"))? {
         for r in &table.refs {
             let Value::Integer(old) = row[r.col] else {
                 if r.owner {
@@ -237,7 +280,22 @@ fn copy_owned(
                 None => row[r.col] = Value::Null,
             }
         }
-        insert(tx, other, table, &insert_sql, row, ids)?;
+        insert(to, other, table, &insert_sql, row, ids)?;
     }
     Ok(())
+}
+
+/// The columns that order a table without an `id`: its owner's reference, then `seq` where
+/// it has one (samples, histograms, telemetry are keyed so).
+fn owner_order(table: &Table) -> String {
+    let mut cols: Vec<String> = table
+        .refs
+        .iter()
+        .filter(|r| r.owner)
+        .map(|r| format!("\"{}\"", table.cols[r.col]))
+        .collect();
+    if table.cols.iter().any(|c| c == "seq") {
+        cols.push("seq".into());
+    }
+    cols.join(", ")
 }

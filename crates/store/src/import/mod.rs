@@ -26,7 +26,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::db::{Conn, OptionalExtension};
+use crate::db::OptionalExtension;
 use crate::error::Error;
 use crate::model::{RunId, StudyId};
 use crate::schema;
@@ -38,6 +38,8 @@ use std::path::{Path, PathBuf};
 mod check;
 mod copy;
 mod plan;
+#[cfg(test)]
+mod round_trip;
 mod tables;
 #[cfg(test)]
 mod tests;
@@ -151,6 +153,12 @@ pub enum ImportError {
     /// The file to import from is this store itself.
     #[error("{0} is this results store itself; import from another store file")]
     SameStore(PathBuf),
+    /// `export` names a file that exists: it writes a new store only.
+    #[error("{0} exists; export writes a new store file: name another --out, or import into that store with `qpslab import --db {0}`")]
+    Exists(PathBuf),
+    /// `export` names a server's store: it writes an SQLite file.
+    #[error("export writes an SQLite store file, not {0}; to copy into a server's store, run `qpslab import` with --db {0}")]
+    ExportToServer(PathBuf),
 }
 
 impl Blame for ImportError {
@@ -170,9 +178,17 @@ impl From<rusqlite::Error> for ImportError {
 }
 
 impl Store {
-    /// Copies `picks` (every run and study when empty) from the store at `other` into this
-    /// one, in one transaction. See the module docs for what is kept and recognised.
+    /// Copies `picks` (every run and study when empty) from the store at `other` (a file, or
+    /// a server's `mysql://` URL) into this one, in one transaction. See the module docs for
+    /// what is kept and recognised.
     pub fn import(&mut self, other: &Path, picks: &[Pick]) -> Result<Imported, ImportError> {
+        if crate::open_server::url(other).is_some() {
+            let from = Store::open_to_read(other)?;
+            if from.path == self.path {
+                return Err(ImportError::SameStore(from.path.clone()));
+            }
+            return copy::copy(&from, &from.path, &mut self.conn, picks);
+        }
         if !other.exists() {
             return Err(ImportError::NoFile(other.to_path_buf()));
         }
@@ -183,24 +199,45 @@ impl Store {
             return Err(ImportError::SameStore(other.to_path_buf()));
         }
         let source = Source::open(other)?;
-        // The other store read as `show` reads it, to check each run before it is copied.
-        let reader = Store::open_read_only(&source.path)?;
-        let check = |id: i64| check::run(&reader, other, id);
-        let Conn::Lite(conn) = &mut self.conn else {
-            return Err(ImportError::Store(Error::Server(
-                "importing into a server's store is not supported by this build; import into \
-                 an SQLite store"
-                    .into(),
-            )));
-        };
-        conn.execute("ATTACH DATABASE ?1 AS src", [source.uri()])?;
-        let done = copy::copy(conn, other, picks, &check);
-        // Detached whatever happened, so this store is left as it was opened.
-        let detached = conn.execute("DETACH DATABASE src", []);
-        let done = done?;
-        detached?;
-        Ok(done)
+        // The other store read as `show` reads it (its migrated copy when it is older).
+        let from = Store::open_read_only(&source.path)?;
+        copy::copy(&from, other, &mut self.conn, picks)
     }
+
+    /// Copies `picks` (every run and study when empty) of this store into a new SQLite store
+    /// file at `to`, as [`Store::import`] would copy them there; a file already at `to` is
+    /// refused, and the new file is removed again when the copy fails.
+    pub fn export(&self, to: &Path, picks: &[Pick]) -> Result<Imported, ImportError> {
+        if crate::open_server::url(to).is_some() {
+            return Err(ImportError::ExportToServer(PathBuf::from(
+                crate::model::redact_url_passwords(&to.to_string_lossy()),
+            )));
+        }
+        if to.exists() || to.symlink_metadata().is_ok() {
+            return Err(ImportError::Exists(to.to_path_buf()));
+        }
+        Store::check_path(to)?;
+        let done = Store::open(to)
+            .map_err(ImportError::from)
+            .and_then(|mut new| copy::copy(self, &self.path, &mut new.conn, picks));
+        if done.is_err() {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                let mut p = to.as_os_str().to_owned();
+                p.push(suffix);
+                // Absent files are what is wanted.
+                let _ = std::fs::remove_file(p);
+            }
+        }
+        done
+    }
+}
+
+/// The `hostname` of a run's host facts (`host_json`), empty when not recorded.
+fn hostname(host_json: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(host_json)
+        .ok()
+        .and_then(|h| h.get("hostname")?.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 impl Store {
@@ -213,10 +250,7 @@ impl Store {
         runs.iter()
             .map(|id| {
                 let host = st.query_row([id.0], |r| r.get::<_, String>(0)).optional()?;
-                Ok(host
-                    .and_then(|h| serde_json::from_str::<serde_json::Value>(&h).ok())
-                    .and_then(|h| h.get("hostname")?.as_str().map(str::to_string))
-                    .unwrap_or_default())
+                Ok(host.as_deref().map(hostname).unwrap_or_default())
             })
             .collect()
     }
@@ -294,11 +328,6 @@ impl Source {
         let mut conn = Connection::open(&copy)?;
         schema::check_and_migrate(&mut conn, &copy)?;
         Ok(source)
-    }
-
-    /// The `ATTACH` URI that opens it read-only.
-    fn uri(&self) -> String {
-        format!("file:{}?mode=ro", uri_path(&self.path))
     }
 }
 

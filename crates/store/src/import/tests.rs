@@ -9,7 +9,13 @@ use rusqlite::Connection;
 /// A store at `path` holding one run (uuid `uuid`, host `host`) of study `study` with a
 /// phase, two samples, a histogram and a telemetry tick, and the study's one cell and
 /// attempt. Ids start at `first` so that copies can be told from originals.
-fn store_with_run(path: &Path, uuid: &str, host: &str, study: &str, first: i64) -> Store {
+pub(super) fn store_with_run(
+    path: &Path,
+    uuid: &str,
+    host: &str,
+    study: &str,
+    first: i64,
+) -> Store {
     let store = Store::open(path).unwrap();
     let crate::db::Conn::Lite(conn) = &store.conn else {
         unreachable!("a file's store")
