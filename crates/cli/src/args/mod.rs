@@ -29,7 +29,7 @@ pub use connect::*;
 pub use diff::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
-pub use import::ImportArgs;
+pub use import::{ExportArgs, ImportArgs};
 pub use io::IoArgs;
 pub use merge::MergeArgs;
 pub use meta::*;
@@ -123,6 +123,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Copy runs and studies from another store (another host's) into this one.
     Import(ImportArgs),
+    /// Copy runs and studies of this store (a server's too) into a new SQLite store file.
+    Export(ExportArgs),
     /// Merge the shards of one run (`run --shard I/N`, each in its own store) into one run.
     Merge(MergeArgs),
     /// Log every statement a server runs for a while (slow log, long_query_time=0), then restore its settings.

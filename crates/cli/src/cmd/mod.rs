@@ -6,6 +6,7 @@ mod check;
 mod diff;
 mod digest;
 mod doctor;
+mod export;
 mod import;
 mod io;
 mod lab;
@@ -46,6 +47,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Report(a) => report::report(a),
         Command::Compare(a) => report::compare(a),
         Command::Import(a) => import::import(a),
+        Command::Export(a) => export::export(a),
         Command::Merge(a) => merge::merge(a),
         Command::Replay(a) => replay::replay(*a),
         Command::Digest(a) => digest::digest(a),
