@@ -408,12 +408,13 @@ fn members(each: &[(&StoredRun, &StoredPhase)]) -> ShardPhase {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use qpslab_core::{RunPlan, WorkloadKind, WorkloadOptions};
     use qpslab_store::{RunId, RunStatus};
 
-    fn shard(index: u32, count: u32, group: &str, us: &[u64]) -> StoredRun {
+    /// Shard `index` of `count` of `group`: one phase, one interval, events of `us` µs.
+    pub(crate) fn shard(index: u32, count: u32, group: &str, us: &[u64]) -> StoredRun {
         let mut plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpPointSelect));
         plan.shard = Some(ShardSpec {
             index: Some(index),

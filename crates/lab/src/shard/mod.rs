@@ -2,8 +2,10 @@
 //! place resolved from the flags or the launcher's environment ([`settle_plan`]), its share
 //! of each phase's sessions and rate ([`phase_share`]), and the meetings through the server
 //! under test that make every shard wait for the dataset and start and end together
-//! ([`meet`]). [`merge`] turns the stored shards into one run.
+//! ([`meet`]). [`merge`] turns the stored shards into one run; [`group`] finds a group's
+//! shards among a store's runs (`merge --group`).
 
+pub mod group;
 pub mod meet;
 pub mod merge;
 
