@@ -125,7 +125,7 @@ pub enum Command {
     Import(ImportArgs),
     /// Copy runs and studies of this store (a server's too) into a new SQLite store file.
     Export(ExportArgs),
-    /// Merge the shards of one run (`run --shard I/N`, each in its own store) into one run.
+    /// Merge the shards of one run (`run --shard I/N`, from their stores or one --db) into one run.
     Merge(MergeArgs),
     /// Log every statement a server runs for a while (slow log, long_query_time=0), then restore its settings.
     Capture(CaptureArgs),
