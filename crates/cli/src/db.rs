@@ -6,6 +6,21 @@ use anyhow::Result;
 use qpslab_store::Store;
 use std::path::Path;
 
+/// What `--db-on-target` accepts, for the rest of the process: a results store on the server
+/// being measured (the store warns once it was written to).
+pub fn accept(a: &crate::args::DbArgs) {
+    if a.db_on_target {
+        qpslab_store::allow_store_on_target();
+    }
+}
+
+/// The warning of a store accepted on the server under test, once a run was written there.
+pub fn warn_on_target(store: &Store) {
+    if let Some(w) = store.on_target_warning() {
+        eprintln!("warning: {w}");
+    }
+}
+
 /// Checks `--db` before anything starts (a server, a measurement), so a bad path fails first.
 pub fn check(path: &Path) -> Result<()> {
     Ok(Store::check_path(path)?)

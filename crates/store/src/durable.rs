@@ -33,6 +33,7 @@ impl Store {
     /// Starts writing a phase of `run` with `threads` sessions: the run's row (written with its
     /// first phase, owned by this process) and a phase row marked `running`, in one transaction.
     pub fn begin_phase(&mut self, run: &RunMeta, threads: u32) -> Result<PhaseHandle, Error> {
+        self.guard_target(&run.server)?;
         self.keep_alive()?;
         let tx = self.conn.transaction_with_behavior(Behavior::Immediate)?;
         let (run_id, seq) = run_row(&tx, run)?;

@@ -93,6 +93,9 @@ pub enum Error {
     /// A query that should have found a row found none (see `db::OptionalExtension`).
     #[error("results store: a query found no row")]
     NoRows,
+    /// A run measured on the server that holds the store (refused unless accepted).
+    #[error("{0}: writing results there would disturb the measurement; pass another --db, or --db-on-target to accept it")]
+    OnTarget(String),
     /// The store's server failed a statement or went away.
     #[error("results store server: {0}")]
     Server(String),
@@ -146,6 +149,7 @@ impl Blame for Error {
                 | Error::RunNotFound(_)
                 | Error::StudyNotFound(_)
                 | Error::StudyExists(_)
+                | Error::OnTarget(_)
         ))
     }
 }

@@ -15,6 +15,10 @@ pub struct Store {
     pub(crate) server: Option<qpslab_core::ConnectOptions>,
     /// The heartbeat of what this process owns in a server's store, once it owns something.
     pub(crate) keepalive: Option<Keepalive>,
+    /// A server's store: the server it is on (`on_target.rs`).
+    pub(crate) identity: Option<crate::on_target::Identity>,
+    /// Set once a run measured on the store's own server was written to it, as accepted.
+    pub(crate) on_target: Option<String>,
 }
 
 impl Store {
@@ -25,7 +29,7 @@ impl Store {
             return Ok(());
         }
         if let Some(opts) = &self.server {
-            let session = crate::open_server::session(opts, &self.path)?;
+            let session = crate::open_server::session(opts, &self.path, false)?;
             self.keepalive = Some(Keepalive::start(session));
         }
         Ok(())

@@ -55,7 +55,7 @@ impl Keepalive {
         let thread = std::thread::Builder::new()
             .name("qpslab-lease".into())
             .spawn(move || {
-                let conn = Conn::Server(session);
+                let conn = Conn::Server(Box::new(session));
                 loop {
                     // A failed beat is retried at the next: the lease is several beats long.
                     let _ = beat(&conn, &me);

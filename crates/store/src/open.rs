@@ -48,7 +48,7 @@ impl Store {
     /// (`open_server.rs`).
     pub fn open(path: &Path) -> Result<Store, Error> {
         if let Some(url) = crate::open_server::url(path) {
-            return Store::open_server(url);
+            return Store::open_server(url, true);
         }
         check_path(path)?;
         companions_writable(path)?;
@@ -82,6 +82,8 @@ impl Store {
             path: path.to_path_buf(),
             server: None,
             keepalive: None,
+            identity: None,
+            on_target: None,
         })
     }
 
@@ -91,7 +93,7 @@ impl Store {
     /// does, so runs whose process died are closed as `interrupted` first.
     pub fn open_to_read(path: &Path) -> Result<Store, Error> {
         if let Some(url) = crate::open_server::url(path) {
-            return Store::open_server(url);
+            return Store::open_server(url, false);
         }
         check_path(path)?;
         if !path.exists() {
@@ -110,7 +112,7 @@ impl Store {
     /// store of an older schema is migrated first, which needs [`Store::open`]'s write access.
     pub fn open_read_only(path: &Path) -> Result<Store, Error> {
         if let Some(url) = crate::open_server::url(path) {
-            return Store::open_server(url);
+            return Store::open_server(url, false);
         }
         check_path(path)?;
         if !path.exists() {
@@ -149,6 +151,8 @@ impl Store {
             path: path.to_path_buf(),
             server: None,
             keepalive: None,
+            identity: None,
+            on_target: None,
         })
     }
 

@@ -49,10 +49,19 @@ fn redacted(url: &str) -> String {
 
 /// A session on the store's schema (created when missing), set up as the store speaks:
 /// utf8mb4, strict.
-pub(crate) fn session(opts: &qpslab_core::ConnectOptions, shown: &Path) -> Result<Session, Error> {
+pub(crate) fn session(
+    opts: &qpslab_core::ConnectOptions,
+    shown: &Path,
+    create: bool,
+) -> Result<Session, Error> {
     let failed = |e: qpslab_wire::Error| Error::Server(format!("{}: {e}", shown.display()));
     let schema = opts.database.clone().unwrap_or_default();
     let conn = match qpslab_wire::Conn::connect(opts) {
+        Err(qpslab_wire::Error::Server { code: 1049, .. }) if !create => {
+            return Err(Error::Missing {
+                path: shown.to_path_buf(),
+            })
+        }
         Err(qpslab_wire::Error::Server { code: 1049, .. }) => {
             // No such schema yet: create it, as a new SQLite file would be.
             let mut bare = opts.clone();
@@ -68,28 +77,50 @@ pub(crate) fn session(opts: &qpslab_core::ConnectOptions, shown: &Path) -> Resul
         }
         other => other.map_err(failed)?,
     };
-    let session = Session::new(conn, &schema);
-    session.plain("SET NAMES utf8mb4")?;
-    session.plain("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'")?;
-    Ok(session)
+    let mut conn = conn;
+    set_up(&mut conn).map_err(failed)?;
+    let again = opts.clone();
+    Ok(Session::new(conn, &schema).reopening(move || {
+        let mut c = qpslab_wire::Conn::connect(&again)?;
+        set_up(&mut c)?;
+        Ok(c)
+    }))
+}
+
+/// A new session's settings: the store's text in utf8mb4, strict about what it stores.
+fn set_up(conn: &mut qpslab_wire::Conn) -> Result<(), qpslab_wire::Error> {
+    conn.query("SET NAMES utf8mb4")?;
+    conn.query("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'")?;
+    Ok(())
 }
 
 impl Store {
     /// Opens (creating its tables if the schema is empty) the store on the server `url`
     /// names.
-    pub(crate) fn open_server(url: &str) -> Result<Store, Error> {
+    /// A reading command (`create` false) never creates one: a missing or empty schema is
+    /// [`Error::Missing`].
+    pub(crate) fn open_server(url: &str, create: bool) -> Result<Store, Error> {
         let dsn = parse(url)?;
         let mut opts = dsn.options().clone();
         opts.timeouts.read = Some(READ_WAIT);
         let path = shown(&dsn);
-        let mut conn = Conn::Server(session(&opts, &path)?);
-        server_schema::check_and_create(&mut conn, &path)?;
+        let mut conn = Conn::Server(Box::new(session(&opts, &path, create)?));
+        server_schema::check_and_create(&mut conn, &path, create)?;
         durable::close_dead_runs(&mut conn)?;
+        let identity = conn.query_row("SELECT @@hostname, @@port, @@datadir", [], |r| {
+            Ok(crate::on_target::Identity {
+                hostname: r.get(0)?,
+                port: r.get::<_, i64>(1)?.to_string(),
+                datadir: r.get(2)?,
+            })
+        })?;
         Ok(Store {
             conn,
             path,
             server: Some(opts),
             keepalive: None,
+            identity: Some(identity),
+            on_target: None,
         })
     }
 }

@@ -232,28 +232,53 @@ const MARK: &str = "CREATE TABLE qpslab_store (
     version        BIGINT NOT NULL
 ) ENGINE=InnoDB";
 
-/// Checks that the schema behind `conn` is empty or a qpslab store this build can read, and
-/// creates the store in an empty one (under the store's write lock: of several processes
-/// opening a new schema at once, the first creates it, the others find it made). `shown` names
-/// the store in errors.
-pub(crate) fn check_and_create(conn: &mut Conn, shown: &Path) -> Result<(), Error> {
-    if version(conn, shown)? == Some(SCHEMA_VERSION) {
-        return Ok(());
+/// What a schema holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// No table.
+    Empty,
+    /// A store being created (its mark says version 0), or whose creator died half-way.
+    Creating,
+    /// A store of this version.
+    Version(i64),
+}
+
+/// Checks that the schema behind `conn` is a qpslab store this build can read (migrating an
+/// older one), or creates the store in an empty schema when `create` (under the store's write
+/// lock: of several processes opening a new schema at once, the first creates it, the others
+/// wait for it and find it made). `shown` names the store in errors.
+pub(crate) fn check_and_create(conn: &mut Conn, shown: &Path, create: bool) -> Result<(), Error> {
+    match state(conn, shown)? {
+        State::Version(v) if v == SCHEMA_VERSION => return Ok(()),
+        State::Empty if !create => {
+            return Err(Error::Missing {
+                path: shown.to_path_buf(),
+            })
+        }
+        _ => {}
     }
     let tx = conn.transaction_with_behavior(Behavior::Immediate)?;
-    // DDL commits by itself on MySQL: the write lock, not the transaction, keeps others out.
-    match version(&tx, shown)? {
-        None => {
-            for sql in TABLES.iter().chain(VIEWS) {
+    // DDL commits by itself on MySQL: the write lock, not the transaction, keeps others out;
+    // the mark comes first, so a reader never takes a half-made store for another program's.
+    match state(&tx, shown)? {
+        State::Empty | State::Creating => {
+            tx.execute_batch(&MARK.replacen("CREATE TABLE ", "CREATE TABLE IF NOT EXISTS ", 1))?;
+            tx.execute(
+                "INSERT IGNORE INTO qpslab_store (id, application_id, version) VALUES (1, ?1, 0)",
+                [i64::from(APPLICATION_ID)],
+            )?;
+            for sql in TABLES.iter() {
+                tx.execute_batch(&sql.replacen("CREATE TABLE ", "CREATE TABLE IF NOT EXISTS ", 1))?;
+            }
+            for sql in VIEWS {
                 tx.execute_batch(sql)?;
             }
-            tx.execute_batch(MARK)?;
             tx.execute(
-                "INSERT INTO qpslab_store (id, application_id, version) VALUES (1, ?1, ?2)",
-                [i64::from(APPLICATION_ID), SCHEMA_VERSION],
+                "UPDATE qpslab_store SET version = ?1 WHERE id = 1",
+                [SCHEMA_VERSION],
             )?;
         }
-        Some(found) => {
+        State::Version(found) => {
             for (to, sqls) in STEPS.iter().filter(|(to, _)| *to > found) {
                 for sql in *sqls {
                     tx.execute_batch(sql)?;
@@ -265,16 +290,16 @@ pub(crate) fn check_and_create(conn: &mut Conn, shown: &Path) -> Result<(), Erro
     tx.commit()
 }
 
-/// The store's schema version, `None` for an empty schema; refuses a schema with other tables,
-/// another program's, or a newer qpslab's.
-pub(crate) fn version(conn: &Conn, shown: &Path) -> Result<Option<i64>, Error> {
+/// What the schema holds; refuses a schema with other tables, another program's, or a newer
+/// qpslab's.
+fn state(conn: &Conn, shown: &Path) -> Result<State, Error> {
     let tables: i64 = conn.query_row(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE()",
         [],
         |r| r.get(0),
     )?;
     if tables == 0 {
-        return Ok(None);
+        return Ok(State::Empty);
     }
     let marked: i64 = conn.query_row(
         "SELECT count(*) FROM information_schema.tables
@@ -292,12 +317,20 @@ pub(crate) fn version(conn: &Conn, shown: &Path) -> Result<Option<i64>, Error> {
     } else {
         None
     };
-    let Some((_, version)) = row.filter(|(app, _)| *app == i64::from(APPLICATION_ID)) else {
-        return Err(Error::BadPath {
-            path: shown.to_path_buf(),
-            why: "the schema holds tables that are not a qpslab results store's".into(),
-        });
+    let version = match row {
+        // The mark made, its row not yet.
+        None if marked == 1 && tables == 1 => return Ok(State::Creating),
+        Some((app, v)) if app == i64::from(APPLICATION_ID) => v,
+        _ => {
+            return Err(Error::BadPath {
+                path: shown.to_path_buf(),
+                why: "the schema holds tables that are not a qpslab results store's".into(),
+            })
+        }
     };
+    if version == 0 {
+        return Ok(State::Creating);
+    }
     if version > SCHEMA_VERSION {
         return Err(Error::NewerSchema {
             path: shown.to_path_buf(),
@@ -312,5 +345,5 @@ pub(crate) fn version(conn: &Conn, shown: &Path) -> Result<Option<i64>, Error> {
              ({first})"
         )));
     }
-    Ok(Some(version))
+    Ok(State::Version(version))
 }

@@ -27,6 +27,7 @@ impl Store {
     ) -> Result<RunId, Error> {
         // IMMEDIATE takes the write lock up front, so two processes sharing a store cannot both
         // read the next phase number and then collide on it.
+        self.guard_target(&run.server)?;
         self.keep_alive()?;
         let tx = self.conn.transaction_with_behavior(Behavior::Immediate)?;
         let (run_id, seq) = run_row(&tx, run)?;

@@ -1,7 +1,8 @@
 //! Leases on a server's store: what a process on another host owns is judged by its
 //! heartbeat (the server's clock), renewed while its writer lives; a run or a study whose
 //! heartbeat stopped longer than the lease ago is taken over, one still beating never is.
-//! Against a real MariaDB sandbox; "another host" is a row whose owner carries another boot id.
+//! A lost store session is opened again. Against a real MariaDB sandbox; "another host" is a
+//! row whose owner carries another boot id.
 
 use qpslab_core::plan::RunPlan;
 use qpslab_core::result::{PhaseResult, Sample};
@@ -129,4 +130,51 @@ fn a_file_store_judges_by_the_process_alone() {
         .query_row("SELECT heartbeat_at FROM runs", [], |r| r.get(0))
         .unwrap();
     assert_eq!(beat, None, "a file's store keeps no heartbeat");
+}
+
+/// The store's sessions killed on the server between two intervals (its server restarted, a
+/// proxy's idle cut): the writer opens its session again and loses nothing.
+#[test]
+fn a_lost_store_session_is_opened_again_and_nothing_is_lost() {
+    let place = common::server("lost");
+    let mut writer = Store::open(&place.db).unwrap();
+    let m = meta();
+    let mut h = writer.begin_phase(&m, 2).unwrap();
+    let sample = |i: u64| Sample {
+        elapsed_s: i as f64,
+        interval_s: 1.0,
+        events: 10 * i,
+        ..Default::default()
+    };
+    writer.append_interval(&mut h, &sample(1), &[]).unwrap();
+    let mut c = raw(&place);
+    let dsn: Dsn = place.db.to_str().unwrap().parse().unwrap();
+    let schema = dsn.options().database.clone().unwrap();
+    let ids: Vec<String> = c
+        .query(&format!(
+            "SELECT id FROM information_schema.processlist
+              WHERE db = '{schema}' AND id <> CONNECTION_ID()"
+        ))
+        .unwrap()
+        .rows
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
+    assert!(!ids.is_empty(), "the writer's sessions are on the server");
+    for id in &ids {
+        c.query(&format!("KILL {id}")).unwrap();
+    }
+    writer.append_interval(&mut h, &sample(2), &[]).unwrap();
+    let phase = PhaseResult {
+        threads: 2,
+        events: 30,
+        samples: vec![sample(1), sample(2)],
+        ..Default::default()
+    };
+    writer.finish_phase(&h, &phase, &[]).unwrap();
+    writer.finish_run(&m.uuid, RunStatus::Completed).unwrap();
+    let run = Store::open(&place.db).unwrap().load_run(h.run_id).unwrap();
+    assert_eq!(run.status, RunStatus::Completed);
+    assert_eq!(run.phases[0].result.samples.len(), 2);
+    assert_eq!(run.phases[0].result.events, 30);
 }

@@ -155,14 +155,19 @@ pub enum Command {
 /// Where the results store lives.
 #[derive(Args, Debug, Clone)]
 pub struct DbArgs {
-    /// Results database (SQLite).
+    /// Results store: an SQLite file, or a schema on a MariaDB/MySQL server
+    /// (mysql://user@host:port/schema; docs/store.md).
     #[arg(
         long,
         env = "QPSLAB_DB",
         default_value = "qpslab.db",
-        value_name = "PATH"
+        value_name = "PATH|URL"
     )]
     pub db: PathBuf,
+    /// Accept a results store on the server under test (refused otherwise: its writes would
+    /// disturb the measurement), with a warning.
+    #[arg(long)]
+    pub db_on_target: bool,
 }
 
 /// Where sandboxes live.

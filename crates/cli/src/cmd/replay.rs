@@ -23,6 +23,7 @@ use qpslab_traffic::replay::{class_id, refused, Ended, ReplayOptions};
 
 /// Runs `qpslab replay`.
 pub fn replay(a: ReplayArgs) -> Result<()> {
+    crate::db::accept(&a.db);
     let opts = options(&a)?;
     crate::out::Output::new(&a.output, "replay")?;
     if !explicit(&a.target) {

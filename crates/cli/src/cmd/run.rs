@@ -21,6 +21,7 @@ use qpslab_lab::server::placement::{RunKeeper, RunPlaced};
 
 /// Runs `qpslab run`.
 pub fn run(a: RunArgs) -> Result<()> {
+    crate::db::accept(&a.db);
     let resolved = run_plan(&a)?;
     let plan = resolved.plan;
     if plan.live.as_ref().is_some_and(|l| !l.actions.is_empty()) {
@@ -59,6 +60,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         };
         qpslab_lab::request::run(req, &mut printer, &INTERRUPTED).map_err(crate::error::fail)
     })?;
+    crate::db::warn_on_target(&outcome.store);
     // Printed before the sandbox stops, as the run's last words on standard output.
     let rendered = finish(&outcome, &a.output);
     let stopped = crate::target::Connected(outcome.target).finish();

@@ -157,6 +157,8 @@ fn measure(
             target_args: target_args.clone(),
         },
     )?;
+    // Before anything is measured: a store on the server under test is refused here.
+    store.guard_target(&facts).map_err(RunError::Store)?;
     if let Some(keeper) = &placement {
         obs.placement_started(keeper);
     }

@@ -114,6 +114,8 @@ impl Runner<'_> {
         let server = qpslab_probe::server_info(&mut conn)
             .map_err(|e| setup_failed(format!("reading server variables: {e}")))?;
         obs.server_started(&sc.name, &server.version);
+        // A store on the server under test is refused before its first cell.
+        self.store.guard_target(&server).map_err(CellError::Store)?;
         self.record_server(&sc.name, &server, sandbox.as_ref(), &sc.setup)
             .map_err(CellError::Store)?;
         let pid = sandbox.as_ref().map(|s| s.pid());

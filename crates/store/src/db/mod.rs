@@ -127,7 +127,7 @@ pub(crate) enum Conn {
     /// An SQLite file.
     Lite(rusqlite::Connection),
     /// A schema on a MariaDB or MySQL server.
-    Server(server::Session),
+    Server(Box<server::Session>),
 }
 
 impl Conn {

@@ -7,6 +7,12 @@
 //! next phase number, a study's driver) behave as on SQLite. The lock belongs to the session:
 //! a writer killed mid-transaction loses its session, and the server rolls its work back and
 //! frees the lock.
+//!
+//! A session lost outside a transaction (the store's server restarted, a proxy cut an idle
+//! session) is opened again and the statement sent once more; one lost inside a transaction
+//! fails that transaction, whose work the server rolled back, and the next opens a new
+//! session: a writer that keeps what it measured writes it again (a phase's end rewrites
+//! its intervals), so a short outage of the store loses nothing.
 
 use super::dialect::{translate, Translated};
 use super::{Behavior, Value};
@@ -22,6 +28,10 @@ pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(30);
 /// A session on the store's schema.
 pub(crate) struct Session {
     conn: RefCell<Conn>,
+    /// How to open the session again, when it was lost.
+    reopen: Option<Box<dyn Fn() -> Result<Conn, qpslab_wire::Error> + Send>>,
+    /// Whether a transaction is open (a lost session is then not reopened).
+    in_tx: Cell<bool>,
     stmts: RefCell<HashMap<String, (Statement, Vec<usize>)>>,
     last_id: Cell<i64>,
     lock: String,
@@ -33,6 +43,8 @@ impl Session {
     pub fn new(conn: Conn, schema: &str) -> Session {
         Session {
             conn: RefCell::new(conn),
+            reopen: None,
+            in_tx: Cell::new(false),
             stmts: RefCell::new(HashMap::new()),
             last_id: Cell::new(0),
             // GET_LOCK names are at most 64 characters.
@@ -44,18 +56,48 @@ impl Session {
         }
     }
 
-    /// Runs a statement without parameters through the text protocol (DDL, transactions).
-    pub fn plain(&self, sql: &str) -> Result<(), Error> {
-        self.conn.borrow_mut().query(sql).map_err(server)?;
-        Ok(())
+    /// Opens the session again with `reopen` when it is lost outside a transaction.
+    pub fn reopening(
+        mut self,
+        reopen: impl Fn() -> Result<Conn, qpslab_wire::Error> + Send + 'static,
+    ) -> Session {
+        self.reopen = Some(Box::new(reopen));
+        self
     }
 
-    fn prepared(&self, sql: &str) -> Result<(Statement, Vec<usize>), Error> {
+    /// Runs `f` on the session; where the session was lost outside a transaction and can be
+    /// opened again, opens it and runs `f` once more.
+    fn retried<T>(
+        &self,
+        f: impl Fn(&Session) -> Result<T, qpslab_wire::Error>,
+    ) -> Result<T, Error> {
+        match f(self) {
+            Err(e) if e.is_connection_lost() && !self.in_tx.get() => {
+                let Some(reopen) = &self.reopen else {
+                    return Err(server(e));
+                };
+                let fresh = reopen().map_err(server)?;
+                *self.conn.borrow_mut() = fresh;
+                // Prepared statements and named locks died with the old session.
+                self.stmts.borrow_mut().clear();
+                self.locked.set(false);
+                f(self).map_err(server)
+            }
+            other => other.map_err(server),
+        }
+    }
+
+    /// Runs a statement without parameters through the text protocol (DDL, transactions).
+    pub fn plain(&self, sql: &str) -> Result<(), Error> {
+        self.retried(|s| s.conn.borrow_mut().query(sql).map(|_| ()))
+    }
+
+    fn prepared(&self, sql: &str) -> Result<(Statement, Vec<usize>), qpslab_wire::Error> {
         if let Some(p) = self.stmts.borrow().get(sql) {
             return Ok(p.clone());
         }
         let Translated { sql: text, order } = translate(sql);
-        let st = self.conn.borrow_mut().prepare(&text).map_err(server)?;
+        let st = self.conn.borrow_mut().prepare(&text)?;
         self.stmts
             .borrow_mut()
             .insert(sql.to_string(), (st.clone(), order.clone()));
@@ -63,7 +105,12 @@ impl Session {
     }
 
     fn run(&self, sql: &str, values: &[Value]) -> Result<qpslab_wire::Typed, Error> {
-        let (st, order) = self.prepared(sql)?;
+        let order = self
+            .stmts
+            .borrow()
+            .get(sql)
+            .map(|p| p.1.clone())
+            .unwrap_or_else(|| translate(sql).order);
         let params = order
             .iter()
             .map(|&i| {
@@ -76,11 +123,10 @@ impl Session {
                 })
             })
             .collect::<Result<Vec<_>, Error>>()?;
-        let r = self
-            .conn
-            .borrow_mut()
-            .exec_typed(&st, &params)
-            .map_err(server)?;
+        let r = self.retried(|s| {
+            let (st, _) = s.prepared(sql)?;
+            s.conn.borrow_mut().exec_typed(&st, &params)
+        })?;
         if r.last_insert_id > 0 {
             self.last_id
                 .set(i64::try_from(r.last_insert_id).unwrap_or(i64::MAX));
@@ -134,8 +180,9 @@ impl Session {
             self.locked.set(true);
         }
         let begun = self.plain("START TRANSACTION");
-        if begun.is_err() {
-            self.unlock();
+        match begun {
+            Ok(()) => self.in_tx.set(true),
+            Err(_) => self.unlock(),
         }
         begun
     }
@@ -143,6 +190,7 @@ impl Session {
     /// Ends the transaction with `COMMIT` or `ROLLBACK`, and frees the write lock.
     pub fn end(&self, commit: bool) -> Result<(), Error> {
         let r = self.plain(if commit { "COMMIT" } else { "ROLLBACK" });
+        self.in_tx.set(false);
         self.unlock();
         r
     }

@@ -36,6 +36,7 @@ pub(super) fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
     let output = Output::new(&a.output, "lab run")?;
     let l = study::load_with(&a.spec, &stop_keys(a)).map_err(fail)?;
     crate::db::check(&a.db.db)?;
+    crate::db::accept(&a.db);
     let mut store = crate::db::open_to_write(&a.db.db)?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let exporter = crate::metrics::start(a.metrics_addr.as_deref())?;
@@ -80,6 +81,7 @@ pub(super) fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
         store.path().display(),
         out.study.name
     );
+    crate::db::warn_on_target(&store);
     if out.failed > 0 {
         // The study ran to its end, but not every cell measured: a script must not take
         // that for success.
