@@ -4,7 +4,7 @@
 //! store's one door (`db::Conn`), so a file and a server are copied the same way, either way.
 
 use super::plan::{chosen, plan_studies, unfinished};
-use super::tables::{insert, rows, statements, tables, Ids, Table};
+use super::tables::{insert, rows, rows_of, statements, tables, Ids, Ref, Table};
 use super::{ImportError, Imported, ImportedRun, Pick};
 use crate::db::{Behavior, Conn, OptionalExtension, Value};
 use crate::error::Error;
@@ -250,52 +250,73 @@ fn copy_trials(
 /// Copies the rows of `table` that belong to rows copied now (phases of a copied run, samples
 /// of a copied phase, cells of a copied study...), their references pointed at the new ids. A
 /// table whose rows belong to nothing is not copied.
+///
+/// A table with ids is read whole in the order of its ids, so that a copy into an empty store
+/// numbers its rows as they were. The tables without (samples, histograms, telemetry: the
+/// many rows, and the large ones) are read owner by owner, so that a copy of one run reads that
+/// run's rows only, and holds one phase's at a time.
 fn copy_owned(ends: &Ends<'_>, table: &Table, ids: &mut Ids) -> Result<(), ImportError> {
-    if !table.refs.iter().any(|r| r.owner) {
-        return Ok(());
-    }
+    let owners: Vec<&Ref> = table.refs.iter().filter(|r| r.owner).collect();
     let Ends { from, other, to } = *ends;
     let (select, insert_sql) = statements(table);
-    // In the store read's order (its key), so that rows come out in the same order here.
-    let order = match table.id {
-        Some(_) => " ORDER BY id".to_string(),
-        None => format!(" ORDER BY {}", owner_order(table)),
-    };
-    'rows: for mut row in rows(from, table, &format!("{select}{order}"))? {
-        for r in &table.refs {
-            let Value::Integer(old) = row[r.col] else {
-                if r.owner {
-                    continue 'rows;
-                }
-                continue;
-            };
-            let new = if r.owner {
-                ids.copied.get(&r.parent).and_then(|m| m.get(&old)).copied()
+    let batches: Vec<(String, Option<i64>)> = match (table.id, owners.as_slice()) {
+        (_, []) => return Ok(()),
+        (None, [owner]) => {
+            let col = &table.cols[owner.col];
+            let seq = if table.cols.iter().any(|c| c == "seq") {
+                " ORDER BY seq"
             } else {
-                ids.get(&r.parent, old)
+                ""
             };
-            match new {
-                Some(new) => row[r.col] = Value::Integer(new),
-                None if r.owner => continue 'rows,
-                None => row[r.col] = Value::Null,
+            let mut parents: Vec<i64> = ids
+                .copied
+                .get(&owner.parent)
+                .map(|m| m.keys().copied().collect())
+                .unwrap_or_default();
+            parents.sort_unstable();
+            let sql = format!("{select} WHERE \"{col}\" = ?1{seq}");
+            parents
+                .into_iter()
+                .map(|p| (sql.clone(), Some(p)))
+                .collect()
+        }
+        (Some(_), _) => vec![(format!("{select} ORDER BY id"), None)],
+        (None, _) => vec![(select.clone(), None)],
+    };
+    for (sql, parent) in batches {
+        let read = match parent {
+            Some(p) => rows_of(from, table, &sql, p)?,
+            None => rows(from, table, &sql)?,
+        };
+        for row in read {
+            if let Some(row) = repointed(table, row, ids) {
+                insert(to, other, table, &insert_sql, row, ids)?;
             }
         }
-        insert(to, other, table, &insert_sql, row, ids)?;
     }
     Ok(())
 }
 
-/// The columns that order a table without an `id`: its owner's reference, then `seq` where
-/// it has one (samples, histograms, telemetry are keyed so).
-fn owner_order(table: &Table) -> String {
-    let mut cols: Vec<String> = table
-        .refs
-        .iter()
-        .filter(|r| r.owner)
-        .map(|r| format!("\"{}\"", table.cols[r.col]))
-        .collect();
-    if table.cols.iter().any(|c| c == "seq") {
-        cols.push("seq".into());
+/// `row` with its references pointed at the new ids; `None` when a row it belongs to was not
+/// copied now.
+fn repointed(table: &Table, mut row: Vec<Value>, ids: &Ids) -> Option<Vec<Value>> {
+    for r in &table.refs {
+        let Value::Integer(old) = row[r.col] else {
+            if r.owner {
+                return None;
+            }
+            continue;
+        };
+        let new = if r.owner {
+            ids.copied.get(&r.parent).and_then(|m| m.get(&old)).copied()
+        } else {
+            ids.get(&r.parent, old)
+        };
+        match new {
+            Some(new) => row[r.col] = Value::Integer(new),
+            None if r.owner => return None,
+            None => row[r.col] = Value::Null,
+        }
     }
-    cols.join(", ")
+    Some(row)
 }

@@ -267,3 +267,16 @@ pub(super) fn rows(from: &Conn, table: &Table, select: &str) -> Result<Vec<Vec<V
     let rows = st.query_map([], |r| (0..n).map(|i| r.get::<_, Value>(i)).collect())?;
     rows.collect()
 }
+
+/// As [`rows`], for a `select` of one owner's rows (`?1`: the owner's id).
+pub(super) fn rows_of(
+    from: &Conn,
+    table: &Table,
+    select: &str,
+    owner: i64,
+) -> Result<Vec<Vec<Value>>, Error> {
+    let n = table.cols.len();
+    let mut st = from.prepare(select)?;
+    let rows = st.query_map([owner], |r| (0..n).map(|i| r.get::<_, Value>(i)).collect())?;
+    rows.collect()
+}
