@@ -74,6 +74,56 @@ fn issue_50_a_store_on_the_server_under_test_is_refused_or_accepted_with_a_warni
     let o = s.run(&["show", "--db", &url]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("oltp_point_select"), "{}", stdout(&o));
+    dashboard_queries_read_the_views(&url);
+}
+
+/// Every query of examples/grafana-qpslab-store.json runs on a store holding a run, and finds
+/// it: Grafana's macros replaced as its MySQL data source expands them.
+fn dashboard_queries_read_the_views(url: &str) {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/grafana-qpslab-store.json"
+    );
+    let d: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let host = String::from_utf8(
+        std::process::Command::new("uname")
+            .arg("-n")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_string();
+    let mut queries: Vec<String> = d["templating"]["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v["query"].as_str().filter(|q| q.starts_with("SELECT")))
+        .map(str::to_string)
+        .collect();
+    for p in d["panels"].as_array().unwrap() {
+        for t in p["targets"].as_array().unwrap() {
+            queries.push(t["rawSql"].as_str().unwrap().to_string());
+        }
+    }
+    assert!(queries.len() >= 6, "{queries:?}");
+    let mut c = raw(url);
+    for q in queries {
+        let mut sql = q
+            .replace("$workload", "'oltp_point_select'")
+            .replace("$host", &format!("'{host}'"));
+        while let Some(at) = sql.find("$__timeFilter(") {
+            let end = at + sql[at..].find(')').unwrap();
+            let col = sql[at + "$__timeFilter(".len()..end].to_string();
+            sql.replace_range(
+                at..=end,
+                &format!("{col} BETWEEN FROM_UNIXTIME(1) AND NOW() + INTERVAL 1 DAY"),
+            );
+        }
+        let r = c.query(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        assert!(!r.rows.is_empty(), "no row: {sql}");
+    }
 }
 
 #[test]
@@ -200,4 +250,102 @@ fn issue_50_two_studies_write_one_store_at_once_and_a_killed_one_is_taken_over_a
     let b_cells = cells(&s, &url, "study-b");
     assert!(b_cells.iter().all(|c| c["status"] == "done"), "{b_cells:?}");
     assert_eq!(b_cells.len(), 6);
+}
+
+/// The store's server stopped while a run measures, and started again before the phase ends:
+/// the run reopens its session and is stored whole. Stopped for good: the measured phase is
+/// kept in a file, and the run says where.
+#[test]
+fn issue_50_a_store_server_that_goes_away_mid_run_loses_nothing() {
+    let s = Scratch::new();
+    let sock = socket();
+    prepare_shared(
+        &s,
+        "oltp_point_select",
+        "away",
+        &["--tables", "1", "--table-size", "500"],
+    );
+    let o = s.run(&["server", "start", "storebox"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = s.run(&["server", "list", "--format", "json"]);
+    let list: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let store_sock = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "storebox")
+        .and_then(|b| b["socket"].as_str())
+        .unwrap()
+        .to_string();
+    let url = format!("mysql://root@localhost/results?socket={store_sock}");
+    let run = |time: &str| {
+        s.cmd(&[
+            "run",
+            "oltp_point_select",
+            "--socket",
+            &sock,
+            "--database",
+            "away",
+            "--tables",
+            "1",
+            "--table-size",
+            "500",
+            "--time",
+            time,
+            "--db",
+            &url,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+    };
+    // Away and back within the phase.
+    let child = run("10");
+    std::thread::sleep(Duration::from_secs(3));
+    let o = s.run(&["server", "stop", "storebox"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = s.run(&["server", "start", "storebox"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = child.wait_with_output().unwrap();
+    let (o_out, o_err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{o_out}\n{o_err}");
+    let id = o_out
+        .lines()
+        .find_map(|l| l.strip_prefix("stored as run "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let o = s.run(&["show", &id, "--format", "json", "--db", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["status"], "completed", "{doc}");
+    let samples = doc["phases"][0]["result"]["samples"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(samples >= 9, "every interval kept: {samples}");
+
+    // Away for good: the phase is kept in a file named on standard error.
+    let child = run("4");
+    std::thread::sleep(Duration::from_secs(2));
+    let o = s.run(&["server", "stop", "storebox"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let kept = err
+        .split("it is kept in ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{err}"));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(kept).unwrap()).unwrap();
+    assert!(
+        doc["phases"][0]["result"]["events"].as_u64().unwrap() > 0,
+        "{doc}"
+    );
+    let _ = std::fs::remove_file(kept);
 }
