@@ -20,6 +20,7 @@ const DOCS: &[&str] = &[
     include_str!("../../../../../docs/diff.md"),
     include_str!("../../../../../docs/io.md"),
     include_str!("../../../../../docs/cli.md"),
+    include_str!("../../../../../docs/store.md"),
 ];
 
 /// At most this many examples on one page: the docs hold the rest.
