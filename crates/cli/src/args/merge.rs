@@ -6,8 +6,8 @@ use clap::Args;
 /// `qpslab merge [--db OUT] SOURCE...`, or `qpslab merge --group GROUP [--db STORE]`.
 #[derive(Args, Debug)]
 pub struct MergeArgs {
-    /// The shards' stores (each shard's --db), every shard run of one group in them; FILE:RUN_ID
-    /// takes one run of a store that holds several groups.
+    /// The shards' stores (each shard's --db: files or server URLs), every shard run of one
+    /// group in them; FILE:RUN_ID takes one run of a file that holds several groups.
     #[arg(value_name = "SOURCE", required_unless_present = "group")]
     pub sources: Vec<String>,
     /// The shard group to merge (`--shard-group`; `show RUN --format json` gives a shard's

@@ -16,6 +16,9 @@ use std::path::Path;
 /// Runs `qpslab merge`.
 pub fn merge(a: MergeArgs) -> Result<()> {
     crate::db::check(&a.db.db)?;
+    // A merge measures nothing: its run may go to a store on the server the shards measured
+    // (the store's refusal is for runs writing there while they measure).
+    qpslab_store::allow_store_on_target();
     let db = a.db.db.as_path();
     // A store this merge creates goes again when the merge fails, so a failed merge leaves no
     // store that was not there (a server's schema is the server's: it stays).
@@ -85,7 +88,8 @@ fn in_db(db: &Path, group: &str) -> Result<(Vec<StoredRun>, Option<Store>)> {
             db.display()
         )));
     }
-    let store = crate::db::open_to_write(db)?;
+    // Opened as to read: a schema that is not there is not made (nothing is there to merge).
+    let store = crate::db::open_to_read(db)?;
     let name = store.path().display().to_string();
     let shards = in_store(&store, &name, group)?.map_err(fail)?;
     Ok((shards, Some(store)))
@@ -120,11 +124,16 @@ fn checked_store(db: &Path, created: bool, shards: &[StoredRun]) -> Result<Optio
     Ok(Some(store))
 }
 
-/// The completed runs of `source` (a store, or `FILE:RUN_ID` for one run of it).
+/// The completed runs of `source` (a store, a file's or a server's, or `FILE:RUN_ID` for one
+/// run of a file).
 fn read(source: &str) -> Result<Vec<StoredRun>> {
     let picked = source
         .rsplit_once(':')
-        .filter(|(file, _)| Path::new(file).is_file() && !Path::new(source).exists())
+        .filter(|(file, _)| {
+            !is_server(Path::new(source))
+                && Path::new(file).is_file()
+                && !Path::new(source).exists()
+        })
         .map(|(file, id)| {
             id.parse::<i64>()
                 .map(|id| (file, id))
@@ -135,7 +144,7 @@ fn read(source: &str) -> Result<Vec<StoredRun>> {
         Some((file, id)) => (file, Some(RunId(id))),
         None => (source, None),
     };
-    if !Path::new(file).is_file() {
+    if !Path::new(file).is_file() && !is_server(Path::new(file)) {
         return Err(user(format!("{file}: no such store")));
     }
     let store = crate::db::open_to_read(Path::new(file))?;
