@@ -6,11 +6,13 @@ use super::import::{picks, table, Verb};
 use crate::args::{ExportArgs, Format};
 use crate::out::Output;
 use anyhow::Result;
+use qpslab_store::Store;
 
 /// Runs `qpslab export`.
 pub fn export(a: ExportArgs) -> Result<()> {
     let out = Output::new(&a.output, "export")?;
     crate::db::check(&a.db.db)?;
+    Store::check_export(&a.out).map_err(crate::error::fail)?;
     let store = crate::db::open_to_read(&a.db.db)?;
     let done = store
         .export(&a.out, &picks(&a.picks))

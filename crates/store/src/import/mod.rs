@@ -1,19 +1,24 @@
-//! `qpslab import`: runs and studies copied from another store into this one, so results
-//! measured on several hosts meet in one store to be compared.
+//! `qpslab import` and `qpslab export`: runs and studies copied from one store into another,
+//! so results measured on several hosts meet in one store to be compared, and a server's
+//! results travel as a file. Either store may be a file or a server's: the copy reads one
+//! store's rows and writes the other's through the store's one door (`db::Conn`), so a file
+//! and a server are copied by the same code, in either direction.
 //!
 //! Every row is copied with a new id, in one transaction, and checked before it is written
 //! (`check`: JSON columns parsed, histograms decoded, each run read back whole with its counts
-//! against its contents): a failure leaves this store as it was. An imported run keeps its uuid, its host facts and, in `original_id` and
-//! `imported_from`, the id it had where it was measured and the file it came from; a run whose
-//! uuid is already here is recognised and not copied again. A study is recognised by its
-//! creation time and spec hash; an imported study whose name is taken here by another study
-//! is stored as `NAME@HOST` (HOST: where its runs were measured), and its runs name it so.
+//! against its contents): a failure leaves the store written as it was. A copied run keeps its
+//! uuid, its host facts and, in `original_id` and `imported_from`, the id it had where it was
+//! measured and the file (or the server's URL, without password) it came from; a run whose
+//! uuid is already there is recognised and not copied again. A study is recognised by its
+//! creation time and spec hash; a copied study whose name is taken there by another study is
+//! stored as `NAME@HOST` (HOST: where its runs were measured), and its runs name it so.
 //!
-//! The copy follows the schema's foreign keys rather than a list of tables: a row belongs to
-//! what it references `ON DELETE CASCADE` (a phase to its run, a sample to its phase, a cell to
-//! its study), so it is copied when that owner was copied, and tables added by later migrations
-//! come along without a change here. A reference that does not own the row (a cell's run) is
-//! pointed at the row's new id, or at the run already here with the same uuid.
+//! The copy follows the schema's foreign keys rather than a list of tables (as the store
+//! written describes itself: `tables`): a row belongs to what it references `ON DELETE
+//! CASCADE` (a phase to its run, a sample to its phase, a cell to its study), so it is copied
+//! when that owner was copied, and tables added by later migrations come along without a
+//! change here. A reference that does not own the row (a cell's run) is pointed at the row's
+//! new id, or at the run already there with the same uuid.
 //!
 //! ```no_run
 //! # fn demo() -> Result<(), qpslab_store::ImportError> {
@@ -154,7 +159,7 @@ pub enum ImportError {
     #[error("{0} is this results store itself; import from another store file")]
     SameStore(PathBuf),
     /// `export` names a file that exists: it writes a new store only.
-    #[error("{0} exists; export writes a new store file: name another --out, or import into that store with `qpslab import --db {0}`")]
+    #[error("{0} exists; export writes a new store file only: name another --out (to add to {0}, run `qpslab import` with --db {0})")]
     Exists(PathBuf),
     /// `export` names a server's store: it writes an SQLite file.
     #[error("export writes an SQLite store file, not {0}; to copy into a server's store, run `qpslab import` with --db {0}")]
@@ -208,15 +213,7 @@ impl Store {
     /// file at `to`, as [`Store::import`] would copy them there; a file already at `to` is
     /// refused, and the new file is removed again when the copy fails.
     pub fn export(&self, to: &Path, picks: &[Pick]) -> Result<Imported, ImportError> {
-        if crate::open_server::url(to).is_some() {
-            return Err(ImportError::ExportToServer(PathBuf::from(
-                crate::model::redact_url_passwords(&to.to_string_lossy()),
-            )));
-        }
-        if to.exists() || to.symlink_metadata().is_ok() {
-            return Err(ImportError::Exists(to.to_path_buf()));
-        }
-        Store::check_path(to)?;
+        Store::check_export(to)?;
         let done = Store::open(to)
             .map_err(ImportError::from)
             .and_then(|mut new| copy::copy(self, &self.path, &mut new.conn, picks));
@@ -229,6 +226,23 @@ impl Store {
             }
         }
         done
+    }
+}
+
+impl Store {
+    /// Refuses what [`Store::export`] cannot write to: a server's URL, a path where something
+    /// already is (a file, a link, a directory), a file in a missing directory. Checked before
+    /// the store to export is opened, so a bad `--out` fails first.
+    pub fn check_export(to: &Path) -> Result<(), ImportError> {
+        if crate::open_server::url(to).is_some() {
+            return Err(ImportError::ExportToServer(PathBuf::from(
+                crate::model::redact_url_passwords(&to.to_string_lossy()),
+            )));
+        }
+        if to.symlink_metadata().is_ok() {
+            return Err(ImportError::Exists(to.to_path_buf()));
+        }
+        Ok(Store::check_path(to)?)
     }
 }
 
