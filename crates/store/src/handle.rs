@@ -16,7 +16,7 @@ pub struct Store {
     /// The heartbeat of what this process owns in a server's store, once it owns something.
     pub(crate) keepalive: Option<Keepalive>,
     /// A server's store: the server it is on (`on_target.rs`).
-    pub(crate) identity: Option<crate::on_target::Identity>,
+    pub(crate) identity: Option<crate::db::server::Identity>,
     /// Set once a run measured on the store's own server was written to it, as accepted.
     pub(crate) on_target: Option<String>,
 }
@@ -29,7 +29,7 @@ impl Store {
             return Ok(());
         }
         if let Some(opts) = &self.server {
-            let session = crate::open_server::session(opts, &self.path, false)?;
+            let session = crate::db::server::Session::connect(opts, &self.path, false)?;
             self.keepalive = Some(Keepalive::start(session));
         }
         Ok(())

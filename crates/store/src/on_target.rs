@@ -4,6 +4,7 @@
 //! compared with the target's variables in the run's facts. A process may accept it instead
 //! ([`allow_store_on_target`], `--db-on-target`), and is then told once per store.
 
+use crate::db::server::Identity;
 use crate::error::Error;
 use crate::handle::Store;
 use qpslab_core::ServerInfo;
@@ -14,14 +15,6 @@ static ALLOWED: AtomicBool = AtomicBool::new(false);
 /// This process accepts a results store on the server it measures (with a warning).
 pub fn allow_store_on_target() {
     ALLOWED.store(true, Ordering::Relaxed);
-}
-
-/// What a server says of itself, enough to tell it from any other.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Identity {
-    pub hostname: String,
-    pub port: String,
-    pub datadir: String,
 }
 
 impl Identity {

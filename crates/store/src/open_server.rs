@@ -47,53 +47,6 @@ fn redacted(url: &str) -> String {
     crate::model::redact_url_passwords(url)
 }
 
-/// A session on the store's schema (created when missing), set up as the store speaks:
-/// utf8mb4, strict.
-pub(crate) fn session(
-    opts: &qpslab_core::ConnectOptions,
-    shown: &Path,
-    create: bool,
-) -> Result<Session, Error> {
-    let failed = |e: qpslab_wire::Error| Error::Server(format!("{}: {e}", shown.display()));
-    let schema = opts.database.clone().unwrap_or_default();
-    let conn = match qpslab_wire::Conn::connect(opts) {
-        Err(qpslab_wire::Error::Server { code: 1049, .. }) if !create => {
-            return Err(Error::Missing {
-                path: shown.to_path_buf(),
-            })
-        }
-        Err(qpslab_wire::Error::Server { code: 1049, .. }) => {
-            // No such schema yet: create it, as a new SQLite file would be.
-            let mut bare = opts.clone();
-            bare.database = None;
-            let mut c = qpslab_wire::Conn::connect(&bare).map_err(failed)?;
-            c.query(&format!(
-                "CREATE DATABASE IF NOT EXISTS `{}` CHARACTER SET utf8mb4",
-                schema.replace('`', "``")
-            ))
-            .map_err(failed)?;
-            drop(c);
-            qpslab_wire::Conn::connect(opts).map_err(failed)?
-        }
-        other => other.map_err(failed)?,
-    };
-    let mut conn = conn;
-    set_up(&mut conn).map_err(failed)?;
-    let again = opts.clone();
-    Ok(Session::new(conn, &schema).reopening(move || {
-        let mut c = qpslab_wire::Conn::connect(&again)?;
-        set_up(&mut c)?;
-        Ok(c)
-    }))
-}
-
-/// A new session's settings: the store's text in utf8mb4, strict about what it stores.
-fn set_up(conn: &mut qpslab_wire::Conn) -> Result<(), qpslab_wire::Error> {
-    conn.query("SET NAMES utf8mb4")?;
-    conn.query("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'")?;
-    Ok(())
-}
-
 impl Store {
     /// Opens (creating its tables if the schema is empty) the store on the server `url`
     /// names.
@@ -104,11 +57,11 @@ impl Store {
         let mut opts = dsn.options().clone();
         opts.timeouts.read = Some(READ_WAIT);
         let path = shown(&dsn);
-        let mut conn = Conn::Server(Box::new(session(&opts, &path, create)?));
+        let mut conn = Conn::Server(Box::new(Session::connect(&opts, &path, create)?));
         server_schema::check_and_create(&mut conn, &path, create)?;
         durable::close_dead_runs(&mut conn)?;
         let identity = conn.query_row("SELECT @@hostname, @@port, @@datadir", [], |r| {
-            Ok(crate::on_target::Identity {
+            Ok(crate::db::server::Identity {
                 hostname: r.get(0)?,
                 port: r.get::<_, i64>(1)?.to_string(),
                 datadir: r.get(2)?,

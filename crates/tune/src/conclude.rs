@@ -5,7 +5,7 @@
 
 use crate::bench::Bench;
 use crate::budget::Shares;
-use crate::confirm::{self, Gain};
+use crate::confirm::{self, percent};
 use crate::knobs::Space;
 pub use crate::proof::Confirmed;
 use crate::search::{Config, Ended, Found};
@@ -211,45 +211,10 @@ fn minimize(
     })
 }
 
-pub(crate) fn mean(xs: &[f64]) -> f64 {
-    xs.iter().sum::<f64>() / xs.len().max(1) as f64
-}
-
-/// `+12.3%`: a ratio as a signed percentage.
-fn percent(r: f64) -> String {
-    format!("{:+.1}%", (r - 1.0) * 100.0)
-}
-
-/// The confirmation's verdict in words: "confirmed" only with a gain, never beside "no gain".
-/// A gain: `confirmed: +x% [lo, hi]`; a ratio whose interval reaches 1: `not confirmed: no gain
-/// beyond the noise (+x% [lo, hi])`; a real but small one: `not confirmed: a gain below the 5%
-/// a change must bring (...)`; a loss: `not confirmed: a loss (...)`. Nothing is written
-/// unless confirmed.
-pub fn verdict_words(g: &Gain) -> String {
-    let r = g.ratio;
-    let figures = format!(
-        "{} [{}, {}]",
-        percent(r.ratio),
-        percent(r.low),
-        percent(r.high)
-    );
-    if g.significant {
-        format!("confirmed: {figures}")
-    } else if r.low > 1.0 {
-        format!(
-            "not confirmed: a gain below the {:.0}% a change must bring ({figures})",
-            (confirm::MIN_GAIN - 1.0) * 100.0
-        )
-    } else if r.high < 1.0 {
-        format!("not confirmed: a loss ({figures})")
-    } else {
-        format!("not confirmed: no gain beyond the noise ({figures})")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::confirm::{verdict_words, Gain};
     use qpslab_stats::Ratio;
 
     fn gain(ratio: f64, low: f64, high: f64) -> Gain {

@@ -56,7 +56,8 @@ mod request;
 pub mod search;
 mod session;
 
-pub use conclude::{verdict_words, Minimized, Outcome, Removal};
+pub use conclude::{Minimized, Outcome, Removal};
+pub use confirm::verdict_words;
 pub use error::TuneError;
 pub use proof::{confirmation_json, Confirmed};
 pub use request::{tune, TuneOutcome, TuneRequest};

@@ -5,8 +5,8 @@
 //! record, for the JSON document and the proof study's environment ([`confirmation_json`]).
 
 use crate::bench::Bench;
-use crate::conclude::{mean, verdict_words};
 use crate::confirm::{self, Gain, Round, Stopped};
+use crate::confirm::{mean, verdict_words};
 use crate::search::{describe, Config, Ended};
 use crate::{confirmation_cost, ConfirmRound, Observer, Request, TuneError};
 use serde_json::json;

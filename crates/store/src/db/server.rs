@@ -20,6 +20,7 @@ use crate::error::Error;
 use qpslab_wire::{Cell as Sent, Conn, Statement, Value as Param};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::path::Path;
 use std::time::Duration;
 
 /// How long an immediate transaction waits for the store's write lock (SQLite's busy wait).
@@ -204,6 +205,63 @@ impl Session {
             );
         }
     }
+}
+
+/// What a server says of itself, enough to tell it from any other (`on_target.rs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Identity {
+    pub hostname: String,
+    pub port: String,
+    pub datadir: String,
+}
+
+impl Session {
+    /// A session on the store's schema (created when missing, where `create`), set up as the
+    /// store speaks (utf8mb4, strict), that opens itself again when lost. `shown` names the
+    /// store in errors.
+    pub fn connect(
+        opts: &qpslab_core::ConnectOptions,
+        shown: &Path,
+        create: bool,
+    ) -> Result<Session, Error> {
+        let failed = |e: qpslab_wire::Error| Error::Server(format!("{}: {e}", shown.display()));
+        let schema = opts.database.clone().unwrap_or_default();
+        let mut conn = match Conn::connect(opts) {
+            Err(qpslab_wire::Error::Server { code: 1049, .. }) if !create => {
+                return Err(Error::Missing {
+                    path: shown.to_path_buf(),
+                })
+            }
+            Err(qpslab_wire::Error::Server { code: 1049, .. }) => {
+                // No such schema yet: create it, as a new SQLite file would be.
+                let mut bare = opts.clone();
+                bare.database = None;
+                let mut c = Conn::connect(&bare).map_err(failed)?;
+                c.query(&format!(
+                    "CREATE DATABASE IF NOT EXISTS `{}` CHARACTER SET utf8mb4",
+                    schema.replace('`', "``")
+                ))
+                .map_err(failed)?;
+                drop(c);
+                Conn::connect(opts).map_err(failed)?
+            }
+            other => other.map_err(failed)?,
+        };
+        set_up(&mut conn).map_err(failed)?;
+        let again = opts.clone();
+        Ok(Session::new(conn, &schema).reopening(move || {
+            let mut c = Conn::connect(&again)?;
+            set_up(&mut c)?;
+            Ok(c)
+        }))
+    }
+}
+
+/// A new session's settings: the store's text in utf8mb4, strict about what it stores.
+fn set_up(conn: &mut Conn) -> Result<(), qpslab_wire::Error> {
+    conn.query("SET NAMES utf8mb4")?;
+    conn.query("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'")?;
+    Ok(())
 }
 
 fn param(v: &Value) -> Param {
