@@ -25,6 +25,9 @@
 //! - Samples (`sample.rs`): [`median`], [`upper_quartile`] and the nearest-rank
 //!   [`nearest_rank`] quantile.
 //! - Multiple tests (`holm.rs`): Holm's step-down correction ([`holm`]).
+//! - Change points (module [`changepoint`]): where a series of runs changes level, by
+//!   E-divisive means with a permutation test (Matteson and James 2014), with each segment's
+//!   level and interval.
 //!
 //! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): every statistical
 //! formula, on statrs: normal and t quantiles and p-values (`dist.rs`), means with
@@ -45,6 +48,7 @@
 //! assert!(r.excludes_one() && r.low > 1.0);
 //! ```
 
+pub mod changepoint;
 mod decide;
 mod dist;
 mod holm;
