@@ -124,6 +124,19 @@ fn a_file_copied_to_a_server_and_back_keeps_every_value_exactly() {
         "where it was measured"
     );
 
+    // A server's store read by import, into another server's and into a file.
+    let mut other = Store::open(&server_url("other")).unwrap();
+    let done = other.import(&url, &[]).unwrap();
+    assert_eq!(done.runs.len(), 1);
+    assert_eq!(dump(&other), dump(&original), "server to server");
+    let mut file = Store::open(&dir.path().join("file.db")).unwrap();
+    file.import(&url, &[Pick::Study("s_rt".into())]).unwrap();
+    assert_eq!(dump(&file), dump(&original), "server to a file, by study");
+    assert!(matches!(
+        server.import(&url, &[]),
+        Err(ImportError::SameStore(_))
+    ));
+
     // Export never overwrites; a failed export leaves no file.
     assert!(matches!(
         server.export(&back, &[]),
