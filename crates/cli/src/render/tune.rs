@@ -481,12 +481,16 @@ mod tests {
 
     #[test]
     fn tuned_cnf_golden() {
+        // The header is the summary's own (what was tuned, the budget's split, how the search
+        // and the confirmation ended), so the file never words the verdict differently.
+        let ctx = Context {
+            workload: "oltp_read_only",
+            threads: 4,
+            target: "sandbox s",
+            budget_s: 120.0,
+        };
         let c = Cnf {
-            header: vec![
-                "qpslab tune: oltp_read_only, 4 thread(s), 10.11.6-MariaDB, budget 90 s".into(),
-                "confirmed: +212.0% [+180.0%, +247.0%] (tuned over baseline tps, 95%, 3 runs each)"
-                    .into(),
-            ],
+            header: header(&ctx, &outcome("512M", Some((3.12, 2.80, 3.47)))),
             settings: vec![
                 CnfSetting {
                     name: "innodb_buffer_pool_size".into(),
