@@ -183,6 +183,16 @@ pub struct RunPlan {
     /// before it existed compare equal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<Isolation>,
+    /// `--label KEY=VALUE` (repeatable): what the user says of the run (`build=1234`,
+    /// `commit=abc123`), kept to tell the runs of a series apart and to order them
+    /// (`qpslab history --by label:KEY`). Not a run option of the work: never part of a
+    /// series' identity. Left out of the stored plan when empty.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub labels: std::collections::BTreeMap<String, String>,
+    /// `--series NAME`: the series the run belongs to, named by the user (none: the series
+    /// of its benchmark identity; docs/history.md). Left out of the stored plan when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<String>,
 }
 
 /// A transaction isolation level, as `SET SESSION TRANSACTION ISOLATION LEVEL` names it.
@@ -384,6 +394,8 @@ impl RunPlan {
             shard: None,
             ignore_errors: RetryErrors::Default,
             isolation: None,
+            labels: Default::default(),
+            series: None,
         }
     }
 

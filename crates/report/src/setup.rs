@@ -194,6 +194,10 @@ pub fn option_warning(diffs: &[Difference]) -> Option<String> {
         .iter()
         .filter_map(|d| {
             let name = d.name.strip_prefix("plan.")?;
+            // Labels and a series' name say what the user calls a run, not how it ran.
+            if name.starts_with("labels.") || name == "series" {
+                return None;
+            }
             let name = name.strip_prefix("workload.").unwrap_or(name);
             Some(format!("{name} {} → {}", dash(&d.a), dash(&d.b)))
         })

@@ -6,6 +6,7 @@ mod builder;
 mod client_keys;
 mod def;
 mod io_keys;
+mod label_keys;
 mod live_keys;
 pub mod password;
 pub mod resolve;

@@ -5,6 +5,7 @@
 use super::client_keys::CLIENT;
 pub use super::def::{OptionDef, Scope, Study};
 use super::io_keys::FILEIO;
+use super::label_keys::LABEL;
 use super::live_keys::LIVE;
 use super::run_keys::{RUN, STUDY};
 use super::script_keys::SCRIPT;
@@ -16,7 +17,7 @@ use std::sync::LazyLock;
 /// The options, in the order `run --help` lists them: the workload's, the run's, the study's.
 pub static OPTIONS: LazyLock<Vec<OptionDef>> = LazyLock::new(|| {
     [
-        WORKLOAD, SCRIPT, RUN, SYSBENCH, LIVE, SHARD, CLIENT, STUDY, FILEIO,
+        WORKLOAD, SCRIPT, RUN, SYSBENCH, LIVE, SHARD, CLIENT, LABEL, STUDY, FILEIO,
     ]
     .concat()
 });
