@@ -45,6 +45,7 @@ pub mod context;
 pub mod diff;
 pub mod effects;
 mod error;
+pub mod history;
 pub mod limits;
 pub mod live;
 pub mod metrics;
@@ -68,8 +69,8 @@ pub use compare::{
 pub use error::Error;
 pub use model::{FactorDef, Point, ReportInput, Subject};
 pub use render::{
-    comparison_markdown, difference_cells, limits_sides_lines, metric_cells, metric_header, Format,
-    Html, Json, Markdown, MarkdownWithCharts, Renderer,
+    compared_rows, comparison_markdown, difference_cells, limits_sides_lines, metric_cells,
+    metric_header, Format, Html, Json, Markdown, MarkdownWithCharts, Renderer,
 };
 pub use report::{build, build_with, BestRow, Report, ResultRow};
 pub use subjects::{report_input, side};
