@@ -1,8 +1,9 @@
 //! Leases on a store shared by hosts (a server's): what a process owns there (its running
-//! runs, the study it drives) carries a heartbeat, renewed every [`RENEW`] by a thread on its
-//! own session while the store is open for writing. Another host cannot see whether a process
-//! lives; it sees the heartbeat, and takes an owner whose heartbeat is older than [`LEASE`] for
-//! gone: its runs are closed as `interrupted`, its study may be resumed. Times are the
+//! runs, the study it drives, the records of the restore trail it holds: `trail.rs`) carries a
+//! heartbeat, renewed every [`RENEW`] by a thread on its own session while the store is open
+//! for writing. Another host cannot see whether a process lives; it sees the heartbeat, and
+//! takes an owner whose heartbeat is older than [`LEASE`] for gone: its runs are closed as
+//! `interrupted`, its study may be resumed, its restore record is a leftover. Times are the
 //! server's clock (`UNIX_TIMESTAMP(NOW(6))`), never a client's, so hosts whose clocks disagree
 //! still agree on an age.
 
@@ -91,9 +92,11 @@ pub(crate) fn own(conn: &Conn) -> Result<(), Error> {
     Ok(())
 }
 
-/// Renews the heartbeat of what `me` owns.
+/// Renews the heartbeat of what `me` owns: its running runs, the study it drives, and the
+/// records of the restore trail it holds (`trail.rs`: a command changing a target server's
+/// settings or accounts), so another host takes none of them over while this process lives.
 pub(crate) fn beat(conn: &Conn, me: &Owner) -> Result<(), Error> {
-    for table in ["runs", "studies"] {
+    for table in ["runs", "studies", "restore_trail"] {
         conn.execute(
             &format!(
                 "UPDATE {table} SET heartbeat_at = UNIX_TIMESTAMP(NOW(6))

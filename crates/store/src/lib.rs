@@ -59,6 +59,7 @@ mod server_schema;
 mod status;
 mod study;
 mod study_doc;
+mod trail;
 mod tune;
 mod write;
 
@@ -79,4 +80,5 @@ pub use study_doc::{
     AttemptDoc, CellDoc, CellFigures, StudyDoc, StudySummary, STUDY_CSV_HEADER,
     STUDY_LIST_CSV_HEADER,
 };
+pub use trail::TrailRecord;
 pub use tune::TuneTrial;

@@ -162,7 +162,26 @@ CREATE TABLE cells (
     Sql(IMPORT_ORIGINS),
     Sql(SAMPLE_HISTOGRAMS),
     Sql(LEASES),
+    Sql(RESTORE_TRAIL),
 ];
+
+/// The restore trail of a store shared by hosts (a server's): per target server (`server_key`,
+/// the lab's hash of its `@@hostname` and `@@datadir`) and account (`''` for its settings,
+/// else the first account a command created there), the record of what a command changed
+/// (JSON, NULL while held with nothing recorded) and the process holding it, judged as a run's
+/// owner is (`trail.rs`). A file's store keeps its trail in the lab directory's files.
+const RESTORE_TRAIL: &str = r#"
+CREATE TABLE restore_trail (
+    server_key    TEXT NOT NULL,
+    account       TEXT NOT NULL,
+    record_json   TEXT,
+    owner_pid     INTEGER,
+    owner_boot_id TEXT,
+    owner_started INTEGER,
+    heartbeat_at  REAL,
+    PRIMARY KEY (server_key, account)
+);
+"#;
 
 /// When a run's or a study's owner last said it was alive (Unix seconds, by the store's
 /// clock): on a store shared by hosts (a server's), an owner on another host is judged by it

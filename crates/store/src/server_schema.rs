@@ -189,7 +189,21 @@ const TABLES: &[&str] = &[
     UNIQUE KEY (session, seq),
     FOREIGN KEY (run_id) REFERENCES runs (id) ON DELETE SET NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+    RESTORE_TRAIL,
 ];
+
+/// The restore trail (migration 13, `schema.rs`'s `RESTORE_TRAIL`): one table, the same in a
+/// new schema and in a step.
+const RESTORE_TRAIL: &str = "CREATE TABLE restore_trail (
+    server_key    VARCHAR(64) NOT NULL,
+    account       VARCHAR(255) NOT NULL,
+    record_json   LONGTEXT,
+    owner_pid     BIGINT,
+    owner_boot_id VARCHAR(64),
+    owner_started BIGINT,
+    heartbeat_at  DOUBLE,
+    PRIMARY KEY (server_key, account)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4";
 
 /// Views for other tools (Grafana's MySQL data source, a notebook): documented in
 /// docs/store.md, stable across schema versions.
@@ -217,13 +231,16 @@ FROM runs r JOIN phases p ON p.run_id = r.id JOIN samples s ON s.phase_id = p.id
 
 /// The server's steps after the first server schema (version 11), each to the version named,
 /// beside the SQLite migration of the same number.
-const STEPS: &[(i64, &[&str])] = &[(
-    12,
-    &[
-        "ALTER TABLE runs ADD COLUMN heartbeat_at DOUBLE",
-        "ALTER TABLE studies ADD COLUMN heartbeat_at DOUBLE",
-    ],
-)];
+const STEPS: &[(i64, &[&str])] = &[
+    (
+        12,
+        &[
+            "ALTER TABLE runs ADD COLUMN heartbeat_at DOUBLE",
+            "ALTER TABLE studies ADD COLUMN heartbeat_at DOUBLE",
+        ],
+    ),
+    (13, &[RESTORE_TRAIL]),
+];
 
 /// The table that marks a schema as a qpslab store and holds its version.
 const MARK: &str = "CREATE TABLE qpslab_store (

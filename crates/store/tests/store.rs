@@ -343,6 +343,7 @@ fn migration_from_an_empty_file() {
             "histograms",
             "phase_actions",
             "phases",
+            "restore_trail",
             "runs",
             "samples",
             "sqlite_sequence",
