@@ -139,7 +139,9 @@ fn min_segment(opts: &Options) -> usize {
     opts.min_segment.max(2)
 }
 
-/// The change points of `series`, in index order.
+/// The change points of `series`, in index order. The options are checked before the series,
+/// so `detect(&[], opts)` tells whether `opts` are usable ([`ChangePointError::BadOption`]);
+/// then the first value that is not finite, then the length ([`min_points`]).
 pub fn detect(series: &[f64], opts: &Options) -> Result<Vec<ChangePoint>, ChangePointError> {
     check(series, opts)?;
     let min_seg = min_segment(opts);

@@ -143,10 +143,26 @@ fn bad_input_is_refused_by_name() {
         significance: 0.0,
         ..opts
     };
+    // Options are checked before the series: an empty one checks the options alone.
+    assert!(matches!(
+        detect(&[], &bad),
+        Err(ChangePointError::BadOption {
+            option: "significance",
+            ..
+        })
+    ));
+    assert!(matches!(
+        detect(&[], &opts),
+        Err(ChangePointError::TooShort { needed: 6, got: 0 })
+    ));
+    let bad = Options {
+        min_magnitude: f64::NAN,
+        ..opts
+    };
     assert!(matches!(
         detect(&[1.0; 6], &bad),
         Err(ChangePointError::BadOption {
-            option: "significance",
+            option: "min_magnitude",
             ..
         })
     ));
