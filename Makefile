@@ -11,7 +11,7 @@ QPSLAB := target/release/qpslab
 # (the shard tests start a private Slurm and run mpirun), and bash-completion, man-db
 # and groff-base (the completion and man page tests), zsh and fish (completion in those shells).
 DEMO_PACKAGES := mariadb-server mariadb-client libjemalloc2
-TEST_PACKAGES := $(DEMO_PACKAGES) sysbench openssl linux-perf chromium fonts-dejavu-core percona-toolkit fio xfsprogs prometheus slurm-wlm munge openmpi-bin bash-completion zsh fish man-db groff-base
+TEST_PACKAGES := $(DEMO_PACKAGES) sysbench openssl linux-perf chromium fonts-dejavu-core percona-toolkit fio xfsprogs prometheus slurm-wlm munge openmpi-bin bash-completion zsh fish man-db groff-base python3-pip
 
 .PHONY: demo test deps deps-test install-packages build lint bench
 
@@ -20,6 +20,8 @@ deps:
 
 deps-test:
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(TEST_PACKAGES)"
+	@# Apache Otava, the change point peer of `qpslab history` (crates/stats/tests/otava_peer.rs).
+	@python3 -c 'import otava' 2>/dev/null || python3 -m pip install --quiet --break-system-packages apache-otava 2>/dev/null || python3 -m pip install --quiet apache-otava
 
 install-packages:
 	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
