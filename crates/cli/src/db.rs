@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// What `--db-on-target` accepts, for the rest of the process: a results store on the server
 /// being measured (the store warns once it was written to).
-pub fn accept(a: &crate::args::DbArgs) {
+pub fn accept(a: &crate::args::OnTargetArgs) {
     if a.db_on_target {
         qpslab_store::allow_store_on_target();
     }

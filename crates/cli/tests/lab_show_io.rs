@@ -87,4 +87,38 @@ fn issue_47_lab_show_of_a_fileio_study_gives_mib_s_iops_and_latency() {
             assert!(v > 0.0, "{key}: {csv}");
         }
     }
+
+    // compare of two fileio runs names their events IOPS, in the table and Markdown, and
+    // leaves out the queries (the same operations counted again).
+    let dir = s.path().join("io");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.display().to_string();
+    let ids: Vec<String> = (0..2)
+        .map(|_| {
+            let o = s.run(&[
+                "io",
+                "rndrd",
+                "--dir",
+                &dir,
+                "--file-num",
+                "2",
+                "--file-total-size",
+                "16M",
+                "--time",
+                "1",
+            ]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            common::stored_run_id(&stdout(&o))
+        })
+        .collect();
+    for format in ["table", "md"] {
+        let o = s.run(&["compare", &ids[0], &ids[1], "--format", format]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains("IOPS"), "{format}: {out}");
+        assert!(
+            !out.contains("tps (") && !out.contains("qps ("),
+            "{format}: {out}"
+        );
+    }
 }

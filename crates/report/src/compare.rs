@@ -163,6 +163,10 @@ pub struct Comparison {
     pub differences: Vec<Difference>,
     /// What the reader must know before trusting the verdicts, one line each.
     pub warnings: Vec<String>,
+    /// Both sides are file I/O (`qpslab io`, fileio studies): their events are I/O operations,
+    /// named IOPS (and their queries, the same operations, left out) wherever it is printed.
+    #[serde(default)]
+    pub io: bool,
 }
 
 impl Comparison {
@@ -244,12 +248,14 @@ pub fn compare_with(
         _ => Vec::new(),
     };
     let warnings = warnings(&points, &differences);
+    let io = !both.is_empty() && both.iter().all(|p| p.phase.result.io.is_some());
     Ok(Comparison {
         a: a_name.to_string(),
         b: b_name.to_string(),
         points,
         differences,
         warnings,
+        io,
     })
 }
 

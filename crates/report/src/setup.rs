@@ -167,7 +167,8 @@ pub fn check_same_workload(points: &[Point<'_>]) -> Result<(), Error> {
         match seen.get(&p.key()) {
             Some((other, q)) if *other != w => {
                 return Err(Error::MixedWorkloads(format!(
-                    "{} ({}) and {} ({}) measured different workloads at {}: {other} and {w};                      compare runs of one workload",
+                    "{} ({}) and {} ({}) measured different workloads at {}: {other} and {w}; \
+                     compare runs of one workload",
                     q.subject.cell.variant,
                     run_label(q),
                     p.subject.cell.variant,

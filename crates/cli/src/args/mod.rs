@@ -164,6 +164,11 @@ pub struct DbArgs {
         value_name = "PATH|URL"
     )]
     pub db: PathBuf,
+}
+
+/// Whether a measuring command accepts its results store on the server it measures.
+#[derive(Args, Debug, Clone)]
+pub struct OnTargetArgs {
     /// Accept a results store on the server under test (refused otherwise: its writes would
     /// disturb the measurement), with a warning.
     #[arg(long)]
@@ -219,6 +224,8 @@ pub struct RunArgs {
     pub pin: PinArgs,
     #[command(flatten)]
     pub db: DbArgs,
+    #[command(flatten)]
+    pub on_target: OnTargetArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
     /// Output: table (the live lines), json or csv (the stored run, printed at its end).

@@ -1,7 +1,10 @@
 //! `qpslab replay`: its own flags; the target, the results store and the lab directory are the
 //! shared argument groups.
 
-use super::{DbArgs, JsonPath, LogTypeArg, OutputArgs, SandboxHomeArgs, TableJsonCsv, TargetArgs};
+use super::{
+    DbArgs, JsonPath, LogTypeArg, OnTargetArgs, OutputArgs, SandboxHomeArgs, TableJsonCsv,
+    TargetArgs,
+};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -64,6 +67,8 @@ pub struct ReplayArgs {
     pub target: TargetArgs,
     #[command(flatten)]
     pub db: DbArgs,
+    #[command(flatten)]
+    pub on_target: OnTargetArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
     /// Serve the live interval figures for Prometheus at HOST:PORT (GET /metrics) while it

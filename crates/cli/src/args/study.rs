@@ -1,7 +1,8 @@
 //! The flags of `lab`, `report` and `compare`.
 
 use super::{
-    DbArgs, HtmlMdJson, JsonSwitch, OutputArgs, SandboxHomeArgs, TableJsonCsv, TableJsonMd,
+    DbArgs, HtmlMdJson, JsonSwitch, OnTargetArgs, OutputArgs, SandboxHomeArgs, TableJsonCsv,
+    TableJsonMd,
 };
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
@@ -45,6 +46,8 @@ pub struct LabRunArgs {
     pub spec: PathBuf,
     #[command(flatten)]
     pub db: DbArgs,
+    #[command(flatten)]
+    pub on_target: OnTargetArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
     /// Serve the live interval figures for Prometheus at HOST:PORT (GET /metrics) while it

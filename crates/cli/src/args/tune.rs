@@ -1,8 +1,8 @@
 //! `qpslab tune`'s arguments.
 
 use super::{
-    DbArgs, DurabilityArg, EmbeddedArgs, JsonPath, OutputArgs, RunFlags, SandboxHomeArgs,
-    TableJson, TargetArgs,
+    DbArgs, DurabilityArg, EmbeddedArgs, JsonPath, OnTargetArgs, OutputArgs, RunFlags,
+    SandboxHomeArgs, TableJson, TargetArgs,
 };
 use clap::{Args, ValueEnum};
 use qpslab_tune::confirm;
@@ -31,6 +31,8 @@ pub struct TuneArgs {
     pub embedded: EmbeddedArgs,
     #[command(flatten)]
     pub db: DbArgs,
+    #[command(flatten)]
+    pub on_target: OnTargetArgs,
     #[command(flatten)]
     pub home: SandboxHomeArgs,
     /// Wall time for the whole session (search, confirmation, rechecks): 90s, 10m, 1h (a

@@ -93,7 +93,6 @@ fn cleanup(a: &IoArgs) -> Result<()> {
 
 /// Runs `qpslab io`.
 pub fn io(a: IoArgs) -> Result<()> {
-    crate::db::accept(&a.db);
     if a.prepare {
         return prepare(&a);
     }

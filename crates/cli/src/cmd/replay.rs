@@ -23,7 +23,7 @@ use qpslab_traffic::replay::{class_id, refused, Ended, ReplayOptions};
 
 /// Runs `qpslab replay`.
 pub fn replay(a: ReplayArgs) -> Result<()> {
-    crate::db::accept(&a.db);
+    crate::db::accept(&a.on_target);
     let opts = options(&a)?;
     crate::out::Output::new(&a.output, "replay")?;
     if !explicit(&a.target) {

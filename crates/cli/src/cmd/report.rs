@@ -163,11 +163,7 @@ fn terminal(c: &Comparison) -> String {
         let header: Vec<String> = qpslab_report::metric_header(&c.a, &c.b)
             .map(String::from)
             .to_vec();
-        let rows: Vec<Vec<String>> = p
-            .metrics
-            .iter()
-            .map(|m| qpslab_report::metric_cells(m).to_vec())
-            .collect();
+        let rows = qpslab_report::compared_rows(&p.metrics, c.io);
         out.push_str(&table(&header, &rows));
         out.push_str("what limited each side:\n");
         for l in qpslab_report::limits_sides_lines(c, p) {

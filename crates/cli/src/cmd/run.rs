@@ -21,7 +21,7 @@ use qpslab_lab::server::placement::{RunKeeper, RunPlaced};
 
 /// Runs `qpslab run`.
 pub fn run(a: RunArgs) -> Result<()> {
-    crate::db::accept(&a.db);
+    crate::db::accept(&a.on_target);
     let resolved = run_plan(&a)?;
     let plan = resolved.plan;
     if plan.live.as_ref().is_some_and(|l| !l.actions.is_empty()) {

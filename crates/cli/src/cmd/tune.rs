@@ -29,7 +29,7 @@ use qpslab_tune::{
 
 /// Runs `qpslab tune`.
 pub fn tune(a: TuneArgs) -> Result<()> {
-    crate::db::accept(&a.db);
+    crate::db::accept(&a.on_target);
     let req = check(&a)?;
     let exporter = crate::metrics::start(a.metrics_addr.as_deref())?;
     let home = sandbox_home(&a.home);

@@ -58,7 +58,7 @@ fn table(out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<Str
 
 /// One comparison as Markdown: a table per setting, its warnings, then the differences.
 pub fn comparison_markdown(c: &Comparison) -> String {
-    comparison_md(c, false)
+    comparison_md(c, c.io)
 }
 
 /// [`comparison_markdown`], naming file I/O's figures as such when `io`.

@@ -132,7 +132,7 @@ pub(crate) type Table = (&'static [&'static str], Vec<Vec<String>>);
 
 /// The rows of a point's compared metrics ([`metric_cells`]); with `io` (file I/O) its events
 /// are I/O operations, named so, and its queries, the same operations counted again, left out.
-pub(crate) fn compared_rows(metrics: &[MetricComparison], io: bool) -> Vec<Vec<String>> {
+pub fn compared_rows(metrics: &[MetricComparison], io: bool) -> Vec<Vec<String>> {
     metrics
         .iter()
         .filter(|m| !(io && m.metric == "qps"))

@@ -36,7 +36,7 @@ pub(super) fn run(a: &LabRunArgs, mode: Mode) -> Result<()> {
     let output = Output::new(&a.output, "lab run")?;
     let l = study::load_with(&a.spec, &stop_keys(a)).map_err(fail)?;
     crate::db::check(&a.db.db)?;
-    crate::db::accept(&a.db);
+    crate::db::accept(&a.on_target);
     let mut store = crate::db::open_to_write(&a.db.db)?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let exporter = crate::metrics::start(a.metrics_addr.as_deref())?;
