@@ -229,3 +229,97 @@ fn a_study_cell_with_a_set_action_records_it_and_clears_the_record_at_its_end() 
         "a finished cell leaves no record"
     );
 }
+
+/// The restore trail of a command whose results store is a server's lives in that store
+/// (issue 50): a `run --at` killed with -9 on "another host" (its record's holder given
+/// another boot id by SQL) is seen by the next run on this one, as busy while that host's
+/// lease lives and as a leftover once it has run out, and `qpslab restore --db` puts it back.
+#[test]
+fn issue_50_a_change_left_by_another_host_is_found_and_restored_through_a_server_store() {
+    let s = Scratch::new();
+    sandbox(&s, "shared");
+    let url = format!(
+        "mysql://root@localhost/trail_{}?socket={}",
+        std::process::id(),
+        socket()
+    );
+    let dsn: qpslab_core::Dsn = url.parse().unwrap();
+    let sql = "SELECT @@table_open_cache";
+    let was = sandbox_sql(&s, "shared", sql);
+    let mut args = vec!["run"];
+    args.extend_from_slice(DATASET);
+    args.extend_from_slice(&["--sandbox", "shared", "--time", "60", "--warmup", "0"]);
+    args.extend_from_slice(&["--at", "1s:set table_open_cache=123", "--db", &url]);
+    let child = spawn(&s, &args);
+    let pid = child.id();
+    let err = kill_once_changed(&s, "shared", sql, &was, child);
+    assert!(err.contains("restore the server with"), "{err}");
+    // Nothing in the lab directory: the record is a row of the store.
+    let files = std::fs::read_dir(s.lab().join("restore"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                .count()
+        })
+        .unwrap_or(0);
+    assert_eq!(files, 0, "no record file");
+    let mut c = qpslab_wire::Conn::connect(dsn.options()).unwrap();
+    let mut value = |q: &str| {
+        c.query(q)
+            .unwrap()
+            .first_value()
+            .unwrap_or("NULL")
+            .to_string()
+    };
+    assert_eq!(
+        value("SELECT count(*) FROM restore_trail WHERE record_json IS NOT NULL"),
+        "1"
+    );
+    // Its holder on another host (where its pid may well live), alive 10 s ago: a run here
+    // waits for it.
+    value(
+        "UPDATE restore_trail SET owner_boot_id = 'another-host',
+                heartbeat_at = UNIX_TIMESTAMP(NOW(6)) - 10",
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run"];
+        args.extend_from_slice(DATASET);
+        args.extend_from_slice(&["--sandbox", "shared", "--time", "1", "--warmup", "0"]);
+        args.extend_from_slice(extra);
+        s.run(&args)
+    };
+    let o = run(&["--db", &url]);
+    assert_user_error(&o, &format!("(pid {pid}) is changing the settings"));
+    // Its lease run out: the change is a leftover, refused with the statement and the command.
+    value("UPDATE restore_trail SET heartbeat_at = UNIX_TIMESTAMP(NOW(6)) - 31");
+    let o = run(&["--db", &url]);
+    assert_user_error(&o, &format!("SET GLOBAL table_open_cache={was}"));
+    assert!(
+        stderr(&o).contains("qpslab restore --sandbox shared"),
+        "{}",
+        stderr(&o)
+    );
+    assert_ne!(
+        sandbox_sql(&s, "shared", sql),
+        was,
+        "refusing changes nothing"
+    );
+    // Listed from the store without a server, then restored through it.
+    let o = s.run(&["restore", "--db", &url]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("`run --at` (pid {pid})")),
+        "{}",
+        stderr(&o)
+    );
+    let o = s.run(&["restore", "--sandbox", "shared", "--db", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("restored"), "{}", stdout(&o));
+    assert_eq!(sandbox_sql(&s, "shared", sql), was);
+    assert_eq!(value("SELECT count(*) FROM restore_trail"), "0");
+    // A run changing a setting and ending normally leaves no row either.
+    let o = run(&["--at", "0s:set table_open_cache=77", "--db", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(sandbox_sql(&s, "shared", sql), was);
+    assert_eq!(value("SELECT count(*) FROM restore_trail"), "0");
+}

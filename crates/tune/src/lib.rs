@@ -113,8 +113,11 @@ pub struct Target<'a> {
     pub options: &'a ConnectOptions,
     /// The pid of our sandbox's server, for its CPUs and its telemetry.
     pub server_pid: Option<u32>,
-    /// The lab directory: the ledger of changed settings, the proof study's environment.
+    /// The lab directory: the proof study's environment.
     pub home: &'a SandboxHome,
+    /// The restore trail the session records the settings it changes in first (the lab
+    /// directory's, or a server store's: `Ledger::for_store`).
+    pub ledger: &'a qpslab_lab::server::restore::Ledger,
     /// The sandbox of ours the server is, whose dataset the session builds when missing;
     /// `None`: the user's server, whose dataset is only checked.
     pub sandbox: Option<OurSandbox<'a>>,

@@ -6,6 +6,7 @@
 
 use crate::{Observer, Outcome, Request, Target, TuneError};
 use qpslab_lab::request::target::{self, Connected, TargetRequest};
+use qpslab_lab::server::restore::Ledger;
 use qpslab_sandbox::SandboxHome;
 use qpslab_store::Store;
 use std::path::Path;
@@ -71,10 +72,14 @@ fn session(
         ));
     }
     let mut store = Store::open(req.store)?;
+    // The settings a session changes are recorded where every host sharing its store looks
+    // for them: in that store when it is a server's.
+    let ledger = Ledger::for_store(req.lab.path(), req.store)?;
     let target = Target {
         options: &connected.options,
         server_pid: connected.server_pid,
         home: req.lab,
+        ledger: &ledger,
         sandbox: connected.server(req.lab, &req.target_args).sandbox,
         target_args: &req.target_args,
     };

@@ -12,7 +12,6 @@ use crate::{
 };
 use qpslab_advise::{advise, gather, needs_restart, Facts};
 use qpslab_engine::rand::Rng;
-use qpslab_lab::server::restore::Ledger;
 use qpslab_stats::{estimate, t_quantile};
 use qpslab_store::Store;
 use std::sync::atomic::AtomicBool;
@@ -39,7 +38,7 @@ pub fn tune(
         source,
     })?;
     obs.server(&info, &target.options.describe());
-    let ledger = Ledger::in_lab(target.home.path());
+    let ledger = target.ledger;
     // The leftovers of a killed tune would be taken as the baseline and "restored" at the end.
     ledger.refuse_leftovers(&server)?;
     let local = target.options.endpoint.is_local();

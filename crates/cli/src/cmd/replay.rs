@@ -82,7 +82,14 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
             trust_account: a.trust_account,
             grant_execute: a.grant_execute,
         };
-        let ledger = Ledger::in_lab(home.path());
+        // The account is recorded where every host sharing the store looks for it.
+        let ledger = match Ledger::for_store(home.path(), &a.db.db) {
+            Ok(ledger) => ledger,
+            Err(e) => {
+                let _ = connected.finish();
+                return Err(super::restore::error(e, &a.target));
+            }
+        };
         let access = account::prepare(
             &connected.options,
             &ledger,

@@ -17,9 +17,9 @@ use qpslab_sandbox::SandboxHome;
 pub fn restore(a: RestoreArgs) -> Result<()> {
     let out = Output::new(&a.output, "restore")?;
     let home = sandbox_home(&a.home);
-    let ledger = Ledger::in_lab(home.path());
+    let ledger = Ledger::for_store(home.path(), &a.db.db).map_err(|e| error(e, &a.target))?;
     if !explicit(&a.target) {
-        let records = ledger.records();
+        let records = ledger.records().map_err(|e| error(e, &a.target))?;
         if records.is_empty() {
             return out.emit(|f| match f {
                 Format::Json => crate::out::json(&serde_json::json!({ "restored": null })),

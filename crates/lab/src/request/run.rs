@@ -11,10 +11,11 @@ use super::profile;
 use super::target::{Connected, TargetRequest};
 use super::RunError;
 use crate::run::exec::Observer;
-use crate::run::ready::{Ready, Readying};
+use crate::run::ready::{Ready, ReadyError, Readying};
 use crate::run::settle::ServerKind;
 use crate::run::sweep::{Sweep, SweepObserver, Swept};
 use crate::server::placement::{RunKeeper, RunPlaced};
+use crate::server::restore::Ledger;
 use qpslab_core::placement::Policy;
 use qpslab_core::{ConnectOptions, RunPlan};
 use qpslab_engine::workload::Workload;
@@ -136,10 +137,18 @@ fn measure(
         profile::check(dir, &server).map_err(RunError::Profile)?;
     }
     let target_args = server.target_args.to_vec();
-    let mut store = Store::open(store).map_err(RunError::Store)?;
+    let db = store;
+    let mut store = Store::open(db).map_err(RunError::Store)?;
+    // The settings a run changes (`--at` set) are recorded where every host sharing its store
+    // looks for them: in that store when it is a server's.
+    let ledger = Ledger::for_store(lab.path(), db).map_err(|e| RunError::Ready {
+        source: Box::new(ReadyError::Restore(e)),
+        target_args: target_args.clone(),
+    })?;
     let readying = Readying {
         server,
         lab,
+        ledger: &ledger,
         loaders,
         replica,
         pin: &pin,
@@ -175,7 +184,7 @@ fn measure(
         server: facts,
         command,
         workload,
-        lab: lab.path(),
+        ledger: &ledger,
         rate_search,
     };
     let swept = crate::run::sweep::run(&mut store, sweep, &mut sampler, obs.sweeping(), stop);

@@ -15,8 +15,9 @@
 //! let lab = qpslab_sandbox::SandboxHome::default_location();
 //! let policy = qpslab_core::placement::Policy::default();
 //! let server = Server { target, sandbox: None, pid: None, target_args: &[] };
+//! let ledger = qpslab_lab::server::restore::Ledger::in_lab(lab.path());
 //! let req = Readying {
-//!     server, lab: &lab, loaders: None, replica: None, pin: &policy, profile: None,
+//!     server, lab: &lab, ledger: &ledger, loaders: None, replica: None, pin: &policy, profile: None,
 //!     dataset: qpslab_lab::dataset::ready::shard_dataset,
 //! };
 //! let ready = ready(req, &mut plan, &workload, &mut qpslab_lab::run::exec::Quiet)?;
@@ -26,7 +27,6 @@
 
 use crate::run::exec::Observer;
 use crate::server::placement::RunKeeper;
-use crate::server::restore::Ledger;
 use qpslab_core::env::ServerInfo;
 use qpslab_core::placement::Policy;
 use qpslab_core::{ConnectOptions, Dsn, RunPlan};
@@ -69,7 +69,8 @@ pub fn ready(
     let (mut sampler, server) = control(req.server.target, req.server.pid, obs)?;
     // A killed tune's or run's settings would be measured as the server's own; a capture
     // changes only the logging, and records this run.
-    let capture = Ledger::in_lab(req.lab.path())
+    let capture = req
+        .ledger
         .refuse_leftovers_sharing_logs(&server_options)
         .map_err(ReadyError::Restore)?;
     if let Some(r) = capture {

@@ -15,8 +15,11 @@ use std::path::PathBuf;
 pub struct Readying<'a> {
     /// The server.
     pub server: Server<'a>,
-    /// The lab directory: its sandboxes (`--replica NAME`) and the ledger of changed settings.
+    /// The lab directory: its sandboxes (`--replica NAME`).
     pub lab: &'a SandboxHome,
+    /// The restore trail, where commands record what they change on the server (the lab
+    /// directory's, or a server store's: `Ledger::for_store`).
+    pub ledger: &'a crate::server::restore::Ledger,
     /// Loader connections for a dataset built now (`None`: [`crate::dataset::loaders::default_loaders`]).
     pub loaders: Option<u32>,
     /// `--replica`: a sandbox of this lab or a DSN whose lag is watched while the run loads.

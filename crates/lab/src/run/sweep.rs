@@ -32,7 +32,7 @@ use qpslab_core::{ConnectOptions, PhaseResult, RunPlan};
 use qpslab_engine::workload::Workload;
 use qpslab_probe::Sampler;
 use qpslab_store::{RunId, RunMeta, RunStatus, Store};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 /// What `qpslab run` measures, and on what.
@@ -50,7 +50,8 @@ pub struct Sweep<'a> {
     /// The plan's workload.
     pub workload: &'a Workload,
     /// The lab directory, whose ledger records what live actions change.
-    pub lab: &'a Path,
+    /// The restore trail the live `set` actions are recorded in first.
+    pub ledger: &'a Ledger,
     /// `run --rate-search`: the replica lag to hold, ms; the plan then has one session count.
     pub rate_search: Option<f64>,
 }
@@ -108,8 +109,8 @@ pub trait SweepObserver: Observer {
     fn run_closed(&mut self, _closed: &Closed) {}
 }
 
-/// Runs `sweep` on its server: settles it, records what its live actions change (in the
-/// ledger of `sweep.lab`), measures every phase with telemetry from `sampler` into `store`,
+/// Runs `sweep` on its server: settles it, records what its live actions change (in
+/// `sweep.ledger`), measures every phase with telemetry from `sampler` into `store`,
 /// puts the live settings back and closes the run. `stop` (Ctrl-C) ends it early.
 pub fn run(
     store: &mut Store,
@@ -137,7 +138,7 @@ pub fn run(
         qpslab_probe::host_facts(),
         sweep.command,
     );
-    let guard = live_guard(sweep.lab, sweep.target, &meta.plan, obs)?;
+    let guard = live_guard(sweep.ledger, sweep.target, &meta.plan, obs)?;
     let mut phases = Phases {
         bench: Bench {
             store,
@@ -206,7 +207,7 @@ pub fn close(store: &mut Store, meta: &RunMeta, e: &ExecError) -> Closed {
 
 /// For live `set` actions: the variables' values recorded before the first change.
 fn live_guard(
-    lab: &Path,
+    ledger: &Ledger,
     target: &ConnectOptions,
     plan: &RunPlan,
     obs: &mut dyn SweepObserver,
@@ -218,7 +219,7 @@ fn live_guard(
         database: None,
         ..target.clone()
     };
-    let guard = Ledger::in_lab(lab).begin_live(&server, "run --at", &live.actions)?;
+    let guard = ledger.begin_live(&server, "run --at", &live.actions)?;
     if let Some(hint) = guard.as_ref().and_then(Guard::killed_hint) {
         obs.message(&hint);
     }

@@ -2,13 +2,18 @@
 //!
 //! Every command that changes a server's global settings (`tune`, `run --at '...:set ...'`,
 //! `capture`) takes a [`Guard`] before its first change: [`Ledger::begin`] reads the original
-//! values, writes them durably to a small [`Record`] in the lab directory (keyed by the
-//! server's own identity, `@@hostname` and `@@datadir`, so a socket and a TCP target name the
-//! same server, and a sandbox restarted on another port is still itself) and holds a lock that dies with the process. The command prints
+//! values, writes them durably to a small [`Record`] (keyed by the server's own identity,
+//! `@@hostname` and `@@datadir`, so a socket and a TCP target name the same server, and a
+//! sandbox restarted on another port is still itself) and holds it while it lives. The record
+//! is a file in the lab directory, held by a lock that dies with the process
+//! ([`Ledger::in_lab`]); for a command whose results store is a server's, a row of that store,
+//! held by this process and its lease ([`Ledger::for_store`]), so that a command on any host
+//! sharing the store finds what another host left. The command prints
 //! [`Guard::restore_line`], puts its settings back as before, and [`Guard::finish`] removes the
 //! record once the server holds its original values again.
 //!
-//! A process killed before that leaves the record behind with its lock free: the next command
+//! A process killed before that leaves the record behind, held by nobody (on another host: once
+//! its lease has run out, `qpslab_store`'s `lease.rs`): the next command
 //! against that server finds it with [`Ledger::look`] ([`Look::Leftover`], with the statement
 //! that restores it), and [`Ledger::restore`] puts the values back and clears it. A record is
 //! dropped without a word when it no longer matters: the server restarted since (a restart
@@ -40,12 +45,12 @@ pub use record::{restore_line, same, Account, Record, Saved, ServerId};
 pub use sessions::end_sessions;
 
 use crate::server::control::ControlError;
-use at::At;
+use at::{At, Hold, Trail};
 use qpslab_core::fault::{Blame, Fault};
 use qpslab_core::ConnectOptions;
 use server::Server;
-use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Seconds two readings of the server's start time may differ by and still be one start.
 const START_SLACK: u64 = 5;
@@ -56,6 +61,9 @@ pub enum RestoreError {
     /// The server could not be reached, or a statement failed.
     #[error(transparent)]
     Control(#[from] ControlError),
+    /// The results store keeping the records (a server's) failed.
+    #[error(transparent)]
+    Store(#[from] qpslab_store::Error),
     /// The record or its lock could not be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -87,6 +95,7 @@ impl Blame for RestoreError {
         match self {
             RestoreError::Busy(_) | RestoreError::Leftover(_) => Fault::User,
             RestoreError::Control(e) => e.fault(),
+            RestoreError::Store(e) => e.fault(),
             _ => Fault::Runtime,
         }
     }
@@ -114,37 +123,43 @@ pub enum Look {
     Leftover(Record),
 }
 
-/// The records of unfinished changes in one lab directory (`LAB/restore/`).
+/// The records of unfinished changes: in one lab directory (`LAB/restore/`), or in a
+/// server's results store.
 #[derive(Clone, Debug)]
 pub struct Ledger {
-    dir: PathBuf,
+    trail: Trail,
 }
 
 impl Ledger {
     /// The ledger of the lab directory `lab`.
     pub fn in_lab(lab: &Path) -> Ledger {
         Ledger {
-            dir: lab.join("restore"),
+            trail: Trail::Files(lab.join("restore")),
         }
     }
 
+    /// The ledger of a command whose results store is `db` (its `--db`): that store, on a
+    /// session of the ledger's own, when it is a server's (shared by hosts: a change one host
+    /// leaves is found by the others); the lab directory `lab`'s files otherwise.
+    pub fn for_store(lab: &Path, db: &Path) -> Result<Ledger, RestoreError> {
+        if !qpslab_store::Store::names_server(db) {
+            return Ok(Ledger::in_lab(lab));
+        }
+        let store = qpslab_store::Store::open(db)?;
+        Ok(Ledger {
+            trail: Trail::Store(Arc::new(Mutex::new(store))),
+        })
+    }
+
     /// Every record in the ledger, whoever owns it.
-    pub fn records(&self) -> Vec<Record> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return Vec::new();
-        };
-        entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .filter_map(|p| Record::read(&p).ok().flatten())
-            .collect()
+    pub fn records(&self) -> Result<Vec<Record>, RestoreError> {
+        self.trail.records()
     }
 
     /// What is unfinished on the server at `target`. Connects only when the ledger holds a
     /// record at all; drops a record that no longer matters.
     pub fn look(&self, target: &ConnectOptions) -> Result<Look, RestoreError> {
-        if self.records().is_empty() {
+        if self.records()?.is_empty() {
             return Ok(Look::Nothing);
         }
         let mut s = Server::connect(target)?;
@@ -282,13 +297,9 @@ impl Ledger {
         accounts: Vec<Account>,
         saved: impl FnOnce(&mut Server) -> Result<Vec<Saved>, RestoreError>,
     ) -> Result<Guard, RestoreError> {
-        std::fs::create_dir_all(&self.dir).map_err(|source| RestoreError::Io {
-            path: self.dir.clone(),
-            source,
-        })?;
         let mut s = Server::connect(target)?;
         let at = match accounts.first() {
-            Some(a) => at::accounts(&self.dir, &s.id.key(), &a.user),
+            Some(a) => self.trail.accounts(&s.id.key(), &a.user),
             None => self.at(&s.id),
         };
         let Some(lock) = at.try_lock()? else {
@@ -306,12 +317,7 @@ impl Ledger {
         let mut record = s.record(target, owner.command, settings);
         record.logging_only = owner.logging_only;
         record.accounts = accounts;
-        record
-            .write(&at.record)
-            .map_err(|source| RestoreError::Io {
-                path: at.record.clone(),
-                source,
-            })?;
+        at.write(&record)?;
         Ok(Guard {
             at,
             target: target.clone(),
@@ -361,7 +367,7 @@ impl Ledger {
     /// whose accounts are gone is removed).
     fn dead_accounts(&self, s: &mut Server) -> Result<Vec<(At, Record)>, RestoreError> {
         let mut out = Vec::new();
-        for at in at::all_accounts(&self.dir, &s.id.key()) {
+        for at in self.trail.all_accounts(&s.id.key())? {
             let Some(lock) = at.try_lock()? else {
                 continue;
             };
@@ -395,7 +401,7 @@ impl Ledger {
     }
 
     fn at(&self, id: &ServerId) -> At {
-        at::settings(&self.dir, &id.key())
+        self.trail.settings(&id.key())
     }
 }
 
@@ -404,7 +410,7 @@ pub struct Guard {
     at: At,
     target: ConnectOptions,
     record: Record,
-    _lock: File,
+    _lock: Hold,
     done: bool,
 }
 
