@@ -42,12 +42,16 @@ pub fn keep(
     );
     let mut text = serde_json::to_string_pretty(&doc)?;
     text.push('\n');
-    let beside = store_path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    // A server's store (a URL) has no directory of its own: the file goes where the system
+    // keeps temporary files.
+    let temp = std::env::temp_dir();
+    let beside = match store_path.parent() {
+        _ if is_url(store_path) => temp.as_path(),
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
     let mut failures = Vec::new();
-    for dir in [beside, &std::env::temp_dir()] {
+    for dir in [beside, temp.as_path()] {
         // A name taken (another phase the store never numbered, an earlier try) is never
         // replaced: the next free one is used.
         for n in 1..=MAX_TRIES {
@@ -71,9 +75,11 @@ const MAX_TRIES: u32 = 100;
 /// `qpslab.db.unstored-1a2b3c4d-2.json`: the store's name, the run's uuid and the phase (0
 /// for a phase the store never numbered), then `-N` from the `n`th try on.
 fn file_name(store_path: &Path, meta: &RunMeta, seq: u32, n: u32) -> String {
-    let store = store_path
-        .file_name()
-        .map_or("qpslab.db".into(), |n| n.to_string_lossy().into_owned());
+    let store = match store_path.file_name() {
+        _ if is_url(store_path) => "qpslab-store".into(),
+        Some(n) => n.to_string_lossy().into_owned(),
+        None => "qpslab.db".into(),
+    };
     let uuid: String = meta
         .uuid
         .chars()
@@ -86,6 +92,12 @@ fn file_name(store_path: &Path, meta: &RunMeta, seq: u32, n: u32) -> String {
         String::new()
     };
     format!("{store}.unstored-{uuid}-{seq}{again}.json")
+}
+
+/// Whether the store is a server's (`mysql://...`), not a file.
+fn is_url(store_path: &Path) -> bool {
+    let s = store_path.to_string_lossy();
+    s.starts_with("mysql://") || s.starts_with("mariadb://")
 }
 
 /// Writes `text` to a new file at `path` (mode 0600: the plan may name hosts and users), whole
@@ -154,6 +166,17 @@ mod tests {
             "{}",
             again.display()
         );
+    }
+
+    #[test]
+    fn a_server_stores_phase_goes_to_the_temporary_directory_under_a_plain_name() {
+        let (meta, m) = measured();
+        let url = Path::new("mysql://root@localhost/results?socket=/tmp/x/mysqld.sock");
+        let path = keep(url, &meta, &m).unwrap();
+        assert_eq!(path.parent(), Some(std::env::temp_dir().as_path()));
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("qpslab-store.unstored-"), "{name}");
+        let _ = std::fs::remove_file(path);
     }
 
     #[test]
