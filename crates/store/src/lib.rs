@@ -1,4 +1,5 @@
-//! The SQLite results store: every run qpslab measures, kept self-describing.
+//! The results store: every run qpslab measures, kept self-describing, in an SQLite file (the
+//! default) or in a schema on a MariaDB or MySQL server (`--db mysql://...`, docs/store.md).
 //!
 //! A run is a [`RunMeta`] (plan, redacted target, server version and variables, host facts,
 //! tool version) and its measured phases, each with per-interval samples, serialized HDR
@@ -6,17 +7,21 @@
 //! ([`Store::begin_phase`], one small transaction per interval, [`Store::finish_phase`] at the
 //! end), so a signal or a crash keeps every interval measured; a phase known only at its end is
 //! written whole by [`Store::record_phase`] in one transaction. The schema is versioned
-//! (`PRAGMA user_version`) and migrated on open.
+//! (`PRAGMA user_version` in a file, the `qpslab_store` table on a server) and migrated on open.
 //!
-//! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): the SQLite results
-//! store: the `Store` handle (`handle.rs`) and its opening (`open.rs`: the path checked, WAL, dead
-//! runs closed), schema, migrations, phases written as they are measured (`write.rs`,
-//! `durable.rs`, `owner.rs`), reads (`read.rs`), studies, cells and attempts (`study.rs`,
-//! `cell.rs`, `attempt.rs`), the one JSON form of a run (`RunDoc`) and the one CSV writer
-//! (`export.rs`), a study's JSON form and its cells' headline figures and CSV rows
+//! Its parts, file by file (the crate map in docs/ARCHITECTURE.md points here): the one door to
+//! the database (`db/`: `Conn`, `Tx`, `params!`, rows as values; `lite.rs` for SQLite,
+//! `server.rs` for a server through qpslab's own client, `dialect.rs` for the few spellings that
+//! differ); the `Store` handle (`handle.rs`) and its opening (`open.rs`: the path checked, WAL,
+//! dead runs closed; `open_server.rs`: the URL, the schema created or checked
+//! (`server_schema.rs`), refusing the server under test (`on_target.rs`)); schema, migrations,
+//! phases written as they are measured (`write.rs`, `durable.rs`, `owner.rs`), leases of what a
+//! process owns on a store shared by hosts (`lease.rs`); reads (`read.rs`), studies, cells and
+//! attempts (`study.rs`, `cell.rs`, `attempt.rs`), the one JSON form of a run (`RunDoc`) and the
+//! one CSV writer (`export.rs`), a study's JSON form and its cells' headline figures and CSV rows
 //! (`study_doc.rs`: `StudyDoc`, `CellFigures`, and every study in one line, `StudySummary`), runs
-//! and studies copied in from another store with new ids and their origin kept (`import.rs`,
-//! following the schema's foreign keys).
+//! and studies copied between any two stores with new ids and their origin kept (`import/`,
+//! following the written store's own catalogue of tables and foreign keys).
 //!
 //! ```no_run
 //! # fn demo(meta: qpslab_store::RunMeta, phase: qpslab_core::PhaseResult) -> Result<(), qpslab_store::Error> {
