@@ -322,4 +322,13 @@ fn issue_50_a_change_left_by_another_host_is_found_and_restored_through_a_server
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(sandbox_sql(&s, "shared", sql), was);
     assert_eq!(value("SELECT count(*) FROM restore_trail"), "0");
+    // What this host recorded in its files (a run given a file store, killed) is still seen by
+    // a run given the server store, and restored through it.
+    let file_store = &args[..args.len() - 2];
+    kill_once_changed(&s, "shared", sql, &was, spawn(&s, file_store));
+    let o = run(&["--db", &url]);
+    assert_user_error(&o, &format!("SET GLOBAL table_open_cache={was}"));
+    let o = s.run(&["restore", "--sandbox", "shared", "--db", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(sandbox_sql(&s, "shared", sql), was);
 }

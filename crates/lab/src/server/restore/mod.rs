@@ -128,6 +128,10 @@ pub enum Look {
 #[derive(Clone, Debug)]
 pub struct Ledger {
     trail: Trail,
+    /// Beside a server store's trail: the lab directory's files, where the commands given no
+    /// store (`capture`, `diff`, a study's cells) record what they change on this host. They
+    /// are looked at and restored too, never written.
+    local: Option<Trail>,
 }
 
 impl Ledger {
@@ -135,6 +139,7 @@ impl Ledger {
     pub fn in_lab(lab: &Path) -> Ledger {
         Ledger {
             trail: Trail::Files(lab.join("restore")),
+            local: None,
         }
     }
 
@@ -148,18 +153,36 @@ impl Ledger {
         let store = qpslab_store::Store::open(db)?;
         Ok(Ledger {
             trail: Trail::Store(Arc::new(Mutex::new(store))),
+            local: Some(Ledger::in_lab(lab).trail),
         })
+    }
+
+    /// The lab directory's ledger kept beside a server store's, if this is one.
+    fn local(&self) -> Option<Ledger> {
+        self.local
+            .clone()
+            .map(|trail| Ledger { trail, local: None })
     }
 
     /// Every record in the ledger, whoever owns it.
     pub fn records(&self) -> Result<Vec<Record>, RestoreError> {
-        self.trail.records()
+        let mut all = self.trail.records()?;
+        if let Some(local) = self.local() {
+            all.extend(local.records()?);
+        }
+        Ok(all)
     }
 
     /// What is unfinished on the server at `target`. Connects only when the ledger holds a
     /// record at all; drops a record that no longer matters.
     pub fn look(&self, target: &ConnectOptions) -> Result<Look, RestoreError> {
-        if self.records()?.is_empty() {
+        if let Some(local) = self.local() {
+            match local.look(target)? {
+                Look::Nothing => {}
+                found => return Ok(found),
+            }
+        }
+        if self.trail.records()?.is_empty() {
             return Ok(Look::Nothing);
         }
         let mut s = Server::connect(target)?;
@@ -297,6 +320,11 @@ impl Ledger {
         accounts: Vec<Account>,
         saved: impl FnOnce(&mut Server) -> Result<Vec<Saved>, RestoreError>,
     ) -> Result<Guard, RestoreError> {
+        // A change recorded in this host's files (a capture at work, a killed study cell's
+        // settings) refuses a settings change as one recorded in the store does.
+        if let (Some(local), true) = (self.local(), accounts.is_empty()) {
+            local.refuse_leftovers(target)?;
+        }
         let mut s = Server::connect(target)?;
         let at = match accounts.first() {
             Some(a) => self.trail.accounts(&s.id.key(), &a.user),
@@ -330,6 +358,22 @@ impl Ledger {
     /// Puts back what a dead process left changed on the server at `target` and clears its
     /// record. `Ok(None)`: nothing to restore.
     pub fn restore(&self, target: &ConnectOptions) -> Result<Option<Record>, RestoreError> {
+        let here = match self.local() {
+            Some(local) => local.restore(target)?,
+            None => None,
+        };
+        Ok(match (self.restore_trail(target)?, here) {
+            (Some(mut a), Some(b)) => {
+                a.settings.extend(b.settings);
+                a.accounts.extend(b.accounts);
+                Some(a)
+            }
+            (a, b) => a.or(b),
+        })
+    }
+
+    /// [`Ledger::restore`] in this ledger's own trail.
+    fn restore_trail(&self, target: &ConnectOptions) -> Result<Option<Record>, RestoreError> {
         let mut s = Server::connect(target)?;
         let at = self.at(&s.id);
         let Some(_lock) = at.try_lock()? else {
