@@ -16,12 +16,14 @@
 //! dead runs closed; `open_server.rs`: the URL, the schema created or checked
 //! (`server_schema.rs`), refusing the server under test (`on_target.rs`)); schema, migrations,
 //! phases written as they are measured (`write.rs`, `durable.rs`, `owner.rs`), leases of what a
-//! process owns on a store shared by hosts (`lease.rs`); reads (`read.rs`), studies, cells and
-//! attempts (`study.rs`, `cell.rs`, `attempt.rs`), the one JSON form of a run (`RunDoc`) and the
-//! one CSV writer (`export.rs`), a study's JSON form and its cells' headline figures and CSV rows
-//! (`study_doc.rs`: `StudyDoc`, `CellFigures`, and every study in one line, `StudySummary`), runs
-//! and studies copied between any two stores with new ids and their origin kept (`import/`,
-//! following the written store's own catalogue of tables and foreign keys).
+//! process owns on a store shared by hosts (`lease.rs`), the restore trail kept in such a
+//! store (`trail.rs`: what a command changed on a target server, held under a lease); reads
+//! (`read.rs`), studies, cells and attempts (`study.rs`, `cell.rs`, `attempt.rs`), the one
+//! JSON form of a run (`RunDoc`) and the one CSV writer (`export.rs`), a study's JSON form and
+//! its cells' headline figures and CSV rows (`study_doc.rs`: `StudyDoc`, `CellFigures`, and
+//! every study in one line, `StudySummary`), runs and studies copied between any two stores
+//! with new ids and their origin kept (`import/`, following the written store's own catalogue
+//! of tables and foreign keys).
 //!
 //! ```no_run
 //! # fn demo(meta: qpslab_store::RunMeta, phase: qpslab_core::PhaseResult) -> Result<(), qpslab_store::Error> {
