@@ -9,6 +9,7 @@ mod connect;
 mod diff;
 mod digest;
 mod flags;
+mod history;
 mod import;
 mod io;
 mod merge;
@@ -29,6 +30,7 @@ pub use connect::*;
 pub use diff::*;
 pub use digest::*;
 pub use flags::{Given, RunFlags, WorkloadFlags};
+pub use history::HistoryArgs;
 pub use import::{ExportArgs, ImportArgs};
 pub use io::IoArgs;
 pub use merge::MergeArgs;
@@ -121,6 +123,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two runs or two variants of a study, with confidence intervals.
     Compare(CompareArgs),
+    /// The runs of a benchmark over builds, versions and days: each series' points, where its
+    /// throughput changed and what differed; --check gates CI on a regression.
+    History(HistoryArgs),
     /// Copy runs and studies from another store (another host's) into this one.
     Import(ImportArgs),
     /// Copy runs and studies of this store (a server's too) into a new SQLite store file.

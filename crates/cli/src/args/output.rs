@@ -68,6 +68,10 @@ formats!(
     TableJsonCsv = [Table, Json, Csv], "table"
 );
 formats!(
+    /// A result that is rows, with a Markdown form (`history`).
+    TableJsonCsvMd = [Table, Json, Csv, Md], "table"
+);
+formats!(
     /// A result with a Markdown form.
     TableJsonMd = [Table, Json, Md], "table"
 );

@@ -7,6 +7,7 @@ mod diff;
 mod digest;
 mod doctor;
 mod export;
+mod history;
 mod import;
 mod io;
 mod lab;
@@ -46,6 +47,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Lab(c) => lab::lab(c),
         Command::Report(a) => report::report(a),
         Command::Compare(a) => report::compare(a),
+        Command::History(a) => history::history(a),
         Command::Import(a) => import::import(a),
         Command::Export(a) => export::export(a),
         Command::Merge(a) => merge::merge(a),

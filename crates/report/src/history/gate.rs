@@ -1,12 +1,15 @@
 //! The gate for CI (`qpslab history SERIES --check`): do the newest points of a series show
 //! a regression of throughput beyond a margin?
 //!
-//! The newest level is the segment after the series' last change point. The gate fails when
-//! the last change point that lowered throughput by more than the margin has not been made
-//! good since: the newest level is still more than the margin below the level before that
-//! drop. A drop followed by a recovery passes; a drop followed by a partial recovery still
-//! fails. A drop accepted on purpose (a feature that costs throughput) is left behind by
-//! gating from a run after it (`--since RUN`).
+//! The newest points are the segment after the series' last change point, and the gate reads
+//! that change point: it fails when it lowered throughput by more than the margin, and passes
+//! otherwise (no change point, a smaller drop, or a rise). This is the question a CI job asks
+//! of each new build, as continuous-benchmarking tools gate (Apache Otava, MongoDB's
+//! change-point gating): did the series step down, and is that step the newest one? A drop
+//! stays the newest change point, failing every later gate, until the series changes again;
+//! a rise after it, even one that makes up only part of the drop, passes (the history shows
+//! both levels). A drop accepted on purpose (a feature that costs throughput) is left behind
+//! by gating from a run after it (`--since RUN`).
 
 use super::{Change, HistoryError, Series};
 use serde::Serialize;
@@ -50,17 +53,14 @@ pub fn check(s: &Series, margin: f64) -> Result<Verdict, HistoryError> {
         None => stable().map(|p| p.tps).sum::<f64>() / s.searched as f64,
     };
     let newest_run = stable().last().map_or(0, |p| p.run);
-    let drop = s
-        .change_points
-        .iter()
-        .rev()
-        .find(|c| c.relative_change < -margin);
     let pct = |x: f64| format!("{:+.1}%", x * 100.0);
-    let regression = drop.filter(|c| newest_tps < c.before.mean * (1.0 - margin));
-    let message = match (&regression, drop) {
+    let margin_text = format!("{}%", margin * 100.0);
+    let last = s.change_points.last();
+    let regression = last.filter(|c| c.relative_change < -margin);
+    let message = match (regression, last) {
         (Some(c), _) => format!(
             "regression in {}: throughput {} at run {} ({}) after run {} ({}): {:.1} → {:.1} tps \
-             (p = {:.3}); the newest level, to run {newest_run}, is {} against the level before",
+             (p = {:.3}), the newest change point (newest run {newest_run}; margin {margin_text})",
             s.key,
             pct(c.relative_change),
             c.run_after,
@@ -69,24 +69,22 @@ pub fn check(s: &Series, margin: f64) -> Result<Verdict, HistoryError> {
             c.x_before,
             c.before.mean,
             c.after.mean,
-            c.p_value,
-            pct(newest_tps / c.before.mean - 1.0)
+            c.p_value
         ),
         (None, Some(c)) => format!(
-            "no regression in {}: the drop at run {} ({}) was made good; the newest level, to \
-             run {newest_run}, is {} against the level before it (margin {})",
+            "no regression in {}: the newest change point, at run {} ({}), changed throughput \
+             {} ({:.1} → {:.1} tps; newest run {newest_run}, margin {margin_text})",
             s.key,
             c.run_after,
+            c.x_after,
             pct(c.relative_change),
-            pct(newest_tps / c.before.mean - 1.0),
-            pct(margin).trim_start_matches('+')
+            c.before.mean,
+            c.after.mean
         ),
         (None, None) => format!(
-            "no regression in {}: no change point lowered throughput by more than {} (newest \
-             run {newest_run}, {:.1} tps)",
-            s.key,
-            pct(margin).trim_start_matches('+'),
-            newest_tps
+            "no regression in {}: no change point (newest run {newest_run}, {:.1} tps, margin \
+             {margin_text})",
+            s.key, newest_tps
         ),
     };
     Ok(Verdict {

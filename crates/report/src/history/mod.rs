@@ -16,7 +16,7 @@
 //! # fn demo(store: &qpslab_store::Store) -> Result<(), qpslab_report::history::HistoryError> {
 //! use qpslab_report::history::{history, render, Query};
 //! let h = history(store, &Query::new(vec!["oltp_point_select".into()]))?;
-//! print!("{}", render::text(&h));
+//! print!("{}", render::text(&h, None));
 //! # Ok(()) }
 //! ```
 
@@ -338,6 +338,11 @@ fn one_series(
         Err(ChangePointError::TooShort { .. }) => Vec::new(),
         Err(e) => return Err(HistoryError::Bad(e.to_string())),
     };
+    // A label's value named with its key where it stands alone: `build=13`.
+    let named = |x: &str| match &q.by {
+        By::Label(k) => format!("{k}={x}"),
+        _ => x.to_string(),
+    };
     let change_points = found
         .iter()
         .map(|c| {
@@ -347,8 +352,8 @@ fn one_series(
                 at: a,
                 run_before: points[b].run,
                 run_after: points[a].run,
-                x_before: points[b].x.clone(),
-                x_after: points[a].x.clone(),
+                x_before: named(&points[b].x),
+                x_after: named(&points[a].x),
                 p_value: c.p_value,
                 before: c.before,
                 after: c.after,

@@ -4,15 +4,17 @@
 //! side and what differed between them), and the note that unstable points were left out of
 //! the search.
 
+use super::gate::Verdict;
 use super::{Change, History, Series};
 use crate::Error;
+use serde::Serialize;
 
 /// The note every form carries on unstable points.
 const UNSTABLE_NOTE: &str = "* unstable (its stability verdict, other than contention): shown, \
                              left out of the change point search";
 
-/// The history as text for a terminal.
-pub fn text(h: &History) -> String {
+/// The history as text for a terminal, with the gate's verdict when it was asked.
+pub fn text(h: &History, gate: Option<&Verdict>) -> String {
     let mut out = String::new();
     for (i, s) in h.series.iter().enumerate() {
         if i > 0 {
@@ -43,11 +45,20 @@ pub fn text(h: &History) -> String {
             out.push_str(&format!("    {}\n", differed(c)));
         }
     }
+    if let Some(v) = gate {
+        out.push_str(&format!("\n{}\n", gate_line(v)));
+    }
     out
 }
 
-/// The history as Markdown.
-pub fn markdown(h: &History) -> String {
+/// `gate: pass: no regression in ...` or `gate: FAIL: regression in ...`.
+fn gate_line(v: &Verdict) -> String {
+    let word = if v.passed() { "pass" } else { "FAIL" };
+    format!("gate (margin {}%): {word}: {}", v.margin * 100.0, v.message)
+}
+
+/// The history as Markdown, with the gate's verdict when it was asked.
+pub fn markdown(h: &History, gate: Option<&Verdict>) -> String {
     let mut out = String::from("# History\n");
     for s in &h.series {
         out.push_str(&format!(
@@ -72,7 +83,10 @@ pub fn markdown(h: &History) -> String {
             ));
         }
         if s.points.iter().any(|p| p.unstable.is_some()) {
-            out.push_str(&format!("\n{UNSTABLE_NOTE}\n"));
+            out.push_str(
+                "\nUnstable points (their verdict in the last column, other than contention) \
+                 are shown but left out of the change point search.\n",
+            );
         }
         if !s.change_points.is_empty() {
             out.push_str("\n### Change points\n\n");
@@ -81,12 +95,23 @@ pub fn markdown(h: &History) -> String {
             }
         }
     }
+    if let Some(v) = gate {
+        out.push_str(&format!("\n## Gate\n\n{}\n", gate_line(v)));
+    }
     out
 }
 
-/// The history as JSON (the one document `--format json` prints).
-pub fn json(h: &History) -> Result<String, Error> {
-    Ok(serde_json::to_string_pretty(h)? + "\n")
+/// The history as JSON (the one document `--format json` prints), with a `gate` member
+/// holding the gate's verdict when it was asked.
+pub fn json(h: &History, gate: Option<&Verdict>) -> Result<String, Error> {
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        #[serde(flatten)]
+        history: &'a History,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        gate: Option<&'a Verdict>,
+    }
+    Ok(serde_json::to_string_pretty(&Doc { history: h, gate })? + "\n")
 }
 
 /// The CSV header of [`csv_rows`].

@@ -92,7 +92,7 @@ fn unstable_points_are_shown_but_not_searched() {
     assert_eq!((s.points.len(), s.searched), (12, 11));
     assert!(s.points[5].unstable.is_some());
     assert!(s.change_points.is_empty(), "{:?}", s.change_points);
-    assert!(render::text(&h).contains("left out of the change point search"));
+    assert!(render::text(&h, None).contains("left out of the change point search"));
 }
 
 #[test]
