@@ -48,6 +48,14 @@ fn run_rejects_bad_values_before_touching_anything() {
         ),
         (&["run", "oltp_point_select", "--client-cpus", "999"], "CPU"),
         (
+            &["run", "oltp_point_select", "--label", "build"],
+            "--label: expects KEY=VALUE",
+        ),
+        (
+            &["run", "oltp_point_select", "--series", "a b"],
+            "--series: a series name",
+        ),
+        (
             &["run", "oltp_point_select", "--malloc", "mimalloc"],
             "unknown allocator; use jemalloc, tcmalloc, system, or the path of a shared library",
         ),

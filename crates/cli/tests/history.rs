@@ -262,8 +262,10 @@ fn fixed_store(path: &std::path::Path) {
         server
             .variables
             .insert("innodb_buffer_pool_size".into(), pool.into());
-        let mut host = qpslab_core::HostFacts::default();
-        host.hostname = "c1".into();
+        let host = qpslab_core::HostFacts {
+            hostname: "c1".into(),
+            ..Default::default()
+        };
         let meta = RunMeta {
             uuid: format!("fixed-{b}"),
             started_at: 1_800_000_000.0 + 86_400.0 * f64::from(b),
@@ -335,6 +337,7 @@ fn formats_of_a_fixed_series_match_their_goldens() {
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     let s = Scratch::new();
+    assert_user_error(&s.run(&["history"]), "no results store");
     fixed_store(&s.db());
     assert_user_error(
         &s.run(&["history", "oltp_write_only"]),

@@ -52,7 +52,7 @@ pub fn check(s: &Series, margin: f64) -> Result<Verdict, HistoryError> {
         Some(c) => c.after.mean,
         None => stable().map(|p| p.tps).sum::<f64>() / s.searched as f64,
     };
-    let newest_run = stable().last().map_or(0, |p| p.run);
+    let newest_run = stable().next_back().map_or(0, |p| p.run);
     let pct = |x: f64| format!("{:+.1}%", x * 100.0);
     let margin_text = format!("{}%", margin * 100.0);
     let last = s.change_points.last();
