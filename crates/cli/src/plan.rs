@@ -133,6 +133,9 @@ mod tests {
         // `cpus` are setup keys.
         "pin",
         "db",
+        // Where the results go may be the server measured (docs/store.md): not a measurement
+        // option; a study's store is `lab run --db`.
+        "db_on_target",
         "home",
         // Output (`--format`, `--export-*`, the older `--json PATH`): not a measurement option.
         "format",

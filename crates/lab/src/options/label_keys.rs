@@ -16,8 +16,6 @@ const MAX_LEN: usize = 200;
 pub(crate) static LABEL: &[OptionDef] = &[
     OptionDef {
         repeatable: true,
-        // A label names the run, not a point of a matrix.
-        sweepable: false,
         ..def(
             "label",
             Scope::Run,
@@ -37,22 +35,19 @@ pub(crate) static LABEL: &[OptionDef] = &[
             },
         )
     },
-    OptionDef {
-        sweepable: false,
-        ..def(
-            "series",
-            Scope::Run,
-            "NAME",
-            "The series the run belongs to in `qpslab history` (default: the series of its \
-             workload, dataset, sessions and run options on this host)",
-            "nightly",
-            |b, v| {
-                b.plan.series = Some(name(&text(v)?, "a series name")?);
-                Ok(())
-            },
-            |b| b.plan.series.clone().unwrap_or_else(|| "none".into()),
-        )
-    },
+    def(
+        "series",
+        Scope::Run,
+        "NAME",
+        "The series the run belongs to in `qpslab history` (default: the series of its \
+         workload, dataset, sessions and run options on this host)",
+        "nightly",
+        |b, v| {
+            b.plan.series = Some(name(&text(v)?, "a series name")?);
+            Ok(())
+        },
+        |b| b.plan.series.clone().unwrap_or_else(|| "none".into()),
+    ),
 ];
 
 /// `label = "k=v"` (or a repeated flag) adds a label; a list of them, or a table `{ k = "v" }`,
