@@ -315,6 +315,12 @@ fn formats_of_a_fixed_series_match_their_goldens() {
         let o = ok(&s.run(&["history", "--by", "label:build", "--format", format]));
         check_golden(golden, &o);
     }
+    // `show` tells a run's labels.
+    let shown = ok(&s.run(&["show", "3"]));
+    assert!(
+        shown.contains("  labels    build=3, commit=c0ffee03\n"),
+        "{shown}"
+    );
     let text = ok(&s.run(&["history", "--by", "label:build"]));
     check_golden("history.txt", &text);
     assert!(text.contains("703.5*"), "{text}");

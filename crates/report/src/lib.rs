@@ -24,7 +24,9 @@
 //! `dots.rs`, legends and markers `legend.rs`, text measured in DejaVu Sans' widths `text.rs`;
 //! `png.rs`), the summary of verdicts that opens a report (`render/summary.rs`), one renderer per
 //! format (`render/`), what a report or a comparison is about read from the store (`subjects.rs`:
-//! runs, repeats, studies, `STUDY/VARIANT`).
+//! runs, repeats, studies, `STUDY/VARIANT`), and the history of a benchmark over builds and
+//! versions (`history/`: its series, the x axis, the change points of `qpslab_stats` with what
+//! differed either side, the CI gate, its renderers).
 //!
 //! ```no_run
 //! # fn demo(run: qpslab_store::StoredRun) -> Result<(), qpslab_report::Error> {

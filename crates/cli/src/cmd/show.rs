@@ -162,6 +162,20 @@ fn one(store: &Store, id: RunId) -> Result<()> {
         m.host.kernel
     );
     println!("  command   {}", m.command);
+    if !m.plan.labels.is_empty() || m.plan.series.is_some() {
+        let labels: Vec<String> = m
+            .plan
+            .labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let series = m.plan.series.as_deref().map(|s| format!(" (series {s})"));
+        println!(
+            "  labels    {}{}",
+            labels.join(", "),
+            series.unwrap_or_default()
+        );
+    }
     if let Some(r) = &m.plan.replay {
         println!("  replay    {}", crate::render::replay::plan_line(r));
     }
