@@ -3,7 +3,8 @@
 //! uniformly, measured at a fixed rate; both change points are found at the right runs with the right sign, the gate
 //! fails a CI job run right after the drop and passes after the recovery; the 12 identical
 //! runs before the drop show no change point; two hosts' stores imported into one keep two
-//! series. The formats' goldens come from a store written with fixed runs (no server), and the
+//! series; labels and series names are kept by a store on a server as by a file. The formats'
+//! goldens come from a store written with fixed runs (no server), and the
 //! user's mistakes are one line and exit 2.
 //! Regenerate the goldens with `UPDATE_GOLDEN=1 cargo test -p qpslab --test history` and
 //! review the diff.
@@ -385,4 +386,75 @@ fn bad_input_is_one_line_and_exit_2() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let first = stderr(&s.run(&["history", "nope"]));
     assert_eq!(first.trim_end().lines().count(), 1, "{first}");
+}
+
+#[test]
+fn labels_and_series_names_are_kept_by_a_server_store() {
+    let s = Scratch::new();
+    let schema = format!("history_{}", std::process::id());
+    let url = format!("mysql://root@localhost/{schema}?socket={}", socket());
+    let sock = socket();
+    let dataset = ["--tables", "1", "--table-size", "500"];
+    prepare_shared(&s, "oltp_point_select", "history_store", &dataset);
+    // A run measured into a store on a server (here the one measured: accepted when asked).
+    let mut args = vec![
+        "run",
+        "oltp_point_select",
+        "--socket",
+        &sock,
+        "--database",
+        "history_store",
+        "--threads",
+        "1",
+        "--time",
+        "1",
+        "--label",
+        "build=7",
+        "--series",
+        "srv",
+        "--db",
+        &url,
+        "--db-on-target",
+    ];
+    args.extend_from_slice(&dataset);
+    ok(&s.run(&args));
+    let v: Value =
+        serde_json::from_str(&ok(&s.run(&["show", "1", "--format", "json", "--db", &url])))
+            .unwrap();
+    assert_eq!(v["meta"]["plan"]["labels"]["build"], "7", "{v:#}");
+    assert_eq!(v["meta"]["plan"]["series"], "srv", "{v:#}");
+    // A fixed series copied from a file: history reads the same from the server.
+    let file = s.path().join("fixed.db");
+    fixed_store(&file);
+    let file = file.display().to_string();
+    ok(&s.run(&["import", &file, "--db", &url]));
+    let of = |db: &str| {
+        let v: Value = serde_json::from_str(&ok(&s.run(&[
+            "history",
+            "oltp_read_only",
+            "--by",
+            "label:build",
+            "--format",
+            "json",
+            "--db",
+            db,
+        ])))
+        .unwrap();
+        let s = &v["series"][0];
+        let xs: Vec<Value> = s["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["x"].clone())
+            .collect();
+        (
+            s["key"].clone(),
+            xs,
+            s["change_points"][0]["relative_change"].clone(),
+        )
+    };
+    let (from_file, from_server) = (of(&file), of(&url));
+    assert_eq!(from_file, from_server);
+    assert_eq!(from_server.1.len(), 14);
+    sql(&format!("DROP DATABASE {schema}"));
 }
