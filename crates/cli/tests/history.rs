@@ -1,11 +1,11 @@
 //! `qpslab history` and its gate on real runs: a sandbox whose buffer pool shrinks from 256 MiB
 //! to 8 MiB after 12 runs and grows back after 8 more, on a dataset larger than 8 MiB read
-//! uniformly, measured at a fixed rate; both change points are found at the right runs with the right sign, the gate
-//! fails a CI job run right after the drop and passes after the recovery; the 12 identical
-//! runs before the drop show no change point; two hosts' stores imported into one keep two
-//! series; labels and series names are kept by a store on a server as by a file. The formats'
-//! goldens come from a store written with fixed runs (no server), and the
-//! user's mistakes are one line and exit 2.
+//! uniformly, measured at a fixed rate; both change points are found at the right runs with the
+//! right sign, the gate fails a CI job run right after the drop and passes after the recovery;
+//! the 12 identical runs before the drop show no change point; two hosts' stores imported into
+//! one keep two series; labels and series names are kept by a store on a server as by a file.
+//! The formats' goldens come from a store written with fixed runs (no server), and the user's
+//! mistakes are one line and exit 2.
 //! Regenerate the goldens with `UPDATE_GOLDEN=1 cargo test -p qpslab --test history` and
 //! review the diff.
 
