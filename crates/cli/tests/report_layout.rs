@@ -229,12 +229,21 @@ const PROBE: &str = r#"<script>
 /// The report of `study` (a study's name or a run's id) with the probe in it, as Chromium laid
 /// it out at 1400 px: the probe's findings as JSON, and the report's text.
 fn measure(s: &Scratch, study: &str) -> (serde_json::Value, String) {
+    measure_report(s, &[study])
+}
+
+/// [`measure`] of `report ARGS...` (the last argument names the file).
+fn measure_report(s: &Scratch, args: &[&str]) -> (serde_json::Value, String) {
+    let study = args.last().unwrap();
     let file = match study.parse::<u64>() {
         Ok(id) => format!("run-{id}"),
         Err(_) => study.replace(|c: char| !c.is_alphanumeric() && c != '-', "-"),
     };
     let html = s.path().join(format!("{file}.html"));
-    let o = s.run(&["report", study, "--out", html.to_str().unwrap()]);
+    let mut argv = vec!["report"];
+    argv.extend_from_slice(args);
+    argv.extend_from_slice(&["--out", html.to_str().unwrap()]);
+    let o = s.run(&argv);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&html).unwrap();
     std::fs::copy(&html, artifacts().join(format!("{file}.html"))).unwrap();
@@ -894,5 +903,62 @@ fn a_run_and_a_tune_study_report_have_no_clipped_text_and_distinct_series() {
     assert!(
         section(&html, "what-changed").contains("innodb_buffer_pool_size"),
         "{html}"
+    );
+}
+
+/// A series of 24 runs of one benchmark whose throughput drops by 60% after the 12th: the
+/// history report draws it legibly, with the change marked and its levels named.
+#[test]
+fn a_history_report_draws_the_series_with_its_change_point_legibly() {
+    let s = Scratch::new();
+    let mut store = Store::open(&s.db()).unwrap();
+    for i in 0..24usize {
+        let mut plan = RunPlan::new(WorkloadOptions::new(WorkloadKind::OltpPointSelect));
+        plan.threads = vec![4];
+        plan.labels.insert("build".into(), format!("{}", 100 + i));
+        let uuid = format!("series-{i}");
+        let meta = RunMeta {
+            uuid: uuid.clone(),
+            started_at: 1_700_000_000.0 + 3600.0 * i as f64,
+            command: "qpslab run".into(),
+            plan,
+            target: "root@localhost/sbtest".into(),
+            server: qpslab_core::ServerInfo {
+                version: "10.11.6-MariaDB".into(),
+                flavor: "mariadb".into(),
+                ..Default::default()
+            },
+            host: Default::default(),
+            tool_version: "0.1.0".into(),
+            study_id: None,
+            cell_label: None,
+        };
+        let level = if i < 12 { 1000.0 } else { 400.0 };
+        let mut p = phase(4, level * (1.0 + 0.02 * wobble(i, 3)), 5.0, 12, i);
+        p.stability = Some(Stability { reasons: vec![] });
+        store.record_phase(&meta, &p, &[]).unwrap();
+        store.finish_run(&uuid, RunStatus::Completed).unwrap();
+    }
+    drop(store);
+    let (v, text) = measure_report(&s, &["--history", "oltp_point_select"]);
+    let problems = v["problems"].as_array().unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
+    assert!(v["charts"].as_u64().unwrap() >= 1, "{v}");
+    assert!(text.contains("change point(s) found"), "{text}");
+    let change = text
+        .lines()
+        .flat_map(|l| l.split("<li>"))
+        .find(|l| l.contains("between run 12"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let pct: f64 = change[..change.find('%').unwrap()].parse().unwrap();
+    assert!((-62.0..-58.0).contains(&pct), "{change}");
+    assert!(text.contains("level between change points"), "{text}");
+    // A series that is not there: one line, the user's error, naming what is.
+    let o = s.run(&["report", "--history", "nosuch"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no series matches nosuch"),
+        "{}",
+        stderr(&o)
     );
 }

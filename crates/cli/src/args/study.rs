@@ -98,9 +98,14 @@ pub struct LabShowArgs {
 /// `qpslab report RUN|STUDY ... --out FILE`.
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Runs (ids; repeats of one setup as ids joined by commas) or studies (names).
-    #[arg(required = true, value_name = "RUN|STUDY")]
+    /// Runs (ids; repeats of one setup as ids joined by commas) or studies (names); with
+    /// --history, series (keys, names or workloads, as `qpslab history` takes them).
+    #[arg(required = true, value_name = "RUN|STUDY|SERIES")]
     pub items: Vec<String>,
+    /// Draw the history of the series named: each run's throughput in order, the levels
+    /// between the change points found and the changes marked (docs/history.md).
+    #[arg(long)]
+    pub history: bool,
     /// Where to write the report (default: standard output).
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,

@@ -25,6 +25,9 @@ pub fn report(a: ReportArgs) -> Result<()> {
     };
     let out = Output::with_default(&a.output, "report", Some(by_extension))?;
     let store = open_store(&a.db)?;
+    if a.history {
+        return history_report(&a, &out, &store);
+    }
     let input = qpslab_report::report_input(&store, &a.items).map_err(fail)?;
     refuse_mixed_workloads(&input)?;
     // A study's comparisons take its stop rule: the precision it asked, and for a study that ran
@@ -59,6 +62,27 @@ pub fn report(a: ReportArgs) -> Result<()> {
         for w in &c.warnings {
             eprintln!("warning: {} vs {}: {w}", c.b, c.a);
         }
+    }
+    Ok(())
+}
+
+/// `report --history SERIES...`: the series drawn (HTML), or their history in Markdown or
+/// JSON as `qpslab history` gives it; `--png DIR` writes each series' chart.
+fn history_report(a: &ReportArgs, out: &Output, store: &Store) -> Result<()> {
+    use qpslab_report::history::{chart, history, render, Query};
+    let h = history(store, &Query::new(a.items.clone())).map_err(fail)?;
+    out.emit_to(a.out.as_deref(), |f| match f {
+        Md => Ok(render::markdown(&h, None)),
+        Json => Ok(render::json(&h, None)?),
+        _ => Ok(chart::html(&h)),
+    })?;
+    if let Some(path) = &a.out {
+        crate::outfile::tell("report", path);
+    }
+    if let Some(dir) = &a.png {
+        let written = qpslab_report::png::write_pngs(&chart::charts(&h), dir)
+            .map_err(|e| user(e.to_string()))?;
+        eprintln!("{} chart(s) written to {}", written.len(), dir.display());
     }
     Ok(())
 }

@@ -20,6 +20,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod chart;
 pub mod gate;
 mod order;
 pub mod render;

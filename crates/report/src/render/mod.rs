@@ -9,6 +9,7 @@ mod md;
 mod summary;
 
 pub use html::Html;
+pub(crate) use html::STYLE;
 pub use json::Json;
 pub use md::{comparison_markdown, Markdown, MarkdownWithCharts};
 
