@@ -165,7 +165,7 @@ pub struct Comparison {
     pub warnings: Vec<String>,
     /// Both sides are file I/O (`qpslab io`, fileio studies): their events are I/O operations,
     /// named IOPS (and their queries, the same operations, left out) wherever it is printed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub io: bool,
 }
 
