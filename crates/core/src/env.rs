@@ -46,6 +46,11 @@ pub struct ServerInfo {
     pub flavor: String,
     /// `SHOW GLOBAL VARIABLES`, less anything that could hold a credential.
     pub variables: BTreeMap<String, String>,
+    /// The CPUs the server's threads may run on (their affinity, `0-1`), read once its
+    /// placement was made, for a server on this machine whose process is known: what a CPU set
+    /// or a pin did to it. None where it cannot be seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<String>,
 }
 
 /// CPU time and resident memory of one process, as of one reading (not a delta).

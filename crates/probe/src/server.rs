@@ -22,6 +22,8 @@ pub fn server_info(conn: &mut Conn) -> Result<ServerInfo, Error> {
         version,
         version_comment,
         variables: variables_from_rows(pairs(&vars, "SHOW GLOBAL VARIABLES")?),
+        // Seen from /proc, not from the server: the caller fills it in where it can.
+        cpus: None,
     })
 }
 

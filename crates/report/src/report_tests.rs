@@ -140,6 +140,8 @@ fn seed_000_what_changed_names_the_cpu_set_the_spec_changed() {
                 .server
                 .variables
                 .insert("thread_pool_size".into(), pool.into());
+            // What the CPU set did: where the server's threads may run.
+            r.meta.server.cpus = Some(if pool == "2" { "0-1" } else { "0" }.into());
             let mut s = Subject::lone(r);
             s.cell.variant = variant.into();
             s.cell.repeat = k;
@@ -162,7 +164,7 @@ fn seed_000_what_changed_names_the_cpu_set_the_spec_changed() {
     assert_eq!(
         line,
         "server-cpu0 vs shared-cpus: as set: CPU set (cpus) – → 0; on the server: \
-         server.thread_pool_size 2 → 1"
+         server.cpus 0-1 → 0, server.thread_pool_size 2 → 1"
     );
     let html = Html.render(&r).unwrap();
     assert!(html.contains("CPU set (cpus) – → 0"));

@@ -71,6 +71,10 @@ pub fn differences(a: &Subject, b: &Subject) -> Vec<Difference> {
         // What settling found and how long auto warm-up took are measurements, not settings.
         f.retain(|k, _| !k.starts_with("plan.settle.report.") && k != "plan.warmup_auto.took_s");
         f.insert("server.version".into(), meta.server.version.clone());
+        // Where the server's threads may run: what a CPU set or a pin did to it.
+        if let Some(cpus) = &meta.server.cpus {
+            f.insert("server.cpus".into(), cpus.clone());
+        }
         for (k, v) in &meta.server.variables {
             if !INCIDENTAL.contains(&k.as_str()) {
                 f.insert(format!("server.{k}"), in_server_dir(meta, v));

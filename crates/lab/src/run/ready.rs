@@ -66,7 +66,7 @@ pub fn ready(
         database: None,
         ..req.server.target.clone()
     };
-    let (mut sampler, server) = control(req.server.target, req.server.pid, obs)?;
+    let (mut sampler, mut server) = control(req.server.target, req.server.pid, obs)?;
     // A killed tune's or run's settings would be measured as the server's own; a capture
     // changes only the logging, and records this run.
     let capture = req
@@ -92,6 +92,7 @@ pub fn ready(
         .transpose()?;
     let placement = keep_placement(&req, &server_options)?;
     plan.placement = placement.as_ref().map(|p| p.initial().clone());
+    server.cpus = affinity(&server_options, req.server.pid);
     if let Some(m) = monitor {
         sampler.watch_replica(m);
     }
@@ -134,6 +135,14 @@ pub fn control(
     ));
     let sampler = Sampler::new(conn, server_pid).reconnect_to(server_options);
     Ok((sampler, server))
+}
+
+/// The CPUs the server's threads may run on now, as a list (`0-1`): none for a server on
+/// another machine or whose process is not found.
+pub fn affinity(server: &ConnectOptions, pid: Option<u32>) -> Option<String> {
+    qpslab_probe::threads::server_cpus(server, pid)
+        .filter(|c| !c.is_empty())
+        .map(|c| qpslab_core::cpus::render_ranges(&c))
 }
 
 /// Starts keeping the run's placement: a named sandbox's own policy (`server start --pin`)

@@ -111,7 +111,7 @@ impl Runner<'_> {
         };
         let mut conn = Conn::connect(&server_opts)
             .map_err(|e| setup_failed(format!("connecting to {}: {e}", server_opts.describe())))?;
-        let server = qpslab_probe::server_info(&mut conn)
+        let mut server = qpslab_probe::server_info(&mut conn)
             .map_err(|e| setup_failed(format!("reading server variables: {e}")))?;
         obs.server_started(&sc.name, &server.version);
         // A store on the server under test is refused before its first cell.
@@ -122,6 +122,7 @@ impl Runner<'_> {
         let pin = sc.setup.pin_policy().map_err(setup_failed)?;
         let placement = placement::keep(&pin, pid, &server_opts)
             .map_err(|e| setup_failed(SetupError::Placing(e)))?;
+        server.cpus = crate::run::ready::affinity(&server_opts, pid);
         Ok(Active {
             setup: idx,
             placement,
