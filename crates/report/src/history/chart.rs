@@ -152,9 +152,9 @@ pub fn html(h: &History) -> String {
             o.push_str("</ul>");
         }
         let c = chart(s, &h.by);
-        let _ = write!(
+        let _ = writeln!(
             o,
-            "<figure class=\"chart\" id=\"{}\">{}<figcaption>{}</figcaption></figure>\n",
+            "<figure class=\"chart\" id=\"{}\">{}<figcaption>{}</figcaption></figure>",
             esc(&c.id),
             c.svg,
             esc(&c.caption)
