@@ -20,13 +20,16 @@ fn marker(lab: &Path, endpoint: &Endpoint) -> PathBuf {
 pub struct Arming(PathBuf);
 
 impl Arming {
-    /// Marks a capture of `endpoint` as arming; none when the mark cannot be written (it only
-    /// serves a warning).
-    pub fn begin(lab: &Path, endpoint: &Endpoint) -> Option<Arming> {
+    /// Marks a capture of `endpoint` as arming; why not, where the mark cannot be written (it
+    /// only serves a warning, which the caller prints).
+    pub fn begin(lab: &Path, endpoint: &Endpoint) -> Result<Arming, String> {
         let path = marker(lab, endpoint);
-        std::fs::create_dir_all(path.parent()?).ok()?;
-        std::fs::write(&path, std::process::id().to_string()).ok()?;
-        Some(Arming(path))
+        let failed = |e: std::io::Error| format!("{}: {e}", path.display());
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(failed)?;
+        }
+        std::fs::write(&path, std::process::id().to_string()).map_err(failed)?;
+        Ok(Arming(path))
     }
 }
 
