@@ -29,7 +29,11 @@ impl Store {
             return Ok(());
         }
         if let Some(opts) = &self.server {
-            let session = crate::db::server::Session::connect(opts, &self.path, false)?;
+            // A beat that waits longer than a few renewals on a stalled server has missed its
+            // purpose: its session gives up sooner than the store's own.
+            let mut opts = opts.clone();
+            opts.timeouts.read = Some(crate::lease::RENEW * 2);
+            let session = crate::db::server::Session::connect(&opts, &self.path, false)?;
             self.keepalive = Some(Keepalive::start(session));
         }
         Ok(())

@@ -40,7 +40,7 @@ pub(crate) fn alive(owner: &Owner, shared: bool, beat: Option<f64>, now: f64) ->
     owner.alive()
 }
 
-/// The thread renewing this process's heartbeats; stopped (and joined) when dropped.
+/// The thread renewing this process's heartbeats; stopped when dropped.
 pub(crate) struct Keepalive {
     stop: Option<Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -75,10 +75,19 @@ impl Keepalive {
 }
 
 impl Drop for Keepalive {
+    /// Stops the thread: at once when it waits for its next beat; a beat held up by a stalled
+    /// server is left to end by itself (its session's own timeout) after a second, so closing
+    /// the store never waits on the server.
     fn drop(&mut self) {
         drop(self.stop.take());
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            let until = std::time::Instant::now() + Duration::from_secs(1);
+            while !t.is_finished() && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if t.is_finished() {
+                let _ = t.join();
+            }
         }
     }
 }
