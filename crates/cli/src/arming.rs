@@ -33,6 +33,19 @@ impl Arming {
     }
 }
 
+impl Arming {
+    /// [`Arming::begin`], saying on standard error why not where the mark cannot be written.
+    pub fn begin_or_warn(lab: &Path, endpoint: &Endpoint) -> Option<Arming> {
+        Arming::begin(lab, endpoint)
+            .map_err(|e| {
+                eprintln!(
+                    "warning: a run on this server while the capture arms will not be told so: {e}"
+                )
+            })
+            .ok()
+    }
+}
+
 impl Drop for Arming {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);

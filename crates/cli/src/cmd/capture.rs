@@ -88,15 +88,7 @@ pub fn capture(a: CaptureArgs) -> Result<()> {
         },
     };
     // Until the log is on, a run on this server is told that the capture will miss it.
-    let mut arming = match crate::arming::Arming::begin(home.path(), &options.endpoint) {
-        Ok(a) => Some(a),
-        Err(e) => {
-            eprintln!(
-                "warning: a run on this server while the capture arms will not be told so: {e}"
-            );
-            None
-        }
-    };
+    let mut arming = crate::arming::Arming::begin_or_warn(home.path(), &options.endpoint);
     let request = Request {
         target: &options,
         lab: home.path(),
