@@ -23,35 +23,21 @@ fn meta() -> RunMeta {
     )
 }
 
-/// A raw session on the place's schema, to do what another host would have done.
-fn raw(place: &common::Place) -> qpslab_wire::Conn {
-    let dsn: Dsn = place.db.to_str().unwrap().parse().unwrap();
-    qpslab_wire::Conn::connect(dsn.options()).unwrap()
-}
-
-fn value(c: &mut qpslab_wire::Conn, sql: &str) -> String {
-    c.query(sql)
-        .unwrap()
-        .first_value()
-        .unwrap_or("NULL")
-        .to_string()
-}
-
 #[test]
 fn a_live_writer_renews_its_lease_and_an_open_store_leaves_it_alone() {
     let place = common::server("renews");
     let mut writer = Store::open(&place.db).unwrap();
     let m = meta();
     let mut h = writer.begin_phase(&m, 1).unwrap();
-    let mut c = raw(&place);
-    let first: f64 = value(&mut c, "SELECT heartbeat_at FROM runs")
+    let mut c = common::raw(&place);
+    let first: f64 = common::value(&mut c, "SELECT heartbeat_at FROM runs")
         .parse()
         .unwrap();
     // Renewed by the writer's own thread while the phase has nothing to write.
     let deadline = Instant::now() + Duration::from_secs(30);
     let renewed = loop {
         std::thread::sleep(Duration::from_millis(500));
-        let now: f64 = value(&mut c, "SELECT heartbeat_at FROM runs")
+        let now: f64 = common::value(&mut c, "SELECT heartbeat_at FROM runs")
             .parse()
             .unwrap();
         if now > first || Instant::now() > deadline {
@@ -65,7 +51,7 @@ fn a_live_writer_renews_its_lease_and_an_open_store_leaves_it_alone() {
     c.query("UPDATE runs SET heartbeat_at = UNIX_TIMESTAMP(NOW(6)) - 5")
         .unwrap();
     drop(Store::open(&place.db).unwrap());
-    assert_eq!(value(&mut c, "SELECT status FROM runs"), "running");
+    assert_eq!(common::value(&mut c, "SELECT status FROM runs"), "running");
     // Its lease run out: the next store opened closes it as interrupted, keeping what it
     // measured.
     c.query("UPDATE runs SET heartbeat_at = UNIX_TIMESTAMP(NOW(6)) - 31")
@@ -100,7 +86,7 @@ fn a_study_driven_from_another_host_is_taken_over_only_after_its_lease() {
         factors: vec![],
     };
     a.create_study(&new, &[]).unwrap();
-    let mut c = raw(&place);
+    let mut c = common::raw(&place);
     c.query("UPDATE studies SET owner_boot_id = 'another-host', owner_pid = 4242, heartbeat_at = UNIX_TIMESTAMP(NOW(6)) - 10")
         .unwrap();
     drop(a);
@@ -112,7 +98,7 @@ fn a_study_driven_from_another_host_is_taken_over_only_after_its_lease() {
     c.query("UPDATE studies SET heartbeat_at = UNIX_TIMESTAMP(NOW(6)) - 31")
         .unwrap();
     assert_eq!(b.claim_study("s").unwrap().name, "s");
-    let pid: u32 = value(&mut c, "SELECT owner_pid FROM studies")
+    let pid: u32 = common::value(&mut c, "SELECT owner_pid FROM studies")
         .parse()
         .unwrap();
     assert_eq!(pid, std::process::id());
@@ -147,7 +133,7 @@ fn a_lost_store_session_is_opened_again_and_nothing_is_lost() {
         ..Default::default()
     };
     writer.append_interval(&mut h, &sample(1), &[]).unwrap();
-    let mut c = raw(&place);
+    let mut c = common::raw(&place);
     let dsn: Dsn = place.db.to_str().unwrap().parse().unwrap();
     let schema = dsn.options().database.clone().unwrap();
     let ids: Vec<String> = c

@@ -3,27 +3,12 @@
 //! restore), and one let go on a clean end leaves no row. Against a real MariaDB sandbox;
 //! "another host" is a row whose holder carries another boot id.
 
-use qpslab_core::Dsn;
 use qpslab_store::{Store, TrailRecord};
 use std::time::{Duration, Instant};
 
 mod common;
 
 const KEY: &str = "00112233aabbccdd";
-
-/// A raw session on the place's schema, to do what another host would have done.
-fn raw(place: &common::Place) -> qpslab_wire::Conn {
-    let dsn: Dsn = place.db.to_str().unwrap().parse().unwrap();
-    qpslab_wire::Conn::connect(dsn.options()).unwrap()
-}
-
-fn value(c: &mut qpslab_wire::Conn, sql: &str) -> String {
-    c.query(sql)
-        .unwrap()
-        .first_value()
-        .unwrap_or("NULL")
-        .to_string()
-}
 
 #[test]
 fn a_record_held_on_another_host_is_taken_over_only_after_its_lease() {
@@ -35,7 +20,7 @@ fn a_record_held_on_another_host_is_taken_over_only_after_its_lease() {
     let mut b = Store::open(&place.db).unwrap();
     assert!(!b.trail_hold(KEY, "").unwrap());
     // The holder as another host saw it, alive 10 s ago.
-    let mut c = raw(&place);
+    let mut c = common::raw(&place);
     c.query(
         "UPDATE restore_trail SET owner_boot_id = 'another-host', owner_pid = 4242,
                 heartbeat_at = UNIX_TIMESTAMP(NOW(6)) - 10",
@@ -43,13 +28,16 @@ fn a_record_held_on_another_host_is_taken_over_only_after_its_lease() {
     .unwrap();
     drop(a);
     assert!(!b.trail_hold(KEY, "").unwrap(), "a live lease is held");
-    assert_eq!(value(&mut c, "SELECT owner_pid FROM restore_trail"), "4242");
+    assert_eq!(
+        common::value(&mut c, "SELECT owner_pid FROM restore_trail"),
+        "4242"
+    );
     // Its lease run out: taken over, the record kept as the leftover it is.
     c.query("UPDATE restore_trail SET heartbeat_at = UNIX_TIMESTAMP(NOW(6)) - 31")
         .unwrap();
     assert!(b.trail_hold(KEY, "").unwrap());
     assert_eq!(
-        value(&mut c, "SELECT owner_pid FROM restore_trail"),
+        common::value(&mut c, "SELECT owner_pid FROM restore_trail"),
         std::process::id().to_string()
     );
     assert_eq!(
@@ -72,15 +60,15 @@ fn a_held_record_is_beaten_and_a_clean_end_leaves_no_row() {
     let mut s = Store::open(&place.db).unwrap();
     assert!(s.trail_hold(KEY, "qpslab_ro_1").unwrap());
     s.trail_write(KEY, "qpslab_ro_1", "{}").unwrap();
-    let mut c = raw(&place);
-    let first: f64 = value(&mut c, "SELECT heartbeat_at FROM restore_trail")
+    let mut c = common::raw(&place);
+    let first: f64 = common::value(&mut c, "SELECT heartbeat_at FROM restore_trail")
         .parse()
         .unwrap();
     // Renewed by the lease thread while held.
     let deadline = Instant::now() + Duration::from_secs(30);
     let renewed = loop {
         std::thread::sleep(Duration::from_millis(500));
-        let now: f64 = value(&mut c, "SELECT heartbeat_at FROM restore_trail")
+        let now: f64 = common::value(&mut c, "SELECT heartbeat_at FROM restore_trail")
             .parse()
             .unwrap();
         if now > first || Instant::now() > deadline {
@@ -96,14 +84,17 @@ fn a_held_record_is_beaten_and_a_clean_end_leaves_no_row() {
     s.trail_clear(KEY, "qpslab_ro_1").unwrap();
     s.trail_let_go(KEY, "qpslab_ro_1").unwrap();
     s.trail_let_go(KEY, "").unwrap();
-    assert_eq!(value(&mut c, "SELECT count(*) FROM restore_trail"), "0");
+    assert_eq!(
+        common::value(&mut c, "SELECT count(*) FROM restore_trail"),
+        "0"
+    );
     // A record whose holder let go without clearing it (the change still on the server)
     // stays, held by nobody, for the next command.
     assert!(s.trail_hold(KEY, "").unwrap());
     s.trail_write(KEY, "", "{}").unwrap();
     s.trail_let_go(KEY, "").unwrap();
     assert_eq!(
-        value(
+        common::value(
             &mut c,
             "SELECT count(*) FROM restore_trail WHERE owner_pid IS NULL"
         ),
@@ -122,7 +113,7 @@ fn a_record_left_by_a_dead_process_on_this_host_is_free_at_once() {
     let mut child = std::process::Command::new("true").spawn().unwrap();
     let pid = child.id();
     child.wait().unwrap();
-    let mut c = raw(&place);
+    let mut c = common::raw(&place);
     c.query(&format!(
         "UPDATE restore_trail SET owner_pid = {pid}, owner_started = NULL,
                 heartbeat_at = UNIX_TIMESTAMP(NOW(6))"

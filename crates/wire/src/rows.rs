@@ -170,60 +170,42 @@ impl Sink for KeepTyped {
 
 /// Decodes a binary-protocol row into [`Cell`]s.
 pub(crate) fn typed_row(p: &[u8], cols: &[Column]) -> Result<Vec<Cell>, Error> {
-    let mut r = Reader::new(p);
-    r.u8()?;
-    let bitmap = r.take((cols.len() + 7 + 2) / 8)?;
-    let mut out = Vec::with_capacity(cols.len());
-    for (i, c) in cols.iter().enumerate() {
-        let bit = i + 2;
-        if bitmap[bit / 8] & (1 << (bit % 8)) != 0 {
-            out.push(Cell::Null);
-            continue;
+    binary_values(p, cols, Cell::Null, typed_value)
+}
+
+/// One non-NULL value of a binary row, as the server sent it.
+fn typed_value(r: &mut Reader<'_>, c: &Column) -> Result<Cell, Error> {
+    Ok(match c.kind {
+        1 => int_cell(r.take(1)?, c.unsigned),
+        2 | 13 => int_cell(r.take(2)?, c.unsigned),
+        3 | 9 => int_cell(r.take(4)?, c.unsigned),
+        8 => int_cell(r.take(8)?, c.unsigned),
+        4 => {
+            let b = r.take(4)?;
+            Cell::Double(f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
         }
-        let int = |b: &[u8]| -> Cell {
+        5 => {
             let mut w = [0u8; 8];
-            w[..b.len()].copy_from_slice(b);
-            let u = u64::from_le_bytes(w);
-            if c.unsigned {
-                Cell::UInt(u)
+            w.copy_from_slice(r.take(8)?);
+            Cell::Double(f64::from_le_bytes(w))
+        }
+        0 | 246 => {
+            let t = String::from_utf8_lossy(r.lenenc_bytes()?.unwrap_or(&[])).into_owned();
+            match t.parse::<f64>() {
+                Ok(f) => Cell::Double(f),
+                Err(_) => Cell::Text(t),
+            }
+        }
+        7 | 10 | 11 | 12 | 6 => Cell::Text(binary_value(r, c)?),
+        _ => {
+            let b = r.lenenc_bytes()?.unwrap_or(&[]).to_vec();
+            if c.binary {
+                Cell::Bytes(b)
             } else {
-                let shift = 64 - 8 * b.len() as u32;
-                Cell::Int(((u << shift) as i64) >> shift)
+                Cell::Text(String::from_utf8_lossy(&b).into_owned())
             }
-        };
-        out.push(match c.kind {
-            1 => int(r.take(1)?),
-            2 | 13 => int(r.take(2)?),
-            3 | 9 => int(r.take(4)?),
-            8 => int(r.take(8)?),
-            4 => {
-                let b = r.take(4)?;
-                Cell::Double(f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
-            }
-            5 => {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(r.take(8)?);
-                Cell::Double(f64::from_le_bytes(w))
-            }
-            0 | 246 => {
-                let t = String::from_utf8_lossy(r.lenenc_bytes()?.unwrap_or(&[])).into_owned();
-                match t.parse::<f64>() {
-                    Ok(f) => Cell::Double(f),
-                    Err(_) => Cell::Text(t),
-                }
-            }
-            7 | 10 | 11 | 12 | 6 => Cell::Text(binary_value(&mut r, c)?),
-            _ => {
-                let b = r.lenenc_bytes()?.unwrap_or(&[]).to_vec();
-                if c.binary {
-                    Cell::Bytes(b)
-                } else {
-                    Cell::Text(String::from_utf8_lossy(&b).into_owned())
-                }
-            }
-        });
-    }
-    Ok(out)
+        }
+    })
 }
 
 /// Hands each row to a callback and keeps nothing.
@@ -290,6 +272,17 @@ pub(crate) fn text_row(p: &[u8], ncols: usize) -> Result<Vec<Option<String>>, Er
 /// Decodes a binary-protocol row (header 0x00, NULL bitmap with a 2-bit offset, values)
 /// into text, formatted as the text protocol would.
 pub(crate) fn binary_row(p: &[u8], cols: &[Column]) -> Result<Vec<Option<String>>, Error> {
+    binary_values(p, cols, None, |r, c| Ok(Some(binary_value(r, c)?)))
+}
+
+/// Walks a binary-protocol row (header 0x00, NULL bitmap with a 2-bit offset, values): `null`
+/// for each NULL column, `value` reading each other one.
+fn binary_values<T: Clone>(
+    p: &[u8],
+    cols: &[Column],
+    null: T,
+    mut value: impl FnMut(&mut Reader<'_>, &Column) -> Result<T, Error>,
+) -> Result<Vec<T>, Error> {
     let mut r = Reader::new(p);
     r.u8()?;
     let bitmap = r.take((cols.len() + 7 + 2) / 8)?;
@@ -297,23 +290,32 @@ pub(crate) fn binary_row(p: &[u8], cols: &[Column]) -> Result<Vec<Option<String>
     for (i, c) in cols.iter().enumerate() {
         let bit = i + 2;
         if bitmap[bit / 8] & (1 << (bit % 8)) != 0 {
-            out.push(None);
-            continue;
+            out.push(null.clone());
+        } else {
+            out.push(value(&mut r, c)?);
         }
-        out.push(Some(binary_value(&mut r, c)?));
     }
     Ok(out)
 }
 
-fn int_text(b: &[u8], unsigned: bool) -> String {
+/// A little-endian integer of `b.len()` bytes, sign-extended unless `unsigned`.
+fn int_cell(b: &[u8], unsigned: bool) -> Cell {
     let mut w = [0u8; 8];
     w[..b.len()].copy_from_slice(b);
     let u = u64::from_le_bytes(w);
     if unsigned {
-        return u.to_string();
+        return Cell::UInt(u);
     }
     let shift = 64 - 8 * b.len() as u32;
-    (((u << shift) as i64) >> shift).to_string()
+    Cell::Int(((u << shift) as i64) >> shift)
+}
+
+fn int_text(b: &[u8], unsigned: bool) -> String {
+    match int_cell(b, unsigned) {
+        Cell::UInt(u) => u.to_string(),
+        Cell::Int(i) => i.to_string(),
+        _ => String::new(),
+    }
 }
 
 fn binary_value(r: &mut Reader<'_>, c: &Column) -> Result<String, Error> {

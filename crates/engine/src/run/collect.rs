@@ -378,6 +378,17 @@ mod tests {
         s
     }
 
+    /// `loops` unpinned loops on CPUs 0..loops.
+    fn placement(loops: usize) -> Placement {
+        Placement {
+            loops,
+            cpus: (0..loops).collect(),
+            pinned: false,
+            shares_server: None,
+            chosen_by: "test".into(),
+        }
+    }
+
     #[test]
     fn merges_loops_in_order_and_discards_warm_up() {
         let t0 = Instant::now();
@@ -437,13 +448,7 @@ mod tests {
             seen.borrow()[2].elapsed_s
         );
         assert!((seen.borrow()[2].interval_s - 0.5).abs() < 1e-6);
-        let placement = Placement {
-            loops: 2,
-            cpus: vec![0, 1],
-            pinned: false,
-            shares_server: None,
-            chosen_by: "test".into(),
-        };
+        let placement = placement(2);
         let r = c.result(2, None, &placement);
         // Each measured interval charged 0.25 s to its loop: loop 0 sent 3 of them, loop 1 two,
         // over 2.5 s (the warm-up's CPU is not counted).
@@ -493,13 +498,7 @@ mod tests {
             CpuSnapshot::now(),
             &mut on,
         );
-        let placement = Placement {
-            loops: 1,
-            cpus: vec![0],
-            pinned: false,
-            shares_server: None,
-            chosen_by: "test".into(),
-        };
+        let placement = placement(1);
         let r = c.result(1, None, &placement);
         assert_eq!(r.events, 2, "warm-up events never count");
         assert_eq!(r.samples.len(), 2);
@@ -552,13 +551,7 @@ mod tests {
             .map(|s| (s.stuck_sessions, s.longest_in_flight_s))
             .collect();
         assert_eq!(stuck, vec![(1, 1.5), (1, 6.0), (0, 0.0)]);
-        let placement = Placement {
-            loops: 1,
-            cpus: vec![0],
-            pinned: false,
-            shares_server: None,
-            chosen_by: "test".into(),
-        };
+        let placement = placement(1);
         let r = c.result(2, None, &placement);
         assert_eq!(r.events, 200);
         assert_eq!(r.latency.max_ms, 7000.0);

@@ -106,12 +106,8 @@ impl Session {
     }
 
     fn run(&self, sql: &str, values: &[Value]) -> Result<qpslab_wire::Typed, Error> {
-        let order = self
-            .stmts
-            .borrow()
-            .get(sql)
-            .map(|p| p.1.clone())
-            .unwrap_or_else(|| translate(sql).order);
+        // Prepared (and translated) once; after a lost session, prepared again below.
+        let (_, order) = self.retried(|s| s.prepared(sql))?;
         let params = order
             .iter()
             .map(|&i| {

@@ -51,3 +51,18 @@ pub fn server(name: &str) -> Place {
 pub fn both(name: &str) -> [Place; 2] {
     [file(name), server(name)]
 }
+
+/// A raw session on a server place's schema, to do what another host would have done.
+pub fn raw(place: &Place) -> qpslab_wire::Conn {
+    let dsn: qpslab_core::Dsn = place.db.to_str().unwrap().parse().unwrap();
+    qpslab_wire::Conn::connect(dsn.options()).unwrap()
+}
+
+/// The first value of `sql`'s first row ("NULL" for none).
+pub fn value(c: &mut qpslab_wire::Conn, sql: &str) -> String {
+    c.query(sql)
+        .unwrap()
+        .first_value()
+        .unwrap_or("NULL")
+        .to_string()
+}
